@@ -1,0 +1,3 @@
+module github.com/onceflow/onceflow/db
+
+go 1.26
