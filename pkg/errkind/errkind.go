@@ -1,0 +1,77 @@
+// Package errkind is the small vocabulary of error kinds shared by every
+// service: stores translate driver errors into kinds, and the HTTP layer maps
+// kinds to statuses.
+package errkind
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Kind classifies an error by what the caller can do about it.
+type Kind int
+
+// The kinds. Internal is the zero value so an unclassified error is internal.
+const (
+	Internal    Kind = iota // a bug or an unexpected failure; logged, not shown
+	Invalid                 // the input is wrong; the caller must change it
+	NotFound                // the thing asked for does not exist
+	Conflict                // the request clashes with the current state
+	Unavailable             // a dependency is down; retrying later may work
+)
+
+// String returns the kind's code as used in JSON error bodies.
+func (k Kind) String() string {
+	switch k {
+	case Invalid:
+		return "invalid"
+	case NotFound:
+		return "not_found"
+	case Conflict:
+		return "conflict"
+	case Unavailable:
+		return "unavailable"
+	default:
+		return "internal"
+	}
+}
+
+// Error is an error with a kind and a message safe to show to the caller.
+type Error struct {
+	Kind    Kind
+	Message string
+	Err     error
+}
+
+// Error implements error.
+func (e *Error) Error() string {
+	if e.Err != nil {
+		return e.Message + ": " + e.Err.Error()
+	}
+	return e.Message
+}
+
+// Unwrap returns the wrapped cause, if any.
+func (e *Error) Unwrap() error { return e.Err }
+
+// New returns an error of kind k with a caller-safe message.
+func New(k Kind, format string, args ...any) error {
+	return &Error{Kind: k, Message: fmt.Sprintf(format, args...)}
+}
+
+// Wrap returns an error of kind k with a caller-safe message and a cause.
+func Wrap(k Kind, err error, message string) error {
+	return &Error{Kind: k, Message: message, Err: err}
+}
+
+// Of returns the kind of the first *Error in err's chain, or Internal.
+func Of(err error) Kind {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Kind
+	}
+	return Internal
+}
+
+// Is reports whether err's kind is k.
+func Is(err error, k Kind) bool { return err != nil && Of(err) == k }

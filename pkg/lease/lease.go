@@ -1,0 +1,88 @@
+// Package lease is a PostgreSQL leader lease with a fencing token. Each
+// service keeps its leases in its own schema's leases table:
+//
+//	CREATE TABLE <schema>.leases (
+//	    name       text PRIMARY KEY,
+//	    holder     text NOT NULL,
+//	    token      bigint NOT NULL,
+//	    expires_at timestamptz NOT NULL
+//	);
+//
+// The token grows by one every time the lease changes hands, so work done
+// under an old token can be refused with Fence inside the writing transaction.
+package lease
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// ErrDeposed means the caller no longer holds the lease under its token.
+var ErrDeposed = errors.New("lease: deposed, another holder has taken over")
+
+// Lease is one named lease held by one holder.
+type Lease struct {
+	pool   *pgxpool.Pool
+	table  string
+	name   string
+	holder string
+	ttl    time.Duration
+}
+
+// New returns a lease called name in schema's leases table for holder (a
+// unique id of this process) lasting ttl after each acquisition or renewal.
+func New(pool *pgxpool.Pool, schema, name, holder string, ttl time.Duration) *Lease {
+	return &Lease{pool: pool, table: pgx.Identifier{schema, "leases"}.Sanitize(), name: name, holder: holder, ttl: ttl}
+}
+
+// Acquire takes the lease if it is free or expired, or renews it if this
+// holder has it. ok is false when someone else holds it. The token is
+// unchanged by a renewal and grows by one on a change of holder.
+func (l *Lease) Acquire(ctx context.Context) (token int64, ok bool, err error) {
+	q := `INSERT INTO ` + l.table + ` AS l (name, holder, token, expires_at)
+VALUES ($1, $2, 1, now() + $3::interval)
+ON CONFLICT (name) DO UPDATE
+SET holder = excluded.holder,
+    token = CASE WHEN l.holder = excluded.holder AND l.expires_at > now() THEN l.token ELSE l.token + 1 END,
+    expires_at = excluded.expires_at
+WHERE l.holder = excluded.holder OR l.expires_at <= now()
+RETURNING token`
+	err = l.pool.QueryRow(ctx, q, l.name, l.holder, l.ttl.String()).Scan(&token)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, fmt.Errorf("acquire lease %s: %w", l.name, err)
+	}
+	return token, true, nil
+}
+
+// Release gives the lease up early so a standby need not wait for the TTL.
+func (l *Lease) Release(ctx context.Context, token int64) error {
+	q := `UPDATE ` + l.table + ` SET expires_at = now() WHERE name = $1 AND holder = $2 AND token = $3`
+	if _, err := l.pool.Exec(ctx, q, l.name, l.holder, token); err != nil {
+		return fmt.Errorf("release lease %s: %w", l.name, err)
+	}
+	return nil
+}
+
+// Fence checks, inside tx, that token still holds the lease and has not
+// expired, and locks the lease row until tx ends so no one can take over
+// while tx writes. It returns ErrDeposed otherwise.
+func (l *Lease) Fence(ctx context.Context, tx pgx.Tx, token int64) error {
+	q := `SELECT 1 FROM ` + l.table + ` WHERE name = $1 AND token = $2 AND holder = $3 AND expires_at > now() FOR SHARE`
+	var one int
+	err := tx.QueryRow(ctx, q, l.name, token, l.holder).Scan(&one)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return ErrDeposed
+	}
+	if err != nil {
+		return fmt.Errorf("fence lease %s: %w", l.name, err)
+	}
+	return nil
+}

@@ -1,0 +1,113 @@
+package outbox_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/onceflow/onceflow/pkg/outbox"
+	"github.com/onceflow/onceflow/pkg/pgtest"
+)
+
+const ddl = `CREATE SCHEMA p; CREATE TABLE p.outbox (
+    id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, event_key text NOT NULL UNIQUE,
+    event_type text NOT NULL, payload bytea NOT NULL, traceparent text NOT NULL DEFAULT '',
+    created_at timestamptz NOT NULL DEFAULT now(), next_attempt_at timestamptz NOT NULL DEFAULT now(),
+    attempts integer NOT NULL DEFAULT 0, last_error text, published_at timestamptz,
+    parked_at timestamptz, parked_reason text)`
+
+var table = outbox.Table{Schema: "p", Name: "outbox"}
+
+func setup(t *testing.T) (*pgxpool.Pool, string) {
+	t.Helper()
+	dsn := pgtest.NewDatabase(t)
+	pool, err := pgxpool.New(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	if _, err := pool.Exec(context.Background(), ddl); err != nil {
+		t.Fatal(err)
+	}
+	return pool, dsn
+}
+
+func insert(t *testing.T, pool *pgxpool.Pool, key string) bool {
+	t.Helper()
+	ctx := context.Background()
+	var inserted bool
+	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		var err error
+		inserted, err = outbox.Insert(ctx, tx, table, outbox.Message{EventKey: key, EventType: "billing.test", Payload: []byte(`{}`)})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return inserted
+}
+
+func TestInsertNotifiesOnceCommitted(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	pool, dsn := setup(t)
+	listener, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer listener.Close(ctx)
+	if _, err := listener.Exec(ctx, "LISTEN "+outbox.Channel); err != nil {
+		t.Fatal(err)
+	}
+	if !insert(t, pool, "payment:1:paid") {
+		t.Fatal("first insert reported not inserted")
+	}
+	n, err := listener.WaitForNotification(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n.Payload != "p.outbox" {
+		t.Fatalf("notification payload %q, want p.outbox", n.Payload)
+	}
+	if insert(t, pool, "payment:1:paid") {
+		t.Fatal("duplicate event key inserted twice")
+	}
+	var count int
+	if err := pool.QueryRow(ctx, "SELECT count(*) FROM p.outbox").Scan(&count); err != nil || count != 1 {
+		t.Fatalf("outbox rows = %d (%v), want 1", count, err)
+	}
+}
+
+func TestDueMarkPublishedAndPark(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool, _ := setup(t)
+	for _, k := range []string{"a", "b", "c"} {
+		insert(t, pool, k)
+	}
+	rows, err := outbox.Due(ctx, pool, table, 10)
+	if err != nil || len(rows) != 3 || rows[0].EventKey != "a" {
+		t.Fatalf("Due = %+v, %v; want a, b, c", rows, err)
+	}
+	if err := outbox.MarkPublished(ctx, pool, table, []int64{rows[0].ID}); err != nil {
+		t.Fatal(err)
+	}
+	if err := outbox.MarkFailed(ctx, pool, table, rows[1].ID, "boom", time.Now().Add(time.Hour), false); err != nil {
+		t.Fatal(err)
+	}
+	if err := outbox.MarkFailed(ctx, pool, table, rows[2].ID, "too big", time.Now(), true); err != nil {
+		t.Fatal(err)
+	}
+	left, err := outbox.Due(ctx, pool, table, 10)
+	if err != nil || len(left) != 0 {
+		t.Fatalf("Due after publish/backoff/park = %+v, %v; want none", left, err)
+	}
+	var reason string
+	if err := pool.QueryRow(ctx, "SELECT parked_reason FROM p.outbox WHERE id = $1", rows[2].ID).Scan(&reason); err != nil || reason != "too big" {
+		t.Fatalf("parked_reason = %q (%v)", reason, err)
+	}
+}

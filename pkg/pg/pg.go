@@ -1,0 +1,76 @@
+// Package pg opens PostgreSQL pools and applies a service's migrations to its
+// own schema.
+package pg
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io/fs"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx", for goose
+	"github.com/pressly/goose/v3"
+	"github.com/pressly/goose/v3/database"
+	"github.com/pressly/goose/v3/lock"
+)
+
+// Open connects a pool to dsn and checks that the server answers within 10 s.
+func Open(ctx context.Context, dsn string) (*pgxpool.Pool, error) {
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("parse DATABASE_URL: %w", err)
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("open pool: %w", err)
+	}
+	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := pool.Ping(pingCtx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("ping %s: %w", cfg.ConnConfig.Host, err)
+	}
+	return pool, nil
+}
+
+// Migrate applies every pending migration in fsys to schema, recording them
+// in schema.goose_db_version. A session advisory lock makes concurrent
+// migrators (a compose one-shot, a Kubernetes Job) safe.
+func Migrate(ctx context.Context, dsn, schema string, fsys fs.FS) error {
+	db, err := sql.Open("pgx", dsn)
+	if err != nil {
+		return fmt.Errorf("migrate %s: open: %w", schema, err)
+	}
+	defer db.Close()
+	if _, err := db.ExecContext(ctx, "CREATE SCHEMA IF NOT EXISTS "+pgx.Identifier{schema}.Sanitize()); err != nil {
+		return fmt.Errorf("migrate %s: create schema: %w", schema, err)
+	}
+	store, err := database.NewStore(database.DialectPostgres, schema+".goose_db_version")
+	if err != nil {
+		return fmt.Errorf("migrate %s: %w", schema, err)
+	}
+	locker, err := lock.NewPostgresSessionLocker()
+	if err != nil {
+		return fmt.Errorf("migrate %s: %w", schema, err)
+	}
+	p, err := goose.NewProvider("", db, fsys,
+		goose.WithStore(store), goose.WithSessionLocker(locker), goose.WithDisableGlobalRegistry(true))
+	if err != nil {
+		return fmt.Errorf("migrate %s: %w", schema, err)
+	}
+	if _, err := p.Up(ctx); err != nil {
+		return fmt.Errorf("migrate %s: %w", schema, err)
+	}
+	return nil
+}
+
+// IsUniqueViolation reports whether err is PostgreSQL's unique_violation.
+func IsUniqueViolation(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "23505"
+}

@@ -1,0 +1,62 @@
+// Package pgtest gives tests a fresh PostgreSQL database of their own on the
+// server named by DATABASE_URL, and fails with directions when there is none.
+package pgtest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"net/url"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Hint tells a developer how to get the dependencies tests need.
+const Hint = "run `make test`, or start them with `eval \"$(scripts/stack.sh env)\"` and re-run"
+
+// NewDatabase creates an empty database, drops it when the test ends, and
+// returns its connection string.
+func NewDatabase(tb testing.TB) string {
+	tb.Helper()
+	admin := os.Getenv("DATABASE_URL")
+	if admin == "" {
+		tb.Fatalf("DATABASE_URL is not set: tests need a real PostgreSQL; %s", Hint)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, admin)
+	if err != nil {
+		tb.Fatalf("PostgreSQL at DATABASE_URL does not answer (%v); %s", err, Hint)
+	}
+	defer conn.Close(ctx)
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	name := "onceflow_test_" + hex.EncodeToString(b)
+	if _, err := conn.Exec(ctx, "CREATE DATABASE "+name); err != nil {
+		tb.Fatalf("create test database: %v", err)
+	}
+	tb.Cleanup(func() { dropDatabase(tb, admin, name) })
+	u, err := url.Parse(admin)
+	if err != nil {
+		tb.Fatalf("parse DATABASE_URL: %v", err)
+	}
+	u.Path = "/" + name
+	return u.String()
+}
+
+func dropDatabase(tb testing.TB, admin, name string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, admin)
+	if err != nil {
+		tb.Logf("drop test database %s: %v", name, err)
+		return
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
+		tb.Logf("drop test database %s: %v", name, err)
+	}
+}
