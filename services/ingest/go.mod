@@ -1,7 +1,49 @@
 module github.com/onceflow/onceflow/services/ingest
 
-go 1.26
+go 1.26.0
 
-require github.com/onceflow/onceflow/pkg v0.0.0
+require (
+	github.com/jackc/pgx/v5 v5.13.0
+	github.com/labstack/echo/v4 v4.16.4
+	github.com/onceflow/onceflow/pkg v0.0.0
+	github.com/prometheus/client_golang v1.25.0
+	go.uber.org/zap v1.28.0
+	google.golang.org/protobuf v1.36.12
+)
+
+require (
+	github.com/beorn7/perks v1.0.1 // indirect
+	github.com/cespare/xxhash/v2 v2.3.0 // indirect
+	github.com/google/uuid v1.6.0
+	github.com/jackc/pgpassfile v1.0.0 // indirect
+	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
+	github.com/jackc/puddle/v2 v2.2.3 // indirect
+	github.com/labstack/gommon v0.5.0 // indirect
+	github.com/mattn/go-colorable v0.1.15 // indirect
+	github.com/mattn/go-isatty v0.0.24 // indirect
+	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
+	github.com/prometheus/client_model v0.6.3 // indirect
+	github.com/prometheus/common v0.72.0 // indirect
+	github.com/prometheus/procfs v0.23.0 // indirect
+	github.com/valyala/bytebufferpool v1.0.0 // indirect
+	github.com/valyala/fasttemplate v1.2.2 // indirect
+	go.uber.org/multierr v1.11.0 // indirect
+	golang.org/x/crypto v0.58.0 // indirect
+	golang.org/x/net v0.62.0 // indirect
+	golang.org/x/sync v0.25.0 // indirect
+	golang.org/x/sys v0.50.0 // indirect
+	golang.org/x/text v0.44.0 // indirect
+)
 
 replace github.com/onceflow/onceflow/pkg => ../../pkg
+
+require github.com/onceflow/onceflow/db v0.0.0
+
+require (
+	github.com/caarlos0/env/v11 v11.4.2 // indirect
+	github.com/mfridman/interpolate v0.2.0 // indirect
+	github.com/pressly/goose/v3 v3.30.1 // indirect
+	github.com/sethvargo/go-retry v0.5.0 // indirect
+)
+
+replace github.com/onceflow/onceflow/db => ../../db

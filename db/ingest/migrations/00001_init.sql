@@ -1,4 +1,6 @@
 -- +goose Up
+CREATE SCHEMA IF NOT EXISTS ingest;
+
 CREATE TABLE ingest.webhook_receipts (
     id               bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     source           text NOT NULL,

@@ -1,4 +1,6 @@
 -- +goose Up
+CREATE SCHEMA IF NOT EXISTS invoicer;
+
 CREATE TABLE invoicer.fiscal_documents (
     id                     bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     source_kind            text NOT NULL CHECK (source_kind IN ('payment', 'refund')),

@@ -1,4 +1,6 @@
 -- +goose Up
+CREATE SCHEMA IF NOT EXISTS reconciler;
+
 CREATE TABLE reconciler.runs (
     id          bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     started_at  timestamptz NOT NULL DEFAULT now(),

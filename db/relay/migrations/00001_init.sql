@@ -1,4 +1,6 @@
 -- +goose Up
+CREATE SCHEMA IF NOT EXISTS relay;
+
 CREATE TABLE relay.leases (
     name       text PRIMARY KEY,
     holder     text NOT NULL,

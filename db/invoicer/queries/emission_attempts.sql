@@ -1,0 +1,4 @@
+-- name: AttemptInsert :exec
+-- Records one provider call made for a document.
+INSERT INTO invoicer.emission_attempts (document_id, operation, outcome, error, latency_ms)
+VALUES (@document_id, @operation, @outcome, @error, @latency_ms);

@@ -1,0 +1,14 @@
+-- name: PaymentsPaidBefore :many
+-- PaymentsPaidBefore returns one keyset page of payments paid before
+-- @paid_before, in (paid_at, id) order, strictly after the cursor
+-- (@after_paid_at, @after_id). The plain paid_at bound lets the payments_paid
+-- index narrow the scan; the row comparison breaks ties between payments paid
+-- at the same instant. Read through the read-only ingest connection.
+SELECT id, paid_at::timestamptz AS paid_at
+FROM ingest.payments
+WHERE paid_at IS NOT NULL
+  AND paid_at < @paid_before::timestamptz
+  AND paid_at >= @after_paid_at::timestamptz
+  AND (paid_at, id) > (@after_paid_at::timestamptz, @after_id::text)
+ORDER BY paid_at, id
+LIMIT @page_size;

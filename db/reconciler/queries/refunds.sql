@@ -1,0 +1,13 @@
+-- name: RefundsSucceededBefore :many
+-- RefundsSucceededBefore returns one keyset page of refunds that succeeded
+-- before @succeeded_before, in (succeeded_at, id) order, strictly after the
+-- cursor (@after_succeeded_at, @after_id); the predicate has the shape of
+-- PaymentsPaidBefore's. Read through the read-only ingest connection.
+SELECT id, succeeded_at::timestamptz AS succeeded_at
+FROM ingest.refunds
+WHERE succeeded_at IS NOT NULL
+  AND succeeded_at < @succeeded_before::timestamptz
+  AND succeeded_at >= @after_succeeded_at::timestamptz
+  AND (succeeded_at, id) > (@after_succeeded_at::timestamptz, @after_id::text)
+ORDER BY succeeded_at, id
+LIMIT @page_size;

@@ -1,0 +1,14 @@
+-- name: RunStart :one
+-- RunStart opens a reconciliation run; its finished_at stays NULL until
+-- RunFinish, or forever when the process died mid-run.
+INSERT INTO reconciler.runs DEFAULT VALUES
+RETURNING id, started_at;
+
+-- name: RunFinish :exec
+-- RunFinish closes run @id with its counts and, when it failed, the error text.
+UPDATE reconciler.runs
+SET finished_at = now(),
+    checked = @checked,
+    republished = @republished,
+    error = sqlc.narg(error)
+WHERE id = @id;

@@ -1,0 +1,55 @@
+package httpserver
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"go.uber.org/zap"
+	"golang.org/x/sync/errgroup"
+)
+
+// Loop is a background worker that runs until its context ends.
+type Loop func(ctx context.Context) error
+
+// Run serves s and runs loops until ctx ends or one of them fails, then shuts
+// down in two phases: first /readyz turns unready and the loops are stopped
+// and waited for (they finish the item in hand), then the HTTP server drains
+// in-flight requests for at most timeout. Closing pools is the caller's job,
+// after Run returns.
+func Run(ctx context.Context, s *Server, log *zap.Logger, timeout time.Duration, loops ...Loop) error {
+	if err := s.Listen(); err != nil {
+		return err
+	}
+	loopCtx, stopLoops := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopLoops()
+	var loopsDone errgroup.Group
+	failed := make(chan error, len(loops)+1)
+	for _, loop := range loops {
+		loopsDone.Go(func() error {
+			err := loop(loopCtx)
+			if err != nil && loopCtx.Err() == nil {
+				failed <- err
+			}
+			return err
+		})
+	}
+	go func() {
+		if err := s.Serve(); err != nil {
+			failed <- err
+		}
+	}()
+	log.Info("serving", zap.String("addr", s.Addr()))
+	var cause error
+	select {
+	case <-ctx.Done():
+	case cause = <-failed:
+	}
+	log.Info("shutting down: draining")
+	s.Drain()
+	stopLoops()
+	_ = loopsDone.Wait()
+	shutCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
+	defer cancel()
+	return errors.Join(cause, s.Shutdown(shutCtx))
+}

@@ -1,0 +1,70 @@
+package apply
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/onceflow/onceflow/pkg/outbox"
+	"github.com/onceflow/onceflow/services/ingest/internal/psp"
+	"github.com/onceflow/onceflow/services/ingest/internal/store"
+)
+
+// applyRefund re-fetches refund id and, once its payment is recorded as
+// paid, records its state and, when it succeeded, the credit-note event. A
+// refund seen before its payment is retried later.
+func (w *Worker) applyRefund(ctx context.Context, id string, receipt int64, token uuid.UUID) error {
+	r, err := w.psp.Refund(ctx, id)
+	if err != nil {
+		return err
+	}
+	payment, err := w.queries.PaymentGet(ctx, r.PaymentID)
+	if err != nil {
+		return fmt.Errorf("payment of refund %s: %w", r.ID, storeErr(err))
+	}
+	if payment.Status != StatusPaid {
+		return fmt.Errorf("refund %s waits: payment %s is %s, not PAID", r.ID, payment.ID, payment.Status)
+	}
+	if r.Currency != payment.Currency {
+		return errRejected{reason: fmt.Sprintf("refund %s currency differs from payment %s", r.ID, payment.ID)}
+	}
+	refunded, err := w.queries.RefundSumOthersSucceeded(ctx, payment.ID, r.ID)
+	if err != nil {
+		return fmt.Errorf("refunded so far on %s: %w", payment.ID, err)
+	}
+	if r.Status == StatusSuccess && refunded+r.AmountMinor > payment.AmountMinor {
+		return errRejected{reason: fmt.Sprintf("refund %s would exceed payment %s", r.ID, payment.ID)}
+	}
+	order, err := w.queries.OrderGet(ctx, payment.OrderID)
+	if err != nil {
+		return fmt.Errorf("order of payment %s: %w", payment.ID, err)
+	}
+	customer, err := w.queries.CustomerGet(ctx, order.CustomerID)
+	if err != nil {
+		return fmt.Errorf("customer of order %s: %w", order.MerchantOrderID, err)
+	}
+	return w.commit(ctx, receipt, token, func(q *store.Queries, tx pgx.Tx) error {
+		return recordRefund(ctx, q, tx, r, order, customer)
+	})
+}
+
+func recordRefund(ctx context.Context, q *store.Queries, tx pgx.Tx, r psp.Refund, o store.IngestOrder, c store.IngestCustomer) error {
+	err := q.RefundApply(ctx, store.RefundApplyParams{
+		ID: r.ID, PaymentID: r.PaymentID, Status: r.Status, StatusRank: refundRank[r.Status],
+		AmountMinor: r.AmountMinor, Currency: r.Currency,
+	})
+	if err != nil {
+		return fmt.Errorf("apply refund %s: %w", r.ID, err)
+	}
+	if r.Status != StatusSuccess {
+		return nil
+	}
+	msg, err := creditNoteEvent(r, o, c)
+	if err != nil {
+		return err
+	}
+	_, err = outbox.Insert(ctx, tx, Outbox, msg)
+	return err
+}

@@ -1,0 +1,97 @@
+// Package httpapi is ingest's customer and order API: the fiscal profile of
+// each buyer and the orders a payment is validated against.
+package httpapi
+
+import (
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/labstack/echo/v4"
+
+	"github.com/onceflow/onceflow/pkg/httpserver"
+	"github.com/onceflow/onceflow/pkg/pg"
+	"github.com/onceflow/onceflow/services/ingest/internal/apply"
+	"github.com/onceflow/onceflow/services/ingest/internal/store"
+)
+
+// API serves /v1/customers and /v1/orders behind a bearer token.
+type API struct {
+	queries *store.Queries
+	token   string
+}
+
+// New returns the API; an empty token refuses every request.
+func New(q *store.Queries, token string) *API { return &API{queries: q, token: token} }
+
+// Register adds the routes to e.
+func (a *API) Register(e *echo.Echo) {
+	g := e.Group("/v1", a.auth)
+	g.POST("/customers", a.createCustomer)
+	g.GET("/customers/:id", a.getCustomer)
+	g.POST("/orders", a.createOrder)
+	g.GET("/orders/:id", a.getOrder)
+}
+
+func (a *API) auth(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		got, ok := strings.CutPrefix(c.Request().Header.Get("Authorization"), "Bearer ")
+		if a.token == "" || !ok || subtle.ConstantTimeCompare([]byte(got), []byte(a.token)) != 1 {
+			return httpserver.NewHTTPError(http.StatusUnauthorized, "unauthorized", "want Authorization: Bearer <API_TOKEN>")
+		}
+		return next(c)
+	}
+}
+
+// fieldErrors answers 422 naming every invalid field.
+type fieldErrors map[string]string
+
+func (f fieldErrors) require(field, value string) {
+	if strings.TrimSpace(value) == "" {
+		f[field] = "required"
+	}
+}
+
+func (f fieldErrors) answer(c echo.Context) error {
+	return c.JSON(http.StatusUnprocessableEntity, map[string]any{
+		"error": map[string]any{"code": "invalid_fields", "message": "some fields are invalid", "fields": f},
+	})
+}
+
+func bind(c echo.Context, v any) error {
+	dec := json.NewDecoder(http.MaxBytesReader(c.Response(), c.Request().Body, 1<<20))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return httpserver.NewHTTPError(http.StatusBadRequest, "malformed_json", "body is not the expected JSON object: "+err.Error())
+	}
+	return nil
+}
+
+func parseID(c echo.Context) (uuid.UUID, error) {
+	id, err := uuid.Parse(c.Param("id"))
+	if err != nil {
+		return uuid.Nil, httpserver.NewHTTPError(http.StatusNotFound, "not_found", "no such id")
+	}
+	return id, nil
+}
+
+func notFound(err error) error {
+	if errors.Is(err, pgx.ErrNoRows) {
+		return httpserver.NewHTTPError(http.StatusNotFound, "not_found", "no such id")
+	}
+	return err
+}
+
+func conflict(err error, message string) error {
+	if pg.IsUniqueViolation(err) {
+		return httpserver.NewHTTPError(http.StatusConflict, "conflict", message)
+	}
+	return err
+}
+
+// orderLines is the JSON shape of an order's lines.
+type orderLines = []apply.OrderLine

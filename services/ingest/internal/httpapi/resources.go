@@ -1,0 +1,154 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"net/http"
+	"regexp"
+	"strings"
+
+	"github.com/google/uuid"
+	"github.com/labstack/echo/v4"
+
+	"github.com/onceflow/onceflow/services/ingest/internal/store"
+)
+
+// Customer is a buyer's fiscal profile.
+type Customer struct {
+	ID         uuid.UUID `json:"id"`
+	DocType    string    `json:"doc_type"`
+	DocCountry string    `json:"doc_country"`
+	DocNumber  string    `json:"doc_number"`
+	LegalName  string    `json:"legal_name"`
+	Address    string    `json:"address"`
+	City       string    `json:"city"`
+	Department string    `json:"department"`
+	Country    string    `json:"country"`
+	Email      string    `json:"email"`
+}
+
+var docTypes = map[string]bool{"RUT": true, "CI": true, "PASSPORT": true, "OTHER": true}
+
+func (a *API) createCustomer(c echo.Context) error {
+	var in Customer
+	if err := bind(c, &in); err != nil {
+		return err
+	}
+	in.DocType = strings.ToUpper(in.DocType)
+	errs := fieldErrors{}
+	if !docTypes[in.DocType] {
+		errs["doc_type"] = "want RUT, CI, PASSPORT or OTHER"
+	}
+	errs.require("doc_country", in.DocCountry)
+	errs.require("doc_number", in.DocNumber)
+	errs.require("legal_name", in.LegalName)
+	if len(errs) > 0 {
+		return errs.answer(c)
+	}
+	row, err := a.queries.CustomerInsert(c.Request().Context(), store.CustomerInsertParams{
+		DocType: in.DocType, DocCountry: strings.ToUpper(in.DocCountry), DocNumber: in.DocNumber, LegalName: in.LegalName,
+		Address: in.Address, City: in.City, Department: in.Department, Country: strings.ToUpper(in.Country), Email: in.Email,
+	})
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusCreated, customerOut(row))
+}
+
+func (a *API) getCustomer(c echo.Context) error {
+	id, err := parseID(c)
+	if err != nil {
+		return err
+	}
+	row, err := a.queries.CustomerGet(c.Request().Context(), id)
+	if err != nil {
+		return notFound(err)
+	}
+	return c.JSON(http.StatusOK, customerOut(row))
+}
+
+func customerOut(r store.IngestCustomer) Customer {
+	return Customer{ID: r.ID, DocType: r.DocType, DocCountry: r.DocCountry, DocNumber: r.DocNumber, LegalName: r.LegalName,
+		Address: r.Address, City: r.City, Department: r.Department, Country: r.Country, Email: r.Email}
+}
+
+// Order is what a payment is validated against.
+type Order struct {
+	ID              uuid.UUID  `json:"id"`
+	MerchantOrderID string     `json:"merchant_order_id"`
+	CustomerID      uuid.UUID  `json:"customer_id"`
+	AmountMinor     int64      `json:"amount_minor"`
+	Currency        string     `json:"currency"`
+	Lines           orderLines `json:"lines"`
+	PSPPaymentID    *string    `json:"psp_payment_id,omitempty"`
+}
+
+var currencyCode = regexp.MustCompile(`^[A-Z]{3}$`)
+
+func (a *API) createOrder(c echo.Context) error {
+	var in Order
+	if err := bind(c, &in); err != nil {
+		return err
+	}
+	in.Currency = strings.ToUpper(in.Currency)
+	errs := validateOrder(in)
+	if len(errs) > 0 {
+		return errs.answer(c)
+	}
+	ctx := c.Request().Context()
+	if _, err := a.queries.CustomerGet(ctx, in.CustomerID); err != nil {
+		return fieldErrors{"customer_id": "no such customer"}.answer(c)
+	}
+	lines, err := json.Marshal(in.Lines)
+	if err != nil {
+		return err
+	}
+	row, err := a.queries.OrderInsert(ctx, store.OrderInsertParams{
+		MerchantOrderID: in.MerchantOrderID, CustomerID: in.CustomerID, AmountMinor: in.AmountMinor,
+		Currency: in.Currency, Lines: lines, PspPaymentID: in.PSPPaymentID,
+	})
+	if err != nil {
+		return conflict(err, "an order with this merchant_order_id or psp_payment_id exists")
+	}
+	return c.JSON(http.StatusCreated, orderOut(row))
+}
+
+func validateOrder(in Order) fieldErrors {
+	errs := fieldErrors{}
+	errs.require("merchant_order_id", in.MerchantOrderID)
+	if in.CustomerID == uuid.Nil {
+		errs["customer_id"] = "required"
+	}
+	if in.AmountMinor <= 0 {
+		errs["amount_minor"] = "want a positive amount in minor units"
+	}
+	if !currencyCode.MatchString(in.Currency) {
+		errs["currency"] = "want an ISO 4217 code such as UYU"
+	}
+	var sum int64
+	for _, l := range in.Lines {
+		sum += l.AmountMinor
+	}
+	if len(in.Lines) > 0 && sum != in.AmountMinor {
+		errs["lines"] = "line amounts must add up to amount_minor"
+	}
+	return errs
+}
+
+func (a *API) getOrder(c echo.Context) error {
+	id, err := parseID(c)
+	if err != nil {
+		return err
+	}
+	row, err := a.queries.OrderGet(c.Request().Context(), id)
+	if err != nil {
+		return notFound(err)
+	}
+	return c.JSON(http.StatusOK, orderOut(row))
+}
+
+func orderOut(r store.IngestOrder) Order {
+	o := Order{ID: r.ID, MerchantOrderID: r.MerchantOrderID, CustomerID: r.CustomerID, AmountMinor: r.AmountMinor,
+		Currency: r.Currency, PSPPaymentID: r.PspPaymentID, Lines: orderLines{}}
+	_ = json.Unmarshal(r.Lines, &o.Lines)
+	return o
+}
