@@ -18,8 +18,10 @@ type Loop func(ctx context.Context) error
 // in-flight requests for at most timeout. Closing pools is the caller's job,
 // after Run returns.
 func Run(ctx context.Context, s *Server, log *zap.Logger, timeout time.Duration, loops ...Loop) error {
-	if err := s.Listen(); err != nil {
-		return err
+	if s.ln == nil {
+		if err := s.Listen(); err != nil {
+			return err
+		}
 	}
 	loopCtx, stopLoops := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopLoops()

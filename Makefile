@@ -1,0 +1,43 @@
+# onceflow: every confirmed payment or refund becomes exactly one fiscal document.
+SHELL := bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+GOBIN := $(shell go env GOPATH)/bin
+export PATH := $(GOBIN):$(PATH)
+# Every module of the workspace: ./... does not cross modules.
+PACKAGES := $(shell go list -m -f '{{.Path}}/...')
+COMMANDS := ./services/ingest/cmd/ingest ./services/relay/cmd/relay ./services/invoicer/cmd/invoicer \
+	./services/reconciler/cmd/reconciler ./sandbox/cmd/psp ./sandbox/cmd/fiscal ./db/cmd/migrate
+STACK_ENV := eval "$$(scripts/stack.sh env)"
+
+.PHONY: help generate verify build test demo up down
+
+help: ## List the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
+
+generate: ## Regenerate sqlc stores and protobuf code (needs sqlc, buf, protoc-gen-go; see .ci/run)
+	cd db && sqlc generate
+	cd proto && buf generate
+
+verify: ## Check generated code is fresh, gofmt, go vet
+	cd db && sqlc diff
+	cd proto && buf lint && buf generate
+	@git diff --exit-code -- pkg/eventspb || { echo "verify: pkg/eventspb is stale: run make generate"; exit 1; }
+	@test -z "$$(git status --porcelain -- pkg/eventspb)" || { echo "verify: untracked generated files in pkg/eventspb"; exit 1; }
+	@out=$$(gofmt -l $$(git ls-files '*.go')); test -z "$$out" || { echo "verify: gofmt needed:"; echo "$$out"; exit 1; }
+	go vet $(PACKAGES)
+
+build: ## Build every binary into bin/
+	go build -o bin/ $(COMMANDS)
+
+test: ## Run every module's tests; starts PostgreSQL and fauxqs when they are not running
+	$(STACK_ENV); go test -count=1 $(PACKAGES)
+
+demo: ## Run the whole pipeline locally on a few demo payments and print a summary
+	$(STACK_ENV); go run ./test/e2e/cmd/demo
+
+up: ## Start PostgreSQL and fauxqs (when not already running)
+	scripts/stack.sh up
+
+down: ## Stop what `make up` started
+	scripts/stack.sh down

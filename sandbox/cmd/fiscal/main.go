@@ -1,0 +1,88 @@
+// Command fiscal runs the InvoiCy simulator (package sandbox/fiscal).
+//
+//	fiscal [serve]       serve until SIGINT/SIGTERM (default)
+//	fiscal healthcheck   exit 0 if GET http://$FISCAL_ADDR/healthz answers 200, else 1
+//
+// Environment: FISCAL_ADDR (default 127.0.0.1:8092), INVOICY_EMP_CODIGO,
+// INVOICY_EMP_PK and INVOICY_ACCESS_KEY (sandbox defaults).
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"go.uber.org/zap"
+
+	"github.com/onceflow/onceflow/sandbox/fiscal"
+	"github.com/onceflow/onceflow/sandbox/internal/server"
+)
+
+func main() {
+	log, err := zap.NewProduction()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "build logger:", err)
+		os.Exit(1)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err = run(ctx, log.Named("fiscal"), os.Args[1:], os.Getenv)
+	stop()
+	if err != nil {
+		log.Error("fiscal failed", zap.Error(err))
+		_ = log.Sync()
+		os.Exit(1)
+	}
+	_ = log.Sync()
+}
+
+// config is the binary's environment.
+type config struct {
+	addr                        string
+	empCodigo, empPK, accessKey string
+}
+
+func loadConfig(getenv func(string) string) (config, error) {
+	cfg := config{
+		addr:      server.Env(getenv, "FISCAL_ADDR", "127.0.0.1:8092"),
+		empCodigo: server.Env(getenv, "INVOICY_EMP_CODIGO", "sandbox-emp"),
+		empPK:     server.Env(getenv, "INVOICY_EMP_PK", "sandbox-partner-key"),
+		accessKey: server.Env(getenv, "INVOICY_ACCESS_KEY", "sandbox-access-key"),
+	}
+	if _, _, err := net.SplitHostPort(cfg.addr); err != nil {
+		return config{}, fmt.Errorf("FISCAL_ADDR %q: want host:port", cfg.addr)
+	}
+	return cfg, nil
+}
+
+// run executes the subcommand in args ("serve" when empty).
+func run(ctx context.Context, log *zap.Logger, args []string, getenv func(string) string) error {
+	cfg, err := loadConfig(getenv)
+	if err != nil {
+		return fmt.Errorf("config: %w", err)
+	}
+	cmd := "serve"
+	if len(args) > 0 {
+		cmd = args[0]
+	}
+	switch cmd {
+	case "serve":
+		return serve(ctx, log, cfg)
+	case "healthcheck":
+		return server.Healthcheck(ctx, cfg.addr)
+	}
+	return fmt.Errorf("unknown command %q: want serve or healthcheck", cmd)
+}
+
+func serve(ctx context.Context, log *zap.Logger, cfg config) error {
+	log.Info("config", zap.String("addr", cfg.addr), zap.String("emp_codigo", cfg.empCodigo),
+		zap.String("emp_pk", server.Mask(cfg.empPK)), zap.String("access_key", server.Mask(cfg.accessKey)))
+	ln, err := net.Listen("tcp", cfg.addr)
+	if err != nil {
+		return fmt.Errorf("listen on FISCAL_ADDR: %w", err)
+	}
+	sim := fiscal.New(fiscal.Config{EmpCodigo: cfg.empCodigo, EmpPK: cfg.empPK, AccessKey: cfg.accessKey, Logger: log})
+	return server.Serve(ctx, log, ln, sim)
+}

@@ -1,0 +1,108 @@
+// Command psp runs the dLocal simulator (package sandbox/psp).
+//
+//	psp [serve]       serve until SIGINT/SIGTERM (default)
+//	psp healthcheck   exit 0 if GET http://$PSP_ADDR/healthz answers 200, else 1
+//
+// Environment: PSP_ADDR (default 127.0.0.1:8091), DLOCAL_LOGIN,
+// DLOCAL_TRANS_KEY, DLOCAL_SECRET_KEY (sandbox defaults), PSP_NOTIFY_URL
+// (default none) and PSP_RETRY_DELAY (Go duration, default 1s).
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/onceflow/onceflow/sandbox/internal/server"
+	"github.com/onceflow/onceflow/sandbox/psp"
+)
+
+func main() {
+	log, err := zap.NewProduction()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "build logger:", err)
+		os.Exit(1)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err = run(ctx, log.Named("psp"), os.Args[1:], os.Getenv)
+	stop()
+	if err != nil {
+		log.Error("psp failed", zap.Error(err))
+		_ = log.Sync()
+		os.Exit(1)
+	}
+	_ = log.Sync()
+}
+
+// config is the binary's environment.
+type config struct {
+	addr                       string
+	login, transKey, secretKey string
+	notifyURL                  string
+	retryDelay                 time.Duration
+}
+
+func loadConfig(getenv func(string) string) (config, error) {
+	cfg := config{
+		addr:      server.Env(getenv, "PSP_ADDR", "127.0.0.1:8091"),
+		login:     server.Env(getenv, "DLOCAL_LOGIN", "sandbox-login"),
+		transKey:  server.Env(getenv, "DLOCAL_TRANS_KEY", "sandbox-trans-key"),
+		secretKey: server.Env(getenv, "DLOCAL_SECRET_KEY", "sandbox-secret"),
+		notifyURL: getenv("PSP_NOTIFY_URL"),
+	}
+	if _, _, err := net.SplitHostPort(cfg.addr); err != nil {
+		return config{}, fmt.Errorf("PSP_ADDR %q: want host:port", cfg.addr)
+	}
+	if u, err := url.Parse(cfg.notifyURL); cfg.notifyURL != "" && (err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https")) {
+		return config{}, fmt.Errorf("PSP_NOTIFY_URL %q: want an absolute http(s) URL", cfg.notifyURL)
+	}
+	delay, err := time.ParseDuration(server.Env(getenv, "PSP_RETRY_DELAY", "1s"))
+	if err != nil || delay <= 0 {
+		return config{}, fmt.Errorf("PSP_RETRY_DELAY %q: want a positive Go duration such as 1s", getenv("PSP_RETRY_DELAY"))
+	}
+	cfg.retryDelay = delay
+	return cfg, nil
+}
+
+// run executes the subcommand in args ("serve" when empty).
+func run(ctx context.Context, log *zap.Logger, args []string, getenv func(string) string) error {
+	cfg, err := loadConfig(getenv)
+	if err != nil {
+		return fmt.Errorf("config: %w", err)
+	}
+	cmd := "serve"
+	if len(args) > 0 {
+		cmd = args[0]
+	}
+	switch cmd {
+	case "serve":
+		return serve(ctx, log, cfg)
+	case "healthcheck":
+		return server.Healthcheck(ctx, cfg.addr)
+	}
+	return fmt.Errorf("unknown command %q: want serve or healthcheck", cmd)
+}
+
+func serve(ctx context.Context, log *zap.Logger, cfg config) error {
+	log.Info("config", zap.String("addr", cfg.addr), zap.String("login", cfg.login),
+		zap.String("trans_key", server.Mask(cfg.transKey)), zap.String("secret_key", server.Mask(cfg.secretKey)),
+		zap.String("notify_url", cfg.notifyURL), zap.Duration("retry_delay", cfg.retryDelay))
+	ln, err := net.Listen("tcp", cfg.addr)
+	if err != nil {
+		return fmt.Errorf("listen on PSP_ADDR: %w", err)
+	}
+	sim := psp.New(psp.Config{
+		Login: cfg.login, TransKey: cfg.transKey, SecretKey: cfg.secretKey,
+		NotifyURL: cfg.notifyURL, RetryDelay: cfg.retryDelay, Logger: log,
+	})
+	err = server.Serve(ctx, log, ln, sim)
+	sim.Close() // after the HTTP drain: stop notification retries
+	return err
+}

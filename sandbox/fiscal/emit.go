@@ -1,0 +1,212 @@
+package fiscal
+
+import (
+	"encoding/xml"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/onceflow/onceflow/sandbox/internal/money"
+)
+
+// dateLayout is the form of CFEFchEmis, FechaIni and FechaFin.
+const dateLayout = "2006-01-02"
+
+// statusAuthorized is the CFEStatus of every document the simulator issues.
+const statusAuthorized = 5
+
+// envioCFE is the emission request. Untagged names match any namespace.
+type envioCFE struct {
+	XMLName    xml.Name   `xml:"EnvioCFE"`
+	Encabezado encabezado `xml:"Encabezado"`
+	Items      []cfeItem  `xml:"CFE>CFEItem"`
+}
+
+// cfeItem holds the parts of a CFE the simulator keeps; Emisor, Receptor
+// and Detalle are accepted and ignored.
+type cfeItem struct {
+	IdDoc struct {
+		TipoCFE       string `xml:"CFETipoCFE"`
+		FchEmis       string `xml:"CFEFchEmis"`
+		NumReferencia string `xml:"CFENumReferencia"`
+		Adenda        string `xml:"CFEAdenda"`
+	} `xml:"IdDoc"`
+	Totales struct {
+		TpoMoneda string `xml:"TotTpoMoneda"`
+		MntPagar  string `xml:"TotMntPagar"`
+	} `xml:"Totales"`
+	Referencias []struct {
+		TpoDocRef   string `xml:"RefTpoDocRef"`
+		Serie       string `xml:"RefSerie"`
+		NroCFERef   string `xml:"RefNroCFERef"`
+		FechaCFERef string `xml:"RefFechaCFEref"`
+		RazonRef    string `xml:"RefRazonRef"`
+	} `xml:"Referencia>ReferenciaItem"`
+}
+
+// emit serves aws_emissionfactura.aspx: it authenticates the EnvioCFE,
+// validates every CFEItem and then issues them all, or refuses the whole
+// request and stores nothing.
+func (s *Server) emit(w http.ResponseWriter, r *http.Request) {
+	s.count(func(st *Stats) { st.Emits++ })
+	doc, ok := s.readRequest(w, r, "Xmlrecepcao")
+	if !ok {
+		return
+	}
+	var req envioCFE
+	if err := xml.Unmarshal([]byte(doc), &req); err != nil {
+		s.refuse(w, opEmit, "EnvioCFERetorno", msgInvalid, "malformed EnvioCFE")
+		return
+	}
+	if !s.authentic(req.Encabezado, doc, "CFE") {
+		s.refuse(w, opEmit, "EnvioCFERetorno", msgAuth, "invalid EmpCodigo, EmpPK or EmpCK")
+		return
+	}
+	if len(req.Items) == 0 {
+		s.refuse(w, opEmit, "EnvioCFERetorno", msgInvalid, "no CFEItem")
+		return
+	}
+	drafts := make([]Document, 0, len(req.Items))
+	for i, it := range req.Items {
+		d, err := s.draft(it)
+		if err != nil {
+			s.refuse(w, opEmit, "EnvioCFERetorno", msgInvalid, fmt.Sprintf("CFEItem %d: %v", i+1, err))
+			return
+		}
+		drafts = append(drafts, d)
+	}
+	issued := s.issue(drafts)
+	for _, d := range issued {
+		s.log.Info("cfe issued", zap.String("reference", d.Reference), zap.Int("type", d.Type),
+			zap.String("series", d.Series), zap.Int("number", d.Number))
+	}
+	s.answer(w, opEmit, "EnvioCFERetorno", msgOK, "OK", issued)
+}
+
+// refuse answers msgCod ≠ 0 with an empty ListaCFE and counts the refusal.
+func (s *Server) refuse(w http.ResponseWriter, op, root string, msgCod int, msgDsc string) {
+	s.count(func(st *Stats) { st.Refused++ })
+	s.log.Info("request refused", zap.String("op", op), zap.Int("msg_cod", msgCod), zap.String("reason", msgDsc))
+	s.answer(w, op, root, msgCod, msgDsc, nil)
+}
+
+// draft validates a CFEItem and returns the document it asks for, without
+// the fields issue assigns.
+func (s *Server) draft(it cfeItem) (Document, error) {
+	typ, err := cfeType(it.IdDoc.TipoCFE)
+	if err != nil {
+		return Document{}, fmt.Errorf("CFETipoCFE: %w", err)
+	}
+	ref := it.IdDoc.NumReferencia
+	if ref == "" || !digits(ref) {
+		return Document{}, fmt.Errorf("CFENumReferencia %q: want digits", ref)
+	}
+	total, err := money.ParseMinor(it.Totales.MntPagar)
+	if err != nil {
+		return Document{}, fmt.Errorf("TotMntPagar: %w", err)
+	}
+	currency := it.Totales.TpoMoneda
+	if currency == "" {
+		currency = "UYU"
+	}
+	date := it.IdDoc.FchEmis
+	if date == "" {
+		date = s.cfg.Now().In(time.FixedZone("UYT", -3*60*60)).Format(dateLayout)
+	} else if _, err := time.Parse(dateLayout, date); err != nil {
+		return Document{}, fmt.Errorf("CFEFchEmis %q: want YYYY-MM-DD", date)
+	}
+	d := Document{
+		Reference: ref, Type: typ, Total: money.FormatMinor(total), Currency: currency,
+		Addendum: it.IdDoc.Adenda, IssueDate: date,
+	}
+	for _, ri := range it.Referencias {
+		ref, err := documentRef(ri.TpoDocRef, ri.Serie, ri.NroCFERef, ri.FechaCFERef, ri.RazonRef)
+		if err != nil {
+			return Document{}, fmt.Errorf("ReferenciaItem: %w", err)
+		}
+		d.RefersTo = append(d.RefersTo, ref)
+	}
+	if isNote(typ) && len(d.RefersTo) == 0 {
+		return Document{}, fmt.Errorf("CFE type %d is a credit/debit note and needs a Referencia", typ)
+	}
+	return d, nil
+}
+
+func documentRef(typ, series, number, date, reason string) (DocumentRef, error) {
+	t, err := cfeType(typ)
+	if err != nil {
+		return DocumentRef{}, fmt.Errorf("RefTpoDocRef: %w", err)
+	}
+	n, err := strconv.Atoi(number)
+	if err != nil || n <= 0 {
+		return DocumentRef{}, fmt.Errorf("RefNroCFERef %q: want a positive number", number)
+	}
+	return DocumentRef{Type: t, Series: series, Number: n, Date: date, Reason: reason}, nil
+}
+
+// cfeType parses a DGI document type code (101 e-Ticket, 111 e-Factura, ...).
+func cfeType(s string) (int, error) {
+	t, err := strconv.Atoi(s)
+	if err != nil || t < 101 || t > 299 {
+		return 0, fmt.Errorf("%q is not a CFE type", s)
+	}
+	return t, nil
+}
+
+// isNote reports whether DGI type t is a credit or debit note (x02, x03,
+// x12, x13, …, x53, contingency 2xx included).
+func isNote(t int) bool {
+	r := t % 100
+	return r <= 53 && (r%10 == 2 || r%10 == 3)
+}
+
+// issue numbers drafts (series "A", increasing per type), authorizes them
+// and stores them; it returns the issued documents.
+func (s *Server) issue(drafts []Document) []Document {
+	now := s.cfg.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	issued := make([]Document, 0, len(drafts))
+	for _, d := range drafts {
+		s.numbers[d.Type]++
+		d.Series, d.Number, d.Status = "A", s.numbers[d.Type], statusAuthorized
+		d.CAEID = fmt.Sprintf("90%d", d.Type)
+		d.SecurityCode = securityCode()
+		d.QRCode = qrURL(s.cfg.EmpCodigo, d)
+		d.CreatedAt = now
+		s.docs = append(s.docs, d)
+		issued = append(issued, d.clone())
+	}
+	return issued
+}
+
+// securityCode returns a random 6-character CFECodigoSeguridad.
+func securityCode() string {
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+	b := make([]byte, 6)
+	for i := range b {
+		b[i] = alphabet[rand.IntN(len(alphabet))]
+	}
+	return string(b)
+}
+
+// qrURL mimics DGI's consultaQR link (issuer, type, series, number, total,
+// date dd/mm/yyyy, security code) on a host that never resolves.
+func qrURL(issuer string, d Document) string {
+	date, _ := time.Parse(dateLayout, d.IssueDate)
+	return fmt.Sprintf("https://fiscal.sandbox.invalid/consultaQR/cfe?%s,%d,%s,%d,%s,%s,%s",
+		issuer, d.Type, d.Series, d.Number, d.Total, date.Format("02/01/2006"), d.SecurityCode)
+}
+
+func digits(s string) bool {
+	for _, c := range []byte(s) {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}

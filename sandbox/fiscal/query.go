@@ -1,0 +1,138 @@
+package fiscal
+
+import (
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// consultaCFE is the query request. Untagged names match any namespace.
+type consultaCFE struct {
+	XMLName    xml.Name   `xml:"ConsultaCFE"`
+	Encabezado encabezado `xml:"Encabezado"`
+	Filtros    filtros    `xml:"Filtros"`
+}
+
+type filtros struct {
+	TipoCFE  string `xml:"TipoCFE"`
+	FechaIni string `xml:"FechaIni"`
+	FechaFin string `xml:"FechaFin"`
+	Items    []struct {
+		CFENro           string `xml:"CFENro"`
+		CFENumReferencia string `xml:"CFENumReferencia"`
+	} `xml:"CFEsEspecificos>CFEsEspecificosItem"`
+}
+
+// specific names documents by reference and/or number; empty fields match
+// anything.
+type specific struct {
+	reference string
+	number    int
+}
+
+// filter is a validated Filtros: zero fields do not filter.
+type filter struct {
+	typ      int
+	from, to string // YYYY-MM-DD, inclusive
+	items    []specific
+}
+
+// query serves aws_consultafactura.aspx: every document matching the
+// Filtros, in issue order.
+func (s *Server) query(w http.ResponseWriter, r *http.Request) {
+	s.count(func(st *Stats) { st.Queries++ })
+	doc, ok := s.readRequest(w, r, "Xmlconsulta")
+	if !ok {
+		return
+	}
+	var req consultaCFE
+	if err := xml.Unmarshal([]byte(doc), &req); err != nil {
+		s.refuse(w, opQuery, "ConsultaCFERetorno", msgInvalid, "malformed ConsultaCFE")
+		return
+	}
+	if !s.authentic(req.Encabezado, doc, "Filtros") {
+		s.refuse(w, opQuery, "ConsultaCFERetorno", msgAuth, "invalid EmpCodigo, EmpPK or EmpCK")
+		return
+	}
+	f, err := parseFilter(req.Filtros)
+	if err != nil {
+		s.refuse(w, opQuery, "ConsultaCFERetorno", msgInvalid, err.Error())
+		return
+	}
+	found := s.find(f)
+	s.log.Info("cfe query", zap.Int("specific", len(f.items)), zap.Int("found", len(found)))
+	s.answer(w, opQuery, "ConsultaCFERetorno", msgOK, "OK", found)
+}
+
+// parseFilter validates Filtros. It needs specific items (CFENumReferencia
+// and/or CFENro) or a full FechaIni–FechaFin period; items with both fields
+// empty are ignored.
+func parseFilter(in filtros) (filter, error) {
+	var f filter
+	if in.TipoCFE != "" {
+		t, err := cfeType(in.TipoCFE)
+		if err != nil {
+			return filter{}, fmt.Errorf("TipoCFE: %w", err)
+		}
+		f.typ = t
+	}
+	for _, field := range [][2]string{{"FechaIni", in.FechaIni}, {"FechaFin", in.FechaFin}} {
+		if _, err := time.Parse(dateLayout, field[1]); field[1] != "" && err != nil {
+			return filter{}, fmt.Errorf("%s %q: want YYYY-MM-DD", field[0], field[1])
+		}
+	}
+	f.from, f.to = in.FechaIni, in.FechaFin
+	for _, it := range in.Items {
+		if it.CFENumReferencia == "" && it.CFENro == "" {
+			continue
+		}
+		sp := specific{reference: it.CFENumReferencia}
+		if it.CFENro != "" {
+			n, err := strconv.Atoi(it.CFENro)
+			if err != nil {
+				return filter{}, fmt.Errorf("CFENro %q: want a number", it.CFENro)
+			}
+			sp.number = n
+		}
+		f.items = append(f.items, sp)
+	}
+	if len(f.items) == 0 && (f.from == "" || f.to == "") {
+		return filter{}, errors.New("Filtros: want CFEsEspecificos or FechaIni and FechaFin")
+	}
+	return f, nil
+}
+
+// match reports whether d passes every filter and, if there are specific
+// items, matches at least one.
+func (f filter) match(d Document) bool {
+	if (f.typ != 0 && d.Type != f.typ) || (f.from != "" && d.IssueDate < f.from) || (f.to != "" && d.IssueDate > f.to) {
+		return false
+	}
+	if len(f.items) == 0 {
+		return true
+	}
+	for _, it := range f.items {
+		if (it.reference == "" || it.reference == d.Reference) && (it.number == 0 || it.number == d.Number) {
+			return true
+		}
+	}
+	return false
+}
+
+// find returns copies of the documents matching f, in issue order.
+func (s *Server) find(f filter) []Document {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []Document
+	for _, d := range s.docs {
+		if f.match(d) {
+			out = append(out, d.clone())
+		}
+	}
+	return out
+}

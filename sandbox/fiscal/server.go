@@ -1,0 +1,193 @@
+// Package fiscal simulates InvoiCy Uruguay's SOAP web services as onceflow
+// speaks them (docs/wire-invoicy.md): emission (aws_emissionfactura.aspx) and
+// query (aws_consultafactura.aspx), plus JSON /sandbox endpoints to inspect
+// what was issued. State lives in memory and is lost when the process stops.
+//
+// Every request is answered with HTTP 200 and an Xmlretorno whose MsgCod is
+// 0 (OK), 1 (unknown EmpCodigo/EmpPK or wrong EmpCK) or 2 (invalid business
+// XML); with MsgCod ≠ 0 nothing is stored. A body that is not a SOAP
+// envelope carrying the operation's parameter gets a SOAP Fault (HTTP 500).
+//
+// Emission authorizes every document at once (CFEStatus 5) and never
+// deduplicates by CFENumReferencia: emitting one reference twice issues two
+// documents, which is how tests detect duplicate emissions.
+package fiscal
+
+import (
+	"encoding/json"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// Config configures a Server. Zero values of the optional fields select the
+// defaults given beside them.
+type Config struct {
+	// EmpCodigo and EmpPK are the only branch code and partner key accepted.
+	EmpCodigo, EmpPK string
+	// AccessKey is the ClaveAcceso that EmpCK hashes are keyed with.
+	AccessKey string
+	// Now is the clock for created_at and default issue dates. Default: time.Now.
+	Now func() time.Time
+	// Logger receives structured events, never fiscal data. Default: no logging.
+	Logger *zap.Logger
+	// Faults selects injected failures.
+	Faults Faults
+}
+
+// Faults selects failures the simulator injects. None exist yet; the zero
+// value injects nothing.
+type Faults struct{}
+
+// Document is one CFE the simulator issued.
+type Document struct {
+	Reference    string        `json:"reference"`           // CFENumReferencia, the integrator's id
+	Type         int           `json:"type"`                // CFETipoCFE, e.g. 101 e-Ticket, 102 its credit note
+	Series       string        `json:"series"`              // always "A"
+	Number       int           `json:"number"`              // increasing per Type, from 1
+	Status       int           `json:"status"`              // CFEStatus; 5 authorized
+	Total        string        `json:"total"`               // TotMntPagar with two decimals
+	Currency     string        `json:"currency"`            // TotTpoMoneda
+	Addendum     string        `json:"addendum"`            // CFEAdenda
+	IssueDate    string        `json:"issue_date"`          // CFEFchEmis, YYYY-MM-DD
+	CAEID        string        `json:"cae_id"`              // CFECAEId
+	SecurityCode string        `json:"security_code"`       // CFECodigoSeguridad, 6 characters
+	QRCode       string        `json:"qr_code"`             // CFEQrCode URL
+	RefersTo     []DocumentRef `json:"refers_to,omitempty"` // Referencia of credit/debit notes
+	CreatedAt    time.Time     `json:"created_at"`
+}
+
+// DocumentRef is a credit or debit note's reference to the original CFE.
+type DocumentRef struct {
+	Type   int    `json:"type"`   // RefTpoDocRef
+	Series string `json:"series"` // RefSerie
+	Number int    `json:"number"` // RefNroCFERef
+	Date   string `json:"date"`   // RefFechaCFEref
+	Reason string `json:"reason"` // RefRazonRef
+}
+
+func (d Document) clone() Document {
+	d.RefersTo = slices.Clone(d.RefersTo)
+	return d
+}
+
+// Stats counts requests by outcome: Emits and Queries are requests received
+// at each endpoint, Refused those answered with MsgCod ≠ 0 or a SOAP Fault.
+type Stats struct {
+	Documents int `json:"documents"`
+	Emits     int `json:"emits"`
+	Queries   int `json:"queries"`
+	Refused   int `json:"refused"`
+}
+
+// Server is the simulated InvoiCy. It is an http.Handler.
+type Server struct {
+	cfg Config
+	log *zap.Logger
+	mux *http.ServeMux
+
+	mu      sync.Mutex
+	docs    []Document  // in issue order
+	numbers map[int]int // last number issued per CFE type
+	stats   Stats
+}
+
+// New returns a Server with no documents, applying Config defaults.
+func New(cfg Config) *Server {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = zap.NewNop()
+	}
+	s := &Server{cfg: cfg, log: cfg.Logger, mux: http.NewServeMux(), numbers: make(map[int]int)}
+	for _, prefix := range []string{"", "/InvoiCy"} {
+		s.mux.HandleFunc("POST "+prefix+"/aws_emissionfactura.aspx", s.emit)
+		s.mux.HandleFunc("POST "+prefix+"/aws_consultafactura.aspx", s.query)
+	}
+	s.mux.HandleFunc("GET /sandbox/documents", s.listDocuments)
+	s.mux.HandleFunc("GET /sandbox/stats", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, s.Stats())
+	})
+	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, map[string]string{"status": "ok"})
+	})
+	return s
+}
+
+// ServeHTTP routes r to the SOAP, sandbox or health endpoints.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+
+// Documents returns a copy of every document issued, in issue order.
+func (s *Server) Documents() []Document {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]Document, len(s.docs))
+	for i, d := range s.docs {
+		out[i] = d.clone()
+	}
+	return out
+}
+
+// CountByReference returns how many documents carry CFENumReferencia ref.
+func (s *Server) CountByReference(ref string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, d := range s.docs {
+		if d.Reference == ref {
+			n++
+		}
+	}
+	return n
+}
+
+// Stats returns the current counters, as served at GET /sandbox/stats.
+func (s *Server) Stats() Stats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.stats
+	st.Documents = len(s.docs)
+	return st
+}
+
+// count updates the request counters under the lock.
+func (s *Server) count(f func(*Stats)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f(&s.stats)
+}
+
+// documentList is the body of GET /sandbox/documents.
+type documentList struct {
+	Documents   []Document     `json:"documents"`
+	ByReference map[string]int `json:"by_reference"`
+}
+
+// listDocuments serves every document, or with ?reference= those carrying
+// that CFENumReferencia, with a count per reference.
+func (s *Server) listDocuments(w http.ResponseWriter, r *http.Request) {
+	ref := r.URL.Query().Get("reference")
+	list := documentList{Documents: []Document{}, ByReference: map[string]int{}}
+	for _, d := range s.Documents() {
+		if ref != "" && d.Reference != ref {
+			continue
+		}
+		list.Documents = append(list.Documents, d)
+		list.ByReference[d.Reference]++
+	}
+	writeJSON(w, list)
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	body, err := json.Marshal(v)
+	if err != nil {
+		http.Error(w, "encode response", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(body)
+}

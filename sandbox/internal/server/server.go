@@ -1,0 +1,87 @@
+// Package server runs the sandbox binaries' HTTP servers: serving with
+// graceful shutdown, the healthcheck subcommand and env-var lookup.
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// shutdownTimeout bounds how long in-flight requests may take to drain.
+const shutdownTimeout = 10 * time.Second
+
+// Serve serves h on ln until ctx is cancelled, then stops accepting
+// connections and drains in-flight requests. It returns nil after a clean
+// shutdown and the server's error otherwise.
+func Serve(ctx context.Context, log *zap.Logger, ln net.Listener, h http.Handler) error {
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	log.Info("listening", zap.String("addr", ln.Addr().String()))
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	log.Info("shutting down")
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("serve: %w", err)
+	}
+	return nil
+}
+
+// Healthcheck GETs http://addr/healthz, dialling loopback when addr listens
+// on every interface (":8091", "0.0.0.0:8091"). It returns an error unless
+// the answer is 200.
+func Healthcheck(ctx context.Context, addr string) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("healthcheck: address %q: %w", addr, err)
+	}
+	if host == "" || host == "0.0.0.0" || host == "::" {
+		host = "127.0.0.1"
+	}
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	url := "http://" + net.JoinHostPort(host, port) + "/healthz"
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return fmt.Errorf("healthcheck: %w", err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("healthcheck: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("healthcheck: %s answered %d", url, resp.StatusCode)
+	}
+	return nil
+}
+
+// Env returns getenv(key), or def when it is empty.
+func Env(getenv func(string) string, key, def string) string {
+	if v := getenv(key); v != "" {
+		return v
+	}
+	return def
+}
+
+// Mask hides a secret for logging, keeping only whether it is set.
+func Mask(secret string) string {
+	if secret == "" {
+		return ""
+	}
+	return "***"
+}

@@ -1,0 +1,140 @@
+package psp
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+
+	"go.uber.org/zap"
+)
+
+// maxCopies bounds ?copies= on the resend endpoints.
+const maxCopies = 100
+
+// resendPayment re-sends the payment's current state ?copies=N times (default
+// 1), synchronously and without retries, and answers {"sent": n} with the
+// number of copies the receiver accepted with 2xx.
+func (s *Server) resendPayment(w http.ResponseWriter, r *http.Request) {
+	p, ok := s.payment(r.PathValue("id"))
+	if !ok {
+		writeError(w, errPaymentNotFound)
+		return
+	}
+	s.resend(w, r, "payment", p.ID, s.target(p.NotificationURL), p)
+}
+
+// resendRefund is resendPayment for refunds.
+func (s *Server) resendRefund(w http.ResponseWriter, r *http.Request) {
+	ref, ok := s.refund(r.PathValue("id"))
+	if !ok {
+		writeError(w, errRefundNotFound)
+		return
+	}
+	s.resend(w, r, "refund", ref.ID, s.target(ref.NotificationURL), ref)
+}
+
+func (s *Server) resend(w http.ResponseWriter, r *http.Request, kind, id, url string, object any) {
+	copies := 1
+	if q := r.URL.Query().Get("copies"); q != "" {
+		n, err := strconv.Atoi(q)
+		if err != nil || n < 1 || n > maxCopies {
+			writeError(w, errInvalidCopies)
+			return
+		}
+		copies = n
+	}
+	if url == "" {
+		writeError(w, errNoNotifyURL)
+		return
+	}
+	body, err := json.Marshal(object)
+	if err != nil {
+		http.Error(w, "encode notification", http.StatusInternalServerError)
+		return
+	}
+	sent := 0
+	for range copies {
+		if s.send(r.Context(), kind, id, url, body) {
+			sent++
+		}
+	}
+	s.log.Info("notification resent", zap.String("kind", kind), zap.String("id", id), zap.Int("copies", copies), zap.Int("sent", sent))
+	writeJSON(w, http.StatusOK, map[string]int{"sent": sent})
+}
+
+// statusRequest forces a payment's status from /sandbox. StatusCode defaults
+// to the status's usual code (empty for statuses dLocal gives no code, such
+// as EXPIRED) and StatusDetail to the usual text.
+type statusRequest struct {
+	Status       string `json:"status"`
+	StatusCode   string `json:"status_code"`
+	StatusDetail string `json:"status_detail"`
+}
+
+// forceStatus sets a payment's status as dLocal would on a status change
+// (e.g. PENDING → PAID), answers the payment and notifies it.
+func (s *Server) forceStatus(w http.ResponseWriter, r *http.Request) {
+	var req statusRequest
+	if !readJSON(w, r, &req) {
+		return
+	}
+	if req.Status == "" {
+		writeError(w, invalidParam("status"))
+		return
+	}
+	if _, err := strconv.Atoi(req.StatusCode); req.StatusCode != "" && err != nil {
+		writeError(w, invalidParam("status_code"))
+		return
+	}
+	code, detail := knownStatus(req.Status)
+	if req.StatusCode == "" {
+		req.StatusCode = code
+	}
+	if req.StatusDetail == "" {
+		req.StatusDetail = detail
+	}
+	p, ok := s.setStatus(r.PathValue("id"), req)
+	if !ok {
+		writeError(w, errPaymentNotFound)
+		return
+	}
+	s.log.Info("payment status forced", zap.String("payment_id", p.ID), zap.String("status", p.Status))
+	writeJSON(w, http.StatusOK, p)
+	s.notifyPayment(p)
+}
+
+// setStatus changes the status of the payment with id and returns a snapshot.
+func (s *Server) setStatus(id string, req statusRequest) (payment, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p, ok := s.payments[id]
+	if !ok {
+		return payment{}, false
+	}
+	p.Status, p.StatusCode, p.StatusDetail = req.Status, req.StatusCode, req.StatusDetail
+	return *p, true
+}
+
+// Stats counts what the simulator holds and how its notification attempts
+// went: NotificationsSent attempts were answered 2xx, NotificationsFailed
+// were not (non-2xx or transport error), retries included.
+type Stats struct {
+	Payments            int   `json:"payments"`
+	Refunds             int   `json:"refunds"`
+	NotificationsSent   int64 `json:"notifications_sent"`
+	NotificationsFailed int64 `json:"notifications_failed"`
+}
+
+// Stats returns the current counters, as served at GET /sandbox/stats.
+func (s *Server) Stats() Stats {
+	s.mu.Lock()
+	st := Stats{Payments: len(s.payments), Refunds: len(s.refunds)}
+	s.mu.Unlock()
+	st.NotificationsSent = s.sent.Load()
+	st.NotificationsFailed = s.failed.Load()
+	return st
+}
+
+func (s *Server) stats(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, s.Stats())
+}

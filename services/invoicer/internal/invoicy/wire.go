@@ -1,0 +1,307 @@
+package invoicy
+
+import (
+	"bytes"
+	"crypto/md5"
+	"encoding/hex"
+	"encoding/xml"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/onceflow/onceflow/services/invoicer/internal/fiscal"
+)
+
+// dateLayout is how InvoiCy writes calendar dates.
+const dateLayout = "2006-01-02"
+
+// Fixed values of the emitted CFE.
+const (
+	mntBrutoIVAIncluded = 1 // CFEMntBruto: prices include IVA
+	fmaPagoContado      = 1 // CFEFmaPago: paid in cash/at once
+	indFactTasaBasica   = 3 // IteIndFact: taxed at the basic IVA rate
+	razonRefund         = "Refund"
+)
+
+// empCK returns InvoiCy's check key: lowercase hex MD5 of the access key
+// followed by the exact bytes of the <CFE> or <Filtros> element sent.
+func empCK(accessKey string, element []byte) string {
+	h := md5.New()
+	h.Write([]byte(accessKey))
+	h.Write(element)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+type encabezado struct {
+	XMLName   xml.Name `xml:"Encabezado"`
+	EmpCodigo string   `xml:"EmpCodigo"`
+	EmpPK     string   `xml:"EmpPK"`
+	EmpCK     string   `xml:"EmpCK"`
+}
+
+// envelop wraps element in root, after an Encabezado whose EmpCK is computed
+// over element's exact bytes, so the check key covers what is sent.
+func (c *Client) envelop(root string, element []byte) ([]byte, error) {
+	enc, err := xml.Marshal(encabezado{EmpCodigo: c.empCodigo, EmpPK: c.empPK, EmpCK: empCK(c.accessKey, element)})
+	if err != nil {
+		return nil, fmt.Errorf("marshal Encabezado: %w", err)
+	}
+	var b bytes.Buffer
+	b.WriteString("<" + root + ">")
+	b.Write(enc)
+	b.Write(element)
+	b.WriteString("</" + root + ">")
+	return b.Bytes(), nil
+}
+
+type cfe struct {
+	XMLName xml.Name `xml:"CFE"`
+	Item    cfeItem  `xml:"CFEItem"`
+}
+
+type cfeItem struct {
+	IdDoc      idDoc       `xml:"IdDoc"`
+	Receptor   *receptor   `xml:"Receptor,omitempty"`
+	Totales    totales     `xml:"Totales"`
+	Detalle    detalle     `xml:"Detalle"`
+	Referencia *referencia `xml:"Referencia,omitempty"`
+}
+
+type idDoc struct {
+	TipoCFE       int    `xml:"CFETipoCFE"`
+	Serie         string `xml:"CFESerie"`
+	Nro           string `xml:"CFENro"`
+	FchEmis       string `xml:"CFEFchEmis"`
+	MntBruto      int    `xml:"CFEMntBruto"`
+	FmaPago       int    `xml:"CFEFmaPago"`
+	NumReferencia string `xml:"CFENumReferencia"`
+	Adenda        string `xml:"CFEAdenda"`
+}
+
+type receptor struct {
+	TipoDocRecep int    `xml:"RcpTipoDocRecep"`
+	CodPaisRecep string `xml:"RcpCodPaisRecep"`
+	DocRecep     string `xml:"RcpDocRecep"`
+	RznSocRecep  string `xml:"RcpRznSocRecep"`
+	DirRecep     string `xml:"RcpDirRecep"`
+	CiudadRecep  string `xml:"RcpCiudadRecep"`
+	DeptoRecep   string `xml:"RcpDeptoRecep"`
+	CorreoRecep  string `xml:"RcpCorreoRecep"`
+}
+
+type totales struct {
+	TpoMoneda string `xml:"TotTpoMoneda"`
+	MntTotal  string `xml:"TotMntTotal"`
+	MntPagar  string `xml:"TotMntPagar"`
+}
+
+type detalle struct {
+	Items []item `xml:"Item"`
+}
+
+type item struct {
+	NomItem        string `xml:"IteNomItem"`
+	Cantidad       int64  `xml:"IteCantidad"`
+	PrecioUnitario string `xml:"ItePrecioUnitario"`
+	IndFact        int    `xml:"IteIndFact"`
+	MontoItem      string `xml:"IteMontoItem"`
+}
+
+type referencia struct {
+	Item referenciaItem `xml:"ReferenciaItem"`
+}
+
+type referenciaItem struct {
+	TpoDocRef   int    `xml:"RefTpoDocRef"`
+	Serie       string `xml:"RefSerie"`
+	NroCFERef   int64  `xml:"RefNroCFERef"`
+	FechaCFERef string `xml:"RefFechaCFEref"`
+	RazonRef    string `xml:"RefRazonRef"`
+}
+
+// docTypeCode maps fiscal buyer document types to DGI's TipoDocRecep.
+func docTypeCode(docType string) (int, bool) {
+	switch strings.ToUpper(strings.TrimSpace(docType)) {
+	case fiscal.DocRUT:
+		return 2, true
+	case fiscal.DocCI:
+		return 3, true
+	case fiscal.DocOther:
+		return 4, true
+	case fiscal.DocPassport:
+		return 5, true
+	}
+	return 0, false
+}
+
+// cfeElement builds the <CFE> element of doc; doc must be valid.
+func cfeElement(doc fiscal.Document) cfe {
+	it := cfeItem{
+		IdDoc: idDoc{
+			TipoCFE:       int(doc.Type),
+			FchEmis:       doc.IssueDate.Format(dateLayout),
+			MntBruto:      mntBrutoIVAIncluded,
+			FmaPago:       fmaPagoContado,
+			NumReferencia: doc.Reference,
+			Adenda:        doc.Addendum,
+		},
+		Totales: totales{
+			TpoMoneda: doc.Currency,
+			MntTotal:  fiscal.FormatMinor(doc.TotalMinor),
+			MntPagar:  fiscal.FormatMinor(doc.TotalMinor),
+		},
+	}
+	if code, ok := docTypeCode(doc.Buyer.DocType); ok {
+		b := doc.Buyer
+		country := b.Country
+		if country == "" && (code == 2 || code == 3) {
+			country = "UY" // RUT and CI are Uruguayan documents
+		}
+		it.Receptor = &receptor{
+			TipoDocRecep: code, CodPaisRecep: country, DocRecep: b.Number, RznSocRecep: b.Name,
+			DirRecep: b.Address, CiudadRecep: b.City, DeptoRecep: b.Department, CorreoRecep: b.Email,
+		}
+	}
+	for _, l := range doc.Lines {
+		it.Detalle.Items = append(it.Detalle.Items, item{
+			NomItem:        l.Description,
+			Cantidad:       l.Quantity,
+			PrecioUnitario: fiscal.FormatMinor(l.UnitMinor),
+			IndFact:        indFactTasaBasica,
+			MontoItem:      fiscal.FormatMinor(l.AmountMinor),
+		})
+	}
+	if o := doc.Original; o != nil {
+		it.Referencia = &referencia{Item: referenciaItem{
+			TpoDocRef: int(o.Type), Serie: o.Series, NroCFERef: o.Number,
+			FechaCFERef: o.Date.Format(dateLayout), RazonRef: razonRefund,
+		}}
+	}
+	return cfe{Item: it}
+}
+
+// envioCFE returns the EnvioCFE business XML for doc.
+func (c *Client) envioCFE(doc fiscal.Document) ([]byte, error) {
+	element, err := xml.Marshal(cfeElement(doc))
+	if err != nil {
+		return nil, fmt.Errorf("marshal CFE: %w", err)
+	}
+	return c.envelop("EnvioCFE", element)
+}
+
+type filtros struct {
+	XMLName     xml.Name     `xml:"Filtros"`
+	TipoCFE     string       `xml:"TipoCFE"`
+	FechaIni    string       `xml:"FechaIni"`
+	FechaFin    string       `xml:"FechaFin"`
+	Especificos *especificos `xml:"CFEsEspecificos,omitempty"`
+}
+
+type especificos struct {
+	Items []especificoItem `xml:"CFEsEspecificosItem"`
+}
+
+type especificoItem struct {
+	NumReferencia string `xml:"CFENumReferencia"`
+}
+
+// consultaCFE returns the ConsultaCFE business XML for f.
+func (c *Client) consultaCFE(f filtros) ([]byte, error) {
+	element, err := xml.Marshal(f)
+	if err != nil {
+		return nil, fmt.Errorf("marshal Filtros: %w", err)
+	}
+	return c.envelop("ConsultaCFE", element)
+}
+
+// retorno is the business answer of both operations (EnvioCFERetorno,
+// ConsultaCFERetorno). Field names match in any namespace.
+type retorno struct {
+	XMLName    xml.Name
+	Encabezado struct {
+		MsgCod  string `xml:"MsgCod"`
+		MsgDsc  string `xml:"MsgDsc"`
+		MsgDesc string `xml:"MsgDesc"` // spelling seen in some clients
+	} `xml:"Encabezado"`
+	CFEs []cfeResult `xml:"ListaCFE>CFE"`
+}
+
+type cfeResult struct {
+	Tipo            string `xml:"CFETipo"`
+	Serie           string `xml:"CFESerie"`
+	Nro             string `xml:"CFENro"`
+	Status          string `xml:"CFEStatus"`
+	NumReferencia   string `xml:"CFENumReferencia"`
+	FchEmis         string `xml:"CFEFchEmis"`
+	Adenda          string `xml:"CFEAdenda"`
+	TotMntPagar     string `xml:"CFETotMntPagar"`
+	TpoMoneda       string `xml:"TotTpoMoneda"`
+	CodigoSeguridad string `xml:"CFECodigoSeguridad"`
+	QrCode          string `xml:"CFEQrCode"`
+	Avanzados       struct {
+		CAEId       string `xml:"CFECAEId"`
+		TotMntPagar string `xml:"CFETotMntPagar"` // where API-FACTS §2.4 places it
+	} `xml:"CFEDatosAvanzados"`
+}
+
+// helds converts the documents of an answer.
+func (c *Client) helds(r retorno) ([]fiscal.Held, error) {
+	var out []fiscal.Held
+	for i, x := range r.CFEs {
+		h, err := c.held(x)
+		if err != nil {
+			return nil, fmt.Errorf("answer document %d: %w", i+1, err)
+		}
+		out = append(out, h)
+	}
+	return out, nil
+}
+
+// held converts one answer document. Empty series, number, total and date
+// are left zero; malformed ones are errors.
+func (c *Client) held(x cfeResult) (fiscal.Held, error) {
+	t := strings.TrimSpace
+	h := fiscal.Held{
+		Reference:      t(x.NumReferencia),
+		Series:         t(x.Serie),
+		ProviderStatus: t(x.Status),
+		SecurityCode:   t(x.CodigoSeguridad),
+		CAEID:          t(x.Avanzados.CAEId),
+		VerifyURL:      t(x.QrCode),
+		Currency:       t(x.TpoMoneda),
+		Addendum:       x.Adenda, // compared exactly with ours
+		Status:         fiscal.StatusUnknown,
+	}
+	if s, ok := c.statuses[h.ProviderStatus]; ok {
+		h.Status = s
+	}
+	typ, err := strconv.Atoi(t(x.Tipo))
+	if err != nil {
+		return fiscal.Held{}, fmt.Errorf("CFETipo %q is not a number", x.Tipo)
+	}
+	h.Type = fiscal.CFEType(typ)
+	if n := t(x.Nro); n != "" {
+		if h.Number, err = strconv.ParseInt(n, 10, 64); err != nil {
+			return fiscal.Held{}, fmt.Errorf("CFENro %q is not a number", n)
+		}
+	}
+	total := t(x.TotMntPagar)
+	if total == "" {
+		total = t(x.Avanzados.TotMntPagar)
+	}
+	if total != "" {
+		if h.TotalMinor, err = fiscal.ParseMinor(total); err != nil {
+			return fiscal.Held{}, fmt.Errorf("CFETotMntPagar: %w", err)
+		}
+	}
+	if d := t(x.FchEmis); d != "" {
+		if len(d) > len(dateLayout) {
+			d = d[:len(dateLayout)] // tolerate a time part
+		}
+		if h.IssueDate, err = time.Parse(dateLayout, d); err != nil {
+			return fiscal.Held{}, fmt.Errorf("CFEFchEmis %q is not a date", x.FchEmis)
+		}
+	}
+	return h, nil
+}

@@ -1,0 +1,182 @@
+package app_test
+
+// Component tests: the real app.Run against a real PostgreSQL and SQS, set up
+// through the environment as in production. t.Setenv rules out t.Parallel.
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/onceflow/onceflow/pkg/sqstest"
+	"github.com/onceflow/onceflow/services/reconciler/internal/app"
+	"github.com/onceflow/onceflow/services/reconciler/internal/fixture"
+)
+
+// seed writes one of each case the sweep distinguishes: 3 old payments and 1
+// old refund are checked; an invoice exists for p-invoiced only; the event
+// of p-missing and of r1 is sent again; p-noevent has no outbox row;
+// p-recent is inside the grace period.
+func seed(tb testing.TB, db *fixture.DB) {
+	tb.Helper()
+	old, recent := time.Now().Add(-time.Hour), time.Now().Add(-time.Minute)
+	db.Payment(tb, "p-invoiced", old)
+	db.Outbox(tb, fixture.PaymentPaid("p-invoiced"))
+	db.Invoice(tb, "p-invoiced")
+	db.Payment(tb, "p-missing", old)
+	db.Outbox(tb, fixture.PaymentPaid("p-missing"))
+	db.Payment(tb, "p-noevent", old)
+	db.Payment(tb, "p-recent", recent)
+	db.Outbox(tb, fixture.PaymentPaid("p-recent"))
+	db.Refund(tb, "r1", "p-invoiced", old)
+	db.Outbox(tb, fixture.RefundSucceeded("r1"))
+}
+
+const summary = "reconcile: checked=4 missing=3 republished=2 missing_events=1"
+
+// setEnv configures the reconciler for db and the billing queue, with every
+// other setting at its default.
+func setEnv(t *testing.T, db *fixture.DB, queue string) {
+	t.Helper()
+	for k, v := range map[string]string{
+		"DATABASE_URL": db.DSN, "INGEST_DATABASE_URL": "", "INVOICER_DATABASE_URL": "",
+		"BILLING_QUEUE": queue, "LOG_LEVEL": "error", "HTTP_ADDR": "127.0.0.1:0",
+		"RECONCILER_INTERVAL": "1m", "RECONCILER_GRACE": "10m",
+		"RECONCILER_PAGE_SIZE": "500", "RECONCILER_MAX_PER_RUN": "5000",
+	} {
+		t.Setenv(k, v)
+	}
+}
+
+// captureStdout returns what fn writes to os.Stdout.
+func captureStdout(t *testing.T, fn func()) string {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	saved := os.Stdout
+	os.Stdout = w
+	read := make(chan string)
+	go func() {
+		var b bytes.Buffer
+		_, _ = io.Copy(&b, r)
+		read <- b.String()
+	}()
+	defer func() { os.Stdout = saved }()
+	fn()
+	_ = w.Close()
+	return <-read
+}
+
+func TestRunOnceTwiceAtOnce(t *testing.T) {
+	sqsClient := sqstest.Client(t)
+	db := fixture.NewDB(t)
+	seed(t, db)
+	name, url := sqstest.Queue(t, sqsClient, "reconciler-app", 5)
+	setEnv(t, db, name) // by name: Run resolves it to a URL
+
+	out := captureStdout(t, func() {
+		errs := make(chan error, 2)
+		for range 2 {
+			go func() { errs <- app.Run(context.Background(), []string{"run-once"}) }()
+		}
+		for range 2 {
+			if err := <-errs; err != nil {
+				t.Errorf("run-once: %v", err)
+			}
+		}
+	})
+
+	if want := summary + "\n" + summary + "\n"; out != want {
+		t.Errorf("stdout = %q, want %q", out, want)
+	}
+	want := fixture.Run{Checked: 4, Republished: 2, Finished: true}
+	runs := db.Runs(t)
+	if len(runs) != 2 || runs[0] != want || runs[1] != want {
+		t.Errorf("runs = %+v, want two of %+v", runs, want)
+	}
+	// Neither run records documents, so each sends both events: the invoicer
+	// records each once whatever the count.
+	perKey := map[string]int{}
+	for _, m := range fixture.Receive(t, sqsClient, url, 4) {
+		perKey[m.Attrs["event_key"]]++
+	}
+	if len(perKey) != 2 || perKey["payment:p-missing:paid"] != 2 || perKey["refund:r1:succeeded"] != 2 {
+		t.Errorf("messages per event key = %v, want payment:p-missing:paid and refund:r1:succeeded twice each", perKey)
+	}
+}
+
+func TestRunOnceRecordsAFailedRun(t *testing.T) {
+	sqsClient := sqstest.Client(t)
+	db := fixture.NewDB(t)
+	seed(t, db)
+	_, url := sqstest.Queue(t, sqsClient, "reconciler-app", 5)
+	setEnv(t, db, url+"-gone") // a URL is used as is, so the send fails
+
+	err := app.Run(context.Background(), []string{"run-once"})
+	if err == nil {
+		t.Fatal("run-once succeeded sending to a missing queue")
+	}
+	runs := db.Runs(t)
+	if len(runs) != 1 || !runs[0].Finished || runs[0].Error == nil || !strings.Contains(*runs[0].Error, "send") {
+		t.Errorf("runs = %+v, want one finished run with the send error", runs)
+	}
+}
+
+func TestRunOnceUnknownQueue(t *testing.T) {
+	db := fixture.NewDB(t)
+	setEnv(t, db, "reconciler-no-such-queue")
+	err := app.Run(context.Background(), []string{"run-once"})
+	if err == nil || !strings.Contains(err.Error(), "BILLING_QUEUE") {
+		t.Fatalf("run-once = %v, want an error naming BILLING_QUEUE", err)
+	}
+}
+
+func TestMigrate(t *testing.T) {
+	db := fixture.NewDB(t) // already migrated: migrate must be a no-op
+	setEnv(t, db, "unused")
+	for range 2 {
+		if err := app.Run(context.Background(), []string{"migrate"}); err != nil {
+			t.Fatalf("migrate: %v", err)
+		}
+	}
+	db.Exec(t, `SELECT 'reconciler.runs'::regclass`)
+}
+
+func TestUnknownSubcommand(t *testing.T) {
+	t.Parallel()
+	err := app.Run(context.Background(), []string{"reconcile-everything"})
+	if err == nil || !strings.Contains(err.Error(), "run-once") {
+		t.Fatalf("Run = %v, want an error listing run-once", err)
+	}
+}
+
+// freeAddr returns a loopback address with a port nothing listens on.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	_ = ln.Close()
+	return addr
+}
+
+// eventually polls cond until it holds or timeout passes.
+func eventually(t *testing.T, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", timeout, what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

@@ -1,0 +1,101 @@
+package app
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/onceflow/onceflow/pkg/config"
+)
+
+// Config is the reconciler's configuration, read from the environment.
+// DATABASE_URL (in config.Common) is the reconciler's own schema: runs,
+// findings, leases.
+type Config struct {
+	config.Common
+
+	// IngestDatabaseURL reaches the ingest schema (payments, refunds, outbox)
+	// for reading; empty means DATABASE_URL.
+	IngestDatabaseURL string `env:"INGEST_DATABASE_URL"`
+	// InvoicerDatabaseURL reaches the invoicer schema (fiscal_documents) for
+	// reading; empty means DATABASE_URL.
+	InvoicerDatabaseURL string `env:"INVOICER_DATABASE_URL"`
+	// BillingQueue is the queue the invoicer consumes, by name or URL.
+	BillingQueue string `env:"BILLING_QUEUE" envDefault:"onceflow-billing"`
+	// Interval is the time between reconciliations in serve.
+	Interval time.Duration `env:"RECONCILER_INTERVAL" envDefault:"1m"`
+	// Grace is how long a paid payment or succeeded refund may lack its
+	// document before the sweep sends its event again.
+	Grace time.Duration `env:"RECONCILER_GRACE" envDefault:"10m"`
+	// PageSize is how many payments or refunds one sweep query reads.
+	PageSize int `env:"RECONCILER_PAGE_SIZE" envDefault:"500"`
+	// MaxPerRun caps the events one reconciliation sends again.
+	MaxPerRun int `env:"RECONCILER_MAX_PER_RUN" envDefault:"5000"`
+}
+
+// Validate checks every setting; the error names the variable and what it
+// expects.
+func (c Config) Validate() error {
+	if err := c.Common.Validate(); err != nil {
+		return err
+	}
+	var errs []error
+	for _, v := range []struct{ name, value string }{
+		{"INGEST_DATABASE_URL", c.IngestDatabaseURL},
+		{"INVOICER_DATABASE_URL", c.InvoicerDatabaseURL},
+	} {
+		if v.value == "" {
+			continue
+		}
+		if u, err := url.Parse(v.value); err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
+			errs = append(errs, fmt.Errorf("%s: want a postgres:// URL, or empty for DATABASE_URL", v.name))
+		}
+	}
+	if strings.TrimSpace(c.BillingQueue) == "" {
+		errs = append(errs, errors.New("BILLING_QUEUE: want a queue name or URL"))
+	}
+	if c.Interval <= 0 {
+		errs = append(errs, errors.New("RECONCILER_INTERVAL: want a positive duration such as 1m"))
+	}
+	if c.Grace < 0 {
+		errs = append(errs, errors.New("RECONCILER_GRACE: want a duration of zero or more, such as 10m"))
+	}
+	if c.PageSize < 1 || c.PageSize > 10000 {
+		errs = append(errs, fmt.Errorf("RECONCILER_PAGE_SIZE: want 1 to 10000, got %d", c.PageSize))
+	}
+	if c.MaxPerRun < 1 {
+		errs = append(errs, fmt.Errorf("RECONCILER_MAX_PER_RUN: want 1 or more, got %d", c.MaxPerRun))
+	}
+	return errors.Join(errs...)
+}
+
+// IngestDSN is the connection string for reading the ingest schema.
+func (c Config) IngestDSN() string { return orDefault(c.IngestDatabaseURL, c.DatabaseURL) }
+
+// InvoicerDSN is the connection string for reading the invoicer schema.
+func (c Config) InvoicerDSN() string { return orDefault(c.InvoicerDatabaseURL, c.DatabaseURL) }
+
+func orDefault(v, def string) string {
+	if v == "" {
+		return def
+	}
+	return v
+}
+
+// readOnly makes every transaction on connections to dsn read-only, so the
+// reconciler cannot write another service's tables even through a privileged
+// role. pgx passes unknown URL parameters and keywords on as run-time
+// settings; dsn may be a URL or keyword/value form.
+func readOnly(dsn string) string {
+	const setting = "default_transaction_read_only"
+	u, err := url.Parse(dsn)
+	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
+		return dsn + " " + setting + "=on"
+	}
+	q := u.Query()
+	q.Set(setting, "on")
+	u.RawQuery = q.Encode()
+	return u.String()
+}

@@ -1,0 +1,165 @@
+package app_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/onceflow/onceflow/pkg/sqstest"
+	"github.com/onceflow/onceflow/services/reconciler/internal/app"
+	"github.com/onceflow/onceflow/services/reconciler/internal/fixture"
+)
+
+// startServe runs `serve` until the test ends or stop is called; stop
+// returns Run's error and fails the test if Run does not return in time.
+func startServe(t *testing.T) (stop func() error) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- app.Run(ctx, nil) }() // serve is the default
+	stopped := false
+	stop = func() error {
+		t.Helper()
+		if stopped {
+			return nil
+		}
+		stopped = true
+		cancel()
+		select {
+		case err := <-done:
+			return err
+		case <-time.After(15 * time.Second):
+			t.Fatal("serve did not stop within 15 s of cancellation")
+			return nil
+		}
+	}
+	t.Cleanup(func() { _ = stop() })
+	return stop
+}
+
+// get returns the status and body of GET http://addr+path; status 0 when
+// nothing answers.
+func get(t *testing.T, addr, path string) (int, string) {
+	t.Helper()
+	c := http.Client{Timeout: 5 * time.Second}
+	resp, err := c.Get("http://" + addr + path)
+	if err != nil {
+		return 0, ""
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// metric returns the value of the sample line starting with series
+// (name plus labels) in a Prometheus text exposition, or -1.
+func metric(exposition, series string) float64 {
+	for line := range strings.SplitSeq(exposition, "\n") {
+		if rest, ok := strings.CutPrefix(line, series+" "); ok {
+			v, err := strconv.ParseFloat(rest, 64)
+			if err == nil {
+				return v
+			}
+		}
+	}
+	return -1
+}
+
+func TestServeReconcilesUnderTheLease(t *testing.T) {
+	sqsClient := sqstest.Client(t)
+	db := fixture.NewDB(t)
+	seed(t, db)
+	name, url := sqstest.Queue(t, sqsClient, "reconciler-serve", 5)
+	setEnv(t, db, name)
+	addr := freeAddr(t)
+	t.Setenv("HTTP_ADDR", addr)
+	t.Setenv("RECONCILER_INTERVAL", "1h") // one run, at start
+
+	stop := startServe(t)
+	eventually(t, 15*time.Second, "a finished run", func() bool {
+		runs := db.Runs(t)
+		return len(runs) == 1 && runs[0].Finished
+	})
+	if runs := db.Runs(t); runs[0] != (fixture.Run{Checked: 4, Republished: 2, Finished: true}) {
+		t.Errorf("run = %+v", runs[0])
+	}
+	if msgs := fixture.Receive(t, sqsClient, url, 2); len(msgs) != 2 {
+		t.Errorf("queue holds %d messages, want 2", len(msgs))
+	}
+	for _, path := range []string{"/healthz", "/readyz"} {
+		if status, body := get(t, addr, path); status != http.StatusOK {
+			t.Errorf("GET %s = %d %s, want 200", path, status, body)
+		}
+	}
+	_, body := get(t, addr, "/metrics")
+	for series, want := range map[string]float64{
+		`onceflow_reconciler_runs_total{outcome="ok"}`:    1,
+		`onceflow_reconciler_republished_total`:           2,
+		`onceflow_reconciler_missing_events_total`:        1,
+		`onceflow_reconciler_runs_total{outcome="error"}`: 0,
+	} {
+		if got := metric(body, series); got != want {
+			t.Errorf("%s = %v, want %v", series, got, want)
+		}
+	}
+	if metric(body, "onceflow_reconciler_last_run_timestamp_seconds") < float64(time.Now().Add(-time.Minute).Unix()) {
+		t.Error("onceflow_reconciler_last_run_timestamp_seconds is not recent")
+	}
+	if !leaseHeld(t, db) {
+		t.Error("the reconciler lease is not held while serving")
+	}
+
+	if err := stop(); err != nil {
+		t.Fatalf("serve: %v", err)
+	}
+	if leaseHeld(t, db) {
+		t.Error("the reconciler lease is still held after shutdown")
+	}
+	if status, _ := get(t, addr, "/healthz"); status != 0 {
+		t.Errorf("GET /healthz after shutdown = %d, want no answer", status)
+	}
+}
+
+func TestServeStandsByWhileAnotherHoldsTheLease(t *testing.T) {
+	sqsClient := sqstest.Client(t)
+	db := fixture.NewDB(t)
+	seed(t, db)
+	name, url := sqstest.Queue(t, sqsClient, "reconciler-serve", 5)
+	setEnv(t, db, name)
+	addr := freeAddr(t)
+	t.Setenv("HTTP_ADDR", addr)
+	t.Setenv("RECONCILER_INTERVAL", "100ms")
+	db.Exec(t, `INSERT INTO reconciler.leases (name, holder, token, expires_at)
+VALUES ($1, 'another-instance', 7, now() + interval '1 hour')`, app.LeaseName)
+
+	stop := startServe(t)
+	eventually(t, 15*time.Second, "two skipped ticks", func() bool {
+		_, body := get(t, addr, "/metrics")
+		return metric(body, `onceflow_reconciler_runs_total{outcome="skipped"}`) >= 2
+	})
+	if err := stop(); err != nil {
+		t.Fatalf("serve: %v", err)
+	}
+	if runs := db.Runs(t); len(runs) != 0 {
+		t.Errorf("a standby reconciled: runs = %+v", runs)
+	}
+	if msgs := fixture.Receive(t, sqsClient, url, 0); len(msgs) != 0 {
+		t.Errorf("a standby sent %d messages", len(msgs))
+	}
+}
+
+// leaseHeld reports whether the reconciler lease is held and unexpired.
+func leaseHeld(t *testing.T, db *fixture.DB) bool {
+	t.Helper()
+	var held bool
+	err := db.Pool.QueryRow(context.Background(),
+		`SELECT coalesce(bool_or(expires_at > now()), false) FROM reconciler.leases WHERE name = $1`, app.LeaseName).Scan(&held)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return held
+}

@@ -1,0 +1,146 @@
+// Package reconcile runs one reconciliation: it opens a row in
+// reconciler.runs, runs each check in turn, and closes the row with the
+// counts and the error, if any. Today the one check is the missing-document
+// sweep; the provider audit and the stuck-work detectors join it as further
+// steps of Once.
+package reconcile
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap"
+
+	"github.com/onceflow/onceflow/services/reconciler/internal/store"
+	"github.com/onceflow/onceflow/services/reconciler/internal/sweep"
+)
+
+// Run outcomes, the values of the runs_total metric's outcome label.
+const (
+	OutcomeOK      = "ok"      // the run finished without error
+	OutcomeError   = "error"   // the run failed; its runs row says why
+	OutcomeSkipped = "skipped" // another instance held the lease
+)
+
+// Sweeper is the missing-document sweep as Once uses it.
+type Sweeper interface {
+	Run(ctx context.Context) (sweep.Result, error)
+}
+
+// Summary is what one reconciliation did.
+type Summary struct {
+	RunID int64
+	Sweep sweep.Result
+}
+
+// String renders the summary as the one line run-once prints.
+func (s Summary) String() string {
+	return fmt.Sprintf("reconcile: checked=%d missing=%d republished=%d missing_events=%d",
+		s.Sweep.Checked, s.Sweep.Missing, s.Sweep.Republished, s.Sweep.MissingEvents)
+}
+
+// Metrics are the reconciliation's Prometheus series.
+type Metrics struct {
+	runs    *prometheus.CounterVec
+	lastRun prometheus.Gauge
+}
+
+// NewMetrics registers the run metrics with reg.
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{
+		runs: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "onceflow_reconciler_runs_total",
+			Help: "Reconciliation runs by outcome (ok, error, skipped when another instance held the lease).",
+		}, []string{"outcome"}),
+		lastRun: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "onceflow_reconciler_last_run_timestamp_seconds",
+			Help: "Unix time at which the last successful reconciliation finished; alert when it grows old.",
+		}),
+	}
+	for _, o := range []string{OutcomeOK, OutcomeError, OutcomeSkipped} {
+		m.runs.WithLabelValues(o)
+	}
+	reg.MustRegister(m.runs, m.lastRun)
+	return m
+}
+
+// Skipped counts a tick on which this instance did not hold the lease.
+func (m *Metrics) Skipped() { m.runs.WithLabelValues(OutcomeSkipped).Inc() }
+
+// Failed counts a tick that could not run, e.g. because taking the lease failed.
+func (m *Metrics) Failed() { m.runs.WithLabelValues(OutcomeError).Inc() }
+
+// Reconciler runs reconciliations and records them in reconciler.runs.
+type Reconciler struct {
+	runs    *store.Queries
+	sweep   Sweeper
+	log     *zap.Logger
+	metrics *Metrics
+}
+
+// New returns a Reconciler recording runs through runs (the reconciler's own
+// schema) and sweeping with sw.
+func New(runs *store.Queries, sw Sweeper, log *zap.Logger, m *Metrics) *Reconciler {
+	return &Reconciler{runs: runs, sweep: sw, log: log, metrics: m}
+}
+
+// Once runs one reconciliation. The runs row is opened before and closed
+// after the work, also when the work fails, in which case the returned error
+// is the work's and the row carries its text. Two Once calls at the same time
+// are safe: each records its own row and the invoicer ignores the events
+// they both send.
+func (r *Reconciler) Once(ctx context.Context) (Summary, error) {
+	run, err := r.runs.RunStart(ctx)
+	if err != nil {
+		r.metrics.runs.WithLabelValues(OutcomeError).Inc()
+		return Summary{}, fmt.Errorf("start run: %w", err)
+	}
+	log := r.log.With(zap.Int64("run_id", run.ID))
+	sum := Summary{RunID: run.ID}
+	sum.Sweep, err = r.sweep.Run(ctx)
+	if err != nil {
+		err = fmt.Errorf("sweep: %w", err)
+	}
+	if ferr := r.finish(ctx, run.ID, sum, err); ferr != nil && err == nil {
+		err = ferr
+	}
+	fields := []zap.Field{
+		zap.Int("checked", sum.Sweep.Checked), zap.Int("missing", sum.Sweep.Missing),
+		zap.Int("republished", sum.Sweep.Republished), zap.Int("missing_events", sum.Sweep.MissingEvents),
+		zap.Bool("capped", sum.Sweep.Capped), zap.Duration("took", time.Since(run.StartedAt)),
+	}
+	if err != nil {
+		r.metrics.runs.WithLabelValues(OutcomeError).Inc()
+		log.Error("reconciliation failed", append(fields, zap.Error(err))...)
+		return sum, err
+	}
+	r.metrics.runs.WithLabelValues(OutcomeOK).Inc()
+	r.metrics.lastRun.SetToCurrentTime()
+	log.Info("reconciliation done", fields...)
+	return sum, nil
+}
+
+// finish closes the runs row. It uses a context that outlives ctx's
+// cancellation for a few seconds, so a run cut short by shutdown is still
+// recorded as failed rather than left open.
+func (r *Reconciler) finish(ctx context.Context, id int64, sum Summary, runErr error) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	var msg *string
+	if runErr != nil {
+		s := runErr.Error()
+		msg = &s
+	}
+	err := r.runs.RunFinish(ctx, store.RunFinishParams{
+		ID:          id,
+		Checked:     int32(sum.Sweep.Checked),
+		Republished: int32(sum.Sweep.Republished),
+		Error:       msg,
+	})
+	if err != nil {
+		return fmt.Errorf("finish run %d: %w", id, err)
+	}
+	return nil
+}

@@ -1,0 +1,250 @@
+package sweep_test
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap/zaptest"
+
+	"github.com/onceflow/onceflow/pkg/sqstest"
+	"github.com/onceflow/onceflow/services/reconciler/internal/fixture"
+	"github.com/onceflow/onceflow/services/reconciler/internal/store"
+	"github.com/onceflow/onceflow/services/reconciler/internal/sweep"
+)
+
+const traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+
+// attrs is what the relay puts on a billing event's message.
+func attrs(ev fixture.Event) map[string]string {
+	a := map[string]string{"type": ev.Type, "event_key": ev.Key, "content_type": "application/json"}
+	if ev.Traceparent != "" {
+		a["traceparent"] = ev.Traceparent
+	}
+	return a
+}
+
+func message(ev fixture.Event) fixture.Message {
+	return fixture.Message{Body: ev.Payload, Attrs: attrs(ev)}
+}
+
+func TestSweep(t *testing.T) {
+	t.Parallel()
+	sqsClient := sqstest.Client(t)
+	old := time.Now().Add(-time.Hour).Truncate(time.Second)
+	recent := time.Now().Add(-time.Minute)
+	traced := fixture.PaymentPaid("p1")
+	traced.Traceparent = traceparent
+
+	tests := []struct {
+		name      string
+		pageSize  int
+		maxPerRun int
+		seed      func(testing.TB, *fixture.DB)
+		want      sweep.Result
+		wantMsgs  []fixture.Message
+	}{{
+		name: "old payment without invoice is sent again with its attributes",
+		seed: func(tb testing.TB, db *fixture.DB) {
+			db.Payment(tb, "p1", old)
+			db.Outbox(tb, traced)
+		},
+		want:     sweep.Result{Checked: 1, Missing: 1, Republished: 1},
+		wantMsgs: []fixture.Message{message(traced)},
+	}, {
+		name: "old payment with its invoice is left alone",
+		seed: func(tb testing.TB, db *fixture.DB) {
+			db.Payment(tb, "p1", old)
+			db.Outbox(tb, fixture.PaymentPaid("p1"))
+			db.Invoice(tb, "p1")
+		},
+		want: sweep.Result{Checked: 1},
+	}, {
+		name: "payment paid within the grace period is left alone",
+		seed: func(tb testing.TB, db *fixture.DB) {
+			db.Payment(tb, "p1", recent)
+			db.Outbox(tb, fixture.PaymentPaid("p1"))
+		},
+		want: sweep.Result{},
+	}, {
+		name: "unpaid payment is left alone",
+		seed: func(tb testing.TB, db *fixture.DB) {
+			db.Payment(tb, "p1", time.Time{})
+		},
+		want: sweep.Result{},
+	}, {
+		name: "old refund without credit note is sent again",
+		seed: func(tb testing.TB, db *fixture.DB) {
+			db.Payment(tb, "p1", old)
+			db.Invoice(tb, "p1")
+			db.Refund(tb, "r1", "p1", old)
+			db.Outbox(tb, fixture.RefundSucceeded("r1"))
+		},
+		want:     sweep.Result{Checked: 2, Missing: 1, Republished: 1},
+		wantMsgs: []fixture.Message{message(fixture.RefundSucceeded("r1"))},
+	}, {
+		name: "old refund with its credit note is left alone",
+		seed: func(tb testing.TB, db *fixture.DB) {
+			db.Payment(tb, "p1", old)
+			db.Invoice(tb, "p1")
+			db.Refund(tb, "r1", "p1", old)
+			db.Outbox(tb, fixture.RefundSucceeded("r1"))
+			db.CreditNote(tb, "r1", "p1")
+		},
+		want: sweep.Result{Checked: 2},
+	}, {
+		name: "pending refund is left alone",
+		seed: func(tb testing.TB, db *fixture.DB) {
+			db.Payment(tb, "p1", old)
+			db.Invoice(tb, "p1")
+			db.Refund(tb, "r1", "p1", time.Time{})
+		},
+		want: sweep.Result{Checked: 1},
+	}, {
+		name: "paid payment without outbox row is a missing event, not a message",
+		seed: func(tb testing.TB, db *fixture.DB) {
+			db.Payment(tb, "p1", old)
+		},
+		want: sweep.Result{Checked: 1, Missing: 1, MissingEvents: 1},
+	}, {
+		name:     "pages through payments paid at the same instant",
+		pageSize: 2,
+		seed: func(tb testing.TB, db *fixture.DB) {
+			for i := range 5 {
+				id := fmt.Sprintf("p%d", i)
+				db.Payment(tb, id, old)
+				db.Outbox(tb, fixture.PaymentPaid(id))
+			}
+			db.Invoice(tb, "p2")
+		},
+		want: sweep.Result{Checked: 5, Missing: 4, Republished: 4},
+		wantMsgs: []fixture.Message{
+			message(fixture.PaymentPaid("p0")), message(fixture.PaymentPaid("p1")),
+			message(fixture.PaymentPaid("p3")), message(fixture.PaymentPaid("p4")),
+		},
+	}, {
+		name:      "stops at the per-run maximum",
+		maxPerRun: 2,
+		seed: func(tb testing.TB, db *fixture.DB) {
+			for i := range 3 {
+				id := fmt.Sprintf("p%d", i)
+				db.Payment(tb, id, old.Add(time.Duration(i)*time.Second))
+				db.Outbox(tb, fixture.PaymentPaid(id))
+			}
+		},
+		want: sweep.Result{Checked: 3, Missing: 2, Republished: 2, Capped: true},
+		wantMsgs: []fixture.Message{
+			message(fixture.PaymentPaid("p0")), message(fixture.PaymentPaid("p1")),
+		},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			db := fixture.NewDB(t)
+			tt.seed(t, db)
+			_, queueURL := sqstest.Queue(t, sqsClient, "reconciler-sweep", 5)
+			cfg := sweep.Config{QueueURL: queueURL, Grace: 10 * time.Minute, PageSize: 500, MaxPerRun: 5000}
+			if tt.pageSize > 0 {
+				cfg.PageSize = tt.pageSize
+			}
+			if tt.maxPerRun > 0 {
+				cfg.MaxPerRun = tt.maxPerRun
+			}
+			reg := prometheus.NewRegistry()
+			q := store.New(db.Pool)
+			s := sweep.New(q, q, sqsClient, cfg, zaptest.NewLogger(t), sweep.NewMetrics(reg))
+
+			got, err := s.Run(context.Background())
+			if err != nil {
+				t.Fatalf("Run: %v", err)
+			}
+			if got != tt.want {
+				t.Errorf("Run = %+v, want %+v", got, tt.want)
+			}
+			msgs := fixture.Receive(t, sqsClient, queueURL, len(tt.wantMsgs))
+			sortMessages(msgs)
+			if len(msgs) != len(tt.wantMsgs) || (len(msgs) > 0 && !reflect.DeepEqual(msgs, tt.wantMsgs)) {
+				t.Errorf("queue holds %+v, want %+v", msgs, tt.wantMsgs)
+			}
+			assertCounter(t, reg, "onceflow_reconciler_republished_total", tt.want.Republished)
+			assertCounter(t, reg, "onceflow_reconciler_missing_events_total", tt.want.MissingEvents)
+		})
+	}
+}
+
+func sortMessages(msgs []fixture.Message) {
+	sort.Slice(msgs, func(i, j int) bool { return msgs[i].Attrs["event_key"] < msgs[j].Attrs["event_key"] })
+}
+
+func assertCounter(tb testing.TB, reg *prometheus.Registry, name string, want int) {
+	tb.Helper()
+	families, err := reg.Gather()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() == name {
+			if got := f.GetMetric()[0].GetCounter().GetValue(); got != float64(want) {
+				tb.Errorf("%s = %v, want %d", name, got, want)
+			}
+			return
+		}
+	}
+	tb.Errorf("%s not registered", name)
+}
+
+// TestSweepAcrossDatabases keeps ingest and invoicer in different databases,
+// as production may: the sweep must not rely on a join between them.
+func TestSweepAcrossDatabases(t *testing.T) {
+	t.Parallel()
+	sqsClient := sqstest.Client(t)
+	ingest, invoicer := fixture.NewDB(t), fixture.NewDB(t)
+	old := time.Now().Add(-time.Hour)
+	for _, id := range []string{"p1", "p2"} {
+		ingest.Payment(t, id, old)
+		ingest.Outbox(t, fixture.PaymentPaid(id))
+	}
+	invoicer.Invoice(t, "p1")
+	_, queueURL := sqstest.Queue(t, sqsClient, "reconciler-sweep", 5)
+	cfg := sweep.Config{QueueURL: queueURL, Grace: 10 * time.Minute, PageSize: 500, MaxPerRun: 5000}
+	s := sweep.New(store.New(ingest.Pool), store.New(invoicer.Pool), sqsClient, cfg,
+		zaptest.NewLogger(t), sweep.NewMetrics(prometheus.NewRegistry()))
+
+	got, err := s.Run(context.Background())
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if want := (sweep.Result{Checked: 2, Missing: 1, Republished: 1}); got != want {
+		t.Errorf("Run = %+v, want %+v", got, want)
+	}
+	msgs := fixture.Receive(t, sqsClient, queueURL, 1)
+	if want := []fixture.Message{message(fixture.PaymentPaid("p2"))}; !reflect.DeepEqual(msgs, want) {
+		t.Errorf("queue holds %+v, want %+v", msgs, want)
+	}
+}
+
+// TestSweepSendFailureEndsTheRun sends to a queue that does not exist: the
+// run stops with an error and reports what it had done so far.
+func TestSweepSendFailureEndsTheRun(t *testing.T) {
+	t.Parallel()
+	sqsClient := sqstest.Client(t)
+	db := fixture.NewDB(t)
+	db.Payment(t, "p1", time.Now().Add(-time.Hour))
+	db.Outbox(t, fixture.PaymentPaid("p1"))
+	_, queueURL := sqstest.Queue(t, sqsClient, "reconciler-sweep", 5)
+	cfg := sweep.Config{QueueURL: queueURL + "-gone", Grace: 10 * time.Minute, PageSize: 500, MaxPerRun: 5000}
+	q := store.New(db.Pool)
+	s := sweep.New(q, q, sqsClient, cfg, zaptest.NewLogger(t), sweep.NewMetrics(prometheus.NewRegistry()))
+
+	got, err := s.Run(context.Background())
+	if err == nil {
+		t.Fatal("Run succeeded sending to a missing queue")
+	}
+	if want := (sweep.Result{Checked: 1, Missing: 1}); got != want {
+		t.Errorf("Run = %+v, want %+v", got, want)
+	}
+}

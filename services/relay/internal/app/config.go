@@ -1,0 +1,92 @@
+package app
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/onceflow/onceflow/pkg/backoff"
+	"github.com/onceflow/onceflow/pkg/config"
+	"github.com/onceflow/onceflow/services/relay/internal/relay"
+)
+
+// Config is the relay's configuration, read from the environment.
+type Config struct {
+	config.Common
+	// Routes maps outboxes to queues by event-type prefix (see
+	// relay.ParseRoutes); the default sends ingest's billing and provider
+	// events and the invoicer's notifications.
+	Routes          string        `env:"RELAY_ROUTES" envDefault:"ingest.outbox=billing.>onceflow-billing,provider.>onceflow-provider-events;invoicer.outbox=notification.>onceflow-notifications"`
+	BatchSize       int           `env:"RELAY_BATCH_SIZE" envDefault:"100"`
+	MaxAttempts     int           `env:"RELAY_MAX_ATTEMPTS" envDefault:"10"`
+	BackoffBase     time.Duration `env:"RELAY_BACKOFF_BASE" envDefault:"1s"`
+	BackoffCap      time.Duration `env:"RELAY_BACKOFF_CAP" envDefault:"5m"`
+	PollInterval    time.Duration `env:"RELAY_POLL_INTERVAL" envDefault:"1s"`
+	LeaseTTL        time.Duration `env:"RELAY_LEASE_TTL" envDefault:"15s"`
+	MaxMessageBytes int           `env:"RELAY_MAX_MESSAGE_BYTES" envDefault:"1048576"`
+	// Holder identifies this process in the lease table; empty means
+	// hostname plus a random suffix, chosen at start.
+	Holder string `env:"RELAY_HOLDER"`
+}
+
+// Validate checks every setting; the error names the variable at fault and
+// what it expects.
+func (c Config) Validate() error {
+	if err := c.Common.Validate(); err != nil {
+		return err
+	}
+	if _, err := relay.ParseRoutes(c.Routes); err != nil {
+		return fmt.Errorf("RELAY_ROUTES: %w", err)
+	}
+	checks := []struct {
+		ok   bool
+		name string
+		want string
+	}{
+		{c.BatchSize >= 1, "RELAY_BATCH_SIZE", "a positive number of rows such as 100"},
+		{c.MaxAttempts >= 1, "RELAY_MAX_ATTEMPTS", "a positive number of attempts such as 10"},
+		{c.BackoffBase > 0, "RELAY_BACKOFF_BASE", "a positive duration such as 1s"},
+		{c.BackoffCap >= c.BackoffBase, "RELAY_BACKOFF_CAP", "a duration at least RELAY_BACKOFF_BASE, such as 5m"},
+		{c.PollInterval > 0, "RELAY_POLL_INTERVAL", "a positive duration such as 1s"},
+		{c.LeaseTTL >= 3*time.Millisecond, "RELAY_LEASE_TTL", "a positive duration such as 15s"},
+		{c.MaxMessageBytes >= 1024 && c.MaxMessageBytes <= 1048576, "RELAY_MAX_MESSAGE_BYTES", "a size from 1024 to 1048576 bytes (the SQS limit)"},
+	}
+	for _, ch := range checks {
+		if !ch.ok {
+			return fmt.Errorf("%s: want %s", ch.name, ch.want)
+		}
+	}
+	return nil
+}
+
+// settings turns the configuration into the relay's settings, choosing a
+// holder when none is configured.
+func (c Config) settings() relay.Settings {
+	holder := c.Holder
+	if holder == "" {
+		holder = DefaultHolder()
+	}
+	return relay.Settings{
+		Holder:          holder,
+		BatchSize:       c.BatchSize,
+		MaxAttempts:     c.MaxAttempts,
+		Backoff:         backoff.Policy{Base: c.BackoffBase, Cap: c.BackoffCap},
+		PollInterval:    c.PollInterval,
+		LeaseTTL:        c.LeaseTTL,
+		MaxMessageBytes: c.MaxMessageBytes,
+	}
+}
+
+// DefaultHolder returns the hostname plus a random suffix, unique per
+// process even when two relays share a host or a pod name is reused.
+func DefaultHolder() string {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "relay"
+	}
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	return host + "-" + hex.EncodeToString(b)
+}

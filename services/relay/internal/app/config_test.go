@@ -1,0 +1,78 @@
+package app
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/onceflow/onceflow/pkg/config"
+	"github.com/onceflow/onceflow/pkg/pgtest"
+)
+
+// These tests set environment variables, so they cannot run in parallel.
+
+func TestConfigDefaults(t *testing.T) {
+	loaded, err := config.Load[Config]()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := loaded.Value
+	if c.BatchSize != 100 || c.MaxAttempts != 10 || c.BackoffBase != time.Second || c.BackoffCap != 5*time.Minute ||
+		c.PollInterval != time.Second || c.LeaseTTL != 15*time.Second || c.MaxMessageBytes != 1048576 {
+		t.Errorf("defaults = %+v", c)
+	}
+	if !strings.Contains(c.Routes, "ingest.outbox=billing.>onceflow-billing") {
+		t.Errorf("RELAY_ROUTES default = %q", c.Routes)
+	}
+	if s := c.settings(); s.Holder == "" || s.Holder == c.settings().Holder {
+		t.Errorf("default holders %q are not unique per process", s.Holder)
+	}
+}
+
+func TestConfigErrorsNameTheVariable(t *testing.T) {
+	tests := []struct{ key, value string }{
+		{"RELAY_ROUTES", "ingest.Outbox=billing.>q"},
+		{"RELAY_ROUTES", "ingest.outbox=billing."},
+		{"RELAY_BATCH_SIZE", "0"},
+		{"RELAY_BATCH_SIZE", "many"},
+		{"RELAY_MAX_ATTEMPTS", "0"},
+		{"RELAY_BACKOFF_BASE", "0s"},
+		{"RELAY_BACKOFF_CAP", "1ms"},
+		{"RELAY_POLL_INTERVAL", "-1s"},
+		{"RELAY_LEASE_TTL", "0s"},
+		{"RELAY_MAX_MESSAGE_BYTES", "2000000"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.key+"="+tt.value, func(t *testing.T) {
+			t.Setenv(tt.key, tt.value)
+			_, err := config.Load[Config]()
+			if err == nil || !strings.Contains(err.Error(), tt.key) {
+				t.Fatalf("Load with %s=%s: error %v, want one naming %s", tt.key, tt.value, err, tt.key)
+			}
+		})
+	}
+}
+
+func TestRunMigrate(t *testing.T) {
+	dsn := pgtest.NewDatabase(t)
+	t.Setenv("DATABASE_URL", dsn)
+	ctx := context.Background()
+	if err := Run(ctx, []string{"migrate"}); err != nil {
+		t.Fatalf("migrate: %v", err)
+	}
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var n int
+	if err := conn.QueryRow(ctx, `SELECT count(*) FROM relay.leases`).Scan(&n); err != nil {
+		t.Fatalf("relay.leases after migrate: %v", err)
+	}
+	if err := Run(ctx, []string{"bogus"}); err == nil || !strings.Contains(err.Error(), "migrate, serve") {
+		t.Errorf("unknown subcommand error = %v, want one listing migrate and serve", err)
+	}
+}

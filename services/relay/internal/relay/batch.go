@@ -1,0 +1,289 @@
+package relay
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"go.uber.org/zap"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/onceflow/onceflow/pkg/outbox"
+)
+
+const (
+	entriesPerCall = 10 // the most SendMessageBatch accepts
+	callsInFlight  = 4  // concurrent SendMessageBatch calls per batch
+	maxReasonBytes = 1000
+)
+
+// chunk is the rows of one SendMessageBatch call.
+type chunk struct {
+	queue string // URL
+	rows  []outbox.Row
+}
+
+// outcome is what SQS answered for one row.
+type outcome struct {
+	row    outbox.Row
+	queue  string
+	reason string // empty when SQS accepted the message
+	fatal  bool   // SQS blames the request itself: resending cannot help
+}
+
+// failure is a row to record as failed: retried at next, or parked.
+type failure struct {
+	row    outbox.Row
+	queue  string // empty when the row was never sent
+	reason string
+	next   time.Time
+	park   bool
+}
+
+// publishBatch claims the due rows, sends them, and records the results
+// under the lease's fence. full reports a whole batch, meaning more rows may
+// be waiting. An error wrapping lease.ErrDeposed means another relay took
+// over and nothing was recorded. Once rows are claimed the batch runs to the
+// end even if ctx is cancelled, within deadlines derived from the lease TTL.
+func (r *Relay) publishBatch(ctx context.Context, token int64) (full bool, err error) {
+	start := time.Now()
+	claimCtx, cancel := context.WithTimeout(ctx, r.renewEvery())
+	rows, err := outbox.Due(claimCtx, r.pool, r.outbox.Table, r.s.BatchSize)
+	cancel()
+	if err != nil || len(rows) == 0 {
+		return false, err
+	}
+	work := context.WithoutCancel(ctx)
+	chunks, failures := r.plan(rows)
+	published, failed := r.judge(r.sendAll(work, chunks))
+	failures = append(failures, failed...)
+	if err := r.record(work, token, published, failures); err != nil {
+		return false, err
+	}
+	r.observe(published, failures, time.Since(start))
+	return len(rows) == r.s.BatchSize, nil
+}
+
+// plan groups rows into SendMessageBatch calls per queue and parks the rows
+// that cannot be sent: those of an unrouted type and oversize ones.
+func (r *Relay) plan(rows []outbox.Row) ([]chunk, []failure) {
+	var parked []failure
+	var queues []string
+	byQueue := map[string][]outbox.Row{}
+	for _, row := range rows {
+		route, ok := r.outbox.Match(row.EventType)
+		if !ok {
+			parked = append(parked, r.parkNow(row, "no route for type "+row.EventType))
+			continue
+		}
+		if n := messageSize(row); n > r.s.MaxMessageBytes {
+			parked = append(parked, r.parkNow(row, fmt.Sprintf(
+				"message of %d bytes exceeds RELAY_MAX_MESSAGE_BYTES=%d", n, r.s.MaxMessageBytes)))
+			continue
+		}
+		if _, seen := byQueue[route.Queue]; !seen {
+			queues = append(queues, route.Queue)
+		}
+		byQueue[route.Queue] = append(byQueue[route.Queue], row)
+	}
+	var chunks []chunk
+	for _, q := range queues {
+		chunks = append(chunks, r.split(q, byQueue[q])...)
+	}
+	return chunks, parked
+}
+
+func (r *Relay) parkNow(row outbox.Row, reason string) failure {
+	return failure{row: row, reason: reason, next: time.Now(), park: true}
+}
+
+// split cuts one queue's rows into calls of at most ten entries whose sizes
+// add up to at most MaxMessageBytes, SQS's limit for a whole batch request.
+func (r *Relay) split(queue string, rows []outbox.Row) []chunk {
+	var out []chunk
+	cur, size := chunk{queue: queue}, 0
+	for _, row := range rows {
+		n := messageSize(row)
+		if len(cur.rows) == entriesPerCall || (len(cur.rows) > 0 && size+n > r.s.MaxMessageBytes) {
+			out = append(out, cur)
+			cur, size = chunk{queue: queue}, 0
+		}
+		cur.rows = append(cur.rows, row)
+		size += n
+	}
+	if len(cur.rows) > 0 {
+		out = append(out, cur)
+	}
+	return out
+}
+
+// sendAll sends every chunk, callsInFlight at a time. It never fails as a
+// whole: each row gets its own outcome.
+func (r *Relay) sendAll(ctx context.Context, chunks []chunk) []outcome {
+	ctx, cancel := context.WithTimeout(ctx, r.renewEvery())
+	defer cancel()
+	results := make([][]outcome, len(chunks))
+	var g errgroup.Group
+	g.SetLimit(callsInFlight)
+	for i, c := range chunks {
+		g.Go(func() error {
+			results[i] = r.sendChunk(ctx, c)
+			return nil
+		})
+	}
+	_ = g.Wait()
+	return slices.Concat(results...)
+}
+
+func (r *Relay) sendChunk(ctx context.Context, c chunk) []outcome {
+	entries := make([]types.SendMessageBatchRequestEntry, len(c.rows))
+	for i, row := range c.rows {
+		entries[i] = types.SendMessageBatchRequestEntry{
+			Id:                aws.String(strconv.FormatInt(row.ID, 10)),
+			MessageBody:       aws.String(string(row.Payload)),
+			MessageAttributes: attributes(row),
+		}
+	}
+	out, err := r.sender.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: aws.String(c.queue), Entries: entries})
+	answers := map[string]outcome{}
+	if err == nil {
+		for _, s := range out.Successful {
+			answers[aws.ToString(s.Id)] = outcome{}
+		}
+		for _, f := range out.Failed {
+			answers[aws.ToString(f.Id)] = outcome{reason: aws.ToString(f.Code) + ": " + aws.ToString(f.Message), fatal: f.SenderFault}
+		}
+	}
+	outcomes := make([]outcome, len(c.rows))
+	for i, row := range c.rows {
+		o, ok := answers[strconv.FormatInt(row.ID, 10)]
+		switch {
+		case err != nil:
+			o = outcome{reason: "send message batch: " + err.Error()}
+		case !ok:
+			o = outcome{reason: "SQS returned no result for the entry"}
+		}
+		o.row, o.queue = row, c.queue
+		outcomes[i] = o
+	}
+	return outcomes
+}
+
+// judge splits outcomes into published rows and failures, deciding each
+// failure's retry time and whether it is parked.
+func (r *Relay) judge(outcomes []outcome) (published []outcome, failures []failure) {
+	for _, o := range outcomes {
+		if o.reason == "" {
+			published = append(published, o)
+			continue
+		}
+		attempt := o.row.Attempts + 1
+		failures = append(failures, failure{
+			row: o.row, queue: o.queue, reason: o.reason,
+			next: time.Now().Add(r.s.Backoff.Delay(attempt)),
+			park: o.fatal || attempt >= r.s.MaxAttempts,
+		})
+	}
+	return published, failures
+}
+
+// record writes the batch's results in one transaction that first checks
+// the lease's fence, so a deposed relay changes nothing.
+func (r *Relay) record(ctx context.Context, token int64, published []outcome, failures []failure) error {
+	ctx, cancel := context.WithTimeout(ctx, r.s.LeaseTTL)
+	defer cancel()
+	tx, err := r.pool.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("record batch: %w", err)
+	}
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	if err := r.lease.Fence(ctx, tx, token); err != nil {
+		return fmt.Errorf("record batch: %w", err)
+	}
+	if len(published) > 0 {
+		ids := make([]int64, len(published))
+		for i, o := range published {
+			ids[i] = o.row.ID
+		}
+		if err := outbox.MarkPublished(ctx, tx, r.outbox.Table, ids); err != nil {
+			return fmt.Errorf("record batch: %w", err)
+		}
+	}
+	for _, f := range failures {
+		if err := outbox.MarkFailed(ctx, tx, r.outbox.Table, f.row.ID, truncate(f.reason), f.next, f.park); err != nil {
+			return fmt.Errorf("record batch: %w", err)
+		}
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return fmt.Errorf("record batch: commit: %w", err)
+	}
+	return nil
+}
+
+// observe counts and logs a recorded batch.
+func (r *Relay) observe(published []outcome, failures []failure, took time.Duration) {
+	for _, o := range published {
+		r.metrics.published.WithLabelValues(r.name, queueLabel(o.queue)).Inc()
+	}
+	for _, f := range failures {
+		fields := []zap.Field{zap.Int64("id", f.row.ID), zap.String("event_key", f.row.EventKey),
+			zap.String("event_type", f.row.EventType), zap.Int("attempts", f.row.Attempts+1), zap.String("reason", truncate(f.reason))}
+		if f.queue != "" {
+			r.metrics.failed.WithLabelValues(r.name, queueLabel(f.queue)).Inc()
+			fields = append(fields, zap.String("queue", queueLabel(f.queue)))
+		}
+		if f.park {
+			r.metrics.parked.WithLabelValues(r.name).Inc()
+			r.log.Error("parked outbox row", fields...)
+			continue
+		}
+		r.log.Warn("send failed; will retry", append(fields, zap.Time("next_attempt_at", f.next))...)
+	}
+	r.metrics.batch.WithLabelValues(r.name).Observe(took.Seconds())
+	r.log.Debug("batch done", zap.Int("published", len(published)), zap.Int("failed", len(failures)), zap.Duration("took", took))
+}
+
+// attributes are the message attributes consumers route and trace on.
+func attributes(row outbox.Row) map[string]types.MessageAttributeValue {
+	a := map[string]types.MessageAttributeValue{
+		"type":         stringAttr(row.EventType),
+		"event_key":    stringAttr(row.EventKey),
+		"content_type": stringAttr("application/json"),
+	}
+	if row.Traceparent != "" {
+		a["traceparent"] = stringAttr(row.Traceparent)
+	}
+	return a
+}
+
+func stringAttr(v string) types.MessageAttributeValue {
+	return types.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(v)}
+}
+
+// messageSize is the size SQS counts against its limit: the body plus each
+// attribute's name, data type and value.
+func messageSize(row outbox.Row) int {
+	n := len(row.Payload)
+	for name, v := range attributes(row) {
+		n += len(name) + len(aws.ToString(v.DataType)) + len(aws.ToString(v.StringValue))
+	}
+	return n
+}
+
+// queueLabel turns a queue URL into its name for metrics and logs.
+func queueLabel(queue string) string {
+	return queue[strings.LastIndex(queue, "/")+1:]
+}
+
+func truncate(s string) string {
+	if len(s) <= maxReasonBytes {
+		return s
+	}
+	return strings.ToValidUTF8(s[:maxReasonBytes], "")
+}

@@ -1,0 +1,211 @@
+package relay
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest"
+
+	"github.com/onceflow/onceflow/db"
+	"github.com/onceflow/onceflow/pkg/backoff"
+	"github.com/onceflow/onceflow/pkg/outbox"
+	"github.com/onceflow/onceflow/pkg/pg"
+	"github.com/onceflow/onceflow/pkg/pgtest"
+	"github.com/onceflow/onceflow/pkg/sqstest"
+)
+
+var ingestOutbox = outbox.Table{Schema: "ingest", Name: "outbox"}
+
+// fixture is a fresh database with the ingest and relay schemas and a fresh
+// queue.
+type fixture struct {
+	pool  *pgxpool.Pool
+	sqs   *sqs.Client
+	queue string // URL
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	ctx := context.Background()
+	dsn := pgtest.NewDatabase(t)
+	for _, schema := range []string{"ingest", "relay"} {
+		if err := db.Migrate(ctx, dsn, schema); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pool, err := pg.Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	c := sqstest.Client(t)
+	_, url := sqstest.Queue(t, c, "relaytest", 5)
+	return &fixture{pool: pool, sqs: c, queue: url}
+}
+
+func testSettings(holder string) Settings {
+	return Settings{
+		Holder:          holder,
+		BatchSize:       100,
+		MaxAttempts:     10,
+		Backoff:         backoff.Policy{Base: 10 * time.Millisecond, Cap: 100 * time.Millisecond},
+		PollInterval:    200 * time.Millisecond,
+		LeaseTTL:        3 * time.Second,
+		MaxMessageBytes: 1 << 20,
+	}
+}
+
+// billingOutbox routes billing events of ingest.outbox to the fixture's queue.
+func (f *fixture) billingOutbox() Outbox {
+	return Outbox{Table: ingestOutbox, Routes: []Route{{Prefix: "billing.", Queue: f.queue}}}
+}
+
+// newRelay builds a relay with its own metrics registry.
+func (f *fixture) newRelay(t *testing.T, s Settings) (*Relay, *prometheus.Registry) {
+	t.Helper()
+	reg := prometheus.NewRegistry()
+	m, err := NewMetrics(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return New(f.pool, f.sqs, m, zaptestLogger(t).Named(s.Holder), f.billingOutbox(), s), reg
+}
+
+func zaptestLogger(t *testing.T) *zap.Logger {
+	return zaptest.NewLogger(t, zaptest.Level(zap.InfoLevel))
+}
+
+// start runs r until the test ends.
+func start(t *testing.T, r *Relay) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		r.Run(ctx)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+}
+
+func message(i int, eventType string) outbox.Message {
+	return outbox.Message{
+		EventKey:    fmt.Sprintf("payment:%d:paid", i),
+		EventType:   eventType,
+		Payload:     fmt.Appendf(nil, `{"n":%d}`, i),
+		Traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+	}
+}
+
+// insert commits msgs to ingest.outbox in one transaction.
+func (f *fixture) insert(t *testing.T, msgs ...outbox.Message) {
+	t.Helper()
+	ctx := context.Background()
+	tx, err := f.pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tx.Rollback(ctx) }()
+	for _, m := range msgs {
+		if _, err := outbox.Insert(ctx, tx, ingestOutbox, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// receive takes messages off the fixture's queue, deleting them, until want
+// distinct event keys have arrived and the queue is then empty. It returns
+// the messages by event key, each a list so duplicates show.
+func (f *fixture) receive(t *testing.T, want int) map[string][]types.Message {
+	t.Helper()
+	got := map[string][]types.Message{}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		n := f.receiveOnce(t, got)
+		if len(got) >= want && n == 0 {
+			return got
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("received %d of %d event keys before the deadline", len(got), want)
+		}
+	}
+}
+
+func (f *fixture) receiveOnce(t *testing.T, into map[string][]types.Message) int {
+	t.Helper()
+	ctx := context.Background()
+	out, err := f.sqs.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
+		QueueUrl: aws.String(f.queue), MaxNumberOfMessages: 10, WaitTimeSeconds: 1,
+		MessageAttributeNames: []string{"All"},
+	})
+	if err != nil {
+		t.Fatalf("receive: %v", err)
+	}
+	if len(out.Messages) == 0 {
+		return 0
+	}
+	entries := make([]types.DeleteMessageBatchRequestEntry, len(out.Messages))
+	for i, m := range out.Messages {
+		key := aws.ToString(m.MessageAttributes["event_key"].StringValue)
+		into[key] = append(into[key], m)
+		entries[i] = types.DeleteMessageBatchRequestEntry{Id: aws.String(fmt.Sprint(i)), ReceiptHandle: m.ReceiptHandle}
+	}
+	if _, err := f.sqs.DeleteMessageBatch(ctx, &sqs.DeleteMessageBatchInput{QueueUrl: aws.String(f.queue), Entries: entries}); err != nil {
+		t.Fatalf("delete: %v", err)
+	}
+	return len(out.Messages)
+}
+
+// eventually polls cond until it holds or the deadline passes.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// count runs a count(*) query.
+func (f *fixture) count(t *testing.T, query string, args ...any) int {
+	t.Helper()
+	var n int
+	if err := f.pool.QueryRow(context.Background(), query, args...).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// metric sums every series of the named metric in reg.
+func metric(t *testing.T, reg *prometheus.Registry, name string) float64 {
+	t.Helper()
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum float64
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			sum += m.GetCounter().GetValue() + m.GetGauge().GetValue()
+		}
+	}
+	return sum
+}

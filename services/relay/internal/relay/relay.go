@@ -1,0 +1,175 @@
+// Package relay publishes outbox rows to their SQS queues. One Relay runs per
+// outbox shard; a PostgreSQL lease with a fencing token makes exactly one
+// process the publisher of a shard at a time while others stand by.
+//
+// Delivery is at least once: a row is marked published only after SQS has
+// accepted it, so a crash between the two sends it again, and consumers
+// dedupe on the event key.
+package relay
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"go.uber.org/zap"
+
+	"github.com/onceflow/onceflow/pkg/backoff"
+	"github.com/onceflow/onceflow/pkg/lease"
+)
+
+// LeaseSchema is the schema whose leases table holds the relay's leases.
+const LeaseSchema = "relay"
+
+// Sender sends batches of messages to SQS; *sqs.Client satisfies it.
+type Sender interface {
+	SendMessageBatch(ctx context.Context, in *sqs.SendMessageBatchInput, optFns ...func(*sqs.Options)) (*sqs.SendMessageBatchOutput, error)
+}
+
+// Settings tune every Relay of a process.
+type Settings struct {
+	Holder          string         // unique id of this process in the lease table
+	BatchSize       int            // rows claimed per run
+	MaxAttempts     int            // a row is parked after this many failed sends
+	Backoff         backoff.Policy // delay before a failed row is retried
+	PollInterval    time.Duration  // fallback wake-up when no NOTIFY arrives
+	LeaseTTL        time.Duration  // lease lifetime; renewed every third of it
+	MaxMessageBytes int            // larger messages are parked, never sent
+}
+
+// Relay publishes one shard of one outbox while it holds that shard's lease.
+type Relay struct {
+	pool    *pgxpool.Pool
+	sender  Sender
+	metrics *Metrics
+	log     *zap.Logger
+	outbox  Outbox
+	name    string // schema.table, the metric and log label
+	lease   *lease.Lease
+	s       Settings
+}
+
+// New returns the relay of shard 0 of ob. Its queues must already be URLs.
+func New(pool *pgxpool.Pool, sender Sender, m *Metrics, log *zap.Logger, ob Outbox, s Settings) *Relay {
+	name := ob.Table.String()
+	m.zero(ob)
+	return &Relay{
+		pool: pool, sender: sender, metrics: m, outbox: ob, name: name, s: s,
+		log:   log.With(zap.String("outbox", name)),
+		lease: lease.New(pool, LeaseSchema, LeaseName(ob.Table, 0), s.Holder, s.LeaseTTL),
+	}
+}
+
+// Run competes for the lease until ctx ends and publishes while it holds it.
+// On cancellation it lets the batch in flight finish, releases the lease so
+// a standby takes over at once, and returns. Failures of PostgreSQL or SQS
+// are logged and retried; they never end Run.
+func (r *Relay) Run(ctx context.Context) {
+	for {
+		token, ok, err := r.lease.Acquire(ctx)
+		switch {
+		case err != nil && ctx.Err() == nil:
+			r.log.Warn("acquire lease", zap.Error(err))
+		case ok:
+			r.lead(ctx, token)
+		}
+		if !sleep(ctx, r.renewEvery()) {
+			return
+		}
+	}
+}
+
+func (r *Relay) renewEvery() time.Duration { return max(r.s.LeaseTTL/3, time.Millisecond) }
+
+// lead publishes under token until ctx ends or the lease is lost.
+func (r *Relay) lead(ctx context.Context, token int64) {
+	r.log.Info("leading", zap.Int64("token", token))
+	r.metrics.leader.WithLabelValues(r.name).Set(1)
+	defer r.metrics.leader.WithLabelValues(r.name).Set(0)
+
+	wake := make(chan struct{}, 1)
+	listenCtx, stopListening := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() { r.listen(listenCtx, wake) })
+	defer wg.Wait()
+	defer stopListening()
+
+	renewAt := time.Now().Add(r.renewEvery())
+	for ctx.Err() == nil {
+		full, err := r.publishBatch(ctx, token)
+		if errors.Is(err, lease.ErrDeposed) {
+			r.log.Warn("deposed: another relay holds the lease; stopped publishing", zap.Int64("token", token))
+			return
+		}
+		if err != nil && ctx.Err() == nil {
+			r.log.Warn("publish batch", zap.Error(err))
+		}
+		if !full {
+			r.wait(ctx, wake, time.Until(renewAt))
+		}
+		if ctx.Err() == nil && !time.Now().Before(renewAt) {
+			next, ok := r.renew(ctx, token)
+			if !ok {
+				if ctx.Err() != nil {
+					r.release(ctx, token)
+				}
+				return
+			}
+			token, renewAt = next, time.Now().Add(r.renewEvery())
+		}
+	}
+	r.release(ctx, token)
+}
+
+// renew extends the lease; ok is false when it is lost or cannot be
+// confirmed, and the caller must stop publishing.
+func (r *Relay) renew(ctx context.Context, token int64) (int64, bool) {
+	next, ok, err := r.lease.Acquire(ctx)
+	switch {
+	case err != nil:
+		r.log.Warn("renew lease; stepping down", zap.Error(err))
+	case !ok:
+		r.log.Warn("lease lost to another relay; stepping down", zap.Int64("token", token))
+	case next != token:
+		r.log.Info("lease expired and re-acquired", zap.Int64("token", next))
+	}
+	return next, err == nil && ok
+}
+
+// release gives the lease up for a quick hand-over at shutdown.
+func (r *Relay) release(ctx context.Context, token int64) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if err := r.lease.Release(ctx, token); err != nil {
+		r.log.Warn("release lease", zap.Error(err))
+		return
+	}
+	r.log.Info("released lease", zap.Int64("token", token))
+}
+
+// wait blocks until a notification, the poll interval, at most limit, or
+// the end of ctx.
+func (r *Relay) wait(ctx context.Context, wake <-chan struct{}, limit time.Duration) {
+	t := time.NewTimer(max(min(r.s.PollInterval, limit), 0))
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-wake:
+	case <-t.C:
+	}
+}
+
+// sleep waits for d and reports whether ctx is still live.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}

@@ -1,0 +1,215 @@
+package relay
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/onceflow/onceflow/pkg/lease"
+	"github.com/onceflow/onceflow/pkg/outbox"
+)
+
+const billingType = "billing.document_requested"
+
+func TestPublishesEveryRowOnce(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	r, reg := f.newRelay(t, testSettings("a"))
+	start(t, r)
+
+	msgs := make([]outbox.Message, 300)
+	for i := range msgs {
+		msgs[i] = message(i, billingType)
+	}
+	f.insert(t, msgs...)
+
+	got := f.receive(t, len(msgs))
+	for _, m := range msgs {
+		received := got[m.EventKey]
+		if len(received) != 1 {
+			t.Fatalf("event %s received %d times, want 1", m.EventKey, len(received))
+		}
+		attrs := received[0].MessageAttributes
+		for name, want := range map[string]string{"type": billingType, "content_type": "application/json", "traceparent": m.Traceparent} {
+			if v := aws.ToString(attrs[name].StringValue); v != want {
+				t.Errorf("event %s attribute %s = %q, want %q", m.EventKey, name, v, want)
+			}
+		}
+		if body := aws.ToString(received[0].Body); body != string(m.Payload) {
+			t.Errorf("event %s body = %q, want %q", m.EventKey, body, m.Payload)
+		}
+	}
+	if len(got) != len(msgs) {
+		t.Fatalf("received %d event keys, want %d", len(got), len(msgs))
+	}
+	eventually(t, "every row marked published", func() bool {
+		return f.count(t, `SELECT count(*) FROM ingest.outbox WHERE published_at IS NULL`) == 0
+	})
+	if n := metric(t, reg, "onceflow_relay_published_total"); n != 300 {
+		t.Errorf("published_total = %v, want 300", n)
+	}
+}
+
+func TestParksUnroutedAndOversizeRows(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	s := testSettings("a")
+	s.MaxMessageBytes = 2048
+	r, reg := f.newRelay(t, s)
+	start(t, r)
+
+	oversize := message(3, billingType)
+	oversize.Payload = fmt.Appendf(nil, `{"pad":%q}`, bytes.Repeat([]byte("x"), 4096))
+	unrouted := message(4, "unknown.thing")
+	f.insert(t, message(0, billingType), message(1, billingType), message(2, billingType), oversize, unrouted)
+
+	got := f.receive(t, 3)
+	if len(got) != 3 {
+		t.Fatalf("received %d event keys, want the 3 routable ones: %v", len(got), keys(got))
+	}
+	eventually(t, "two rows parked and three published", func() bool {
+		return f.count(t, `SELECT count(*) FROM ingest.outbox WHERE parked_at IS NOT NULL`) == 2 &&
+			f.count(t, `SELECT count(*) FROM ingest.outbox WHERE published_at IS NOT NULL`) == 3
+	})
+	for key, want := range map[string]string{
+		unrouted.EventKey: "no route for type unknown.thing",
+		oversize.EventKey: "exceeds RELAY_MAX_MESSAGE_BYTES=2048",
+	} {
+		var reason string
+		err := f.pool.QueryRow(context.Background(),
+			`SELECT parked_reason FROM ingest.outbox WHERE event_key = $1 AND published_at IS NULL`, key).Scan(&reason)
+		if err != nil || !strings.Contains(reason, want) {
+			t.Errorf("row %s parked_reason = %q (%v), want it to contain %q", key, reason, err, want)
+		}
+	}
+	if n := metric(t, reg, "onceflow_relay_parked_total"); n != 2 {
+		t.Errorf("parked_total = %v, want 2", n)
+	}
+}
+
+func TestOneLeaderPublishes(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	a, regA := f.newRelay(t, testSettings("a"))
+	b, regB := f.newRelay(t, testSettings("b"))
+	start(t, a)
+	start(t, b)
+	eventually(t, "a leader", func() bool {
+		return metric(t, regA, "onceflow_relay_is_leader")+metric(t, regB, "onceflow_relay_is_leader") == 1
+	})
+
+	msgs := make([]outbox.Message, 50)
+	for i := range msgs {
+		msgs[i] = message(i, billingType)
+		f.insert(t, msgs[i])
+	}
+	got := f.receive(t, len(msgs))
+	for _, m := range msgs {
+		if n := len(got[m.EventKey]); n != 1 {
+			t.Errorf("event %s received %d times, want 1", m.EventKey, n)
+		}
+	}
+
+	leader, standby, holder := regA, regB, "a"
+	if metric(t, regB, "onceflow_relay_is_leader") == 1 {
+		leader, standby, holder = regB, regA, "b"
+	}
+	if n := metric(t, standby, "onceflow_relay_published_total"); n != 0 {
+		t.Errorf("the standby published %v rows", n)
+	}
+	eventually(t, "the leader counts every row", func() bool {
+		return metric(t, leader, "onceflow_relay_published_total") == 50
+	})
+	if n := f.count(t, `SELECT count(*) FROM relay.leases WHERE holder = $1 AND name = $2`, holder, LeaseName(ingestOutbox, 0)); n != 1 {
+		t.Errorf("lease rows held by the leader %s = %d, want 1", holder, n)
+	}
+}
+
+func TestDeposedLeaderCannotMarkPublished(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newFixture(t)
+	old, reg := f.newRelay(t, testSettings("old"))
+	token, ok, err := old.lease.Acquire(ctx)
+	if err != nil || !ok {
+		t.Fatalf("acquire: ok=%v err=%v", ok, err)
+	}
+	f.insert(t, message(0, billingType), message(1, billingType))
+
+	// The old leader stalls past its TTL and a new one takes over.
+	if _, err := f.pool.Exec(ctx, `UPDATE relay.leases SET expires_at = now() - interval '1 second'`); err != nil {
+		t.Fatal(err)
+	}
+	usurper := lease.New(f.pool, LeaseSchema, LeaseName(ingestOutbox, 0), "new", testSettings("new").LeaseTTL)
+	if next, ok, err := usurper.Acquire(ctx); err != nil || !ok || next != token+1 {
+		t.Fatalf("usurper acquire = %d, %v, %v; want %d, true", next, ok, err, token+1)
+	}
+
+	_, err = old.publishBatch(ctx, token)
+	if !errors.Is(err, lease.ErrDeposed) {
+		t.Fatalf("publishBatch under the old token = %v, want lease.ErrDeposed", err)
+	}
+	if n := f.count(t, `SELECT count(*) FROM ingest.outbox WHERE published_at IS NULL AND attempts = 0`); n != 2 {
+		t.Errorf("untouched rows = %d, want 2: the deposed leader changed rows", n)
+	}
+	if n := metric(t, reg, "onceflow_relay_published_total"); n != 0 {
+		t.Errorf("published_total = %v after a fenced batch, want 0", n)
+	}
+}
+
+func keys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+func TestFailedSendsBackOffThenPark(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	s := testSettings("a")
+	s.MaxAttempts = 3
+	reg := prometheus.NewRegistry()
+	m, err := NewMetrics(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	missing := Outbox{Table: ingestOutbox, Routes: []Route{{Prefix: "billing.", Queue: f.queue + "-missing"}}}
+	start(t, New(f.pool, f.sqs, m, zaptestLogger(t), missing, s))
+	f.insert(t, message(0, billingType))
+
+	eventually(t, "the row parked after 3 attempts", func() bool {
+		return f.count(t, `SELECT count(*) FROM ingest.outbox WHERE parked_at IS NOT NULL AND attempts = 3 AND parked_reason <> ''`) == 1
+	})
+	if n := metric(t, reg, "onceflow_relay_failed_total"); n != 3 {
+		t.Errorf("failed_total = %v, want 3", n)
+	}
+	if n := metric(t, reg, "onceflow_relay_parked_total"); n != 1 {
+		t.Errorf("parked_total = %v, want 1", n)
+	}
+}
+
+func TestNotificationWakesTheLeader(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	s := testSettings("a")
+	s.PollInterval, s.LeaseTTL = time.Hour, 10*time.Minute // neither polls nor renewals wake it during the test
+	r, _ := f.newRelay(t, s)
+	start(t, r)
+	eventually(t, "the leader listening", func() bool {
+		return f.count(t, `SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN%'`) == 1
+	})
+
+	f.insert(t, message(0, billingType))
+	if got := f.receive(t, 1); len(got) != 1 {
+		t.Fatalf("received %v, want the one event", keys(got))
+	}
+}

@@ -1,0 +1,174 @@
+package stack
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/onceflow/onceflow/pkg/dlocal"
+	"github.com/onceflow/onceflow/pkg/money"
+)
+
+// Pay creates a customer and an order at ingest, then a payment for it at
+// the PSP sandbox, which notifies ingest. It returns the PSP payment id.
+func (s *Stack) Pay(ctx context.Context, orderID string, amountMinor int64) (string, error) {
+	var customer struct {
+		ID string `json:"id"`
+	}
+	err := s.call(ctx, s.IngestURL+"/v1/customers", map[string]any{
+		"doc_type": "CI", "doc_country": "UY", "doc_number": "19119365", "legal_name": "Demo Buyer " + orderID,
+		"address": "Av. 18 de Julio 1000", "city": "Montevideo", "department": "Montevideo", "country": "UY",
+		"email": "buyer-" + orderID + "@example.com",
+	}, &customer, s.bearer)
+	if err != nil {
+		return "", fmt.Errorf("create customer: %w", err)
+	}
+	err = s.call(ctx, s.IngestURL+"/v1/orders", map[string]any{
+		"merchant_order_id": orderID, "customer_id": customer.ID, "amount_minor": amountMinor, "currency": "UYU",
+		"lines": []map[string]any{{"description": "Credits pack", "quantity": 1, "unit_minor": amountMinor, "amount_minor": amountMinor}},
+	}, nil, s.bearer)
+	if err != nil {
+		return "", fmt.Errorf("create order: %w", err)
+	}
+	var payment struct {
+		ID string `json:"id"`
+	}
+	err = s.call(ctx, s.PSPURL+"/payments", map[string]any{
+		"amount": json.Number(money.FormatMinor(amountMinor)), "currency": "UYU", "country": "UY",
+		"payment_method_id": "CARD", "order_id": orderID, "notification_url": s.IngestURL + "/webhooks/dlocal",
+		"payer": map[string]any{"name": "Demo Buyer", "email": "buyer@example.com", "document": "19119365"},
+	}, &payment, s.dlocalSign)
+	if err != nil {
+		return "", fmt.Errorf("create payment: %w", err)
+	}
+	return payment.ID, nil
+}
+
+// Refund refunds amountMinor of a payment at the PSP sandbox, which
+// notifies ingest. It returns the refund id.
+func (s *Stack) Refund(ctx context.Context, paymentID string, amountMinor int64) (string, error) {
+	var refund struct {
+		ID string `json:"id"`
+	}
+	err := s.call(ctx, s.PSPURL+"/refunds", map[string]any{
+		"payment_id": paymentID, "amount": json.Number(money.FormatMinor(amountMinor)), "currency": "UYU",
+		"notification_url": s.IngestURL + "/webhooks/dlocal",
+	}, &refund, s.dlocalSign)
+	if err != nil {
+		return "", fmt.Errorf("create refund: %w", err)
+	}
+	return refund.ID, nil
+}
+
+// Renotify makes the PSP sandbox deliver a payment's current notification
+// copies more times.
+func (s *Stack) Renotify(ctx context.Context, paymentID string, copies int) error {
+	return s.call(ctx, fmt.Sprintf("%s/sandbox/payments/%s/notify?copies=%d", s.PSPURL, paymentID, copies), nil, nil, nil)
+}
+
+// Document is a document held by the fiscal sandbox.
+type Document struct {
+	Reference string `json:"reference"`
+	Type      int    `json:"type"`
+	Series    string `json:"series"`
+	Number    int    `json:"number"`
+	Status    int    `json:"status"`
+	Addendum  string `json:"addendum"`
+}
+
+// Documents lists what the fiscal sandbox holds.
+func (s *Stack) Documents(ctx context.Context) ([]Document, error) {
+	var out struct {
+		Documents []Document `json:"documents"`
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.FiscalURL+"/sandbox/documents", nil)
+	if err != nil {
+		return nil, err
+	}
+	if err := do(req, &out); err != nil {
+		return nil, err
+	}
+	return out.Documents, nil
+}
+
+// BySource counts the sandbox's documents per source, read from the
+// addendum onceflow writes ("onceflow <kind> <ref> <document kind>").
+func BySource(docs []Document) map[string][]Document {
+	out := map[string][]Document{}
+	for _, d := range docs {
+		f := strings.Fields(d.Addendum)
+		if len(f) == 4 && f[0] == "onceflow" {
+			out[f[1]+":"+f[2]] = append(out[f[1]+":"+f[2]], d)
+		}
+	}
+	return out
+}
+
+// WaitFor polls check until it returns true or timeout passes.
+func WaitFor(ctx context.Context, timeout time.Duration, check func() (bool, error)) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		ok, err := check()
+		if ok {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("not reached within %s (last error: %v)", timeout, err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+func (s *Stack) bearer(req *http.Request, _ []byte) { req.Header.Set("Authorization", "Bearer "+APIToken) }
+
+func (s *Stack) dlocalSign(req *http.Request, body []byte) {
+	date := dlocal.FormatDate(time.Now())
+	req.Header.Set(dlocal.HeaderDate, date)
+	req.Header.Set(dlocal.HeaderLogin, Login)
+	req.Header.Set(dlocal.HeaderTransKey, TransKey)
+	req.Header.Set(dlocal.HeaderAuthorization, dlocal.Authorization(dlocal.Sign(SecretKey, Login, date, body)))
+}
+
+func (s *Stack) call(ctx context.Context, url string, in, out any, auth func(*http.Request, []byte)) error {
+	var body []byte
+	if in != nil {
+		var err error
+		if body, err = json.Marshal(in); err != nil {
+			return err
+		}
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if auth != nil {
+		auth(req, body)
+	}
+	return do(req, out)
+}
+
+func do(req *http.Request, out any) error {
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode >= 300 {
+		return fmt.Errorf("%s %s: %d %s", req.Method, req.URL.Path, resp.StatusCode, b)
+	}
+	if out != nil {
+		return json.Unmarshal(b, out)
+	}
+	return nil
+}
