@@ -48,7 +48,7 @@ func (r *Relay) listenOnce(ctx context.Context, wake chan<- struct{}) error {
 		if err != nil {
 			return fmt.Errorf("wait for notification: %w", err)
 		}
-		if n.Payload == "mutated" {
+		if n.Payload == r.name {
 			signal(wake)
 		}
 	}

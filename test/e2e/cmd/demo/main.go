@@ -1,0 +1,134 @@
+// Command demo runs the whole onceflow pipeline on this machine — both
+// sandboxes and every service as separate processes — pushes a handful of
+// demo payments (one of them refunded) through the PSP sandbox, waits until
+// the fiscal sandbox holds their documents, and prints one summary line.
+// `make demo` runs it after starting PostgreSQL and fauxqs.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/onceflow/onceflow/test/e2e/stack"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	payments := flag.Int("payments", 5, "demo payments to push through the PSP sandbox")
+	refunds := flag.Int("refunds", 1, "how many of them are then refunded")
+	timeout := flag.Duration("timeout", 2*time.Minute, "how long to wait for the documents")
+	flag.Parse()
+	if err := run(ctx, *payments, *refunds, *timeout); err != nil {
+		fmt.Fprintln(os.Stderr, "demo:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, payments, refunds int, timeout time.Duration) error {
+	if payments < 1 || refunds < 0 || refunds > payments {
+		return fmt.Errorf("-payments must be at least 1 and -refunds between 0 and -payments")
+	}
+	dir, err := os.MkdirTemp("", "onceflow-demo-")
+	if err != nil {
+		return err
+	}
+	fmt.Println("demo: building and starting the sandboxes and services; logs in", dir)
+	s, err := stack.Start(ctx, dir)
+	if err != nil {
+		return err
+	}
+	defer s.Stop()
+	sources, err := push(ctx, s, payments, refunds)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("demo: %d payments and %d refunds sent; waiting for their documents\n", payments, refunds)
+	_ = stack.WaitFor(ctx, timeout, func() (bool, error) {
+		docs, err := s.Documents(ctx)
+		return err == nil && summarize(docs, sources).settled(), err
+	})
+	if out, err := s.RunReconciler(ctx); err != nil {
+		return fmt.Errorf("reconciler run-once: %w\n%s", err, out)
+	}
+	docs, err := s.Documents(ctx)
+	if err != nil {
+		return err
+	}
+	sum := summarize(docs, sources)
+	fmt.Printf("demo: payments=%d refunds=%d documents=%d authorized=%d duplicates=%d missing=%d\n",
+		payments, refunds, sum.documents, sum.authorized, sum.duplicates, sum.missing)
+	if sum.duplicates > 0 || sum.missing > 0 {
+		return fmt.Errorf("not exactly one document per payment and refund")
+	}
+	return nil
+}
+
+// push pays every demo order and refunds the first refunds of them: the
+// first in full, the others by half. It returns the sources expected to end
+// with one document each.
+func push(ctx context.Context, s *stack.Stack, payments, refunds int) ([]string, error) {
+	var sources []string
+	run := time.Now().Unix()
+	for i := range payments {
+		amount := int64(50000 + 12345*i)
+		id, err := s.Pay(ctx, fmt.Sprintf("demo-%d-%d", run, i), amount)
+		if err != nil {
+			return nil, err
+		}
+		sources = append(sources, "payment:"+id)
+		if i >= refunds {
+			continue
+		}
+		if i > 0 {
+			amount /= 2
+		}
+		if err := waitPaid(ctx, s, id); err != nil {
+			return nil, err
+		}
+		ref, err := s.Refund(ctx, id, amount)
+		if err != nil {
+			return nil, err
+		}
+		sources = append(sources, "refund:"+ref)
+	}
+	return sources, nil
+}
+
+// waitPaid waits until the payment's invoice exists, so the refund's
+// notification finds its payment (a refund arriving first would also work,
+// only later).
+func waitPaid(ctx context.Context, s *stack.Stack, payment string) error {
+	return stack.WaitFor(ctx, time.Minute, func() (bool, error) {
+		docs, err := s.Documents(ctx)
+		return len(stack.BySource(docs)["payment:"+payment]) > 0, err
+	})
+}
+
+type summary struct{ documents, authorized, duplicates, missing int }
+
+func (s summary) settled() bool { return s.missing == 0 && s.authorized == s.documents }
+
+func summarize(docs []stack.Document, sources []string) summary {
+	by := stack.BySource(docs)
+	sum := summary{documents: len(docs)}
+	for _, d := range docs {
+		if d.Status == 5 || d.Status == 7 {
+			sum.authorized++
+		}
+	}
+	for _, src := range sources {
+		switch n := len(by[src]); {
+		case n == 0:
+			sum.missing++
+		case n > 1:
+			sum.duplicates += n - 1
+		}
+	}
+	return sum
+}
