@@ -92,7 +92,7 @@ func (d *deps) loop(soft, work context.Context, l *lease.Lease) {
 		select {
 		case <-soft.Done():
 			if token != 0 {
-				ctx, cancel := context.WithTimeout(work, 5*time.Second)
+				ctx, cancel := context.WithTimeout(context.WithoutCancel(work), 5*time.Second)
 				if err := l.Release(ctx, token); err != nil {
 					d.log.Warn("release lease", zap.Error(err))
 				}
