@@ -128,7 +128,9 @@ func WaitFor(ctx context.Context, timeout time.Duration, check func() (bool, err
 	}
 }
 
-func (s *Stack) bearer(req *http.Request, _ []byte) { req.Header.Set("Authorization", "Bearer "+APIToken) }
+func (s *Stack) bearer(req *http.Request, _ []byte) {
+	req.Header.Set("Authorization", "Bearer "+APIToken)
+}
 
 func (s *Stack) dlocalSign(req *http.Request, body []byte) {
 	date := dlocal.FormatDate(time.Now())

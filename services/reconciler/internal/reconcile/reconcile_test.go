@@ -1,0 +1,132 @@
+package reconcile_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"go.uber.org/zap/zaptest"
+
+	"github.com/onceflow/onceflow/services/reconciler/internal/fixture"
+	"github.com/onceflow/onceflow/services/reconciler/internal/reconcile"
+	"github.com/onceflow/onceflow/services/reconciler/internal/store"
+	"github.com/onceflow/onceflow/services/reconciler/internal/sweep"
+)
+
+// sweepFunc adapts a function to reconcile.Sweeper.
+type sweepFunc func(context.Context) (sweep.Result, error)
+
+func (f sweepFunc) Run(ctx context.Context) (sweep.Result, error) { return f(ctx) }
+
+func TestOnceRecordsTheRun(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		sweep   func(ctx context.Context, cancel context.CancelFunc) (sweep.Result, error)
+		wantRun fixture.Run
+		wantErr string
+		outcome string
+	}{{
+		name: "finished",
+		sweep: func(context.Context, context.CancelFunc) (sweep.Result, error) {
+			return sweep.Result{Checked: 7, Missing: 2, Republished: 2}, nil
+		},
+		wantRun: fixture.Run{Checked: 7, Republished: 2, Finished: true},
+		outcome: reconcile.OutcomeOK,
+	}, {
+		// Shutdown cancels the run's context mid-sweep: the row is still
+		// closed, with what was done and why it stopped.
+		name: "cut short",
+		sweep: func(ctx context.Context, cancel context.CancelFunc) (sweep.Result, error) {
+			cancel()
+			return sweep.Result{Checked: 3, Missing: 1, Republished: 1}, ctx.Err()
+		},
+		wantRun: fixture.Run{Checked: 3, Republished: 1, Finished: true},
+		wantErr: "sweep: context canceled",
+		outcome: reconcile.OutcomeError,
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			db := fixture.NewDB(t)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			reg := prometheus.NewRegistry()
+			sw := sweepFunc(func(ctx context.Context) (sweep.Result, error) { return tt.sweep(ctx, cancel) })
+			r := reconcile.New(store.New(db.Pool), sw, zaptest.NewLogger(t), reconcile.NewMetrics(reg))
+
+			_, err := r.Once(ctx)
+			if gotErr := errString(err); gotErr != tt.wantErr {
+				t.Errorf("Once error = %q, want %q", gotErr, tt.wantErr)
+			}
+			runs := db.Runs(t)
+			if len(runs) != 1 {
+				t.Fatalf("runs = %+v, want one", runs)
+			}
+			got := runs[0]
+			if gotErr := deref(got.Error); gotErr != tt.wantErr {
+				t.Errorf("runs.error = %q, want %q", gotErr, tt.wantErr)
+			}
+			got.Error = nil
+			if got != tt.wantRun {
+				t.Errorf("run = %+v, want %+v", got, tt.wantRun)
+			}
+			n, err := testutil.GatherAndCount(reg, "onceflow_reconciler_runs_total")
+			if err != nil || n != 3 {
+				t.Errorf("runs_total series = %d (%v), want ok, error and skipped", n, err)
+			}
+			for _, o := range []string{reconcile.OutcomeOK, reconcile.OutcomeError} {
+				want := 0
+				if o == tt.outcome {
+					want = 1
+				}
+				if got := runsTotal(t, reg, o); got != want {
+					t.Errorf("runs_total{outcome=%q} = %d, want %d", o, got, want)
+				}
+			}
+		})
+	}
+}
+
+func TestSummaryLine(t *testing.T) {
+	t.Parallel()
+	s := reconcile.Summary{Sweep: sweep.Result{Checked: 9, Missing: 3, Republished: 2, MissingEvents: 1}}
+	if got, want := s.String(), "reconcile: checked=9 missing=3 republished=2 missing_events=1"; got != want {
+		t.Errorf("String = %q, want %q", got, want)
+	}
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+func runsTotal(tb testing.TB, reg *prometheus.Registry, outcome string) int {
+	tb.Helper()
+	families, err := reg.Gather()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != "onceflow_reconciler_runs_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			if m.GetLabel()[0].GetValue() == outcome {
+				return int(m.GetCounter().GetValue())
+			}
+		}
+	}
+	tb.Fatalf("no runs_total{outcome=%q}", outcome)
+	return 0
+}
