@@ -47,3 +47,7 @@ require (
 )
 
 replace github.com/onceflow/onceflow/db => ../../db
+
+require github.com/onceflow/onceflow/sandbox v0.0.0
+
+replace github.com/onceflow/onceflow/sandbox => ../../sandbox

@@ -1,0 +1,251 @@
+package app_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/onceflow/onceflow/db"
+	"github.com/onceflow/onceflow/pkg/config"
+	"github.com/onceflow/onceflow/pkg/dlocal"
+	"github.com/onceflow/onceflow/pkg/pgtest"
+	"github.com/onceflow/onceflow/sandbox/psp"
+	"github.com/onceflow/onceflow/services/ingest/internal/app"
+)
+
+const (
+	login, transKey, secret, token = "t-login", "t-trans", "t-secret", "t-token"
+)
+
+type env struct {
+	t      *testing.T
+	ingest string
+	psp    string
+	pool   *pgxpool.Pool
+}
+
+// start runs the real ingest on port 0 against a fresh database and a PSP
+// sandbox.
+func start(t *testing.T) *env {
+	ctx, cancel := context.WithCancel(context.Background())
+	dsn := pgtest.NewDatabase(t)
+	if err := db.Migrate(ctx, dsn, "ingest"); err != nil {
+		t.Fatal(err)
+	}
+	sandbox := httptest.NewServer(psp.New(psp.Config{Login: login, TransKey: transKey, SecretKey: secret, RetryDelay: 50 * time.Millisecond}))
+	for k, v := range map[string]string{"DATABASE_URL": dsn, "HTTP_ADDR": "127.0.0.1:0", "DLOCAL_BASE_URL": sandbox.URL,
+		"DLOCAL_LOGIN": login, "DLOCAL_TRANS_KEY": transKey, "DLOCAL_SECRET_KEY": secret, "API_TOKEN": token,
+		"APPLY_POLL_INTERVAL": "100ms", "APPLY_BACKOFF_BASE": "100ms", "LOG_LEVEL": "warn"} {
+		t.Setenv(k, v)
+	}
+	loaded, err := config.Load[app.Config]()
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := make(chan string, 1)
+	done := make(chan error, 1)
+	go func() { done <- app.Serve(ctx, loaded, addr) }()
+	pool, err := pgxpool.New(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("serve: %v", err)
+		}
+		pool.Close()
+		sandbox.Close()
+	})
+	return &env{t: t, ingest: "http://" + <-addr, psp: sandbox.URL, pool: pool}
+}
+
+func (e *env) post(url string, body any, header http.Header) (int, string) {
+	e.t.Helper()
+	b, _ := json.Marshal(body)
+	req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(b))
+	req.Header.Set("Content-Type", "application/json")
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	if header.Get(dlocal.HeaderLogin) != "" {
+		date := dlocal.FormatDate(time.Now())
+		req.Header.Set(dlocal.HeaderDate, date)
+		req.Header.Set(dlocal.HeaderAuthorization, dlocal.Authorization(dlocal.Sign(secret, login, date, b)))
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out bytes.Buffer
+	_, _ = out.ReadFrom(resp.Body)
+	return resp.StatusCode, out.String()
+}
+
+// order creates a customer and an order of amount minor units.
+func (e *env) order(id string, amount int64) {
+	e.t.Helper()
+	auth := http.Header{"Authorization": {"Bearer " + token}}
+	code, body := e.post(e.ingest+"/v1/customers", map[string]string{"doc_type": "CI", "doc_country": "UY", "doc_number": "19119365",
+		"legal_name": "Ana Testlastname", "email": "ana.secret@example.com"}, auth)
+	if code != http.StatusCreated {
+		e.t.Fatalf("create customer: %d %s", code, body)
+	}
+	var c struct{ ID string }
+	_ = json.Unmarshal([]byte(body), &c)
+	code, body = e.post(e.ingest+"/v1/orders", map[string]any{"merchant_order_id": id, "customer_id": c.ID, "amount_minor": amount, "currency": "UYU"}, auth)
+	if code != http.StatusCreated {
+		e.t.Fatalf("create order: %d %s", code, body)
+	}
+}
+
+// pay creates a payment of amount at the PSP sandbox, notifying ingest.
+func (e *env) pay(orderID, amount string) string {
+	e.t.Helper()
+	code, body := e.post(e.psp+"/payments", map[string]any{"amount": json.Number(amount), "currency": "UYU", "country": "UY",
+		"payment_method_id": "CARD", "order_id": orderID, "notification_url": e.ingest + "/webhooks/dlocal"},
+		http.Header{dlocal.HeaderLogin: {login}, dlocal.HeaderTransKey: {transKey}})
+	if code != http.StatusOK {
+		e.t.Fatalf("create payment: %d %s", code, body)
+	}
+	var p struct{ ID string }
+	_ = json.Unmarshal([]byte(body), &p)
+	return p.ID
+}
+
+func (e *env) count(query string, args ...any) int {
+	e.t.Helper()
+	var n int
+	if err := e.pool.QueryRow(context.Background(), query, args...).Scan(&n); err != nil {
+		e.t.Fatal(err)
+	}
+	return n
+}
+
+func (e *env) waitCount(want int, query string, args ...any) {
+	e.t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		got := e.count(query, args...)
+		if got == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatalf("%s = %d, want %d", query, got, want)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func TestPaidPaymentYieldsOneInvoiceEvent(t *testing.T) {
+	e := start(t)
+	e.order("o-1", 122050)
+	id := e.pay("o-1", "1220.50")
+	e.waitCount(1, "SELECT count(*) FROM ingest.outbox WHERE event_key = $1", "payment:"+id+":paid")
+	e.waitCount(1, "SELECT count(*) FROM ingest.payments WHERE id = $1 AND status = 'PAID'", id)
+
+	// 50 concurrent deliveries of the same notification: one receipt, one event.
+	body := []byte(fmt.Sprintf(`{"id":%q,"status":"PAID","amount":1220.50,"currency":"UYU","order_id":"o-1"}`, id))
+	var wg sync.WaitGroup
+	codes := make(chan int, 50)
+	for range 50 {
+		wg.Go(func() {
+			req, _ := http.NewRequest(http.MethodPost, e.ingest+"/webhooks/dlocal", bytes.NewReader(body))
+			date := dlocal.FormatDate(time.Now())
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set(dlocal.HeaderDate, date)
+			req.Header.Set(dlocal.HeaderAuthorization, dlocal.Authorization(dlocal.Sign(secret, login, date, body)))
+			resp, err := http.DefaultClient.Do(req)
+			if err == nil {
+				codes <- resp.StatusCode
+				resp.Body.Close()
+			}
+		})
+	}
+	wg.Wait()
+	close(codes)
+	for c := range codes {
+		if c != http.StatusOK {
+			t.Fatalf("a duplicate delivery answered %d, want 200", c)
+		}
+	}
+	if n := e.count("SELECT count(*) FROM ingest.webhook_receipts WHERE dedupe_key = $1", "payment:"+id+":PAID"); n != 1 {
+		t.Fatalf("receipts for one event = %d, want 1", n)
+	}
+	if n := e.count("SELECT count(*) FROM ingest.outbox"); n != 1 {
+		t.Fatalf("outbox rows = %d, want 1", n)
+	}
+}
+
+func TestLatePendingNeverUndoesPaid(t *testing.T) {
+	e := start(t)
+	e.order("o-2", 5000)
+	id := e.pay("o-2", "50.00")
+	e.waitCount(1, "SELECT count(*) FROM ingest.payments WHERE id = $1 AND status = 'PAID'", id)
+	code, body := e.post(e.psp+"/sandbox/payments/"+id+"/status", map[string]string{"status": "PENDING"}, nil)
+	if code != http.StatusOK {
+		t.Fatalf("force PENDING: %d %s", code, body)
+	}
+	e.waitCount(1, "SELECT count(*) FROM ingest.webhook_receipts WHERE dedupe_key = $1 AND status = 'done'", "payment:"+id+":PENDING")
+	if n := e.count("SELECT count(*) FROM ingest.payments WHERE id = $1 AND status = 'PAID'", id); n != 1 {
+		t.Fatal("a late PENDING undid PAID")
+	}
+}
+
+func TestAmountMismatchIsRejected(t *testing.T) {
+	e := start(t)
+	e.order("o-3", 1000)
+	id := e.pay("o-3", "20.00")
+	e.waitCount(1, "SELECT count(*) FROM ingest.webhook_receipts WHERE event_id = $1 AND status = 'rejected'", id)
+	if n := e.count("SELECT count(*) FROM ingest.outbox"); n != 0 {
+		t.Fatalf("outbox rows after a mismatch = %d, want 0", n)
+	}
+}
+
+func TestBadWebhooksAreRefusedAndStoreNothing(t *testing.T) {
+	e := start(t)
+	signed := http.Header{dlocal.HeaderLogin: {login}}
+	tests := []struct {
+		name   string
+		url    string
+		header http.Header
+		body   any
+		ctype  string
+		want   int
+		code   string
+	}{
+		{"unknown source", "/webhooks/nope", signed, map[string]string{"id": "D-1", "status": "PAID"}, "", 404, "unknown_source"},
+		{"unsigned", "/webhooks/dlocal", nil, map[string]string{"id": "D-1", "status": "PAID"}, "", 401, "invalid_signature"},
+		{"bad signature", "/webhooks/dlocal", http.Header{dlocal.HeaderDate: {"2024-01-01T00:00:00.000Z"}, dlocal.HeaderAuthorization: {dlocal.Authorization("00")}}, map[string]string{"id": "D-1", "status": "PAID"}, "", 401, "invalid_signature"},
+		{"no id", "/webhooks/dlocal", signed, map[string]string{"status": "PAID"}, "", 400, "invalid_body"},
+		{"wrong content type", "/webhooks/dlocal", signed, map[string]string{"id": "D-1", "status": "PAID"}, "text/plain", 415, "unsupported_media_type"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			h := tc.header.Clone()
+			if h == nil {
+				h = http.Header{}
+			}
+			if tc.ctype != "" {
+				h.Set("Content-Type", tc.ctype)
+			}
+			code, body := e.post(e.ingest+tc.url, tc.body, h)
+			if code != tc.want || !strings.Contains(body, `"code":"`+tc.code+`"`) {
+				t.Fatalf("got %d %s, want %d with code %s", code, body, tc.want, tc.code)
+			}
+		})
+	}
+	if n := e.count("SELECT count(*) FROM ingest.webhook_receipts"); n != 0 {
+		t.Fatalf("refused webhooks stored %d receipts", n)
+	}
+}
