@@ -14,9 +14,13 @@ import (
 var ErrInvalid = errors.New("invalid amount")
 
 // ParseMinor parses "1220", "1220.5" or "1220.50" into minor units (122050).
-// Signs, exponents, more than two decimals and junk are ErrInvalid.
+// Fraction digits past the second must be zeros ("72.000" is 7200). Signs,
+// exponents, other precision and junk are ErrInvalid.
 func ParseMinor(s string) (int64, error) {
 	whole, frac, hasDot := strings.Cut(strings.TrimSpace(s), ".")
+	if len(frac) > 2 && strings.TrimRight(frac[2:], "0") == "" {
+		frac = frac[:2]
+	}
 	if whole == "" || !digits(whole) || (hasDot && (frac == "" || len(frac) > 2 || !digits(frac))) {
 		return 0, fmt.Errorf("%w: %q", ErrInvalid, s)
 	}

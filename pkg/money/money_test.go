@@ -21,6 +21,8 @@ func TestParseMinor(t *testing.T) {
 		{"72.00", 7200, true},
 		{"803.04", 80304, true},
 		{"1.234", 0, false},
+		{"72.000", 7200, true},
+		{"72.0001", 0, false},
 		{"-5", 0, false},
 		{"1e3", 0, false},
 		{"", 0, false},

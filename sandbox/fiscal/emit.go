@@ -10,7 +10,7 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/onceflow/onceflow/sandbox/internal/money"
+	"github.com/onceflow/onceflow/pkg/money"
 )
 
 // dateLayout is the form of CFEFchEmis, FechaIni and FechaFin.

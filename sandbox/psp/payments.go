@@ -8,7 +8,7 @@ import (
 	"github.com/google/uuid"
 	"go.uber.org/zap"
 
-	"github.com/onceflow/onceflow/sandbox/internal/money"
+	"github.com/onceflow/onceflow/pkg/money"
 )
 
 // dateLayout is dLocal's created_date form.

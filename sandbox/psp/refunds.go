@@ -8,7 +8,7 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/onceflow/onceflow/sandbox/internal/money"
+	"github.com/onceflow/onceflow/pkg/money"
 )
 
 // refund is dLocal's refund object. Unlike payments, its status_code is a

@@ -42,6 +42,7 @@ require (
 	github.com/mattn/go-isatty v0.0.24 // indirect
 	github.com/mfridman/interpolate v0.2.0 // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
+	github.com/onceflow/onceflow/sandbox v0.0.0
 	github.com/pressly/goose/v3 v3.30.1 // indirect
 	github.com/prometheus/client_model v0.6.3 // indirect
 	github.com/prometheus/common v0.72.0 // indirect
@@ -59,3 +60,5 @@ require (
 )
 
 replace github.com/onceflow/onceflow/db => ../../db
+
+replace github.com/onceflow/onceflow/sandbox => ../../sandbox
