@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -46,6 +47,9 @@ func TestOnePaymentOneDocument(t *testing.T) {
 	out, err := s.RunReconciler(ctx)
 	if err != nil {
 		t.Fatalf("reconciler run-once: %v\n%s", err, out)
+	}
+	if !strings.Contains(out, "missing=0") || !strings.Contains(out, "republished=0") {
+		t.Fatalf("the reconciler's sweep found work on a healthy pipeline: %s", out)
 	}
 	// Give redeliveries every chance to do harm before counting.
 	time.Sleep(3 * time.Second)
