@@ -73,6 +73,8 @@ func (e *Emitter) send(ctx context.Context, d store.InvoicerFiscalDocument, doc 
 		r := e.adopt(d, h)
 		r.outcome = "sent"
 		return r
+	case errors.Is(err, fiscal.ErrInvalidDocument):
+		return result{outcome: "invalid", status: fiscal.StatusNeedsAttention, attention: err.Error()}
 	case e.refused(err):
 		return e.retry(d, "refused", err)
 	default:
@@ -99,7 +101,7 @@ func (e *Emitter) retry(d store.InvoicerFiscalDocument, outcome string, err erro
 // number; until then wait names what it waits for.
 func (e *Emitter) document(ctx context.Context, d store.InvoicerFiscalDocument) (doc fiscal.Document, wait string, err error) {
 	doc = fiscal.Document{
-		Reference: d.Reference, Type: fiscal.CFEType(d.CfeType), IssueDate: time.Now(), Currency: d.Currency,
+		Reference: d.Reference, Type: fiscal.CFEType(d.CfeType), IssueDate: time.Now().In(uruguay), Currency: d.Currency,
 		TotalMinor: d.AmountMinor, Addendum: fiscal.Addendum(d.SourceKind, d.SourceRef, fiscal.Kind(d.Kind)),
 	}
 	if err := json.Unmarshal(d.Buyer, &doc.Buyer); err != nil {
@@ -124,6 +126,10 @@ func (e *Emitter) document(ctx context.Context, d store.InvoicerFiscalDocument) 
 	doc.Original = &fiscal.OriginalRef{Type: fiscal.CFEType(inv.CfeType), Series: deref(inv.ProviderSeries), Number: deref(inv.ProviderNumber), Date: deref(inv.IssueDate)}
 	return doc, "", nil
 }
+
+// uruguay is the issuer's time zone (UTC-3, no daylight saving since 2015):
+// a document is dated by the Montevideo calendar, not the server's.
+var uruguay = time.FixedZone("UYT", -3*60*60)
 
 func deref[T any](p *T) T {
 	var zero T
