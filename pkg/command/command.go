@@ -38,24 +38,32 @@ func Run(ctx context.Context, args []string, cmds map[string]Func) error {
 	return fn(ctx)
 }
 
-// Healthcheck asks the running process's /healthz on HTTP_ADDR (default
-// :8080) and fails unless it answers 200. Container images have no curl, so
-// docker compose health checks call the binary itself.
+// Healthcheck probes the running process's /healthz on HTTP_ADDR (default
+// :8080). Container images have no curl, so docker compose health checks call
+// the binary itself.
 func Healthcheck(ctx context.Context) error {
 	addr := os.Getenv("HTTP_ADDR")
 	if addr == "" {
 		addr = ":8080"
 	}
+	return Probe(ctx, addr)
+}
+
+// Probe GETs http://addr/healthz, dialling loopback when addr listens on
+// every interface (":8080", "0.0.0.0:8080"). It returns an error unless the
+// answer is 200 within 3 s.
+func Probe(ctx context.Context, addr string) error {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
-		return fmt.Errorf("HTTP_ADDR: want host:port, got %q", addr)
+		return fmt.Errorf("healthcheck: want host:port, got %q", addr)
 	}
 	if host == "" || host == "0.0.0.0" || host == "::" {
 		host = "127.0.0.1"
 	}
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+net.JoinHostPort(host, port)+"/healthz", nil)
+	url := "http://" + net.JoinHostPort(host, port) + "/healthz"
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return fmt.Errorf("healthcheck: %w", err)
 	}
@@ -65,7 +73,7 @@ func Healthcheck(ctx context.Context) error {
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("healthcheck: /healthz answered %d", resp.StatusCode)
+		return fmt.Errorf("healthcheck: %s answered %d", url, resp.StatusCode)
 	}
 	return nil
 }

@@ -17,6 +17,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/onceflow/onceflow/pkg/command"
 	"github.com/onceflow/onceflow/sandbox/fiscal"
 	"github.com/onceflow/onceflow/sandbox/internal/server"
 )
@@ -71,7 +72,7 @@ func run(ctx context.Context, log *zap.Logger, args []string, getenv func(string
 	case "serve":
 		return serve(ctx, log, cfg)
 	case "healthcheck":
-		return server.Healthcheck(ctx, cfg.addr)
+		return command.Probe(ctx, cfg.addr)
 	}
 	return fmt.Errorf("unknown command %q: want serve or healthcheck", cmd)
 }

@@ -20,6 +20,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/onceflow/onceflow/pkg/command"
 	"github.com/onceflow/onceflow/sandbox/internal/server"
 	"github.com/onceflow/onceflow/sandbox/psp"
 )
@@ -85,7 +86,7 @@ func run(ctx context.Context, log *zap.Logger, args []string, getenv func(string
 	case "serve":
 		return serve(ctx, log, cfg)
 	case "healthcheck":
-		return server.Healthcheck(ctx, cfg.addr)
+		return command.Probe(ctx, cfg.addr)
 	}
 	return fmt.Errorf("unknown command %q: want serve or healthcheck", cmd)
 }

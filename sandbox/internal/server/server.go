@@ -1,5 +1,6 @@
 // Package server runs the sandbox binaries' HTTP servers: serving with
-// graceful shutdown, the healthcheck subcommand and env-var lookup.
+// graceful shutdown and env-var lookup (the healthcheck subcommand is
+// pkg/command.Probe).
 package server
 
 import (
@@ -37,35 +38,6 @@ func Serve(ctx context.Context, log *zap.Logger, ln net.Listener, h http.Handler
 	}
 	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("serve: %w", err)
-	}
-	return nil
-}
-
-// Healthcheck GETs http://addr/healthz, dialling loopback when addr listens
-// on every interface (":8091", "0.0.0.0:8091"). It returns an error unless
-// the answer is 200.
-func Healthcheck(ctx context.Context, addr string) error {
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return fmt.Errorf("healthcheck: address %q: %w", addr, err)
-	}
-	if host == "" || host == "0.0.0.0" || host == "::" {
-		host = "127.0.0.1"
-	}
-	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-	defer cancel()
-	url := "http://" + net.JoinHostPort(host, port) + "/healthz"
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return fmt.Errorf("healthcheck: %w", err)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return fmt.Errorf("healthcheck: %w", err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("healthcheck: %s answered %d", url, resp.StatusCode)
 	}
 	return nil
 }

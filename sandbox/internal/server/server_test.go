@@ -9,6 +9,7 @@ import (
 
 	"go.uber.org/zap/zaptest"
 
+	"github.com/onceflow/onceflow/pkg/command"
 	"github.com/onceflow/onceflow/sandbox/internal/server"
 )
 
@@ -26,7 +27,7 @@ func TestServeHealthcheckShutdown(t *testing.T) {
 
 	_, port, _ := net.SplitHostPort(ln.Addr().String())
 	for _, addr := range []string{ln.Addr().String(), ":" + port, "0.0.0.0:" + port} {
-		if err := server.Healthcheck(context.Background(), addr); err != nil {
+		if err := command.Probe(context.Background(), addr); err != nil {
 			t.Errorf("Healthcheck(%s): %v", addr, err)
 		}
 	}
@@ -39,14 +40,14 @@ func TestServeHealthcheckShutdown(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("Serve did not return after cancel")
 	}
-	if err := server.Healthcheck(context.Background(), ln.Addr().String()); err == nil {
+	if err := command.Probe(context.Background(), ln.Addr().String()); err == nil {
 		t.Error("Healthcheck succeeded after shutdown")
 	}
 }
 
 func TestHealthcheckRefusesBadAddress(t *testing.T) {
 	t.Parallel()
-	if err := server.Healthcheck(context.Background(), "no-port"); err == nil {
+	if err := command.Probe(context.Background(), "no-port"); err == nil {
 		t.Error("Healthcheck(no-port) succeeded")
 	}
 }

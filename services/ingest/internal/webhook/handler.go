@@ -44,7 +44,8 @@ func (h *Handler) receive(c echo.Context) error {
 	name := c.Param("source")
 	src, ok := h.sources[name]
 	if !ok {
-		return h.refuse(c, name, http.StatusNotFound, "unknown_source", "no webhook source named "+name)
+		// The label is fixed: a caller must not be able to mint metric series.
+		return h.refuse(c, "unknown", http.StatusNotFound, "unknown_source", "no webhook source named "+name)
 	}
 	if mt, _, _ := mime.ParseMediaType(c.Request().Header.Get("Content-Type")); mt != "application/json" {
 		return h.refuse(c, name, http.StatusUnsupportedMediaType, "unsupported_media_type", "want Content-Type application/json")

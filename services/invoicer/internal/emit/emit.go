@@ -83,10 +83,18 @@ func (e *Emitter) Round(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("claim documents: %w", err)
 	}
+	// A document in hand is finished even when shutdown begins: cancelling a
+	// send half way would turn a clean outcome into an ambiguous one. The
+	// provider client's timeout bounds the wait. Documents not yet started
+	// are left; their claims expire and another worker takes them.
+	inHand := context.WithoutCancel(ctx)
 	for _, d := range docs {
-		res := e.work(ctx, d)
+		if ctx.Err() != nil {
+			break
+		}
+		res := e.work(inHand, d)
 		e.outcomes.WithLabelValues(res.outcome).Inc()
-		e.save(ctx, d, token, res)
+		e.save(inHand, d, token, res)
 	}
 	return len(docs), nil
 }

@@ -13,6 +13,8 @@ import (
 	"math"
 	"strings"
 	"time"
+
+	"github.com/onceflow/onceflow/pkg/money"
 )
 
 // Kind is what a fiscal document does for its source: an invoice for a
@@ -221,7 +223,7 @@ func (d Document) validateAmounts() error {
 		sum += l.AmountMinor
 	}
 	if sum != d.TotalMinor {
-		return fmt.Errorf("lines add up to %s, total is %s", FormatMinor(sum), FormatMinor(d.TotalMinor))
+		return fmt.Errorf("lines add up to %s, total is %s", money.FormatMinor(sum), money.FormatMinor(d.TotalMinor))
 	}
 	return nil
 }

@@ -23,3 +23,13 @@ func ValidRUT(s string) bool {
 	}
 	return int(s[11]-'0') == check
 }
+
+// digits reports whether s consists of ASCII digits only.
+func digits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}

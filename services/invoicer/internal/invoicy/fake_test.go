@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/onceflow/onceflow/pkg/money"
 	"github.com/onceflow/onceflow/services/invoicer/internal/fiscal"
 )
 
@@ -164,7 +165,7 @@ func heldXML(h fiscal.Held) string {
 	field("CFENumReferencia", h.Reference)
 	field("CFEFchEmis", h.IssueDate.Format(dateLayout))
 	field("CFEAdenda", h.Addendum)
-	field("CFETotMntPagar", fiscal.FormatMinor(h.TotalMinor))
+	field("CFETotMntPagar", money.FormatMinor(h.TotalMinor))
 	field("TotTpoMoneda", h.Currency)
 	field("CFECodigoSeguridad", h.SecurityCode)
 	field("CFEQrCode", h.VerifyURL)

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/onceflow/onceflow/pkg/money"
 	"github.com/onceflow/onceflow/services/invoicer/internal/fiscal"
 )
 
@@ -148,8 +149,8 @@ func cfeElement(doc fiscal.Document) cfe {
 		},
 		Totales: totales{
 			TpoMoneda: doc.Currency,
-			MntTotal:  fiscal.FormatMinor(doc.TotalMinor),
-			MntPagar:  fiscal.FormatMinor(doc.TotalMinor),
+			MntTotal:  money.FormatMinor(doc.TotalMinor),
+			MntPagar:  money.FormatMinor(doc.TotalMinor),
 		},
 	}
 	if code, ok := docTypeCode(doc.Buyer.DocType); ok {
@@ -167,9 +168,9 @@ func cfeElement(doc fiscal.Document) cfe {
 		it.Detalle.Items = append(it.Detalle.Items, item{
 			NomItem:        l.Description,
 			Cantidad:       l.Quantity,
-			PrecioUnitario: fiscal.FormatMinor(l.UnitMinor),
+			PrecioUnitario: money.FormatMinor(l.UnitMinor),
 			IndFact:        indFactTasaBasica,
-			MontoItem:      fiscal.FormatMinor(l.AmountMinor),
+			MontoItem:      money.FormatMinor(l.AmountMinor),
 		})
 	}
 	if o := doc.Original; o != nil {
@@ -291,7 +292,7 @@ func (c *Client) held(x cfeResult) (fiscal.Held, error) {
 		total = t(x.Avanzados.TotMntPagar)
 	}
 	if total != "" {
-		if h.TotalMinor, err = fiscal.ParseMinor(total); err != nil {
+		if h.TotalMinor, err = money.ParseMinor(total); err != nil {
 			return fiscal.Held{}, fmt.Errorf("CFETotMntPagar: %w", err)
 		}
 	}

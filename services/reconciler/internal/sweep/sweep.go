@@ -19,11 +19,11 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
-	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/jackc/pgx/v5"
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
+	"github.com/onceflow/onceflow/pkg/outbox"
 	"github.com/onceflow/onceflow/services/reconciler/internal/store"
 )
 
@@ -254,21 +254,9 @@ func (s *Sweeper) republish(ctx context.Context, src source, id string, res *Res
 // Message is the SQS message for an outbox event, with the attributes the
 // relay gives it: type, event_key, content_type, and traceparent when set.
 func Message(queueURL string, ev store.OutboxGetByEventKeyRow) *sqs.SendMessageInput {
-	attrs := map[string]types.MessageAttributeValue{
-		"type":         stringAttr(ev.EventType),
-		"event_key":    stringAttr(ev.EventKey),
-		"content_type": stringAttr("application/json"),
-	}
-	if ev.Traceparent != "" {
-		attrs["traceparent"] = stringAttr(ev.Traceparent)
-	}
 	return &sqs.SendMessageInput{
 		QueueUrl:          aws.String(queueURL),
 		MessageBody:       aws.String(string(ev.Payload)),
-		MessageAttributes: attrs,
+		MessageAttributes: outbox.Attributes(ev.EventType, ev.EventKey, ev.Traceparent),
 	}
-}
-
-func stringAttr(v string) types.MessageAttributeValue {
-	return types.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(v)}
 }

@@ -251,19 +251,7 @@ func (r *Relay) observe(published []outcome, failures []failure, took time.Durat
 
 // attributes are the message attributes consumers route and trace on.
 func attributes(row outbox.Row) map[string]types.MessageAttributeValue {
-	a := map[string]types.MessageAttributeValue{
-		"type":         stringAttr(row.EventType),
-		"event_key":    stringAttr(row.EventKey),
-		"content_type": stringAttr("application/json"),
-	}
-	if row.Traceparent != "" {
-		a["traceparent"] = stringAttr(row.Traceparent)
-	}
-	return a
-}
-
-func stringAttr(v string) types.MessageAttributeValue {
-	return types.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(v)}
+	return outbox.Attributes(row.EventType, row.EventKey, row.Traceparent)
 }
 
 // messageSize is the size SQS counts against its limit: the body plus each
