@@ -24,6 +24,9 @@ type Common struct {
 	HTTPAddr        string        `env:"HTTP_ADDR" envDefault:":8080"`
 	LogLevel        string        `env:"LOG_LEVEL" envDefault:"info"`
 	ShutdownTimeout time.Duration `env:"SHUTDOWN_TIMEOUT" envDefault:"20s"`
+	// AdminToken guards the operator endpoints (/admin/...); unset, they
+	// refuse every request.
+	AdminToken string `env:"ADMIN_TOKEN"`
 }
 
 // Validate checks the shared settings.

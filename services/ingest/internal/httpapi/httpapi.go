@@ -3,7 +3,6 @@
 package httpapi
 
 import (
-	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -30,21 +29,11 @@ func New(q *store.Queries, token string) *API { return &API{queries: q, token: t
 
 // Register adds the routes to e.
 func (a *API) Register(e *echo.Echo) {
-	g := e.Group("/v1", a.auth)
+	g := e.Group("/v1", httpserver.BearerAuth(a.token, "API_TOKEN"))
 	g.POST("/customers", a.createCustomer)
 	g.GET("/customers/:id", a.getCustomer)
 	g.POST("/orders", a.createOrder)
 	g.GET("/orders/:id", a.getOrder)
-}
-
-func (a *API) auth(next echo.HandlerFunc) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		got, ok := strings.CutPrefix(c.Request().Header.Get("Authorization"), "Bearer ")
-		if a.token == "" || !ok || subtle.ConstantTimeCompare([]byte(got), []byte(a.token)) != 1 {
-			return httpserver.NewHTTPError(http.StatusUnauthorized, "unauthorized", "want Authorization: Bearer <API_TOKEN>")
-		}
-		return next(c)
-	}
 }
 
 // fieldErrors answers 422 naming every invalid field.
