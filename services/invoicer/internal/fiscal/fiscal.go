@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/onceflow/onceflow/pkg/money"
+	"github.com/onceflow/onceflow/pkg/taxid"
 )
 
 // Kind is what a fiscal document does for its source: an invoice for a
@@ -43,7 +44,7 @@ const (
 // valid RUT, otherwise an e-Ticket (101) or its credit note (102). Any kind
 // other than KindCreditNote yields an invoice type.
 func TypeFor(buyer Buyer, kind Kind) CFEType {
-	factura := strings.EqualFold(strings.TrimSpace(buyer.DocType), DocRUT) && ValidRUT(buyer.Number)
+	factura := strings.EqualFold(strings.TrimSpace(buyer.DocType), DocRUT) && taxid.ValidRUT(buyer.Number)
 	switch {
 	case factura && kind == KindCreditNote:
 		return EFacturaCreditNote
