@@ -51,8 +51,8 @@ func TestValidCI(t *testing.T) {
 		{"987.654-9", true}, // padded 0987654: sum 261 → check 9
 		{"9876543", false},
 		{"", false},
-		{"123456", false},     // too short
-		{"123456789", false},  // too long
+		{"123456", false},    // too short
+		{"123456789", false}, // too long
 		{"1.234.56a-2", false},
 	}
 	for _, tt := range tests {
