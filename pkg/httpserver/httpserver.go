@@ -5,6 +5,7 @@ package httpserver
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -33,6 +34,7 @@ type Server struct {
 	checks   []Check
 	draining atomic.Bool
 	ln       net.Listener
+	tls      *tls.Config
 }
 
 // NewRegistry returns a Prometheus registry with the Go and process collectors.
@@ -62,11 +64,25 @@ func New(log *zap.Logger, addr string, reg *prometheus.Registry, checks ...Check
 // Echo returns the echo instance so a service can add its routes.
 func (s *Server) Echo() *echo.Echo { return s.echo }
 
+// UseTLS makes the server answer HTTPS with the PEM certificate and key;
+// call it before Listen.
+func (s *Server) UseTLS(certFile, keyFile string) error {
+	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+	if err != nil {
+		return fmt.Errorf("TLS_CERT_FILE/TLS_KEY_FILE: %w", err)
+	}
+	s.tls = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	return nil
+}
+
 // Listen binds the address; Addr is valid afterwards (useful with port 0).
 func (s *Server) Listen() error {
 	ln, err := net.Listen("tcp", s.addr)
 	if err != nil {
 		return fmt.Errorf("listen %s: %w", s.addr, err)
+	}
+	if s.tls != nil {
+		ln = tls.NewListener(ln, s.tls)
 	}
 	s.ln = ln
 	return nil

@@ -5,3 +5,10 @@ RETURNING *;
 
 -- name: CustomerGet :one
 SELECT * FROM ingest.customers WHERE id = @id;
+
+-- name: CustomerList :many
+-- Customers keyset-paged by creation, newest last.
+SELECT * FROM ingest.customers
+WHERE (created_at, id) > (@after_created, @after_id::uuid)
+ORDER BY created_at, id
+LIMIT @max_rows;

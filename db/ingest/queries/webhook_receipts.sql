@@ -1,8 +1,8 @@
 -- name: ReceiptInsert :execrows
--- A duplicate (same source and dedupe key) inserts nothing and returns 0.
-INSERT INTO ingest.webhook_receipts (source, dedupe_key, event_id, event_type, body)
-VALUES (@source, @dedupe_key, @event_id, @event_type, @body)
-ON CONFLICT (source, dedupe_key) DO NOTHING;
+-- A duplicate (same scope and dedupe key) inserts nothing and returns 0.
+INSERT INTO ingest.webhook_receipts (source, scope, kind, dedupe_key, event_id, event_type, body)
+VALUES (@source, @scope, @kind, @dedupe_key, @event_id, @event_type, @body)
+ON CONFLICT (scope, dedupe_key) DO NOTHING;
 
 -- name: ReceiptClaimDue :many
 -- Claims pending receipts that are due and not leased by a live worker.
@@ -15,7 +15,7 @@ WHERE r.id IN (
     ORDER BY next_attempt_at, id
     LIMIT @max_rows
     FOR UPDATE SKIP LOCKED)
-RETURNING r.id, r.source, r.event_id, r.event_type, r.attempts;
+RETURNING r.id, r.source, r.scope, r.kind, r.event_id, r.event_type, r.attempts, r.body, r.received_at;
 
 -- name: ReceiptFinish :execrows
 -- Ends a receipt as done or rejected; fenced by the claim's lease token.
@@ -31,3 +31,38 @@ SET attempts = attempts + 1, last_error = @last_error, next_attempt_at = @next_a
     status = CASE WHEN @park::bool THEN 'parked' ELSE status END,
     lease_token = NULL, lease_expires_at = NULL
 WHERE id = @id AND lease_token = @lease_token;
+
+-- name: ReceiptListParked :many
+-- Parked receipts for the operator, oldest first, keyset-paged by id. The
+-- body is left out: it may hold personal data.
+SELECT id, source, event_id, event_type, attempts, last_error, received_at
+FROM ingest.webhook_receipts
+WHERE status = 'parked' AND id > @after_id
+ORDER BY id
+LIMIT @max_rows;
+
+-- name: ReceiptRetry :one
+-- An operator sends a parked or rejected receipt back to the worker, with
+-- its attempts reset. Returns the receipt's source and event id.
+UPDATE ingest.webhook_receipts
+SET status = 'pending', attempts = 0, next_attempt_at = now(), processed_at = NULL,
+    lease_token = NULL, lease_expires_at = NULL
+WHERE id = @id AND status IN ('parked', 'rejected')
+RETURNING id, source, event_id, event_type;
+
+-- name: ReceiptPrune :execrows
+-- Deletes up to max_rows finished receipts received before the cutoff.
+DELETE FROM ingest.webhook_receipts
+WHERE id IN (
+    SELECT old.id FROM ingest.webhook_receipts old
+    WHERE old.status IN ('done', 'rejected') AND old.received_at < @cutoff
+    ORDER BY old.received_at
+    LIMIT @max_rows
+    FOR UPDATE SKIP LOCKED);
+
+-- name: ReceiptBacklog :one
+-- Pending receipts and when the oldest of them arrived (unix seconds, 0
+-- when none is pending).
+SELECT count(*) AS pending, coalesce(extract(epoch FROM min(received_at)), 0)::float8 AS oldest_unix
+FROM ingest.webhook_receipts
+WHERE status = 'pending';

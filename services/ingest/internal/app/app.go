@@ -1,11 +1,16 @@
 // Package app is ingest's composition root: it reads the configuration,
-// opens the pool, builds the webhook receiver, the API and the apply workers,
-// and runs them until the context ends.
+// opens the pool, builds the webhook receiver, the APIs, the apply workers,
+// the status poller and the pruner, and runs them until the context ends.
 package app
 
 import (
 	"context"
 	"net/http"
+	"os"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap"
 
 	"github.com/onceflow/onceflow/db"
 	"github.com/onceflow/onceflow/pkg/backoff"
@@ -14,9 +19,13 @@ import (
 	"github.com/onceflow/onceflow/pkg/httpserver"
 	"github.com/onceflow/onceflow/pkg/logging"
 	"github.com/onceflow/onceflow/pkg/pg"
+	"github.com/onceflow/onceflow/services/ingest/internal/admin"
 	"github.com/onceflow/onceflow/services/ingest/internal/apply"
+	"github.com/onceflow/onceflow/services/ingest/internal/housekeeping"
 	"github.com/onceflow/onceflow/services/ingest/internal/httpapi"
+	"github.com/onceflow/onceflow/services/ingest/internal/poller"
 	"github.com/onceflow/onceflow/services/ingest/internal/psp"
+	"github.com/onceflow/onceflow/services/ingest/internal/sources"
 	"github.com/onceflow/onceflow/services/ingest/internal/store"
 	"github.com/onceflow/onceflow/services/ingest/internal/webhook"
 )
@@ -45,6 +54,14 @@ func Run(ctx context.Context, args []string) error {
 // receives the bound HTTP address (tests use port 0).
 func Serve(ctx context.Context, loaded config.Loaded[Config], listening chan<- string) error {
 	cfg := loaded.Value
+	srcs, err := sources.FromEnv(cfg.SourcesFile, os.Getenv)
+	if err != nil {
+		return err
+	}
+	scope, err := sources.PSPScope(srcs)
+	if err != nil {
+		return err
+	}
 	log, err := logging.New("ingest", cfg.LogLevel)
 	if err != nil {
 		return err
@@ -58,22 +75,31 @@ func Serve(ctx context.Context, loaded config.Loaded[Config], listening chan<- s
 	defer pool.Close()
 
 	reg := httpserver.NewRegistry()
+	queries := store.New(pool)
+	reg.MustRegister(housekeeping.NewBacklog(queries))
 	srv := httpserver.New(log, cfg.HTTPAddr, reg, httpserver.Check{Name: "postgres", Check: pool.Ping})
-	wake := make(chan struct{}, 1)
-	sources := map[string]webhook.Source{"dlocal": webhook.DLocal{Login: cfg.DLocalLogin, SecretKey: cfg.DLocalSecretKey}}
-	webhook.NewHandler(sources, store.New(pool), log.Named("webhook"), reg, cfg.WebhookMaxBytes, wake).Register(srv.Echo())
-	httpapi.New(store.New(pool), cfg.APIToken).Register(srv.Echo())
-
-	client := psp.New(psp.Config{BaseURL: cfg.DLocalBaseURL, Login: cfg.DLocalLogin, TransKey: cfg.DLocalTransKey, SecretKey: cfg.DLocalSecretKey},
-		&http.Client{Timeout: cfg.PSPTimeout})
-	worker := apply.NewWorker(pool, client, log.Named("apply"), reg, apply.Config{
-		Batch: cfg.ApplyBatch, Lease: cfg.ApplyLease, Poll: cfg.ApplyPoll, MaxAttempts: cfg.ApplyMaxAttempts,
-		Backoff: backoff.Policy{Base: cfg.ApplyBackoffBase, Cap: cfg.ApplyBackoffCap},
-	}, wake)
-	loops := make([]httpserver.Loop, cfg.Workers)
-	for i := range loops {
-		loops[i] = worker.Run
+	if cfg.TLSCertFile != "" {
+		if err := srv.UseTLS(cfg.TLSCertFile, cfg.TLSKeyFile); err != nil {
+			return err
+		}
 	}
+	wake := make(chan struct{}, 1)
+	webhook.NewHandler(srcs, queries, log.Named("webhook"), reg, wake).Register(srv.Echo())
+	httpapi.New(queries, cfg.APIToken).Register(srv.Echo())
+	admin.New(queries, log.Named("admin"), cfg.AdminToken, wake).Register(srv.Echo())
+
+	loops := workers(cfg, pool, log, reg, wake)
+	if scope != "" {
+		client := pspClient(cfg)
+		loops = append(loops, poller.New(queries, client, log.Named("poller"), reg, poller.Config{
+			After: cfg.PollAfter, Every: cfg.PollEvery, GiveUp: cfg.PollGiveUp, Interval: cfg.PollInterval,
+			Batch: cfg.PollBatch, Scope: scope,
+		}, wake).Run)
+	}
+	loops = append(loops, housekeeping.NewPruner(queries, log.Named("prune"), reg, housekeeping.Config{
+		ReceiptRetention: cfg.ReceiptRetention, IdempotencyRetention: cfg.IdempotencyRetention,
+		Interval: cfg.PruneInterval, Batch: cfg.PruneBatch,
+	}).Run)
 	if err := srv.Listen(); err != nil {
 		return err
 	}
@@ -81,4 +107,22 @@ func Serve(ctx context.Context, loaded config.Loaded[Config], listening chan<- s
 		listening <- srv.Addr()
 	}
 	return httpserver.Run(ctx, srv, log, cfg.ShutdownTimeout, loops...)
+}
+
+func pspClient(cfg Config) *psp.Client {
+	return psp.New(psp.Config{BaseURL: cfg.DLocalBaseURL, Login: cfg.DLocalLogin, TransKey: cfg.DLocalTransKey, SecretKey: cfg.DLocalSecretKey},
+		&http.Client{Timeout: cfg.PSPTimeout})
+}
+
+// workers returns cfg.Workers apply loops sharing one worker.
+func workers(cfg Config, pool *pgxpool.Pool, log *zap.Logger, reg prometheus.Registerer, wake chan struct{}) []httpserver.Loop {
+	worker := apply.NewWorker(pool, pspClient(cfg), log.Named("apply"), reg, apply.Config{
+		Batch: cfg.ApplyBatch, Lease: cfg.ApplyLease, Poll: cfg.ApplyPoll, MaxAttempts: cfg.ApplyMaxAttempts,
+		Backoff: backoff.Policy{Base: cfg.ApplyBackoffBase, Cap: cfg.ApplyBackoffCap},
+	}, wake)
+	loops := make([]httpserver.Loop, cfg.Workers)
+	for i := range loops {
+		loops[i] = worker.Run
+	}
+	return loops
 }

@@ -106,15 +106,7 @@ type errRejected struct{ reason string }
 func (e errRejected) Error() string { return e.reason }
 
 func (w *Worker) applyOne(ctx context.Context, r store.ReceiptClaimDueRow, token uuid.UUID) string {
-	var err error
-	switch r.EventType {
-	case "payment":
-		err = w.applyPayment(ctx, r.EventID, r.ID, token)
-	case "refund":
-		err = w.applyRefund(ctx, r.EventID, r.ID, token)
-	default:
-		err = errRejected{reason: "unknown event type " + r.EventType}
-	}
+	err := w.dispatch(ctx, r, token)
 	log := w.log.With(zap.Int64("receipt", r.ID), zap.String("event_id", r.EventID), zap.String("event_type", r.EventType))
 	var rej errRejected
 	switch {
@@ -128,6 +120,23 @@ func (w *Worker) applyOne(ctx context.Context, r store.ReceiptClaimDueRow, token
 	default:
 		return w.retryLater(ctx, log, r, token, err)
 	}
+}
+
+// dispatch applies the receipt by its source's kind: PSP events are
+// re-fetched and applied, provider events forwarded to the invoicer, and
+// generic events only kept.
+func (w *Worker) dispatch(ctx context.Context, r store.ReceiptClaimDueRow, token uuid.UUID) error {
+	switch {
+	case r.Kind == "psp" && r.EventType == "payment":
+		return w.applyPayment(ctx, r.EventID, r.ID, token)
+	case r.Kind == "psp" && r.EventType == "refund":
+		return w.applyRefund(ctx, r.EventID, r.ID, token)
+	case r.Kind == "fiscal_provider":
+		return w.applyProviderEvent(ctx, r, token)
+	case r.Kind == "generic":
+		return w.commit(ctx, r.ID, token, func(*store.Queries, pgx.Tx) error { return nil })
+	}
+	return errRejected{reason: "unknown event type " + r.EventType}
 }
 
 func (w *Worker) retryLater(ctx context.Context, log *zap.Logger, r store.ReceiptClaimDueRow, token uuid.UUID, cause error) string {

@@ -7,6 +7,7 @@ package store
 
 import (
 	"context"
+	"time"
 
 	"github.com/google/uuid"
 )
@@ -79,4 +80,44 @@ func (q *Queries) CustomerInsert(ctx context.Context, arg CustomerInsertParams) 
 		&i.CreatedAt,
 	)
 	return i, err
+}
+
+const customerList = `-- name: CustomerList :many
+SELECT id, doc_type, doc_country, doc_number, legal_name, address, city, department, country, email, created_at FROM ingest.customers
+WHERE (created_at, id) > ($1, $2::uuid)
+ORDER BY created_at, id
+LIMIT $3
+`
+
+// Customers keyset-paged by creation, newest last.
+func (q *Queries) CustomerList(ctx context.Context, afterCreated time.Time, afterID uuid.UUID, maxRows int32) ([]IngestCustomer, error) {
+	rows, err := q.db.Query(ctx, customerList, afterCreated, afterID, maxRows)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []IngestCustomer{}
+	for rows.Next() {
+		var i IngestCustomer
+		if err := rows.Scan(
+			&i.ID,
+			&i.DocType,
+			&i.DocCountry,
+			&i.DocNumber,
+			&i.LegalName,
+			&i.Address,
+			&i.City,
+			&i.Department,
+			&i.Country,
+			&i.Email,
+			&i.CreatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }

@@ -7,12 +7,70 @@ package store
 
 import (
 	"context"
+	"time"
 
 	"github.com/google/uuid"
 )
 
+const orderClaimUnsettled = `-- name: OrderClaimUnsettled :many
+UPDATE ingest.orders o
+SET polled_at = now(), polls = polls + 1
+WHERE o.id IN (
+    SELECT ord.id FROM ingest.orders ord
+    LEFT JOIN ingest.payments p ON p.id = ord.psp_payment_id
+    WHERE ord.psp_payment_id IS NOT NULL
+      AND (p.id IS NULL OR p.status_rank < 30)
+      AND ord.created_at < $1 AND ord.created_at > $2
+      AND (ord.polled_at IS NULL OR ord.polled_at < $3)
+    ORDER BY ord.polled_at NULLS FIRST, ord.created_at
+    LIMIT $4
+    FOR UPDATE OF ord SKIP LOCKED)
+RETURNING o.id, o.merchant_order_id, o.psp_payment_id
+`
+
+type OrderClaimUnsettledParams struct {
+	SettleBefore time.Time
+	GiveUpBefore time.Time
+	PolledBefore *time.Time
+	MaxRows      int32
+}
+
+type OrderClaimUnsettledRow struct {
+	ID              uuid.UUID
+	MerchantOrderID string
+	PspPaymentID    *string
+}
+
+// Orders with a PSP payment id whose payment is not in a final state,
+// older than settle_after and not polled within poll_every, created after
+// give_up_before; each claimed order is stamped so another poller skips it.
+func (q *Queries) OrderClaimUnsettled(ctx context.Context, arg OrderClaimUnsettledParams) ([]OrderClaimUnsettledRow, error) {
+	rows, err := q.db.Query(ctx, orderClaimUnsettled,
+		arg.SettleBefore,
+		arg.GiveUpBefore,
+		arg.PolledBefore,
+		arg.MaxRows,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []OrderClaimUnsettledRow{}
+	for rows.Next() {
+		var i OrderClaimUnsettledRow
+		if err := rows.Scan(&i.ID, &i.MerchantOrderID, &i.PspPaymentID); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const orderGet = `-- name: OrderGet :one
-SELECT id, merchant_order_id, customer_id, amount_minor, currency, lines, psp_payment_id, created_at FROM ingest.orders WHERE id = $1
+SELECT id, merchant_order_id, customer_id, amount_minor, currency, lines, psp_payment_id, created_at, polled_at, polls FROM ingest.orders WHERE id = $1
 `
 
 func (q *Queries) OrderGet(ctx context.Context, id uuid.UUID) (IngestOrder, error) {
@@ -27,12 +85,14 @@ func (q *Queries) OrderGet(ctx context.Context, id uuid.UUID) (IngestOrder, erro
 		&i.Lines,
 		&i.PspPaymentID,
 		&i.CreatedAt,
+		&i.PolledAt,
+		&i.Polls,
 	)
 	return i, err
 }
 
 const orderGetByMerchantID = `-- name: OrderGetByMerchantID :one
-SELECT id, merchant_order_id, customer_id, amount_minor, currency, lines, psp_payment_id, created_at FROM ingest.orders WHERE merchant_order_id = $1
+SELECT id, merchant_order_id, customer_id, amount_minor, currency, lines, psp_payment_id, created_at, polled_at, polls FROM ingest.orders WHERE merchant_order_id = $1
 `
 
 func (q *Queries) OrderGetByMerchantID(ctx context.Context, merchantOrderID string) (IngestOrder, error) {
@@ -47,6 +107,8 @@ func (q *Queries) OrderGetByMerchantID(ctx context.Context, merchantOrderID stri
 		&i.Lines,
 		&i.PspPaymentID,
 		&i.CreatedAt,
+		&i.PolledAt,
+		&i.Polls,
 	)
 	return i, err
 }
@@ -54,7 +116,7 @@ func (q *Queries) OrderGetByMerchantID(ctx context.Context, merchantOrderID stri
 const orderInsert = `-- name: OrderInsert :one
 INSERT INTO ingest.orders (merchant_order_id, customer_id, amount_minor, currency, lines, psp_payment_id)
 VALUES ($1, $2, $3, $4, $5, $6)
-RETURNING id, merchant_order_id, customer_id, amount_minor, currency, lines, psp_payment_id, created_at
+RETURNING id, merchant_order_id, customer_id, amount_minor, currency, lines, psp_payment_id, created_at, polled_at, polls
 `
 
 type OrderInsertParams struct {
@@ -85,8 +147,48 @@ func (q *Queries) OrderInsert(ctx context.Context, arg OrderInsertParams) (Inges
 		&i.Lines,
 		&i.PspPaymentID,
 		&i.CreatedAt,
+		&i.PolledAt,
+		&i.Polls,
 	)
 	return i, err
+}
+
+const orderList = `-- name: OrderList :many
+SELECT id, merchant_order_id, customer_id, amount_minor, currency, lines, psp_payment_id, created_at, polled_at, polls FROM ingest.orders
+WHERE (created_at, id) > ($1, $2::uuid)
+ORDER BY created_at, id
+LIMIT $3
+`
+
+func (q *Queries) OrderList(ctx context.Context, afterCreated time.Time, afterID uuid.UUID, maxRows int32) ([]IngestOrder, error) {
+	rows, err := q.db.Query(ctx, orderList, afterCreated, afterID, maxRows)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []IngestOrder{}
+	for rows.Next() {
+		var i IngestOrder
+		if err := rows.Scan(
+			&i.ID,
+			&i.MerchantOrderID,
+			&i.CustomerID,
+			&i.AmountMinor,
+			&i.Currency,
+			&i.Lines,
+			&i.PspPaymentID,
+			&i.CreatedAt,
+			&i.PolledAt,
+			&i.Polls,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const orderSetPSPPayment = `-- name: OrderSetPSPPayment :exec

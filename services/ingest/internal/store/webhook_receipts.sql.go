@@ -12,6 +12,26 @@ import (
 	"github.com/google/uuid"
 )
 
+const receiptBacklog = `-- name: ReceiptBacklog :one
+SELECT count(*) AS pending, coalesce(extract(epoch FROM min(received_at)), 0)::float8 AS oldest_unix
+FROM ingest.webhook_receipts
+WHERE status = 'pending'
+`
+
+type ReceiptBacklogRow struct {
+	Pending    int64
+	OldestUnix float64
+}
+
+// Pending receipts and when the oldest of them arrived (unix seconds, 0
+// when none is pending).
+func (q *Queries) ReceiptBacklog(ctx context.Context) (ReceiptBacklogRow, error) {
+	row := q.db.QueryRow(ctx, receiptBacklog)
+	var i ReceiptBacklogRow
+	err := row.Scan(&i.Pending, &i.OldestUnix)
+	return i, err
+}
+
 const receiptClaimDue = `-- name: ReceiptClaimDue :many
 UPDATE ingest.webhook_receipts r
 SET lease_token = $1, lease_expires_at = now() + make_interval(secs => $2::float8)
@@ -22,15 +42,19 @@ WHERE r.id IN (
     ORDER BY next_attempt_at, id
     LIMIT $3
     FOR UPDATE SKIP LOCKED)
-RETURNING r.id, r.source, r.event_id, r.event_type, r.attempts
+RETURNING r.id, r.source, r.scope, r.kind, r.event_id, r.event_type, r.attempts, r.body, r.received_at
 `
 
 type ReceiptClaimDueRow struct {
-	ID        int64
-	Source    string
-	EventID   string
-	EventType string
-	Attempts  int32
+	ID         int64
+	Source     string
+	Scope      string
+	Kind       string
+	EventID    string
+	EventType  string
+	Attempts   int32
+	Body       []byte
+	ReceivedAt time.Time
 }
 
 // Claims pending receipts that are due and not leased by a live worker.
@@ -46,9 +70,13 @@ func (q *Queries) ReceiptClaimDue(ctx context.Context, leaseToken *uuid.UUID, le
 		if err := rows.Scan(
 			&i.ID,
 			&i.Source,
+			&i.Scope,
+			&i.Kind,
 			&i.EventID,
 			&i.EventType,
 			&i.Attempts,
+			&i.Body,
+			&i.ReceivedAt,
 		); err != nil {
 			return nil, err
 		}
@@ -89,23 +117,27 @@ func (q *Queries) ReceiptFinish(ctx context.Context, arg ReceiptFinishParams) (i
 }
 
 const receiptInsert = `-- name: ReceiptInsert :execrows
-INSERT INTO ingest.webhook_receipts (source, dedupe_key, event_id, event_type, body)
-VALUES ($1, $2, $3, $4, $5)
-ON CONFLICT (source, dedupe_key) DO NOTHING
+INSERT INTO ingest.webhook_receipts (source, scope, kind, dedupe_key, event_id, event_type, body)
+VALUES ($1, $2, $3, $4, $5, $6, $7)
+ON CONFLICT (scope, dedupe_key) DO NOTHING
 `
 
 type ReceiptInsertParams struct {
 	Source    string
+	Scope     string
+	Kind      string
 	DedupeKey string
 	EventID   string
 	EventType string
 	Body      []byte
 }
 
-// A duplicate (same source and dedupe key) inserts nothing and returns 0.
+// A duplicate (same scope and dedupe key) inserts nothing and returns 0.
 func (q *Queries) ReceiptInsert(ctx context.Context, arg ReceiptInsertParams) (int64, error) {
 	result, err := q.db.Exec(ctx, receiptInsert,
 		arg.Source,
+		arg.Scope,
+		arg.Kind,
 		arg.DedupeKey,
 		arg.EventID,
 		arg.EventType,
@@ -115,6 +147,102 @@ func (q *Queries) ReceiptInsert(ctx context.Context, arg ReceiptInsertParams) (i
 		return 0, err
 	}
 	return result.RowsAffected(), nil
+}
+
+const receiptListParked = `-- name: ReceiptListParked :many
+SELECT id, source, event_id, event_type, attempts, last_error, received_at
+FROM ingest.webhook_receipts
+WHERE status = 'parked' AND id > $1
+ORDER BY id
+LIMIT $2
+`
+
+type ReceiptListParkedRow struct {
+	ID         int64
+	Source     string
+	EventID    string
+	EventType  string
+	Attempts   int32
+	LastError  *string
+	ReceivedAt time.Time
+}
+
+// Parked receipts for the operator, oldest first, keyset-paged by id. The
+// body is left out: it may hold personal data.
+func (q *Queries) ReceiptListParked(ctx context.Context, afterID int64, maxRows int32) ([]ReceiptListParkedRow, error) {
+	rows, err := q.db.Query(ctx, receiptListParked, afterID, maxRows)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ReceiptListParkedRow{}
+	for rows.Next() {
+		var i ReceiptListParkedRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.Source,
+			&i.EventID,
+			&i.EventType,
+			&i.Attempts,
+			&i.LastError,
+			&i.ReceivedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const receiptPrune = `-- name: ReceiptPrune :execrows
+DELETE FROM ingest.webhook_receipts
+WHERE id IN (
+    SELECT old.id FROM ingest.webhook_receipts old
+    WHERE old.status IN ('done', 'rejected') AND old.received_at < $1
+    ORDER BY old.received_at
+    LIMIT $2
+    FOR UPDATE SKIP LOCKED)
+`
+
+// Deletes up to max_rows finished receipts received before the cutoff.
+func (q *Queries) ReceiptPrune(ctx context.Context, cutoff time.Time, maxRows int32) (int64, error) {
+	result, err := q.db.Exec(ctx, receiptPrune, cutoff, maxRows)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const receiptRetry = `-- name: ReceiptRetry :one
+UPDATE ingest.webhook_receipts
+SET status = 'pending', attempts = 0, next_attempt_at = now(), processed_at = NULL,
+    lease_token = NULL, lease_expires_at = NULL
+WHERE id = $1 AND status IN ('parked', 'rejected')
+RETURNING id, source, event_id, event_type
+`
+
+type ReceiptRetryRow struct {
+	ID        int64
+	Source    string
+	EventID   string
+	EventType string
+}
+
+// An operator sends a parked or rejected receipt back to the worker, with
+// its attempts reset. Returns the receipt's source and event id.
+func (q *Queries) ReceiptRetry(ctx context.Context, id int64) (ReceiptRetryRow, error) {
+	row := q.db.QueryRow(ctx, receiptRetry, id)
+	var i ReceiptRetryRow
+	err := row.Scan(
+		&i.ID,
+		&i.Source,
+		&i.EventID,
+		&i.EventType,
+	)
+	return i, err
 }
 
 const receiptRetryLater = `-- name: ReceiptRetryLater :execrows

@@ -5,33 +5,42 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"time"
 
 	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
 	"github.com/onceflow/onceflow/pkg/httpserver"
+	"github.com/onceflow/onceflow/pkg/webhooksig"
 	"github.com/onceflow/onceflow/services/ingest/internal/store"
 )
 
 // Handler serves POST /webhooks/:source.
 type Handler struct {
-	sources  map[string]Source
-	queries  *store.Queries
-	log      *zap.Logger
-	maxBytes int64
-	received chan<- struct{}
-	receipts *prometheus.CounterVec
+	sources    map[string]Source
+	queries    *store.Queries
+	log        *zap.Logger
+	received   chan<- struct{}
+	receipts   *prometheus.CounterVec
+	signatures *prometheus.CounterVec
 }
 
-// NewHandler returns a handler for sources keyed by route name. received is
-// nudged (without blocking) after each new receipt so the worker wakes up.
-func NewHandler(sources map[string]Source, q *store.Queries, log *zap.Logger, reg prometheus.Registerer, maxBytes int64, received chan<- struct{}) *Handler {
-	h := &Handler{sources: sources, queries: q, log: log, maxBytes: maxBytes, received: received,
+// NewHandler returns a handler for the sources. received is nudged (without
+// blocking) after each new receipt so a worker wakes up.
+func NewHandler(sources []Source, q *store.Queries, log *zap.Logger, reg prometheus.Registerer, received chan<- struct{}) *Handler {
+	h := &Handler{sources: map[string]Source{}, queries: q, log: log, received: received,
 		receipts: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "onceflow_ingest_receipts_total", Help: "Webhook deliveries by source and outcome.",
-		}, []string{"source", "outcome"})}
-	reg.MustRegister(h.receipts)
+			Name: "onceflow_ingest_receipts_total", Help: "Webhook deliveries by source and outcome (accepted, duplicate, or the refusal code).",
+		}, []string{"source", "outcome"}),
+		signatures: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "onceflow_ingest_signature_failures_total", Help: "Refused webhook signatures by source and reason (missing, malformed, mismatch, stale, future).",
+		}, []string{"source", "reason"}),
+	}
+	for _, s := range sources {
+		h.sources[s.Name] = s
+	}
+	reg.MustRegister(h.receipts, h.signatures)
 	return h
 }
 
@@ -50,7 +59,7 @@ func (h *Handler) receive(c echo.Context) error {
 	if mt, _, _ := mime.ParseMediaType(c.Request().Header.Get("Content-Type")); mt != "application/json" {
 		return h.refuse(c, name, http.StatusUnsupportedMediaType, "unsupported_media_type", "want Content-Type application/json")
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(c.Response(), c.Request().Body, h.maxBytes))
+	body, err := io.ReadAll(http.MaxBytesReader(c.Response(), c.Request().Body, src.MaxBytes))
 	var tooBig *http.MaxBytesError
 	if errors.As(err, &tooBig) {
 		return h.refuse(c, name, http.StatusRequestEntityTooLarge, "body_too_large", "body exceeds the source's limit")
@@ -58,22 +67,23 @@ func (h *Handler) receive(c echo.Context) error {
 	if err != nil {
 		return h.refuse(c, name, http.StatusBadRequest, "unreadable_body", "could not read the body")
 	}
-	if err := src.Verify(c.Request().Header, body); err != nil {
-		return h.refuse(c, name, http.StatusUnauthorized, "invalid_signature", err.Error())
+	if err := src.Verifier.Verify(c.Request().Header, body, time.Now()); err != nil {
+		return h.refuseSignature(c, name, err)
 	}
-	rec, err := src.Identify(body)
+	rec, err := src.Identify(c.Request().Header, body)
 	if err != nil {
 		return h.refuse(c, name, http.StatusBadRequest, "invalid_body", err.Error())
 	}
-	return h.store(c, name, rec, body)
+	return h.store(c, src, rec, body)
 }
 
-func (h *Handler) store(c echo.Context, name string, rec Receipt, body []byte) error {
+func (h *Handler) store(c echo.Context, src Source, rec Receipt, body []byte) error {
 	n, err := h.queries.ReceiptInsert(c.Request().Context(), store.ReceiptInsertParams{
-		Source: name, DedupeKey: rec.DedupeKey, EventID: rec.EventID, EventType: rec.EventType, Body: body,
+		Source: src.Name, Scope: src.Scope, Kind: string(src.Kind), DedupeKey: rec.DedupeKey,
+		EventID: rec.EventID, EventType: rec.EventType, Body: body,
 	})
 	if err != nil {
-		h.receipts.WithLabelValues(name, "error").Inc()
+		h.receipts.WithLabelValues(src.Name, "error").Inc()
 		return err
 	}
 	outcome := "accepted"
@@ -85,10 +95,20 @@ func (h *Handler) store(c echo.Context, name string, rec Receipt, body []byte) e
 		default:
 		}
 	}
-	h.receipts.WithLabelValues(name, outcome).Inc()
-	h.log.Info("webhook", zap.String("source", name), zap.String("event_id", rec.EventID),
+	h.receipts.WithLabelValues(src.Name, outcome).Inc()
+	h.log.Info("webhook", zap.String("source", src.Name), zap.String("event_id", rec.EventID),
 		zap.String("event_type", rec.EventType), zap.String("outcome", outcome))
 	return c.JSON(http.StatusOK, map[string]string{"status": outcome})
+}
+
+func (h *Handler) refuseSignature(c echo.Context, source string, err error) error {
+	reason := webhooksig.Mismatch
+	var se *webhooksig.Error
+	if errors.As(err, &se) {
+		reason = se.Reason
+	}
+	h.signatures.WithLabelValues(source, string(reason)).Inc()
+	return h.refuse(c, source, http.StatusUnauthorized, "invalid_signature", err.Error())
 }
 
 func (h *Handler) refuse(c echo.Context, source string, status int, code, message string) error {

@@ -9,44 +9,48 @@ import (
 	"fmt"
 	"net/http"
 
-	"github.com/onceflow/onceflow/pkg/dlocal"
+	"github.com/onceflow/onceflow/pkg/webhooksig"
+)
+
+// Kind says what a source's events are and how the worker applies them.
+type Kind string
+
+// The kinds of source.
+const (
+	KindPSP            Kind = "psp"             // payments and refunds, re-fetched from the PSP
+	KindFiscalProvider Kind = "fiscal_provider" // document news, forwarded to the invoicer
+	KindGeneric        Kind = "generic"         // verified and kept, nothing applied
 )
 
 // Receipt is what a verified webhook is recorded as.
 type Receipt struct {
-	DedupeKey string // unique per source: the event, never the delivery
+	DedupeKey string // unique per scope: the event, never the delivery
 	EventID   string
-	EventType string // "payment" or "refund" for a PSP
+	EventType string // "payment" or "refund" for a PSP, the sender's type otherwise
 }
 
-// Source verifies and identifies the webhooks of one sender.
-type Source interface {
-	// Verify checks the signature over the raw body; an error means 401.
-	Verify(h http.Header, body []byte) error
-	// Identify reads the dedupe key from a verified body; an error means 400.
-	Identify(body []byte) (Receipt, error)
+// Identifier reads a verified delivery's identity; an error means 400.
+type Identifier func(h http.Header, body []byte) (Receipt, error)
+
+// Source is one configured sender, served at POST /webhooks/{Name}.
+type Source struct {
+	Name     string
+	Kind     Kind
+	Scope    string // sources sharing a scope share dedupe keys
+	MaxBytes int64
+	Verifier webhooksig.Verifier
+	Identify Identifier
 }
 
-// DLocal is a dLocal notification source: V2-HMAC-SHA256 over the merchant's
-// own login, the X-Date header and the body, keyed with the secret key.
-type DLocal struct {
-	Login     string
-	SecretKey string
-}
+// maxIDLength bounds event ids; longer ones are refused, not truncated, so
+// two events never share a key.
+const maxIDLength = 255
 
-// Verify implements Source.
-func (d DLocal) Verify(h http.Header, body []byte) error {
-	if h.Get(dlocal.HeaderDate) == "" {
-		return errors.New("missing X-Date header")
-	}
-	return dlocal.Verify(d.SecretKey, d.Login, h.Get(dlocal.HeaderDate), body, h.Get(dlocal.HeaderAuthorization))
-}
-
-// Identify implements Source. dLocal notifications carry no event id, so a
-// delivery is keyed on the object id and its status: a retried notification
-// is a duplicate, a new status is a new receipt. A body with payment_id is a
+// DLocalIdentifier keys a dLocal notification on the object id and its
+// status, since dLocal sends no event id: a retried notification is a
+// duplicate, a new status is a new receipt. A body with payment_id is a
 // refund object.
-func (DLocal) Identify(body []byte) (Receipt, error) {
+func DLocalIdentifier(_ http.Header, body []byte) (Receipt, error) {
 	var obj struct {
 		ID        string `json:"id"`
 		Status    string `json:"status"`
@@ -55,7 +59,7 @@ func (DLocal) Identify(body []byte) (Receipt, error) {
 	if err := json.Unmarshal(body, &obj); err != nil {
 		return Receipt{}, errors.New("body is not a JSON object")
 	}
-	if obj.ID == "" || obj.Status == "" {
+	if obj.ID == "" || obj.Status == "" || len(obj.ID) > maxIDLength {
 		return Receipt{}, errors.New("body lacks id or status")
 	}
 	kind := "payment"
@@ -63,4 +67,43 @@ func (DLocal) Identify(body []byte) (Receipt, error) {
 		kind = "refund"
 	}
 	return Receipt{DedupeKey: fmt.Sprintf("%s:%s:%s", kind, obj.ID, obj.Status), EventID: obj.ID, EventType: kind}, nil
+}
+
+// EventIdentifier keys a delivery on its event id, read from the body field
+// or the header called name (from is "body" or "header"). The event type is
+// the body's "type". A fiscal provider's body must also carry the
+// document's reference and status, in data.reference and data.status.
+func EventIdentifier(from, name string, kind Kind) Identifier {
+	return func(h http.Header, body []byte) (Receipt, error) {
+		var obj map[string]json.RawMessage
+		if err := json.Unmarshal(body, &obj); err != nil || obj == nil {
+			return Receipt{}, errors.New("body is not a JSON object")
+		}
+		id := h.Get(name)
+		if from == "body" {
+			id = stringField(obj, name)
+		}
+		if id == "" || len(id) > maxIDLength {
+			return Receipt{}, fmt.Errorf("want an event id of 1 to %d characters in %s %s", maxIDLength, from, name)
+		}
+		if kind == KindFiscalProvider {
+			if _, err := ParseProviderEvent(body); err != nil {
+				return Receipt{}, err
+			}
+		}
+		return Receipt{DedupeKey: "event:" + id, EventID: id, EventType: clip(stringField(obj, "type"), 100)}, nil
+	}
+}
+
+func stringField(obj map[string]json.RawMessage, field string) string {
+	var s string
+	_ = json.Unmarshal(obj[field], &s)
+	return s
+}
+
+func clip(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
 }

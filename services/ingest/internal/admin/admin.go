@@ -1,0 +1,104 @@
+// Package admin serves ingest's operator endpoints behind the admin token:
+// list parked receipts and send one back to the apply worker.
+package admin
+
+import (
+	"errors"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/labstack/echo/v4"
+	"go.uber.org/zap"
+
+	"github.com/onceflow/onceflow/pkg/httpserver"
+	"github.com/onceflow/onceflow/services/ingest/internal/store"
+)
+
+// API is the operator API.
+type API struct {
+	queries *store.Queries
+	log     *zap.Logger
+	token   string
+	wake    chan<- struct{}
+}
+
+// New returns the API; an empty token refuses every request.
+func New(q *store.Queries, log *zap.Logger, token string, wake chan<- struct{}) *API {
+	return &API{queries: q, log: log, token: token, wake: wake}
+}
+
+// Register adds /admin/receipts routes to e.
+func (a *API) Register(e *echo.Echo) {
+	g := e.Group("/admin", httpserver.BearerAuth(a.token, "ADMIN_TOKEN"))
+	g.GET("/receipts/parked", a.listParked)
+	g.POST("/receipts/:id/retry", a.retry)
+}
+
+// Parked is a parked receipt as shown to an operator: never its body.
+type Parked struct {
+	ID         int64     `json:"id"`
+	Source     string    `json:"source"`
+	EventID    string    `json:"event_id"`
+	EventType  string    `json:"event_type"`
+	Attempts   int32     `json:"attempts"`
+	LastError  string    `json:"last_error"`
+	ReceivedAt time.Time `json:"received_at"`
+}
+
+func (a *API) listParked(c echo.Context) error {
+	after, err := queryInt(c, "after", 0)
+	if err != nil {
+		return err
+	}
+	limit, err := queryInt(c, "limit", 100)
+	if err != nil || limit < 1 || limit > 1000 {
+		return httpserver.NewHTTPError(http.StatusBadRequest, "invalid_limit", "limit: want 1 to 1000")
+	}
+	rows, err := a.queries.ReceiptListParked(c.Request().Context(), after, int32(limit))
+	if err != nil {
+		return err
+	}
+	out := make([]Parked, len(rows))
+	for i, r := range rows {
+		out[i] = Parked{ID: r.ID, Source: r.Source, EventID: r.EventID, EventType: r.EventType,
+			Attempts: r.Attempts, ReceivedAt: r.ReceivedAt}
+		if r.LastError != nil {
+			out[i].LastError = *r.LastError
+		}
+	}
+	return c.JSON(http.StatusOK, map[string]any{"receipts": out})
+}
+
+func (a *API) retry(c echo.Context) error {
+	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
+	if err != nil {
+		return httpserver.NewHTTPError(http.StatusBadRequest, "invalid_id", "id: want a receipt number")
+	}
+	row, err := a.queries.ReceiptRetry(c.Request().Context(), id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return httpserver.NewHTTPError(http.StatusNotFound, "not_retryable", "no parked or rejected receipt with this id")
+	}
+	if err != nil {
+		return err
+	}
+	a.log.Info("operator retried receipt", zap.Int64("receipt", row.ID), zap.String("source", row.Source), zap.String("event_id", row.EventID))
+	select {
+	case a.wake <- struct{}{}:
+	default:
+	}
+	return c.JSON(http.StatusOK, map[string]any{"id": row.ID, "status": "pending"})
+}
+
+func queryInt(c echo.Context, name string, def int64) (int64, error) {
+	s := c.QueryParam(name)
+	if s == "" {
+		return def, nil
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < 0 {
+		return 0, httpserver.NewHTTPError(http.StatusBadRequest, "invalid_"+name, name+": want a non-negative integer")
+	}
+	return n, nil
+}

@@ -1,0 +1,41 @@
+package apply
+
+import (
+	"context"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	eventsv1 "github.com/onceflow/onceflow/pkg/eventspb/onceflow/events/v1"
+	"github.com/onceflow/onceflow/pkg/outbox"
+	"github.com/onceflow/onceflow/services/ingest/internal/store"
+	"github.com/onceflow/onceflow/services/ingest/internal/webhook"
+)
+
+// applyProviderEvent forwards a fiscal provider's news about a document to
+// the invoicer through the outbox. Nothing is re-fetched: the invoicer
+// adopts the state forward-only and still polls the provider itself.
+func (w *Worker) applyProviderEvent(ctx context.Context, r store.ReceiptClaimDueRow, token uuid.UUID) error {
+	pe, err := webhook.ParseProviderEvent(r.Body)
+	if err != nil {
+		return errRejected{reason: err.Error()}
+	}
+	occurred := pe.CreatedAt
+	if occurred.IsZero() {
+		occurred = r.ReceivedAt
+	}
+	ev := &eventsv1.ProviderEvent{
+		EventId: r.EventID, Provider: r.Scope, Reference: pe.Data.Reference,
+		ProviderStatus: pe.Data.Status, OccurredAt: timestamppb.New(occurred),
+	}
+	body, err := eventsv1.Encode(ev)
+	if err != nil {
+		return err
+	}
+	msg := outbox.Message{EventKey: "provider:" + r.Scope + ":" + r.EventID, EventType: eventsv1.TypeProviderDocumentUpdated, Payload: body}
+	return w.commit(ctx, r.ID, token, func(_ *store.Queries, tx pgx.Tx) error {
+		_, err := outbox.Insert(ctx, tx, Outbox, msg)
+		return err
+	})
+}

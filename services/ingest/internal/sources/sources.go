@@ -1,0 +1,276 @@
+// Package sources reads ingest's webhook sources from a YAML file: per source
+// its route name, kind, signature scheme, secrets, timestamp tolerance,
+// dedupe rule and body limit. A bad file stops the service with a message
+// naming the source and the field.
+package sources
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/onceflow/onceflow/pkg/webhooksig"
+	"github.com/onceflow/onceflow/services/ingest/internal/webhook"
+)
+
+// Defaults applied to a source that leaves the field out.
+const (
+	DefaultTolerance = 5 * time.Minute
+	DefaultMaxBytes  = 1 << 20
+	maxBodyLimit     = 10 << 20
+)
+
+// File is the YAML document: a list of sources.
+type File struct {
+	Sources []Spec `yaml:"sources"`
+}
+
+// Spec is one source as written in the file.
+type Spec struct {
+	// Name is the route: POST /webhooks/{name}.
+	Name string `yaml:"name"`
+	// Kind is psp, fiscal_provider or generic.
+	Kind string `yaml:"kind"`
+	// Scheme is dlocal, stripe, standard, timestamped or hmac_sha256.
+	Scheme string `yaml:"scheme"`
+	// Header carries the signature for timestamped and hmac_sha256.
+	Header string `yaml:"header"`
+	// Login is the dLocal merchant login the dlocal scheme signs with.
+	Login string `yaml:"login"`
+	// Secrets are literal values or "env:NAME"; several at once during a
+	// rotation.
+	Secrets []string `yaml:"secrets"`
+	// Tolerance bounds the signed timestamp's distance from now, e.g. "5m";
+	// "0s" turns the check off.
+	Tolerance string `yaml:"tolerance"`
+	// Dedupe is dlocal, body:<field> or header:<name>.
+	Dedupe string `yaml:"dedupe"`
+	// DedupeScope groups sources whose events share ids (one sender
+	// reaching two endpoints); it defaults to the name.
+	DedupeScope string `yaml:"dedupe_scope"`
+	// MaxBodyBytes limits the body; 1 MiB by default.
+	MaxBodyBytes int64 `yaml:"max_body_bytes"`
+}
+
+var namePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,62}$`)
+
+// Load reads and validates the file at path, resolving "env:" secrets with
+// getenv.
+func Load(path string, getenv func(string) string) ([]webhook.Source, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("WEBHOOK_SOURCES_FILE: %w", err)
+	}
+	srcs, err := Parse(raw, getenv)
+	if err != nil {
+		return nil, fmt.Errorf("WEBHOOK_SOURCES_FILE %s: %w", path, err)
+	}
+	return srcs, nil
+}
+
+// Parse validates a YAML document and builds its sources.
+func Parse(raw []byte, getenv func(string) string) ([]webhook.Source, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(raw))
+	dec.KnownFields(true)
+	var f File
+	if err := dec.Decode(&f); err != nil {
+		return nil, fmt.Errorf("not a valid sources file: %w", err)
+	}
+	if len(f.Sources) == 0 {
+		return nil, errors.New("sources: want at least one source")
+	}
+	seen := map[string]bool{}
+	out := make([]webhook.Source, 0, len(f.Sources))
+	for i, spec := range f.Sources {
+		src, err := spec.build(getenv)
+		if err != nil {
+			return nil, fmt.Errorf("source %q (#%d): %w", spec.Name, i+1, err)
+		}
+		if seen[src.Name] {
+			return nil, fmt.Errorf("source %q (#%d): name: used twice", spec.Name, i+1)
+		}
+		seen[src.Name] = true
+		out = append(out, src)
+	}
+	return out, nil
+}
+
+func (s Spec) build(getenv func(string) string) (webhook.Source, error) {
+	if !namePattern.MatchString(s.Name) {
+		return webhook.Source{}, errors.New("name: want lower-case letters, digits, - or _ (it is the route /webhooks/{name})")
+	}
+	kind, err := parseKind(s.Kind)
+	if err != nil {
+		return webhook.Source{}, err
+	}
+	secrets, err := resolveSecrets(s.Secrets, getenv)
+	if err != nil {
+		return webhook.Source{}, err
+	}
+	tolerance, err := s.tolerance()
+	if err != nil {
+		return webhook.Source{}, err
+	}
+	verifier, err := s.verifier(secrets, tolerance, getenv)
+	if err != nil {
+		return webhook.Source{}, err
+	}
+	identify, err := s.identify(kind)
+	if err != nil {
+		return webhook.Source{}, err
+	}
+	maxBytes, err := s.maxBytes()
+	if err != nil {
+		return webhook.Source{}, err
+	}
+	scope := s.DedupeScope
+	if scope == "" {
+		scope = s.Name
+	}
+	return webhook.Source{Name: s.Name, Kind: kind, Scope: scope, MaxBytes: maxBytes, Verifier: verifier, Identify: identify}, nil
+}
+
+func parseKind(k string) (webhook.Kind, error) {
+	switch kind := webhook.Kind(k); kind {
+	case webhook.KindPSP, webhook.KindFiscalProvider, webhook.KindGeneric:
+		return kind, nil
+	}
+	return "", errors.New("kind: want psp, fiscal_provider or generic")
+}
+
+func resolveSecrets(specs []string, getenv func(string) string) ([]string, error) {
+	if len(specs) == 0 {
+		return nil, errors.New("secrets: want at least one secret (a value or env:NAME)")
+	}
+	out := make([]string, len(specs))
+	for i, s := range specs {
+		if name, ok := strings.CutPrefix(s, "env:"); ok {
+			s = getenv(name)
+			if s == "" {
+				return nil, fmt.Errorf("secrets[%d]: environment variable %s is empty", i, name)
+			}
+		}
+		if s == "" {
+			return nil, fmt.Errorf("secrets[%d]: empty", i)
+		}
+		out[i] = s
+	}
+	return out, nil
+}
+
+func (s Spec) tolerance() (time.Duration, error) {
+	if s.Tolerance == "" {
+		if s.Scheme == "dlocal" || s.Scheme == "hmac_sha256" {
+			return 0, nil
+		}
+		return DefaultTolerance, nil
+	}
+	d, err := time.ParseDuration(s.Tolerance)
+	if err != nil || d < 0 {
+		return 0, errors.New("tolerance: want a duration such as 5m, or 0s for no check")
+	}
+	return d, nil
+}
+
+func (s Spec) maxBytes() (int64, error) {
+	switch {
+	case s.MaxBodyBytes == 0:
+		return DefaultMaxBytes, nil
+	case s.MaxBodyBytes < 0 || s.MaxBodyBytes > maxBodyLimit:
+		return 0, fmt.Errorf("max_body_bytes: want 1 to %d", maxBodyLimit)
+	}
+	return s.MaxBodyBytes, nil
+}
+
+func (s Spec) verifier(secrets []string, tolerance time.Duration, getenv func(string) string) (webhooksig.Verifier, error) {
+	switch s.Scheme {
+	case "dlocal":
+		login := s.Login
+		if name, ok := strings.CutPrefix(login, "env:"); ok {
+			login = getenv(name)
+		}
+		if login == "" {
+			return nil, errors.New("login: want the dLocal merchant login (a value or env:NAME)")
+		}
+		return webhooksig.DLocal{Login: login, Secrets: secrets, Tolerance: tolerance}, nil
+	case "stripe":
+		return webhooksig.Timestamped{Header: webhooksig.StripeHeader, Secrets: secrets, Tolerance: tolerance}, nil
+	case "timestamped", "hmac_sha256":
+		if s.Header == "" {
+			return nil, fmt.Errorf("header: want the header carrying the %s signature", s.Scheme)
+		}
+		if s.Scheme == "hmac_sha256" {
+			return webhooksig.HMACHex{Header: s.Header, Secrets: secrets}, nil
+		}
+		return webhooksig.Timestamped{Header: s.Header, Secrets: secrets, Tolerance: tolerance}, nil
+	case "standard":
+		v, err := webhooksig.NewStandard(secrets, tolerance)
+		if err != nil {
+			return nil, fmt.Errorf("secrets: %w", err)
+		}
+		return v, nil
+	}
+	return nil, errors.New("scheme: want dlocal, stripe, standard, timestamped or hmac_sha256")
+}
+
+// identify picks the dedupe rule; each scheme has a sensible default.
+func (s Spec) identify(kind webhook.Kind) (webhook.Identifier, error) {
+	rule := s.Dedupe
+	if rule == "" {
+		rule = map[string]string{"dlocal": "dlocal", "standard": "header:webhook-id"}[s.Scheme]
+		if rule == "" {
+			rule = "body:id"
+		}
+	}
+	if (rule == "dlocal") != (kind == webhook.KindPSP) {
+		return nil, errors.New("dedupe: the dlocal rule goes with kind psp (the only PSP onceflow re-fetches from), and kind psp with it")
+	}
+	if kind == webhook.KindPSP && s.Scheme != "dlocal" {
+		return nil, errors.New("scheme: kind psp wants the dlocal scheme")
+	}
+	if rule == "dlocal" {
+		return webhook.DLocalIdentifier, nil
+	}
+	from, name, _ := strings.Cut(rule, ":")
+	if name == "" || (from != "body" && from != "header") {
+		return nil, errors.New("dedupe: want dlocal, body:<field> or header:<name>")
+	}
+	return webhook.EventIdentifier(from, name, kind), nil
+}
+
+// FromEnv loads the file at path, or, when path is empty, the one source
+// ingest has without a file: dLocal at /webhooks/dlocal, verified with
+// DLOCAL_LOGIN and DLOCAL_SECRET_KEY.
+func FromEnv(path string, getenv func(string) string) ([]webhook.Source, error) {
+	if path != "" {
+		return Load(path, getenv)
+	}
+	src, err := Spec{Name: "dlocal", Kind: "psp", Scheme: "dlocal", Login: "env:DLOCAL_LOGIN", Secrets: []string{"env:DLOCAL_SECRET_KEY"}}.build(getenv)
+	if err != nil {
+		return nil, fmt.Errorf("default dlocal source: %w", err)
+	}
+	return []webhook.Source{src}, nil
+}
+
+// PSPScope is the dedupe scope of the PSP sources, which the status poller
+// records its receipts under so a late webhook of the same status is a
+// duplicate. It refuses PSP sources in different scopes.
+func PSPScope(srcs []webhook.Source) (string, error) {
+	scope := ""
+	for _, s := range srcs {
+		if s.Kind != webhook.KindPSP {
+			continue
+		}
+		if scope != "" && s.Scope != scope {
+			return "", fmt.Errorf("source %q: dedupe_scope: PSP sources must share one scope (%q)", s.Name, scope)
+		}
+		scope = s.Scope
+	}
+	return scope, nil
+}
