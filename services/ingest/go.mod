@@ -44,6 +44,8 @@ require (
 	github.com/mfridman/interpolate v0.2.0 // indirect
 	github.com/pressly/goose/v3 v3.30.1 // indirect
 	github.com/sethvargo/go-retry v0.5.0 // indirect
+	github.com/standard-webhooks/standard-webhooks/libraries v0.0.1 // indirect
+	github.com/stripe/stripe-go/v82 v82.5.1 // indirect
 	go.yaml.in/yaml/v3 v3.0.6 // indirect
 )
 

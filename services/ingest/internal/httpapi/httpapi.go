@@ -30,11 +30,16 @@ func New(q *store.Queries, token string) *API { return &API{queries: q, token: t
 // Register adds the routes to e.
 func (a *API) Register(e *echo.Echo) {
 	g := e.Group("/v1", httpserver.BearerAuth(a.token, "API_TOKEN"))
-	g.POST("/customers", a.createCustomer)
+	g.POST("/customers", a.createCustomer, a.idempotent)
+	g.GET("/customers", a.listCustomers)
 	g.GET("/customers/:id", a.getCustomer)
-	g.POST("/orders", a.createOrder)
+	g.POST("/orders", a.createOrder, a.idempotent)
+	g.GET("/orders", a.listOrders)
 	g.GET("/orders/:id", a.getOrder)
 }
+
+// maxBody bounds a request body.
+const maxBody = 1 << 20
 
 // fieldErrors answers 422 naming every invalid field.
 type fieldErrors map[string]string
@@ -52,7 +57,7 @@ func (f fieldErrors) answer(c echo.Context) error {
 }
 
 func bind(c echo.Context, v any) error {
-	dec := json.NewDecoder(http.MaxBytesReader(c.Response(), c.Request().Body, 1<<20))
+	dec := json.NewDecoder(http.MaxBytesReader(c.Response(), c.Request().Body, maxBody))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		return httpserver.NewHTTPError(http.StatusBadRequest, "malformed_json", "body is not the expected JSON object: "+err.Error())

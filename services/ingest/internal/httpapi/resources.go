@@ -3,7 +3,6 @@ package httpapi
 import (
 	"encoding/json"
 	"net/http"
-	"regexp"
 	"strings"
 
 	"github.com/google/uuid"
@@ -33,20 +32,13 @@ func (a *API) createCustomer(c echo.Context) error {
 	if err := bind(c, &in); err != nil {
 		return err
 	}
-	in.DocType = strings.ToUpper(in.DocType)
-	errs := fieldErrors{}
-	if !docTypes[in.DocType] {
-		errs["doc_type"] = "want RUT, CI, PASSPORT or OTHER"
-	}
-	errs.require("doc_country", in.DocCountry)
-	errs.require("doc_number", in.DocNumber)
-	errs.require("legal_name", in.LegalName)
-	if len(errs) > 0 {
+	in.normalize()
+	if errs := in.validate(); len(errs) > 0 {
 		return errs.answer(c)
 	}
 	row, err := a.queries.CustomerInsert(c.Request().Context(), store.CustomerInsertParams{
-		DocType: in.DocType, DocCountry: strings.ToUpper(in.DocCountry), DocNumber: in.DocNumber, LegalName: in.LegalName,
-		Address: in.Address, City: in.City, Department: in.Department, Country: strings.ToUpper(in.Country), Email: in.Email,
+		DocType: in.DocType, DocCountry: in.DocCountry, DocNumber: in.DocNumber, LegalName: in.LegalName,
+		Address: in.Address, City: in.City, Department: in.Department, Country: in.Country, Email: in.Email,
 	})
 	if err != nil {
 		return err
@@ -82,8 +74,6 @@ type Order struct {
 	PSPPaymentID    *string    `json:"psp_payment_id,omitempty"`
 }
 
-var currencyCode = regexp.MustCompile(`^[A-Z]{3}$`)
-
 func (a *API) createOrder(c echo.Context) error {
 	var in Order
 	if err := bind(c, &in); err != nil {
@@ -110,28 +100,6 @@ func (a *API) createOrder(c echo.Context) error {
 		return conflict(err, "an order with this merchant_order_id or psp_payment_id exists")
 	}
 	return c.JSON(http.StatusCreated, orderOut(row))
-}
-
-func validateOrder(in Order) fieldErrors {
-	errs := fieldErrors{}
-	errs.require("merchant_order_id", in.MerchantOrderID)
-	if in.CustomerID == uuid.Nil {
-		errs["customer_id"] = "required"
-	}
-	if in.AmountMinor <= 0 {
-		errs["amount_minor"] = "want a positive amount in minor units"
-	}
-	if !currencyCode.MatchString(in.Currency) {
-		errs["currency"] = "want an ISO 4217 code such as UYU"
-	}
-	var sum int64
-	for _, l := range in.Lines {
-		sum += l.AmountMinor
-	}
-	if len(in.Lines) > 0 && sum != in.AmountMinor {
-		errs["lines"] = "line amounts must add up to amount_minor"
-	}
-	return errs
 }
 
 func (a *API) getOrder(c echo.Context) error {

@@ -1,0 +1,90 @@
+package httpapi
+
+import (
+	"encoding/base64"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/labstack/echo/v4"
+
+	"github.com/onceflow/onceflow/pkg/httpserver"
+)
+
+// page is a keyset position: the creation time and id of the last item
+// seen, written as an opaque cursor.
+type page struct {
+	afterCreated time.Time
+	afterID      uuid.UUID
+	limit        int32
+}
+
+// readPage parses ?limit= (1–500, default 100) and ?cursor=.
+func readPage(c echo.Context) (page, error) {
+	p := page{limit: 100}
+	if s := c.QueryParam("limit"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > 500 {
+			return page{}, httpserver.NewHTTPError(http.StatusBadRequest, "invalid_limit", "limit: want 1 to 500")
+		}
+		p.limit = int32(n)
+	}
+	if s := c.QueryParam("cursor"); s != "" {
+		raw, err := base64.RawURLEncoding.DecodeString(s)
+		at, id, ok := strings.Cut(string(raw), "|")
+		t, terr := time.Parse(time.RFC3339Nano, at)
+		u, uerr := uuid.Parse(id)
+		if err != nil || !ok || terr != nil || uerr != nil {
+			return page{}, httpserver.NewHTTPError(http.StatusBadRequest, "invalid_cursor", "cursor: want the next_cursor of a previous page")
+		}
+		p.afterCreated, p.afterID = t, u
+	}
+	return p, nil
+}
+
+// cursor returns the next page's cursor after an item, or "" when the page
+// was not full.
+func cursor(full bool, created time.Time, id uuid.UUID) string {
+	if !full {
+		return ""
+	}
+	return base64.RawURLEncoding.EncodeToString([]byte(created.UTC().Format(time.RFC3339Nano) + "|" + id.String()))
+}
+
+func (a *API) listCustomers(c echo.Context) error {
+	p, err := readPage(c)
+	if err != nil {
+		return err
+	}
+	rows, err := a.queries.CustomerList(c.Request().Context(), p.afterCreated, p.afterID, p.limit)
+	if err != nil {
+		return err
+	}
+	out := make([]Customer, len(rows))
+	next := ""
+	for i, r := range rows {
+		out[i] = customerOut(r)
+		next = cursor(len(rows) == int(p.limit), r.CreatedAt, r.ID)
+	}
+	return c.JSON(http.StatusOK, map[string]any{"customers": out, "next_cursor": next})
+}
+
+func (a *API) listOrders(c echo.Context) error {
+	p, err := readPage(c)
+	if err != nil {
+		return err
+	}
+	rows, err := a.queries.OrderList(c.Request().Context(), p.afterCreated, p.afterID, p.limit)
+	if err != nil {
+		return err
+	}
+	out := make([]Order, len(rows))
+	next := ""
+	for i, r := range rows {
+		out[i] = orderOut(r)
+		next = cursor(len(rows) == int(p.limit), r.CreatedAt, r.ID)
+	}
+	return c.JSON(http.StatusOK, map[string]any{"orders": out, "next_cursor": next})
+}
