@@ -10,15 +10,15 @@ import (
 // Config is ingest's configuration, read from the environment.
 type Config struct {
 	config.Common
-	DLocalBaseURL    string        `env:"DLOCAL_BASE_URL" envDefault:"http://127.0.0.1:8091"`
-	DLocalLogin      string        `env:"DLOCAL_LOGIN"`
-	DLocalTransKey   string        `env:"DLOCAL_TRANS_KEY"`
-	DLocalSecretKey  string        `env:"DLOCAL_SECRET_KEY"`
-	PSPTimeout       time.Duration `env:"PSP_TIMEOUT" envDefault:"10s"`
-	APIToken         string        `env:"API_TOKEN"`
+	DLocalBaseURL   string        `env:"DLOCAL_BASE_URL" envDefault:"http://127.0.0.1:8091"`
+	DLocalLogin     string        `env:"DLOCAL_LOGIN"`
+	DLocalTransKey  string        `env:"DLOCAL_TRANS_KEY"`
+	DLocalSecretKey string        `env:"DLOCAL_SECRET_KEY"`
+	PSPTimeout      time.Duration `env:"PSP_TIMEOUT" envDefault:"10s"`
+	APIToken        string        `env:"API_TOKEN"`
 	// SourcesFile is the YAML file of webhook sources; unset, ingest serves
 	// dLocal alone at /webhooks/dlocal.
-	SourcesFile string `env:"WEBHOOK_SOURCES_FILE"`
+	SourcesFile      string        `env:"WEBHOOK_SOURCES_FILE"`
 	Workers          int           `env:"APPLY_WORKERS" envDefault:"2"`
 	ApplyBatch       int           `env:"APPLY_BATCH" envDefault:"20"`
 	ApplyLease       time.Duration `env:"APPLY_LEASE" envDefault:"60s"`
