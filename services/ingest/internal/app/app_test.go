@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -100,6 +101,18 @@ func (e *env) post(url string, body any, header http.Header) (int, string) {
 	}
 	return e.do(req)
 }
+
+// get sends a GET with the headers.
+func (e *env) get(url string, header http.Header) (int, string) {
+	e.t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, url, nil)
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	return e.do(req)
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
 // do sends req with the client that trusts the test certificate.
 func (e *env) do(req *http.Request) (int, string) {

@@ -1,0 +1,104 @@
+package app_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/onceflow/onceflow/pkg/dlocal"
+)
+
+// refund creates a full refund of payment at the PSP sandbox, notifying
+// ingest, and returns its id.
+func (e *env) refund(paymentID string) string {
+	e.t.Helper()
+	code, body := e.post(e.psp+"/refunds", map[string]any{"payment_id": paymentID, "notification_url": e.ingest + "/webhooks/dlocal"},
+		http.Header{dlocal.HeaderLogin: {login}, dlocal.HeaderTransKey: {transKey}})
+	if code != http.StatusOK {
+		e.t.Fatalf("create refund: %d %s", code, body)
+	}
+	var r struct{ ID string }
+	_ = json.Unmarshal([]byte(body), &r)
+	return r.ID
+}
+
+// A refund notified before its payment waits (retrying with backoff) and
+// yields its one credit-note event once the payment is recorded.
+func TestRefundBeforeItsPaymentEndsInOneCreditNote(t *testing.T) {
+	e := start(t)
+	e.order("o-r1", 5000)
+	pay := e.pay("o-r1", "50.00", true)
+	ref := e.refund(pay)
+	e.waitCount(1, "SELECT count(*) FROM ingest.webhook_receipts WHERE event_id = $1 AND attempts >= 2 AND status = 'pending'", ref)
+	if n := e.count("SELECT count(*) FROM ingest.outbox"); n != 0 {
+		t.Fatalf("events before the payment is known: %d", n)
+	}
+	body := []byte(`{"id":"` + pay + `","status":"PAID"}`)
+	if code, got := e.deliver("dlocal", body, dlocalSigned(body, secret, time.Now())); code != http.StatusOK {
+		t.Fatalf("payment notification: %d %s", code, got)
+	}
+	e.waitCount(1, "SELECT count(*) FROM ingest.outbox WHERE event_key = $1", "refund:"+ref+":succeeded")
+	e.waitCount(1, "SELECT count(*) FROM ingest.outbox WHERE event_key = $1", "payment:"+pay+":paid")
+	if n := e.count("SELECT count(*) FROM ingest.outbox"); n != 2 {
+		t.Fatalf("outbox rows = %d, want the invoice and the credit note", n)
+	}
+}
+
+// A payment whose webhook never comes is found by the status poller and
+// invoiced exactly once; the webhook arriving afterwards is a duplicate.
+func TestLostWebhookThePollerInvoicesOnce(t *testing.T) {
+	e := start(t, "POLL_AFTER", "0s", "POLL_EVERY", "200ms")
+	pay := e.pay("o-p1", "75.00", true)
+	e.order("o-p1", 7500, pay)
+	e.waitCount(1, "SELECT count(*) FROM ingest.outbox WHERE event_key = $1", "payment:"+pay+":paid")
+	e.waitCount(1, "SELECT count(*) FROM ingest.webhook_receipts WHERE source = 'poller' AND status = 'done'")
+	body := []byte(`{"id":"` + pay + `","status":"PAID"}`)
+	code, got := e.deliver("dlocal", body, dlocalSigned(body, secret, time.Now()))
+	if code != http.StatusOK || !strings.Contains(got, "duplicate") {
+		t.Fatalf("late webhook: %d %s, want 200 duplicate", code, got)
+	}
+	time.Sleep(600 * time.Millisecond) // several poll periods: a settled order is not polled again
+	if n := e.count("SELECT count(*) FROM ingest.outbox"); n != 1 {
+		t.Fatalf("outbox rows = %d, want 1", n)
+	}
+	if n := e.count("SELECT count(*) FROM ingest.webhook_receipts"); n != 1 {
+		t.Fatalf("receipts = %d, want 1", n)
+	}
+}
+
+// A receipt the PSP keeps failing is parked after APPLY_MAX_ATTEMPTS; an
+// operator lists it and sends it back once the cause is fixed.
+func TestParkedReceiptIsListedAndRetried(t *testing.T) {
+	e := start(t, "APPLY_MAX_ATTEMPTS", "2")
+	body := []byte(`{"id":"D-4-missing","status":"PAID"}`)
+	if code, got := e.deliver("dlocal", body, dlocalSigned(body, secret, time.Now())); code != http.StatusOK {
+		t.Fatalf("deliver: %d %s", code, got)
+	}
+	e.waitCount(1, "SELECT count(*) FROM ingest.webhook_receipts WHERE status = 'parked' AND attempts = 2")
+
+	admin := http.Header{"Authorization": {"Bearer " + adminToken}}
+	if code, _ := e.get(e.ingest+"/admin/receipts/parked", nil); code != http.StatusUnauthorized {
+		t.Fatalf("admin without token: %d, want 401", code)
+	}
+	code, got := e.get(e.ingest+"/admin/receipts/parked", admin)
+	var list struct {
+		Receipts []struct {
+			ID        int64  `json:"id"`
+			EventID   string `json:"event_id"`
+			LastError string `json:"last_error"`
+		} `json:"receipts"`
+	}
+	if err := json.Unmarshal([]byte(got), &list); code != http.StatusOK || err != nil || len(list.Receipts) != 1 || list.Receipts[0].EventID != "D-4-missing" || list.Receipts[0].LastError == "" {
+		t.Fatalf("parked list: %d %s", code, got)
+	}
+	id := list.Receipts[0].ID
+	if code, got := e.post(e.ingest+"/admin/receipts/"+itoa(id)+"/retry", nil, admin); code != http.StatusOK {
+		t.Fatalf("retry: %d %s", code, got)
+	}
+	e.waitCount(1, "SELECT count(*) FROM ingest.webhook_receipts WHERE id = $1 AND status = 'parked' AND attempts = 2", id)
+	if code, got := e.post(e.ingest+"/admin/receipts/999999/retry", nil, admin); code != http.StatusNotFound || !strings.Contains(got, "not_retryable") {
+		t.Fatalf("retry of an unknown receipt: %d %s", code, got)
+	}
+}
