@@ -1,0 +1,119 @@
+package housekeeping_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"go.uber.org/zap"
+
+	"github.com/onceflow/onceflow/db"
+	"github.com/onceflow/onceflow/pkg/pgtest"
+	"github.com/onceflow/onceflow/services/ingest/internal/housekeeping"
+	"github.com/onceflow/onceflow/services/ingest/internal/store"
+)
+
+func pool(t *testing.T) *pgxpool.Pool {
+	dsn := pgtest.NewDatabase(t)
+	if err := db.Migrate(t.Context(), dsn, "ingest"); err != nil {
+		t.Fatal(err)
+	}
+	p, err := pgxpool.New(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Close)
+	return p
+}
+
+// receipt inserts a receipt of the status received age ago.
+func receipt(t *testing.T, p *pgxpool.Pool, key, status string, age time.Duration) {
+	t.Helper()
+	_, err := p.Exec(t.Context(), `INSERT INTO ingest.webhook_receipts (source, scope, kind, dedupe_key, body, status, received_at)
+		VALUES ('dlocal', 'dlocal', 'psp', $1, '{}', $2, now() - make_interval(secs => $3))`, key, status, age.Seconds())
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Finished receipts past retention go, in batches; pending and parked ones
+// and recent ones stay whatever their age.
+func TestPruneDeletesOnlyFinishedReceiptsPastRetention(t *testing.T) {
+	p := pool(t)
+	week := 7 * 24 * time.Hour
+	for i := range 7 {
+		receipt(t, p, "old-done-"+string(rune('a'+i)), "done", week+time.Hour)
+	}
+	receipt(t, p, "old-rejected", "rejected", week+time.Hour)
+	receipt(t, p, "old-pending", "pending", week+time.Hour)
+	receipt(t, p, "old-parked", "parked", week+time.Hour)
+	receipt(t, p, "new-done", "done", time.Hour)
+	_, err := p.Exec(t.Context(), `INSERT INTO ingest.idempotency_keys (route, key, request_hash, created_at) VALUES
+		('/v1/customers', 'old', '\x00', now() - interval '2 days'), ('/v1/customers', 'new', '\x00', now())`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := prometheus.NewRegistry()
+	pr := housekeeping.NewPruner(store.New(p), zap.NewNop(), reg, housekeeping.Config{
+		ReceiptRetention: week, IdempotencyRetention: 24 * time.Hour, Interval: time.Minute, Batch: 3,
+	})
+	if err := pr.Prune(t.Context(), time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	var left []string
+	rows, _ := p.Query(t.Context(), "SELECT dedupe_key FROM ingest.webhook_receipts ORDER BY dedupe_key")
+	for rows.Next() {
+		var k string
+		_ = rows.Scan(&k)
+		left = append(left, k)
+	}
+	if got := len(left); got != 3 || left[0] != "new-done" || left[1] != "old-parked" || left[2] != "old-pending" {
+		t.Fatalf("receipts left = %v, want new-done, old-parked, old-pending", left)
+	}
+	var keys int
+	_ = p.QueryRow(t.Context(), "SELECT count(*) FROM ingest.idempotency_keys WHERE key = 'new'").Scan(&keys)
+	if keys != 1 {
+		t.Fatal("a fresh idempotency key was pruned")
+	}
+	if n := testutil.CollectAndCount(reg, "onceflow_ingest_pruned_total"); n != 2 {
+		t.Fatalf("pruned metric series = %d, want one per table", n)
+	}
+}
+
+func TestBacklogReportsPendingReceipts(t *testing.T) {
+	p := pool(t)
+	b := housekeeping.NewBacklog(store.New(p))
+	if got := scrape(t, b); got["onceflow_ingest_receipts_pending"] != 0 || got["onceflow_ingest_receipts_oldest_pending_timestamp_seconds"] != 0 {
+		t.Fatalf("backlog with no receipts = %v, want zeros", got)
+	}
+	receipt(t, p, "a", "pending", time.Hour)
+	receipt(t, p, "b", "pending", time.Minute)
+	receipt(t, p, "c", "done", 2*time.Hour)
+	got := scrape(t, b)
+	if got["onceflow_ingest_receipts_pending"] != 2 {
+		t.Fatalf("pending = %v, want 2", got["onceflow_ingest_receipts_pending"])
+	}
+	oldest := time.Unix(int64(got["onceflow_ingest_receipts_oldest_pending_timestamp_seconds"]), 0)
+	if d := time.Since(oldest); d < 59*time.Minute || d > 61*time.Minute {
+		t.Fatalf("oldest pending arrived %s ago, want about 1h", d)
+	}
+}
+
+// scrape gathers c's gauges by name.
+func scrape(t *testing.T, c prometheus.Collector) map[string]float64 {
+	t.Helper()
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(c)
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	values := map[string]float64{}
+	for _, f := range families {
+		values[f.GetName()] = f.GetMetric()[0].GetGauge().GetValue()
+	}
+	return values
+}

@@ -1,0 +1,93 @@
+package sources
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/onceflow/onceflow/pkg/webhooksig"
+	"github.com/onceflow/onceflow/services/ingest/internal/webhook"
+)
+
+func env(vars map[string]string) func(string) string {
+	return func(k string) string { return vars[k] }
+}
+
+func TestParseAppliesDefaults(t *testing.T) {
+	srcs, err := Parse([]byte(`
+sources:
+  - {name: dlocal, kind: psp, scheme: dlocal, login: env:L, secrets: [env:S]}
+  - {name: stripe, kind: generic, scheme: stripe, secrets: [whsec_x]}
+  - {name: invoicy, kind: fiscal_provider, scheme: standard, secrets: ["whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"], max_body_bytes: 4096, tolerance: 2m}
+`), env(map[string]string{"L": "login", "S": "secret"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(srcs) != 3 {
+		t.Fatalf("got %d sources", len(srcs))
+	}
+	dl, st, inv := srcs[0], srcs[1], srcs[2]
+	if d, ok := dl.Verifier.(webhooksig.DLocal); !ok || d.Login != "login" || d.Secrets[0] != "secret" || d.Tolerance != 0 {
+		t.Fatalf("dlocal verifier = %#v, want login and secret from the environment, no tolerance", dl.Verifier)
+	}
+	if s, ok := st.Verifier.(webhooksig.Timestamped); !ok || s.Header != "Stripe-Signature" || s.Tolerance != DefaultTolerance {
+		t.Fatalf("stripe verifier = %#v", st.Verifier)
+	}
+	if dl.Scope != "dlocal" || dl.MaxBytes != DefaultMaxBytes || inv.MaxBytes != 4096 || inv.Kind != webhook.KindFiscalProvider {
+		t.Fatalf("defaults not applied: %+v %+v", dl, inv)
+	}
+	if scope, err := PSPScope(srcs); err != nil || scope != "dlocal" {
+		t.Fatalf("PSPScope = %q, %v", scope, err)
+	}
+}
+
+func TestBadFilesNameTheSourceAndField(t *testing.T) {
+	tests := []struct{ name, yaml, want string }{
+		{"unknown field", `sources: [{name: a, kind: generic, scheme: stripe, secrets: [x], secret: y}]`, "field secret not found"},
+		{"no sources", `sources: []`, "want at least one source"},
+		{"bad name", `sources: [{name: "A B", kind: generic, scheme: stripe, secrets: [x]}]`, `source "A B" (#1): name`},
+		{"bad kind", `sources: [{name: a, kind: bank, scheme: stripe, secrets: [x]}]`, `source "a" (#1): kind`},
+		{"bad scheme", `sources: [{name: a, kind: generic, scheme: md5, secrets: [x]}]`, `source "a" (#1): scheme`},
+		{"no secrets", `sources: [{name: a, kind: generic, scheme: stripe}]`, `source "a" (#1): secrets`},
+		{"empty env secret", `sources: [{name: a, kind: generic, scheme: stripe, secrets: [x, env:MISSING]}]`, `source "a" (#1): secrets[1]: environment variable MISSING is empty`},
+		{"standard secret not base64", `sources: [{name: a, kind: generic, scheme: standard, secrets: ["whsec_!!"]}]`, `source "a" (#1): secrets`},
+		{"timestamped without header", `sources: [{name: a, kind: generic, scheme: timestamped, secrets: [x]}]`, `source "a" (#1): header`},
+		{"bad tolerance", `sources: [{name: a, kind: generic, scheme: stripe, secrets: [x], tolerance: soon}]`, `source "a" (#1): tolerance`},
+		{"body limit too big", `sources: [{name: a, kind: generic, scheme: stripe, secrets: [x], max_body_bytes: 99999999}]`, `source "a" (#1): max_body_bytes`},
+		{"bad dedupe", `sources: [{name: a, kind: generic, scheme: stripe, secrets: [x], dedupe: "query:id"}]`, `source "a" (#1): dedupe`},
+		{"psp with another scheme", `sources: [{name: a, kind: psp, scheme: stripe, secrets: [x], dedupe: dlocal}]`, `source "a" (#1): scheme`},
+		{"dlocal without login", `sources: [{name: a, kind: psp, scheme: dlocal, secrets: [x]}]`, `source "a" (#1): login`},
+		{"duplicate name", "sources:\n - {name: a, kind: generic, scheme: stripe, secrets: [x]}\n - {name: a, kind: generic, scheme: stripe, secrets: [x]}", `source "a" (#2): name: used twice`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse([]byte(tc.yaml), env(nil))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("got %v, want an error containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestPSPSourcesMustShareAScope(t *testing.T) {
+	srcs, err := Parse([]byte(`
+sources:
+  - {name: a, kind: psp, scheme: dlocal, login: l, secrets: [s]}
+  - {name: b, kind: psp, scheme: dlocal, login: l, secrets: [s]}
+`), env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := PSPScope(srcs); err == nil || !strings.Contains(err.Error(), `source "b"`) {
+		t.Fatalf("PSPScope = %v, want an error naming source b", err)
+	}
+}
+
+func TestFromEnvWithoutFileServesDLocal(t *testing.T) {
+	srcs, err := FromEnv("", env(map[string]string{"DLOCAL_LOGIN": "l", "DLOCAL_SECRET_KEY": "s"}))
+	if err != nil || len(srcs) != 1 || srcs[0].Name != "dlocal" || srcs[0].Kind != webhook.KindPSP {
+		t.Fatalf("FromEnv = %+v, %v", srcs, err)
+	}
+	if _, err := FromEnv("/nonexistent/sources.yaml", env(nil)); err == nil || !strings.Contains(err.Error(), "WEBHOOK_SOURCES_FILE") {
+		t.Fatalf("missing file: %v, want an error naming WEBHOOK_SOURCES_FILE", err)
+	}
+}
