@@ -91,3 +91,14 @@ func TestFromEnvWithoutFileServesDLocal(t *testing.T) {
 		t.Fatalf("missing file: %v, want an error naming WEBHOOK_SOURCES_FILE", err)
 	}
 }
+
+// The example shipped next to the service must stay valid.
+func TestExampleFileIsValid(t *testing.T) {
+	srcs, err := Load("../../sources.example.yaml", func(string) string { return "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(srcs) != 5 || srcs[2].Scope != srcs[3].Scope {
+		t.Fatalf("example: %d sources, factuarea scopes %q and %q", len(srcs), srcs[2].Scope, srcs[3].Scope)
+	}
+}
