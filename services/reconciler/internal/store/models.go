@@ -24,6 +24,15 @@ type IngestCustomer struct {
 	CreatedAt  time.Time
 }
 
+type IngestIdempotencyKey struct {
+	Route          string
+	Key            string
+	RequestHash    []byte
+	ResponseStatus *int32
+	ResponseBody   []byte
+	CreatedAt      time.Time
+}
+
 type IngestLease struct {
 	Name      string
 	Holder    string
@@ -40,6 +49,8 @@ type IngestOrder struct {
 	Lines           []byte
 	PspPaymentID    *string
 	CreatedAt       time.Time
+	PolledAt        *time.Time
+	Polls           int32
 }
 
 type IngestOutbox struct {
@@ -96,6 +107,8 @@ type IngestWebhookReceipt struct {
 	LastError      *string
 	ReceivedAt     time.Time
 	ProcessedAt    *time.Time
+	Scope          string
+	Kind           string
 }
 
 type InvoicerEmissionAttempt struct {
