@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"encoding/base64"
 	"net/http"
 	"strconv"
@@ -11,6 +12,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/onceflow/onceflow/pkg/httpserver"
+	"github.com/onceflow/onceflow/services/ingest/internal/store"
 )
 
 // page is a keyset position: the creation time and id of the last item
@@ -53,38 +55,33 @@ func cursor(full bool, created time.Time, id uuid.UUID) string {
 	return base64.RawURLEncoding.EncodeToString([]byte(created.UTC().Format(time.RFC3339Nano) + "|" + id.String()))
 }
 
-func (a *API) listCustomers(c echo.Context) error {
+// listPage answers one keyset page of rows under key, rendered by out.
+func listPage[R, T any](c echo.Context, key string, fetch func(ctx context.Context, after time.Time, id uuid.UUID, limit int32) ([]R, error),
+	out func(R) T, position func(R) (time.Time, uuid.UUID)) error {
 	p, err := readPage(c)
 	if err != nil {
 		return err
 	}
-	rows, err := a.queries.CustomerList(c.Request().Context(), p.afterCreated, p.afterID, p.limit)
+	rows, err := fetch(c.Request().Context(), p.afterCreated, p.afterID, p.limit)
 	if err != nil {
 		return err
 	}
-	out := make([]Customer, len(rows))
+	items := make([]T, len(rows))
 	next := ""
 	for i, r := range rows {
-		out[i] = customerOut(r)
-		next = cursor(len(rows) == int(p.limit), r.CreatedAt, r.ID)
+		items[i] = out(r)
+		created, id := position(r)
+		next = cursor(len(rows) == int(p.limit), created, id)
 	}
-	return c.JSON(http.StatusOK, map[string]any{"customers": out, "next_cursor": next})
+	return c.JSON(http.StatusOK, map[string]any{key: items, "next_cursor": next})
+}
+
+func (a *API) listCustomers(c echo.Context) error {
+	return listPage(c, "customers", a.queries.CustomerList, customerOut,
+		func(r store.IngestCustomer) (time.Time, uuid.UUID) { return r.CreatedAt, r.ID })
 }
 
 func (a *API) listOrders(c echo.Context) error {
-	p, err := readPage(c)
-	if err != nil {
-		return err
-	}
-	rows, err := a.queries.OrderList(c.Request().Context(), p.afterCreated, p.afterID, p.limit)
-	if err != nil {
-		return err
-	}
-	out := make([]Order, len(rows))
-	next := ""
-	for i, r := range rows {
-		out[i] = orderOut(r)
-		next = cursor(len(rows) == int(p.limit), r.CreatedAt, r.ID)
-	}
-	return c.JSON(http.StatusOK, map[string]any{"orders": out, "next_cursor": next})
+	return listPage(c, "orders", a.queries.OrderList, orderOut,
+		func(r store.IngestOrder) (time.Time, uuid.UUID) { return r.CreatedAt, r.ID })
 }
