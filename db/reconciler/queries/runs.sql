@@ -9,6 +9,10 @@ RETURNING id, started_at;
 UPDATE reconciler.runs
 SET finished_at = now(),
     checked = @checked,
+    missing = @missing,
+    missing_events = @missing_events,
     republished = @republished,
+    findings_seen = @findings_seen,
+    findings_closed = @findings_closed,
     error = sqlc.narg(error)
 WHERE id = @id;

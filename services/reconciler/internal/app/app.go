@@ -21,6 +21,8 @@ import (
 	"github.com/onceflow/onceflow/pkg/logging"
 	"github.com/onceflow/onceflow/pkg/pg"
 	"github.com/onceflow/onceflow/pkg/sqsq"
+	"github.com/onceflow/onceflow/services/reconciler/internal/detect"
+	"github.com/onceflow/onceflow/services/reconciler/internal/findings"
 	"github.com/onceflow/onceflow/services/reconciler/internal/reconcile"
 	"github.com/onceflow/onceflow/services/reconciler/internal/store"
 	"github.com/onceflow/onceflow/services/reconciler/internal/sweep"
@@ -34,11 +36,15 @@ const Schema = "reconciler"
 //	serve     (default) reconcile every RECONCILER_INTERVAL while holding the
 //	          reconciler lease, serving /healthz, /readyz and /metrics
 //	run-once  one reconciliation, then print a summary line; for a CronJob
+//	report    print the open findings as a table, or JSON with --json
 //	migrate   apply the reconciler schema's migrations
 //	healthcheck ask a running serve's /healthz
 //
 // A configuration error names the variable at fault.
 func Run(ctx context.Context, args []string) error {
+	if len(args) > 0 && args[0] == "report" {
+		return report(ctx, args[1:])
+	}
 	return command.Run(ctx, args, map[string]command.Func{
 		"serve":    serve,
 		"run-once": runOnce,
@@ -78,6 +84,7 @@ type deps struct {
 	own        *pgxpool.Pool // the reconciler schema: runs, leases
 	ingest     *pgxpool.Pool // read-only
 	invoicer   *pgxpool.Pool // read-only
+	relay      *pgxpool.Pool // read-only
 	metrics    *reconcile.Metrics
 	reconciler *reconcile.Reconciler
 }
@@ -110,6 +117,9 @@ func open(ctx context.Context) (_ *deps, err error) {
 	if d.invoicer, err = pg.Open(ctx, readOnly(cfg.InvoicerDSN())); err != nil {
 		return nil, fmt.Errorf("INVOICER_DATABASE_URL: %w", err)
 	}
+	if d.relay, err = pg.Open(ctx, readOnly(cfg.RelayDSN())); err != nil {
+		return nil, fmt.Errorf("RELAY_DATABASE_URL: %w", err)
+	}
 	sender, queueURL, err := billingQueue(ctx, cfg)
 	if err != nil {
 		return nil, err
@@ -118,7 +128,12 @@ func open(ctx context.Context) (_ *deps, err error) {
 		QueueURL: queueURL, Grace: cfg.Grace, PageSize: cfg.PageSize, MaxPerRun: cfg.MaxPerRun,
 	}, log.Named("sweep"), sweep.NewMetrics(d.reg))
 	d.metrics = reconcile.NewMetrics(d.reg)
-	d.reconciler = reconcile.New(store.New(d.own), sw, log.Named("reconcile"), d.metrics)
+	detector := detect.New(store.New(d.ingest), store.New(d.invoicer), store.New(d.relay), detect.Config{
+		PendingAfter: cfg.PendingAfter, AttentionAfter: cfg.AttentionAfter, ClaimAfter: cfg.ClaimAfter,
+		LeaseAfter: cfg.LeaseAfter, MaxPerKind: cfg.PageSize,
+	})
+	d.reg.MustRegister(findings.NewGauge(store.New(d.own)))
+	d.reconciler = reconcile.New(store.New(d.own), sw, log.Named("reconcile"), d.metrics, detector)
 	return d, nil
 }
 
@@ -137,7 +152,7 @@ func billingQueue(ctx context.Context, cfg Config) (*sqs.Client, string, error) 
 
 // close closes the pools and flushes the log; safe on a partly opened deps.
 func (d *deps) close() {
-	for _, p := range []*pgxpool.Pool{d.invoicer, d.ingest, d.own} {
+	for _, p := range []*pgxpool.Pool{d.relay, d.invoicer, d.ingest, d.own} {
 		if p != nil {
 			p.Close()
 		}
@@ -151,5 +166,6 @@ func (d *deps) checks() []httpserver.Check {
 		{Name: "database", Check: d.own.Ping},
 		{Name: "ingest_database", Check: d.ingest.Ping},
 		{Name: "invoicer_database", Check: d.invoicer.Ping},
+		{Name: "relay_database", Check: d.relay.Ping},
 	}
 }

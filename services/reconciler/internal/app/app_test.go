@@ -37,7 +37,7 @@ func seed(tb testing.TB, db *fixture.DB) {
 	db.Outbox(tb, fixture.RefundSucceeded("r1"))
 }
 
-const summary = "reconcile: checked=4 missing=3 republished=2 missing_events=1"
+const summary = "reconcile: checked=4 missing=3 republished=2 missing_events=1 findings=0 closed=0"
 
 // setEnv configures the reconciler for db and the billing queue, with every
 // other setting at its default.

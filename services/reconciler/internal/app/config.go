@@ -22,6 +22,9 @@ type Config struct {
 	// InvoicerDatabaseURL reaches the invoicer schema (fiscal_documents) for
 	// reading; empty means DATABASE_URL.
 	InvoicerDatabaseURL string `env:"INVOICER_DATABASE_URL"`
+	// RelayDatabaseURL reaches the relay schema (its leader leases) for
+	// reading; empty means DATABASE_URL.
+	RelayDatabaseURL string `env:"RELAY_DATABASE_URL"`
 	// BillingQueue is the queue the invoicer consumes, by name or URL.
 	BillingQueue string `env:"BILLING_QUEUE" envDefault:"onceflow-billing"`
 	// Interval is the time between reconciliations in serve.
@@ -33,6 +36,14 @@ type Config struct {
 	PageSize int `env:"RECONCILER_PAGE_SIZE" envDefault:"500"`
 	// MaxPerRun caps the events one reconciliation sends again.
 	MaxPerRun int `env:"RECONCILER_MAX_PER_RUN" envDefault:"5000"`
+	// Detector thresholds: a receipt pending longer than PendingAfter, a
+	// document in needs_attention longer than AttentionAfter, a row claim
+	// expired longer than ClaimAfter without being taken over, and a relay
+	// lease expired longer than LeaseAfter become findings.
+	PendingAfter   time.Duration `env:"RECONCILER_PENDING_AFTER" envDefault:"15m"`
+	AttentionAfter time.Duration `env:"RECONCILER_ATTENTION_AFTER" envDefault:"1h"`
+	ClaimAfter     time.Duration `env:"RECONCILER_CLAIM_AFTER" envDefault:"10m"`
+	LeaseAfter     time.Duration `env:"RECONCILER_LEASE_AFTER" envDefault:"5m"`
 }
 
 // Validate checks every setting; the error names the variable and what it
@@ -45,6 +56,7 @@ func (c Config) Validate() error {
 	for _, v := range []struct{ name, value string }{
 		{"INGEST_DATABASE_URL", c.IngestDatabaseURL},
 		{"INVOICER_DATABASE_URL", c.InvoicerDatabaseURL},
+		{"RELAY_DATABASE_URL", c.RelayDatabaseURL},
 	} {
 		if v.value == "" {
 			continue
@@ -68,6 +80,17 @@ func (c Config) Validate() error {
 	if c.MaxPerRun < 1 {
 		errs = append(errs, fmt.Errorf("RECONCILER_MAX_PER_RUN: want 1 or more, got %d", c.MaxPerRun))
 	}
+	for _, v := range []struct {
+		name  string
+		value time.Duration
+	}{
+		{"RECONCILER_PENDING_AFTER", c.PendingAfter}, {"RECONCILER_ATTENTION_AFTER", c.AttentionAfter},
+		{"RECONCILER_CLAIM_AFTER", c.ClaimAfter}, {"RECONCILER_LEASE_AFTER", c.LeaseAfter},
+	} {
+		if v.value < 0 {
+			errs = append(errs, fmt.Errorf("%s: want a duration of zero or more, such as 15m", v.name))
+		}
+	}
 	return errors.Join(errs...)
 }
 
@@ -76,6 +99,9 @@ func (c Config) IngestDSN() string { return orDefault(c.IngestDatabaseURL, c.Dat
 
 // InvoicerDSN is the connection string for reading the invoicer schema.
 func (c Config) InvoicerDSN() string { return orDefault(c.InvoicerDatabaseURL, c.DatabaseURL) }
+
+// RelayDSN is the connection string for reading the relay schema.
+func (c Config) RelayDSN() string { return orDefault(c.RelayDatabaseURL, c.DatabaseURL) }
 
 func orDefault(v, def string) string {
 	if v == "" {

@@ -30,6 +30,7 @@ func serve(ctx context.Context) error {
 	defer d.close()
 
 	srv := httpserver.New(d.log.Named("http"), d.cfg.HTTPAddr, d.reg, d.checks()...)
+	d.registerAdmin(srv.Echo())
 	if err := srv.Listen(); err != nil {
 		return err
 	}

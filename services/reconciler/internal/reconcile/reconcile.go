@@ -1,18 +1,19 @@
 // Package reconcile runs one reconciliation: it opens a row in
-// reconciler.runs, runs each check in turn, and closes the row with the
-// counts and the error, if any. Today the one check is the missing-document
-// sweep; the provider audit and the stuck-work detectors join it as further
-// steps of Once.
+// reconciler.runs, runs the missing-document sweep and then each check that
+// produces findings (the stuck-work detectors, the provider audit), records
+// the findings, and closes the row with the counts and the error, if any.
 package reconcile
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
+	"github.com/onceflow/onceflow/services/reconciler/internal/findings"
 	"github.com/onceflow/onceflow/services/reconciler/internal/store"
 	"github.com/onceflow/onceflow/services/reconciler/internal/sweep"
 )
@@ -29,16 +30,26 @@ type Sweeper interface {
 	Run(ctx context.Context) (sweep.Result, error)
 }
 
+// Checker is one family of checks: it reports what it sees now, and owns
+// the finding kinds it lists, so a run closes those it no longer sees.
+type Checker interface {
+	Name() string
+	Kinds() []string
+	Run(ctx context.Context, now time.Time) ([]findings.Finding, error)
+}
+
 // Summary is what one reconciliation did.
 type Summary struct {
-	RunID int64
-	Sweep sweep.Result
+	RunID    int64
+	Sweep    sweep.Result
+	Findings int // findings seen by this run
+	Closed   int // findings this run closed
 }
 
 // String renders the summary as the one line run-once prints.
 func (s Summary) String() string {
-	return fmt.Sprintf("reconcile: checked=%d missing=%d republished=%d missing_events=%d",
-		s.Sweep.Checked, s.Sweep.Missing, s.Sweep.Republished, s.Sweep.MissingEvents)
+	return fmt.Sprintf("reconcile: checked=%d missing=%d republished=%d missing_events=%d findings=%d closed=%d",
+		s.Sweep.Checked, s.Sweep.Missing, s.Sweep.Republished, s.Sweep.MissingEvents, s.Findings, s.Closed)
 }
 
 // Metrics are the reconciliation's Prometheus series.
@@ -74,16 +85,18 @@ func (m *Metrics) Failed() { m.runs.WithLabelValues(OutcomeError).Inc() }
 
 // Reconciler runs reconciliations and records them in reconciler.runs.
 type Reconciler struct {
-	runs    *store.Queries
-	sweep   Sweeper
-	log     *zap.Logger
-	metrics *Metrics
+	runs     *store.Queries
+	findings *findings.Store
+	sweep    Sweeper
+	checks   []Checker
+	log      *zap.Logger
+	metrics  *Metrics
 }
 
-// New returns a Reconciler recording runs through runs (the reconciler's own
-// schema) and sweeping with sw.
-func New(runs *store.Queries, sw Sweeper, log *zap.Logger, m *Metrics) *Reconciler {
-	return &Reconciler{runs: runs, sweep: sw, log: log, metrics: m}
+// New returns a Reconciler recording runs and findings through runs (the
+// reconciler's own schema), sweeping with sw and then running checks.
+func New(runs *store.Queries, sw Sweeper, log *zap.Logger, m *Metrics, checks ...Checker) *Reconciler {
+	return &Reconciler{runs: runs, findings: findings.New(runs), sweep: sw, checks: checks, log: log, metrics: m}
 }
 
 // Once runs one reconciliation. The runs row is opened before and closed
@@ -104,13 +117,17 @@ func (r *Reconciler) Once(ctx context.Context) (Summary, error) {
 	if err != nil {
 		err = fmt.Errorf("sweep: %w", err)
 	}
+	if cerr := r.check(ctx, run.StartedAt, &sum); cerr != nil && err == nil {
+		err = cerr
+	}
 	if ferr := r.finish(ctx, run.ID, sum, err); ferr != nil && err == nil {
 		err = ferr
 	}
 	fields := []zap.Field{
 		zap.Int("checked", sum.Sweep.Checked), zap.Int("missing", sum.Sweep.Missing),
 		zap.Int("republished", sum.Sweep.Republished), zap.Int("missing_events", sum.Sweep.MissingEvents),
-		zap.Bool("capped", sum.Sweep.Capped), zap.Duration("took", time.Since(start)),
+		zap.Bool("capped", sum.Sweep.Capped), zap.Int("findings", sum.Findings), zap.Int("closed", sum.Closed),
+		zap.Duration("took", time.Since(start)),
 	}
 	if err != nil {
 		r.metrics.runs.WithLabelValues(OutcomeError).Inc()
@@ -121,6 +138,26 @@ func (r *Reconciler) Once(ctx context.Context) (Summary, error) {
 	r.metrics.lastRun.SetToCurrentTime()
 	log.Info("reconciliation done", fields...)
 	return sum, nil
+}
+
+// check runs every checker and records its findings. A checker that fails
+// closes nothing, so a failing check never makes findings look resolved;
+// the others still run.
+func (r *Reconciler) check(ctx context.Context, started time.Time, sum *Summary) error {
+	var errs []error
+	for _, c := range r.checks {
+		found, err := c.Run(ctx, started)
+		if err == nil {
+			var closed int64
+			closed, err = r.findings.Record(ctx, c.Kinds(), found, started)
+			sum.Findings += len(found)
+			sum.Closed += int(closed)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", c.Name(), err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // finish closes the runs row. It uses a context that outlives ctx's
@@ -135,10 +172,14 @@ func (r *Reconciler) finish(ctx context.Context, id int64, sum Summary, runErr e
 		msg = &s
 	}
 	err := r.runs.RunFinish(ctx, store.RunFinishParams{
-		ID:          id,
-		Checked:     int32(sum.Sweep.Checked),
-		Republished: int32(sum.Sweep.Republished),
-		Error:       msg,
+		ID:             id,
+		Checked:        int32(sum.Sweep.Checked),
+		Missing:        int32(sum.Sweep.Missing),
+		MissingEvents:  int32(sum.Sweep.MissingEvents),
+		Republished:    int32(sum.Sweep.Republished),
+		FindingsSeen:   int32(sum.Findings),
+		FindingsClosed: int32(sum.Closed),
+		Error:          msg,
 	})
 	if err != nil {
 		return fmt.Errorf("finish run %d: %w", id, err)

@@ -91,8 +91,8 @@ func TestOnceRecordsTheRun(t *testing.T) {
 
 func TestSummaryLine(t *testing.T) {
 	t.Parallel()
-	s := reconcile.Summary{Sweep: sweep.Result{Checked: 9, Missing: 3, Republished: 2, MissingEvents: 1}}
-	if got, want := s.String(), "reconcile: checked=9 missing=3 republished=2 missing_events=1"; got != want {
+	s := reconcile.Summary{Sweep: sweep.Result{Checked: 9, Missing: 3, Republished: 2, MissingEvents: 1}, Findings: 4, Closed: 1}
+	if got, want := s.String(), "reconcile: checked=9 missing=3 republished=2 missing_events=1 findings=4 closed=1"; got != want {
 		t.Errorf("String = %q, want %q", got, want)
 	}
 }

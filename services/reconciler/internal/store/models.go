@@ -111,6 +111,17 @@ type IngestWebhookReceipt struct {
 	Kind           string
 }
 
+type InvoicerDocumentResolution struct {
+	ID         int64
+	DocumentID int64
+	Action     string
+	Actor      string
+	Reason     string
+	FromStatus string
+	ToStatus   string
+	CreatedAt  time.Time
+}
+
 type InvoicerEmissionAttempt struct {
 	ID         int64
 	DocumentID int64
@@ -184,6 +195,7 @@ type ReconcilerFinding struct {
 	OpenedAt   time.Time
 	LastSeenAt time.Time
 	ClosedAt   *time.Time
+	SeenCount  int32
 }
 
 type ReconcilerLease struct {
@@ -194,10 +206,21 @@ type ReconcilerLease struct {
 }
 
 type ReconcilerRun struct {
-	ID          int64
-	StartedAt   time.Time
-	FinishedAt  *time.Time
-	Republished int32
-	Checked     int32
-	Error       *string
+	ID             int64
+	StartedAt      time.Time
+	FinishedAt     *time.Time
+	Republished    int32
+	Checked        int32
+	Error          *string
+	Missing        int32
+	MissingEvents  int32
+	FindingsSeen   int32
+	FindingsClosed int32
+}
+
+type RelayLease struct {
+	Name      string
+	Holder    string
+	Token     int64
+	ExpiresAt time.Time
 }

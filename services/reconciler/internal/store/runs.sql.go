@@ -14,23 +14,35 @@ const runFinish = `-- name: RunFinish :exec
 UPDATE reconciler.runs
 SET finished_at = now(),
     checked = $1,
-    republished = $2,
-    error = $3
-WHERE id = $4
+    missing = $2,
+    missing_events = $3,
+    republished = $4,
+    findings_seen = $5,
+    findings_closed = $6,
+    error = $7
+WHERE id = $8
 `
 
 type RunFinishParams struct {
-	Checked     int32
-	Republished int32
-	Error       *string
-	ID          int64
+	Checked        int32
+	Missing        int32
+	MissingEvents  int32
+	Republished    int32
+	FindingsSeen   int32
+	FindingsClosed int32
+	Error          *string
+	ID             int64
 }
 
 // RunFinish closes run @id with its counts and, when it failed, the error text.
 func (q *Queries) RunFinish(ctx context.Context, arg RunFinishParams) error {
 	_, err := q.db.Exec(ctx, runFinish,
 		arg.Checked,
+		arg.Missing,
+		arg.MissingEvents,
 		arg.Republished,
+		arg.FindingsSeen,
+		arg.FindingsClosed,
 		arg.Error,
 		arg.ID,
 	)
