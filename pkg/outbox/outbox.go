@@ -84,12 +84,15 @@ type Querier interface {
 }
 
 // Due returns up to limit rows that are unpublished, not parked and due, in
-// id order.
-func Due(ctx context.Context, q Querier, t Table, limit int) ([]Row, error) {
+// id order, leaving out the ids in except (rows the caller has in flight).
+func Due(ctx context.Context, q Querier, t Table, limit int, except []int64) ([]Row, error) {
+	if except == nil {
+		except = []int64{}
+	}
 	rows, err := q.Query(ctx, `SELECT id, event_key, event_type, payload, traceparent, attempts, created_at
 FROM `+t.ident()+`
-WHERE published_at IS NULL AND parked_at IS NULL AND next_attempt_at <= now()
-ORDER BY id LIMIT $1`, limit)
+WHERE published_at IS NULL AND parked_at IS NULL AND next_attempt_at <= now() AND id <> ALL($2)
+ORDER BY id LIMIT $1`, limit, except)
 	if err != nil {
 		return nil, fmt.Errorf("claim due %s: %w", t, err)
 	}

@@ -89,9 +89,12 @@ func TestDueMarkPublishedAndPark(t *testing.T) {
 	for _, k := range []string{"a", "b", "c"} {
 		insert(t, pool, k)
 	}
-	rows, err := outbox.Due(ctx, pool, table, 10)
+	rows, err := outbox.Due(ctx, pool, table, 10, nil)
 	if err != nil || len(rows) != 3 || rows[0].EventKey != "a" {
 		t.Fatalf("Due = %+v, %v; want a, b, c", rows, err)
+	}
+	if rest, err := outbox.Due(ctx, pool, table, 10, []int64{rows[0].ID, rows[2].ID}); err != nil || len(rest) != 1 || rest[0].EventKey != "b" {
+		t.Fatalf("Due except a and c = %+v, %v; want b", rest, err)
 	}
 	if err := outbox.MarkPublished(ctx, pool, table, []int64{rows[0].ID}); err != nil {
 		t.Fatal(err)
@@ -102,7 +105,7 @@ func TestDueMarkPublishedAndPark(t *testing.T) {
 	if err := outbox.MarkFailed(ctx, pool, table, rows[2].ID, "too big", time.Now(), true); err != nil {
 		t.Fatal(err)
 	}
-	left, err := outbox.Due(ctx, pool, table, 10)
+	left, err := outbox.Due(ctx, pool, table, 10, nil)
 	if err != nil || len(left) != 0 {
 		t.Fatalf("Due after publish/backoff/park = %+v, %v; want none", left, err)
 	}

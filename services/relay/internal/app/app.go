@@ -18,8 +18,10 @@ import (
 	"github.com/onceflow/onceflow/pkg/config"
 	"github.com/onceflow/onceflow/pkg/httpserver"
 	"github.com/onceflow/onceflow/pkg/logging"
+	"github.com/onceflow/onceflow/pkg/outbox"
 	"github.com/onceflow/onceflow/pkg/pg"
 	"github.com/onceflow/onceflow/pkg/sqsq"
+	"github.com/onceflow/onceflow/services/relay/internal/admin"
 	"github.com/onceflow/onceflow/services/relay/internal/relay"
 )
 
@@ -95,6 +97,7 @@ func Serve(ctx context.Context, log *zap.Logger, cfg Config, ready func(addr str
 		relays[i] = relay.New(pool, client, metrics, log.Named("publisher"), ob, settings)
 	}
 	srv := httpserver.New(log, cfg.HTTPAddr, reg, httpserver.Check{Name: "postgres", Check: pool.Ping})
+	admin.Register(srv.Echo(), cfg.AdminToken, pool, tables(outboxes), log.Named("admin"))
 	if err := srv.Listen(); err != nil {
 		return err
 	}
@@ -132,6 +135,14 @@ func run(ctx context.Context, log *zap.Logger, srv *httpserver.Server, relays []
 	err := g.Wait()
 	log.Info("stopped")
 	return err
+}
+
+func tables(outboxes []relay.Outbox) []outbox.Table {
+	out := make([]outbox.Table, len(outboxes))
+	for i, ob := range outboxes {
+		out[i] = ob.Table
+	}
+	return out
 }
 
 // resolveQueues replaces every route's queue name with its URL.

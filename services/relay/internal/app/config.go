@@ -18,14 +18,22 @@ type Config struct {
 	// Routes maps outboxes to queues by event-type prefix (see
 	// relay.ParseRoutes); the default sends ingest's billing and provider
 	// events and the invoicer's notifications.
-	Routes          string        `env:"RELAY_ROUTES" envDefault:"ingest.outbox=billing.>onceflow-billing,provider.>onceflow-provider-events;invoicer.outbox=notification.>onceflow-notifications"`
-	BatchSize       int           `env:"RELAY_BATCH_SIZE" envDefault:"100"`
-	MaxAttempts     int           `env:"RELAY_MAX_ATTEMPTS" envDefault:"10"`
-	BackoffBase     time.Duration `env:"RELAY_BACKOFF_BASE" envDefault:"1s"`
-	BackoffCap      time.Duration `env:"RELAY_BACKOFF_CAP" envDefault:"5m"`
-	PollInterval    time.Duration `env:"RELAY_POLL_INTERVAL" envDefault:"1s"`
-	LeaseTTL        time.Duration `env:"RELAY_LEASE_TTL" envDefault:"15s"`
+	Routes       string        `env:"RELAY_ROUTES" envDefault:"ingest.outbox=billing.>onceflow-billing,provider.>onceflow-provider-events;invoicer.outbox=notification.>onceflow-notifications"`
+	BatchSize    int           `env:"RELAY_BATCH_SIZE" envDefault:"100"`
+	MaxAttempts  int           `env:"RELAY_MAX_ATTEMPTS" envDefault:"10"`
+	BackoffBase  time.Duration `env:"RELAY_BACKOFF_BASE" envDefault:"1s"`
+	BackoffCap   time.Duration `env:"RELAY_BACKOFF_CAP" envDefault:"5m"`
+	PollInterval time.Duration `env:"RELAY_POLL_INTERVAL" envDefault:"1s"`
+	LeaseTTL     time.Duration `env:"RELAY_LEASE_TTL" envDefault:"15s"`
+	// MaxMessageBytes and MaxBatchBytes are SQS's size limits for one
+	// message and one SendMessageBatch request: 1 MiB since AWS raised them
+	// in 2025; set both to 262144 for endpoints that still enforce 256 KiB.
 	MaxMessageBytes int           `env:"RELAY_MAX_MESSAGE_BYTES" envDefault:"1048576"`
+	MaxBatchBytes   int           `env:"RELAY_MAX_BATCH_BYTES" envDefault:"1048576"`
+	Retention       time.Duration `env:"RELAY_RETENTION" envDefault:"168h"`
+	PruneInterval   time.Duration `env:"RELAY_PRUNE_INTERVAL" envDefault:"1m"`
+	PruneBatch      int           `env:"RELAY_PRUNE_BATCH" envDefault:"1000"`
+	StatsInterval   time.Duration `env:"RELAY_STATS_INTERVAL" envDefault:"15s"`
 	// Holder identifies this process in the lease table; empty means
 	// hostname plus a random suffix, chosen at start.
 	Holder string `env:"RELAY_HOLDER"`
@@ -52,6 +60,11 @@ func (c Config) Validate() error {
 		{c.PollInterval > 0, "RELAY_POLL_INTERVAL", "a positive duration such as 1s"},
 		{c.LeaseTTL >= 3*time.Millisecond, "RELAY_LEASE_TTL", "a positive duration such as 15s"},
 		{c.MaxMessageBytes >= 1024 && c.MaxMessageBytes <= 1048576, "RELAY_MAX_MESSAGE_BYTES", "a size from 1024 to 1048576 bytes (the SQS limit)"},
+		{c.MaxBatchBytes >= c.MaxMessageBytes && c.MaxBatchBytes <= 1048576, "RELAY_MAX_BATCH_BYTES", "a size from RELAY_MAX_MESSAGE_BYTES to 1048576 bytes (the SQS limit)"},
+		{c.Retention > 0, "RELAY_RETENTION", "a positive duration such as 168h"},
+		{c.PruneInterval > 0, "RELAY_PRUNE_INTERVAL", "a positive duration such as 1m"},
+		{c.PruneBatch >= 1, "RELAY_PRUNE_BATCH", "a positive number of rows such as 1000"},
+		{c.StatsInterval > 0, "RELAY_STATS_INTERVAL", "a positive duration such as 15s"},
 	}
 	for _, ch := range checks {
 		if !ch.ok {
@@ -76,6 +89,11 @@ func (c Config) settings() relay.Settings {
 		PollInterval:    c.PollInterval,
 		LeaseTTL:        c.LeaseTTL,
 		MaxMessageBytes: c.MaxMessageBytes,
+		MaxBatchBytes:   c.MaxBatchBytes,
+		Retention:       c.Retention,
+		PruneInterval:   c.PruneInterval,
+		PruneBatch:      c.PruneBatch,
+		StatsInterval:   c.StatsInterval,
 	}
 }
 

@@ -21,7 +21,9 @@ func TestConfigDefaults(t *testing.T) {
 	}
 	c := loaded.Value
 	if c.BatchSize != 100 || c.MaxAttempts != 10 || c.BackoffBase != time.Second || c.BackoffCap != 5*time.Minute ||
-		c.PollInterval != time.Second || c.LeaseTTL != 15*time.Second || c.MaxMessageBytes != 1048576 {
+		c.PollInterval != time.Second || c.LeaseTTL != 15*time.Second || c.MaxMessageBytes != 1048576 ||
+		c.MaxBatchBytes != 1048576 || c.Retention != 7*24*time.Hour || c.PruneInterval != time.Minute ||
+		c.PruneBatch != 1000 || c.StatsInterval != 15*time.Second {
 		t.Errorf("defaults = %+v", c)
 	}
 	if !strings.Contains(c.Routes, "ingest.outbox=billing.>onceflow-billing") {
@@ -44,6 +46,11 @@ func TestConfigErrorsNameTheVariable(t *testing.T) {
 		{"RELAY_POLL_INTERVAL", "-1s"},
 		{"RELAY_LEASE_TTL", "0s"},
 		{"RELAY_MAX_MESSAGE_BYTES", "2000000"},
+		{"RELAY_MAX_BATCH_BYTES", "1000"},
+		{"RELAY_RETENTION", "0s"},
+		{"RELAY_PRUNE_INTERVAL", "0s"},
+		{"RELAY_PRUNE_BATCH", "0"},
+		{"RELAY_STATS_INTERVAL", "0s"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.key+"="+tt.value, func(t *testing.T) {

@@ -46,28 +46,29 @@ type failure struct {
 	park   bool
 }
 
-// publishBatch claims the due rows, sends them, and records the results
-// under the lease's fence. full reports a whole batch, meaning more rows may
-// be waiting. An error wrapping lease.ErrDeposed means another relay took
-// over and nothing was recorded. Once rows are claimed the batch runs to the
-// end even if ctx is cancelled, within deadlines derived from the lease TTL.
-func (r *Relay) publishBatch(ctx context.Context, token int64) (full bool, err error) {
+// claim returns up to a batch of due rows in id order, leaving out the ids
+// of rows already in flight.
+func (r *Relay) claim(ctx context.Context, inFlight []int64) ([]outbox.Row, error) {
+	ctx, cancel := context.WithTimeout(ctx, r.renewEvery())
+	defer cancel()
+	return outbox.Due(ctx, r.pool, r.outbox.Table, r.s.BatchSize, inFlight)
+}
+
+// deliver sends claimed rows and records the results under the lease's
+// fence; an error wrapping lease.ErrDeposed means nothing was recorded.
+// Once rows are claimed their batch runs to the end even if ctx is
+// cancelled, within deadlines derived from the lease TTL.
+func (r *Relay) deliver(ctx context.Context, token int64, rows []outbox.Row) error {
 	start := time.Now()
-	claimCtx, cancel := context.WithTimeout(ctx, r.renewEvery())
-	rows, err := outbox.Due(claimCtx, r.pool, r.outbox.Table, r.s.BatchSize)
-	cancel()
-	if err != nil || len(rows) == 0 {
-		return false, err
-	}
 	work := context.WithoutCancel(ctx)
 	chunks, failures := r.plan(rows)
 	published, failed := r.judge(r.sendAll(work, chunks))
 	failures = append(failures, failed...)
 	if err := r.record(work, token, published, failures); err != nil {
-		return false, err
+		return err
 	}
 	r.observe(published, failures, time.Since(start))
-	return len(rows) == r.s.BatchSize, nil
+	return nil
 }
 
 // plan groups rows into SendMessageBatch calls per queue and parks the rows
@@ -104,13 +105,13 @@ func (r *Relay) parkNow(row outbox.Row, reason string) failure {
 }
 
 // split cuts one queue's rows into calls of at most ten entries whose sizes
-// add up to at most MaxMessageBytes, SQS's limit for a whole batch request.
+// add up to at most MaxBatchBytes, SQS's limit for a whole batch request.
 func (r *Relay) split(queue string, rows []outbox.Row) []chunk {
 	var out []chunk
 	cur, size := chunk{queue: queue}, 0
 	for _, row := range rows {
 		n := messageSize(row)
-		if len(cur.rows) == entriesPerCall || (len(cur.rows) > 0 && size+n > r.s.MaxMessageBytes) {
+		if len(cur.rows) == entriesPerCall || (len(cur.rows) > 0 && size+n > r.s.MaxBatchBytes) {
 			out = append(out, cur)
 			cur, size = chunk{queue: queue}, 0
 		}

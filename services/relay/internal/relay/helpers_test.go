@@ -3,6 +3,7 @@ package relay
 import (
 	"context"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/onceflow/onceflow/db"
 	"github.com/onceflow/onceflow/pkg/backoff"
@@ -32,7 +34,13 @@ type fixture struct {
 	queue string // URL
 }
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t testing.TB) *fixture {
+	t.Helper()
+	return newFixtureOn(t, sqstest.Client(t))
+}
+
+// newFixtureOn is newFixture with its queue on the server of c.
+func newFixtureOn(t testing.TB, c *sqs.Client) *fixture {
 	t.Helper()
 	ctx := context.Background()
 	dsn := pgtest.NewDatabase(t)
@@ -46,7 +54,6 @@ func newFixture(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(pool.Close)
-	c := sqstest.Client(t)
 	_, url := sqstest.Queue(t, c, "relaytest", 5)
 	return &fixture{pool: pool, sqs: c, queue: url}
 }
@@ -60,6 +67,11 @@ func testSettings(holder string) Settings {
 		PollInterval:    200 * time.Millisecond,
 		LeaseTTL:        3 * time.Second,
 		MaxMessageBytes: 1 << 20,
+		MaxBatchBytes:   1 << 20,
+		Retention:       time.Hour,
+		PruneInterval:   time.Minute,
+		PruneBatch:      1000,
+		StatsInterval:   100 * time.Millisecond,
 	}
 }
 
@@ -69,22 +81,28 @@ func (f *fixture) billingOutbox() Outbox {
 }
 
 // newRelay builds a relay with its own metrics registry.
-func (f *fixture) newRelay(t *testing.T, s Settings) (*Relay, *prometheus.Registry) {
+func (f *fixture) newRelay(t testing.TB, s Settings) (*Relay, *prometheus.Registry) {
+	t.Helper()
+	reg, m := newMetrics(t)
+	return New(f.pool, f.sqs, m, zaptestLogger(t).Named(s.Holder), f.billingOutbox(), s), reg
+}
+
+func newMetrics(t testing.TB) (*prometheus.Registry, *Metrics) {
 	t.Helper()
 	reg := prometheus.NewRegistry()
 	m, err := NewMetrics(reg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return New(f.pool, f.sqs, m, zaptestLogger(t).Named(s.Holder), f.billingOutbox(), s), reg
+	return reg, m
 }
 
-func zaptestLogger(t *testing.T) *zap.Logger {
+func zaptestLogger(t testing.TB) *zap.Logger {
 	return zaptest.NewLogger(t, zaptest.Level(zap.InfoLevel))
 }
 
 // start runs r until the test ends.
-func start(t *testing.T, r *Relay) {
+func start(t testing.TB, r *Relay) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -98,17 +116,20 @@ func start(t *testing.T, r *Relay) {
 	})
 }
 
+// traceparent is a W3C trace context every test message carries.
+const traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+
 func message(i int, eventType string) outbox.Message {
 	return outbox.Message{
 		EventKey:    fmt.Sprintf("payment:%d:paid", i),
 		EventType:   eventType,
 		Payload:     fmt.Appendf(nil, `{"n":%d}`, i),
-		Traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+		Traceparent: traceparent,
 	}
 }
 
 // insert commits msgs to ingest.outbox in one transaction.
-func (f *fixture) insert(t *testing.T, msgs ...outbox.Message) {
+func (f *fixture) insert(t testing.TB, msgs ...outbox.Message) {
 	t.Helper()
 	ctx := context.Background()
 	tx, err := f.pool.Begin(ctx)
@@ -126,51 +147,68 @@ func (f *fixture) insert(t *testing.T, msgs ...outbox.Message) {
 	}
 }
 
-// receive takes messages off the fixture's queue, deleting them, until want
-// distinct event keys have arrived and the queue is then empty. It returns
-// the messages by event key, each a list so duplicates show.
-func (f *fixture) receive(t *testing.T, want int) map[string][]types.Message {
+// receive takes messages off the fixture's queue with a few concurrent
+// receivers, deleting them, until want distinct event keys have arrived and
+// the queue is then empty. It returns the messages by event key, each a list
+// so duplicates show.
+func (f *fixture) receive(t testing.TB, want int) map[string][]types.Message {
 	t.Helper()
+	const receivers = 4
+	var mu sync.Mutex
 	got := map[string][]types.Message{}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		n := f.receiveOnce(t, got)
-		if len(got) >= want && n == 0 {
-			return got
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("received %d of %d event keys before the deadline", len(got), want)
-		}
+	deadline := time.Now().Add(30*time.Second + time.Duration(want)*5*time.Millisecond)
+	var g errgroup.Group
+	for range receivers {
+		g.Go(func() error {
+			for time.Now().Before(deadline) {
+				msgs, err := f.receiveOnce()
+				if err != nil {
+					return err
+				}
+				mu.Lock()
+				for _, m := range msgs {
+					key := aws.ToString(m.MessageAttributes["event_key"].StringValue)
+					got[key] = append(got[key], m)
+				}
+				done := len(got) >= want && len(msgs) == 0
+				mu.Unlock()
+				if done {
+					return nil
+				}
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			return fmt.Errorf("received %d of %d event keys before the deadline", len(got), want)
+		})
 	}
+	if err := g.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	return got
 }
 
-func (f *fixture) receiveOnce(t *testing.T, into map[string][]types.Message) int {
-	t.Helper()
+// receiveOnce long-polls the queue for up to ten messages and deletes them.
+func (f *fixture) receiveOnce() ([]types.Message, error) {
 	ctx := context.Background()
 	out, err := f.sqs.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
 		QueueUrl: aws.String(f.queue), MaxNumberOfMessages: 10, WaitTimeSeconds: 1,
 		MessageAttributeNames: []string{"All"},
 	})
-	if err != nil {
-		t.Fatalf("receive: %v", err)
-	}
-	if len(out.Messages) == 0 {
-		return 0
+	if err != nil || len(out.Messages) == 0 {
+		return nil, err
 	}
 	entries := make([]types.DeleteMessageBatchRequestEntry, len(out.Messages))
 	for i, m := range out.Messages {
-		key := aws.ToString(m.MessageAttributes["event_key"].StringValue)
-		into[key] = append(into[key], m)
 		entries[i] = types.DeleteMessageBatchRequestEntry{Id: aws.String(fmt.Sprint(i)), ReceiptHandle: m.ReceiptHandle}
 	}
 	if _, err := f.sqs.DeleteMessageBatch(ctx, &sqs.DeleteMessageBatchInput{QueueUrl: aws.String(f.queue), Entries: entries}); err != nil {
-		t.Fatalf("delete: %v", err)
+		return nil, fmt.Errorf("delete: %w", err)
 	}
-	return len(out.Messages)
+	return out.Messages, nil
 }
 
 // eventually polls cond until it holds or the deadline passes.
-func eventually(t *testing.T, what string, cond func() bool) {
+func eventually(t testing.TB, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for !cond() {
@@ -182,7 +220,7 @@ func eventually(t *testing.T, what string, cond func() bool) {
 }
 
 // count runs a count(*) query.
-func (f *fixture) count(t *testing.T, query string, args ...any) int {
+func (f *fixture) count(t testing.TB, query string, args ...any) int {
 	t.Helper()
 	var n int
 	if err := f.pool.QueryRow(context.Background(), query, args...).Scan(&n); err != nil {
@@ -192,7 +230,7 @@ func (f *fixture) count(t *testing.T, query string, args ...any) int {
 }
 
 // metric sums every series of the named metric in reg.
-func metric(t *testing.T, reg *prometheus.Registry, name string) float64 {
+func metric(t testing.TB, reg *prometheus.Registry, name string) float64 {
 	t.Helper()
 	families, err := reg.Gather()
 	if err != nil {

@@ -4,45 +4,52 @@ import (
 	"fmt"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/onceflow/onceflow/pkg/outbox"
 )
 
 // Metrics are the relay's Prometheus series, shared by every Relay of a
 // process.
 type Metrics struct {
-	published *prometheus.CounterVec
-	failed    *prometheus.CounterVec
-	parked    *prometheus.CounterVec
-	leader    *prometheus.GaugeVec
-	batch     *prometheus.HistogramVec
+	published  *prometheus.CounterVec
+	failed     *prometheus.CounterVec
+	parked     *prometheus.CounterVec
+	pruned     *prometheus.CounterVec
+	leader     *prometheus.GaugeVec
+	pending    *prometheus.GaugeVec
+	parkedRows *prometheus.GaugeVec
+	oldest     *prometheus.GaugeVec
+	batch      *prometheus.HistogramVec
 }
 
 // NewMetrics creates the relay's series and registers them on reg. It fails
 // when they are already registered there.
 func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
+	counter := func(name, help string, labels ...string) *prometheus.CounterVec {
+		return prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels)
+	}
+	gauge := func(name, help string) *prometheus.GaugeVec {
+		return prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: name, Help: help}, []string{"outbox"})
+	}
 	m := &Metrics{
-		published: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "onceflow_relay_published_total",
-			Help: "Outbox rows sent to their queue and marked published.",
-		}, []string{"outbox", "queue"}),
-		failed: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "onceflow_relay_failed_total",
-			Help: "Failed attempts to send an outbox row; the row is retried with backoff or parked.",
-		}, []string{"outbox", "queue"}),
-		parked: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "onceflow_relay_parked_total",
-			Help: "Outbox rows parked for an operator: unroutable, oversize, or out of attempts.",
-		}, []string{"outbox"}),
-		leader: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "onceflow_relay_is_leader",
-			Help: "1 while this process holds the outbox's lease and publishes it, else 0.",
-		}, []string{"outbox"}),
+		published: counter("onceflow_relay_published_total", "Outbox rows sent to their queue and marked published.", "outbox", "queue"),
+		failed: counter("onceflow_relay_failed_total",
+			"Failed attempts to send an outbox row; the row is retried with backoff or parked.", "outbox", "queue"),
+		parked: counter("onceflow_relay_parked_total", "Outbox rows parked for an operator: unroutable, oversize, or out of attempts.", "outbox"),
+		pruned: counter("onceflow_relay_pruned_total", "Published outbox rows deleted after the retention period.", "outbox"),
+		leader: gauge("onceflow_relay_is_leader", "1 while this process holds the outbox's lease and publishes it, else 0."),
+		pending: gauge("onceflow_relay_pending_rows",
+			"Unpublished, unparked outbox rows, due or backing off; exported by the leader only."),
+		parkedRows: gauge("onceflow_relay_parked_rows", "Outbox rows parked and waiting for an operator; exported by the leader only."),
+		oldest: gauge("onceflow_relay_oldest_pending_created_timestamp_seconds",
+			"Creation time (Unix seconds) of the oldest pending outbox row; exported by the leader while any row is pending."),
 		batch: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "onceflow_relay_batch_seconds",
-			Help:    "Time to claim, send and record one batch of outbox rows.",
+			Help:    "Time to send one batch of claimed outbox rows and record the results.",
 			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
 		}, []string{"outbox"}),
 	}
-	for _, c := range []prometheus.Collector{m.published, m.failed, m.parked, m.leader, m.batch} {
+	for _, c := range []prometheus.Collector{m.published, m.failed, m.parked, m.pruned, m.leader, m.pending, m.parkedRows, m.oldest, m.batch} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("register relay metrics: %w", err)
 		}
@@ -59,5 +66,25 @@ func (m *Metrics) zero(ob Outbox) {
 		m.failed.WithLabelValues(name, queueLabel(r.Queue))
 	}
 	m.parked.WithLabelValues(name)
+	m.pruned.WithLabelValues(name)
 	m.leader.WithLabelValues(name).Set(0)
+}
+
+// report sets the backlog gauges of the outbox called name.
+func (m *Metrics) report(name string, s outbox.Stats) {
+	m.pending.WithLabelValues(name).Set(float64(s.Pending))
+	m.parkedRows.WithLabelValues(name).Set(float64(s.Parked))
+	if s.OldestPending.IsZero() {
+		m.oldest.DeleteLabelValues(name)
+		return
+	}
+	m.oldest.WithLabelValues(name).Set(float64(s.OldestPending.UnixNano()) / 1e9)
+}
+
+// forget removes the backlog gauges of the outbox called name when this
+// process stops leading it, so only the leader's figures are scraped.
+func (m *Metrics) forget(name string) {
+	m.pending.DeleteLabelValues(name)
+	m.parkedRows.DeleteLabelValues(name)
+	m.oldest.DeleteLabelValues(name)
 }

@@ -38,6 +38,11 @@ type Settings struct {
 	PollInterval    time.Duration  // fallback wake-up when no NOTIFY arrives
 	LeaseTTL        time.Duration  // lease lifetime; renewed every third of it
 	MaxMessageBytes int            // larger messages are parked, never sent
+	MaxBatchBytes   int            // the most one SendMessageBatch call carries
+	Retention       time.Duration  // published rows are deleted this long after publication
+	PruneInterval   time.Duration  // how often the leader deletes expired rows
+	PruneBatch      int            // rows deleted per statement
+	StatsInterval   time.Duration  // how often the leader counts pending and parked rows
 }
 
 // Relay publishes one shard of one outbox while it holds that shard's lease.
@@ -76,18 +81,26 @@ func (r *Relay) Run(ctx context.Context) {
 		case ok:
 			r.lead(ctx, token)
 		}
-		if !sleep(ctx, r.renewEvery()) {
+		if !sleep(ctx, r.standbyEvery()) {
 			return
 		}
 	}
 }
 
+// renewEvery is how often the leader renews: three chances per TTL.
 func (r *Relay) renewEvery() time.Duration { return max(r.s.LeaseTTL/3, time.Millisecond) }
 
-// lead publishes under token until ctx ends or the lease is lost.
+// standbyEvery is how often a standby tries the lease. A lapsed lease is
+// taken at most a tenth of the TTL after it expires, so a killed leader is
+// replaced within about one TTL (at most 1.1 TTL).
+func (r *Relay) standbyEvery() time.Duration { return max(r.s.LeaseTTL/10, time.Millisecond) }
+
+// lead publishes under token until ctx ends or the lease is lost, and runs
+// the leader's periodic jobs between batches.
 func (r *Relay) lead(ctx context.Context, token int64) {
 	r.log.Info("leading", zap.Int64("token", token))
 	r.metrics.leader.WithLabelValues(r.name).Set(1)
+	defer r.metrics.forget(r.name)
 	defer r.metrics.leader.WithLabelValues(r.name).Set(0)
 
 	wake := make(chan struct{}, 1)
@@ -97,9 +110,12 @@ func (r *Relay) lead(ctx context.Context, token int64) {
 	defer wg.Wait()
 	defer stopListening()
 
-	renewAt := time.Now().Add(r.renewEvery())
+	batches := r.newPipeline()
+	defer batches.wait()
+	now := time.Now()
+	due := schedule{renew: now.Add(r.renewEvery()), prune: now, stats: now}
 	for ctx.Err() == nil {
-		full, err := r.publishBatch(ctx, token)
+		full, err := batches.publish(ctx, token)
 		if errors.Is(err, lease.ErrDeposed) {
 			r.log.Warn("deposed: another relay holds the lease; stopped publishing", zap.Int64("token", token))
 			return
@@ -107,20 +123,22 @@ func (r *Relay) lead(ctx context.Context, token int64) {
 		if err != nil && ctx.Err() == nil {
 			r.log.Warn("publish batch", zap.Error(err))
 		}
+		r.housekeep(ctx, &due)
 		if !full {
-			r.wait(ctx, wake, time.Until(renewAt))
+			r.wait(ctx, wake, time.Until(due.next()))
 		}
-		if ctx.Err() == nil && !time.Now().Before(renewAt) {
+		if ctx.Err() == nil && !time.Now().Before(due.renew) {
 			next, ok := r.renew(ctx, token)
-			if !ok {
-				if ctx.Err() != nil {
-					r.release(ctx, token)
-				}
-				return
+			switch {
+			case ok:
+				token, due.renew = next, time.Now().Add(r.renewEvery())
+			case ctx.Err() == nil:
+				return // lost: batches in flight finish, but their marks are refused
 			}
-			token, renewAt = next, time.Now().Add(r.renewEvery())
 		}
 	}
+	// Shutting down: finish the batches in flight, then hand over at once.
+	batches.wait()
 	r.release(ctx, token)
 }
 
@@ -129,6 +147,7 @@ func (r *Relay) lead(ctx context.Context, token int64) {
 func (r *Relay) renew(ctx context.Context, token int64) (int64, bool) {
 	next, ok, err := r.lease.Acquire(ctx)
 	switch {
+	case err != nil && ctx.Err() != nil: // shutting down; the caller releases
 	case err != nil:
 		r.log.Warn("renew lease; stepping down", zap.Error(err))
 	case !ok:

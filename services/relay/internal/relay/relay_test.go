@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/onceflow/onceflow/pkg/lease"
 	"github.com/onceflow/onceflow/pkg/outbox"
@@ -18,13 +17,16 @@ import (
 
 const billingType = "billing.document_requested"
 
+// TestPublishesEveryRowOnce sends 10,000 rows committed at once: each event
+// key arrives exactly once, with its body and attributes, and every row is
+// marked published.
 func TestPublishesEveryRowOnce(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	r, reg := f.newRelay(t, testSettings("a"))
 	start(t, r)
 
-	msgs := make([]outbox.Message, 300)
+	msgs := make([]outbox.Message, 10_000)
 	for i := range msgs {
 		msgs[i] = message(i, billingType)
 	}
@@ -52,35 +54,41 @@ func TestPublishesEveryRowOnce(t *testing.T) {
 	eventually(t, "every row marked published", func() bool {
 		return f.count(t, `SELECT count(*) FROM ingest.outbox WHERE published_at IS NULL`) == 0
 	})
-	if n := metric(t, reg, "onceflow_relay_published_total"); n != 300 {
-		t.Errorf("published_total = %v, want 300", n)
+	if n := metric(t, reg, "onceflow_relay_published_total"); n != float64(len(msgs)) {
+		t.Errorf("published_total = %v, want %d", n, len(msgs))
 	}
 }
 
+// TestParksUnroutedAndOversizeRows runs with SQS's default 1 MiB caps: a
+// row over the message cap and a row without a route are parked at once
+// with their reasons, while the others flow, including three 400 KiB rows
+// that no single batch call can carry together.
 func TestParksUnroutedAndOversizeRows(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	s := testSettings("a")
-	s.MaxMessageBytes = 2048
-	r, reg := f.newRelay(t, s)
+	r, reg := f.newRelay(t, testSettings("a"))
 	start(t, r)
 
-	oversize := message(3, billingType)
-	oversize.Payload = fmt.Appendf(nil, `{"pad":%q}`, bytes.Repeat([]byte("x"), 4096))
-	unrouted := message(4, "unknown.thing")
-	f.insert(t, message(0, billingType), message(1, billingType), message(2, billingType), oversize, unrouted)
-
-	got := f.receive(t, 3)
-	if len(got) != 3 {
-		t.Fatalf("received %d event keys, want the 3 routable ones: %v", len(got), keys(got))
+	pad := func(i, size int) outbox.Message {
+		m := message(i, billingType)
+		m.Payload = fmt.Appendf(nil, `{"pad":%q}`, bytes.Repeat([]byte("x"), size))
+		return m
 	}
-	eventually(t, "two rows parked and three published", func() bool {
+	oversize := pad(5, 1<<20)
+	unrouted := message(6, "unknown.thing")
+	f.insert(t, message(0, billingType), pad(1, 400<<10), pad(2, 400<<10), pad(3, 400<<10), message(4, billingType), oversize, unrouted)
+
+	got := f.receive(t, 5)
+	if len(got) != 5 {
+		t.Fatalf("received %d event keys, want the 5 routable ones: %v", len(got), keys(got))
+	}
+	eventually(t, "two rows parked and five published", func() bool {
 		return f.count(t, `SELECT count(*) FROM ingest.outbox WHERE parked_at IS NOT NULL`) == 2 &&
-			f.count(t, `SELECT count(*) FROM ingest.outbox WHERE published_at IS NOT NULL`) == 3
+			f.count(t, `SELECT count(*) FROM ingest.outbox WHERE published_at IS NOT NULL AND attempts = 0`) == 5
 	})
 	for key, want := range map[string]string{
 		unrouted.EventKey: "no route for type unknown.thing",
-		oversize.EventKey: "exceeds RELAY_MAX_MESSAGE_BYTES=2048",
+		oversize.EventKey: "exceeds RELAY_MAX_MESSAGE_BYTES=1048576",
 	} {
 		var reason string
 		err := f.pool.QueryRow(context.Background(),
@@ -132,6 +140,9 @@ func TestOneLeaderPublishes(t *testing.T) {
 	}
 }
 
+// TestDeposedLeaderCannotMarkPublished lets a leader claim rows, stall past
+// its TTL while another relay takes the lease over, and then try to record
+// its sends: the fence refuses, and no row changes.
 func TestDeposedLeaderCannotMarkPublished(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -142,6 +153,10 @@ func TestDeposedLeaderCannotMarkPublished(t *testing.T) {
 		t.Fatalf("acquire: ok=%v err=%v", ok, err)
 	}
 	f.insert(t, message(0, billingType), message(1, billingType))
+	rows, err := old.claim(ctx, nil)
+	if err != nil || len(rows) != 2 {
+		t.Fatalf("claim = %d rows, %v; want 2", len(rows), err)
+	}
 
 	// The old leader stalls past its TTL and a new one takes over.
 	if _, err := f.pool.Exec(ctx, `UPDATE relay.leases SET expires_at = now() - interval '1 second'`); err != nil {
@@ -152,9 +167,8 @@ func TestDeposedLeaderCannotMarkPublished(t *testing.T) {
 		t.Fatalf("usurper acquire = %d, %v, %v; want %d, true", next, ok, err, token+1)
 	}
 
-	_, err = old.publishBatch(ctx, token)
-	if !errors.Is(err, lease.ErrDeposed) {
-		t.Fatalf("publishBatch under the old token = %v, want lease.ErrDeposed", err)
+	if err := old.deliver(ctx, token, rows); !errors.Is(err, lease.ErrDeposed) {
+		t.Fatalf("deliver under the old token = %v, want lease.ErrDeposed", err)
 	}
 	if n := f.count(t, `SELECT count(*) FROM ingest.outbox WHERE published_at IS NULL AND attempts = 0`); n != 2 {
 		t.Errorf("untouched rows = %d, want 2: the deposed leader changed rows", n)
@@ -177,11 +191,7 @@ func TestFailedSendsBackOffThenPark(t *testing.T) {
 	f := newFixture(t)
 	s := testSettings("a")
 	s.MaxAttempts = 3
-	reg := prometheus.NewRegistry()
-	m, err := NewMetrics(reg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	reg, m := newMetrics(t)
 	missing := Outbox{Table: ingestOutbox, Routes: []Route{{Prefix: "billing.", Queue: f.queue + "-missing"}}}
 	start(t, New(f.pool, f.sqs, m, zaptestLogger(t), missing, s))
 	f.insert(t, message(0, billingType))

@@ -87,7 +87,7 @@ func TestMatchPrefersLongestPrefix(t *testing.T) {
 
 func TestSplitRespectsCountAndSize(t *testing.T) {
 	t.Parallel()
-	r := &Relay{s: Settings{MaxMessageBytes: 2048}}
+	r := &Relay{s: Settings{MaxBatchBytes: 2048}}
 	var rows []outbox.Row
 	for i := range 25 {
 		rows = append(rows, outbox.Row{ID: int64(i), EventKey: "k", EventType: "t", Payload: make([]byte, 100)})

@@ -1,0 +1,195 @@
+// Package admin serves the relay's operator endpoints under /admin, behind
+// the ADMIN_TOKEN bearer token: list and unpark parked outbox rows, and
+// replay published ones. Every instance serves them, leader or not: they
+// only change rows, and the leader publishes what they make due.
+package admin
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"go.uber.org/zap"
+
+	"github.com/onceflow/onceflow/pkg/httpserver"
+	"github.com/onceflow/onceflow/pkg/outbox"
+)
+
+const (
+	defaultPage   = 100
+	maxPage       = 1000
+	defaultReplay = 1000
+	maxReplay     = 10000
+	maxBodyBytes  = 4096
+)
+
+// API answers the operator endpoints for a fixed set of outboxes.
+type API struct {
+	db     outbox.Querier
+	tables map[string]outbox.Table
+	names  []string
+	log    *zap.Logger
+}
+
+// Register adds the endpoints to e, each requiring "Authorization: Bearer
+// <token>"; an empty token refuses every request.
+func Register(e *echo.Echo, token string, db outbox.Querier, tables []outbox.Table, log *zap.Logger) {
+	a := &API{db: db, tables: map[string]outbox.Table{}, log: log}
+	for _, t := range tables {
+		a.tables[t.String()] = t
+		a.names = append(a.names, t.String())
+	}
+	g := e.Group("/admin/outboxes/:outbox", httpserver.BearerAuth(token, "ADMIN_TOKEN"))
+	g.GET("/parked", a.listParked)
+	g.POST("/parked/:id/unpark", a.unpark)
+	g.POST("/replay", a.replay)
+}
+
+// parkedPage is the answer of GET /admin/outboxes/:outbox/parked.
+type parkedPage struct {
+	Outbox string             `json:"outbox"`
+	Rows   []outbox.ParkedRow `json:"rows"`
+	// NextAfterID is the after_id of the next page; absent on the last one.
+	NextAfterID int64 `json:"next_after_id,omitempty"`
+}
+
+func (a *API) listParked(c echo.Context) error {
+	t, err := a.table(c)
+	if err != nil {
+		return err
+	}
+	afterID, err := intParam(c.QueryParam("after_id"), "after_id", 0, 0, 1<<63-1)
+	if err != nil {
+		return err
+	}
+	limit, err := intParam(c.QueryParam("limit"), "limit", defaultPage, 1, maxPage)
+	if err != nil {
+		return err
+	}
+	rows, err := outbox.ListParked(c.Request().Context(), a.db, t, afterID, int(limit))
+	if err != nil {
+		return err
+	}
+	page := parkedPage{Outbox: t.String(), Rows: rows}
+	if len(rows) == int(limit) {
+		page.NextAfterID = rows[len(rows)-1].ID
+	}
+	return c.JSON(http.StatusOK, page)
+}
+
+func (a *API) unpark(c echo.Context) error {
+	t, err := a.table(c)
+	if err != nil {
+		return err
+	}
+	id, err := intParam(c.Param("id"), "id", 0, 1, 1<<63-1)
+	if err != nil {
+		return err
+	}
+	ok, err := outbox.Unpark(c.Request().Context(), a.db, t, id)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return httpserver.NewHTTPError(http.StatusNotFound, "not_parked", fmt.Sprintf("%s has no parked row %d", t, id))
+	}
+	a.log.Info("unparked outbox row", zap.String("outbox", t.String()), zap.Int64("id", id))
+	return c.JSON(http.StatusOK, map[string]any{"outbox": t.String(), "id": id, "unparked": true})
+}
+
+// replayRequest is the body of POST /admin/outboxes/:outbox/replay: an id
+// range, a creation-time range, or both.
+type replayRequest struct {
+	FromID int64     `json:"from_id"`
+	ToID   int64     `json:"to_id"`
+	From   time.Time `json:"from"`
+	To     time.Time `json:"to"`
+	Limit  int       `json:"limit"`
+}
+
+// replayResult says what a replay reset; More means rows may remain in the
+// range past LastID: repeat with from_id = last_id + 1.
+type replayResult struct {
+	Outbox   string `json:"outbox"`
+	Replayed int    `json:"replayed"`
+	LastID   int64  `json:"last_id"`
+	More     bool   `json:"more"`
+}
+
+func (a *API) replay(c echo.Context) error {
+	t, err := a.table(c)
+	if err != nil {
+		return err
+	}
+	req, err := decodeReplay(c.Request().Body)
+	if err != nil {
+		return err
+	}
+	r := outbox.Range{FromID: req.FromID, ToID: req.ToID, From: req.From, To: req.To}
+	n, last, err := outbox.Replay(c.Request().Context(), a.db, t, r, req.Limit)
+	if err != nil {
+		return err
+	}
+	a.log.Info("replayed outbox rows", zap.String("outbox", t.String()), zap.Int64("from_id", r.FromID), zap.Int64("to_id", r.ToID),
+		zap.Time("from", r.From), zap.Time("to", r.To), zap.Int("rows", n), zap.Int64("last_id", last))
+	return c.JSON(http.StatusOK, replayResult{Outbox: t.String(), Replayed: n, LastID: last, More: n == req.Limit})
+}
+
+// decodeReplay reads and checks a replay body. Unknown fields are refused,
+// so a misspelt bound cannot widen the range to the whole outbox.
+func decodeReplay(body io.Reader) (replayRequest, error) {
+	var req replayRequest
+	dec := json.NewDecoder(io.LimitReader(body, maxBodyBytes))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		return req, httpserver.NewHTTPError(http.StatusBadRequest, "invalid_body",
+			"want JSON {from_id, to_id} and/or {from, to} (RFC 3339), optional limit: "+err.Error())
+	}
+	ids := req.FromID != 0 || req.ToID != 0
+	times := !req.From.IsZero() || !req.To.IsZero()
+	switch {
+	case !ids && !times:
+		return req, invalidRange("want from_id and to_id, or from and to")
+	case ids && (req.FromID < 1 || req.ToID < req.FromID):
+		return req, invalidRange("want 1 <= from_id <= to_id")
+	case times && (req.From.IsZero() || !req.To.After(req.From)):
+		return req, invalidRange("want from before to, both RFC 3339 times")
+	}
+	if req.Limit == 0 {
+		req.Limit = defaultReplay
+	}
+	if req.Limit < 1 || req.Limit > maxReplay {
+		return req, httpserver.NewHTTPError(http.StatusBadRequest, "invalid_limit", fmt.Sprintf("want limit from 1 to %d", maxReplay))
+	}
+	return req, nil
+}
+
+func invalidRange(msg string) error {
+	return httpserver.NewHTTPError(http.StatusBadRequest, "invalid_range", msg)
+}
+
+// table resolves the :outbox path parameter to a configured outbox.
+func (a *API) table(c echo.Context) (outbox.Table, error) {
+	t, ok := a.tables[c.Param("outbox")]
+	if !ok {
+		return t, httpserver.NewHTTPError(http.StatusNotFound, "unknown_outbox", "want one of "+strings.Join(a.names, ", "))
+	}
+	return t, nil
+}
+
+// intParam parses a decimal parameter in [lo, hi]; empty gives def.
+func intParam(v, name string, def, lo, hi int64) (int64, error) {
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < lo || n > hi {
+		return 0, httpserver.NewHTTPError(http.StatusBadRequest, "invalid_"+name, fmt.Sprintf("want %s from %d to %d", name, lo, hi))
+	}
+	return n, nil
+}

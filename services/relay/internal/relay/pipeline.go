@@ -1,0 +1,106 @@
+package relay
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	"go.uber.org/zap"
+
+	"github.com/onceflow/onceflow/pkg/lease"
+	"github.com/onceflow/onceflow/pkg/outbox"
+)
+
+// batchesInFlight is how many batches a leader has between claim and
+// record at once: while one batch's messages are in flight or its marks
+// commit, the next is claimed and sent, so the database and SQS work side
+// by side instead of taking turns.
+const batchesInFlight = 2
+
+// pipeline publishes batches concurrently, never claiming a row that an
+// unfinished batch holds.
+type pipeline struct {
+	r      *Relay
+	slots  chan struct{} // one token per batch in flight
+	wg     sync.WaitGroup
+	mu     sync.Mutex
+	flying map[int64]struct{}
+	err    error // the first lease.ErrDeposed of a finished batch
+}
+
+// newPipeline returns an empty pipeline; each lead term uses its own.
+func (r *Relay) newPipeline() *pipeline {
+	return &pipeline{r: r, slots: make(chan struct{}, batchesInFlight), flying: map[int64]struct{}{}}
+}
+
+// publish waits for a free slot, claims a batch and delivers it in the
+// background under token. full reports a whole batch, meaning more rows may
+// be waiting. It returns an error wrapping lease.ErrDeposed once any batch
+// was refused by the fence; the caller must stop publishing.
+func (p *pipeline) publish(ctx context.Context, token int64) (full bool, err error) {
+	select {
+	case p.slots <- struct{}{}:
+	case <-ctx.Done():
+		return false, nil
+	}
+	if err := p.deposed(); err != nil {
+		<-p.slots
+		return false, err
+	}
+	rows, err := p.r.claim(ctx, p.inFlight())
+	if err != nil || len(rows) == 0 {
+		<-p.slots
+		return false, err
+	}
+	p.hold(rows)
+	p.wg.Go(func() {
+		defer func() { <-p.slots }()
+		p.finish(rows, p.r.deliver(ctx, token, rows))
+	})
+	return len(rows) == p.r.s.BatchSize, nil
+}
+
+// wait blocks until every batch in flight is recorded or refused.
+func (p *pipeline) wait() { p.wg.Wait() }
+
+func (p *pipeline) hold(rows []outbox.Row) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, row := range rows {
+		p.flying[row.ID] = struct{}{}
+	}
+}
+
+// finish releases a delivered batch's rows: they are recorded, or will be
+// claimed again after a failure to record.
+func (p *pipeline) finish(rows []outbox.Row, err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, row := range rows {
+		delete(p.flying, row.ID)
+	}
+	switch {
+	case errors.Is(err, lease.ErrDeposed):
+		if p.err == nil {
+			p.err = err
+		}
+	case err != nil:
+		p.r.log.Warn("publish batch", zap.Error(err))
+	}
+}
+
+func (p *pipeline) inFlight() []int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	ids := make([]int64, 0, len(p.flying))
+	for id := range p.flying {
+		ids = append(ids, id)
+	}
+	return ids
+}
+
+func (p *pipeline) deposed() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.err
+}
