@@ -15,14 +15,39 @@ import (
 // maxAttempts is dLocal's documented ceiling on notification attempts.
 const maxAttempts = 12
 
-// notifyAsync delivers body to url in the background, retrying up to
-// maxAttempts times RetryDelay apart until the receiver answers 2xx. The
-// caller must not hold s.mu. An empty url or a closed Server sends nothing.
+// notifyAsync delivers body to url in the background: as many copies as the
+// faults draw (none when lost), each after its own delay and retried on the
+// retry schedule until the receiver answers 2xx. The caller must not hold
+// s.mu. An empty url or a closed Server sends nothing.
 func (s *Server) notifyAsync(kind, id, url string, body []byte) {
+	s.notifyAfter(0, kind, id, url, body)
+}
+
+// notifyAfter is notifyAsync with every copy held back by wait first.
+func (s *Server) notifyAfter(wait time.Duration, kind, id, url string, body []byte) {
 	if url == "" {
 		s.log.Info("notification skipped: no url", zap.String("kind", kind), zap.String("id", id))
 		return
 	}
+	copies := s.dice.copies()
+	if copies == 0 {
+		s.lost.Add(1)
+		s.log.Info("notification lost on purpose", zap.String("kind", kind), zap.String("id", id))
+		return
+	}
+	s.extra.Add(int64(copies - 1))
+	for range copies {
+		delay := wait + s.dice.delay()
+		s.background(func() {
+			if sleepCtx(s.ctx, delay) {
+				s.deliver(kind, id, url, body)
+			}
+		})
+	}
+}
+
+// background runs fn in a goroutine Close waits for, unless closed.
+func (s *Server) background(fn func()) {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -32,29 +57,40 @@ func (s *Server) notifyAsync(kind, id, url string, body []byte) {
 	s.mu.Unlock()
 	go func() {
 		defer s.wg.Done()
-		s.deliver(kind, id, url, body)
+		fn()
 	}()
 }
 
 // deliver runs the retry loop of one notification until success, exhaustion
 // or Close.
 func (s *Server) deliver(kind, id, url string, body []byte) {
-	for attempt := 1; attempt <= maxAttempts; attempt++ {
+	for attempt := 1; ; attempt++ {
 		if s.send(s.ctx, kind, id, url, body) {
 			return
 		}
 		if attempt == maxAttempts {
-			break
-		}
-		timer := time.NewTimer(s.cfg.RetryDelay)
-		select {
-		case <-s.ctx.Done():
-			timer.Stop()
+			s.log.Warn("notification given up", zap.String("kind", kind), zap.String("id", id), zap.Int("attempts", maxAttempts))
 			return
-		case <-timer.C:
+		}
+		if !sleepCtx(s.ctx, s.dice.retryWait(attempt, s.cfg.RetryDelay)) {
+			return
 		}
 	}
-	s.log.Warn("notification given up", zap.String("kind", kind), zap.String("id", id), zap.Int("attempts", maxAttempts))
+}
+
+// sleepCtx waits d and reports whether ctx is still live.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-timer.C:
+		return true
+	}
 }
 
 // send makes one signed notification attempt and reports whether the

@@ -114,6 +114,11 @@ func (s *Server) createPayment(w http.ResponseWriter, _ *http.Request, body []by
 		StatusDetail:      detail,
 		CreatedDate:       s.cfg.Now().UTC().Format(dateLayout),
 	}
+	pendingFirst := p.Status == "PAID" && s.dice.chance(s.cfg.Faults.PendingFirstRate)
+	if pendingFirst {
+		p.Status = "PENDING"
+		p.StatusCode, p.StatusDetail = knownStatus("PENDING")
+	}
 	s.mu.Lock()
 	stored := p
 	s.payments[p.ID] = &stored
@@ -121,6 +126,21 @@ func (s *Server) createPayment(w http.ResponseWriter, _ *http.Request, body []by
 	s.log.Info("payment created", zap.String("payment_id", p.ID), zap.String("status", p.Status))
 	writeJSON(w, http.StatusOK, p)
 	s.notifyPayment(p)
+	if pendingFirst {
+		s.background(func() { s.approveLater(p.ID) })
+	}
+}
+
+// approveLater turns a payment that started PENDING into PAID after
+// Faults.PendingFor, as a card approved after review would, and notifies it.
+func (s *Server) approveLater(id string) {
+	if !sleepCtx(s.ctx, s.cfg.Faults.PendingFor) {
+		return
+	}
+	code, detail := knownStatus("PAID")
+	if p, ok := s.setStatus(id, statusRequest{Status: "PAID", StatusCode: code, StatusDetail: detail}); ok {
+		s.notifyPayment(p)
+	}
 }
 
 func (s *Server) getPayment(w http.ResponseWriter, r *http.Request, _ []byte) {
@@ -143,14 +163,26 @@ func (s *Server) payment(id string) (payment, bool) {
 	return *p, true
 }
 
-// notifyPayment sends p's current state in the background.
+// notifyPayment sends p's current state in the background. A PAID payment
+// may be followed, after every copy of it, by a stale PENDING notification.
 func (s *Server) notifyPayment(p payment) {
 	body, err := json.Marshal(p)
 	if err != nil {
 		s.log.Error("encode payment notification", zap.String("payment_id", p.ID), zap.Error(err))
 		return
 	}
-	s.notifyAsync("payment", p.ID, s.target(p.NotificationURL), body)
+	url := s.target(p.NotificationURL)
+	s.notifyAsync("payment", p.ID, url, body)
+	if p.Status != "PAID" || !s.dice.chance(s.cfg.Faults.StaleRate) {
+		return
+	}
+	stale := p
+	stale.Status = "PENDING"
+	stale.StatusCode, stale.StatusDetail = knownStatus("PENDING")
+	if body, err = json.Marshal(stale); err == nil {
+		s.stale.Add(1)
+		s.notifyAfter(s.cfg.Faults.DelayMax, "payment", p.ID, url, body)
+	}
 }
 
 // outcome applies dLocal's sandbox convention: a three-digit status code in

@@ -115,6 +115,17 @@ func (s *Server) setStatus(id string, req statusRequest) (payment, bool) {
 	return *p, true
 }
 
+// PaymentIDs returns the ids of every payment held, in no order.
+func (s *Server) PaymentIDs() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ids := make([]string, 0, len(s.payments))
+	for id := range s.payments {
+		ids = append(ids, id)
+	}
+	return ids
+}
+
 // Stats counts what the simulator holds and how its notification attempts
 // went: NotificationsSent attempts were answered 2xx, NotificationsFailed
 // were not (non-2xx or transport error), retries included.
@@ -123,6 +134,10 @@ type Stats struct {
 	Refunds             int   `json:"refunds"`
 	NotificationsSent   int64 `json:"notifications_sent"`
 	NotificationsFailed int64 `json:"notifications_failed"`
+	// Injected faults: notifications dropped, extra copies, stale PENDINGs.
+	NotificationsLost  int64 `json:"notifications_lost"`
+	ExtraCopies        int64 `json:"extra_copies"`
+	StaleNotifications int64 `json:"stale_notifications"`
 }
 
 // Stats returns the current counters, as served at GET /sandbox/stats.
@@ -132,6 +147,7 @@ func (s *Server) Stats() Stats {
 	s.mu.Unlock()
 	st.NotificationsSent = s.sent.Load()
 	st.NotificationsFailed = s.failed.Load()
+	st.NotificationsLost, st.ExtraCopies, st.StaleNotifications = s.lost.Load(), s.extra.Load(), s.stale.Load()
 	return st
 }
 

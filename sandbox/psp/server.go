@@ -39,13 +39,9 @@ type Config struct {
 	RetryDelay time.Duration
 	// Logger receives structured events, never bodies. Default: no logging.
 	Logger *zap.Logger
-	// Faults selects injected failures.
+	// Faults selects injected misbehaviours of notifications.
 	Faults Faults
 }
-
-// Faults selects failures the simulator injects. None exist yet; the zero
-// value injects nothing.
-type Faults struct{}
 
 // Server is the simulated PSP. It is an http.Handler; call Close when done to
 // stop notifications still being retried.
@@ -64,8 +60,12 @@ type Server struct {
 	payments map[string]*payment
 	refunds  map[string]*refund
 
+	dice   *dice
 	sent   atomic.Int64 // notification attempts answered 2xx
 	failed atomic.Int64 // notification attempts not answered 2xx
+	lost   atomic.Int64 // notifications dropped on purpose
+	extra  atomic.Int64 // duplicate copies scheduled on purpose
+	stale  atomic.Int64 // stale PENDING notifications scheduled after PAID
 }
 
 // New returns a Server with no payments, applying Config defaults.
@@ -92,6 +92,7 @@ func New(cfg Config) *Server {
 		cancel:   cancel,
 		payments: make(map[string]*payment),
 		refunds:  make(map[string]*refund),
+		dice:     newDice(cfg.Faults),
 	}
 	s.routes()
 	return s
