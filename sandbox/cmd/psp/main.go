@@ -5,7 +5,8 @@
 //
 // Environment: PSP_ADDR (default 127.0.0.1:8091), DLOCAL_LOGIN,
 // DLOCAL_TRANS_KEY, DLOCAL_SECRET_KEY (sandbox defaults), PSP_NOTIFY_URL
-// (default none) and PSP_RETRY_DELAY (Go duration, default 1s).
+// (default none), PSP_RETRY_DELAY (Go duration, default 1s) and the
+// notification faults of loadFaults (PSP_SEED, PSP_LOSS_RATE, ...).
 package main
 
 import (
@@ -48,6 +49,7 @@ type config struct {
 	login, transKey, secretKey string
 	notifyURL                  string
 	retryDelay                 time.Duration
+	faults                     psp.Faults
 }
 
 func loadConfig(getenv func(string) string) (config, error) {
@@ -69,6 +71,9 @@ func loadConfig(getenv func(string) string) (config, error) {
 		return config{}, fmt.Errorf("PSP_RETRY_DELAY %q: want a positive Go duration such as 1s", getenv("PSP_RETRY_DELAY"))
 	}
 	cfg.retryDelay = delay
+	if cfg.faults, err = loadFaults(getenv); err != nil {
+		return config{}, err
+	}
 	return cfg, nil
 }
 
@@ -94,14 +99,14 @@ func run(ctx context.Context, log *zap.Logger, args []string, getenv func(string
 func serve(ctx context.Context, log *zap.Logger, cfg config) error {
 	log.Info("config", zap.String("addr", cfg.addr), zap.String("login", cfg.login),
 		zap.String("trans_key", server.Mask(cfg.transKey)), zap.String("secret_key", server.Mask(cfg.secretKey)),
-		zap.String("notify_url", cfg.notifyURL), zap.Duration("retry_delay", cfg.retryDelay))
+		zap.String("notify_url", cfg.notifyURL), zap.Duration("retry_delay", cfg.retryDelay), zap.Any("faults", cfg.faults))
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
 		return fmt.Errorf("listen on PSP_ADDR: %w", err)
 	}
 	sim := psp.New(psp.Config{
 		Login: cfg.login, TransKey: cfg.transKey, SecretKey: cfg.secretKey,
-		NotifyURL: cfg.notifyURL, RetryDelay: cfg.retryDelay, Logger: log,
+		NotifyURL: cfg.notifyURL, RetryDelay: cfg.retryDelay, Logger: log, Faults: cfg.faults,
 	})
 	err = server.Serve(ctx, log, ln, sim)
 	sim.Close() // after the HTTP drain: stop notification retries

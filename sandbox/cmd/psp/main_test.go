@@ -54,6 +54,10 @@ func TestRunRefusesBadConfig(t *testing.T) {
 		{"address", map[string]string{"PSP_ADDR": "8091"}, nil, "PSP_ADDR"},
 		{"notify url", map[string]string{"PSP_NOTIFY_URL": "/hook"}, nil, "PSP_NOTIFY_URL"},
 		{"retry delay", map[string]string{"PSP_RETRY_DELAY": "5"}, nil, "PSP_RETRY_DELAY"},
+		{"loss rate", map[string]string{"PSP_LOSS_RATE": "1.5"}, nil, "PSP_LOSS_RATE"},
+		{"delay", map[string]string{"PSP_DELAY_MAX": "soon"}, nil, "PSP_DELAY_MAX"},
+		{"copies", map[string]string{"PSP_MAX_COPIES": "1"}, nil, "PSP_MAX_COPIES"},
+		{"seed", map[string]string{"PSP_SEED": "-1"}, nil, "PSP_SEED"},
 		{"command", map[string]string{}, []string{"migrate"}, "migrate"},
 	}
 	for _, tt := range tests {
