@@ -69,7 +69,7 @@ func dumpLogsOnFailure(t *testing.T, s *stack.Stack) {
 	if !t.Failed() {
 		return
 	}
-	for name := range stack.Binaries {
+	for _, name := range s.Names("") {
 		if b, err := os.ReadFile(s.Dir + "/" + name + ".log"); err == nil {
 			t.Logf("--- %s.log ---\n%s", name, b)
 		}

@@ -11,11 +11,11 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -35,21 +35,39 @@ const (
 	Login     = "e2e-login"
 	TransKey  = "e2e-trans-key"
 	SecretKey = "e2e-secret-key"
-	APIToken  = "e2e-api-token"
+	APIToken   = "e2e-api-token"
+	AdminToken = "e2e-admin-token"
 )
 
 // Stack is a running pipeline.
 type Stack struct {
-	Dir        string // binaries and logs
-	Database   string // the stack's own database
-	IngestURL  string
+	Dir        string   // binaries and logs
+	Database   string   // the stack's own database
+	IngestURL  string   // the first ingest instance
+	IngestURLs []string // every ingest instance
 	PSPURL     string
 	FiscalURL  string
+	Queues     map[string]string // BILLING, PROVIDER, NOTIFY: the queue names
 	env        []string
-	procs      []*exec.Cmd
+	procs      map[string]*process
+	order      []string
 	adminDSN   string
 	dbName     string
 	keepDBName bool
+}
+
+// Options shape a stack; the zero value is one instance of each service.
+type Options struct {
+	// AdminDSN is the PostgreSQL server's superuser URL, where the stack
+	// creates its database; SQSEndpoint the SQS server. Both default to
+	// DATABASE_URL and AWS_ENDPOINT_URL_SQS.
+	AdminDSN, SQSEndpoint string
+	// Instances of ingest, relay and invoicer (default 1 each).
+	Instances int
+	// Reconciler runs the reconciler in serve mode too (else only RunReconciler).
+	Reconciler bool
+	// Env adds or overrides variables of every process.
+	Env []string
 }
 
 // Build compiles every binary into dir from the repository root.
@@ -82,12 +100,22 @@ func Root() (string, error) {
 	}
 }
 
-// Start builds the binaries into dir, creates a fresh database and uniquely
-// named queues, and starts the sandboxes and services, waiting until each
-// answers /healthz.
+// Start runs one instance of everything with the defaults; see StartWith.
 func Start(ctx context.Context, dir string) (*Stack, error) {
-	admin, endpoint := os.Getenv("DATABASE_URL"), os.Getenv("AWS_ENDPOINT_URL_SQS")
-	if admin == "" || endpoint == "" {
+	return StartWith(ctx, dir, Options{})
+}
+
+// StartWith builds the binaries into dir, creates a fresh database and
+// uniquely named queues, and starts the sandboxes and services, waiting
+// until each answers /healthz.
+func StartWith(ctx context.Context, dir string, o Options) (*Stack, error) {
+	if o.AdminDSN == "" {
+		o.AdminDSN = os.Getenv("DATABASE_URL")
+	}
+	if o.SQSEndpoint == "" {
+		o.SQSEndpoint = os.Getenv("AWS_ENDPOINT_URL_SQS")
+	}
+	if o.AdminDSN == "" || o.SQSEndpoint == "" {
 		return nil, errors.New("DATABASE_URL and AWS_ENDPOINT_URL_SQS must point at PostgreSQL and an SQS server: run `eval \"$(scripts/stack.sh env)\"` or `make test`")
 	}
 	root, err := Root()
@@ -97,83 +125,87 @@ func Start(ctx context.Context, dir string) (*Stack, error) {
 	if err := Build(ctx, root, dir); err != nil {
 		return nil, err
 	}
-	s := &Stack{Dir: dir, adminDSN: admin}
+	s := &Stack{Dir: dir, adminDSN: o.AdminDSN, procs: map[string]*process{}}
 	if err := s.createDatabase(ctx); err != nil {
 		return nil, err
 	}
 	suffix := randomHex(4)
-	queues := map[string]string{"BILLING": "onceflow-billing-" + suffix, "PROVIDER": "onceflow-provider-events-" + suffix, "NOTIFY": "onceflow-notifications-" + suffix}
-	if err := createQueues(ctx, endpoint, queues); err != nil {
+	s.Queues = map[string]string{"BILLING": "onceflow-billing-" + suffix, "PROVIDER": "onceflow-provider-events-" + suffix, "NOTIFY": "onceflow-notifications-" + suffix}
+	if err := CreateQueues(ctx, o.SQSEndpoint, s.Queues); err != nil {
 		return nil, err
 	}
-	s.env = append(os.Environ(), "DATABASE_URL="+s.Database, "LOG_LEVEL=info",
-		"DLOCAL_LOGIN="+Login, "DLOCAL_TRANS_KEY="+TransKey, "DLOCAL_SECRET_KEY="+SecretKey, "API_TOKEN="+APIToken,
+	s.env = append(os.Environ(), "DATABASE_URL="+s.Database, "AWS_ENDPOINT_URL_SQS="+o.SQSEndpoint, "LOG_LEVEL=info",
+		"DLOCAL_LOGIN="+Login, "DLOCAL_TRANS_KEY="+TransKey, "DLOCAL_SECRET_KEY="+SecretKey, "API_TOKEN="+APIToken, "ADMIN_TOKEN="+AdminToken,
 		"INVOICY_EMP_CODIGO=e2e-emp", "INVOICY_EMP_PK=e2e-pk", "INVOICY_ACCESS_KEY=e2e-access-key",
-		"BILLING_QUEUE="+queues["BILLING"], "CONSUMER_WAIT=1s", "APPLY_POLL_INTERVAL=200ms", "EMIT_POLL_INTERVAL=200ms",
+		"BILLING_QUEUE="+s.Queues["BILLING"], "CONSUMER_WAIT=1s", "APPLY_POLL_INTERVAL=200ms", "EMIT_POLL_INTERVAL=200ms",
 		"PSP_RETRY_DELAY=200ms", "RECONCILER_GRACE=0s",
-		"RELAY_ROUTES=ingest.outbox=billing.>"+queues["BILLING"]+",provider.>"+queues["PROVIDER"]+";invoicer.outbox=notification.>"+queues["NOTIFY"])
-	if err := s.launch(ctx); err != nil {
+		"RELAY_ROUTES=ingest.outbox=billing.>"+s.Queues["BILLING"]+",provider.>"+s.Queues["PROVIDER"]+";invoicer.outbox=notification.>"+s.Queues["NOTIFY"])
+	s.env = append(s.env, o.Env...)
+	if err := s.launch(ctx, o); err != nil {
 		s.Stop()
 		return nil, err
 	}
 	return s, nil
 }
 
-func (s *Stack) launch(ctx context.Context) error {
-	ports := map[string]string{}
-	for _, name := range []string{"psp", "fiscal", "ingest", "relay", "invoicer"} {
-		p, err := freePort()
+func (s *Stack) launch(ctx context.Context, o Options) error {
+	n := max(o.Instances, 1)
+	names := []string{"psp", "fiscal"}
+	for _, svc := range []string{"ingest", "relay", "invoicer"} {
+		for i := 1; i <= n; i++ {
+			names = append(names, fmt.Sprintf("%s-%d", svc, i))
+		}
+	}
+	if o.Reconciler {
+		names = append(names, "reconciler-1")
+	}
+	for _, name := range names {
+		addr, err := freePort()
 		if err != nil {
 			return err
 		}
-		ports[name] = p
-	}
-	s.PSPURL, s.FiscalURL, s.IngestURL = "http://"+ports["psp"], "http://"+ports["fiscal"], "http://"+ports["ingest"]
-	s.env = append(s.env, "DLOCAL_BASE_URL="+s.PSPURL, "INVOICY_BASE_URL="+s.FiscalURL+"/InvoiCy",
-		"PSP_ADDR="+ports["psp"], "FISCAL_ADDR="+ports["fiscal"], "PSP_NOTIFY_URL="+s.IngestURL+"/webhooks/dlocal")
-	for _, name := range []string{"ingest", "relay", "invoicer", "reconciler"} {
-		if out, err := s.command(ctx, name, "migrate").CombinedOutput(); err != nil {
-			return fmt.Errorf("migrate %s: %w\n%s", name, err, out)
+		s.procs[name] = &process{name: name, bin: binary(name), addr: addr}
+		s.order = append(s.order, name)
+		if binary(name) == "ingest" {
+			s.IngestURLs = append(s.IngestURLs, "http://"+addr)
 		}
 	}
-	for _, name := range []string{"psp", "fiscal", "ingest", "relay", "invoicer"} {
-		if err := s.startProcess(ctx, name, ports[name]); err != nil {
+	s.PSPURL, s.FiscalURL, s.IngestURL = "http://"+s.procs["psp"].addr, "http://"+s.procs["fiscal"].addr, s.IngestURLs[0]
+	s.env = append(s.env, "DLOCAL_BASE_URL="+s.PSPURL, "INVOICY_BASE_URL="+s.FiscalURL+"/InvoiCy",
+		"PSP_ADDR="+s.procs["psp"].addr, "FISCAL_ADDR="+s.procs["fiscal"].addr, "PSP_NOTIFY_URL="+s.IngestURL+"/webhooks/dlocal")
+	if err := s.Migrate(ctx); err != nil {
+		return err
+	}
+	for _, name := range s.order {
+		if err := s.Restart(ctx, name); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
+// Migrate applies every service's migrations to the stack's database.
+func (s *Stack) Migrate(ctx context.Context) error {
+	for _, name := range []string{"ingest", "relay", "invoicer", "reconciler"} {
+		if out, err := s.command(ctx, name, "migrate").CombinedOutput(); err != nil {
+			return fmt.Errorf("migrate %s: %w\n%s", name, err, out)
+		}
+	}
+	return nil
+}
+
+// binary is the binary a process name runs: "ingest-2" runs ingest.
+func binary(name string) string {
+	if i := strings.LastIndexByte(name, '-'); i > 0 {
+		return name[:i]
+	}
+	return name
+}
+
 func (s *Stack) command(ctx context.Context, name string, args ...string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, filepath.Join(s.Dir, name), args...)
 	cmd.Env = s.env
 	return cmd
-}
-
-func (s *Stack) startProcess(ctx context.Context, name, addr string) error {
-	logFile, err := os.Create(filepath.Join(s.Dir, name+".log"))
-	if err != nil {
-		return err
-	}
-	cmd := s.command(context.WithoutCancel(ctx), name, "serve")
-	cmd.Env = append(cmd.Env, "HTTP_ADDR="+addr)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("start %s: %w", name, err)
-	}
-	s.procs = append(s.procs, cmd)
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		if resp, err := http.Get("http://" + addr + "/healthz"); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	out, _ := os.ReadFile(logFile.Name())
-	return fmt.Errorf("%s did not answer /healthz within 30s; its log:\n%s", name, out)
 }
 
 // RunReconciler runs the reconciler once and returns its output.
@@ -185,17 +217,8 @@ func (s *Stack) RunReconciler(ctx context.Context) (string, error) {
 // Stop ends every process (SIGTERM, then SIGKILL after 10 s) and drops the
 // stack's database.
 func (s *Stack) Stop() {
-	for _, p := range s.procs {
-		_ = p.Process.Signal(os.Interrupt)
-	}
-	for _, p := range s.procs {
-		done := make(chan struct{})
-		go func() { _ = p.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			_ = p.Process.Kill()
-		}
+	for _, name := range s.order {
+		s.procs[name].stop(10 * time.Second)
 	}
 	if s.dbName != "" && !s.keepDBName {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -226,7 +249,9 @@ func (s *Stack) createDatabase(ctx context.Context) error {
 	return nil
 }
 
-func createQueues(ctx context.Context, endpoint string, names map[string]string) error {
+// CreateQueues creates each named queue, with its dead-letter queue, at the
+// SQS endpoint; existing queues are kept.
+func CreateQueues(ctx context.Context, endpoint string, names map[string]string) error {
 	region := os.Getenv("AWS_REGION")
 	if region == "" {
 		region = "us-east-1"

@@ -1,0 +1,126 @@
+// Package pgcluster runs a private, throwaway PostgreSQL cluster (initdb +
+// pg_ctl, trust auth, loopback only) so a chaos run can crash and restart
+// PostgreSQL without touching the server other work uses. As root, the
+// cluster runs as the postgres system user, since PostgreSQL refuses root.
+package pgcluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"sort"
+	"strconv"
+)
+
+// Cluster is one private PostgreSQL cluster.
+type Cluster struct {
+	bin, dir string
+	port     int
+	owner    *user.User // nil: run as the current user
+}
+
+// New initialises a cluster in a new directory under parent, to listen on
+// 127.0.0.1:port. fsync is off (a crash of the process, which is what chaos
+// does, loses nothing; a crash of the machine would) and synchronous_commit
+// stays on, so a committed transaction survives an immediate shutdown.
+func New(ctx context.Context, parent string, port int) (*Cluster, error) {
+	bin, err := binDir()
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp(parent, "onceflow-pg-")
+	if err != nil {
+		return nil, err
+	}
+	c := &Cluster{bin: bin, dir: dir, port: port}
+	if os.Geteuid() == 0 {
+		if err := c.giveToPostgres(); err != nil {
+			return nil, err
+		}
+	}
+	if out, err := c.run(ctx, "initdb", "-D", c.data(), "-U", "postgres", "--auth=trust", "--encoding=UTF8", "--locale=C"); err != nil {
+		return nil, fmt.Errorf("initdb: %w\n%s", err, out)
+	}
+	return c, nil
+}
+
+// DSN is the cluster's superuser connection string for database name.
+func (c *Cluster) DSN(name string) string {
+	return fmt.Sprintf("postgres://postgres@127.0.0.1:%d/%s?sslmode=disable", c.port, name)
+}
+
+// Start starts the server and waits until it accepts connections.
+func (c *Cluster) Start(ctx context.Context) error {
+	opts := fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=300", c.port, c.dir)
+	if out, err := c.run(ctx, "pg_ctl", "-D", c.data(), "-l", filepath.Join(c.dir, "postgres.log"), "-o", opts, "-w", "-t", "60", "start"); err != nil {
+		return fmt.Errorf("pg_ctl start: %w\n%s", err, out)
+	}
+	return nil
+}
+
+// Crash stops the server the way a crash would (immediate mode: no
+// checkpoint, connections cut), so the next Start runs crash recovery.
+func (c *Cluster) Crash(ctx context.Context) error {
+	if out, err := c.run(ctx, "pg_ctl", "-D", c.data(), "-m", "immediate", "-w", "stop"); err != nil {
+		return fmt.Errorf("pg_ctl stop: %w\n%s", err, out)
+	}
+	return nil
+}
+
+// Remove stops the server if it runs and deletes the cluster.
+func (c *Cluster) Remove(ctx context.Context) {
+	_, _ = c.run(ctx, "pg_ctl", "-D", c.data(), "-m", "immediate", "-w", "stop")
+	_ = os.RemoveAll(c.dir)
+}
+
+func (c *Cluster) data() string { return filepath.Join(c.dir, "data") }
+
+// run runs a PostgreSQL tool, as the postgres user when the cluster has one.
+func (c *Cluster) run(ctx context.Context, tool string, args ...string) ([]byte, error) {
+	path := filepath.Join(c.bin, tool)
+	cmd := exec.CommandContext(ctx, path, args...)
+	if c.owner != nil {
+		cmd = exec.CommandContext(ctx, "runuser", append([]string{"-u", c.owner.Username, "--", path}, args...)...)
+	}
+	cmd.Dir = "/"
+	return cmd.CombinedOutput()
+}
+
+func (c *Cluster) giveToPostgres() error {
+	u, err := user.Lookup("postgres")
+	if err != nil {
+		return fmt.Errorf("running as root needs the postgres system user: %w", err)
+	}
+	uid, _ := strconv.Atoi(u.Uid)
+	gid, _ := strconv.Atoi(u.Gid)
+	if err := os.Chmod(c.dir, 0o755); err != nil {
+		return err
+	}
+	if err := os.Chown(c.dir, uid, gid); err != nil {
+		return err
+	}
+	c.owner = u
+	return nil
+}
+
+// binDir finds the newest installed PostgreSQL's binaries.
+func binDir() (string, error) {
+	found, _ := filepath.Glob("/usr/lib/postgresql/*/bin/initdb")
+	if len(found) == 0 {
+		if p, err := exec.LookPath("initdb"); err == nil {
+			return filepath.Dir(p), nil
+		}
+		return "", errors.New("initdb not found: install Debian's postgresql package (scripts/stack.sh up does)")
+	}
+	sort.Slice(found, func(i, j int) bool { return version(found[i]) > version(found[j]) })
+	return filepath.Dir(found[0]), nil
+}
+
+func version(initdb string) int {
+	n, _ := strconv.Atoi(filepath.Base(filepath.Dir(filepath.Dir(initdb))))
+	return n
+}
