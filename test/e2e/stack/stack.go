@@ -32,9 +32,9 @@ var Binaries = map[string]string{
 
 // Credentials shared by the sandboxes and the services.
 const (
-	Login     = "e2e-login"
-	TransKey  = "e2e-trans-key"
-	SecretKey = "e2e-secret-key"
+	Login      = "e2e-login"
+	TransKey   = "e2e-trans-key"
+	SecretKey  = "e2e-secret-key"
 	APIToken   = "e2e-api-token"
 	AdminToken = "e2e-admin-token"
 )
