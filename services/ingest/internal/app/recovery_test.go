@@ -68,6 +68,37 @@ func TestLostWebhookThePollerInvoicesOnce(t *testing.T) {
 	}
 }
 
+// A refund whose notification never comes is found by the poller once the
+// merchant registered it, and ends in one credit-note event.
+func TestLostRefundNotificationThePollerCreditsOnce(t *testing.T) {
+	e := start(t, "POLL_AFTER", "0s", "POLL_EVERY", "200ms")
+	e.order("o-p2", 6000)
+	pay := e.pay("o-p2", "60.00")
+	e.waitCount(1, "SELECT count(*) FROM ingest.outbox WHERE event_key = $1", "payment:"+pay+":paid")
+	code, body := e.post(e.psp+"/refunds", map[string]any{"payment_id": pay, "amount": json.Number("20.00"), "currency": "UYU"},
+		http.Header{dlocal.HeaderLogin: {login}, dlocal.HeaderTransKey: {transKey}})
+	if code != http.StatusOK {
+		t.Fatalf("create refund: %d %s", code, body)
+	}
+	var r struct{ ID string }
+	_ = json.Unmarshal([]byte(body), &r)
+	watch := map[string]string{"psp_refund_id": r.ID, "psp_payment_id": pay}
+	if code, got := e.apiPost("/v1/refunds", watch, ""); code != http.StatusCreated {
+		t.Fatalf("register refund: %d %s", code, got)
+	}
+	if code, got := e.apiPost("/v1/refunds", watch, ""); code != http.StatusOK {
+		t.Fatalf("register refund again: %d %s, want 200", code, got)
+	}
+	if code, got := e.apiPost("/v1/refunds", map[string]string{"psp_refund_id": r.ID}, ""); code != http.StatusUnprocessableEntity || !strings.Contains(got, "psp_payment_id") {
+		t.Fatalf("register without payment: %d %s, want 422 naming psp_payment_id", code, got)
+	}
+	e.waitCount(1, "SELECT count(*) FROM ingest.outbox WHERE event_key = $1", "refund:"+r.ID+":succeeded")
+	time.Sleep(600 * time.Millisecond) // several poll periods: a settled refund is not polled again
+	if n := e.count("SELECT count(*) FROM ingest.outbox"); n != 2 {
+		t.Fatalf("outbox rows = %d, want the invoice and one credit note", n)
+	}
+}
+
 // A receipt the PSP keeps failing is parked after APPLY_MAX_ATTEMPTS; an
 // operator lists it and sends it back once the cause is fixed.
 func TestParkedReceiptIsListedAndRetried(t *testing.T) {

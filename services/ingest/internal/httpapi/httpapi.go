@@ -18,7 +18,8 @@ import (
 	"github.com/onceflow/onceflow/services/ingest/internal/store"
 )
 
-// API serves /v1/customers and /v1/orders behind a bearer token.
+// API serves /v1/customers, /v1/orders and /v1/refunds behind a bearer
+// token.
 type API struct {
 	queries *store.Queries
 	token   string
@@ -36,6 +37,7 @@ func (a *API) Register(e *echo.Echo) {
 	g.POST("/orders", a.createOrder, a.idempotent)
 	g.GET("/orders", a.listOrders)
 	g.GET("/orders/:id", a.getOrder)
+	g.POST("/refunds", a.watchRefund, a.idempotent)
 }
 
 // maxBody bounds a request body.

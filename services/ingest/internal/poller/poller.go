@@ -1,8 +1,9 @@
-// Package poller is ingest's answer to a lost webhook: orders whose PSP
-// payment has no final state some time after the order was created are
-// re-fetched, and a new status is recorded as a receipt in the PSP source's
-// dedupe scope. The apply worker then handles it exactly as if the webhook
-// had come, and a webhook arriving later with that status is a duplicate.
+// Package poller is ingest's answer to a lost webhook: payments (orders with
+// a PSP payment id) and refunds (registered through the API) with no final
+// state some time after they were registered are re-fetched, and a new
+// status is recorded as a receipt in the PSP source's dedupe scope. The
+// apply worker then handles it exactly as if the webhook had come, and a
+// webhook arriving later with that status is a duplicate.
 package poller
 
 import (
@@ -21,9 +22,10 @@ import (
 // Source is the receipts' source name, shown to operators.
 const Source = "poller"
 
-// PSP fetches a payment's authoritative state.
+// PSP fetches the authoritative state of payments and refunds.
 type PSP interface {
 	Payment(ctx context.Context, id string) (psp.Payment, error)
+	Refund(ctx context.Context, id string) (psp.Refund, error)
 }
 
 // Config tunes the poller.
@@ -72,25 +74,29 @@ func (p *Poller) Run(ctx context.Context) error {
 	}
 }
 
-// Round claims one batch of unsettled orders and re-fetches each payment;
-// it returns how many receipts it recorded.
+// Round claims one batch of unsettled payments and one of refunds and
+// re-fetches each; it returns how many receipts it recorded.
 func (p *Poller) Round(ctx context.Context) (int, error) {
 	now := time.Now()
 	polledBefore := now.Add(-p.cfg.Every)
-	orders, err := p.queries.OrderClaimUnsettled(ctx, store.OrderClaimUnsettledParams{
+	window := store.OrderClaimUnsettledParams{
 		SettleBefore: now.Add(-p.cfg.After), GiveUpBefore: now.Add(-p.cfg.GiveUp),
 		PolledBefore: &polledBefore, MaxRows: int32(p.cfg.Batch),
-	})
+	}
+	orders, err := p.queries.OrderClaimUnsettled(ctx, window)
 	if err != nil {
 		return 0, fmt.Errorf("claim unsettled orders: %w", err)
 	}
+	refunds, err := p.queries.RefundClaimUnsettled(ctx, store.RefundClaimUnsettledParams(window))
+	if err != nil {
+		return 0, fmt.Errorf("claim unsettled refunds: %w", err)
+	}
 	recorded := 0
 	for _, o := range orders {
-		outcome := p.poll(ctx, *o.PspPaymentID)
-		p.polls.WithLabelValues(outcome).Inc()
-		if outcome == "new_status" {
-			recorded++
-		}
+		recorded += p.poll(ctx, "payment", *o.PspPaymentID, p.paymentStatus)
+	}
+	for _, id := range refunds {
+		recorded += p.poll(ctx, "refund", id, p.refundStatus)
 	}
 	if recorded > 0 {
 		select {
@@ -101,26 +107,42 @@ func (p *Poller) Round(ctx context.Context) (int, error) {
 	return recorded, nil
 }
 
-// poll fetches one payment and records its status as a receipt; the
-// receipt's dedupe key is the one a webhook of that status would have.
-func (p *Poller) poll(ctx context.Context, paymentID string) string {
-	pay, err := p.psp.Payment(ctx, paymentID)
+func (p *Poller) paymentStatus(ctx context.Context, id string) (string, error) {
+	pay, err := p.psp.Payment(ctx, id)
+	return pay.Status, err
+}
+
+func (p *Poller) refundStatus(ctx context.Context, id string) (string, error) {
+	r, err := p.psp.Refund(ctx, id)
+	return r.Status, err
+}
+
+// poll fetches one object's status and records it as a receipt whose dedupe
+// key is the one a webhook of that status would have; it returns 1 when the
+// receipt is new.
+func (p *Poller) poll(ctx context.Context, kind, id string, status func(context.Context, string) (string, error)) int {
+	outcome := "new_status"
+	defer func() { p.polls.WithLabelValues(outcome).Inc() }()
+	st, err := status(ctx, id)
 	if err != nil {
-		p.log.Warn("poll payment", zap.String("payment", paymentID), zap.Error(err))
-		return "error"
+		outcome = "error"
+		p.log.Warn("poll", zap.String("kind", kind), zap.String("id", id), zap.Error(err))
+		return 0
 	}
-	body, _ := json.Marshal(map[string]string{"id": pay.ID, "status": pay.Status})
+	body, _ := json.Marshal(map[string]string{"id": id, "status": st})
 	n, err := p.queries.ReceiptInsert(ctx, store.ReceiptInsertParams{
-		Source: Source, Scope: p.cfg.Scope, Kind: "psp", DedupeKey: "payment:" + pay.ID + ":" + pay.Status,
-		EventID: pay.ID, EventType: "payment", Body: body,
+		Source: Source, Scope: p.cfg.Scope, Kind: "psp", DedupeKey: kind + ":" + id + ":" + st,
+		EventID: id, EventType: kind, Body: body,
 	})
-	if err != nil {
-		p.log.Warn("record polled status", zap.String("payment", paymentID), zap.Error(err))
-		return "error"
+	switch {
+	case err != nil:
+		outcome = "error"
+		p.log.Warn("record polled status", zap.String("kind", kind), zap.String("id", id), zap.Error(err))
+		return 0
+	case n == 0:
+		outcome = "unchanged"
+		return 0
 	}
-	if n == 0 {
-		return "unchanged"
-	}
-	p.log.Info("poll found a new status", zap.String("payment", pay.ID), zap.String("status", pay.Status))
-	return "new_status"
+	p.log.Info("poll found a new status", zap.String("kind", kind), zap.String("id", id), zap.String("status", st))
+	return 1
 }

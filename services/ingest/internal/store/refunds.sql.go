@@ -7,6 +7,7 @@ package store
 
 import (
 	"context"
+	"time"
 )
 
 const refundApply = `-- name: RefundApply :exec
@@ -41,6 +42,56 @@ func (q *Queries) RefundApply(ctx context.Context, arg RefundApplyParams) error 
 	return err
 }
 
+const refundClaimUnsettled = `-- name: RefundClaimUnsettled :many
+UPDATE ingest.refund_watch w
+SET polled_at = now(), polls = polls + 1
+WHERE w.refund_id IN (
+    SELECT rw.refund_id FROM ingest.refund_watch rw
+    LEFT JOIN ingest.refunds r ON r.id = rw.refund_id
+    WHERE (r.id IS NULL OR r.status_rank < 30)
+      AND rw.created_at < $1 AND rw.created_at > $2
+      AND (rw.polled_at IS NULL OR rw.polled_at < $3)
+    ORDER BY rw.polled_at NULLS FIRST, rw.created_at
+    LIMIT $4
+    FOR UPDATE OF rw SKIP LOCKED)
+RETURNING w.refund_id
+`
+
+type RefundClaimUnsettledParams struct {
+	SettleBefore time.Time
+	GiveUpBefore time.Time
+	PolledBefore *time.Time
+	MaxRows      int32
+}
+
+// Watched refunds not yet in a final state, older than settle_before, not
+// polled since polled_before and created after give_up_before; each
+// claimed refund is stamped so another poller skips it.
+func (q *Queries) RefundClaimUnsettled(ctx context.Context, arg RefundClaimUnsettledParams) ([]string, error) {
+	rows, err := q.db.Query(ctx, refundClaimUnsettled,
+		arg.SettleBefore,
+		arg.GiveUpBefore,
+		arg.PolledBefore,
+		arg.MaxRows,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []string{}
+	for rows.Next() {
+		var refund_id string
+		if err := rows.Scan(&refund_id); err != nil {
+			return nil, err
+		}
+		items = append(items, refund_id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const refundSumOthersSucceeded = `-- name: RefundSumOthersSucceeded :one
 SELECT coalesce(sum(amount_minor), 0)::bigint FROM ingest.refunds
 WHERE payment_id = $1 AND status = 'SUCCESS' AND id <> $2
@@ -52,4 +103,19 @@ func (q *Queries) RefundSumOthersSucceeded(ctx context.Context, paymentID string
 	var column_1 int64
 	err := row.Scan(&column_1)
 	return column_1, err
+}
+
+const refundWatch = `-- name: RefundWatch :execrows
+INSERT INTO ingest.refund_watch (refund_id, payment_id)
+VALUES ($1, $2)
+ON CONFLICT (refund_id) DO NOTHING
+`
+
+// Registers a refund for the poller; registering it again changes nothing.
+func (q *Queries) RefundWatch(ctx context.Context, refundID string, paymentID string) (int64, error) {
+	result, err := q.db.Exec(ctx, refundWatch, refundID, paymentID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }
