@@ -92,6 +92,14 @@ type IngestRefund struct {
 	UpdatedAt   time.Time
 }
 
+type IngestRefundWatch struct {
+	RefundID  string
+	PaymentID string
+	CreatedAt time.Time
+	PolledAt  *time.Time
+	Polls     int32
+}
+
 type IngestWebhookReceipt struct {
 	ID             int64
 	Source         string
