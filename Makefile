@@ -10,7 +10,7 @@ COMMANDS := ./services/ingest/cmd/ingest ./services/relay/cmd/relay ./services/i
 	./services/reconciler/cmd/reconciler ./sandbox/cmd/psp ./sandbox/cmd/fiscal ./db/cmd/migrate
 STACK_ENV := eval "$$(scripts/stack.sh env)"
 
-.PHONY: help generate verify build test bench demo up down
+.PHONY: help generate verify build test bench chaos demo up down
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -35,6 +35,10 @@ test: ## Run every module's tests; starts PostgreSQL and fauxqs when they are no
 
 bench: ## Benchmarks that print figures and ratios (relay msgs/s beside raw SendMessageBatch msgs/s)
 	$(STACK_ENV); cd services/relay && go test -run '^$$' -bench RelayVsRawSend -benchtime 3x ./internal/relay/
+
+chaos: ## The exactly-once proof under kills and outages; flags via ARGS, e.g. make chaos ARGS="-payments 10000 -kills 50"
+	scripts/stack.sh install
+	go run ./test/e2e/cmd/chaos $(ARGS)
 
 demo: ## Run the whole pipeline locally on a few demo payments and print a summary
 	$(STACK_ENV); go run ./test/e2e/cmd/demo

@@ -8,6 +8,8 @@
 #                             AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY
 #                             (use: eval "$(scripts/stack.sh env)")
 #   scripts/stack.sh down     stop only what `up` started
+#   scripts/stack.sh install  install PostgreSQL's binaries and fauxqs, start nothing
+#                             (the chaos run starts private copies of both)
 #   scripts/stack.sh status   show what answers and what this script started
 #
 # PostgreSQL, first that answers: $DATABASE_URL; postgres://postgres@127.0.0.1:5432;
@@ -160,13 +162,18 @@ fauxqs_pid() {
   [[ -n $pid ]] && grep -qs fauxqs.mjs "/proc/$pid/cmdline" && echo "$pid"
 }
 
-start_fauxqs() {
+install_fauxqs() {
   local dir=$ROOT/localstack node=$ROOT/localstack/node_modules/.bin/node
   if [[ ! -x $node || ! -d $dir/node_modules/fauxqs ]]; then
     command -v npm >/dev/null || die "npm not found: install Node.js and npm"
     say "installing fauxqs and Node 22 (npm ci in localstack/)"
     (cd "$dir" && npm ci --no-audit --no-fund >&2)
   fi
+}
+
+start_fauxqs() {
+  local dir=$ROOT/localstack node=$ROOT/localstack/node_modules/.bin/node
+  install_fauxqs
   mkdir -p "$STACK"
   say "starting fauxqs on 127.0.0.1:$SQS_PORT"
   # setsid: not in the caller's process group; all output to the log, so an
@@ -244,6 +251,7 @@ quote() { printf "'%s'" "${1//\'/\'\\\'\'}"; }
 
 case ${1:-} in
   up) up ;;
+  install) need_pg_bins; install_fauxqs ;;
   env)
     up
     echo "export DATABASE_URL=$(quote "$PG_URL")"
@@ -254,5 +262,5 @@ case ${1:-} in
     ;;
   down) down ;;
   status) status ;;
-  *) echo "usage: $0 up|env|down|status" >&2; exit 2 ;;
+  *) echo "usage: $0 up|env|down|status|install" >&2; exit 2 ;;
 esac

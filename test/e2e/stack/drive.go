@@ -20,27 +20,33 @@ func (s *Stack) Pay(ctx context.Context, orderID string, amountMinor int64) (str
 	var customer struct {
 		ID string `json:"id"`
 	}
-	err := s.call(ctx, s.IngestURL+"/v1/customers", map[string]any{
+	err := s.API(ctx, s.IngestURL, "/v1/customers", map[string]any{
 		"doc_type": "CI", "doc_country": "UY", "doc_number": "19119365", "legal_name": "Demo Buyer " + orderID,
 		"address": "Av. 18 de Julio 1000", "city": "Montevideo", "department": "Montevideo", "country": "UY",
 		"email": "buyer-" + orderID + "@example.com",
-	}, &customer, s.bearer)
+	}, "", &customer)
 	if err != nil {
 		return "", fmt.Errorf("create customer: %w", err)
 	}
-	err = s.call(ctx, s.IngestURL+"/v1/orders", map[string]any{
+	err = s.API(ctx, s.IngestURL, "/v1/orders", map[string]any{
 		"merchant_order_id": orderID, "customer_id": customer.ID, "amount_minor": amountMinor, "currency": "UYU",
 		"lines": []map[string]any{{"description": "Credits pack", "quantity": 1, "unit_minor": amountMinor, "amount_minor": amountMinor}},
-	}, nil, s.bearer)
+	}, "", nil)
 	if err != nil {
 		return "", fmt.Errorf("create order: %w", err)
 	}
+	return s.CreatePayment(ctx, orderID, amountMinor, s.IngestURL+"/webhooks/dlocal")
+}
+
+// CreatePayment creates a payment at the PSP sandbox for the merchant's
+// order, notified at notifyURL, and returns its id.
+func (s *Stack) CreatePayment(ctx context.Context, orderID string, amountMinor int64, notifyURL string) (string, error) {
 	var payment struct {
 		ID string `json:"id"`
 	}
-	err = s.call(ctx, s.PSPURL+"/payments", map[string]any{
+	err := s.call(ctx, s.PSPURL+"/payments", map[string]any{
 		"amount": json.Number(money.FormatMinor(amountMinor)), "currency": "UYU", "country": "UY",
-		"payment_method_id": "CARD", "order_id": orderID, "notification_url": s.IngestURL + "/webhooks/dlocal",
+		"payment_method_id": "CARD", "order_id": orderID, "notification_url": notifyURL,
 		"payer": map[string]any{"name": "Demo Buyer", "email": "buyer@example.com", "document": "19119365"},
 	}, &payment, s.dlocalSign)
 	if err != nil {
@@ -49,20 +55,50 @@ func (s *Stack) Pay(ctx context.Context, orderID string, amountMinor int64) (str
 	return payment.ID, nil
 }
 
+// PaymentStatus asks the PSP sandbox for a payment's status.
+func (s *Stack) PaymentStatus(ctx context.Context, id string) (string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.PSPURL+"/payments/"+id, nil)
+	if err != nil {
+		return "", err
+	}
+	s.dlocalSign(req, nil)
+	var p struct {
+		Status string `json:"status"`
+	}
+	err = do(req, &p)
+	return p.Status, err
+}
+
 // Refund refunds amountMinor of a payment at the PSP sandbox, which
 // notifies ingest. It returns the refund id.
 func (s *Stack) Refund(ctx context.Context, paymentID string, amountMinor int64) (string, error) {
+	return s.RefundTo(ctx, paymentID, amountMinor, s.IngestURL+"/webhooks/dlocal")
+}
+
+// RefundTo is Refund with the notification sent to notifyURL.
+func (s *Stack) RefundTo(ctx context.Context, paymentID string, amountMinor int64, notifyURL string) (string, error) {
 	var refund struct {
 		ID string `json:"id"`
 	}
 	err := s.call(ctx, s.PSPURL+"/refunds", map[string]any{
 		"payment_id": paymentID, "amount": json.Number(money.FormatMinor(amountMinor)), "currency": "UYU",
-		"notification_url": s.IngestURL + "/webhooks/dlocal",
+		"notification_url": notifyURL,
 	}, &refund, s.dlocalSign)
 	if err != nil {
 		return "", fmt.Errorf("create refund: %w", err)
 	}
 	return refund.ID, nil
+}
+
+// API posts in to an ingest instance's API path with the API token and,
+// when key is set, an Idempotency-Key, decoding the answer into out.
+func (s *Stack) API(ctx context.Context, base, path string, in any, key string, out any) error {
+	return s.call(ctx, base+path, in, out, func(req *http.Request, _ []byte) {
+		req.Header.Set("Authorization", "Bearer "+APIToken)
+		if key != "" {
+			req.Header.Set("Idempotency-Key", key)
+		}
+	})
 }
 
 // Renotify makes the PSP sandbox deliver a payment's current notification
@@ -79,6 +115,9 @@ type Document struct {
 	Number    int    `json:"number"`
 	Status    int    `json:"status"`
 	Addendum  string `json:"addendum"`
+	// Injected marks a document the sandbox made on purpose (a duplicate
+	// fault), not at onceflow's request.
+	Injected bool `json:"injected"`
 }
 
 // Documents lists what the fiscal sandbox holds.
@@ -126,10 +165,6 @@ func WaitFor(ctx context.Context, timeout time.Duration, check func() (bool, err
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
-}
-
-func (s *Stack) bearer(req *http.Request, _ []byte) {
-	req.Header.Set("Authorization", "Bearer "+APIToken)
 }
 
 func (s *Stack) dlocalSign(req *http.Request, body []byte) {

@@ -1,0 +1,66 @@
+// Package chaos is the exactly-once proof: it runs every service as
+// separate processes (two of ingest, relay and invoicer) against a private
+// PostgreSQL and SQS, drives payments and refunds through a misbehaving PSP
+// sandbox into a misbehaving fiscal sandbox, kills services with SIGKILL,
+// restarts SQS (losing its messages) and crashes PostgreSQL, then checks
+// that every payment and refund became exactly one document.
+package chaos
+
+import (
+	"fmt"
+	"time"
+)
+
+// Config is one chaos run. Zero values take the defaults of Defaults.
+type Config struct {
+	Payments     int     // payments driven through the PSP sandbox
+	RefundShare  float64 // share of payments refunded
+	PartialShare float64 // share of refunds that refund half the payment
+	CompanyShare float64 // share of buyers with a RUT (e-Factura)
+	Concurrency  int     // payments in flight at once
+	Kills        int     // SIGKILLs, one every KillEvery, each followed by a restart
+	KillEvery    time.Duration
+	SQSRestarts  int // restarts of the SQS emulator (0 or 1); its messages are lost
+	PGRestarts   int // crashes of PostgreSQL (0 or 1), each followed by recovery
+	Seed         uint64
+	// PSPEnv and FiscalEnv are the sandboxes' fault settings, as
+	// environment variables (see sandbox/cmd/psp and sandbox/cmd/fiscal).
+	PSPEnv, FiscalEnv []string
+	Quiesce           time.Duration // how long to wait for the pipeline to settle
+	Dir               string        // binaries and logs; empty: a temporary directory
+	Progress          time.Duration // progress line period
+}
+
+// Defaults is the profile `make chaos` runs without flags.
+func Defaults() Config {
+	return Config{
+		Payments: 1000, RefundShare: 0.2, PartialShare: 0.3, CompanyShare: 0.3, Concurrency: 8,
+		Kills: 12, KillEvery: 3 * time.Second, SQSRestarts: 1, PGRestarts: 1, Seed: 1,
+		PSPEnv: []string{"PSP_DUPLICATE_RATE=0.2", "PSP_MAX_COPIES=3", "PSP_DELAY_MAX=500ms", "PSP_LOSS_RATE=0.02",
+			"PSP_STALE_RATE=0.05", "PSP_PENDING_FIRST_RATE=0.1", "PSP_PENDING_FOR=1s", "PSP_TIME_SCALE=0.0005"},
+		Quiesce: 5 * time.Minute, Progress: 5 * time.Second,
+	}
+}
+
+// Result is what a run found.
+type Result struct {
+	Payments, Refunds, Documents int
+	Duplicates, Missing          int
+	Injected                     int // duplicates the fiscal sandbox made on purpose
+	Attention                    int // needs_attention documents not explained by an injected duplicate
+	Kills, SQSRestarts           int
+	PGRestarts                   int
+	Elapsed                      time.Duration
+	Problems                     []string
+}
+
+// OK reports whether every payment and refund became exactly one document.
+func (r Result) OK() bool {
+	return r.Duplicates == 0 && r.Missing == 0 && r.Attention == 0 && len(r.Problems) == 0
+}
+
+// String is the run's one summary line.
+func (r Result) String() string {
+	return fmt.Sprintf("chaos: payments=%d refunds=%d documents=%d duplicates=%d missing=%d kills=%d sqs_restarts=%d pg_restarts=%d elapsed=%s",
+		r.Payments, r.Refunds, r.Documents, r.Duplicates, r.Missing, r.Kills, r.SQSRestarts, r.PGRestarts, r.Elapsed.Round(time.Second))
+}

@@ -1,0 +1,135 @@
+package chaos
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+)
+
+// drive pays every planned payment, cfg.Concurrency at a time, and refunds
+// the planned share. Payments are spread over the disruptions' schedule so
+// that money keeps moving while services die.
+func (r *run) drive(ctx context.Context) error {
+	g, ctx := errgroup.WithContext(ctx)
+	g.SetLimit(r.cfg.Concurrency)
+	spacing := time.Duration(len(events(r.cfg))+1) * r.cfg.KillEvery / time.Duration(r.cfg.Payments)
+	for i, p := range plans(r.cfg) {
+		if !sleep(ctx, time.Until(r.start.Add(time.Duration(i)*spacing))) {
+			break
+		}
+		g.Go(func() error { return r.payOne(ctx, i, p) })
+	}
+	return g.Wait()
+}
+
+// payOne creates payment i at the PSP (notifying one ingest instance or
+// the other), tells ingest its buyer and order, and refunds it when planned.
+// Calls to ingest are retried, with their Idempotency-Key, while instances
+// are killed or PostgreSQL is down.
+func (r *run) payOne(ctx context.Context, i int, p plan) error {
+	ingest := r.s.IngestURLs[i%len(r.s.IngestURLs)]
+	orderID := fmt.Sprintf("chaos-%d-%d", r.cfg.Seed, i)
+	pay, err := r.s.CreatePayment(ctx, orderID, p.amountMinor, ingest+"/webhooks/dlocal")
+	if err != nil {
+		return err
+	}
+	var customer struct {
+		ID string `json:"id"`
+	}
+	if err := r.api(ctx, i, "/v1/customers", buyer(i, p.company), "customer-"+orderID, &customer); err != nil {
+		return err
+	}
+	order := map[string]any{"merchant_order_id": orderID, "customer_id": customer.ID, "amount_minor": p.amountMinor,
+		"currency": "UYU", "psp_payment_id": pay}
+	if err := r.api(ctx, i, "/v1/orders", order, "order-"+orderID, nil); err != nil {
+		return err
+	}
+	r.add(Source{Key: "payment:" + pay, WantType: docType(p.company, false)})
+	r.paid.Add(1)
+	if !p.refund {
+		return nil
+	}
+	return r.refundOne(ctx, i, pay, p, ingest)
+}
+
+func (r *run) refundOne(ctx context.Context, i int, pay string, p plan, ingest string) error {
+	if err := r.waitPaid(ctx, pay); err != nil {
+		return err
+	}
+	amount := p.amountMinor
+	if p.partial {
+		amount /= 2
+	}
+	ref, err := r.s.RefundTo(ctx, pay, amount, ingest+"/webhooks/dlocal")
+	if err != nil {
+		return err
+	}
+	watch := map[string]string{"psp_refund_id": ref, "psp_payment_id": pay}
+	if err := r.api(ctx, i, "/v1/refunds", watch, "refund-"+ref, nil); err != nil {
+		return err
+	}
+	r.add(Source{Key: "refund:" + ref, WantType: docType(p.company, true)})
+	r.refunded.Add(1)
+	return nil
+}
+
+// waitPaid waits for a payment that started PENDING to be approved.
+func (r *run) waitPaid(ctx context.Context, pay string) error {
+	deadline := time.Now().Add(time.Minute)
+	for {
+		st, err := r.s.PaymentStatus(ctx, pay)
+		if err == nil && st == "PAID" {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("payment %s not PAID at the PSP after a minute (last %q, %v)", pay, st, err)
+		}
+		if !sleep(ctx, 200*time.Millisecond) {
+			return ctx.Err()
+		}
+	}
+}
+
+// api posts to ingest, trying the instances in turn for up to two minutes.
+func (r *run) api(ctx context.Context, i int, path string, body any, key string, out any) error {
+	deadline := time.Now().Add(2 * time.Minute)
+	urls := r.s.IngestURLs
+	for attempt := 0; ; attempt++ {
+		err := r.s.API(ctx, urls[(i+attempt)%len(urls)], path, body, key, out)
+		if err == nil {
+			return nil
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		if !sleep(ctx, 250*time.Millisecond) {
+			return ctx.Err()
+		}
+	}
+}
+
+// docType is the CFE type a source must end in.
+func docType(company, creditNote bool) int {
+	switch {
+	case company && creditNote:
+		return 112
+	case company:
+		return 111
+	case creditNote:
+		return 102
+	}
+	return 101
+}
+
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}

@@ -1,0 +1,98 @@
+// Command chaos runs the exactly-once proof: every service as separate
+// processes (two of ingest, relay and invoicer) on a private PostgreSQL and
+// SQS, payments and refunds through misbehaving sandboxes, SIGKILLs, an SQS
+// restart that loses its messages and a PostgreSQL crash; then it checks
+// that every payment and refund became exactly one document. It prints one
+// summary line and exits 1 on any duplicate or missing document.
+//
+//	go run ./test/e2e/cmd/chaos -payments 1000 -kills 12
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/onceflow/onceflow/test/e2e/chaos"
+)
+
+func main() {
+	cfg, err := parse(os.Args[1:])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	res, err := chaos.Run(ctx, cfg, os.Stdout)
+	stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "chaos:", err)
+		os.Exit(2)
+	}
+	for _, p := range res.Problems {
+		fmt.Println("chaos: problem:", p)
+	}
+	fmt.Println(res)
+	if !res.OK() {
+		os.Exit(1)
+	}
+}
+
+// parse reads the flags over the defaults; every rate has a flag.
+func parse(args []string) (chaos.Config, error) {
+	cfg := chaos.Defaults()
+	fs := flag.NewFlagSet("chaos", flag.ContinueOnError)
+	fs.IntVar(&cfg.Payments, "payments", cfg.Payments, "payments to drive")
+	fs.Float64Var(&cfg.RefundShare, "refund-share", cfg.RefundShare, "share of payments refunded (0-1)")
+	fs.Float64Var(&cfg.PartialShare, "partial-share", cfg.PartialShare, "share of refunds that refund half (0-1)")
+	fs.Float64Var(&cfg.CompanyShare, "company-share", cfg.CompanyShare, "share of buyers with a RUT (0-1)")
+	fs.IntVar(&cfg.Concurrency, "concurrency", cfg.Concurrency, "payments in flight at once")
+	fs.IntVar(&cfg.Kills, "kills", cfg.Kills, "SIGKILLs of a random service, each followed by a restart")
+	fs.DurationVar(&cfg.KillEvery, "kill-every", cfg.KillEvery, "time between disruptions")
+	fs.IntVar(&cfg.SQSRestarts, "sqs-restarts", cfg.SQSRestarts, "SQS emulator restarts, losing its messages (0 or 1)")
+	fs.IntVar(&cfg.PGRestarts, "pg-restarts", cfg.PGRestarts, "PostgreSQL crashes (0 or 1)")
+	fs.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "seed of every random choice")
+	fs.DurationVar(&cfg.Quiesce, "quiesce", cfg.Quiesce, "how long to wait for the pipeline to settle")
+	fs.StringVar(&cfg.Dir, "dir", "", "keep binaries and logs here (default: a temporary directory, removed)")
+	psp := fs.String("psp", strings.Join(cfg.PSPEnv, ","), "PSP sandbox faults, comma-separated NAME=value (see sandbox/cmd/psp)")
+	fiscal := fs.String("fiscal", strings.Join(cfg.FiscalEnv, ","), "fiscal sandbox faults, comma-separated NAME=value (see sandbox/cmd/fiscal)")
+	if err := fs.Parse(args); err != nil {
+		return cfg, err
+	}
+	cfg.PSPEnv, cfg.FiscalEnv = split(*psp), split(*fiscal)
+	switch {
+	case cfg.Payments < 1:
+		return cfg, fmt.Errorf("-payments: want 1 or more")
+	case cfg.Concurrency < 1:
+		return cfg, fmt.Errorf("-concurrency: want 1 or more")
+	case cfg.SQSRestarts < 0 || cfg.SQSRestarts > 1 || cfg.PGRestarts < 0 || cfg.PGRestarts > 1:
+		return cfg, fmt.Errorf("-sqs-restarts and -pg-restarts: want 0 or 1")
+	case cfg.Kills < 0 || cfg.KillEvery <= 0:
+		return cfg, fmt.Errorf("-kills: want 0 or more; -kill-every: want a positive duration")
+	}
+	for _, share := range []float64{cfg.RefundShare, cfg.PartialShare, cfg.CompanyShare} {
+		if share < 0 || share > 1 {
+			return cfg, fmt.Errorf("-refund-share, -partial-share, -company-share: want 0 to 1")
+		}
+	}
+	for _, kv := range append(cfg.PSPEnv, cfg.FiscalEnv...) {
+		if !strings.Contains(kv, "=") {
+			return cfg, fmt.Errorf("-psp/-fiscal: %q is not NAME=value", kv)
+		}
+	}
+	return cfg, nil
+}
+
+func split(s string) []string {
+	var out []string
+	for _, kv := range strings.Split(s, ",") {
+		if kv = strings.TrimSpace(kv); kv != "" {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
