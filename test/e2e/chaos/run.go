@@ -32,10 +32,10 @@ type run struct {
 	mu      sync.Mutex
 	sources []Source
 
-	paid, refunded       atomic.Int64
-	kills, sqsRestarts   atomic.Int64
-	pgRestarts           atomic.Int64
-	afterQuiet           func(context.Context, *stack.Stack) error // tests tamper with the result here
+	paid, refunded     atomic.Int64
+	kills, sqsRestarts atomic.Int64
+	pgRestarts         atomic.Int64
+	afterQuiet         func(context.Context, *stack.Stack) error // tests tamper with the result here
 }
 
 // Run runs one chaos profile, printing progress to out, and returns what it
