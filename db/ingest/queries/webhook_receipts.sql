@@ -66,3 +66,10 @@ WHERE id IN (
 SELECT count(*) AS pending, coalesce(extract(epoch FROM min(received_at)), 0)::float8 AS oldest_unix
 FROM ingest.webhook_receipts
 WHERE status = 'pending';
+
+-- name: ReceiptCountsByStatus :many
+-- Receipts per status, for the operator's pipeline status.
+SELECT status, count(*) AS receipts
+FROM ingest.webhook_receipts
+GROUP BY status
+ORDER BY status;

@@ -1,5 +1,6 @@
 // Package admin serves ingest's operator endpoints behind the admin token:
-// list parked receipts and send one back to the apply worker.
+// the receipts' status, the parked ones, and sending one back to the apply
+// worker.
 package admin
 
 import (
@@ -32,8 +33,38 @@ func New(q *store.Queries, log *zap.Logger, token string, wake chan<- struct{}) 
 // Register adds /admin/receipts routes to e.
 func (a *API) Register(e *echo.Echo) {
 	g := e.Group("/admin", httpserver.BearerAuth(a.token, "ADMIN_TOKEN"))
+	g.GET("/status", a.status)
 	g.GET("/receipts/parked", a.listParked)
 	g.POST("/receipts/:id/retry", a.retry)
+}
+
+// Status is ingest's part of the pipeline state.
+type Status struct {
+	Receipts map[string]int64 `json:"receipts"` // per status: pending, done, rejected, parked
+	// OldestPending is when the oldest pending receipt arrived; absent when
+	// none is pending.
+	OldestPending *time.Time `json:"oldest_pending,omitempty"`
+}
+
+func (a *API) status(c echo.Context) error {
+	ctx := c.Request().Context()
+	rows, err := a.queries.ReceiptCountsByStatus(ctx)
+	if err != nil {
+		return err
+	}
+	st := Status{Receipts: map[string]int64{"pending": 0, "done": 0, "rejected": 0, "parked": 0}}
+	for _, r := range rows {
+		st.Receipts[r.Status] = r.Receipts
+	}
+	backlog, err := a.queries.ReceiptBacklog(ctx)
+	if err != nil {
+		return err
+	}
+	if backlog.OldestUnix > 0 {
+		t := time.Unix(int64(backlog.OldestUnix), 0).UTC()
+		st.OldestPending = &t
+	}
+	return c.JSON(http.StatusOK, st)
 }
 
 // Parked is a parked receipt as shown to an operator: never its body.

@@ -125,6 +125,10 @@ func TestParkedReceiptIsListedAndRetried(t *testing.T) {
 		t.Fatalf("parked list: %d %s", code, got)
 	}
 	id := list.Receipts[0].ID
+	code, got = e.get(e.ingest+"/admin/status", admin)
+	if code != http.StatusOK || !strings.Contains(got, `"parked":1`) || !strings.Contains(got, `"pending":0`) {
+		t.Fatalf("status: %d %s, want one parked and none pending", code, got)
+	}
 	if code, got := e.post(e.ingest+"/admin/receipts/"+itoa(id)+"/retry", nil, admin); code != http.StatusOK {
 		t.Fatalf("retry: %d %s", code, got)
 	}

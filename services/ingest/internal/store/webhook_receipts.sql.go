@@ -88,6 +88,39 @@ func (q *Queries) ReceiptClaimDue(ctx context.Context, leaseToken *uuid.UUID, le
 	return items, nil
 }
 
+const receiptCountsByStatus = `-- name: ReceiptCountsByStatus :many
+SELECT status, count(*) AS receipts
+FROM ingest.webhook_receipts
+GROUP BY status
+ORDER BY status
+`
+
+type ReceiptCountsByStatusRow struct {
+	Status   string
+	Receipts int64
+}
+
+// Receipts per status, for the operator's pipeline status.
+func (q *Queries) ReceiptCountsByStatus(ctx context.Context) ([]ReceiptCountsByStatusRow, error) {
+	rows, err := q.db.Query(ctx, receiptCountsByStatus)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ReceiptCountsByStatusRow{}
+	for rows.Next() {
+		var i ReceiptCountsByStatusRow
+		if err := rows.Scan(&i.Status, &i.Receipts); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const receiptFinish = `-- name: ReceiptFinish :execrows
 UPDATE ingest.webhook_receipts
 SET status = $1, last_error = $2, processed_at = now(),

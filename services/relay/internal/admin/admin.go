@@ -44,10 +44,38 @@ func Register(e *echo.Echo, token string, db outbox.Querier, tables []outbox.Tab
 		a.tables[t.String()] = t
 		a.names = append(a.names, t.String())
 	}
-	g := e.Group("/admin/outboxes/:outbox", httpserver.BearerAuth(token, "ADMIN_TOKEN"))
+	auth := httpserver.BearerAuth(token, "ADMIN_TOKEN")
+	e.GET("/admin/outboxes", a.listOutboxes, auth)
+	g := e.Group("/admin/outboxes/:outbox", auth)
 	g.GET("/parked", a.listParked)
 	g.POST("/parked/:id/unpark", a.unpark)
 	g.POST("/replay", a.replay)
+}
+
+// OutboxStatus is one outbox's backlog, as GET /admin/outboxes lists it.
+type OutboxStatus struct {
+	Outbox  string `json:"outbox"`
+	Pending int64  `json:"pending"`
+	Parked  int64  `json:"parked"`
+	// OldestPending is the creation time of the oldest pending row; absent
+	// when none is pending.
+	OldestPending *time.Time `json:"oldest_pending,omitempty"`
+}
+
+func (a *API) listOutboxes(c echo.Context) error {
+	out := make([]OutboxStatus, 0, len(a.names))
+	for _, name := range a.names {
+		st, err := outbox.ReadStats(c.Request().Context(), a.db, a.tables[name])
+		if err != nil {
+			return fmt.Errorf("stats of %s: %w", name, err)
+		}
+		o := OutboxStatus{Outbox: name, Pending: st.Pending, Parked: st.Parked}
+		if !st.OldestPending.IsZero() {
+			o.OldestPending = &st.OldestPending
+		}
+		out = append(out, o)
+	}
+	return c.JSON(http.StatusOK, map[string]any{"outboxes": out})
 }
 
 // parkedPage is the answer of GET /admin/outboxes/:outbox/parked.

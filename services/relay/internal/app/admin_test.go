@@ -55,6 +55,16 @@ func TestAdminEndpoints(t *testing.T) {
 	if len(page.Rows) != 1 || page.Rows[0].ID != parkedID || page.Rows[0].Reason != "gave up" {
 		t.Fatalf("parked rows = %+v, want row %d parked for 'gave up'", page.Rows, parkedID)
 	}
+	var status struct {
+		Outboxes []struct {
+			Outbox          string `json:"outbox"`
+			Pending, Parked int64
+		} `json:"outboxes"`
+	}
+	adminClient{t: t, base: "http://" + addr + "/admin/outboxes"}.do(http.MethodGet, "", "", http.StatusOK, &status)
+	if len(status.Outboxes) != 1 || status.Outboxes[0].Outbox != "ingest.outbox" || status.Outboxes[0].Parked != 1 || status.Outboxes[0].Pending != 0 {
+		t.Fatalf("outbox status = %+v, want ingest.outbox with 1 parked and none pending", status.Outboxes)
+	}
 	api.do(http.MethodPost, fmt.Sprintf("ingest.outbox/parked/%d/unpark", parkedID), "", http.StatusOK, nil)
 	if key := receiveOne(t, client, queueURL); key != "payment:2:paid" {
 		t.Fatalf("received %q after unpark, want payment:2:paid", key)
