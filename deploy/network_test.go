@@ -1,0 +1,190 @@
+package deploy_test
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+)
+
+// allowedEgress is every port a onceflow pod may reach: DNS, PostgreSQL and
+// HTTPS (SQS, STS, the PSP, the fiscal provider); locally also LocalStack and
+// the two sandboxes.
+var allowedEgress = map[string][]string{
+	"production": {"TCP/443", "TCP/53", "TCP/5432", "UDP/53"},
+	"local":      {"TCP/443", "TCP/4566", "TCP/53", "TCP/5432", "TCP/8091", "TCP/8092", "UDP/53"},
+}
+
+// metricsNamespace is where Prometheus runs.
+const metricsNamespace = "monitoring"
+
+// TestNetworkPolicyIngress checks who may connect to each pod: anyone to
+// ingest's HTTP port, only the monitoring namespace to the other services'
+// metrics, nobody to the reconciler and migration pods.
+func TestNetworkPolicyIngress(t *testing.T) {
+	t.Parallel()
+	forEachOverlay(t, func(t *testing.T, r rendered) {
+		for _, w := range workloads(r) {
+			rules, isolated := rulesFor(r, w, networkingv1.PolicyTypeIngress)
+			if !isolated {
+				t.Errorf("%s: no NetworkPolicy isolates its ingress", w)
+				continue
+			}
+			c := onlyContainer(t, w.name, w.pod.Spec)
+			var public, metrics int
+			for _, rule := range rules.ingress {
+				checkRulePorts(t, w, c, rule.Ports)
+				switch {
+				case len(rule.From) == 0:
+					public++
+				case allFromNamespace(rule.From, metricsNamespace):
+					metrics++
+				default:
+					t.Errorf("%s: accepts traffic from %+v, want only the %s namespace", w, rule.From, metricsNamespace)
+				}
+			}
+			checkIngressShape(t, w, public, metrics)
+		}
+	})
+}
+
+func checkIngressShape(t *testing.T, w workload, public, metrics int) {
+	t.Helper()
+	switch {
+	case w.name == "ingest" && public == 0:
+		t.Errorf("%s: webhooks cannot reach it", w)
+	case w.name != "ingest" && public > 0:
+		t.Errorf("%s: accepts traffic from anywhere; only ingest should", w)
+	case (w.name == "relay" || w.name == "invoicer") && metrics == 0:
+		t.Errorf("%s: Prometheus in %s cannot scrape it", w, metricsNamespace)
+	}
+}
+
+// checkRulePorts fails a rule that opens every port, or a port the
+// container does not serve.
+func checkRulePorts(t *testing.T, w workload, c corev1.Container, ports []networkingv1.NetworkPolicyPort) {
+	t.Helper()
+	if len(ports) == 0 {
+		t.Errorf("%s: an ingress rule opens every port", w)
+	}
+	for _, p := range ports {
+		if p.Port == nil || !hasPort(c, *p.Port) {
+			t.Errorf("%s: ingress port %v is not one of its container ports", w, p.Port)
+		}
+	}
+}
+
+// TestNetworkPolicyEgress checks every pod may reach exactly DNS,
+// PostgreSQL and HTTPS (plus the local neighbours in the local overlay).
+func TestNetworkPolicyEgress(t *testing.T) {
+	t.Parallel()
+	forEachOverlay(t, func(t *testing.T, r rendered) {
+		for _, w := range workloads(r) {
+			rules, isolated := rulesFor(r, w, networkingv1.PolicyTypeEgress)
+			if !isolated {
+				t.Errorf("%s: no NetworkPolicy limits its egress", w)
+				continue
+			}
+			var ports []string
+			for _, rule := range rules.egress {
+				if len(rule.Ports) == 0 {
+					t.Errorf("%s: an egress rule opens every port", w)
+				}
+				for _, p := range rule.Ports {
+					ports = append(ports, portString(p))
+				}
+			}
+			slices.Sort(ports)
+			ports = slices.Compact(ports)
+			if want := allowedEgress[r.overlay]; !slices.Equal(ports, want) {
+				t.Errorf("%s: may reach %v, want %v", w, ports, want)
+			}
+		}
+	})
+}
+
+// TestIngestServiceReachesItsPods checks the ingest Service selects the
+// ingest pods on their HTTP port.
+func TestIngestServiceReachesItsPods(t *testing.T) {
+	t.Parallel()
+	forEachOverlay(t, func(t *testing.T, r rendered) {
+		svc := named[*corev1.Service](r, "ingest")
+		if svc == nil {
+			t.Fatal("no Service ingest")
+		}
+		var ingest *workload
+		for _, w := range workloads(r) {
+			if w.name == "ingest" {
+				ingest = &w
+			}
+		}
+		if ingest == nil || !selects(t, &metav1.LabelSelector{MatchLabels: svc.Spec.Selector}, ingest.pod.Labels) {
+			t.Fatalf("Service ingest selector %v does not select the ingest pods", svc.Spec.Selector)
+		}
+		c := onlyContainer(t, "ingest", ingest.pod.Spec)
+		for _, p := range svc.Spec.Ports {
+			if !hasPort(c, p.TargetPort) {
+				t.Errorf("Service ingest targets port %s, which the container does not serve", p.TargetPort.String())
+			}
+		}
+	})
+}
+
+// policyRules are the rules of every NetworkPolicy that selects a pod.
+type policyRules struct {
+	ingress []networkingv1.NetworkPolicyIngressRule
+	egress  []networkingv1.NetworkPolicyEgressRule
+}
+
+// rulesFor collects the rules of kind typ that apply to w's pods, and
+// whether any policy isolates them for typ at all.
+func rulesFor(r rendered, w workload, typ networkingv1.PolicyType) (policyRules, bool) {
+	var out policyRules
+	isolated := false
+	for _, np := range all[*networkingv1.NetworkPolicy](r) {
+		if !slices.Contains(np.Spec.PolicyTypes, typ) || !policySelects(np, w.pod.Labels) {
+			continue
+		}
+		isolated = true
+		out.ingress = append(out.ingress, np.Spec.Ingress...)
+		out.egress = append(out.egress, np.Spec.Egress...)
+	}
+	return out, isolated
+}
+
+// policySelects applies a NetworkPolicy's podSelector, where empty means
+// every pod of the namespace.
+func policySelects(np *networkingv1.NetworkPolicy, podLabels map[string]string) bool {
+	s, err := metav1.LabelSelectorAsSelector(&np.Spec.PodSelector)
+	return err == nil && s.Matches(labels.Set(podLabels))
+}
+
+// allFromNamespace reports whether every peer is exactly the namespace ns.
+func allFromNamespace(peers []networkingv1.NetworkPolicyPeer, ns string) bool {
+	for _, p := range peers {
+		if p.PodSelector != nil || p.IPBlock != nil || p.NamespaceSelector == nil {
+			return false
+		}
+		s, err := metav1.LabelSelectorAsSelector(p.NamespaceSelector)
+		if err != nil || s.Empty() || !s.Matches(labels.Set{"kubernetes.io/metadata.name": ns}) ||
+			s.Matches(labels.Set{"kubernetes.io/metadata.name": ns + "-other"}) {
+			return false
+		}
+	}
+	return true
+}
+
+func portString(p networkingv1.NetworkPolicyPort) string {
+	proto := corev1.ProtocolTCP
+	if p.Protocol != nil {
+		proto = *p.Protocol
+	}
+	if p.Port == nil {
+		return fmt.Sprintf("%s/any", proto)
+	}
+	return fmt.Sprintf("%s/%s", proto, p.Port.String())
+}
