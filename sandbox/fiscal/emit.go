@@ -16,8 +16,13 @@ import (
 // dateLayout is the form of CFEFchEmis, FechaIni and FechaFin.
 const dateLayout = "2006-01-02"
 
-// statusAuthorized is the CFEStatus of every document the simulator issues.
-const statusAuthorized = 5
+// CFEStatus values the simulator gives: authorized unless a Rule says
+// otherwise.
+const (
+	statusRejected   = 3
+	statusSentToDGI  = 4
+	statusAuthorized = 5
+)
 
 // envioCFE is the emission request. Untagged names match any namespace.
 type envioCFE struct {
@@ -79,10 +84,23 @@ func (s *Server) emit(w http.ResponseWriter, r *http.Request) {
 		}
 		drafts = append(drafts, d)
 	}
-	issued := s.issue(drafts)
+	act := s.take(drafts[0].Reference, true)
+	wait(r.Context(), act.latency)
+	if act.fail {
+		s.count(func(st *Stats) { st.Injected++ })
+		s.log.Info("emission failed before acting (injected)", zap.String("reference", drafts[0].Reference))
+		http.Error(w, "service unavailable (injected fault)", http.StatusServiceUnavailable)
+		return
+	}
+	issued := s.issue(drafts, act)
 	for _, d := range issued {
 		s.log.Info("cfe issued", zap.String("reference", d.Reference), zap.Int("type", d.Type),
-			zap.String("series", d.Series), zap.Int("number", d.Number))
+			zap.String("series", d.Series), zap.Int("number", d.Number), zap.Int("status", d.Status))
+	}
+	if act.hang {
+		s.count(func(st *Stats) { st.Injected++ })
+		s.log.Info("holding the answer of a stored document (injected)", zap.String("reference", drafts[0].Reference))
+		hold(r.Context(), act.hangFor)
 	}
 	s.answer(w, opEmit, "EnvioCFERetorno", msgOK, "OK", issued)
 }
@@ -164,24 +182,54 @@ func isNote(t int) bool {
 	return r <= 53 && (r%10 == 2 || r%10 == 3)
 }
 
-// issue numbers drafts (series "A", increasing per type), authorizes them
-// and stores them; it returns the issued documents.
-func (s *Server) issue(drafts []Document) []Document {
+// issue numbers drafts (series "A", increasing per type), gives them the
+// status act asks for (authorized by default) and stores them, twice each
+// when act duplicates; it returns the issued documents.
+func (s *Server) issue(drafts []Document, act action) []Document {
 	now := s.cfg.Now()
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	issued := make([]Document, 0, len(drafts))
-	for _, d := range drafts {
-		s.numbers[d.Type]++
-		d.Series, d.Number, d.Status = "A", s.numbers[d.Type], statusAuthorized
-		d.CAEID = fmt.Sprintf("90%d", d.Type)
-		d.SecurityCode = securityCode()
-		d.QRCode = qrURL(s.cfg.EmpCodigo, d)
-		d.CreatedAt = now
-		s.docs = append(s.docs, d)
-		issued = append(issued, d.clone())
+	copies := 1
+	if act.duplicate {
+		copies = 2
+	}
+	for _, draft := range drafts {
+		for range copies {
+			issued = append(issued, s.storeLocked(draft, act, now))
+		}
+	}
+	s.mu.Unlock()
+	for _, d := range issued {
+		s.hooks.statusChanged(d)
 	}
 	return issued
+}
+
+// storeLocked numbers draft, gives it its status and provider fields,
+// stores it and returns a copy. The caller holds s.mu.
+func (s *Server) storeLocked(draft Document, act action, now time.Time) Document {
+	d := draft.clone()
+	s.numbers[d.Type]++
+	d.Series, d.Number = "A", s.numbers[d.Type]
+	d.Status, d.pendingLeft = initialStatus(act)
+	d.CAEID = fmt.Sprintf("90%d", d.Type)
+	d.SecurityCode = securityCode()
+	d.QRCode = qrURL(s.cfg.EmpCodigo, d)
+	d.CreatedAt = now
+	s.docs = append(s.docs, d)
+	return d.clone()
+}
+
+// initialStatus is the CFEStatus of a new document and how many queries it
+// stays pending.
+func initialStatus(act action) (status, pendingLeft int) {
+	switch {
+	case act.reject:
+		return statusRejected, 0
+	case act.pending != 0:
+		return statusSentToDGI, act.pending
+	}
+	return statusAuthorized, 0
 }
 
 // securityCode returns a random 6-character CFECodigoSeguridad.

@@ -64,6 +64,7 @@ func (s *Server) query(w http.ResponseWriter, r *http.Request) {
 		s.refuse(w, opQuery, "ConsultaCFERetorno", msgInvalid, err.Error())
 		return
 	}
+	wait(r.Context(), s.take(f.firstReference(), false).latency)
 	found := s.find(f)
 	s.log.Info("cfe query", zap.Int("specific", len(f.items)), zap.Int("found", len(found)))
 	s.answer(w, opQuery, "ConsultaCFERetorno", msgOK, "OK", found)
@@ -124,15 +125,40 @@ func (f filter) match(d Document) bool {
 	return false
 }
 
-// find returns copies of the documents matching f, in issue order.
+// find returns copies of the documents matching f, in issue order. Each
+// one returned counts as a poll: a pending document whose polls are used up
+// is authorized (and announced) before it is returned.
 func (s *Server) find(f filter) []Document {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []Document
-	for _, d := range s.docs {
-		if f.match(d) {
-			out = append(out, d.clone())
+	var out, changed []Document
+	for i := range s.docs {
+		d := &s.docs[i]
+		if !f.match(*d) {
+			continue
 		}
+		d.Polls++
+		if d.Status == statusSentToDGI && d.pendingLeft > 0 {
+			d.pendingLeft--
+			if d.pendingLeft == 0 {
+				d.Status = statusAuthorized
+				changed = append(changed, d.clone())
+			}
+		}
+		out = append(out, d.clone())
+	}
+	s.mu.Unlock()
+	for _, d := range changed {
+		s.hooks.statusChanged(d)
 	}
 	return out
+}
+
+// firstReference returns the first specific reference f names, or "".
+func (f filter) firstReference() string {
+	for _, it := range f.items {
+		if it.reference != "" {
+			return it.reference
+		}
+	}
+	return ""
 }

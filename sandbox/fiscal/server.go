@@ -1,7 +1,7 @@
 // Package fiscal simulates InvoiCy Uruguay's SOAP web services as onceflow
 // speaks them (docs/wire-invoicy.md): emission (aws_emissionfactura.aspx) and
-// query (aws_consultafactura.aspx), plus JSON /sandbox endpoints to inspect
-// what was issued. State lives in memory and is lost when the process stops.
+// query (aws_consultafactura.aspx), a generic keyed JSON API (/api/documents,
+// see keyed.go), plus JSON /sandbox endpoints to inspect what was issued. State lives in memory and is lost when the process stops.
 //
 // Every request is answered with HTTP 200 and an Xmlretorno whose MsgCod is
 // 0 (OK), 1 (unknown EmpCodigo/EmpPK or wrong EmpCK) or 2 (invalid business
@@ -11,6 +11,13 @@
 // Emission authorizes every document at once (CFEStatus 5) and never
 // deduplicates by CFENumReferencia: emitting one reference twice issues two
 // documents, which is how tests detect duplicate emissions.
+//
+// Faults are injected per reference with Rules (Server.SetRule, or
+// PUT /sandbox/faults/{reference}): latency, HTTP 503 before acting, a
+// stored document whose answer never comes in time, duplicates under one
+// reference, DGI answers that stay pending, rejections. With a Webhook
+// configured, every status change is also POSTed as a signed provider
+// webhook (see webhook.go).
 package fiscal
 
 import (
@@ -34,13 +41,10 @@ type Config struct {
 	Now func() time.Time
 	// Logger receives structured events, never fiscal data. Default: no logging.
 	Logger *zap.Logger
-	// Faults selects injected failures.
-	Faults Faults
+	// Webhook, when its URL is set, receives a signed event on every status
+	// change.
+	Webhook Webhook
 }
-
-// Faults selects failures the simulator injects. None exist yet; the zero
-// value injects nothing.
-type Faults struct{}
 
 // Document is one CFE the simulator issued.
 type Document struct {
@@ -58,6 +62,9 @@ type Document struct {
 	QRCode       string        `json:"qr_code"`             // CFEQrCode URL
 	RefersTo     []DocumentRef `json:"refers_to,omitempty"` // Referencia of credit/debit notes
 	CreatedAt    time.Time     `json:"created_at"`
+	Polls        int           `json:"polls"` // queries that returned it
+
+	pendingLeft int // queries left before a pending document is authorized; -1 never
 }
 
 // DocumentRef is a credit or debit note's reference to the original CFE.
@@ -75,12 +82,14 @@ func (d Document) clone() Document {
 }
 
 // Stats counts requests by outcome: Emits and Queries are requests received
-// at each endpoint, Refused those answered with MsgCod ≠ 0 or a SOAP Fault.
+// at each endpoint, Refused those answered with MsgCod ≠ 0 or a SOAP Fault,
+// Injected those a fault Rule failed or held.
 type Stats struct {
 	Documents int `json:"documents"`
 	Emits     int `json:"emits"`
 	Queries   int `json:"queries"`
 	Refused   int `json:"refused"`
+	Injected  int `json:"injected"` // requests a fault Rule failed or held
 }
 
 // Server is the simulated InvoiCy. It is an http.Handler.
@@ -93,6 +102,9 @@ type Server struct {
 	docs    []Document  // in issue order
 	numbers map[int]int // last number issued per CFE type
 	stats   Stats
+	rules   map[string]Rule // faults by reference or AnyReference
+	byKey   map[string]int  // keyed API: index in docs of each Idempotency-Key
+	hooks   *notifier
 }
 
 // New returns a Server with no documents, applying Config defaults.
@@ -103,12 +115,21 @@ func New(cfg Config) *Server {
 	if cfg.Logger == nil {
 		cfg.Logger = zap.NewNop()
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, mux: http.NewServeMux(), numbers: make(map[int]int)}
+	s := &Server{cfg: cfg, log: cfg.Logger, mux: http.NewServeMux(), numbers: make(map[int]int),
+		rules: make(map[string]Rule), byKey: make(map[string]int), hooks: newNotifier(cfg.Webhook, cfg.Logger)}
 	for _, prefix := range []string{"", "/InvoiCy"} {
 		s.mux.HandleFunc("POST "+prefix+"/aws_emissionfactura.aspx", s.emit)
 		s.mux.HandleFunc("POST "+prefix+"/aws_consultafactura.aspx", s.query)
 	}
 	s.mux.HandleFunc("GET /sandbox/documents", s.listDocuments)
+	s.mux.HandleFunc("POST /api/documents", s.keyedEmit)
+	s.mux.HandleFunc("GET /api/documents/{key}", s.keyedGet)
+	s.mux.HandleFunc("GET /sandbox/faults", s.listRules)
+	s.mux.HandleFunc("PUT /sandbox/faults/{reference}", s.putRule)
+	s.mux.HandleFunc("DELETE /sandbox/faults", func(w http.ResponseWriter, _ *http.Request) {
+		s.ClearRules()
+		w.WriteHeader(http.StatusNoContent)
+	})
 	s.mux.HandleFunc("GET /sandbox/stats", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, s.Stats())
 	})

@@ -29,7 +29,8 @@ SELECT * FROM invoicer.fiscal_documents
 WHERE source_kind = 'payment' AND source_ref = @payment_ref AND kind = 'invoice';
 
 -- name: DocumentSaveResult :execrows
--- Saves an attempt's result, only while the caller's lease is still held.
+-- Saves an attempt's result, only while the caller's lease is still held and
+-- nobody (a provider event, an operator) changed the status meanwhile.
 UPDATE invoicer.fiscal_documents
 SET status = @status, provider_series = @provider_series, provider_number = @provider_number,
     provider_status = @provider_status, provider_cae = @provider_cae,
@@ -37,7 +38,77 @@ SET status = @status, provider_series = @provider_series, provider_number = @pro
     issue_date = @issue_date, unknown_since = @unknown_since, due_at = @due_at,
     dgi_polls = @dgi_polls, last_error = @last_error, attention_reason = @attention_reason,
     lease_token = NULL, lease_expires_at = NULL, updated_at = now()
-WHERE id = @id AND lease_token = @lease_token;
+WHERE id = @id AND lease_token = @lease_token AND status = @claimed_status;
 
 -- name: DocumentCountByStatus :many
 SELECT status, count(*)::bigint AS documents FROM invoicer.fiscal_documents GROUP BY status ORDER BY status;
+
+-- name: DocumentDueStats :one
+-- How many documents are due for an attempt and since when the oldest is.
+SELECT count(*)::bigint AS due, coalesce(min(due_at), now())::timestamptz AS oldest_due_at
+FROM invoicer.fiscal_documents
+WHERE status IN ('pending', 'unknown', 'pending_dgi') AND due_at <= now();
+
+-- name: DocumentCreditedUpTo :one
+-- The amount credited on a payment by its credit notes recorded up to and
+-- including document @id, leaving out rejected and voided ones.
+SELECT coalesce(sum(amount_minor), 0)::bigint FROM invoicer.fiscal_documents
+WHERE kind = 'credit_note' AND original_source_ref = @payment_ref AND id <= @id
+  AND status NOT IN ('rejected', 'voided');
+
+-- name: DocumentGet :one
+SELECT * FROM invoicer.fiscal_documents WHERE id = @id;
+
+-- name: DocumentGetByReference :one
+SELECT * FROM invoicer.fiscal_documents WHERE reference = @reference;
+
+-- name: DocumentList :many
+-- One page of documents, newest first, optionally of one status.
+SELECT * FROM invoicer.fiscal_documents
+WHERE (sqlc.narg(status)::text IS NULL OR status = sqlc.narg(status)) AND (@before_id::bigint = 0 OR id < @before_id)
+ORDER BY id DESC
+LIMIT @max_rows;
+
+-- name: DocumentAdoptStatus :execrows
+-- Moves a document forward to the provider's status (from a provider event
+-- or an operator), only if its status is still @from_status; any lease is
+-- void from then on.
+UPDATE invoicer.fiscal_documents
+SET status = @status, provider_status = coalesce(sqlc.narg(provider_status), provider_status),
+    provider_series = coalesce(sqlc.narg(provider_series), provider_series),
+    provider_number = coalesce(sqlc.narg(provider_number), provider_number),
+    provider_cae = coalesce(sqlc.narg(provider_cae), provider_cae),
+    provider_security_code = coalesce(sqlc.narg(provider_security_code), provider_security_code),
+    provider_url = coalesce(sqlc.narg(provider_url), provider_url),
+    issue_date = coalesce(sqlc.narg(issue_date), issue_date),
+    attention_reason = NULL, lease_token = NULL, lease_expires_at = NULL, due_at = now(), updated_at = now()
+WHERE id = @id AND status = @from_status;
+
+-- name: DocumentMakeDue :execrows
+-- Asks the emission loop to look at a document now (a provider event said
+-- something about it), if it is still @from_status.
+UPDATE invoicer.fiscal_documents SET due_at = now(), updated_at = now()
+WHERE id = @id AND status = @from_status;
+
+-- name: DocumentRetry :execrows
+-- Puts a parked document back in the emission loop as never sent: the
+-- operator has checked the provider. With look-up it is still looked up
+-- before anything is sent.
+UPDATE invoicer.fiscal_documents
+SET status = 'pending', due_at = now(), attention_reason = NULL, last_error = NULL, unknown_since = NULL,
+    lease_token = NULL, lease_expires_at = NULL, updated_at = now()
+WHERE id = @id AND status = 'needs_attention';
+
+-- name: DocumentRenewLease :execrows
+-- Gives a claimed document a full lease again just before a worker starts
+-- on it; 0 rows means the claim was lost.
+UPDATE invoicer.fiscal_documents
+SET lease_expires_at = now() + make_interval(secs => @lease_seconds::float8)
+WHERE id = @id AND lease_token = @lease_token;
+
+-- name: DocumentMarkSending :execrows
+-- Records, just before a send, that one may be in flight: should the worker
+-- die before saving the outcome, the next attempt treats the send as
+-- unknown and waits the settle window before any resend.
+UPDATE invoicer.fiscal_documents SET unknown_since = now(), updated_at = now()
+WHERE id = @id AND lease_token = @lease_token AND status = @claimed_status;

@@ -4,7 +4,9 @@
 //	fiscal healthcheck   exit 0 if GET http://$FISCAL_ADDR/healthz answers 200, else 1
 //
 // Environment: FISCAL_ADDR (default 127.0.0.1:8092), INVOICY_EMP_CODIGO,
-// INVOICY_EMP_PK and INVOICY_ACCESS_KEY (sandbox defaults).
+// INVOICY_EMP_PK and INVOICY_ACCESS_KEY (sandbox defaults); with
+// FISCAL_WEBHOOK_URL and FISCAL_WEBHOOK_SECRET (whsec_…) set, every status
+// change is POSTed there as a Standard Webhooks–signed provider webhook.
 package main
 
 import (
@@ -43,6 +45,7 @@ func main() {
 type config struct {
 	addr                        string
 	empCodigo, empPK, accessKey string
+	webhook                     fiscal.Webhook
 }
 
 func loadConfig(getenv func(string) string) (config, error) {
@@ -51,9 +54,13 @@ func loadConfig(getenv func(string) string) (config, error) {
 		empCodigo: server.Env(getenv, "INVOICY_EMP_CODIGO", "sandbox-emp"),
 		empPK:     server.Env(getenv, "INVOICY_EMP_PK", "sandbox-partner-key"),
 		accessKey: server.Env(getenv, "INVOICY_ACCESS_KEY", "sandbox-access-key"),
+		webhook:   fiscal.Webhook{URL: getenv("FISCAL_WEBHOOK_URL"), Secret: getenv("FISCAL_WEBHOOK_SECRET")},
 	}
 	if _, _, err := net.SplitHostPort(cfg.addr); err != nil {
 		return config{}, fmt.Errorf("FISCAL_ADDR %q: want host:port", cfg.addr)
+	}
+	if err := fiscal.CheckWebhook(cfg.webhook); err != nil {
+		return config{}, fmt.Errorf("FISCAL_WEBHOOK_SECRET: %w", err)
 	}
 	return cfg, nil
 }
@@ -79,11 +86,13 @@ func run(ctx context.Context, log *zap.Logger, args []string, getenv func(string
 
 func serve(ctx context.Context, log *zap.Logger, cfg config) error {
 	log.Info("config", zap.String("addr", cfg.addr), zap.String("emp_codigo", cfg.empCodigo),
-		zap.String("emp_pk", server.Mask(cfg.empPK)), zap.String("access_key", server.Mask(cfg.accessKey)))
+		zap.String("emp_pk", server.Mask(cfg.empPK)), zap.String("access_key", server.Mask(cfg.accessKey)),
+		zap.String("webhook_url", cfg.webhook.URL), zap.String("webhook_secret", server.Mask(cfg.webhook.Secret)))
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
 		return fmt.Errorf("listen on FISCAL_ADDR: %w", err)
 	}
-	sim := fiscal.New(fiscal.Config{EmpCodigo: cfg.empCodigo, EmpPK: cfg.empPK, AccessKey: cfg.accessKey, Logger: log})
+	sim := fiscal.New(fiscal.Config{EmpCodigo: cfg.empCodigo, EmpPK: cfg.empPK, AccessKey: cfg.accessKey, Logger: log,
+		Webhook: cfg.webhook})
 	return server.Serve(ctx, log, ln, sim)
 }

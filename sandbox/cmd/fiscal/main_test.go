@@ -53,6 +53,7 @@ func TestRunRefusesBadConfig(t *testing.T) {
 	}{
 		{"address", map[string]string{"FISCAL_ADDR": "localhost"}, nil, "FISCAL_ADDR"},
 		{"command", map[string]string{}, []string{"migrate"}, "migrate"},
+		{"webhook secret", map[string]string{"FISCAL_WEBHOOK_URL": "http://127.0.0.1:1/hook", "FISCAL_WEBHOOK_SECRET": "whsec_not base64!"}, nil, "FISCAL_WEBHOOK_SECRET"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,11 +1,16 @@
 // Package app is the invoicer's composition root: it reads the
-// configuration, opens the pool and the SQS client, and runs the billing
-// consumer and the emission loop until the context ends.
+// configuration, opens the pool and the SQS client, and runs the billing and
+// provider-event consumers, the emission loop and the operator API until the
+// context ends.
 package app
 
 import (
 	"context"
 	"net/http"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap"
 
 	"github.com/onceflow/onceflow/db"
 	"github.com/onceflow/onceflow/pkg/backoff"
@@ -15,9 +20,12 @@ import (
 	"github.com/onceflow/onceflow/pkg/logging"
 	"github.com/onceflow/onceflow/pkg/pg"
 	"github.com/onceflow/onceflow/pkg/sqsq"
+	"github.com/onceflow/onceflow/services/invoicer/internal/admin"
 	"github.com/onceflow/onceflow/services/invoicer/internal/consumer"
 	"github.com/onceflow/onceflow/services/invoicer/internal/emit"
+	"github.com/onceflow/onceflow/services/invoicer/internal/fiscal"
 	"github.com/onceflow/onceflow/services/invoicer/internal/invoicy"
+	"github.com/onceflow/onceflow/services/invoicer/internal/keyed"
 	"github.com/onceflow/onceflow/services/invoicer/internal/store"
 )
 
@@ -51,8 +59,7 @@ func Serve(ctx context.Context, loaded config.Loaded[Config], listening chan<- s
 	}
 	defer func() { _ = log.Sync() }()
 	log.Info("config", loaded.Fields()...)
-	provider, err := invoicy.New(invoicy.Config{BaseURL: cfg.InvoiCyBaseURL, EmpCodigo: cfg.InvoiCyEmpCodigo, EmpPK: cfg.InvoiCyEmpPK,
-		AccessKey: cfg.InvoiCyAccessKey, Timeout: cfg.InvoiCyTimeout}, &http.Client{})
+	prov, err := newProvider(cfg)
 	if err != nil {
 		return err
 	}
@@ -61,28 +68,20 @@ func Serve(ctx context.Context, loaded config.Loaded[Config], listening chan<- s
 		return err
 	}
 	defer pool.Close()
-	sqsClient, err := sqsq.NewClient(ctx, cfg.AWSRegion, cfg.SQSEndpoint)
-	if err != nil {
-		return err
-	}
-	billingURL, err := sqsq.QueueURL(ctx, sqsClient, cfg.BillingQueue)
-	if err != nil {
-		return err
-	}
-
 	reg := httpserver.NewRegistry()
 	srv := httpserver.New(log, cfg.HTTPAddr, reg, httpserver.Check{Name: "postgres", Check: pool.Ping})
-	queries := store.New(pool)
-	con := consumer.New(sqsClient, billingURL, queries, log.Named("consumer"), reg, cfg.ConsumerWait)
-	emitter := emit.New(queries, provider, invoicy.IsRefused, log.Named("emit"), reg, emit.Config{
-		Batch: cfg.EmitBatch, Lease: cfg.EmitLease, Poll: cfg.EmitPoll, Settle: cfg.EmitSettle,
-		Retry:   backoff.Policy{Base: cfg.EmitRetryBase, Cap: cfg.EmitRetryCap},
-		DGIPoll: backoff.Policy{Base: cfg.DGIPollBase, Cap: cfg.DGIPollCap},
-	})
-	var loops []httpserver.Loop
-	for range cfg.Consumers {
-		loops = append(loops, con.Run)
+	receivers, err := newReceivers(ctx, cfg, pool, prov.statuses, log, reg)
+	if err != nil {
+		return err
 	}
+	reg.MustRegister(newDocumentCollector(store.New(pool), log.Named("metrics")))
+	emitter := emit.New(pool, prov.Provider, prov.refused, log.Named("emit"), reg, emitConfig(cfg))
+	var lookup admin.Lookup
+	if cfg.ProviderMode == ModeLookup {
+		lookup = prov.Lookup
+	}
+	admin.Register(srv.Echo(), cfg.AdminToken, pool, lookup, log.Named("admin"))
+	loops := receivers
 	for range cfg.EmitWorkers {
 		loops = append(loops, emitter.Run)
 	}
@@ -93,4 +92,67 @@ func Serve(ctx context.Context, loaded config.Loaded[Config], listening chan<- s
 		listening <- srv.Addr()
 	}
 	return httpserver.Run(ctx, srv, log, cfg.ShutdownTimeout, loops...)
+}
+
+// provider is the configured adapter with what the loop and consumers need
+// from it.
+type provider struct {
+	emit.Provider
+	refused  func(error) bool
+	statuses map[string]fiscal.Status
+}
+
+// newProvider builds the adapter PROVIDER names.
+func newProvider(cfg Config) (provider, error) {
+	statuses, err := cfg.statusMap()
+	if err != nil {
+		return provider{}, err
+	}
+	if cfg.Provider == ProviderKeyed {
+		c, err := keyed.New(keyed.Config{BaseURL: cfg.KeyedBaseURL, Token: cfg.KeyedToken, Timeout: cfg.ProviderTimeout,
+			RatePerSecond: cfg.ProviderRate, Burst: cfg.ProviderBurst, StatusMap: statuses})
+		return provider{Provider: c, refused: keyed.IsRefused, statuses: statuses}, err
+	}
+	c, err := invoicy.New(invoicy.Config{BaseURL: cfg.InvoiCyBaseURL, EmpCodigo: cfg.InvoiCyEmpCodigo, EmpPK: cfg.InvoiCyEmpPK,
+		AccessKey: cfg.InvoiCyAccessKey, Timeout: cfg.ProviderTimeout, StatusMap: statuses,
+		RatePerSecond: cfg.ProviderRate, Burst: cfg.ProviderBurst}, &http.Client{})
+	return provider{Provider: c, refused: invoicy.IsRefused, statuses: statuses}, err
+}
+
+// newReceivers returns CONSUMERS receivers for each of the two queues.
+func newReceivers(ctx context.Context, cfg Config, pool *pgxpool.Pool, statuses map[string]fiscal.Status, log *zap.Logger, reg prometheus.Registerer) ([]httpserver.Loop, error) {
+	client, err := sqsq.NewClient(ctx, cfg.AWSRegion, cfg.SQSEndpoint)
+	if err != nil {
+		return nil, err
+	}
+	billingURL, err := sqsq.QueueURL(ctx, client, cfg.BillingQueue)
+	if err != nil {
+		return nil, err
+	}
+	providerURL, err := sqsq.QueueURL(ctx, client, cfg.ProviderQueue)
+	if err != nil {
+		return nil, err
+	}
+	counter := consumer.NewCounter(reg)
+	opts := consumer.Options{Wait: cfg.ConsumerWait, Visibility: cfg.ConsumerVisibility}
+	billing := consumer.NewReceiver(client, billingURL, "billing", consumer.NewBilling(store.New(pool), log.Named("billing")).Handle,
+		log.Named("billing"), counter, opts)
+	events := consumer.NewReceiver(client, providerURL, "provider", consumer.NewProvider(pool, statuses, log.Named("provider")).Handle,
+		log.Named("provider"), counter, opts)
+	var loops []httpserver.Loop
+	for range cfg.Consumers {
+		loops = append(loops, billing.Run, events.Run)
+	}
+	return loops, nil
+}
+
+// emitConfig is the emission loop's part of cfg; Validate has checked it.
+func emitConfig(cfg Config) emit.Config {
+	summary, _ := cfg.summary()
+	return emit.Config{
+		Batch: cfg.EmitBatch, Lease: cfg.EmitLease, Poll: cfg.EmitPoll, Settle: cfg.EmitSettle,
+		Retry:   backoff.Policy{Base: cfg.EmitRetryBase, Cap: cfg.EmitRetryCap},
+		DGIPoll: backoff.Policy{Base: cfg.DGIPollBase, Cap: cfg.DGIPollCap},
+		Summary: summary, CreditNoteWait: cfg.CreditNoteWait, Blind: cfg.ProviderMode == ModeBlind,
+	}
 }

@@ -5,31 +5,67 @@ import (
 	"time"
 
 	"github.com/onceflow/onceflow/pkg/config"
+	"github.com/onceflow/onceflow/services/invoicer/internal/fiscal"
+	"github.com/onceflow/onceflow/services/invoicer/internal/invoicy"
+	"github.com/onceflow/onceflow/services/invoicer/internal/keyed"
 )
 
-// Config is the invoicer's configuration, read from the environment.
+// Provider adapters (PROVIDER).
+const (
+	// ProviderInvoiCy speaks InvoiCy's SOAP services (docs/wire-invoicy.md).
+	ProviderInvoiCy = "invoicy"
+	// ProviderKeyed speaks the generic JSON API with Idempotency-Key and a
+	// GET by key (package keyed).
+	ProviderKeyed = "keyed"
+)
+
+// Provider modes (PROVIDER_MODE).
+const (
+	// ModeLookup: the provider answers a look-up by reference; ambiguous
+	// sends are settled by looking up before any resend.
+	ModeLookup = "lookup"
+	// ModeBlind: the provider has neither look-up nor idempotency; an
+	// ambiguous send parks the document in needs_attention.
+	ModeBlind = "blind"
+)
+
+// Config is the invoicer's configuration, read from the environment. The
+// README lists every setting with its default.
 type Config struct {
 	config.Common
-	BillingQueue     string        `env:"BILLING_QUEUE" envDefault:"onceflow-billing"`
-	ConsumerWait     time.Duration `env:"CONSUMER_WAIT" envDefault:"20s"`
-	Consumers        int           `env:"CONSUMERS" envDefault:"1"`
-	InvoiCyBaseURL   string        `env:"INVOICY_BASE_URL" envDefault:"http://127.0.0.1:8092/InvoiCy"`
-	InvoiCyEmpCodigo string        `env:"INVOICY_EMP_CODIGO"`
-	InvoiCyEmpPK     string        `env:"INVOICY_EMP_PK"`
-	InvoiCyAccessKey string        `env:"INVOICY_ACCESS_KEY"`
-	InvoiCyTimeout   time.Duration `env:"INVOICY_TIMEOUT" envDefault:"15s"`
-	EmitWorkers      int           `env:"EMIT_WORKERS" envDefault:"2"`
-	EmitBatch        int           `env:"EMIT_BATCH" envDefault:"10"`
-	EmitLease        time.Duration `env:"EMIT_LEASE" envDefault:"60s"`
-	EmitPoll         time.Duration `env:"EMIT_POLL_INTERVAL" envDefault:"500ms"`
-	EmitSettle       time.Duration `env:"EMIT_SETTLE" envDefault:"2m"`
-	EmitRetryBase    time.Duration `env:"EMIT_RETRY_BASE" envDefault:"5s"`
-	EmitRetryCap     time.Duration `env:"EMIT_RETRY_CAP" envDefault:"10m"`
-	DGIPollBase      time.Duration `env:"DGI_POLL_BASE" envDefault:"60s"`
-	DGIPollCap       time.Duration `env:"DGI_POLL_CAP" envDefault:"1h"`
+	BillingQueue       string        `env:"BILLING_QUEUE" envDefault:"onceflow-billing"`
+	ProviderQueue      string        `env:"PROVIDER_EVENTS_QUEUE" envDefault:"onceflow-provider-events"`
+	ConsumerWait       time.Duration `env:"CONSUMER_WAIT" envDefault:"20s"`
+	ConsumerVisibility time.Duration `env:"CONSUMER_VISIBILITY" envDefault:"30s"`
+	Consumers          int           `env:"CONSUMERS" envDefault:"2"`
+	Provider           string        `env:"PROVIDER" envDefault:"invoicy"`
+	ProviderMode       string        `env:"PROVIDER_MODE" envDefault:"lookup"`
+	ProviderTimeout    time.Duration `env:"PROVIDER_TIMEOUT" envDefault:"15s"`
+	ProviderRate       float64       `env:"PROVIDER_RATE_LIMIT" envDefault:"10"`
+	ProviderBurst      int           `env:"PROVIDER_RATE_BURST" envDefault:"5"`
+	ProviderStatusMap  string        `env:"PROVIDER_STATUS_MAP"`
+	InvoiCyBaseURL     string        `env:"INVOICY_BASE_URL" envDefault:"http://127.0.0.1:8092/InvoiCy"`
+	InvoiCyEmpCodigo   string        `env:"INVOICY_EMP_CODIGO"`
+	InvoiCyEmpPK       string        `env:"INVOICY_EMP_PK"`
+	InvoiCyAccessKey   string        `env:"INVOICY_ACCESS_KEY"`
+	KeyedBaseURL       string        `env:"KEYED_BASE_URL" envDefault:"http://127.0.0.1:8092/api"`
+	KeyedToken         string        `env:"KEYED_TOKEN"`
+	EmitWorkers        int           `env:"EMIT_WORKERS" envDefault:"2"`
+	EmitBatch          int           `env:"EMIT_BATCH" envDefault:"10"`
+	EmitLease          time.Duration `env:"EMIT_LEASE" envDefault:"60s"`
+	EmitPoll           time.Duration `env:"EMIT_POLL_INTERVAL" envDefault:"500ms"`
+	EmitSettle         time.Duration `env:"EMIT_SETTLE" envDefault:"2m"`
+	EmitRetryBase      time.Duration `env:"EMIT_RETRY_BASE" envDefault:"5s"`
+	EmitRetryCap       time.Duration `env:"EMIT_RETRY_CAP" envDefault:"10m"`
+	DGIPollBase        time.Duration `env:"DGI_POLL_BASE" envDefault:"60s"`
+	DGIPollCap         time.Duration `env:"DGI_POLL_CAP" envDefault:"1h"`
+	SummaryPolls       int           `env:"DGI_SUMMARY_POLLS" envDefault:"48"`
+	UIThreshold        int64         `env:"UI_THRESHOLD" envDefault:"5000"`
+	UIRate             string        `env:"UI_RATE" envDefault:"6.5"`
+	CreditNoteWait     time.Duration `env:"CREDIT_NOTE_WAIT" envDefault:"72h"`
 }
 
-// Validate checks the values Load cannot.
+// Validate checks the values Load cannot; each error names its variable.
 func (c Config) Validate() error {
 	if err := c.Common.Validate(); err != nil {
 		return err
@@ -39,20 +75,50 @@ func (c Config) Validate() error {
 		msg string
 	}{
 		{c.BillingQueue == "", "BILLING_QUEUE: want a queue name or URL"},
+		{c.ProviderQueue == "", "PROVIDER_EVENTS_QUEUE: want a queue name or URL"},
 		{c.ConsumerWait < 0 || c.ConsumerWait > 20*time.Second, "CONSUMER_WAIT: want 0s to 20s"},
+		{c.ConsumerVisibility < 2*time.Second || c.ConsumerVisibility > 12*time.Hour, "CONSUMER_VISIBILITY: want 2s to 12h"},
 		{c.Consumers < 1, "CONSUMERS: want at least 1"},
+		{c.Provider != ProviderInvoiCy && c.Provider != ProviderKeyed, "PROVIDER: want invoicy or keyed"},
+		{c.ProviderMode != ModeLookup && c.ProviderMode != ModeBlind, "PROVIDER_MODE: want lookup or blind"},
+		{c.ProviderTimeout <= 0, "PROVIDER_TIMEOUT: want a positive duration"},
+		{c.ProviderRate < 0 || c.ProviderBurst < 1, "PROVIDER_RATE_LIMIT/PROVIDER_RATE_BURST: want a rate of 0 (no limit) or more and a burst of 1 or more"},
 		{c.EmitWorkers < 1, "EMIT_WORKERS: want at least 1"},
 		{c.EmitBatch < 1, "EMIT_BATCH: want at least 1"},
-		{c.EmitLease <= c.InvoiCyTimeout*2, "EMIT_LEASE: want more than twice INVOICY_TIMEOUT, so a claim outlives its provider calls"},
+		{c.EmitLease <= c.ProviderTimeout*2, "EMIT_LEASE: want more than twice PROVIDER_TIMEOUT, so a claim outlives a look-up and a send"},
 		{c.EmitPoll <= 0, "EMIT_POLL_INTERVAL: want a positive duration"},
 		{c.EmitSettle < 0, "EMIT_SETTLE: want a duration, 0s or more"},
 		{c.EmitRetryBase <= 0 || c.EmitRetryCap < c.EmitRetryBase, "EMIT_RETRY_BASE/EMIT_RETRY_CAP: want 0 < base <= cap"},
 		{c.DGIPollBase <= 0 || c.DGIPollCap < c.DGIPollBase, "DGI_POLL_BASE/DGI_POLL_CAP: want 0 < base <= cap"},
+		{c.CreditNoteWait <= 0, "CREDIT_NOTE_WAIT: want a positive duration"},
 	}
 	for _, ch := range checks {
 		if ch.bad {
 			return errors.New(ch.msg)
 		}
 	}
+	if _, err := c.statusMap(); err != nil {
+		return errors.New("PROVIDER_STATUS_MAP: " + err.Error())
+	}
+	if _, err := c.summary(); err != nil {
+		return errors.New("DGI_SUMMARY_POLLS/UI_THRESHOLD/UI_RATE: " + err.Error())
+	}
 	return nil
+}
+
+// statusMap is the provider's status mapping: PROVIDER_STATUS_MAP, or the
+// adapter's default table.
+func (c Config) statusMap() (map[string]fiscal.Status, error) {
+	switch {
+	case c.ProviderStatusMap != "":
+		return fiscal.ParseStatusMap(c.ProviderStatusMap)
+	case c.Provider == ProviderKeyed:
+		return keyed.DefaultStatusMap(), nil
+	}
+	return invoicy.DefaultStatusMap(), nil
+}
+
+// summary is the daily-summary rule the settings describe.
+func (c Config) summary() (fiscal.DailySummary, error) {
+	return fiscal.NewDailySummary(c.SummaryPolls, c.UIThreshold, c.UIRate)
 }

@@ -1,12 +1,14 @@
-// Package consumer records the fiscal documents billing events ask for. It
-// only records: a document row is inserted idempotently and the message is
-// deleted after the commit, so a redelivered event changes nothing and a
-// crash before the delete only causes a harmless redelivery.
+// Package consumer receives the invoicer's two queues: billing events, each
+// recorded as a fiscal document, and provider events, whose news about a
+// document is adopted when it moves the document forward. Both only write
+// the database: a message is deleted after its commit, so a redelivered
+// event changes nothing and a crash before the delete only causes a
+// harmless redelivery. A message that cannot be parsed stays in the queue
+// (counted) until the redrive policy moves it to the dead-letter queue.
 package consumer
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -16,143 +18,136 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
-
-	eventsv1 "github.com/onceflow/onceflow/pkg/eventspb/onceflow/events/v1"
-	"github.com/onceflow/onceflow/services/invoicer/internal/fiscal"
-	"github.com/onceflow/onceflow/services/invoicer/internal/store"
 )
 
-// Consumer long-polls the billing queue.
-type Consumer struct {
-	sqs      *sqs.Client
-	queueURL string
-	queries  *store.Queries
-	log      *zap.Logger
-	wait     time.Duration
-	recorded *prometheus.CounterVec
+// errPoison marks a message that can never be handled: it is left for the
+// dead-letter queue.
+var errPoison = errors.New("unparseable message")
+
+// Handler handles one message body. It returns the outcome (a metric
+// label) and an error when the message must stay in the queue.
+type Handler func(ctx context.Context, body string) (outcome string, err error)
+
+// Counter counts messages by queue and outcome; one is shared by every
+// receiver of a process.
+type Counter = *prometheus.CounterVec
+
+// NewCounter registers the message counter.
+func NewCounter(reg prometheus.Registerer) Counter {
+	c := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "onceflow_invoicer_messages_total",
+		Help: "Messages received by queue (billing, provider) and outcome; poison ones go to the DLQ.",
+	}, []string{"queue", "outcome"})
+	reg.MustRegister(c)
+	return c
 }
 
-// New returns a consumer of queueURL; wait is the long-poll duration (at
-// most 20 s).
-func New(c *sqs.Client, queueURL string, q *store.Queries, log *zap.Logger, reg prometheus.Registerer, wait time.Duration) *Consumer {
-	con := &Consumer{sqs: c, queueURL: queueURL, queries: q, log: log, wait: wait,
-		recorded: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "onceflow_invoicer_billing_messages_total", Help: "Billing messages by outcome (recorded, duplicate, poison, error).",
-		}, []string{"outcome"})}
-	reg.MustRegister(con.recorded)
-	return con
+// Receiver long-polls one queue and hands each message to a Handler.
+type Receiver struct {
+	sqs        *sqs.Client
+	queueURL   string
+	name       string
+	handle     Handler
+	log        *zap.Logger
+	wait       time.Duration // long-poll duration, at most 20 s
+	visibility time.Duration // how long a received batch stays hidden, renewed while it is handled
+	counter    Counter
 }
 
-// Run receives and records until ctx ends.
-func (c *Consumer) Run(ctx context.Context) error {
+// Options are a receiver's timings.
+type Options struct {
+	Wait       time.Duration // long-poll duration (at most 20 s)
+	Visibility time.Duration // visibility granted, and renewed, while a batch is handled
+}
+
+// NewReceiver returns a receiver of queueURL; name labels its metrics.
+func NewReceiver(c *sqs.Client, queueURL, name string, h Handler, log *zap.Logger, counter Counter, o Options) *Receiver {
+	return &Receiver{sqs: c, queueURL: queueURL, name: name, handle: h, log: log, wait: o.Wait, visibility: o.Visibility, counter: counter}
+}
+
+// Run receives and handles until ctx ends. A batch in hand is finished.
+func (r *Receiver) Run(ctx context.Context) error {
 	for ctx.Err() == nil {
-		out, err := c.sqs.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
-			QueueUrl: aws.String(c.queueURL), MaxNumberOfMessages: 10,
-			WaitTimeSeconds: int32(c.wait / time.Second), MessageAttributeNames: []string{"All"},
+		out, err := r.sqs.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
+			QueueUrl: aws.String(r.queueURL), MaxNumberOfMessages: 10,
+			WaitTimeSeconds: int32(r.wait / time.Second), VisibilityTimeout: int32(r.visibility / time.Second),
+			MessageAttributeNames: []string{"All"},
 		})
 		if err != nil {
 			if ctx.Err() == nil {
-				c.log.Warn("receive billing messages", zap.Error(err))
+				r.log.Warn("receive messages", zap.Error(err))
 				sleep(ctx, time.Second)
 			}
 			continue
 		}
-		c.handle(context.WithoutCancel(ctx), out.Messages)
+		if len(out.Messages) > 0 {
+			r.batch(context.WithoutCancel(ctx), out.Messages)
+		}
 	}
 	return nil
 }
 
-// handle records each message and deletes, in one batch, those recorded.
-// A message that cannot be parsed stays in the queue: after the redrive
-// policy's receive count it moves to the dead-letter queue.
-func (c *Consumer) handle(ctx context.Context, msgs []types.Message) {
+// batch handles msgs while keeping them hidden, then deletes, in one call,
+// those handled.
+func (r *Receiver) batch(ctx context.Context, msgs []types.Message) {
+	stop := r.keepHidden(ctx, msgs)
 	var done []types.DeleteMessageBatchRequestEntry
 	for i, m := range msgs {
-		outcome, err := c.record(ctx, aws.ToString(m.Body))
-		c.recorded.WithLabelValues(outcome).Inc()
+		outcome, err := r.handle(ctx, aws.ToString(m.Body))
+		r.counter.WithLabelValues(r.name, outcome).Inc()
 		if err != nil {
-			c.log.Warn("billing message not recorded", zap.String("message_id", aws.ToString(m.MessageId)), zap.String("outcome", outcome), zap.Error(err))
+			r.log.Warn("message left in the queue", zap.String("message_id", aws.ToString(m.MessageId)), zap.String("outcome", outcome), zap.Error(err))
 			continue
 		}
 		done = append(done, types.DeleteMessageBatchRequestEntry{Id: aws.String(fmt.Sprint(i)), ReceiptHandle: m.ReceiptHandle})
 	}
+	stop()
 	if len(done) == 0 {
 		return
 	}
-	out, err := c.sqs.DeleteMessageBatch(ctx, &sqs.DeleteMessageBatchInput{QueueUrl: aws.String(c.queueURL), Entries: done})
+	out, err := r.sqs.DeleteMessageBatch(ctx, &sqs.DeleteMessageBatchInput{QueueUrl: aws.String(r.queueURL), Entries: done})
 	if err != nil {
-		c.log.Warn("delete billing messages (they will be redelivered, harmlessly)", zap.Error(err))
+		r.log.Warn("delete messages (they will be redelivered, harmlessly)", zap.Error(err))
 		return
 	}
 	for _, f := range out.Failed {
-		c.log.Warn("delete billing message failed", zap.String("code", aws.ToString(f.Code)))
+		r.log.Warn("delete message failed", zap.String("code", aws.ToString(f.Code)))
 	}
 }
 
-var errPoison = errors.New("unparseable billing event")
-
-// record inserts the document a billing event asks for. It returns the
-// outcome label and an error when the message must not be deleted.
-func (c *Consumer) record(ctx context.Context, body string) (string, error) {
-	var ev eventsv1.BillingEvent
-	if err := eventsv1.Decode([]byte(body), &ev); err != nil {
-		return "poison", fmt.Errorf("%w: %v", errPoison, err)
-	}
-	params, err := Params(&ev)
-	if err != nil {
-		return "poison", fmt.Errorf("%w: %v", errPoison, err)
-	}
-	n, err := c.queries.DocumentRecord(ctx, params)
-	if err != nil {
-		return "error", fmt.Errorf("record %s: %w", ev.EventKey, err)
-	}
-	if n == 0 {
-		c.log.Info("document already recorded", zap.String("event_key", ev.EventKey))
-		return "duplicate", nil
-	}
-	c.log.Info("document recorded", zap.String("event_key", ev.EventKey), zap.String("reference", params.Reference), zap.Int32("cfe_type", params.CfeType))
-	return "recorded", nil
+// keepHidden renews the batch's visibility every half visibility period
+// until the returned stop is called, so a slow batch is not redelivered to
+// another receiver while it is still being handled.
+func (r *Receiver) keepHidden(ctx context.Context, msgs []types.Message) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(r.visibility / 2)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				r.extend(ctx, msgs)
+			}
+		}
+	}()
+	return func() { cancel(); <-done }
 }
 
-// Params turns a billing event into the document row to record: kind,
-// deterministic reference and CFE type, with the buyer and lines as JSON.
-func Params(ev *eventsv1.BillingEvent) (store.DocumentRecordParams, error) {
-	kind, ok := map[eventsv1.DocumentKind]fiscal.Kind{
-		eventsv1.DocumentKind_DOCUMENT_KIND_INVOICE:     fiscal.KindInvoice,
-		eventsv1.DocumentKind_DOCUMENT_KIND_CREDIT_NOTE: fiscal.KindCreditNote,
-	}[ev.Kind]
-	switch {
-	case !ok:
-		return store.DocumentRecordParams{}, fmt.Errorf("unknown document kind %v", ev.Kind)
-	case ev.SourceRef == "" || ev.AmountMinor <= 0 || ev.Currency == "" || ev.GetBuyer() == nil:
-		return store.DocumentRecordParams{}, errors.New("event lacks source_ref, amount, currency or buyer")
-	case (kind == fiscal.KindCreditNote) != (ev.PaymentRef != ""):
-		return store.DocumentRecordParams{}, errors.New("a credit note, and only a credit note, names its payment_ref")
+func (r *Receiver) extend(ctx context.Context, msgs []types.Message) {
+	entries := make([]types.ChangeMessageVisibilityBatchRequestEntry, len(msgs))
+	for i, m := range msgs {
+		entries[i] = types.ChangeMessageVisibilityBatchRequestEntry{Id: aws.String(fmt.Sprint(i)),
+			ReceiptHandle: m.ReceiptHandle, VisibilityTimeout: int32(r.visibility / time.Second)}
 	}
-	b := ev.GetBuyer()
-	buyer := fiscal.Buyer{DocType: b.DocType, Country: b.DocCountry, Number: b.DocNumber, Name: b.LegalName,
-		Address: b.Address, City: b.City, Department: b.Department, Email: b.Email}
-	lines := make([]fiscal.Line, 0, len(ev.Lines))
-	for _, l := range ev.Lines {
-		lines = append(lines, fiscal.Line{Description: l.Description, Quantity: l.Quantity, UnitMinor: l.UnitMinor, AmountMinor: l.AmountMinor})
+	if _, err := r.sqs.ChangeMessageVisibilityBatch(ctx, &sqs.ChangeMessageVisibilityBatchInput{
+		QueueUrl: aws.String(r.queueURL), Entries: entries,
+	}); err != nil && ctx.Err() == nil {
+		r.log.Warn("extend visibility", zap.Error(err))
 	}
-	buyerJSON, err := json.Marshal(buyer)
-	if err != nil {
-		return store.DocumentRecordParams{}, err
-	}
-	linesJSON, err := json.Marshal(lines)
-	if err != nil {
-		return store.DocumentRecordParams{}, err
-	}
-	p := store.DocumentRecordParams{
-		SourceKind: ev.SourceKind, SourceRef: ev.SourceRef, Kind: string(kind), EventKey: ev.EventKey,
-		Reference: fiscal.Reference(ev.SourceKind, ev.SourceRef, kind), CfeType: int32(fiscal.TypeFor(buyer, kind)),
-		AmountMinor: ev.AmountMinor, Currency: ev.Currency, Buyer: buyerJSON, Lines: linesJSON,
-	}
-	if kind == fiscal.KindCreditNote {
-		p.OriginalSourceRef = &ev.PaymentRef
-	}
-	return p, nil
 }
 
 func sleep(ctx context.Context, d time.Duration) {

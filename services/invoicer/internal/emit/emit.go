@@ -2,7 +2,12 @@
 // token and, for each, first asks the provider what it already holds under
 // the document's deterministic reference. Only when the provider holds
 // nothing (and any earlier ambiguous send has had time to settle) does it
-// send. Every result is saved only while the claim is still held.
+// send. Every result is saved only while the claim is still held and the
+// status is still the one claimed.
+//
+// With a provider that can neither be looked up nor deduplicates (Config.Blind)
+// nothing is looked up, and an ambiguous send parks the document in
+// needs_attention instead of risking a second document.
 package emit
 
 import (
@@ -11,6 +16,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
@@ -27,33 +33,57 @@ type Provider interface {
 
 // Config tunes the loop.
 type Config struct {
-	Batch   int           // documents claimed per round
-	Lease   time.Duration // how long a claim lasts; longer than a provider call
-	Poll    time.Duration // fallback wake-up period
-	Settle  time.Duration // wait after an ambiguous send before looking again
-	Retry   backoff.Policy
-	DGIPoll backoff.Policy // re-checks of documents pending at DGI
+	Batch          int           // documents claimed per round
+	Lease          time.Duration // how long a claim lasts; longer than a provider call
+	Poll           time.Duration // wake-up period when nothing was due
+	Settle         time.Duration // wait after an ambiguous send before looking again
+	Retry          backoff.Policy
+	DGIPoll        backoff.Policy // re-checks of documents pending at DGI
+	Summary        fiscal.DailySummary
+	CreditNoteWait time.Duration // how long a credit note may wait for its invoice
+	// Blind: the provider has neither look-up nor idempotency. Nothing is
+	// looked up and an ambiguous send goes to needs_attention.
+	Blind bool
 }
 
 // Emitter sends recorded documents to the provider exactly once.
 type Emitter struct {
+	pool     *pgxpool.Pool
 	queries  *store.Queries
 	provider Provider
 	refused  func(error) bool
-	log      *zap.Logger
-	cfg      Config
-	outcomes *prometheus.CounterVec
+	// idempotent: the provider deduplicates by reference, so a resend
+	// after an unknown outcome needs no settle window.
+	idempotent bool
+	log        *zap.Logger
+	cfg        Config
+	outcomes   *prometheus.CounterVec
+	latency    *prometheus.HistogramVec
+	fenced     prometheus.Counter
 }
 
 // New returns an emitter. refused tells a send error that proves the
 // provider did not act (safe to send again) from an ambiguous one; anything
-// it does not recognise is treated as ambiguous.
-func New(q *store.Queries, p Provider, refused func(error) bool, log *zap.Logger, reg prometheus.Registerer, cfg Config) *Emitter {
-	e := &Emitter{queries: q, provider: p, refused: refused, log: log, cfg: cfg,
+// it does not recognise is treated as ambiguous. A provider with an
+// Idempotent method that returns true deduplicates by reference, so after an
+// unknown outcome it is sent to again without waiting for the settle window.
+func New(pool *pgxpool.Pool, p Provider, refused func(error) bool, log *zap.Logger, reg prometheus.Registerer, cfg Config) *Emitter {
+	e := &Emitter{pool: pool, queries: store.New(pool), provider: p, refused: refused, log: log, cfg: cfg,
 		outcomes: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "onceflow_invoicer_emission_outcomes_total", Help: "Emission attempts by outcome.",
-		}, []string{"outcome"})}
-	reg.MustRegister(e.outcomes)
+		}, []string{"outcome"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "onceflow_invoicer_provider_call_seconds", Help: "Provider call latency by operation (lookup, emit, status) and result.",
+			Buckets: prometheus.ExponentialBuckets(0.01, 2, 12),
+		}, []string{"operation", "result"}),
+		fenced: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "onceflow_invoicer_results_refused_total", Help: "Attempt results refused because the lease or status changed meanwhile.",
+		}),
+	}
+	if i, ok := p.(interface{ Idempotent() bool }); ok {
+		e.idempotent = i.Idempotent()
+	}
+	reg.MustRegister(e.outcomes, e.latency, e.fenced)
 	return e
 }
 
@@ -92,7 +122,13 @@ func (e *Emitter) Round(ctx context.Context) (int, error) {
 		if ctx.Err() != nil {
 			break
 		}
-		res := e.work(inHand, d)
+		// Each document gets a full lease from the moment work on it starts,
+		// however long the earlier ones in the batch took.
+		if n, err := e.queries.DocumentRenewLease(inHand, e.cfg.Lease.Seconds(), d.ID, &token); err != nil || n == 0 {
+			e.log.Warn("claim lost before work started", zap.Int64("document", d.ID), zap.Error(err))
+			continue
+		}
+		res := e.work(inHand, d, token)
 		e.outcomes.WithLabelValues(res.outcome).Inc()
 		e.save(inHand, d, token, res)
 	}

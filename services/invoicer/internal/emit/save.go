@@ -2,20 +2,55 @@ package emit
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"time"
 
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"go.uber.org/zap"
 
-	"github.com/google/uuid"
-
+	"github.com/onceflow/onceflow/services/invoicer/internal/fiscal"
+	"github.com/onceflow/onceflow/services/invoicer/internal/notify"
 	"github.com/onceflow/onceflow/services/invoicer/internal/store"
 )
 
-// save writes r for d only if the claim token still holds; a late result
-// from a worker whose lease expired is refused and logged.
+// errFenced means a result was not saved: the lease expired and another
+// worker took the document, or its status changed meanwhile.
+var errFenced = errors.New("lease or status changed meanwhile")
+
+// save writes r for d, with its notification, only if the claim token and
+// the claimed status still hold; a late result is refused and logged.
 func (e *Emitter) save(ctx context.Context, d store.InvoicerFiscalDocument, token uuid.UUID, r result) {
+	p := saveParams(d, token, r)
+	log := e.log.With(zap.Int64("document", d.ID), zap.String("reference", d.Reference), zap.String("outcome", r.outcome), zap.String("status", string(r.status)))
+	err := pgx.BeginFunc(ctx, e.pool, func(tx pgx.Tx) error {
+		n, err := e.queries.WithTx(tx).DocumentSaveResult(ctx, p)
+		if err != nil {
+			return fmt.Errorf("save emission result: %w", err)
+		}
+		if n == 0 {
+			return errFenced
+		}
+		if r.status == fiscal.Status(d.Status) {
+			return nil
+		}
+		return notify.Insert(ctx, tx, d, notify.Change{Status: r.status, Series: deref(p.ProviderSeries), Number: deref(p.ProviderNumber), Reason: r.attention})
+	})
+	switch {
+	case errors.Is(err, errFenced):
+		e.fenced.Inc()
+		log.Warn("emission result refused: the lease was lost or the status changed meanwhile")
+	case err != nil:
+		log.Error("save emission result", zap.Error(err))
+	default:
+		log.Info("emission attempt", zap.String("last_error", r.lastError))
+	}
+}
+
+func saveParams(d store.InvoicerFiscalDocument, token uuid.UUID, r result) store.DocumentSaveResultParams {
 	p := store.DocumentSaveResultParams{
-		ID: d.ID, LeaseToken: &token, Status: string(r.status), UnknownSince: r.unknownSince,
+		ID: d.ID, LeaseToken: &token, ClaimedStatus: d.Status, Status: string(r.status), UnknownSince: r.unknownSince,
 		DueAt: time.Now().Add(r.after), DgiPolls: r.dgiPolls, LastError: optional(r.lastError), AttentionReason: optional(r.attention),
 		ProviderSeries: d.ProviderSeries, ProviderNumber: d.ProviderNumber, ProviderStatus: d.ProviderStatus,
 		ProviderCae: d.ProviderCae, ProviderSecurityCode: d.ProviderSecurityCode, ProviderUrl: d.ProviderUrl, IssueDate: d.IssueDate,
@@ -27,26 +62,51 @@ func (e *Emitter) save(ctx context.Context, d store.InvoicerFiscalDocument, toke
 			p.IssueDate = &h.IssueDate
 		}
 	}
-	log := e.log.With(zap.Int64("document", d.ID), zap.String("reference", d.Reference), zap.String("outcome", r.outcome), zap.String("status", string(r.status)))
-	n, err := e.queries.DocumentSaveResult(ctx, p)
-	switch {
-	case err != nil:
-		log.Error("save emission result", zap.Error(err))
-	case n == 0:
-		log.Warn("emission result refused: the lease was lost to another worker")
-	default:
-		log.Info("emission attempt", zap.String("last_error", r.lastError))
-	}
+	return p
 }
 
-// attempt records one provider call.
-func (e *Emitter) attempt(ctx context.Context, id int64, op string, start time.Time, err error) {
-	outcome, msg := "ok", (*string)(nil)
+// lookup asks the provider what it holds under ref. The call is recorded as
+// "status" for a document already pending at DGI and "lookup" otherwise.
+func (e *Emitter) lookup(ctx context.Context, d store.InvoicerFiscalDocument, ref string) ([]fiscal.Held, error) {
+	op := "lookup"
+	if d.Status == string(fiscal.StatusPendingDGI) {
+		op = "status"
+	}
+	start := time.Now()
+	held, err := e.provider.Lookup(ctx, ref)
+	e.attempt(ctx, d.ID, op, start, found(len(held)), err)
+	return held, err
+}
+
+// found names how many documents a look-up returned, for the attempt log.
+func found(n int) string {
+	switch n {
+	case 0:
+		return "none"
+	case 1:
+		return "one"
+	}
+	return "several"
+}
+
+// attempt records one provider call with its outcome and latency. A failed
+// call's outcome is "refused" when the provider surely did not act,
+// "ambiguous" for a send that it may have acted on, "error" otherwise.
+func (e *Emitter) attempt(ctx context.Context, id int64, op string, start time.Time, outcome string, err error) {
+	elapsed := time.Since(start)
+	var msg *string
 	if err != nil {
 		outcome, msg = "error", optional(err.Error())
+		switch {
+		case e.refused(err):
+			outcome = "refused"
+		case op == "emit" && !errors.Is(err, fiscal.ErrInvalidDocument):
+			outcome = "ambiguous"
+		}
 	}
+	e.latency.WithLabelValues(op, outcome).Observe(elapsed.Seconds())
 	if err := e.queries.AttemptInsert(ctx, store.AttemptInsertParams{
-		DocumentID: id, Operation: op, Outcome: outcome, Error: msg, LatencyMs: int32(time.Since(start).Milliseconds()),
+		DocumentID: id, Operation: op, Outcome: outcome, Error: msg, LatencyMs: int32(elapsed.Milliseconds()),
 	}); err != nil {
 		e.log.Warn("record emission attempt", zap.Int64("document", id), zap.Error(err))
 	}

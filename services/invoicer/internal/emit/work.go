@@ -2,12 +2,11 @@ package emit
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
 
-	"github.com/jackc/pgx/v5"
+	"github.com/google/uuid"
 
 	"github.com/onceflow/onceflow/services/invoicer/internal/fiscal"
 	"github.com/onceflow/onceflow/services/invoicer/internal/store"
@@ -25,69 +24,115 @@ type result struct {
 	attention    string
 }
 
-// work runs one attempt for d: look up, then adopt, flag, wait or send.
-func (e *Emitter) work(ctx context.Context, d store.InvoicerFiscalDocument) result {
-	doc, wait, err := e.document(ctx, d)
-	if err != nil {
+// work runs one attempt for d, claimed with token: look up, then adopt,
+// flag, wait or send.
+func (e *Emitter) work(ctx context.Context, d store.InvoicerFiscalDocument, token uuid.UUID) result {
+	doc, hold, err := e.document(ctx, d)
+	switch {
+	case err != nil:
 		return e.retry(d, "build_failed", err)
-	}
-	if wait != "" {
-		return result{outcome: "waiting_for_invoice", status: fiscal.Status(d.Status), after: e.cfg.Retry.Delay(int(d.Attempts)), unknownSince: d.UnknownSince, dgiPolls: d.DgiPolls, lastError: wait}
+	case hold.attention != "":
+		return e.attention(d, "credit_note_blocked", hold.attention)
+	case hold.wait != "":
+		r := e.retry(d, "waiting_for_invoice", errors.New(hold.wait))
+		r.after = e.cfg.Retry.Ceiling(int(d.Attempts))
+		return r
+	case e.cfg.Blind:
+		return e.blind(ctx, d, doc, token)
 	}
 	held, err := e.lookup(ctx, d, doc.Reference)
 	if err != nil {
 		return e.retry(d, "lookup_failed", err)
 	}
 	verdict, match, reason := fiscal.Classify(doc, held)
-	switch verdict {
-	case fiscal.VerdictAdopt:
-		return e.adopt(d, match)
-	case fiscal.VerdictConflict:
-		return result{outcome: "needs_attention", status: fiscal.StatusNeedsAttention, attention: reason, unknownSince: d.UnknownSince}
-	}
-	if d.UnknownSince != nil && time.Since(*d.UnknownSince) < e.cfg.Settle {
+	switch {
+	case verdict == fiscal.VerdictAdopt:
+		return e.adopt(d, match, "adopted")
+	case verdict == fiscal.VerdictConflict:
+		return e.attention(d, "conflict", reason)
+	case d.Status == string(fiscal.StatusPendingDGI):
+		return e.attention(d, "lost", "the provider no longer lists document "+d.Reference+" it reported pending at DGI")
+	case d.UnknownSince != nil && !e.idempotent && time.Since(*d.UnknownSince) < e.cfg.Settle:
 		return result{outcome: "settling", status: fiscal.StatusUnknown, unknownSince: d.UnknownSince,
-			after: time.Until(d.UnknownSince.Add(e.cfg.Settle))}
+			after: time.Until(d.UnknownSince.Add(e.cfg.Settle)), lastError: deref(d.LastError)}
 	}
-	return e.send(ctx, d, doc)
+	return e.send(ctx, d, doc, token)
+}
+
+// blind works a document for a provider without look-up: a document pending
+// at DGI is only counted (its news comes through provider events), anything
+// else is sent once.
+func (e *Emitter) blind(ctx context.Context, d store.InvoicerFiscalDocument, doc fiscal.Document, token uuid.UUID) result {
+	switch fiscal.Status(d.Status) {
+	case fiscal.StatusPendingDGI:
+		return e.pending(d, result{outcome: "awaiting_provider_event", dgiPolls: d.DgiPolls})
+	case fiscal.StatusUnknown:
+		return e.attention(d, "ambiguous", "an earlier send had an unknown outcome and the provider cannot be looked up")
+	}
+	if d.UnknownSince != nil {
+		return e.attention(d, "ambiguous", "a worker stopped during a send and the provider cannot be looked up")
+	}
+	return e.send(ctx, d, doc, token)
 }
 
 // adopt takes the provider's state as ours; a document still pending at DGI
 // is looked at again with a growing interval.
-func (e *Emitter) adopt(d store.InvoicerFiscalDocument, h fiscal.Held) result {
-	r := result{outcome: "adopted", status: h.Status, held: &h, dgiPolls: d.DgiPolls}
-	if h.Status == fiscal.StatusPendingDGI || h.Status == fiscal.StatusUnknown || h.Status == "" {
-		r.status = fiscal.StatusPendingDGI
-		r.dgiPolls = d.DgiPolls + 1
-		r.after = e.cfg.DGIPoll.Ceiling(int(r.dgiPolls))
+func (e *Emitter) adopt(d store.InvoicerFiscalDocument, h fiscal.Held, outcome string) result {
+	r := result{outcome: outcome, status: h.Status, held: &h, dgiPolls: d.DgiPolls}
+	if h.Status.Final() {
+		return r
 	}
+	return e.pending(d, r)
+}
+
+// pending keeps r's document pending at DGI, to be checked again with
+// backoff, unless the daily-summary rule now considers it issued.
+func (e *Emitter) pending(d store.InvoicerFiscalDocument, r result) result {
+	r.status = fiscal.StatusPendingDGI
+	r.dgiPolls = d.DgiPolls + 1
+	if e.cfg.Summary.Due(r.dgiPolls, fiscal.CFEType(d.CfeType), d.Currency, d.AmountMinor) {
+		r.status, r.outcome = fiscal.StatusIssued, "issued_daily_summary"
+		return r
+	}
+	r.after = e.cfg.DGIPoll.Ceiling(int(r.dgiPolls))
 	return r
 }
 
-func (e *Emitter) send(ctx context.Context, d store.InvoicerFiscalDocument, doc fiscal.Document) result {
+// send emits doc and classifies the answer. It first records that a send
+// may be in flight, so a worker that dies before saving the outcome leaves
+// the document looking unknown, never unsent.
+func (e *Emitter) send(ctx context.Context, d store.InvoicerFiscalDocument, doc fiscal.Document, token uuid.UUID) result {
+	n, err := e.queries.DocumentMarkSending(ctx, d.ID, &token, d.Status)
+	switch {
+	case err != nil:
+		return e.retry(d, "mark_failed", fmt.Errorf("mark sending: %w", err))
+	case n == 0:
+		return e.retry(d, "claim_lost", errors.New("claim lost before sending"))
+	}
 	start := time.Now()
-	h, err := e.provider.Emit(ctx, doc)
-	e.attempt(ctx, d.ID, "emit", start, err)
+	held, err := e.provider.Emit(ctx, doc)
+	e.attempt(ctx, d.ID, "emit", start, string(held.Status), err)
 	switch {
 	case err == nil:
-		r := e.adopt(d, h)
-		r.outcome = "sent"
-		return r
+		return e.adopt(d, held, "sent")
 	case errors.Is(err, fiscal.ErrInvalidDocument):
-		return result{outcome: "invalid", status: fiscal.StatusNeedsAttention, attention: err.Error()}
+		return e.attention(d, "invalid", err.Error())
 	case e.refused(err):
 		return e.retry(d, "refused", err)
-	default:
-		now := time.Now()
-		return result{outcome: "unknown", status: fiscal.StatusUnknown, unknownSince: &now, after: e.cfg.Settle, lastError: err.Error()}
+	case e.cfg.Blind:
+		return e.attention(d, "ambiguous", "send outcome unknown and the provider can neither be looked up nor deduplicate: "+err.Error())
 	}
+	now, after := time.Now(), e.cfg.Settle
+	if e.idempotent {
+		after = e.cfg.Retry.Delay(int(d.Attempts))
+	}
+	return result{outcome: "unknown", status: fiscal.StatusUnknown, unknownSince: &now, after: after, lastError: err.Error()}
 }
 
-func (e *Emitter) lookup(ctx context.Context, d store.InvoicerFiscalDocument, ref string) ([]fiscal.Held, error) {
-	start := time.Now()
-	held, err := e.provider.Lookup(ctx, ref)
-	e.attempt(ctx, d.ID, "lookup", start, err)
-	return held, err
+// attention parks d for an operator.
+func (e *Emitter) attention(d store.InvoicerFiscalDocument, outcome, reason string) result {
+	return result{outcome: outcome, status: fiscal.StatusNeedsAttention, attention: reason,
+		unknownSince: d.UnknownSince, dgiPolls: d.DgiPolls, lastError: deref(d.LastError)}
 }
 
 // retry keeps the document's status and tries again after a backoff.
@@ -95,41 +140,6 @@ func (e *Emitter) retry(d store.InvoicerFiscalDocument, outcome string, err erro
 	return result{outcome: outcome, status: fiscal.Status(d.Status), after: e.cfg.Retry.Delay(int(d.Attempts)),
 		unknownSince: d.UnknownSince, dgiPolls: d.DgiPolls, lastError: err.Error()}
 }
-
-// document rebuilds what is sent from the row. A credit note needs its
-// invoice authorized first, since it references the invoice's series and
-// number; until then wait names what it waits for.
-func (e *Emitter) document(ctx context.Context, d store.InvoicerFiscalDocument) (doc fiscal.Document, wait string, err error) {
-	doc = fiscal.Document{
-		Reference: d.Reference, Type: fiscal.CFEType(d.CfeType), IssueDate: time.Now().In(uruguay), Currency: d.Currency,
-		TotalMinor: d.AmountMinor, Addendum: fiscal.Addendum(d.SourceKind, d.SourceRef, fiscal.Kind(d.Kind)),
-	}
-	if err := json.Unmarshal(d.Buyer, &doc.Buyer); err != nil {
-		return doc, "", fmt.Errorf("buyer of document %d: %w", d.ID, err)
-	}
-	if err := json.Unmarshal(d.Lines, &doc.Lines); err != nil {
-		return doc, "", fmt.Errorf("lines of document %d: %w", d.ID, err)
-	}
-	if d.OriginalSourceRef == nil {
-		return doc, "", nil
-	}
-	inv, err := e.queries.DocumentGetInvoiceOf(ctx, *d.OriginalSourceRef)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return doc, "invoice of payment " + *d.OriginalSourceRef + " not recorded yet", nil
-	}
-	if err != nil {
-		return doc, "", fmt.Errorf("invoice of document %d: %w", d.ID, err)
-	}
-	if s := fiscal.Status(inv.Status); s != fiscal.StatusAuthorized && s != fiscal.StatusIssued {
-		return doc, "invoice " + inv.Reference + " is " + inv.Status + ", not authorized yet", nil
-	}
-	doc.Original = &fiscal.OriginalRef{Type: fiscal.CFEType(inv.CfeType), Series: deref(inv.ProviderSeries), Number: deref(inv.ProviderNumber), Date: deref(inv.IssueDate)}
-	return doc, "", nil
-}
-
-// uruguay is the issuer's time zone (UTC-3, no daylight saving since 2015):
-// a document is dated by the Montevideo calendar, not the server's.
-var uruguay = time.FixedZone("UYT", -3*60*60)
 
 func deref[T any](p *T) T {
 	var zero T

@@ -31,6 +31,7 @@ func TestNewValidates(t *testing.T) {
 		{"no AccessKey", func(c *Config) { c.AccessKey = "" }, "AccessKey"},
 		{"negative timeout", func(c *Config) { c.Timeout = -time.Second }, "Timeout"},
 		{"empty status", func(c *Config) { c.StatusMap = map[string]fiscal.Status{"5": ""} }, "StatusMap"},
+		{"negative rate", func(c *Config) { c.RatePerSecond = -1 }, "RatePerSecond"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -275,5 +276,26 @@ func TestListPeriod(t *testing.T) {
 	}
 	if f.count() != 1 {
 		t.Errorf("%d requests, want 1", f.count())
+	}
+}
+
+func TestRateLimitSpacesCalls(t *testing.T) {
+	t.Parallel()
+	f, srv := newFake(t, func(testing.TB, string, string) (int, string) {
+		return http.StatusOK, retornoXML("ConsultaCFERetorno", 0)
+	})
+	c, err := New(Config{BaseURL: srv.URL, EmpCodigo: testEmpCodigo, EmpPK: testEmpPK, AccessKey: testAccessKey, RatePerSecond: 1, Burst: 1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	if _, err := c.Lookup(ctx, "123"); err != nil {
+		t.Fatalf("first look-up: %v", err)
+	}
+	// The second call would need a token a second later than the deadline
+	// allows: it is refused without reaching the provider.
+	if _, err := c.Lookup(ctx, "123"); !IsRefused(err) || f.count() != 1 {
+		t.Fatalf("second look-up: %v after %d calls; want refused with one call made", err, f.count())
 	}
 }

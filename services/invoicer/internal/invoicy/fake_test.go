@@ -75,15 +75,6 @@ func (f *fakeInvoiCy) count() int {
 	return len(f.requests)
 }
 
-func (f *fakeInvoiCy) last() string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if len(f.requests) == 0 {
-		return ""
-	}
-	return f.requests[len(f.requests)-1]
-}
-
 // soapParam returns the unescaped text of the parameter element.
 func soapParam(tb testing.TB, envelope []byte, param string) string {
 	tb.Helper()

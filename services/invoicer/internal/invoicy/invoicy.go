@@ -21,6 +21,8 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/time/rate"
+
 	"github.com/onceflow/onceflow/services/invoicer/internal/fiscal"
 )
 
@@ -64,6 +66,11 @@ type Config struct {
 	// StatusMap maps CFEStatus codes to fiscal states; nil means
 	// DefaultStatusMap. Codes missing from the map become StatusUnknown.
 	StatusMap map[string]fiscal.Status
+	// RatePerSecond bounds the calls made to InvoiCy (every operation
+	// together), with bursts of up to Burst calls; zero means no limit.
+	RatePerSecond float64
+	// Burst is the limiter's bucket size; zero means 1.
+	Burst int
 }
 
 // DefaultStatusMap returns the CFEStatus mapping of the wire contract:
@@ -90,6 +97,7 @@ type Client struct {
 	timeout   time.Duration
 	statuses  map[string]fiscal.Status
 	hc        *http.Client
+	limiter   *rate.Limiter
 }
 
 // New validates cfg and returns a Client that sends through a copy of hc
@@ -106,6 +114,10 @@ func New(cfg Config, hc *http.Client) (*Client, error) {
 		accessKey: cfg.AccessKey,
 		timeout:   cfg.Timeout,
 		statuses:  DefaultStatusMap(),
+		limiter:   rate.NewLimiter(rate.Inf, 1),
+	}
+	if cfg.RatePerSecond > 0 {
+		c.limiter = rate.NewLimiter(rate.Limit(cfg.RatePerSecond), max(cfg.Burst, 1))
 	}
 	if c.timeout == 0 {
 		c.timeout = DefaultTimeout
@@ -142,6 +154,8 @@ func (cfg Config) validate() error {
 		return errors.New("AccessKey is required")
 	case cfg.Timeout < 0:
 		return fmt.Errorf("Timeout %s must not be negative", cfg.Timeout)
+	case cfg.RatePerSecond < 0 || cfg.Burst < 0:
+		return errors.New("RatePerSecond and Burst must not be negative")
 	}
 	for code, s := range cfg.StatusMap {
 		if strings.TrimSpace(code) == "" || s == "" {

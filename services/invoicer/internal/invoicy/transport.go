@@ -63,8 +63,13 @@ func (c *Client) call(ctx context.Context, op operation, payload []byte) (retorn
 	if err != nil {
 		return retorno{}, fmt.Errorf("%w: %w", ErrRefused, err)
 	}
+	// The timeout covers the wait for the rate limiter too, so a call never
+	// outlasts it and a claim that outlives two calls stays valid.
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
+	if err := c.limiter.Wait(ctx); err != nil {
+		return retorno{}, fmt.Errorf("%w: rate limit: %w", ErrRefused, err)
+	}
 	// sent turns true once request bytes may have left this process; before
 	// that, any failure (dial, TLS, a context already done) is a refusal.
 	var sent atomic.Bool

@@ -33,3 +33,35 @@ func (q *Queries) AttemptInsert(ctx context.Context, arg AttemptInsertParams) er
 	)
 	return err
 }
+
+const attemptListByDocument = `-- name: AttemptListByDocument :many
+SELECT id, document_id, operation, outcome, error, latency_ms, created_at FROM invoicer.emission_attempts WHERE document_id = $1 ORDER BY id
+`
+
+func (q *Queries) AttemptListByDocument(ctx context.Context, documentID int64) ([]InvoicerEmissionAttempt, error) {
+	rows, err := q.db.Query(ctx, attemptListByDocument, documentID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []InvoicerEmissionAttempt{}
+	for rows.Next() {
+		var i InvoicerEmissionAttempt
+		if err := rows.Scan(
+			&i.ID,
+			&i.DocumentID,
+			&i.Operation,
+			&i.Outcome,
+			&i.Error,
+			&i.LatencyMs,
+			&i.CreatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}

@@ -12,6 +12,54 @@ import (
 	"github.com/google/uuid"
 )
 
+const documentAdoptStatus = `-- name: DocumentAdoptStatus :execrows
+UPDATE invoicer.fiscal_documents
+SET status = $1, provider_status = coalesce($2, provider_status),
+    provider_series = coalesce($3, provider_series),
+    provider_number = coalesce($4, provider_number),
+    provider_cae = coalesce($5, provider_cae),
+    provider_security_code = coalesce($6, provider_security_code),
+    provider_url = coalesce($7, provider_url),
+    issue_date = coalesce($8, issue_date),
+    attention_reason = NULL, lease_token = NULL, lease_expires_at = NULL, due_at = now(), updated_at = now()
+WHERE id = $9 AND status = $10
+`
+
+type DocumentAdoptStatusParams struct {
+	Status               string
+	ProviderStatus       *string
+	ProviderSeries       *string
+	ProviderNumber       *int64
+	ProviderCae          *string
+	ProviderSecurityCode *string
+	ProviderUrl          *string
+	IssueDate            *time.Time
+	ID                   int64
+	FromStatus           string
+}
+
+// Moves a document forward to the provider's status (from a provider event
+// or an operator), only if its status is still @from_status; any lease is
+// void from then on.
+func (q *Queries) DocumentAdoptStatus(ctx context.Context, arg DocumentAdoptStatusParams) (int64, error) {
+	result, err := q.db.Exec(ctx, documentAdoptStatus,
+		arg.Status,
+		arg.ProviderStatus,
+		arg.ProviderSeries,
+		arg.ProviderNumber,
+		arg.ProviderCae,
+		arg.ProviderSecurityCode,
+		arg.ProviderUrl,
+		arg.IssueDate,
+		arg.ID,
+		arg.FromStatus,
+	)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const documentClaimDue = `-- name: DocumentClaimDue :many
 UPDATE invoicer.fiscal_documents d
 SET lease_token = $1, lease_expires_at = now() + make_interval(secs => $2::float8),
@@ -108,6 +156,124 @@ func (q *Queries) DocumentCountByStatus(ctx context.Context) ([]DocumentCountByS
 	return items, nil
 }
 
+const documentCreditedUpTo = `-- name: DocumentCreditedUpTo :one
+SELECT coalesce(sum(amount_minor), 0)::bigint FROM invoicer.fiscal_documents
+WHERE kind = 'credit_note' AND original_source_ref = $1 AND id <= $2
+  AND status NOT IN ('rejected', 'voided')
+`
+
+// The amount credited on a payment by its credit notes recorded up to and
+// including document @id, leaving out rejected and voided ones.
+func (q *Queries) DocumentCreditedUpTo(ctx context.Context, paymentRef *string, iD int64) (int64, error) {
+	row := q.db.QueryRow(ctx, documentCreditedUpTo, paymentRef, iD)
+	var column_1 int64
+	err := row.Scan(&column_1)
+	return column_1, err
+}
+
+const documentDueStats = `-- name: DocumentDueStats :one
+SELECT count(*)::bigint AS due, coalesce(min(due_at), now())::timestamptz AS oldest_due_at
+FROM invoicer.fiscal_documents
+WHERE status IN ('pending', 'unknown', 'pending_dgi') AND due_at <= now()
+`
+
+type DocumentDueStatsRow struct {
+	Due         int64
+	OldestDueAt time.Time
+}
+
+// How many documents are due for an attempt and since when the oldest is.
+func (q *Queries) DocumentDueStats(ctx context.Context) (DocumentDueStatsRow, error) {
+	row := q.db.QueryRow(ctx, documentDueStats)
+	var i DocumentDueStatsRow
+	err := row.Scan(&i.Due, &i.OldestDueAt)
+	return i, err
+}
+
+const documentGet = `-- name: DocumentGet :one
+SELECT id, source_kind, source_ref, kind, event_key, reference, cfe_type, status, amount_minor, currency, buyer, lines, original_source_ref, provider_series, provider_number, provider_status, provider_cae, provider_security_code, provider_url, issue_date, attempts, unknown_since, lease_token, lease_expires_at, due_at, dgi_polls, last_error, attention_reason, created_at, updated_at FROM invoicer.fiscal_documents WHERE id = $1
+`
+
+func (q *Queries) DocumentGet(ctx context.Context, id int64) (InvoicerFiscalDocument, error) {
+	row := q.db.QueryRow(ctx, documentGet, id)
+	var i InvoicerFiscalDocument
+	err := row.Scan(
+		&i.ID,
+		&i.SourceKind,
+		&i.SourceRef,
+		&i.Kind,
+		&i.EventKey,
+		&i.Reference,
+		&i.CfeType,
+		&i.Status,
+		&i.AmountMinor,
+		&i.Currency,
+		&i.Buyer,
+		&i.Lines,
+		&i.OriginalSourceRef,
+		&i.ProviderSeries,
+		&i.ProviderNumber,
+		&i.ProviderStatus,
+		&i.ProviderCae,
+		&i.ProviderSecurityCode,
+		&i.ProviderUrl,
+		&i.IssueDate,
+		&i.Attempts,
+		&i.UnknownSince,
+		&i.LeaseToken,
+		&i.LeaseExpiresAt,
+		&i.DueAt,
+		&i.DgiPolls,
+		&i.LastError,
+		&i.AttentionReason,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
+const documentGetByReference = `-- name: DocumentGetByReference :one
+SELECT id, source_kind, source_ref, kind, event_key, reference, cfe_type, status, amount_minor, currency, buyer, lines, original_source_ref, provider_series, provider_number, provider_status, provider_cae, provider_security_code, provider_url, issue_date, attempts, unknown_since, lease_token, lease_expires_at, due_at, dgi_polls, last_error, attention_reason, created_at, updated_at FROM invoicer.fiscal_documents WHERE reference = $1
+`
+
+func (q *Queries) DocumentGetByReference(ctx context.Context, reference string) (InvoicerFiscalDocument, error) {
+	row := q.db.QueryRow(ctx, documentGetByReference, reference)
+	var i InvoicerFiscalDocument
+	err := row.Scan(
+		&i.ID,
+		&i.SourceKind,
+		&i.SourceRef,
+		&i.Kind,
+		&i.EventKey,
+		&i.Reference,
+		&i.CfeType,
+		&i.Status,
+		&i.AmountMinor,
+		&i.Currency,
+		&i.Buyer,
+		&i.Lines,
+		&i.OriginalSourceRef,
+		&i.ProviderSeries,
+		&i.ProviderNumber,
+		&i.ProviderStatus,
+		&i.ProviderCae,
+		&i.ProviderSecurityCode,
+		&i.ProviderUrl,
+		&i.IssueDate,
+		&i.Attempts,
+		&i.UnknownSince,
+		&i.LeaseToken,
+		&i.LeaseExpiresAt,
+		&i.DueAt,
+		&i.DgiPolls,
+		&i.LastError,
+		&i.AttentionReason,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
 const documentGetInvoiceOf = `-- name: DocumentGetInvoiceOf :one
 SELECT id, source_kind, source_ref, kind, event_key, reference, cfe_type, status, amount_minor, currency, buyer, lines, original_source_ref, provider_series, provider_number, provider_status, provider_cae, provider_security_code, provider_url, issue_date, attempts, unknown_since, lease_token, lease_expires_at, due_at, dgi_polls, last_error, attention_reason, created_at, updated_at FROM invoicer.fiscal_documents
 WHERE source_kind = 'payment' AND source_ref = $1 AND kind = 'invoice'
@@ -150,6 +316,96 @@ func (q *Queries) DocumentGetInvoiceOf(ctx context.Context, paymentRef string) (
 		&i.UpdatedAt,
 	)
 	return i, err
+}
+
+const documentList = `-- name: DocumentList :many
+SELECT id, source_kind, source_ref, kind, event_key, reference, cfe_type, status, amount_minor, currency, buyer, lines, original_source_ref, provider_series, provider_number, provider_status, provider_cae, provider_security_code, provider_url, issue_date, attempts, unknown_since, lease_token, lease_expires_at, due_at, dgi_polls, last_error, attention_reason, created_at, updated_at FROM invoicer.fiscal_documents
+WHERE ($1::text IS NULL OR status = $1) AND ($2::bigint = 0 OR id < $2)
+ORDER BY id DESC
+LIMIT $3
+`
+
+// One page of documents, newest first, optionally of one status.
+func (q *Queries) DocumentList(ctx context.Context, status *string, beforeID int64, maxRows int32) ([]InvoicerFiscalDocument, error) {
+	rows, err := q.db.Query(ctx, documentList, status, beforeID, maxRows)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []InvoicerFiscalDocument{}
+	for rows.Next() {
+		var i InvoicerFiscalDocument
+		if err := rows.Scan(
+			&i.ID,
+			&i.SourceKind,
+			&i.SourceRef,
+			&i.Kind,
+			&i.EventKey,
+			&i.Reference,
+			&i.CfeType,
+			&i.Status,
+			&i.AmountMinor,
+			&i.Currency,
+			&i.Buyer,
+			&i.Lines,
+			&i.OriginalSourceRef,
+			&i.ProviderSeries,
+			&i.ProviderNumber,
+			&i.ProviderStatus,
+			&i.ProviderCae,
+			&i.ProviderSecurityCode,
+			&i.ProviderUrl,
+			&i.IssueDate,
+			&i.Attempts,
+			&i.UnknownSince,
+			&i.LeaseToken,
+			&i.LeaseExpiresAt,
+			&i.DueAt,
+			&i.DgiPolls,
+			&i.LastError,
+			&i.AttentionReason,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const documentMakeDue = `-- name: DocumentMakeDue :execrows
+UPDATE invoicer.fiscal_documents SET due_at = now(), updated_at = now()
+WHERE id = $1 AND status = $2
+`
+
+// Asks the emission loop to look at a document now (a provider event said
+// something about it), if it is still @from_status.
+func (q *Queries) DocumentMakeDue(ctx context.Context, iD int64, fromStatus string) (int64, error) {
+	result, err := q.db.Exec(ctx, documentMakeDue, iD, fromStatus)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const documentMarkSending = `-- name: DocumentMarkSending :execrows
+UPDATE invoicer.fiscal_documents SET unknown_since = now(), updated_at = now()
+WHERE id = $1 AND lease_token = $2 AND status = $3
+`
+
+// Records, just before a send, that one may be in flight: should the worker
+// die before saving the outcome, the next attempt treats the send as
+// unknown and waits the settle window before any resend.
+func (q *Queries) DocumentMarkSending(ctx context.Context, iD int64, leaseToken *uuid.UUID, claimedStatus string) (int64, error) {
+	result, err := q.db.Exec(ctx, documentMarkSending, iD, leaseToken, claimedStatus)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }
 
 const documentRecord = `-- name: DocumentRecord :execrows
@@ -197,6 +453,40 @@ func (q *Queries) DocumentRecord(ctx context.Context, arg DocumentRecordParams) 
 	return result.RowsAffected(), nil
 }
 
+const documentRenewLease = `-- name: DocumentRenewLease :execrows
+UPDATE invoicer.fiscal_documents
+SET lease_expires_at = now() + make_interval(secs => $1::float8)
+WHERE id = $2 AND lease_token = $3
+`
+
+// Gives a claimed document a full lease again just before a worker starts
+// on it; 0 rows means the claim was lost.
+func (q *Queries) DocumentRenewLease(ctx context.Context, leaseSeconds float64, iD int64, leaseToken *uuid.UUID) (int64, error) {
+	result, err := q.db.Exec(ctx, documentRenewLease, leaseSeconds, iD, leaseToken)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const documentRetry = `-- name: DocumentRetry :execrows
+UPDATE invoicer.fiscal_documents
+SET status = 'pending', due_at = now(), attention_reason = NULL, last_error = NULL, unknown_since = NULL,
+    lease_token = NULL, lease_expires_at = NULL, updated_at = now()
+WHERE id = $1 AND status = 'needs_attention'
+`
+
+// Puts a parked document back in the emission loop as never sent: the
+// operator has checked the provider. With look-up it is still looked up
+// before anything is sent.
+func (q *Queries) DocumentRetry(ctx context.Context, id int64) (int64, error) {
+	result, err := q.db.Exec(ctx, documentRetry, id)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const documentSaveResult = `-- name: DocumentSaveResult :execrows
 UPDATE invoicer.fiscal_documents
 SET status = $1, provider_series = $2, provider_number = $3,
@@ -205,7 +495,7 @@ SET status = $1, provider_series = $2, provider_number = $3,
     issue_date = $8, unknown_since = $9, due_at = $10,
     dgi_polls = $11, last_error = $12, attention_reason = $13,
     lease_token = NULL, lease_expires_at = NULL, updated_at = now()
-WHERE id = $14 AND lease_token = $15
+WHERE id = $14 AND lease_token = $15 AND status = $16
 `
 
 type DocumentSaveResultParams struct {
@@ -224,9 +514,11 @@ type DocumentSaveResultParams struct {
 	AttentionReason      *string
 	ID                   int64
 	LeaseToken           *uuid.UUID
+	ClaimedStatus        string
 }
 
-// Saves an attempt's result, only while the caller's lease is still held.
+// Saves an attempt's result, only while the caller's lease is still held and
+// nobody (a provider event, an operator) changed the status meanwhile.
 func (q *Queries) DocumentSaveResult(ctx context.Context, arg DocumentSaveResultParams) (int64, error) {
 	result, err := q.db.Exec(ctx, documentSaveResult,
 		arg.Status,
@@ -244,6 +536,7 @@ func (q *Queries) DocumentSaveResult(ctx context.Context, arg DocumentSaveResult
 		arg.AttentionReason,
 		arg.ID,
 		arg.LeaseToken,
+		arg.ClaimedStatus,
 	)
 	if err != nil {
 		return 0, err

@@ -10,6 +10,17 @@ import (
 	"github.com/google/uuid"
 )
 
+type InvoicerDocumentResolution struct {
+	ID         int64
+	DocumentID int64
+	Action     string
+	Actor      string
+	Reason     string
+	FromStatus string
+	ToStatus   string
+	CreatedAt  time.Time
+}
+
 type InvoicerEmissionAttempt struct {
 	ID         int64
 	DocumentID int64

@@ -119,6 +119,17 @@ type IngestWebhookReceipt struct {
 	Kind           string
 }
 
+type InvoicerDocumentResolution struct {
+	ID         int64
+	DocumentID int64
+	Action     string
+	Actor      string
+	Reason     string
+	FromStatus string
+	ToStatus   string
+	CreatedAt  time.Time
+}
+
 type InvoicerEmissionAttempt struct {
 	ID         int64
 	DocumentID int64

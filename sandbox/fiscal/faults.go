@@ -1,0 +1,157 @@
+package fiscal
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"time"
+)
+
+// AnyReference is the rule key that applies to every reference without a
+// rule of its own.
+const AnyReference = "*"
+
+// maxHang bounds how long a held answer waits for its client to give up.
+const maxHang = time.Minute
+
+// Rule is a fault injected into requests for one CFENumReferencia. Counters
+// (FailBefore, HangAfterCommit) are consumed one per emission; the other
+// fields last until the rule is replaced or cleared. The zero Rule injects
+// nothing.
+type Rule struct {
+	// LatencyMS delays every emission and query before it acts.
+	LatencyMS int `json:"latency_ms,omitempty"`
+	// FailBefore answers this many emissions with HTTP 503 without storing
+	// anything.
+	FailBefore int `json:"fail_before,omitempty"`
+	// HangAfterCommit makes this many emissions store the document and then
+	// hold the answer (see HangMS): the client sees a timeout although the
+	// document exists.
+	HangAfterCommit int `json:"hang_after_commit,omitempty"`
+	// HangMS is how long a held answer waits; 0 waits until the client gives
+	// up (at most a minute).
+	HangMS int `json:"hang_ms,omitempty"`
+	// Duplicate makes each emission store the document twice: two numbers
+	// under one reference.
+	Duplicate bool `json:"duplicate,omitempty"`
+	// PendingPolls keeps new documents at CFEStatus 4 (sent to DGI) for this
+	// many queries that return them, then authorizes them (5); -1 keeps them
+	// pending for ever.
+	PendingPolls int `json:"pending_polls,omitempty"`
+	// Reject stores new documents rejected by DGI (CFEStatus 3).
+	Reject bool `json:"reject,omitempty"`
+}
+
+// action is what one request does, taken from a Rule under the lock.
+type action struct {
+	latency   time.Duration
+	fail      bool
+	hang      bool
+	hangFor   time.Duration
+	duplicate bool
+	pending   int
+	reject    bool
+}
+
+// SetRule injects r into requests for reference (AnyReference for every
+// reference without its own rule), replacing any earlier rule.
+func (s *Server) SetRule(reference string, r Rule) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.rules[reference] = r
+}
+
+// ClearRules removes every rule.
+func (s *Server) ClearRules() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	clear(s.rules)
+}
+
+// take returns what an emission (emit true) or query for reference does,
+// consuming the rule's counters.
+func (s *Server) take(reference string, emit bool) action {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	key := reference
+	if _, own := s.rules[key]; !own {
+		key = AnyReference
+	}
+	r, ok := s.rules[key]
+	a := action{latency: time.Duration(r.LatencyMS) * time.Millisecond}
+	if !emit {
+		return a
+	}
+	a.duplicate, a.pending, a.reject = r.Duplicate, r.PendingPolls, r.Reject
+	switch {
+	case r.FailBefore > 0:
+		r.FailBefore--
+		a.fail = true
+	case r.HangAfterCommit > 0:
+		r.HangAfterCommit--
+		a.hang, a.hangFor = true, time.Duration(r.HangMS)*time.Millisecond
+	}
+	if ok {
+		s.rules[key] = r
+	}
+	return a
+}
+
+// wait sleeps for d or until ctx ends.
+func wait(ctx context.Context, d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}
+
+// hold delays an answer after the document was stored: for hangFor, or
+// until the client disconnects when it is zero.
+func hold(ctx context.Context, hangFor time.Duration) {
+	if hangFor <= 0 || hangFor > maxHang {
+		hangFor = maxHang
+	}
+	wait(ctx, hangFor)
+}
+
+// putRule serves PUT /sandbox/faults/{reference} with a Rule as JSON body.
+func (s *Server) putRule(w http.ResponseWriter, r *http.Request) {
+	var rule Rule
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 4096))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&rule); err != nil {
+		writeError(w, http.StatusBadRequest, "invalid_rule", "want a JSON fault rule: "+err.Error())
+		return
+	}
+	ref := r.PathValue("reference")
+	if ref != AnyReference && !digits(ref) {
+		writeError(w, http.StatusBadRequest, "invalid_reference", "want digits or *")
+		return
+	}
+	s.SetRule(ref, rule)
+	writeJSON(w, rule)
+}
+
+// listRules serves GET /sandbox/faults: the rules by reference.
+func (s *Server) listRules(w http.ResponseWriter, _ *http.Request) {
+	s.mu.Lock()
+	out := make(map[string]Rule, len(s.rules))
+	for k, v := range s.rules {
+		out[k] = v
+	}
+	s.mu.Unlock()
+	writeJSON(w, out)
+}
+
+// writeError answers status with the JSON error body the services use.
+func writeError(w http.ResponseWriter, status int, code, message string) {
+	body, _ := json.Marshal(map[string]map[string]string{"error": {"code": code, "message": message}})
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}

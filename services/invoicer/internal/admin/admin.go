@@ -1,0 +1,209 @@
+// Package admin serves the operator endpoints under /admin, behind the
+// admin token: list documents by status, show one with its provider calls
+// and resolutions, and resolve a document parked in needs_attention by
+// adopting a document the provider holds, retrying (look up again, then
+// send if nothing is held) or voiding it. Every resolution records who
+// decided and why.
+package admin
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/labstack/echo/v4"
+	"go.uber.org/zap"
+
+	"github.com/onceflow/onceflow/pkg/httpserver"
+	"github.com/onceflow/onceflow/services/invoicer/internal/fiscal"
+	"github.com/onceflow/onceflow/services/invoicer/internal/store"
+)
+
+// Lookup finds what the provider holds under a reference.
+type Lookup func(ctx context.Context, reference string) ([]fiscal.Held, error)
+
+// API is the operator API.
+type API struct {
+	pool    *pgxpool.Pool
+	queries *store.Queries
+	lookup  Lookup
+	log     *zap.Logger
+}
+
+// Register mounts the endpoints on e under /admin, guarded by token (the
+// ADMIN_TOKEN setting). lookup is nil for a provider without look-up: then
+// adopt is refused.
+func Register(e *echo.Echo, token string, pool *pgxpool.Pool, lookup Lookup, log *zap.Logger) {
+	a := &API{pool: pool, queries: store.New(pool), lookup: lookup, log: log}
+	g := e.Group("/admin", httpserver.BearerAuth(token, "ADMIN_TOKEN"))
+	g.GET("/documents", a.list)
+	g.GET("/documents/:id", a.show)
+	g.POST("/documents/:id/resolve", a.resolve)
+}
+
+// Document is a fiscal document as the API shows it. Buyer data is left
+// out; the reference and source identify the document.
+type Document struct {
+	ID              int64      `json:"id"`
+	SourceKind      string     `json:"source_kind"`
+	SourceRef       string     `json:"source_ref"`
+	Kind            string     `json:"kind"`
+	Reference       string     `json:"reference"`
+	CFEType         int32      `json:"cfe_type"`
+	Status          string     `json:"status"`
+	AmountMinor     int64      `json:"amount_minor"`
+	Currency        string     `json:"currency"`
+	OriginalSource  *string    `json:"original_source_ref,omitempty"`
+	Series          *string    `json:"series,omitempty"`
+	Number          *int64     `json:"number,omitempty"`
+	ProviderStatus  *string    `json:"provider_status,omitempty"`
+	CAE             *string    `json:"cae,omitempty"`
+	SecurityCode    *string    `json:"security_code,omitempty"`
+	VerifyURL       *string    `json:"verify_url,omitempty"`
+	IssueDate       *time.Time `json:"issue_date,omitempty"`
+	Attempts        int32      `json:"attempts"`
+	DGIPolls        int32      `json:"dgi_polls"`
+	DueAt           time.Time  `json:"due_at"`
+	LastError       *string    `json:"last_error,omitempty"`
+	AttentionReason *string    `json:"attention_reason,omitempty"`
+	CreatedAt       time.Time  `json:"created_at"`
+	UpdatedAt       time.Time  `json:"updated_at"`
+}
+
+func view(d store.InvoicerFiscalDocument) Document {
+	return Document{ID: d.ID, SourceKind: d.SourceKind, SourceRef: d.SourceRef, Kind: d.Kind, Reference: d.Reference,
+		CFEType: d.CfeType, Status: d.Status, AmountMinor: d.AmountMinor, Currency: d.Currency, OriginalSource: d.OriginalSourceRef,
+		Series: d.ProviderSeries, Number: d.ProviderNumber, ProviderStatus: d.ProviderStatus, CAE: d.ProviderCae,
+		SecurityCode: d.ProviderSecurityCode, VerifyURL: d.ProviderUrl, IssueDate: d.IssueDate, Attempts: d.Attempts,
+		DGIPolls: d.DgiPolls, DueAt: d.DueAt, LastError: d.LastError, AttentionReason: d.AttentionReason,
+		CreatedAt: d.CreatedAt, UpdatedAt: d.UpdatedAt}
+}
+
+// list serves GET /admin/documents?status=&limit=&before=, newest first.
+func (a *API) list(c echo.Context) error {
+	var status *string
+	if s := c.QueryParam("status"); s != "" {
+		if !knownStatus(fiscal.Status(s)) {
+			return httpserver.NewHTTPError(http.StatusBadRequest, "invalid_status", "status: want one of pending, unknown, pending_dgi, authorized, issued, rejected, voided, needs_attention")
+		}
+		status = &s
+	}
+	limit, err := intParam(c, "limit", 100, 1, 1000)
+	if err != nil {
+		return err
+	}
+	before, err := intParam(c, "before", 0, 0, 1<<62)
+	if err != nil {
+		return err
+	}
+	docs, err := a.queries.DocumentList(c.Request().Context(), status, before, int32(limit))
+	if err != nil {
+		return err
+	}
+	out := make([]Document, len(docs))
+	for i, d := range docs {
+		out[i] = view(d)
+	}
+	return c.JSON(http.StatusOK, map[string]any{"documents": out})
+}
+
+// show serves GET /admin/documents/:id with the document's provider calls
+// and resolutions.
+func (a *API) show(c echo.Context) error {
+	d, err := a.document(c)
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	attempts, err := a.queries.AttemptListByDocument(ctx, d.ID)
+	if err != nil {
+		return err
+	}
+	resolutions, err := a.queries.ResolutionListByDocument(ctx, d.ID)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, map[string]any{"document": view(d), "attempts": attemptViews(attempts), "resolutions": resolutionViews(resolutions)})
+}
+
+// document loads the document named by the :id path parameter.
+func (a *API) document(c echo.Context) (store.InvoicerFiscalDocument, error) {
+	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
+	if err != nil || id <= 0 {
+		return store.InvoicerFiscalDocument{}, httpserver.NewHTTPError(http.StatusBadRequest, "invalid_id", "id: want a positive integer")
+	}
+	d, err := a.queries.DocumentGet(c.Request().Context(), id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return d, httpserver.NewHTTPError(http.StatusNotFound, "not_found", "no document "+c.Param("id"))
+	}
+	return d, err
+}
+
+type attemptView struct {
+	Operation string    `json:"operation"`
+	Outcome   string    `json:"outcome"`
+	Error     *string   `json:"error,omitempty"`
+	LatencyMS int32     `json:"latency_ms"`
+	At        time.Time `json:"at"`
+}
+
+func attemptViews(in []store.InvoicerEmissionAttempt) []attemptView {
+	out := make([]attemptView, len(in))
+	for i, x := range in {
+		out[i] = attemptView{Operation: x.Operation, Outcome: x.Outcome, Error: x.Error, LatencyMS: x.LatencyMs, At: x.CreatedAt}
+	}
+	return out
+}
+
+type resolutionView struct {
+	Action     string    `json:"action"`
+	Actor      string    `json:"actor"`
+	Reason     string    `json:"reason"`
+	FromStatus string    `json:"from_status"`
+	ToStatus   string    `json:"to_status"`
+	At         time.Time `json:"at"`
+}
+
+func resolutionViews(in []store.InvoicerDocumentResolution) []resolutionView {
+	out := make([]resolutionView, len(in))
+	for i, x := range in {
+		out[i] = resolutionView{Action: x.Action, Actor: x.Actor, Reason: x.Reason, FromStatus: x.FromStatus, ToStatus: x.ToStatus, At: x.CreatedAt}
+	}
+	return out
+}
+
+func knownStatus(s fiscal.Status) bool {
+	switch s {
+	case fiscal.StatusPending, fiscal.StatusUnknown, fiscal.StatusPendingDGI, fiscal.StatusNeedsAttention:
+		return true
+	}
+	return s.Final()
+}
+
+// intParam reads an optional integer query parameter within [lo, hi].
+func intParam(c echo.Context, name string, def, lo, hi int64) (int64, error) {
+	s := c.QueryParam(name)
+	if s == "" {
+		return def, nil
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < lo || n > hi {
+		return 0, httpserver.NewHTTPError(http.StatusBadRequest, "invalid_"+name, name+": want an integer from "+strconv.FormatInt(lo, 10)+" to "+strconv.FormatInt(hi, 10))
+	}
+	return n, nil
+}
+
+// decode reads a JSON body strictly into v.
+func decode(c echo.Context, v any) error {
+	dec := json.NewDecoder(http.MaxBytesReader(c.Response(), c.Request().Body, 16<<10))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return httpserver.NewHTTPError(http.StatusBadRequest, "invalid_body", "want a JSON object: "+err.Error())
+	}
+	return nil
+}

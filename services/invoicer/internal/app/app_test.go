@@ -1,0 +1,212 @@
+package app_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/onceflow/onceflow/pkg/config"
+	eventsv1 "github.com/onceflow/onceflow/pkg/eventspb/onceflow/events/v1"
+	"github.com/onceflow/onceflow/pkg/sqstest"
+	sandbox "github.com/onceflow/onceflow/sandbox/fiscal"
+	"github.com/onceflow/onceflow/services/invoicer/internal/app"
+	"github.com/onceflow/onceflow/services/invoicer/internal/invoicertest"
+)
+
+const token = "admin-test-token"
+
+// serve runs the real invoicer against env's database and sandbox and two
+// fresh queues; it returns the HTTP base URL and the billing queue.
+func serve(t *testing.T, env *invoicertest.Env) (string, func(ev *eventsv1.BillingEvent)) {
+	t.Helper()
+	c := sqstest.Client(t)
+	_, billing := sqstest.Queue(t, c, "invoicer-billing", 5)
+	_, provider := sqstest.Queue(t, c, "invoicer-provider", 5)
+	for k, v := range map[string]string{
+		"DATABASE_URL": env.DSN, "HTTP_ADDR": "127.0.0.1:0", "ADMIN_TOKEN": token, "LOG_LEVEL": "warn",
+		"BILLING_QUEUE": billing, "PROVIDER_EVENTS_QUEUE": provider, "CONSUMER_WAIT": "1s",
+		"INVOICY_BASE_URL": env.BaseURL, "INVOICY_EMP_CODIGO": invoicertest.EmpCodigo, "INVOICY_EMP_PK": invoicertest.EmpPK,
+		"INVOICY_ACCESS_KEY": invoicertest.AccessKey, "PROVIDER_TIMEOUT": "2s", "EMIT_LEASE": "5s", "EMIT_POLL_INTERVAL": "20ms",
+		"EMIT_SETTLE": "200ms", "EMIT_RETRY_BASE": "20ms", "DGI_POLL_BASE": "20ms", "SHUTDOWN_TIMEOUT": "5s",
+	} {
+		t.Setenv(k, v)
+	}
+	loaded, err := config.Load[app.Config]()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	listening, done := make(chan string, 1), make(chan error, 1)
+	go func() { done <- app.Serve(ctx, loaded, listening) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("serve: %v", err)
+		}
+	})
+	var addr string
+	select {
+	case addr = <-listening:
+	case err := <-done:
+		t.Fatalf("serve: %v", err)
+	}
+	send := func(ev *eventsv1.BillingEvent) {
+		b, err := eventsv1.Encode(ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.SendMessage(context.Background(), &sqs.SendMessageInput{QueueUrl: aws.String(billing), MessageBody: aws.String(string(b))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return "http://" + addr, send
+}
+
+// call sends an admin request and decodes the JSON answer into out.
+func call(t *testing.T, method, url, auth, body string, out any) int {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if auth != "" {
+		req.Header.Set("Authorization", "Bearer "+auth)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	if out != nil {
+		if err := json.Unmarshal(raw, out); err != nil {
+			t.Fatalf("%s %s: %d %s: %v", method, url, resp.StatusCode, raw, err)
+		}
+	}
+	return resp.StatusCode
+}
+
+type doc struct {
+	ID              int64  `json:"id"`
+	Reference       string `json:"reference"`
+	Status          string `json:"status"`
+	Number          int64  `json:"number"`
+	AttentionReason string `json:"attention_reason"`
+}
+
+type errorBody struct {
+	Error struct{ Code, Message string } `json:"error"`
+}
+
+func TestOperatorResolvesADuplicate(t *testing.T) {
+	env := invoicertest.New(t)
+	base, send := serve(t, env)
+	ev := invoicertest.Payment("pay-admin", 100_00, false)
+	env.Sandbox.SetRule(sandbox.AnyReference, sandbox.Rule{Duplicate: true})
+	send(ev)
+	send(ev) // a redelivery changes nothing
+
+	var parked doc
+	deadline := time.Now().Add(30 * time.Second)
+	for parked.ID == 0 {
+		var list struct{ Documents []doc }
+		if code := call(t, "GET", base+"/admin/documents?status=needs_attention", token, "", &list); code != http.StatusOK {
+			t.Fatalf("list: %d", code)
+		}
+		if len(list.Documents) > 0 {
+			parked = list.Documents[0]
+		} else if time.Now().After(deadline) {
+			t.Fatal("no document reached needs_attention")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	var e errorBody
+	if code := call(t, "GET", base+"/admin/documents", "wrong", "", &e); code != http.StatusUnauthorized || e.Error.Code != "unauthorized" {
+		t.Fatalf("wrong token: %d %+v", code, e)
+	}
+	id := strconv.FormatInt(parked.ID, 10)
+	resolve := base + "/admin/documents/" + id + "/resolve"
+	bad := map[string]string{
+		`{"action":"adopt","actor":"ana","reason":"dup"}`:           "missing_number",
+		`{"action":"burn","actor":"ana","reason":"dup"}`:            "invalid_action",
+		`{"action":"void","actor":"","reason":"dup"}`:               "missing_actor_or_reason",
+		`{"action":"void","actor":"ana","reason":"x","extra":1}`:    "invalid_body",
+		`{"action":"adopt","actor":"ana","reason":"x","number":99}`: "not_held",
+	}
+	for body, code := range bad {
+		var e errorBody
+		if status := call(t, "POST", resolve, token, body, &e); status/100 != 4 || e.Error.Code != code {
+			t.Errorf("resolve %s: %d %+v, want 4xx %s", body, status, e, code)
+		}
+	}
+	docs := env.Sandbox.Documents()
+	body := `{"action":"adopt","actor":"ana@ops","reason":"the first of two; the second is voided at InvoiCy","series":"A","number":` + strconv.Itoa(docs[0].Number) + `}`
+	var resolved struct{ Document doc }
+	if code := call(t, "POST", resolve, token, body, &resolved); code != http.StatusOK || resolved.Document.Status != "authorized" || resolved.Document.Number != int64(docs[0].Number) {
+		t.Fatalf("adopt: %d %+v", code, resolved)
+	}
+	if code := call(t, "POST", resolve, token, `{"action":"void","actor":"ana","reason":"again"}`, &e); code != http.StatusConflict {
+		t.Fatalf("second resolution: %d, want 409", code)
+	}
+	var shown struct {
+		Attempts    []struct{ Operation, Outcome string }
+		Resolutions []struct {
+			Action, Actor, Reason string
+			ToStatus              string `json:"to_status"`
+		}
+	}
+	call(t, "GET", base+"/admin/documents/"+id, token, "", &shown)
+	if len(shown.Attempts) < 2 || len(shown.Resolutions) != 1 || shown.Resolutions[0].Actor != "ana@ops" ||
+		shown.Resolutions[0].Action != "adopt" || shown.Resolutions[0].ToStatus != "authorized" {
+		t.Fatalf("show: %+v", shown)
+	}
+	if n := len(env.Sandbox.Documents()); n != 2 {
+		t.Fatalf("%d documents at the sandbox, want the 2 of the fault", n)
+	}
+	metrics := get(t, base+"/metrics")
+	for _, want := range []string{`onceflow_invoicer_documents{status="authorized"} 1`, "onceflow_invoicer_needs_attention_documents 0",
+		`onceflow_invoicer_messages_total{outcome="duplicate",queue="billing"} 1`, "onceflow_invoicer_documents_due 0"} {
+		if !strings.Contains(metrics, want) {
+			t.Errorf("metrics lack %q", want)
+		}
+	}
+	keys := env.Outbox(t)
+	if len(keys) != 2 || !strings.HasSuffix(keys[1], ":authorized") {
+		t.Fatalf("outbox %v, want needs_attention then authorized", keys)
+	}
+}
+
+func get(t *testing.T, url string) string {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return string(b)
+}
+
+func TestConfigErrorsNameTheVariable(t *testing.T) {
+	for env, value := range map[string]string{
+		"PROVIDER_MODE": "guess", "UI_RATE": "six", "PROVIDER_STATUS_MAP": "5=great", "PROVIDER": "soap", "CONSUMER_VISIBILITY": "1s",
+		"CREDIT_NOTE_WAIT": "0s", "EMIT_LEASE": "1s",
+	} {
+		t.Run(env, func(t *testing.T) {
+			t.Setenv(env, value)
+			_, err := config.Load[app.Config]()
+			if err == nil || !strings.Contains(err.Error(), env) {
+				t.Fatalf("Load with %s=%s: %v, want an error naming it", env, value, err)
+			}
+		})
+	}
+}

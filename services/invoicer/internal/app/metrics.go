@@ -1,0 +1,65 @@
+package app
+
+import (
+	"context"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap"
+
+	"github.com/onceflow/onceflow/services/invoicer/internal/fiscal"
+	"github.com/onceflow/onceflow/services/invoicer/internal/store"
+)
+
+// documentCollector reports the document table at scrape time: documents
+// by status, how many are due, the age of the oldest due one and how many
+// need attention.
+type documentCollector struct {
+	queries                             *store.Queries
+	log                                 *zap.Logger
+	byStatus, due, oldestDue, attention *prometheus.Desc
+}
+
+func newDocumentCollector(q *store.Queries, log *zap.Logger) *documentCollector {
+	return &documentCollector{queries: q, log: log,
+		byStatus:  prometheus.NewDesc("onceflow_invoicer_documents", "Fiscal documents by status.", []string{"status"}, nil),
+		due:       prometheus.NewDesc("onceflow_invoicer_documents_due", "Documents due for an emission attempt or DGI check now.", nil, nil),
+		oldestDue: prometheus.NewDesc("onceflow_invoicer_oldest_due_seconds", "How long the oldest due document has been waiting for a worker.", nil, nil),
+		attention: prometheus.NewDesc("onceflow_invoicer_needs_attention_documents", "Documents parked for an operator.", nil, nil),
+	}
+}
+
+// Describe implements prometheus.Collector.
+func (c *documentCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.byStatus
+	ch <- c.due
+	ch <- c.oldestDue
+	ch <- c.attention
+}
+
+// Collect implements prometheus.Collector; a failed query is logged and its
+// metrics are left out of the scrape.
+func (c *documentCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	counts, err := c.queries.DocumentCountByStatus(ctx)
+	if err != nil {
+		c.log.Warn("collect document metrics", zap.Error(err))
+		return
+	}
+	attention := 0.0
+	for _, r := range counts {
+		ch <- prometheus.MustNewConstMetric(c.byStatus, prometheus.GaugeValue, float64(r.Documents), r.Status)
+		if r.Status == string(fiscal.StatusNeedsAttention) {
+			attention = float64(r.Documents)
+		}
+	}
+	ch <- prometheus.MustNewConstMetric(c.attention, prometheus.GaugeValue, attention)
+	due, err := c.queries.DocumentDueStats(ctx)
+	if err != nil {
+		c.log.Warn("collect due metrics", zap.Error(err))
+		return
+	}
+	ch <- prometheus.MustNewConstMetric(c.due, prometheus.GaugeValue, float64(due.Due))
+	ch <- prometheus.MustNewConstMetric(c.oldestDue, prometheus.GaugeValue, max(0, time.Since(due.OldestDueAt).Seconds()))
+}

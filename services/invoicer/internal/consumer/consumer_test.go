@@ -1,0 +1,224 @@
+package consumer_test
+
+import (
+	"context"
+	"strconv"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap/zaptest"
+
+	eventsv1 "github.com/onceflow/onceflow/pkg/eventspb/onceflow/events/v1"
+	"github.com/onceflow/onceflow/pkg/sqsq"
+	"github.com/onceflow/onceflow/pkg/sqstest"
+	"github.com/onceflow/onceflow/services/invoicer/internal/consumer"
+	"github.com/onceflow/onceflow/services/invoicer/internal/fiscal"
+	"github.com/onceflow/onceflow/services/invoicer/internal/invoicertest"
+	"github.com/onceflow/onceflow/services/invoicer/internal/invoicy"
+)
+
+// queue is a fresh SQS queue with a dead-letter queue after maxReceive.
+type queue struct {
+	c   *sqs.Client
+	url string
+	dlq string
+}
+
+func newQueue(tb testing.TB, maxReceive int) queue {
+	tb.Helper()
+	c := sqstest.Client(tb)
+	name, url := sqstest.Queue(tb, c, "invoicer-test", maxReceive)
+	dlq, err := sqsq.QueueURL(context.Background(), c, name+"-dlq")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return queue{c: c, url: url, dlq: dlq}
+}
+
+func (q queue) send(tb testing.TB, bodies ...string) {
+	tb.Helper()
+	for _, b := range bodies {
+		if _, err := q.c.SendMessage(context.Background(), &sqs.SendMessageInput{QueueUrl: aws.String(q.url), MessageBody: aws.String(b)}); err != nil {
+			tb.Fatal(err)
+		}
+	}
+}
+
+// left counts the messages still in queue url, visible or not.
+func (q queue) left(tb testing.TB, url string) int {
+	tb.Helper()
+	out, err := q.c.GetQueueAttributes(context.Background(), &sqs.GetQueueAttributesInput{QueueUrl: aws.String(url),
+		AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameApproximateNumberOfMessages, types.QueueAttributeNameApproximateNumberOfMessagesNotVisible}})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	n := 0
+	for _, v := range out.Attributes {
+		i, _ := strconv.Atoi(v)
+		n += i
+	}
+	return n
+}
+
+// run runs receivers of q with h until the test ends.
+func run(tb testing.TB, q queue, h consumer.Handler, reg prometheus.Registerer, visibility time.Duration, receivers int) {
+	tb.Helper()
+	counter := consumer.NewCounter(reg)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{}, receivers)
+	for range receivers {
+		r := consumer.NewReceiver(q.c, q.url, "test", h, zaptest.NewLogger(tb), counter, consumer.Options{Wait: time.Second, Visibility: visibility})
+		go func() { _ = r.Run(ctx); done <- struct{}{} }()
+	}
+	tb.Cleanup(func() {
+		cancel()
+		for range receivers {
+			<-done
+		}
+	})
+}
+
+func waitFor(tb testing.TB, what string, cond func() bool) {
+	tb.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			tb.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func body(tb testing.TB, ev *eventsv1.BillingEvent) string {
+	tb.Helper()
+	b, err := eventsv1.Encode(ev)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return string(b)
+}
+
+func documents(tb testing.TB, env *invoicertest.Env) int {
+	tb.Helper()
+	var n int
+	if err := env.Pool.QueryRow(context.Background(), "SELECT count(*) FROM invoicer.fiscal_documents").Scan(&n); err != nil {
+		tb.Fatal(err)
+	}
+	return n
+}
+
+func TestRedeliveredBillingEventAddsNoRow(t *testing.T) {
+	t.Parallel()
+	env := invoicertest.New(t)
+	q := newQueue(t, 5)
+	reg := prometheus.NewRegistry()
+	ev := body(t, invoicertest.Payment("pay-redelivered", 100_00, false))
+	q.send(t, ev, ev, ev)
+	run(t, q, consumer.NewBilling(env.Queries, zaptest.NewLogger(t)).Handle, reg, 30*time.Second, 2)
+
+	waitFor(t, "three messages handled", func() bool {
+		return invoicertest.Metric(t, reg, "onceflow_invoicer_messages_total", nil) == 3
+	})
+	waitFor(t, "the queue to be empty", func() bool { return q.left(t, q.url) == 0 })
+	if n := documents(t, env); n != 1 {
+		t.Fatalf("%d documents recorded from one event delivered three times, want 1", n)
+	}
+	if got := invoicertest.Metric(t, reg, "onceflow_invoicer_messages_total", map[string]string{"outcome": "duplicate"}); got != 2 {
+		t.Fatalf("%v duplicates counted, want 2", got)
+	}
+}
+
+func TestPoisonMessageIsCountedAndLeftForTheDLQ(t *testing.T) {
+	t.Parallel()
+	env := invoicertest.New(t)
+	q := newQueue(t, 2)
+	reg := prometheus.NewRegistry()
+	noKind := invoicertest.Payment("pay-no-kind", 100_00, false)
+	noKind.Kind = eventsv1.DocumentKind_DOCUMENT_KIND_UNSPECIFIED
+	q.send(t, "not json", body(t, noKind))
+	run(t, q, consumer.NewBilling(env.Queries, zaptest.NewLogger(t)).Handle, reg, time.Second, 1)
+
+	waitFor(t, "both messages in the dead-letter queue", func() bool { return q.left(t, q.dlq) == 2 })
+	if got := invoicertest.Metric(t, reg, "onceflow_invoicer_messages_total", map[string]string{"outcome": "poison"}); got < 4 {
+		t.Fatalf("%v poison receipts counted, want each message counted on both receives", got)
+	}
+	if n := documents(t, env); n != 0 {
+		t.Fatalf("%d documents recorded from poison, want 0", n)
+	}
+}
+
+func TestSlowBatchStaysHidden(t *testing.T) {
+	t.Parallel()
+	q := newQueue(t, 5)
+	var calls atomic.Int32
+	slow := func(ctx context.Context, _ string) (string, error) {
+		calls.Add(1)
+		time.Sleep(3 * time.Second) // three visibility periods
+		return "handled", nil
+	}
+	q.send(t, "slow")
+	run(t, q, slow, prometheus.NewRegistry(), time.Second, 3)
+
+	waitFor(t, "the message to be handled and deleted", func() bool { return calls.Load() > 0 && q.left(t, q.url) == 0 })
+	if n := calls.Load(); n != 1 {
+		t.Fatalf("handled %d times, want once: the visibility was not extended", n)
+	}
+}
+
+func TestProviderEventsMoveDocumentsForwardOnly(t *testing.T) {
+	t.Parallel()
+	env := invoicertest.New(t)
+	q := newQueue(t, 5)
+	reg := prometheus.NewRegistry()
+	pending := env.Record(t, invoicertest.Payment("pay-event", 100_00, false))
+	notSent := env.Record(t, invoicertest.Payment("pay-event-2", 100_00, false))
+	if _, err := env.Pool.Exec(context.Background(), `UPDATE invoicer.fiscal_documents SET status = 'pending_dgi', provider_series = 'A', provider_number = 7,
+due_at = now() + interval '1 hour' WHERE id = $1`, pending.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := env.Pool.Exec(context.Background(), `UPDATE invoicer.fiscal_documents SET due_at = now() + interval '1 hour' WHERE id = $1`, notSent.ID); err != nil {
+		t.Fatal(err)
+	}
+	event := func(ref, status string) string {
+		b, err := eventsv1.Encode(&eventsv1.ProviderEvent{EventId: "evt_" + ref + status, Provider: "invoicy", Reference: ref, ProviderStatus: status})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	h := consumer.NewProvider(env.Pool, invoicy.DefaultStatusMap(), zaptest.NewLogger(t))
+	run(t, q, h.Handle, reg, 30*time.Second, 1)
+
+	q.send(t, event(pending.Reference, "5"))
+	waitFor(t, "the authorization to be adopted", func() bool { return env.Document(t, pending.Reference).Status == string(fiscal.StatusAuthorized) })
+	q.send(t, event(pending.Reference, "4"), event(notSent.Reference, "5"), event("999", "5"), "{")
+	waitFor(t, "the other events", func() bool { return invoicertest.Metric(t, reg, "onceflow_invoicer_messages_total", nil) >= 5 })
+
+	if d := env.Document(t, pending.Reference); d.Status != string(fiscal.StatusAuthorized) || deref(d.ProviderStatus) != "5" {
+		t.Fatalf("after a late pending event the document is %s (%v), want still authorized (5)", d.Status, deref(d.ProviderStatus))
+	}
+	if d := env.Document(t, notSent.Reference); d.Status != string(fiscal.StatusPending) || !d.DueAt.Before(time.Now()) {
+		t.Fatalf("a pending document is %s due %s; want still pending, due now for a look-up", d.Status, d.DueAt)
+	}
+	if keys := env.Outbox(t); len(keys) != 1 || keys[0] != "document:"+pending.Reference+":authorized" {
+		t.Fatalf("outbox %v, want one authorized notification", keys)
+	}
+	for outcome, want := range map[string]float64{"adopted": 1, "stale": 1, "made_due": 1, "unknown_reference": 1, "poison": 1} {
+		if got := invoicertest.Metric(t, reg, "onceflow_invoicer_messages_total", map[string]string{"outcome": outcome}); got < want {
+			t.Errorf("%s: %v, want %v", outcome, got, want)
+		}
+	}
+}
+
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
+}

@@ -1,0 +1,85 @@
+package emit
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/onceflow/onceflow/pkg/money"
+	"github.com/onceflow/onceflow/services/invoicer/internal/fiscal"
+	"github.com/onceflow/onceflow/services/invoicer/internal/store"
+)
+
+// hold says why a credit note cannot be sent yet: wait names what it waits
+// for; attention, set instead, says why it never will without an operator.
+type hold struct {
+	wait, attention string
+}
+
+// document rebuilds what is sent from the row. A credit note needs its
+// invoice authorized first, since it references the invoice's type, series,
+// number and date; it waits for that at most Config.CreditNoteWait, and it
+// never credits more than the invoice (with the credit notes recorded
+// before it).
+func (e *Emitter) document(ctx context.Context, d store.InvoicerFiscalDocument) (fiscal.Document, hold, error) {
+	doc := fiscal.Document{
+		Reference: d.Reference, Type: fiscal.CFEType(d.CfeType), IssueDate: time.Now().In(uruguay), Currency: d.Currency,
+		TotalMinor: d.AmountMinor, Addendum: fiscal.Addendum(d.SourceKind, d.SourceRef, fiscal.Kind(d.Kind)),
+	}
+	if err := json.Unmarshal(d.Buyer, &doc.Buyer); err != nil {
+		return doc, hold{}, fmt.Errorf("buyer of document %d: %w", d.ID, err)
+	}
+	if err := json.Unmarshal(d.Lines, &doc.Lines); err != nil {
+		return doc, hold{}, fmt.Errorf("lines of document %d: %w", d.ID, err)
+	}
+	if d.OriginalSourceRef == nil || d.Status == string(fiscal.StatusPendingDGI) {
+		// A credit note the provider already holds is only looked up.
+		return doc, hold{}, nil
+	}
+	inv, h, err := e.invoiceOf(ctx, d)
+	if err != nil || h != (hold{}) {
+		return doc, h, err
+	}
+	doc.Original = &fiscal.OriginalRef{Type: fiscal.CFEType(inv.CfeType), Series: deref(inv.ProviderSeries),
+		Number: deref(inv.ProviderNumber), Date: deref(inv.IssueDate)}
+	return doc, hold{}, nil
+}
+
+// invoiceOf returns the authorized invoice credit note d corrects, or why d
+// must wait or be parked.
+func (e *Emitter) invoiceOf(ctx context.Context, d store.InvoicerFiscalDocument) (store.InvoicerFiscalDocument, hold, error) {
+	payment := *d.OriginalSourceRef
+	inv, err := e.queries.DocumentGetInvoiceOf(ctx, payment)
+	var h hold
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		h.wait = "invoice of payment " + payment + " not recorded yet"
+	case err != nil:
+		return inv, h, fmt.Errorf("invoice of document %d: %w", d.ID, err)
+	case inv.Status != string(fiscal.StatusAuthorized) && inv.Status != string(fiscal.StatusIssued):
+		h.wait = "invoice " + inv.Reference + " is " + inv.Status + ", not authorized yet"
+	}
+	if h.wait != "" {
+		if time.Since(d.CreatedAt) > e.cfg.CreditNoteWait {
+			return inv, hold{attention: h.wait + " after waiting " + e.cfg.CreditNoteWait.String()}, nil
+		}
+		return inv, h, nil
+	}
+	credited, err := e.queries.DocumentCreditedUpTo(ctx, d.OriginalSourceRef, d.ID)
+	if err != nil {
+		return inv, h, fmt.Errorf("credited on payment of document %d: %w", d.ID, err)
+	}
+	if credited > inv.AmountMinor {
+		h.attention = fmt.Sprintf("credit notes would total %s, more than invoice %s (%s)",
+			money.FormatMinor(credited), inv.Reference, money.FormatMinor(inv.AmountMinor))
+	}
+	return inv, h, nil
+}
+
+// uruguay is the issuer's time zone (UTC-3, no daylight saving since 2015):
+// a document is dated by the Montevideo calendar, not the server's.
+var uruguay = time.FixedZone("UYT", -3*60*60)

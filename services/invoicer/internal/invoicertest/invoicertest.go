@@ -1,0 +1,173 @@
+// Package invoicertest builds what the invoicer's tests share: a migrated
+// database of their own, the fiscal sandbox in process with an InvoiCy
+// client pointed at it, and billing events to record. Only tests import it.
+package invoicertest
+
+import (
+	"context"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/onceflow/onceflow/db"
+	eventsv1 "github.com/onceflow/onceflow/pkg/eventspb/onceflow/events/v1"
+	"github.com/onceflow/onceflow/pkg/pgtest"
+	sandbox "github.com/onceflow/onceflow/sandbox/fiscal"
+	"github.com/onceflow/onceflow/services/invoicer/internal/consumer"
+	"github.com/onceflow/onceflow/services/invoicer/internal/invoicy"
+	"github.com/onceflow/onceflow/services/invoicer/internal/store"
+)
+
+// Sandbox credentials.
+const (
+	EmpCodigo = "SUC-TEST"
+	EmpPK     = "PK-TEST"
+	AccessKey = "CLAVE-TEST"
+)
+
+// Env is one test's database, sandbox and provider client.
+type Env struct {
+	DSN      string
+	Pool     *pgxpool.Pool
+	Queries  *store.Queries
+	Sandbox  *sandbox.Server
+	BaseURL  string // the sandbox's InvoiCy root
+	KeyedURL string // the sandbox's keyed JSON API root
+}
+
+// New migrates a fresh database and starts a sandbox.
+func New(tb testing.TB) *Env {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	dsn := pgtest.NewDatabase(tb)
+	if err := db.Migrate(ctx, dsn, "invoicer"); err != nil {
+		tb.Fatalf("migrate: %v", err)
+	}
+	pool, err := pgxpool.New(ctx, dsn)
+	if err != nil {
+		tb.Fatalf("pool: %v", err)
+	}
+	tb.Cleanup(pool.Close)
+	sb := sandbox.New(sandbox.Config{EmpCodigo: EmpCodigo, EmpPK: EmpPK, AccessKey: AccessKey})
+	srv := httptest.NewServer(sb)
+	tb.Cleanup(srv.Close)
+	return &Env{DSN: dsn, Pool: pool, Queries: store.New(pool), Sandbox: sb, BaseURL: srv.URL + "/InvoiCy/", KeyedURL: srv.URL + "/api"}
+}
+
+// Client returns an InvoiCy client for the sandbox with the given timeout.
+func (e *Env) Client(tb testing.TB, timeout time.Duration) *invoicy.Client {
+	tb.Helper()
+	c, err := invoicy.New(invoicy.Config{BaseURL: e.BaseURL, EmpCodigo: EmpCodigo, EmpPK: EmpPK, AccessKey: AccessKey, Timeout: timeout}, nil)
+	if err != nil {
+		tb.Fatalf("invoicy client: %v", err)
+	}
+	return c
+}
+
+// Payment returns the billing event of a paid payment of amountMinor UYU
+// by an anonymous consumer (an e-Ticket), or by a RUT buyer when rut is set.
+func Payment(id string, amountMinor int64, rut bool) *eventsv1.BillingEvent {
+	buyer := &eventsv1.Buyer{}
+	if rut {
+		buyer = &eventsv1.Buyer{DocType: "RUT", DocCountry: "UY", DocNumber: "210000000019", LegalName: "Acme SA"}
+	}
+	return &eventsv1.BillingEvent{EventKey: "payment:" + id + ":paid", Kind: eventsv1.DocumentKind_DOCUMENT_KIND_INVOICE,
+		SourceKind: "payment", SourceRef: id, AmountMinor: amountMinor, Currency: "UYU", Buyer: buyer,
+		Lines: []*eventsv1.Line{{Description: "Plan", Quantity: 1, UnitMinor: amountMinor, AmountMinor: amountMinor}}}
+}
+
+// Refund returns the billing event of a refund of a payment.
+func Refund(id, paymentID string, amountMinor int64) *eventsv1.BillingEvent {
+	ev := Payment(paymentID, amountMinor, false)
+	ev.EventKey, ev.Kind, ev.SourceKind, ev.SourceRef, ev.PaymentRef = "refund:"+id+":succeeded",
+		eventsv1.DocumentKind_DOCUMENT_KIND_CREDIT_NOTE, "refund", id, paymentID
+	return ev
+}
+
+// Record records ev as the billing consumer would and returns the row.
+func (e *Env) Record(tb testing.TB, ev *eventsv1.BillingEvent) store.InvoicerFiscalDocument {
+	tb.Helper()
+	p, err := consumer.Params(ev)
+	if err != nil {
+		tb.Fatalf("params: %v", err)
+	}
+	if _, err := e.Queries.DocumentRecord(context.Background(), p); err != nil {
+		tb.Fatalf("record: %v", err)
+	}
+	return e.Document(tb, p.Reference)
+}
+
+// Document returns the row with reference ref.
+func (e *Env) Document(tb testing.TB, ref string) store.InvoicerFiscalDocument {
+	tb.Helper()
+	d, err := e.Queries.DocumentGetByReference(context.Background(), ref)
+	if err != nil {
+		tb.Fatalf("document %s: %v", ref, err)
+	}
+	return d
+}
+
+// Attempts returns the provider calls recorded for document id.
+func (e *Env) Attempts(tb testing.TB, id int64) []store.InvoicerEmissionAttempt {
+	tb.Helper()
+	a, err := e.Queries.AttemptListByDocument(context.Background(), id)
+	if err != nil {
+		tb.Fatalf("attempts: %v", err)
+	}
+	return a
+}
+
+// Outbox returns the event keys in the invoicer's outbox, in order.
+func (e *Env) Outbox(tb testing.TB) []string {
+	tb.Helper()
+	rows, err := e.Pool.Query(context.Background(), "SELECT event_key FROM invoicer.outbox ORDER BY id")
+	if err != nil {
+		tb.Fatalf("outbox: %v", err)
+	}
+	var keys []string
+	for rows.Next() {
+		var k string
+		if err := rows.Scan(&k); err != nil {
+			tb.Fatalf("outbox: %v", err)
+		}
+		keys = append(keys, k)
+	}
+	return keys
+}
+
+// Metric sums the values of the counters or gauges called name in reg
+// whose labels include every pair in labels.
+func Metric(tb testing.TB, reg prometheus.Gatherer, name string, labels map[string]string) float64 {
+	tb.Helper()
+	families, err := reg.Gather()
+	if err != nil {
+		tb.Fatalf("gather: %v", err)
+	}
+	sum := 0.0
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			if hasLabels(m, labels) {
+				sum += m.GetCounter().GetValue() + m.GetGauge().GetValue()
+			}
+		}
+	}
+	return sum
+}
+
+func hasLabels(m *dto.Metric, want map[string]string) bool {
+	n := 0
+	for _, l := range m.GetLabel() {
+		if v, ok := want[l.GetName()]; ok && v == l.GetValue() {
+			n++
+		}
+	}
+	return n == len(want)
+}

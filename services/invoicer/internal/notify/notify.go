@@ -1,0 +1,74 @@
+// Package notify announces a document's outcome (authorized, rejected,
+// needs attention) through the invoicer's outbox, inside the transaction
+// that changes the document's status, so the announcement exists exactly
+// when the change does. The relay ships the rows ("notification.document")
+// to the notifications queue.
+package notify
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	eventsv1 "github.com/onceflow/onceflow/pkg/eventspb/onceflow/events/v1"
+	"github.com/onceflow/onceflow/pkg/outbox"
+	"github.com/onceflow/onceflow/services/invoicer/internal/fiscal"
+	"github.com/onceflow/onceflow/services/invoicer/internal/store"
+)
+
+// Table is the invoicer's outbox.
+var Table = outbox.Table{Schema: "invoicer", Name: "outbox"}
+
+// Change is a document's new state, to announce if it is news.
+type Change struct {
+	Status fiscal.Status
+	Series string
+	Number int64
+	Reason string // why it needs attention or was rejected; no buyer data
+}
+
+// kinds maps the states worth announcing to their notification type. An
+// issued document (daily-summary rule) is announced as authorized.
+var kinds = map[fiscal.Status]eventsv1.NotificationType{
+	fiscal.StatusAuthorized:     eventsv1.NotificationType_NOTIFICATION_TYPE_AUTHORIZED,
+	fiscal.StatusIssued:         eventsv1.NotificationType_NOTIFICATION_TYPE_AUTHORIZED,
+	fiscal.StatusRejected:       eventsv1.NotificationType_NOTIFICATION_TYPE_REJECTED,
+	fiscal.StatusNeedsAttention: eventsv1.NotificationType_NOTIFICATION_TYPE_NEEDS_ATTENTION,
+}
+
+// Insert adds the notification for d reaching c, inside tx, when c.Status
+// is announced at all. The event key names the document, the notification
+// type and, for needs_attention (which can recur after an operator retry),
+// the attempt count, so a replayed transition inserts nothing new.
+func Insert(ctx context.Context, tx pgx.Tx, d store.InvoicerFiscalDocument, c Change) error {
+	typ, ok := kinds[c.Status]
+	if !ok {
+		return nil
+	}
+	key := fmt.Sprintf("document:%s:%s", d.Reference, c.Status)
+	if c.Status == fiscal.StatusIssued {
+		key = fmt.Sprintf("document:%s:%s", d.Reference, fiscal.StatusAuthorized)
+		c.Reason = "issued: DGI only reports it in the daily summary"
+	}
+	if c.Status == fiscal.StatusNeedsAttention {
+		key = fmt.Sprintf("%s:%d", key, d.Attempts)
+	}
+	ev := &eventsv1.NotificationEvent{
+		EventKey: key, Type: typ, SourceKind: d.SourceKind, SourceRef: d.SourceRef, Reference: d.Reference,
+		CfeType: d.CfeType, Series: c.Series, Number: c.Number, Reason: c.Reason,
+		OccurredAt: timestamppb.New(time.Now()),
+	}
+	payload, err := eventsv1.Encode(ev)
+	if err != nil {
+		return err
+	}
+	if _, err := outbox.Insert(ctx, tx, Table, outbox.Message{
+		EventKey: key, EventType: eventsv1.TypeNotificationDocument, Payload: payload,
+	}); err != nil {
+		return fmt.Errorf("notify %s: %w", key, err)
+	}
+	return nil
+}
