@@ -2,9 +2,15 @@ module github.com/onceflow/onceflow/services/invoicer
 
 go 1.26.0
 
-require github.com/onceflow/onceflow/pkg v0.0.0
+require (
+	github.com/onceflow/onceflow/pkg v0.0.0
+	github.com/onceflow/onceflow/provider v0.0.0
+)
 
-replace github.com/onceflow/onceflow/pkg => ../../pkg
+replace (
+	github.com/onceflow/onceflow/pkg => ../../pkg
+	github.com/onceflow/onceflow/provider => ../../provider
+)
 
 require (
 	github.com/aws/aws-sdk-go-v2 v1.48.0
@@ -18,7 +24,7 @@ require (
 
 require (
 	github.com/standard-webhooks/standard-webhooks/libraries v0.0.1 // indirect
-	golang.org/x/time v0.16.0
+	golang.org/x/time v0.16.0 // indirect
 )
 
 require (

@@ -20,7 +20,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/onceflow/onceflow/pkg/httpserver"
-	"github.com/onceflow/onceflow/services/invoicer/internal/fiscal"
+	"github.com/onceflow/onceflow/provider/fiscal"
 	"github.com/onceflow/onceflow/services/invoicer/internal/store"
 )
 

@@ -23,9 +23,9 @@ import (
 	"github.com/onceflow/onceflow/services/invoicer/internal/admin"
 	"github.com/onceflow/onceflow/services/invoicer/internal/consumer"
 	"github.com/onceflow/onceflow/services/invoicer/internal/emit"
-	"github.com/onceflow/onceflow/services/invoicer/internal/fiscal"
-	"github.com/onceflow/onceflow/services/invoicer/internal/invoicy"
-	"github.com/onceflow/onceflow/services/invoicer/internal/keyed"
+	"github.com/onceflow/onceflow/provider/fiscal"
+	"github.com/onceflow/onceflow/provider/invoicy"
+	"github.com/onceflow/onceflow/provider/keyed"
 	"github.com/onceflow/onceflow/services/invoicer/internal/store"
 )
 

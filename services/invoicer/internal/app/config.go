@@ -5,9 +5,9 @@ import (
 	"time"
 
 	"github.com/onceflow/onceflow/pkg/config"
-	"github.com/onceflow/onceflow/services/invoicer/internal/fiscal"
-	"github.com/onceflow/onceflow/services/invoicer/internal/invoicy"
-	"github.com/onceflow/onceflow/services/invoicer/internal/keyed"
+	"github.com/onceflow/onceflow/provider/fiscal"
+	"github.com/onceflow/onceflow/provider/invoicy"
+	"github.com/onceflow/onceflow/provider/keyed"
 )
 
 // Provider adapters (PROVIDER).

@@ -17,9 +17,9 @@ import (
 	"github.com/onceflow/onceflow/pkg/sqsq"
 	"github.com/onceflow/onceflow/pkg/sqstest"
 	"github.com/onceflow/onceflow/services/invoicer/internal/consumer"
-	"github.com/onceflow/onceflow/services/invoicer/internal/fiscal"
+	"github.com/onceflow/onceflow/provider/fiscal"
 	"github.com/onceflow/onceflow/services/invoicer/internal/invoicertest"
-	"github.com/onceflow/onceflow/services/invoicer/internal/invoicy"
+	"github.com/onceflow/onceflow/provider/invoicy"
 )
 
 // queue is a fresh SQS queue with a dead-letter queue after maxReceive.

@@ -11,7 +11,7 @@ import (
 	"go.uber.org/zap"
 
 	eventsv1 "github.com/onceflow/onceflow/pkg/eventspb/onceflow/events/v1"
-	"github.com/onceflow/onceflow/services/invoicer/internal/fiscal"
+	"github.com/onceflow/onceflow/provider/fiscal"
 	"github.com/onceflow/onceflow/services/invoicer/internal/notify"
 	"github.com/onceflow/onceflow/services/invoicer/internal/store"
 )

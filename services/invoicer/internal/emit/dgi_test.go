@@ -11,9 +11,9 @@ import (
 
 	sandbox "github.com/onceflow/onceflow/sandbox/fiscal"
 	"github.com/onceflow/onceflow/services/invoicer/internal/emit"
-	"github.com/onceflow/onceflow/services/invoicer/internal/fiscal"
+	"github.com/onceflow/onceflow/provider/fiscal"
 	"github.com/onceflow/onceflow/services/invoicer/internal/invoicertest"
-	"github.com/onceflow/onceflow/services/invoicer/internal/keyed"
+	"github.com/onceflow/onceflow/provider/keyed"
 	"github.com/onceflow/onceflow/services/invoicer/internal/store"
 )
 

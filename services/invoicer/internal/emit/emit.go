@@ -21,7 +21,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/onceflow/onceflow/pkg/backoff"
-	"github.com/onceflow/onceflow/services/invoicer/internal/fiscal"
+	"github.com/onceflow/onceflow/provider/fiscal"
 	"github.com/onceflow/onceflow/services/invoicer/internal/store"
 )
 

@@ -13,9 +13,9 @@ import (
 	"github.com/onceflow/onceflow/pkg/backoff"
 	sandbox "github.com/onceflow/onceflow/sandbox/fiscal"
 	"github.com/onceflow/onceflow/services/invoicer/internal/emit"
-	"github.com/onceflow/onceflow/services/invoicer/internal/fiscal"
+	"github.com/onceflow/onceflow/provider/fiscal"
 	"github.com/onceflow/onceflow/services/invoicer/internal/invoicertest"
-	"github.com/onceflow/onceflow/services/invoicer/internal/invoicy"
+	"github.com/onceflow/onceflow/provider/invoicy"
 	"github.com/onceflow/onceflow/services/invoicer/internal/store"
 )
 

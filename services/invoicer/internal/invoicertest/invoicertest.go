@@ -18,7 +18,7 @@ import (
 	"github.com/onceflow/onceflow/pkg/pgtest"
 	sandbox "github.com/onceflow/onceflow/sandbox/fiscal"
 	"github.com/onceflow/onceflow/services/invoicer/internal/consumer"
-	"github.com/onceflow/onceflow/services/invoicer/internal/invoicy"
+	"github.com/onceflow/onceflow/provider/invoicy"
 	"github.com/onceflow/onceflow/services/invoicer/internal/store"
 )
 

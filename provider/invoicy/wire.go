@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/onceflow/onceflow/pkg/money"
-	"github.com/onceflow/onceflow/services/invoicer/internal/fiscal"
+	"github.com/onceflow/onceflow/provider/fiscal"
 )
 
 // dateLayout is how InvoiCy writes calendar dates.

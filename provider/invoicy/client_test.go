@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/onceflow/onceflow/services/invoicer/internal/fiscal"
+	"github.com/onceflow/onceflow/provider/fiscal"
 )
 
 func TestNewValidates(t *testing.T) {

@@ -23,7 +23,7 @@ import (
 
 	"golang.org/x/time/rate"
 
-	"github.com/onceflow/onceflow/services/invoicer/internal/fiscal"
+	"github.com/onceflow/onceflow/provider/fiscal"
 )
 
 // DefaultTimeout bounds one call (connect, send, wait and read) when

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/onceflow/onceflow/services/invoicer/internal/fiscal"
+	"github.com/onceflow/onceflow/provider/fiscal"
 )
 
 func TestEmpCKPublishedVector(t *testing.T) {

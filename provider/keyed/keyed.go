@@ -30,7 +30,7 @@ import (
 
 	"golang.org/x/time/rate"
 
-	"github.com/onceflow/onceflow/services/invoicer/internal/fiscal"
+	"github.com/onceflow/onceflow/provider/fiscal"
 )
 
 // Errors wrapped by the adapter.

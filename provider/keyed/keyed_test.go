@@ -8,8 +8,8 @@ import (
 	"time"
 
 	sandbox "github.com/onceflow/onceflow/sandbox/fiscal"
-	"github.com/onceflow/onceflow/services/invoicer/internal/fiscal"
-	"github.com/onceflow/onceflow/services/invoicer/internal/keyed"
+	"github.com/onceflow/onceflow/provider/fiscal"
+	"github.com/onceflow/onceflow/provider/keyed"
 )
 
 const token = "keyed-token"

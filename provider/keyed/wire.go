@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/onceflow/onceflow/pkg/money"
-	"github.com/onceflow/onceflow/services/invoicer/internal/fiscal"
+	"github.com/onceflow/onceflow/provider/fiscal"
 )
 
 const dateLayout = "2006-01-02"

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/onceflow/onceflow/pkg/money"
-	"github.com/onceflow/onceflow/services/invoicer/internal/fiscal"
+	"github.com/onceflow/onceflow/provider/fiscal"
 )
 
 const (

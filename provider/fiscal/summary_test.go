@@ -3,7 +3,7 @@ package fiscal_test
 import (
 	"testing"
 
-	"github.com/onceflow/onceflow/services/invoicer/internal/fiscal"
+	"github.com/onceflow/onceflow/provider/fiscal"
 )
 
 func TestDailySummary(t *testing.T) {

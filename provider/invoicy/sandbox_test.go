@@ -8,8 +8,8 @@ import (
 	"time"
 
 	sandbox "github.com/onceflow/onceflow/sandbox/fiscal"
-	"github.com/onceflow/onceflow/services/invoicer/internal/fiscal"
-	"github.com/onceflow/onceflow/services/invoicer/internal/invoicy"
+	"github.com/onceflow/onceflow/provider/fiscal"
+	"github.com/onceflow/onceflow/provider/invoicy"
 )
 
 const (

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/onceflow/onceflow/services/invoicer/internal/fiscal"
+	"github.com/onceflow/onceflow/provider/fiscal"
 )
 
 func TestParseAnswer(t *testing.T) {
