@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	sandbox "github.com/onceflow/onceflow/sandbox/fiscal"
 	"github.com/onceflow/onceflow/provider/fiscal"
 	"github.com/onceflow/onceflow/provider/invoicy"
+	sandbox "github.com/onceflow/onceflow/sandbox/fiscal"
 )
 
 const (

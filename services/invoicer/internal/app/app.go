@@ -20,12 +20,12 @@ import (
 	"github.com/onceflow/onceflow/pkg/logging"
 	"github.com/onceflow/onceflow/pkg/pg"
 	"github.com/onceflow/onceflow/pkg/sqsq"
-	"github.com/onceflow/onceflow/services/invoicer/internal/admin"
-	"github.com/onceflow/onceflow/services/invoicer/internal/consumer"
-	"github.com/onceflow/onceflow/services/invoicer/internal/emit"
 	"github.com/onceflow/onceflow/provider/fiscal"
 	"github.com/onceflow/onceflow/provider/invoicy"
 	"github.com/onceflow/onceflow/provider/keyed"
+	"github.com/onceflow/onceflow/services/invoicer/internal/admin"
+	"github.com/onceflow/onceflow/services/invoicer/internal/consumer"
+	"github.com/onceflow/onceflow/services/invoicer/internal/emit"
 	"github.com/onceflow/onceflow/services/invoicer/internal/store"
 )
 

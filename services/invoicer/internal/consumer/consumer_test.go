@@ -16,10 +16,10 @@ import (
 	eventsv1 "github.com/onceflow/onceflow/pkg/eventspb/onceflow/events/v1"
 	"github.com/onceflow/onceflow/pkg/sqsq"
 	"github.com/onceflow/onceflow/pkg/sqstest"
-	"github.com/onceflow/onceflow/services/invoicer/internal/consumer"
 	"github.com/onceflow/onceflow/provider/fiscal"
-	"github.com/onceflow/onceflow/services/invoicer/internal/invoicertest"
 	"github.com/onceflow/onceflow/provider/invoicy"
+	"github.com/onceflow/onceflow/services/invoicer/internal/consumer"
+	"github.com/onceflow/onceflow/services/invoicer/internal/invoicertest"
 )
 
 // queue is a fresh SQS queue with a dead-letter queue after maxReceive.

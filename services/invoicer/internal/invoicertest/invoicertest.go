@@ -16,9 +16,9 @@ import (
 	"github.com/onceflow/onceflow/db"
 	eventsv1 "github.com/onceflow/onceflow/pkg/eventspb/onceflow/events/v1"
 	"github.com/onceflow/onceflow/pkg/pgtest"
+	"github.com/onceflow/onceflow/provider/invoicy"
 	sandbox "github.com/onceflow/onceflow/sandbox/fiscal"
 	"github.com/onceflow/onceflow/services/invoicer/internal/consumer"
-	"github.com/onceflow/onceflow/provider/invoicy"
 	"github.com/onceflow/onceflow/services/invoicer/internal/store"
 )
 
