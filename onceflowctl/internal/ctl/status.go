@@ -18,7 +18,12 @@ type pipeline struct {
 		Receipts      map[string]int64 `json:"receipts"`
 		OldestPending *time.Time       `json:"oldest_pending"`
 	} `json:"ingest"`
-	Relay      *relayStatus      `json:"relay"`
+	Relay    *relayStatus `json:"relay"`
+	Invoicer *struct {
+		Documents map[string]int64 `json:"documents"`
+		Due       int64            `json:"due"`
+		OldestDue *time.Time       `json:"oldest_due"`
+	} `json:"invoicer"`
 	Reconciler *findingsPage     `json:"reconciler"`
 	Errors     map[string]string `json:"errors,omitempty"`
 }
@@ -27,7 +32,7 @@ func statusCmd(o *options) *cobra.Command {
 	var check bool
 	c := &cobra.Command{
 		Use:   "status",
-		Short: "Pipeline state per stage: pending and parked receipts and outbox rows, open findings",
+		Short: "Pipeline state per stage: receipts, outbox rows, documents by status, open findings",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			p, unreachable := o.gather(cmd.Context())
@@ -38,12 +43,12 @@ func statusCmd(o *options) *cobra.Command {
 			case unreachable != nil:
 				return unreachable
 			case check && p.needsPerson():
-				return &Error{ExitProblem, errors.New("status: work waits for a person (parked rows or receipts, open findings)")}
+				return &Error{ExitProblem, errors.New("status: work waits for a person (parked rows or receipts, needs-attention documents, open findings)")}
 			}
 			return nil
 		},
 	}
-	c.Flags().BoolVar(&check, "check", false, "exit 1 when anything is parked or a finding is open")
+	c.Flags().BoolVar(&check, "check", false, "exit 1 when anything is parked, a document needs attention or a finding is open")
 	return c
 }
 
@@ -71,6 +76,10 @@ func (o *options) gather(ctx context.Context) (pipeline, error) {
 		p.Relay = nil
 		note("relay", err)
 	}
+	if _, err := o.client("invoicer").call(ctx, http.MethodGet, "/admin/status", nil, &p.Invoicer); err != nil {
+		p.Invoicer = nil
+		note("invoicer", err)
+	}
 	if _, err := o.client("reconciler").call(ctx, http.MethodGet, "/admin/findings?limit=1000", nil, &p.Reconciler); err != nil {
 		p.Reconciler = nil
 		note("reconciler", err)
@@ -93,6 +102,12 @@ func (p pipeline) rows() [][]any {
 		for _, ob := range p.Relay.Outboxes {
 			rows = append(rows, []any{"relay", ob.Outbox + " pending", ob.Pending, since(ob.OldestPending)},
 				[]any{"relay", ob.Outbox + " parked", ob.Parked, "-"})
+		}
+	}
+	if p.Invoicer != nil {
+		rows = append(rows, []any{"invoicer", "documents due", p.Invoicer.Due, since(p.Invoicer.OldestDue)})
+		for _, st := range []string{"pending", "unknown", "pending_dgi", "needs_attention", "authorized", "issued", "rejected", "voided"} {
+			rows = append(rows, []any{"invoicer", "documents " + st, p.Invoicer.Documents[st], "-"})
 		}
 	}
 	if p.Reconciler != nil {
@@ -143,6 +158,9 @@ func (p pipeline) needsPerson() bool {
 				return true
 			}
 		}
+	}
+	if p.Invoicer != nil && p.Invoicer.Documents["needs_attention"] > 0 {
+		return true
 	}
 	return p.Reconciler != nil && len(p.Reconciler.Findings) > 0
 }

@@ -32,6 +32,9 @@ func (s *Stack) Names(bin string) []string {
 	return out
 }
 
+// URL is the base URL of a running process, e.g. URL("relay-1").
+func (s *Stack) URL(name string) string { return "http://" + s.procs[name].addr }
+
 // Kill sends SIGKILL to the process and waits until it is gone.
 func (s *Stack) Kill(name string) error {
 	p, ok := s.procs[name]

@@ -27,7 +27,7 @@ import (
 var Binaries = map[string]string{
 	"ingest": "./services/ingest/cmd/ingest", "relay": "./services/relay/cmd/relay",
 	"invoicer": "./services/invoicer/cmd/invoicer", "reconciler": "./services/reconciler/cmd/reconciler",
-	"psp": "./sandbox/cmd/psp", "fiscal": "./sandbox/cmd/fiscal",
+	"psp": "./sandbox/cmd/psp", "fiscal": "./sandbox/cmd/fiscal", "onceflowctl": "./onceflowctl",
 }
 
 // Credentials shared by the sandboxes and the services.

@@ -41,9 +41,43 @@ type API struct {
 func Register(e *echo.Echo, token string, pool *pgxpool.Pool, lookup Lookup, log *zap.Logger) {
 	a := &API{pool: pool, queries: store.New(pool), lookup: lookup, log: log}
 	g := e.Group("/admin", httpserver.BearerAuth(token, "ADMIN_TOKEN"))
+	g.GET("/status", a.status)
 	g.GET("/documents", a.list)
 	g.GET("/documents/:id", a.show)
 	g.POST("/documents/:id/resolve", a.resolve)
+}
+
+// Status is the invoicer's part of the pipeline state.
+type Status struct {
+	Documents map[string]int64 `json:"documents"` // per status
+	Due       int64            `json:"due"`       // due for an attempt now
+	// OldestDue is since when the oldest due document waits; absent when
+	// none is due.
+	OldestDue *time.Time `json:"oldest_due,omitempty"`
+}
+
+func (a *API) status(c echo.Context) error {
+	ctx := c.Request().Context()
+	rows, err := a.queries.DocumentCountByStatus(ctx)
+	if err != nil {
+		return err
+	}
+	st := Status{Documents: map[string]int64{}}
+	for _, s := range []string{"pending", "unknown", "pending_dgi", "authorized", "issued", "rejected", "voided", "needs_attention"} {
+		st.Documents[s] = 0
+	}
+	for _, r := range rows {
+		st.Documents[r.Status] = r.Documents
+	}
+	due, err := a.queries.DocumentDueStats(ctx)
+	if err != nil {
+		return err
+	}
+	st.Due = due.Due
+	if due.Due > 0 {
+		st.OldestDue = &due.OldestDueAt
+	}
+	return c.JSON(http.StatusOK, st)
 }
 
 // Document is a fiscal document as the API shows it. Buyer data is left

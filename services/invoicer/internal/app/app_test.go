@@ -129,6 +129,12 @@ func TestOperatorResolvesADuplicate(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+	var st struct {
+		Documents map[string]int64 `json:"documents"`
+	}
+	if code := call(t, "GET", base+"/admin/status", token, "", &st); code != http.StatusOK || st.Documents["needs_attention"] != 1 || st.Documents["authorized"] != 0 {
+		t.Fatalf("status: %d %+v, want one document in needs_attention", code, st)
+	}
 	var e errorBody
 	if code := call(t, "GET", base+"/admin/documents", "wrong", "", &e); code != http.StatusUnauthorized || e.Error.Code != "unauthorized" {
 		t.Fatalf("wrong token: %d %+v", code, e)

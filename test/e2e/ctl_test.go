@@ -1,0 +1,92 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/onceflow/onceflow/test/e2e/stack"
+)
+
+// TestOnceflowctlAgainstTheStack runs the operator CLI against a running
+// pipeline: status shows one authorized document, the listings and an audit
+// work, and the exit codes tell a refusal from an unreachable service.
+func TestOnceflowctlAgainstTheStack(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	s, err := stack.StartWith(ctx, t.TempDir(), stack.Options{Reconciler: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Stop()
+	defer dumpLogsOnFailure(t, s)
+	payment, err := s.Pay(ctx, fmt.Sprintf("ctl-%d", time.Now().UnixNano()), 50000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = stack.WaitFor(ctx, time.Minute, func() (bool, error) {
+		docs, err := s.Documents(ctx)
+		held := stack.BySource(docs)["payment:"+payment]
+		return len(held) == 1 && held[0].Status == 5, err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctl := func(args ...string) (string, int) {
+		cmd := exec.CommandContext(ctx, filepath.Join(s.Dir, "onceflowctl"), args...)
+		cmd.Env = []string{"ONCEFLOW_ADMIN_TOKEN=" + stack.AdminToken, "ONCEFLOW_INGEST_URL=" + s.URL("ingest-1"),
+			"ONCEFLOW_RELAY_URL=" + s.URL("relay-1"), "ONCEFLOW_INVOICER_URL=" + s.URL("invoicer-1"), "ONCEFLOW_RECONCILER_URL=" + s.URL("reconciler-1")}
+		out, err := cmd.CombinedOutput()
+		var exit *exec.ExitError
+		if errors.As(err, &exit) {
+			return string(out), exit.ExitCode()
+		}
+		if err != nil {
+			t.Fatalf("onceflowctl %v: %v", args, err)
+		}
+		return string(out), 0
+	}
+
+	out, code := ctl("status", "--check")
+	if code != 0 || !hasRow(out, "invoicer", "documents authorized", "1") || !hasRow(out, "ingest", "receipts done", "1") || !hasRow(out, "relay", "ingest.outbox parked", "0") {
+		t.Fatalf("status --check exited %d:\n%s", code, out)
+	}
+	out, code = ctl("status", "--json")
+	var st struct {
+		Invoicer struct{ Documents map[string]int } `json:"invoicer"`
+	}
+	if err := json.Unmarshal([]byte(out), &st); code != 0 || err != nil || st.Invoicer.Documents["authorized"] != 1 {
+		t.Fatalf("status --json exited %d (%v):\n%s", code, err, out)
+	}
+	if out, code = ctl("documents", "list", "--status", "authorized"); code != 0 || !strings.Contains(out, "payment:"+payment) {
+		t.Fatalf("documents list exited %d:\n%s", code, out)
+	}
+	if out, code = ctl("audit"); code != 0 || !strings.Contains(out, "REPUBLISHED") {
+		t.Fatalf("audit exited %d:\n%s", code, out)
+	}
+	if out, code = ctl("receipts", "retry", "999999"); code != 1 || !strings.Contains(out, "not_retryable") {
+		t.Fatalf("retry of an unknown receipt exited %d, want 1:\n%s", code, out)
+	}
+	if out, code = ctl("documents", "resolve", "1", "--action", "void"); code != 2 || !strings.Contains(out, "--actor") {
+		t.Fatalf("resolve without --actor exited %d, want 2:\n%s", code, out)
+	}
+	if out, code = ctl("status", "--ingest-url", "http://127.0.0.1:1"); code != 3 || !strings.Contains(out, "unreachable") {
+		t.Fatalf("status with ingest unreachable exited %d, want 3:\n%s", code, out)
+	}
+}
+
+// hasRow reports whether out has a table row with these cells in order.
+func hasRow(out string, cells ...string) bool {
+	for line := range strings.SplitSeq(out, "\n") {
+		if strings.Join(strings.Fields(line), " ") == strings.Join(cells, " ") || strings.HasPrefix(strings.Join(strings.Fields(line), " "), strings.Join(cells, " ")+" ") {
+			return true
+		}
+	}
+	return false
+}
