@@ -194,7 +194,8 @@ func (s *Server) issue(drafts []Document, act action) []Document {
 		copies = 2
 	}
 	for _, draft := range drafts {
-		for range copies {
+		for i := range copies {
+			draft.Injected = i > 0
 			issued = append(issued, s.storeLocked(draft, act, now))
 		}
 	}

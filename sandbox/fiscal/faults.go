@@ -78,6 +78,9 @@ func (s *Server) take(reference string, emit bool) action {
 		key = AnyReference
 	}
 	r, ok := s.rules[key]
+	if !ok {
+		return s.dice.draw(emit)
+	}
 	a := action{latency: time.Duration(r.LatencyMS) * time.Millisecond}
 	if !emit {
 		return a

@@ -44,6 +44,8 @@ type Config struct {
 	// Webhook, when its URL is set, receives a signed event on every status
 	// change.
 	Webhook Webhook
+	// Profile draws faults for requests no Rule covers.
+	Profile Profile
 }
 
 // Document is one CFE the simulator issued.
@@ -63,6 +65,9 @@ type Document struct {
 	RefersTo     []DocumentRef `json:"refers_to,omitempty"` // Referencia of credit/debit notes
 	CreatedAt    time.Time     `json:"created_at"`
 	Polls        int           `json:"polls"` // queries that returned it
+	// Injected marks the second copy of a duplicate the sandbox made on
+	// purpose (Rule.Duplicate or Profile.DuplicateRate).
+	Injected bool `json:"injected,omitempty"`
 
 	pendingLeft int // queries left before a pending document is authorized; -1 never
 }
@@ -105,6 +110,7 @@ type Server struct {
 	rules   map[string]Rule // faults by reference or AnyReference
 	byKey   map[string]int  // keyed API: index in docs of each Idempotency-Key
 	hooks   *notifier
+	dice    *profileDice
 }
 
 // New returns a Server with no documents, applying Config defaults.
@@ -116,12 +122,14 @@ func New(cfg Config) *Server {
 		cfg.Logger = zap.NewNop()
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, mux: http.NewServeMux(), numbers: make(map[int]int),
-		rules: make(map[string]Rule), byKey: make(map[string]int), hooks: newNotifier(cfg.Webhook, cfg.Logger)}
+		rules: make(map[string]Rule), byKey: make(map[string]int), hooks: newNotifier(cfg.Webhook, cfg.Logger), dice: newProfileDice(cfg.Profile)}
 	for _, prefix := range []string{"", "/InvoiCy"} {
 		s.mux.HandleFunc("POST "+prefix+"/aws_emissionfactura.aspx", s.emit)
 		s.mux.HandleFunc("POST "+prefix+"/aws_consultafactura.aspx", s.query)
 	}
 	s.mux.HandleFunc("GET /sandbox/documents", s.listDocuments)
+	s.mux.HandleFunc("POST /sandbox/documents", s.plant)
+	s.mux.HandleFunc("DELETE /sandbox/documents/{reference}", s.drop)
 	s.mux.HandleFunc("POST /api/documents", s.keyedEmit)
 	s.mux.HandleFunc("GET /api/documents/{key}", s.keyedGet)
 	s.mux.HandleFunc("GET /sandbox/faults", s.listRules)

@@ -46,6 +46,7 @@ type config struct {
 	addr                        string
 	empCodigo, empPK, accessKey string
 	webhook                     fiscal.Webhook
+	profile                     fiscal.Profile
 }
 
 func loadConfig(getenv func(string) string) (config, error) {
@@ -62,6 +63,11 @@ func loadConfig(getenv func(string) string) (config, error) {
 	if err := fiscal.CheckWebhook(cfg.webhook); err != nil {
 		return config{}, fmt.Errorf("FISCAL_WEBHOOK_SECRET: %w", err)
 	}
+	profile, err := loadProfile(getenv)
+	if err != nil {
+		return config{}, err
+	}
+	cfg.profile = profile
 	return cfg, nil
 }
 
@@ -87,12 +93,12 @@ func run(ctx context.Context, log *zap.Logger, args []string, getenv func(string
 func serve(ctx context.Context, log *zap.Logger, cfg config) error {
 	log.Info("config", zap.String("addr", cfg.addr), zap.String("emp_codigo", cfg.empCodigo),
 		zap.String("emp_pk", server.Mask(cfg.empPK)), zap.String("access_key", server.Mask(cfg.accessKey)),
-		zap.String("webhook_url", cfg.webhook.URL), zap.String("webhook_secret", server.Mask(cfg.webhook.Secret)))
+		zap.String("webhook_url", cfg.webhook.URL), zap.String("webhook_secret", server.Mask(cfg.webhook.Secret)), zap.Any("profile", cfg.profile))
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
 		return fmt.Errorf("listen on FISCAL_ADDR: %w", err)
 	}
 	sim := fiscal.New(fiscal.Config{EmpCodigo: cfg.empCodigo, EmpPK: cfg.empPK, AccessKey: cfg.accessKey, Logger: log,
-		Webhook: cfg.webhook})
+		Webhook: cfg.webhook, Profile: cfg.profile})
 	return server.Serve(ctx, log, ln, sim)
 }

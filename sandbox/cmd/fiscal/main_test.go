@@ -53,6 +53,9 @@ func TestRunRefusesBadConfig(t *testing.T) {
 	}{
 		{"address", map[string]string{"FISCAL_ADDR": "localhost"}, nil, "FISCAL_ADDR"},
 		{"command", map[string]string{}, []string{"migrate"}, "migrate"},
+		{"fail rate", map[string]string{"FISCAL_FAIL_RATE": "2"}, nil, "FISCAL_FAIL_RATE"},
+		{"hang for", map[string]string{"FISCAL_HANG_FOR": "forever"}, nil, "FISCAL_HANG_FOR"},
+		{"pending polls", map[string]string{"FISCAL_PENDING_POLLS_MAX": "0"}, nil, "FISCAL_PENDING_POLLS_MAX"},
 		{"webhook secret", map[string]string{"FISCAL_WEBHOOK_URL": "http://127.0.0.1:1/hook", "FISCAL_WEBHOOK_SECRET": "whsec_not base64!"}, nil, "FISCAL_WEBHOOK_SECRET"},
 	}
 	for _, tt := range tests {

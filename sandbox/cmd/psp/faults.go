@@ -1,10 +1,9 @@
 package main
 
 import (
-	"fmt"
-	"strconv"
 	"time"
 
+	"github.com/onceflow/onceflow/sandbox/internal/server"
 	"github.com/onceflow/onceflow/sandbox/psp"
 )
 
@@ -21,48 +20,15 @@ import (
 //	PSP_TIME_SCALE          factor on dLocal's retry schedule, e.g. 0.000278 (an hour is a second)
 func loadFaults(getenv func(string) string) (psp.Faults, error) {
 	f := psp.Faults{Seed: 1, MaxCopies: 3, PendingFor: 2 * time.Second}
-	for _, r := range []struct {
-		name string
-		dst  *float64
-		max  float64
-	}{
-		{"PSP_DUPLICATE_RATE", &f.DuplicateRate, 1}, {"PSP_LOSS_RATE", &f.LossRate, 1},
-		{"PSP_STALE_RATE", &f.StaleRate, 1}, {"PSP_PENDING_FIRST_RATE", &f.PendingFirstRate, 1},
-		{"PSP_TIME_SCALE", &f.TimeScale, 1},
-	} {
-		if v := getenv(r.name); v != "" {
-			x, err := strconv.ParseFloat(v, 64)
-			if err != nil || x < 0 || x > r.max {
-				return psp.Faults{}, fmt.Errorf("%s %q: want a number from 0 to %g", r.name, v, r.max)
-			}
-			*r.dst = x
-		}
-	}
-	for _, d := range []struct {
-		name string
-		dst  *time.Duration
-	}{{"PSP_DELAY_MAX", &f.DelayMax}, {"PSP_PENDING_FOR", &f.PendingFor}} {
-		if v := getenv(d.name); v != "" {
-			x, err := time.ParseDuration(v)
-			if err != nil || x < 0 {
-				return psp.Faults{}, fmt.Errorf("%s %q: want a Go duration such as 500ms", d.name, v)
-			}
-			*d.dst = x
-		}
-	}
-	if v := getenv("PSP_MAX_COPIES"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 2 || n > 100 {
-			return psp.Faults{}, fmt.Errorf("PSP_MAX_COPIES %q: want 2 to 100", v)
-		}
-		f.MaxCopies = n
-	}
-	if v := getenv("PSP_SEED"); v != "" {
-		n, err := strconv.ParseUint(v, 10, 64)
-		if err != nil {
-			return psp.Faults{}, fmt.Errorf("PSP_SEED %q: want an unsigned integer", v)
-		}
-		f.Seed = n
-	}
-	return f, nil
+	p := server.NewEnvParser(getenv)
+	p.Seed("PSP_SEED", &f.Seed)
+	p.Rate("PSP_DUPLICATE_RATE", &f.DuplicateRate)
+	p.Int("PSP_MAX_COPIES", 2, 100, &f.MaxCopies)
+	p.Duration("PSP_DELAY_MAX", &f.DelayMax)
+	p.Rate("PSP_LOSS_RATE", &f.LossRate)
+	p.Rate("PSP_STALE_RATE", &f.StaleRate)
+	p.Rate("PSP_PENDING_FIRST_RATE", &f.PendingFirstRate)
+	p.Duration("PSP_PENDING_FOR", &f.PendingFor)
+	p.Rate("PSP_TIME_SCALE", &f.TimeScale)
+	return f, p.Err()
 }
