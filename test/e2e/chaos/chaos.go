@@ -38,6 +38,8 @@ func Defaults() Config {
 		Kills: 12, KillEvery: 3 * time.Second, SQSRestarts: 1, PGRestarts: 1, Seed: 1,
 		PSPEnv: []string{"PSP_DUPLICATE_RATE=0.2", "PSP_MAX_COPIES=3", "PSP_DELAY_MAX=500ms", "PSP_LOSS_RATE=0.02",
 			"PSP_STALE_RATE=0.05", "PSP_PENDING_FIRST_RATE=0.1", "PSP_PENDING_FOR=1s", "PSP_TIME_SCALE=0.0005"},
+		FiscalEnv: []string{"FISCAL_LATENCY_MAX=30ms", "FISCAL_FAIL_RATE=0.05", "FISCAL_HANG_RATE=0.03", "FISCAL_HANG_FOR=4s",
+			"FISCAL_DUPLICATE_RATE=0.01", "FISCAL_PENDING_RATE=0.1", "FISCAL_PENDING_POLLS_MAX=3"},
 		Quiesce: 5 * time.Minute, Progress: 5 * time.Second,
 	}
 }

@@ -2,9 +2,13 @@ package chaos
 
 import (
 	"context"
+	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/onceflow/onceflow/test/e2e/stack"
 )
 
 // logWriter sends progress lines to the test log.
@@ -42,5 +46,33 @@ func TestChaosCIProfile(t *testing.T) {
 	}
 	if res.Documents != res.Payments+res.Refunds {
 		t.Fatalf("documents = %d, want one per payment and refund (%d)", res.Documents, res.Payments+res.Refunds)
+	}
+}
+
+// The checker can fail: a document planted at the fiscal sandbox behind
+// onceflow's back is a duplicate, and one dropped from it is missing.
+func TestCheckerCatchesPlantedAndDroppedDocuments(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	cfg := Defaults()
+	cfg.Payments, cfg.RefundShare, cfg.Kills, cfg.SQSRestarts, cfg.PGRestarts = 10, 0, 0, 0, 0
+	cfg.KillEvery, cfg.Dir = 200*time.Millisecond, t.TempDir()
+	tamper := func(ctx context.Context, s *stack.Stack) error {
+		docs, err := s.Documents(ctx)
+		if err != nil || len(docs) < 2 {
+			return fmt.Errorf("documents to tamper with: %d (%v)", len(docs), err)
+		}
+		planted := map[string]any{"reference": "999999999999", "type": docs[0].Type, "total": "1.00", "addendum": docs[0].Addendum}
+		if err := s.Sandbox(ctx, http.MethodPost, "/sandbox/documents", planted); err != nil {
+			return err
+		}
+		return s.Sandbox(ctx, http.MethodDelete, "/sandbox/documents/"+docs[1].Reference, nil)
+	}
+	res, err := runWith(ctx, cfg, logWriter{t}, tamper)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.OK() || res.Duplicates != 1 || res.Missing != 1 {
+		t.Fatalf("%s: want duplicates=1 missing=1 and a failed run", res)
 	}
 }

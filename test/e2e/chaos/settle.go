@@ -35,6 +35,9 @@ func (r *run) settled(ctx context.Context) (bool, string, error) {
 	if err != nil {
 		return false, "fiscal sandbox unreachable", err
 	}
+	if _, err := r.resolveInjected(ctx, docs); err != nil {
+		return false, "resolving injected duplicates failed", err
+	}
 	v := Check(r.snapshot(), docs)
 	pending, err := r.outboxPending(ctx)
 	if err != nil {

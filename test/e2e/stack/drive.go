@@ -90,6 +90,19 @@ func (s *Stack) RefundTo(ctx context.Context, paymentID string, amountMinor int6
 	return refund.ID, nil
 }
 
+// Admin calls an operator endpoint of the service at base with the admin
+// token, decoding the answer into out.
+func (s *Stack) Admin(ctx context.Context, base, method, path string, in, out any) error {
+	return s.request(ctx, method, base+path, in, out, func(req *http.Request, _ []byte) {
+		req.Header.Set("Authorization", "Bearer "+AdminToken)
+	})
+}
+
+// Sandbox calls one of the fiscal sandbox's /sandbox endpoints.
+func (s *Stack) Sandbox(ctx context.Context, method, path string, in any) error {
+	return s.request(ctx, method, s.FiscalURL+path, in, nil, nil)
+}
+
 // API posts in to an ingest instance's API path with the API token and,
 // when key is set, an Idempotency-Key, decoding the answer into out.
 func (s *Stack) API(ctx context.Context, base, path string, in any, key string, out any) error {
@@ -176,6 +189,12 @@ func (s *Stack) dlocalSign(req *http.Request, body []byte) {
 }
 
 func (s *Stack) call(ctx context.Context, url string, in, out any, auth func(*http.Request, []byte)) error {
+	return s.request(ctx, http.MethodPost, url, in, out, auth)
+}
+
+// request sends in as JSON with method to url, signed by auth when set, and
+// decodes the answer into out.
+func (s *Stack) request(ctx context.Context, method, url string, in, out any, auth func(*http.Request, []byte)) error {
 	var body []byte
 	if in != nil {
 		var err error
@@ -183,7 +202,7 @@ func (s *Stack) call(ctx context.Context, url string, in, out any, auth func(*ht
 			return err
 		}
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, method, url, bytes.NewReader(body))
 	if err != nil {
 		return err
 	}

@@ -36,6 +36,7 @@ func main() {
 	for _, p := range res.Problems {
 		fmt.Println("chaos: problem:", p)
 	}
+	fmt.Printf("chaos: the fiscal sandbox duplicated %d documents on purpose; each was parked and resolved by the operator\n", res.Injected)
 	fmt.Println(res)
 	if !res.OK() {
 		os.Exit(1)
