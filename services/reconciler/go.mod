@@ -7,8 +7,11 @@ require (
 	github.com/aws/aws-sdk-go-v2/service/sqs v1.53.0
 	github.com/google/uuid v1.6.0
 	github.com/jackc/pgx/v5 v5.13.0
+	github.com/labstack/echo/v4 v4.16.4
 	github.com/onceflow/onceflow/db v0.0.0
 	github.com/onceflow/onceflow/pkg v0.0.0
+	github.com/onceflow/onceflow/provider v0.0.0
+	github.com/onceflow/onceflow/sandbox v0.0.0
 	github.com/prometheus/client_golang v1.25.0
 	go.uber.org/zap v1.28.0
 )
@@ -34,7 +37,6 @@ require (
 	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
 	github.com/jackc/puddle/v2 v2.2.3 // indirect
 	github.com/kylelemons/godebug v1.1.0 // indirect
-	github.com/labstack/echo/v4 v4.16.4 // indirect
 	github.com/labstack/gommon v0.5.0 // indirect
 	github.com/mattn/go-colorable v0.1.15 // indirect
 	github.com/mattn/go-isatty v0.0.24 // indirect
@@ -45,6 +47,7 @@ require (
 	github.com/prometheus/common v0.72.0 // indirect
 	github.com/prometheus/procfs v0.23.0 // indirect
 	github.com/sethvargo/go-retry v0.5.0 // indirect
+	github.com/standard-webhooks/standard-webhooks/libraries v0.0.1 // indirect
 	github.com/valyala/bytebufferpool v1.0.0 // indirect
 	github.com/valyala/fasttemplate v1.2.2 // indirect
 	go.uber.org/multierr v1.11.0 // indirect
@@ -53,10 +56,13 @@ require (
 	golang.org/x/sync v0.25.0 // indirect
 	golang.org/x/sys v0.50.0 // indirect
 	golang.org/x/text v0.44.0 // indirect
+	golang.org/x/time v0.16.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 )
 
 replace (
 	github.com/onceflow/onceflow/db => ../../db
 	github.com/onceflow/onceflow/pkg => ../../pkg
+	github.com/onceflow/onceflow/provider => ../../provider
+	github.com/onceflow/onceflow/sandbox => ../../sandbox
 )

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -38,20 +39,7 @@ func TestOnceflowctlAgainstTheStack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctl := func(args ...string) (string, int) {
-		cmd := exec.CommandContext(ctx, filepath.Join(s.Dir, "onceflowctl"), args...)
-		cmd.Env = []string{"ONCEFLOW_ADMIN_TOKEN=" + stack.AdminToken, "ONCEFLOW_INGEST_URL=" + s.URL("ingest-1"),
-			"ONCEFLOW_RELAY_URL=" + s.URL("relay-1"), "ONCEFLOW_INVOICER_URL=" + s.URL("invoicer-1"), "ONCEFLOW_RECONCILER_URL=" + s.URL("reconciler-1")}
-		out, err := cmd.CombinedOutput()
-		var exit *exec.ExitError
-		if errors.As(err, &exit) {
-			return string(out), exit.ExitCode()
-		}
-		if err != nil {
-			t.Fatalf("onceflowctl %v: %v", args, err)
-		}
-		return string(out), 0
-	}
+	ctl := ctlRunner(ctx, t, s)
 
 	out, code := ctl("status", "--check")
 	if code != 0 || !hasRow(out, "invoicer", "documents authorized", "1") || !hasRow(out, "ingest", "receipts done", "1") || !hasRow(out, "relay", "ingest.outbox parked", "0") {
@@ -81,6 +69,25 @@ func TestOnceflowctlAgainstTheStack(t *testing.T) {
 	}
 }
 
+// ctlRunner returns a function that runs onceflowctl against s and returns
+// its output and exit code.
+func ctlRunner(ctx context.Context, t *testing.T, s *stack.Stack) func(args ...string) (string, int) {
+	return func(args ...string) (string, int) {
+		cmd := exec.CommandContext(ctx, filepath.Join(s.Dir, "onceflowctl"), args...)
+		cmd.Env = []string{"ONCEFLOW_ADMIN_TOKEN=" + stack.AdminToken, "ONCEFLOW_INGEST_URL=" + s.URL("ingest-1"),
+			"ONCEFLOW_RELAY_URL=" + s.URL("relay-1"), "ONCEFLOW_INVOICER_URL=" + s.URL("invoicer-1"), "ONCEFLOW_RECONCILER_URL=" + s.URL("reconciler-1")}
+		out, err := cmd.CombinedOutput()
+		var exit *exec.ExitError
+		if errors.As(err, &exit) {
+			return string(out), exit.ExitCode()
+		}
+		if err != nil {
+			t.Fatalf("onceflowctl %v: %v", args, err)
+		}
+		return string(out), 0
+	}
+}
+
 // hasRow reports whether out has a table row with these cells in order.
 func hasRow(out string, cells ...string) bool {
 	for line := range strings.SplitSeq(out, "\n") {
@@ -89,4 +96,60 @@ func hasRow(out string, cells ...string) bool {
 		}
 	}
 	return false
+}
+
+// TestRunbookCommandsRunAsWritten runs every onceflowctl command of
+// docs/runbook.md against a running pipeline: each is accepted (exit 0, or
+// 1 when the service refuses the example id), none is a usage error or
+// unreachable.
+func TestRunbookCommandsRunAsWritten(t *testing.T) {
+	root, err := stack.Root()
+	if err != nil {
+		t.Fatal(err)
+	}
+	book, err := os.ReadFile(filepath.Join(root, "docs", "runbook.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var commands [][]string
+	for line := range strings.SplitSeq(string(book), "\n") {
+		if args, ok := strings.CutPrefix(strings.TrimSpace(line), "onceflowctl "); ok {
+			commands = append(commands, shellWords(t, args))
+		}
+	}
+	if len(commands) < 10 {
+		t.Fatalf("found %d onceflowctl commands in the runbook, want its examples", len(commands))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	s, err := stack.StartWith(ctx, t.TempDir(), stack.Options{Reconciler: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Stop()
+	ctl := ctlRunner(ctx, t, s)
+	for _, args := range commands {
+		out, code := ctl(args...)
+		if code != 0 && code != 1 {
+			t.Errorf("onceflowctl %s exited %d:\n%s", strings.Join(args, " "), code, out)
+		}
+	}
+}
+
+// shellWords splits a command line on spaces, keeping "double-quoted" words
+// whole and dropping a trailing # comment.
+func shellWords(t *testing.T, line string) []string {
+	t.Helper()
+	if i := strings.Index(line, " #"); i >= 0 {
+		line = line[:i]
+	}
+	var words []string
+	for i, part := range strings.Split(line, `"`) {
+		if i%2 == 1 {
+			words = append(words, part)
+			continue
+		}
+		words = append(words, strings.Fields(part)...)
+	}
+	return words
 }

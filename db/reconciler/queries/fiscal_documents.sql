@@ -9,3 +9,25 @@ FROM invoicer.fiscal_documents
 WHERE source_kind = @source_kind
   AND kind = @kind
   AND source_ref = ANY(@source_refs::text[]);
+
+-- name: DocumentsAuditPeriod :many
+-- DocumentsAuditPeriod pages (by id, after @after_id) through the documents
+-- the provider must hold for an audit of the days @from_date to @to_date:
+-- those it acknowledged (pending_dgi, authorized, issued, rejected) with an
+-- issue date in the period, or with none yet and created from @created_from
+-- until before @created_to. Read through the read-only invoicer connection.
+SELECT id, reference, source_kind, source_ref, kind, status, amount_minor, currency
+FROM invoicer.fiscal_documents
+WHERE id > @after_id
+  AND status IN ('pending_dgi', 'authorized', 'issued', 'rejected')
+  AND (issue_date BETWEEN @from_date::date AND @to_date::date
+       OR (issue_date IS NULL AND created_at >= @created_from AND created_at < @created_to))
+ORDER BY id
+LIMIT @page_size;
+
+-- name: DocumentsAuditByReferences :many
+-- DocumentsAuditByReferences returns the documents, in any status, under
+-- the given provider references (served by the unique index on reference).
+SELECT id, reference, source_kind, source_ref, kind, status, amount_minor, currency
+FROM invoicer.fiscal_documents
+WHERE reference = ANY(@refs::text[]);

@@ -1,17 +1,21 @@
 // Package app is the reconciler's composition root: it loads the
 // configuration, opens the three database pools (its own schema, and
-// read-only ones for ingest and invoicer) and the SQS client, wires the
-// reconciliation, and runs the subcommand asked for.
+// read-only ones for ingest, invoicer and relay), the SQS client and the
+// e-invoicing provider's client, wires the reconciliation, and runs the
+// subcommand asked for.
 package app
 
 import (
 	"context"
 	"fmt"
 	"os"
+	"time"
+	_ "time/tzdata" // America/Montevideo for the audit, in any image
 
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/push"
 	"go.uber.org/zap"
 
 	"github.com/onceflow/onceflow/db"
@@ -21,6 +25,8 @@ import (
 	"github.com/onceflow/onceflow/pkg/logging"
 	"github.com/onceflow/onceflow/pkg/pg"
 	"github.com/onceflow/onceflow/pkg/sqsq"
+	"github.com/onceflow/onceflow/provider/invoicy"
+	"github.com/onceflow/onceflow/services/reconciler/internal/audit"
 	"github.com/onceflow/onceflow/services/reconciler/internal/detect"
 	"github.com/onceflow/onceflow/services/reconciler/internal/findings"
 	"github.com/onceflow/onceflow/services/reconciler/internal/reconcile"
@@ -69,11 +75,23 @@ func runOnce(ctx context.Context) error {
 	}
 	defer d.close()
 	sum, err := d.reconciler.Once(ctx)
+	if perr := d.push(ctx); perr != nil {
+		d.log.Warn("push metrics", zap.Error(perr))
+	}
 	if err != nil {
 		return err
 	}
 	_, err = fmt.Fprintln(os.Stdout, sum)
 	return err
+}
+
+// push sends the run's metrics to the Pushgateway at PUSHGATEWAY_URL, when
+// set: a CronJob's process is gone before Prometheus could scrape it.
+func (d *deps) push(ctx context.Context) error {
+	if d.cfg.PushgatewayURL == "" {
+		return nil
+	}
+	return push.New(d.cfg.PushgatewayURL, "onceflow_reconciler").Gatherer(d.reg).PushContext(ctx)
 }
 
 // deps is what every reconciling subcommand needs, built from the config.
@@ -132,10 +150,44 @@ func open(ctx context.Context) (_ *deps, err error) {
 		PendingAfter: cfg.PendingAfter, AttentionAfter: cfg.AttentionAfter, ClaimAfter: cfg.ClaimAfter,
 		LeaseAfter: cfg.LeaseAfter, MaxPerKind: cfg.PageSize,
 	})
+	checks := []reconcile.Checker{detector}
+	if cfg.AuditEnabled() {
+		auditor, err := newAuditor(cfg, store.New(d.invoicer))
+		if err != nil {
+			return nil, err
+		}
+		checks = append(checks, auditor)
+	} else {
+		log.Info("provider audit off: set INVOICY_BASE_URL or RECONCILER_AUDIT=on to enable it")
+	}
 	d.reg.MustRegister(findings.NewGauge(store.New(d.own)))
-	d.reconciler = reconcile.New(store.New(d.own), sw, log.Named("reconcile"), d.metrics, detector)
+	d.reconciler = reconcile.New(store.New(d.own), sw, log.Named("reconcile"), d.metrics, checks...)
 	return d, nil
 }
+
+// newAuditor builds the provider audit: an InvoiCy client for the branch
+// the settings name, compared with the invoicer's documents read through
+// invoicer.
+func newAuditor(cfg Config, invoicer *store.Queries) (*audit.Auditor, error) {
+	statuses, err := cfg.statusMap()
+	if err != nil {
+		return nil, fmt.Errorf("PROVIDER_STATUS_MAP: %w", err)
+	}
+	client, err := invoicy.New(invoicy.Config{BaseURL: cfg.InvoiCyBaseURL, EmpCodigo: cfg.InvoiCyEmpCodigo,
+		EmpPK: cfg.InvoiCyEmpPK, AccessKey: cfg.InvoiCyAccessKey, Timeout: cfg.ProviderTimeout, StatusMap: statuses}, nil)
+	if err != nil {
+		return nil, fmt.Errorf("INVOICY_*: %w", err)
+	}
+	loc, err := time.LoadLocation(uruguay)
+	if err != nil {
+		return nil, fmt.Errorf("audit time zone: %w", err)
+	}
+	return audit.New(client, invoicer, audit.Config{Days: cfg.AuditDays, Location: loc, PageSize: cfg.PageSize}), nil
+}
+
+// uruguay is the time zone InvoiCy Uruguay dates documents in; the
+// time/tzdata import makes it load in images without a zoneinfo database.
+const uruguay = "America/Montevideo"
 
 // billingQueue returns the SQS client and the billing queue's URL.
 func billingQueue(ctx context.Context, cfg Config) (*sqs.Client, string, error) {

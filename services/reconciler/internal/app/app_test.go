@@ -48,6 +48,7 @@ func setEnv(t *testing.T, db *fixture.DB, queue string) {
 		"BILLING_QUEUE": queue, "LOG_LEVEL": "error", "HTTP_ADDR": "127.0.0.1:0",
 		"RECONCILER_INTERVAL": "1m", "RECONCILER_GRACE": "10m",
 		"RECONCILER_PAGE_SIZE": "500", "RECONCILER_MAX_PER_RUN": "5000",
+		"RECONCILER_AUDIT": "off", "INVOICY_BASE_URL": "",
 	} {
 		t.Setenv(k, v)
 	}
@@ -109,6 +110,62 @@ func TestRunOnceTwiceAtOnce(t *testing.T) {
 	}
 	if len(perKey) != 2 || perKey["payment:p-missing:paid"] != 2 || perKey["refund:r1:succeeded"] != 2 {
 		t.Errorf("messages per event key = %v, want payment:p-missing:paid and refund:r1:succeeded twice each", perKey)
+	}
+}
+
+// TestRunOnceTwiceAtOnceWithTheAudit runs two run-once at the same time with
+// the provider audit on: both exit cleanly, each sees the provider's extra
+// document and our lost one, and they are recorded once each.
+func TestRunOnceTwiceAtOnceWithTheAudit(t *testing.T) {
+	sqsClient := sqstest.Client(t)
+	db := fixture.NewDB(t)
+	seed(t, db)
+	fis := fixture.NewFiscal(t)
+	today := time.Now()
+	if err := fis.Emit("p-provider-only", 12200, today); err != nil {
+		t.Fatal(err)
+	}
+	db.IssuedInvoice(t, "p-lost", "authorized", 12200, nil)
+	name, _ := sqstest.Queue(t, sqsClient, "reconciler-app", 5)
+	setEnv(t, db, name)
+	for k, v := range map[string]string{
+		"RECONCILER_AUDIT": "", "INVOICY_BASE_URL": fis.BaseURL, // on, because the provider is named
+		"INVOICY_EMP_CODIGO": fixture.EmpCodigo, "INVOICY_EMP_PK": fixture.EmpPK, "INVOICY_ACCESS_KEY": fixture.AccessKey,
+	} {
+		t.Setenv(k, v)
+	}
+
+	out := captureStdout(t, func() {
+		errs := make(chan error, 2)
+		for range 2 {
+			go func() { errs <- app.Run(context.Background(), []string{"run-once"}) }()
+		}
+		for range 2 {
+			if err := <-errs; err != nil {
+				t.Errorf("run-once: %v", err)
+			}
+		}
+	})
+
+	line := "reconcile: checked=4 missing=3 republished=2 missing_events=1 findings=2 closed=0\n"
+	if out != line+line {
+		t.Errorf("stdout = %q, want twice %q", out, line)
+	}
+	var open []string
+	rows, err := db.Pool.Query(t.Context(), `SELECT kind || ' ' || reference FROM reconciler.findings WHERE closed_at IS NULL ORDER BY kind`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			t.Fatal(err)
+		}
+		open = append(open, s)
+	}
+	want := []string{"audit_missing_here " + fixture.InvoiceReference("p-provider-only"), "audit_missing_there " + fixture.InvoiceReference("p-lost")}
+	if strings.Join(open, "\n") != strings.Join(want, "\n") {
+		t.Errorf("open findings = %q, want %q", open, want)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/onceflow/onceflow/pkg/config"
+	"github.com/onceflow/onceflow/provider/fiscal"
 )
 
 // Config is the reconciler's configuration, read from the environment.
@@ -36,6 +37,9 @@ type Config struct {
 	PageSize int `env:"RECONCILER_PAGE_SIZE" envDefault:"500"`
 	// MaxPerRun caps the events one reconciliation sends again.
 	MaxPerRun int `env:"RECONCILER_MAX_PER_RUN" envDefault:"5000"`
+	// PushgatewayURL receives run-once's metrics when set (a CronJob is
+	// gone before a scrape).
+	PushgatewayURL string `env:"PUSHGATEWAY_URL"`
 	// Detector thresholds: a receipt pending longer than PendingAfter, a
 	// document in needs_attention longer than AttentionAfter, a row claim
 	// expired longer than ClaimAfter without being taken over, and a relay
@@ -44,7 +48,29 @@ type Config struct {
 	AttentionAfter time.Duration `env:"RECONCILER_ATTENTION_AFTER" envDefault:"1h"`
 	ClaimAfter     time.Duration `env:"RECONCILER_CLAIM_AFTER" envDefault:"10m"`
 	LeaseAfter     time.Duration `env:"RECONCILER_LEASE_AFTER" envDefault:"5m"`
+
+	// Audit turns the provider audit "on" or "off"; empty means on when
+	// INVOICY_BASE_URL is set, so a deployment that names the provider
+	// audits it.
+	Audit string `env:"RECONCILER_AUDIT"`
+	// AuditDays is how many calendar days (Montevideo time) the audit
+	// covers, ending today: 2 is yesterday and today.
+	AuditDays int `env:"RECONCILER_AUDIT_DAYS" envDefault:"2"`
+	// The InvoiCy branch to audit and how to reach it, named as the
+	// invoicer names them.
+	InvoiCyBaseURL    string        `env:"INVOICY_BASE_URL"`
+	InvoiCyEmpCodigo  string        `env:"INVOICY_EMP_CODIGO"`
+	InvoiCyEmpPK      string        `env:"INVOICY_EMP_PK"`
+	InvoiCyAccessKey  string        `env:"INVOICY_ACCESS_KEY"`
+	ProviderTimeout   time.Duration `env:"PROVIDER_TIMEOUT" envDefault:"15s"`
+	ProviderStatusMap string        `env:"PROVIDER_STATUS_MAP"`
 }
+
+// Values of RECONCILER_AUDIT.
+const (
+	AuditOn  = "on"
+	AuditOff = "off"
+)
 
 // Validate checks every setting; the error names the variable and what it
 // expects.
@@ -91,7 +117,53 @@ func (c Config) Validate() error {
 			errs = append(errs, fmt.Errorf("%s: want a duration of zero or more, such as 15m", v.name))
 		}
 	}
-	return errors.Join(errs...)
+	return errors.Join(append(errs, c.validateAudit()...)...)
+}
+
+// AuditEnabled reports whether runs audit the provider: RECONCILER_AUDIT=on,
+// or unset with INVOICY_BASE_URL set.
+func (c Config) AuditEnabled() bool {
+	return c.Audit == AuditOn || (c.Audit == "" && c.InvoiCyBaseURL != "")
+}
+
+// validateAudit checks the audit's settings, and the provider's only when
+// the audit is on.
+func (c Config) validateAudit() []error {
+	if c.Audit != "" && c.Audit != AuditOn && c.Audit != AuditOff {
+		return []error{fmt.Errorf("RECONCILER_AUDIT: want on, off or empty (on when INVOICY_BASE_URL is set), got %q", c.Audit)}
+	}
+	if !c.AuditEnabled() {
+		return nil
+	}
+	var errs []error
+	if u, err := url.Parse(c.InvoiCyBaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		errs = append(errs, errors.New("INVOICY_BASE_URL: want the InvoiCy root as an http(s) URL, required while RECONCILER_AUDIT is on"))
+	}
+	for _, v := range []struct{ name, value string }{
+		{"INVOICY_EMP_CODIGO", c.InvoiCyEmpCodigo}, {"INVOICY_EMP_PK", c.InvoiCyEmpPK}, {"INVOICY_ACCESS_KEY", c.InvoiCyAccessKey},
+	} {
+		if strings.TrimSpace(v.value) == "" {
+			errs = append(errs, fmt.Errorf("%s: required while the provider audit is on (RECONCILER_AUDIT)", v.name))
+		}
+	}
+	if c.AuditDays < 1 || c.AuditDays > 31 {
+		errs = append(errs, fmt.Errorf("RECONCILER_AUDIT_DAYS: want 1 to 31, got %d", c.AuditDays))
+	}
+	if c.ProviderTimeout <= 0 {
+		errs = append(errs, errors.New("PROVIDER_TIMEOUT: want a positive duration such as 15s"))
+	}
+	if _, err := c.statusMap(); err != nil {
+		errs = append(errs, fmt.Errorf("PROVIDER_STATUS_MAP: %w", err))
+	}
+	return errs
+}
+
+// statusMap is PROVIDER_STATUS_MAP, or nil for the adapter's default.
+func (c Config) statusMap() (map[string]fiscal.Status, error) {
+	if c.ProviderStatusMap == "" {
+		return nil, nil
+	}
+	return fiscal.ParseStatusMap(c.ProviderStatusMap)
 }
 
 // IngestDSN is the connection string for reading the ingest schema.

@@ -1,6 +1,7 @@
 package app_test
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -14,7 +15,9 @@ import (
 func clearEnv(t *testing.T, dsn string) {
 	t.Helper()
 	for _, k := range []string{"INGEST_DATABASE_URL", "INVOICER_DATABASE_URL", "BILLING_QUEUE",
-		"RECONCILER_INTERVAL", "RECONCILER_GRACE", "RECONCILER_PAGE_SIZE", "RECONCILER_MAX_PER_RUN"} {
+		"RECONCILER_INTERVAL", "RECONCILER_GRACE", "RECONCILER_PAGE_SIZE", "RECONCILER_MAX_PER_RUN",
+		"RECONCILER_AUDIT", "RECONCILER_AUDIT_DAYS", "INVOICY_BASE_URL", "INVOICY_EMP_CODIGO", "INVOICY_EMP_PK",
+		"INVOICY_ACCESS_KEY", "PROVIDER_TIMEOUT", "PROVIDER_STATUS_MAP"} {
 		t.Setenv(k, "")
 	}
 	t.Setenv("DATABASE_URL", dsn)
@@ -32,6 +35,10 @@ func TestConfigDefaults(t *testing.T) {
 		c.PageSize != 500 || c.MaxPerRun != 5000 {
 		t.Errorf("defaults = %+v", c)
 	}
+	if c.AuditEnabled() || c.AuditDays != 2 || c.ProviderTimeout != 15*time.Second {
+		t.Errorf("audit defaults: enabled %v, days %d, timeout %s; want off without INVOICY_BASE_URL, 2, 15s",
+			c.AuditEnabled(), c.AuditDays, c.ProviderTimeout)
+	}
 	if c.IngestDSN() != dsn || c.InvoicerDSN() != dsn {
 		t.Errorf("IngestDSN, InvoicerDSN = %q, %q; want DATABASE_URL", c.IngestDSN(), c.InvoicerDSN())
 	}
@@ -45,6 +52,75 @@ func TestConfigDefaults(t *testing.T) {
 	if c := loaded.Value; c.IngestDSN() != c.IngestDatabaseURL || c.InvoicerDSN() != c.InvoicerDatabaseURL {
 		t.Errorf("own DSNs not used: %q, %q", c.IngestDSN(), c.InvoicerDSN())
 	}
+}
+
+// setProvider names a complete InvoiCy branch, which turns the audit on.
+func setProvider(t *testing.T) {
+	t.Helper()
+	t.Setenv("INVOICY_BASE_URL", "https://invoicy.example/InvoiCy/")
+	t.Setenv("INVOICY_EMP_CODIGO", "SUC")
+	t.Setenv("INVOICY_EMP_PK", "PK")
+	t.Setenv("INVOICY_ACCESS_KEY", "KEY")
+}
+
+func TestConfigAuditSwitch(t *testing.T) {
+	tests := []struct {
+		audit    string
+		provider bool
+		want     bool
+	}{
+		{"", false, false}, {"", true, true}, {"off", true, false}, {"on", true, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.audit+"/"+strconv.FormatBool(tt.provider), func(t *testing.T) {
+			clearEnv(t, "postgres://postgres@127.0.0.1:5432/postgres")
+			if tt.provider {
+				setProvider(t)
+			}
+			t.Setenv("RECONCILER_AUDIT", tt.audit)
+			loaded, err := config.Load[app.Config]()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := loaded.Value.AuditEnabled(); got != tt.want {
+				t.Errorf("AuditEnabled = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestConfigAuditErrorsNameTheVariable(t *testing.T) {
+	tests := []struct{ key, value string }{
+		{"RECONCILER_AUDIT", "maybe"},
+		{"INVOICY_BASE_URL", "invoicy.example"},
+		{"INVOICY_EMP_CODIGO", ""},
+		{"INVOICY_EMP_PK", ""},
+		{"INVOICY_ACCESS_KEY", " "},
+		{"RECONCILER_AUDIT_DAYS", "0"},
+		{"RECONCILER_AUDIT_DAYS", "90"},
+		{"PROVIDER_TIMEOUT", "0s"},
+		{"PROVIDER_STATUS_MAP", "5=paid"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.key+"="+tt.value, func(t *testing.T) {
+			clearEnv(t, "postgres://postgres@127.0.0.1:5432/postgres")
+			setProvider(t)
+			t.Setenv(tt.key, tt.value)
+			_, err := config.Load[app.Config]()
+			if err == nil || !strings.Contains(err.Error(), tt.key) {
+				t.Fatalf("Load = %v, want an error naming %s", err, tt.key)
+			}
+		})
+	}
+
+	t.Run("on without a provider", func(t *testing.T) {
+		clearEnv(t, "postgres://postgres@127.0.0.1:5432/postgres")
+		t.Setenv("RECONCILER_AUDIT", "on")
+		_, err := config.Load[app.Config]()
+		if err == nil || !strings.Contains(err.Error(), "INVOICY_BASE_URL") {
+			t.Fatalf("Load = %v, want an error naming INVOICY_BASE_URL", err)
+		}
+	})
 }
 
 func TestConfigErrorsNameTheVariable(t *testing.T) {

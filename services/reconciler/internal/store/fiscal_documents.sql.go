@@ -7,7 +7,128 @@ package store
 
 import (
 	"context"
+	"time"
 )
+
+const documentsAuditByReferences = `-- name: DocumentsAuditByReferences :many
+SELECT id, reference, source_kind, source_ref, kind, status, amount_minor, currency
+FROM invoicer.fiscal_documents
+WHERE reference = ANY($1::text[])
+`
+
+type DocumentsAuditByReferencesRow struct {
+	ID          int64
+	Reference   string
+	SourceKind  string
+	SourceRef   string
+	Kind        string
+	Status      string
+	AmountMinor int64
+	Currency    string
+}
+
+// DocumentsAuditByReferences returns the documents, in any status, under
+// the given provider references (served by the unique index on reference).
+func (q *Queries) DocumentsAuditByReferences(ctx context.Context, refs []string) ([]DocumentsAuditByReferencesRow, error) {
+	rows, err := q.db.Query(ctx, documentsAuditByReferences, refs)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []DocumentsAuditByReferencesRow{}
+	for rows.Next() {
+		var i DocumentsAuditByReferencesRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.Reference,
+			&i.SourceKind,
+			&i.SourceRef,
+			&i.Kind,
+			&i.Status,
+			&i.AmountMinor,
+			&i.Currency,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const documentsAuditPeriod = `-- name: DocumentsAuditPeriod :many
+SELECT id, reference, source_kind, source_ref, kind, status, amount_minor, currency
+FROM invoicer.fiscal_documents
+WHERE id > $1
+  AND status IN ('pending_dgi', 'authorized', 'issued', 'rejected')
+  AND (issue_date BETWEEN $2::date AND $3::date
+       OR (issue_date IS NULL AND created_at >= $4 AND created_at < $5))
+ORDER BY id
+LIMIT $6
+`
+
+type DocumentsAuditPeriodParams struct {
+	AfterID     int64
+	FromDate    time.Time
+	ToDate      time.Time
+	CreatedFrom time.Time
+	CreatedTo   time.Time
+	PageSize    int32
+}
+
+type DocumentsAuditPeriodRow struct {
+	ID          int64
+	Reference   string
+	SourceKind  string
+	SourceRef   string
+	Kind        string
+	Status      string
+	AmountMinor int64
+	Currency    string
+}
+
+// DocumentsAuditPeriod pages (by id, after @after_id) through the documents
+// the provider must hold for an audit of the days @from_date to @to_date:
+// those it acknowledged (pending_dgi, authorized, issued, rejected) with an
+// issue date in the period, or with none yet and created from @created_from
+// until before @created_to. Read through the read-only invoicer connection.
+func (q *Queries) DocumentsAuditPeriod(ctx context.Context, arg DocumentsAuditPeriodParams) ([]DocumentsAuditPeriodRow, error) {
+	rows, err := q.db.Query(ctx, documentsAuditPeriod,
+		arg.AfterID,
+		arg.FromDate,
+		arg.ToDate,
+		arg.CreatedFrom,
+		arg.CreatedTo,
+		arg.PageSize,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []DocumentsAuditPeriodRow{}
+	for rows.Next() {
+		var i DocumentsAuditPeriodRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.Reference,
+			&i.SourceKind,
+			&i.SourceRef,
+			&i.Kind,
+			&i.Status,
+			&i.AmountMinor,
+			&i.Currency,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
 
 const documentsExistingForSources = `-- name: DocumentsExistingForSources :many
 SELECT source_ref

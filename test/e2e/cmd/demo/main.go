@@ -2,7 +2,9 @@
 // sandboxes and every service as separate processes — pushes a handful of
 // demo payments (one of them refunded) through the PSP sandbox, waits until
 // the fiscal sandbox holds their documents, and prints one summary line.
-// `make demo` runs it after starting PostgreSQL and fauxqs.
+// `make demo` runs it after starting PostgreSQL and fauxqs. With -serve the
+// pipeline keeps running afterwards, for onceflowctl and the runbook, until
+// interrupted.
 package main
 
 import (
@@ -23,14 +25,15 @@ func main() {
 	payments := flag.Int("payments", 5, "demo payments to push through the PSP sandbox")
 	refunds := flag.Int("refunds", 1, "how many of them are then refunded")
 	timeout := flag.Duration("timeout", 2*time.Minute, "how long to wait for the documents")
+	serve := flag.Bool("serve", false, "keep the pipeline running after the demo, until interrupted, and print onceflowctl's settings")
 	flag.Parse()
-	if err := run(ctx, *payments, *refunds, *timeout); err != nil {
+	if err := run(ctx, *payments, *refunds, *timeout, *serve); err != nil {
 		fmt.Fprintln(os.Stderr, "demo:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, payments, refunds int, timeout time.Duration) error {
+func run(ctx context.Context, payments, refunds int, timeout time.Duration, serve bool) error {
 	if payments < 1 || refunds < 0 || refunds > payments {
 		return fmt.Errorf("-payments must be at least 1 and -refunds between 0 and -payments")
 	}
@@ -39,7 +42,7 @@ func run(ctx context.Context, payments, refunds int, timeout time.Duration) erro
 		return err
 	}
 	fmt.Println("demo: building and starting the sandboxes and services; logs in", dir)
-	s, err := stack.Start(ctx, dir)
+	s, err := stack.StartWith(ctx, dir, stack.Options{Reconciler: serve})
 	if err != nil {
 		return err
 	}
@@ -66,7 +69,20 @@ func run(ctx context.Context, payments, refunds int, timeout time.Duration) erro
 	if sum.duplicates > 0 || sum.missing > 0 {
 		return fmt.Errorf("not exactly one document per payment and refund")
 	}
+	if serve {
+		printCtlEnv(s)
+		<-ctx.Done()
+	}
 	return nil
+}
+
+// printCtlEnv prints the settings that point onceflowctl at the running
+// pipeline.
+func printCtlEnv(s *stack.Stack) {
+	fmt.Println("demo: the pipeline keeps running until Ctrl-C; point onceflowctl at it with:")
+	fmt.Printf("export ONCEFLOW_ADMIN_TOKEN=%s ONCEFLOW_INGEST_URL=%s ONCEFLOW_RELAY_URL=%s ONCEFLOW_INVOICER_URL=%s ONCEFLOW_RECONCILER_URL=%s\n",
+		stack.AdminToken, s.URL("ingest-1"), s.URL("relay-1"), s.URL("invoicer-1"), s.URL("reconciler-1"))
+	fmt.Printf("export PATH=%s:$PATH\n", s.Dir)
 }
 
 // push pays every demo order and refunds the first refunds of them: the
