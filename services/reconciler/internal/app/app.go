@@ -91,7 +91,7 @@ func (d *deps) push(ctx context.Context) error {
 	if d.cfg.PushgatewayURL == "" {
 		return nil
 	}
-	return push.New(d.cfg.PushgatewayURL, "onceflow_reconciler").Gatherer(d.reg).PushContext(ctx)
+	return push.New(d.cfg.PushgatewayURL, "onceflow-reconciler").Gatherer(d.reg).PushContext(ctx)
 }
 
 // deps is what every reconciling subcommand needs, built from the config.

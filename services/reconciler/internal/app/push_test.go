@@ -14,12 +14,12 @@ import (
 )
 
 // run-once pushes its metrics to the Pushgateway named by PUSHGATEWAY_URL,
-// under the job onceflow_reconciler.
+// under the job onceflow-reconciler.
 func TestRunOncePushesItsMetrics(t *testing.T) {
 	pushed := make(chan string, 1)
 	gateway := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
-		if r.URL.Path == "/metrics/job/onceflow_reconciler" {
+		if r.URL.Path == "/metrics/job/onceflow-reconciler" {
 			pushed <- string(body)
 		}
 		w.WriteHeader(http.StatusOK)
