@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -54,12 +55,16 @@ func New(log *zap.Logger, addr string, reg *prometheus.Registry, checks ...Check
 	e.Server.WriteTimeout = 30 * time.Second
 	e.Server.IdleTimeout = 120 * time.Second
 	s := &Server{echo: e, log: log, addr: addr, checks: checks}
+	e.Use(middleware.RequestID()) // X-Request-Id: kept from the caller, or made; logs name it
 	e.HTTPErrorHandler = s.handleError
 	e.GET("/healthz", func(c echo.Context) error { return c.JSON(http.StatusOK, map[string]string{"status": "ok"}) })
 	e.GET("/readyz", s.ready)
 	e.GET("/metrics", echo.WrapHandler(promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg})))
 	return s
 }
+
+// RequestID is the request's X-Request-Id, for log lines.
+func RequestID(c echo.Context) string { return c.Response().Header().Get(echo.HeaderXRequestID) }
 
 // Echo returns the echo instance so a service can add its routes.
 func (s *Server) Echo() *echo.Echo { return s.echo }

@@ -1,7 +1,7 @@
 -- name: ReceiptInsert :execrows
 -- A duplicate (same scope and dedupe key) inserts nothing and returns 0.
-INSERT INTO ingest.webhook_receipts (source, scope, kind, dedupe_key, event_id, event_type, body)
-VALUES (@source, @scope, @kind, @dedupe_key, @event_id, @event_type, @body)
+INSERT INTO ingest.webhook_receipts (source, scope, kind, dedupe_key, event_id, event_type, body, traceparent)
+VALUES (@source, @scope, @kind, @dedupe_key, @event_id, @event_type, @body, @traceparent)
 ON CONFLICT (scope, dedupe_key) DO NOTHING;
 
 -- name: ReceiptClaimDue :many
@@ -15,7 +15,7 @@ WHERE r.id IN (
     ORDER BY next_attempt_at, id
     LIMIT @max_rows
     FOR UPDATE SKIP LOCKED)
-RETURNING r.id, r.source, r.scope, r.kind, r.event_id, r.event_type, r.attempts, r.body, r.received_at;
+RETURNING r.id, r.source, r.scope, r.kind, r.event_id, r.event_type, r.attempts, r.body, r.received_at, r.traceparent;
 
 -- name: ReceiptFinish :execrows
 -- Ends a receipt as done or rejected; fenced by the claim's lease token.

@@ -3,9 +3,9 @@
 -- inserts nothing and returns 0.
 INSERT INTO invoicer.fiscal_documents
     (source_kind, source_ref, kind, event_key, reference, cfe_type, amount_minor, currency,
-     buyer, lines, original_source_ref)
+     buyer, lines, original_source_ref, traceparent)
 VALUES (@source_kind, @source_ref, @kind, @event_key, @reference, @cfe_type, @amount_minor, @currency,
-        @buyer, @lines, @original_source_ref)
+        @buyer, @lines, @original_source_ref, @traceparent)
 ON CONFLICT (source_kind, source_ref, kind) DO NOTHING;
 
 -- name: DocumentClaimDue :many

@@ -19,6 +19,7 @@ import (
 	"github.com/onceflow/onceflow/pkg/httpserver"
 	"github.com/onceflow/onceflow/pkg/logging"
 	"github.com/onceflow/onceflow/pkg/pg"
+	"github.com/onceflow/onceflow/pkg/tracing"
 	"github.com/onceflow/onceflow/services/ingest/internal/admin"
 	"github.com/onceflow/onceflow/services/ingest/internal/apply"
 	"github.com/onceflow/onceflow/services/ingest/internal/housekeeping"
@@ -68,6 +69,11 @@ func Serve(ctx context.Context, loaded config.Loaded[Config], listening chan<- s
 	}
 	defer func() { _ = log.Sync() }()
 	log.Info("config", loaded.Fields()...)
+	stopTracing, err := tracing.Setup(ctx, "ingest")
+	if err != nil {
+		return err
+	}
+	defer func() { _ = stopTracing(context.WithoutCancel(ctx)) }()
 	pool, err := pg.Open(ctx, cfg.DatabaseURL)
 	if err != nil {
 		return err

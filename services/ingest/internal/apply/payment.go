@@ -9,7 +9,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/onceflow/onceflow/pkg/errkind"
-	"github.com/onceflow/onceflow/pkg/outbox"
 	"github.com/onceflow/onceflow/services/ingest/internal/psp"
 	"github.com/onceflow/onceflow/services/ingest/internal/store"
 )
@@ -55,8 +54,7 @@ func recordPayment(ctx context.Context, q *store.Queries, tx pgx.Tx, p psp.Payme
 	if err != nil {
 		return err
 	}
-	_, err = outbox.Insert(ctx, tx, Outbox, msg)
-	return err
+	return insertEvent(ctx, tx, msg)
 }
 
 // storeErr turns a missing row into a NotFound the worker retries.

@@ -35,7 +35,6 @@ func (w *Worker) applyProviderEvent(ctx context.Context, r store.ReceiptClaimDue
 	}
 	msg := outbox.Message{EventKey: "provider:" + r.Scope + ":" + r.EventID, EventType: eventsv1.TypeProviderDocumentUpdated, Payload: body}
 	return w.commit(ctx, r.ID, token, func(_ *store.Queries, tx pgx.Tx) error {
-		_, err := outbox.Insert(ctx, tx, Outbox, msg)
-		return err
+		return insertEvent(ctx, tx, msg)
 	})
 }

@@ -7,7 +7,6 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
-	"github.com/onceflow/onceflow/pkg/outbox"
 	"github.com/onceflow/onceflow/services/ingest/internal/psp"
 	"github.com/onceflow/onceflow/services/ingest/internal/store"
 )
@@ -65,6 +64,5 @@ func recordRefund(ctx context.Context, q *store.Queries, tx pgx.Tx, r psp.Refund
 	if err != nil {
 		return err
 	}
-	_, err = outbox.Insert(ctx, tx, Outbox, msg)
-	return err
+	return insertEvent(ctx, tx, msg)
 }

@@ -12,7 +12,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/onceflow/onceflow/pkg/backoff"
+	"github.com/onceflow/onceflow/pkg/tracing"
 	"github.com/onceflow/onceflow/pkg/outbox"
 	"github.com/onceflow/onceflow/services/ingest/internal/psp"
 	"github.com/onceflow/onceflow/services/ingest/internal/store"
@@ -106,6 +110,9 @@ type errRejected struct{ reason string }
 func (e errRejected) Error() string { return e.reason }
 
 func (w *Worker) applyOne(ctx context.Context, r store.ReceiptClaimDueRow, token uuid.UUID) string {
+	ctx, span := tracing.Tracer().Start(tracing.WithTraceparent(ctx, r.Traceparent), "receipt.apply",
+		trace.WithAttributes(attribute.String("onceflow.event_id", r.EventID), attribute.String("onceflow.event_type", r.EventType)))
+	defer span.End()
 	err := w.dispatch(ctx, r, token)
 	log := w.log.With(zap.Int64("receipt", r.ID), zap.String("event_id", r.EventID), zap.String("event_type", r.EventType))
 	var rej errRejected
@@ -162,6 +169,14 @@ func (w *Worker) finish(ctx context.Context, id int64, token uuid.UUID, status s
 	if _, err := w.queries.ReceiptFinish(ctx, store.ReceiptFinishParams{ID: id, LeaseToken: &token, Status: status, LastError: reason}); err != nil {
 		w.log.Error("finish receipt", zap.Int64("receipt", id), zap.Error(err))
 	}
+}
+
+// insertEvent writes msg to the outbox in tx, carrying ctx's trace so the
+// relay and the invoicer continue it.
+func insertEvent(ctx context.Context, tx pgx.Tx, msg outbox.Message) error {
+	msg.Traceparent = tracing.Traceparent(ctx)
+	_, err := outbox.Insert(ctx, tx, Outbox, msg)
+	return err
 }
 
 // errLostClaim means another worker took the receipt over: roll back.

@@ -117,4 +117,5 @@ type IngestWebhookReceipt struct {
 	ProcessedAt    *time.Time
 	Scope          string
 	Kind           string
+	Traceparent    string
 }

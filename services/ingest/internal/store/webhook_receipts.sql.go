@@ -42,19 +42,20 @@ WHERE r.id IN (
     ORDER BY next_attempt_at, id
     LIMIT $3
     FOR UPDATE SKIP LOCKED)
-RETURNING r.id, r.source, r.scope, r.kind, r.event_id, r.event_type, r.attempts, r.body, r.received_at
+RETURNING r.id, r.source, r.scope, r.kind, r.event_id, r.event_type, r.attempts, r.body, r.received_at, r.traceparent
 `
 
 type ReceiptClaimDueRow struct {
-	ID         int64
-	Source     string
-	Scope      string
-	Kind       string
-	EventID    string
-	EventType  string
-	Attempts   int32
-	Body       []byte
-	ReceivedAt time.Time
+	ID          int64
+	Source      string
+	Scope       string
+	Kind        string
+	EventID     string
+	EventType   string
+	Attempts    int32
+	Body        []byte
+	ReceivedAt  time.Time
+	Traceparent string
 }
 
 // Claims pending receipts that are due and not leased by a live worker.
@@ -77,6 +78,7 @@ func (q *Queries) ReceiptClaimDue(ctx context.Context, leaseToken *uuid.UUID, le
 			&i.Attempts,
 			&i.Body,
 			&i.ReceivedAt,
+			&i.Traceparent,
 		); err != nil {
 			return nil, err
 		}
@@ -150,19 +152,20 @@ func (q *Queries) ReceiptFinish(ctx context.Context, arg ReceiptFinishParams) (i
 }
 
 const receiptInsert = `-- name: ReceiptInsert :execrows
-INSERT INTO ingest.webhook_receipts (source, scope, kind, dedupe_key, event_id, event_type, body)
-VALUES ($1, $2, $3, $4, $5, $6, $7)
+INSERT INTO ingest.webhook_receipts (source, scope, kind, dedupe_key, event_id, event_type, body, traceparent)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
 ON CONFLICT (scope, dedupe_key) DO NOTHING
 `
 
 type ReceiptInsertParams struct {
-	Source    string
-	Scope     string
-	Kind      string
-	DedupeKey string
-	EventID   string
-	EventType string
-	Body      []byte
+	Source      string
+	Scope       string
+	Kind        string
+	DedupeKey   string
+	EventID     string
+	EventType   string
+	Body        []byte
+	Traceparent string
 }
 
 // A duplicate (same scope and dedupe key) inserts nothing and returns 0.
@@ -175,6 +178,7 @@ func (q *Queries) ReceiptInsert(ctx context.Context, arg ReceiptInsertParams) (i
 		arg.EventID,
 		arg.EventType,
 		arg.Body,
+		arg.Traceparent,
 	)
 	if err != nil {
 		return 0, err

@@ -11,7 +11,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/onceflow/onceflow/pkg/httpserver"
+	"github.com/onceflow/onceflow/pkg/tracing"
 	"github.com/onceflow/onceflow/pkg/webhooksig"
 	"github.com/onceflow/onceflow/services/ingest/internal/store"
 )
@@ -77,10 +81,16 @@ func (h *Handler) receive(c echo.Context) error {
 	return h.store(c, src, rec, body)
 }
 
+// store records the receipt in a span that continues the caller's trace,
+// if its request carried one, and keeps that span's context for the worker.
 func (h *Handler) store(c echo.Context, src Source, rec Receipt, body []byte) error {
-	n, err := h.queries.ReceiptInsert(c.Request().Context(), store.ReceiptInsertParams{
+	ctx := tracing.WithTraceparent(c.Request().Context(), c.Request().Header.Get("traceparent"))
+	ctx, span := tracing.Tracer().Start(ctx, "webhook.receive", trace.WithAttributes(
+		attribute.String("onceflow.source", src.Name), attribute.String("onceflow.event_id", rec.EventID)))
+	defer span.End()
+	n, err := h.queries.ReceiptInsert(ctx, store.ReceiptInsertParams{
 		Source: src.Name, Scope: src.Scope, Kind: string(src.Kind), DedupeKey: rec.DedupeKey,
-		EventID: rec.EventID, EventType: rec.EventType, Body: body,
+		EventID: rec.EventID, EventType: rec.EventType, Body: body, Traceparent: tracing.Traceparent(ctx),
 	})
 	if err != nil {
 		h.receipts.WithLabelValues(src.Name, "error").Inc()
@@ -96,8 +106,9 @@ func (h *Handler) store(c echo.Context, src Source, rec Receipt, body []byte) er
 		}
 	}
 	h.receipts.WithLabelValues(src.Name, outcome).Inc()
-	h.log.Info("webhook", zap.String("source", src.Name), zap.String("event_id", rec.EventID),
-		zap.String("event_type", rec.EventType), zap.String("outcome", outcome))
+	h.log.Info("webhook", zap.String("request_id", httpserver.RequestID(c)), zap.String("source", src.Name),
+		zap.String("event_id", rec.EventID), zap.String("event_type", rec.EventType), zap.String("outcome", outcome),
+		zap.String("trace_id", span.SpanContext().TraceID().String()))
 	return c.JSON(http.StatusOK, map[string]string{"status": outcome})
 }
 
@@ -113,6 +124,6 @@ func (h *Handler) refuseSignature(c echo.Context, source string, err error) erro
 
 func (h *Handler) refuse(c echo.Context, source string, status int, code, message string) error {
 	h.receipts.WithLabelValues(source, code).Inc()
-	h.log.Info("webhook refused", zap.String("source", source), zap.String("outcome", code))
+	h.log.Info("webhook refused", zap.String("request_id", httpserver.RequestID(c)), zap.String("source", source), zap.String("outcome", code))
 	return httpserver.NewHTTPError(status, code, message)
 }

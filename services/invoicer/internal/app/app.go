@@ -20,6 +20,7 @@ import (
 	"github.com/onceflow/onceflow/pkg/logging"
 	"github.com/onceflow/onceflow/pkg/pg"
 	"github.com/onceflow/onceflow/pkg/sqsq"
+	"github.com/onceflow/onceflow/pkg/tracing"
 	"github.com/onceflow/onceflow/provider/fiscal"
 	"github.com/onceflow/onceflow/provider/invoicy"
 	"github.com/onceflow/onceflow/provider/keyed"
@@ -59,6 +60,11 @@ func Serve(ctx context.Context, loaded config.Loaded[Config], listening chan<- s
 	}
 	defer func() { _ = log.Sync() }()
 	log.Info("config", loaded.Fields()...)
+	stopTracing, err := tracing.Setup(ctx, "invoicer")
+	if err != nil {
+		return err
+	}
+	defer func() { _ = stopTracing(context.WithoutCancel(ctx)) }()
 	prov, err := newProvider(cfg)
 	if err != nil {
 		return err

@@ -9,6 +9,7 @@ import (
 	"go.uber.org/zap"
 
 	eventsv1 "github.com/onceflow/onceflow/pkg/eventspb/onceflow/events/v1"
+	"github.com/onceflow/onceflow/pkg/tracing"
 	"github.com/onceflow/onceflow/provider/fiscal"
 	"github.com/onceflow/onceflow/services/invoicer/internal/store"
 )
@@ -35,6 +36,7 @@ func (b *Billing) Handle(ctx context.Context, body string) (string, error) {
 	if err != nil {
 		return "poison", fmt.Errorf("%w: %v", errPoison, err)
 	}
+	params.Traceparent = tracing.Traceparent(ctx)
 	n, err := b.queries.DocumentRecord(ctx, params)
 	if err != nil {
 		return "error", fmt.Errorf("record %s: %w", ev.EventKey, err)

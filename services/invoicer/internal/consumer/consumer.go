@@ -18,6 +18,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
+
+	"github.com/onceflow/onceflow/pkg/outbox"
+	"github.com/onceflow/onceflow/pkg/tracing"
 )
 
 // errPoison marks a message that can never be handled: it is left for the
@@ -87,13 +90,25 @@ func (r *Receiver) Run(ctx context.Context) error {
 	return nil
 }
 
+// handleTraced handles one message in a span that continues the trace its
+// traceparent attribute carries (set by the relay from the outbox row).
+func (r *Receiver) handleTraced(ctx context.Context, m types.Message) (string, error) {
+	var parent string
+	if a, ok := m.MessageAttributes[outbox.AttrTraceparent]; ok {
+		parent = aws.ToString(a.StringValue)
+	}
+	ctx, span := tracing.Tracer().Start(tracing.WithTraceparent(ctx, parent), "sqs.receive "+r.name)
+	defer span.End()
+	return r.handle(ctx, aws.ToString(m.Body))
+}
+
 // batch handles msgs while keeping them hidden, then deletes, in one call,
 // those handled.
 func (r *Receiver) batch(ctx context.Context, msgs []types.Message) {
 	stop := r.keepHidden(ctx, msgs)
 	var done []types.DeleteMessageBatchRequestEntry
 	for i, m := range msgs {
-		outcome, err := r.handle(ctx, aws.ToString(m.Body))
+		outcome, err := r.handleTraced(ctx, m)
 		r.counter.WithLabelValues(r.name, outcome).Inc()
 		if err != nil {
 			r.log.Warn("message left in the queue", zap.String("message_id", aws.ToString(m.MessageId)), zap.String("outcome", outcome), zap.Error(err))

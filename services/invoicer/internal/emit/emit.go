@@ -18,9 +18,12 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 
 	"github.com/onceflow/onceflow/pkg/backoff"
+	"github.com/onceflow/onceflow/pkg/tracing"
 	"github.com/onceflow/onceflow/provider/fiscal"
 	"github.com/onceflow/onceflow/services/invoicer/internal/store"
 )
@@ -128,9 +131,19 @@ func (e *Emitter) Round(ctx context.Context) (int, error) {
 			e.log.Warn("claim lost before work started", zap.Int64("document", d.ID), zap.Error(err))
 			continue
 		}
-		res := e.work(inHand, d, token)
-		e.outcomes.WithLabelValues(res.outcome).Inc()
-		e.save(inHand, d, token, res)
+		e.handle(inHand, d, token)
 	}
 	return len(docs), nil
+}
+
+// handle works one claimed document and saves the result, in a span that
+// continues the trace of the payment the document is for.
+func (e *Emitter) handle(ctx context.Context, d store.InvoicerFiscalDocument, token uuid.UUID) {
+	ctx, span := tracing.Tracer().Start(tracing.WithTraceparent(ctx, d.Traceparent), "document.emit",
+		trace.WithAttributes(attribute.String("onceflow.reference", d.Reference), attribute.String("onceflow.status", d.Status)))
+	defer span.End()
+	res := e.work(ctx, d, token)
+	span.SetAttributes(attribute.String("onceflow.outcome", res.outcome))
+	e.outcomes.WithLabelValues(res.outcome).Inc()
+	e.save(ctx, d, token, res)
 }

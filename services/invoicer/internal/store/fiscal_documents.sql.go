@@ -71,7 +71,7 @@ WHERE d.id IN (
     ORDER BY due_at, id
     LIMIT $3
     FOR UPDATE SKIP LOCKED)
-RETURNING d.id, d.source_kind, d.source_ref, d.kind, d.event_key, d.reference, d.cfe_type, d.status, d.amount_minor, d.currency, d.buyer, d.lines, d.original_source_ref, d.provider_series, d.provider_number, d.provider_status, d.provider_cae, d.provider_security_code, d.provider_url, d.issue_date, d.attempts, d.unknown_since, d.lease_token, d.lease_expires_at, d.due_at, d.dgi_polls, d.last_error, d.attention_reason, d.created_at, d.updated_at
+RETURNING d.id, d.source_kind, d.source_ref, d.kind, d.event_key, d.reference, d.cfe_type, d.status, d.amount_minor, d.currency, d.buyer, d.lines, d.original_source_ref, d.provider_series, d.provider_number, d.provider_status, d.provider_cae, d.provider_security_code, d.provider_url, d.issue_date, d.attempts, d.unknown_since, d.lease_token, d.lease_expires_at, d.due_at, d.dgi_polls, d.last_error, d.attention_reason, d.created_at, d.updated_at, d.traceparent
 `
 
 // Claims due documents not leased by a live worker; every later write must
@@ -116,6 +116,7 @@ func (q *Queries) DocumentClaimDue(ctx context.Context, leaseToken *uuid.UUID, l
 			&i.AttentionReason,
 			&i.CreatedAt,
 			&i.UpdatedAt,
+			&i.Traceparent,
 		); err != nil {
 			return nil, err
 		}
@@ -191,7 +192,7 @@ func (q *Queries) DocumentDueStats(ctx context.Context) (DocumentDueStatsRow, er
 }
 
 const documentGet = `-- name: DocumentGet :one
-SELECT id, source_kind, source_ref, kind, event_key, reference, cfe_type, status, amount_minor, currency, buyer, lines, original_source_ref, provider_series, provider_number, provider_status, provider_cae, provider_security_code, provider_url, issue_date, attempts, unknown_since, lease_token, lease_expires_at, due_at, dgi_polls, last_error, attention_reason, created_at, updated_at FROM invoicer.fiscal_documents WHERE id = $1
+SELECT id, source_kind, source_ref, kind, event_key, reference, cfe_type, status, amount_minor, currency, buyer, lines, original_source_ref, provider_series, provider_number, provider_status, provider_cae, provider_security_code, provider_url, issue_date, attempts, unknown_since, lease_token, lease_expires_at, due_at, dgi_polls, last_error, attention_reason, created_at, updated_at, traceparent FROM invoicer.fiscal_documents WHERE id = $1
 `
 
 func (q *Queries) DocumentGet(ctx context.Context, id int64) (InvoicerFiscalDocument, error) {
@@ -228,12 +229,13 @@ func (q *Queries) DocumentGet(ctx context.Context, id int64) (InvoicerFiscalDocu
 		&i.AttentionReason,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.Traceparent,
 	)
 	return i, err
 }
 
 const documentGetByReference = `-- name: DocumentGetByReference :one
-SELECT id, source_kind, source_ref, kind, event_key, reference, cfe_type, status, amount_minor, currency, buyer, lines, original_source_ref, provider_series, provider_number, provider_status, provider_cae, provider_security_code, provider_url, issue_date, attempts, unknown_since, lease_token, lease_expires_at, due_at, dgi_polls, last_error, attention_reason, created_at, updated_at FROM invoicer.fiscal_documents WHERE reference = $1
+SELECT id, source_kind, source_ref, kind, event_key, reference, cfe_type, status, amount_minor, currency, buyer, lines, original_source_ref, provider_series, provider_number, provider_status, provider_cae, provider_security_code, provider_url, issue_date, attempts, unknown_since, lease_token, lease_expires_at, due_at, dgi_polls, last_error, attention_reason, created_at, updated_at, traceparent FROM invoicer.fiscal_documents WHERE reference = $1
 `
 
 func (q *Queries) DocumentGetByReference(ctx context.Context, reference string) (InvoicerFiscalDocument, error) {
@@ -270,12 +272,13 @@ func (q *Queries) DocumentGetByReference(ctx context.Context, reference string) 
 		&i.AttentionReason,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.Traceparent,
 	)
 	return i, err
 }
 
 const documentGetInvoiceOf = `-- name: DocumentGetInvoiceOf :one
-SELECT id, source_kind, source_ref, kind, event_key, reference, cfe_type, status, amount_minor, currency, buyer, lines, original_source_ref, provider_series, provider_number, provider_status, provider_cae, provider_security_code, provider_url, issue_date, attempts, unknown_since, lease_token, lease_expires_at, due_at, dgi_polls, last_error, attention_reason, created_at, updated_at FROM invoicer.fiscal_documents
+SELECT id, source_kind, source_ref, kind, event_key, reference, cfe_type, status, amount_minor, currency, buyer, lines, original_source_ref, provider_series, provider_number, provider_status, provider_cae, provider_security_code, provider_url, issue_date, attempts, unknown_since, lease_token, lease_expires_at, due_at, dgi_polls, last_error, attention_reason, created_at, updated_at, traceparent FROM invoicer.fiscal_documents
 WHERE source_kind = 'payment' AND source_ref = $1 AND kind = 'invoice'
 `
 
@@ -314,12 +317,13 @@ func (q *Queries) DocumentGetInvoiceOf(ctx context.Context, paymentRef string) (
 		&i.AttentionReason,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.Traceparent,
 	)
 	return i, err
 }
 
 const documentList = `-- name: DocumentList :many
-SELECT id, source_kind, source_ref, kind, event_key, reference, cfe_type, status, amount_minor, currency, buyer, lines, original_source_ref, provider_series, provider_number, provider_status, provider_cae, provider_security_code, provider_url, issue_date, attempts, unknown_since, lease_token, lease_expires_at, due_at, dgi_polls, last_error, attention_reason, created_at, updated_at FROM invoicer.fiscal_documents
+SELECT id, source_kind, source_ref, kind, event_key, reference, cfe_type, status, amount_minor, currency, buyer, lines, original_source_ref, provider_series, provider_number, provider_status, provider_cae, provider_security_code, provider_url, issue_date, attempts, unknown_since, lease_token, lease_expires_at, due_at, dgi_polls, last_error, attention_reason, created_at, updated_at, traceparent FROM invoicer.fiscal_documents
 WHERE ($1::text IS NULL OR status = $1) AND ($2::bigint = 0 OR id < $2)
 ORDER BY id DESC
 LIMIT $3
@@ -366,6 +370,7 @@ func (q *Queries) DocumentList(ctx context.Context, status *string, beforeID int
 			&i.AttentionReason,
 			&i.CreatedAt,
 			&i.UpdatedAt,
+			&i.Traceparent,
 		); err != nil {
 			return nil, err
 		}
@@ -411,9 +416,9 @@ func (q *Queries) DocumentMarkSending(ctx context.Context, iD int64, leaseToken 
 const documentRecord = `-- name: DocumentRecord :execrows
 INSERT INTO invoicer.fiscal_documents
     (source_kind, source_ref, kind, event_key, reference, cfe_type, amount_minor, currency,
-     buyer, lines, original_source_ref)
+     buyer, lines, original_source_ref, traceparent)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8,
-        $9, $10, $11)
+        $9, $10, $11, $12)
 ON CONFLICT (source_kind, source_ref, kind) DO NOTHING
 `
 
@@ -429,6 +434,7 @@ type DocumentRecordParams struct {
 	Buyer             []byte
 	Lines             []byte
 	OriginalSourceRef *string
+	Traceparent       string
 }
 
 // Records the document a billing event asks for; a redelivered event
@@ -446,6 +452,7 @@ func (q *Queries) DocumentRecord(ctx context.Context, arg DocumentRecordParams) 
 		arg.Buyer,
 		arg.Lines,
 		arg.OriginalSourceRef,
+		arg.Traceparent,
 	)
 	if err != nil {
 		return 0, err

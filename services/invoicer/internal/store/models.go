@@ -62,6 +62,7 @@ type InvoicerFiscalDocument struct {
 	AttentionReason      *string
 	CreatedAt            time.Time
 	UpdatedAt            time.Time
+	Traceparent          string
 }
 
 type InvoicerLease struct {

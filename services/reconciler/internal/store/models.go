@@ -117,6 +117,7 @@ type IngestWebhookReceipt struct {
 	ProcessedAt    *time.Time
 	Scope          string
 	Kind           string
+	Traceparent    string
 }
 
 type InvoicerDocumentResolution struct {
@@ -171,6 +172,7 @@ type InvoicerFiscalDocument struct {
 	AttentionReason      *string
 	CreatedAt            time.Time
 	UpdatedAt            time.Time
+	Traceparent          string
 }
 
 type InvoicerLease struct {
