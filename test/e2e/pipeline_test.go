@@ -29,15 +29,7 @@ func TestOnePaymentOneDocument(t *testing.T) {
 		t.Fatal(err)
 	}
 	source := "payment:" + payment
-	authorized := func() (bool, error) {
-		docs, err := s.Documents(ctx)
-		if err != nil {
-			return false, err
-		}
-		held := stack.BySource(docs)[source]
-		return len(held) == 1 && held[0].Status == 5, fmt.Errorf("documents for %s: %+v", source, held)
-	}
-	if err := stack.WaitFor(ctx, time.Minute, authorized); err != nil {
+	if err := s.WaitAuthorized(ctx, source, time.Minute); err != nil {
 		t.Fatal(err)
 	}
 

@@ -49,15 +49,7 @@ func TestReconcilerRepublishesALostBillingMessage(t *testing.T) {
 		t.Fatalf("first run after the lost message: %q, want republished=1", sum)
 	}
 	source := "payment:" + payment
-	one := func() (bool, error) {
-		docs, err := s.Documents(ctx)
-		if err != nil {
-			return false, err
-		}
-		held := stack.BySource(docs)[source]
-		return len(held) == 1 && held[0].Status == 5, fmt.Errorf("documents for %s: %+v", source, held)
-	}
-	if err := stack.WaitFor(ctx, time.Minute, one); err != nil {
+	if err := s.WaitAuthorized(ctx, source, time.Minute); err != nil {
 		t.Fatal(err)
 	}
 
@@ -66,7 +58,7 @@ func TestReconcilerRepublishesALostBillingMessage(t *testing.T) {
 		t.Fatalf("second run: %q, want nothing missing, republished or found", sum)
 	}
 	time.Sleep(2 * time.Second) // room for a stray resend to do harm
-	if ok, err := one(); !ok {
+	if err := s.WaitAuthorized(ctx, source, time.Second); err != nil {
 		t.Fatalf("after the second run: %v", err)
 	}
 }

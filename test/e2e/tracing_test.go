@@ -41,12 +41,7 @@ func TestOnePaymentIsOneTrace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = stack.WaitFor(ctx, time.Minute, func() (bool, error) {
-		docs, err := s.Documents(ctx)
-		held := stack.BySource(docs)["payment:"+payment]
-		return len(held) == 1 && held[0].Status == 5, err
-	})
-	if err != nil {
+	if err := s.WaitAuthorized(ctx, "payment:"+payment, time.Minute); err != nil {
 		t.Fatal(err)
 	}
 	s.Stop() // flushes the exporters

@@ -161,6 +161,16 @@ func BySource(docs []Document) map[string][]Document {
 	return out
 }
 
+// WaitAuthorized waits until the fiscal sandbox holds exactly one
+// authorized document for source ("payment:<id>" or "refund:<id>").
+func (s *Stack) WaitAuthorized(ctx context.Context, source string, timeout time.Duration) error {
+	return WaitFor(ctx, timeout, func() (bool, error) {
+		docs, err := s.Documents(ctx)
+		held := BySource(docs)[source]
+		return len(held) == 1 && held[0].Status == 5, fmt.Errorf("documents for %s: %+v (%v)", source, held, err)
+	})
+}
+
 // WaitFor polls check until it returns true or timeout passes.
 func WaitFor(ctx context.Context, timeout time.Duration, check func() (bool, error)) error {
 	deadline := time.Now().Add(timeout)
