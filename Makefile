@@ -7,7 +7,7 @@ export PATH := $(GOBIN):$(PATH)
 # Every module of the workspace: ./... does not cross modules.
 PACKAGES := $(shell go list -m -f '{{.Path}}/...')
 COMMANDS := ./services/ingest/cmd/ingest ./services/relay/cmd/relay ./services/invoicer/cmd/invoicer \
-	./services/reconciler/cmd/reconciler ./sandbox/cmd/psp ./sandbox/cmd/fiscal ./db/cmd/migrate
+	./services/reconciler/cmd/reconciler ./sandbox/cmd/psp ./sandbox/cmd/fiscal ./db/cmd/migrate ./onceflowctl
 STACK_ENV := eval "$$(scripts/stack.sh env)"
 
 .PHONY: help generate verify build test bench chaos demo up down
