@@ -24,6 +24,9 @@ type Common struct {
 	HTTPAddr        string        `env:"HTTP_ADDR" envDefault:":8080"`
 	LogLevel        string        `env:"LOG_LEVEL" envDefault:"info"`
 	ShutdownTimeout time.Duration `env:"SHUTDOWN_TIMEOUT" envDefault:"20s"`
+	// StallTimeout is how long a background loop may go without progress
+	// before /healthz (the liveness probe) fails.
+	StallTimeout time.Duration `env:"LOOP_STALL_TIMEOUT" envDefault:"10m"`
 	// AdminToken guards the operator endpoints (/admin/...); unset, they
 	// refuse every request.
 	AdminToken string `env:"ADMIN_TOKEN"`
@@ -36,6 +39,9 @@ func (c Common) Validate() error {
 	}
 	if c.ShutdownTimeout <= 0 {
 		return errors.New("SHUTDOWN_TIMEOUT: want a positive duration such as 20s")
+	}
+	if c.StallTimeout < time.Minute {
+		return errors.New("LOOP_STALL_TIMEOUT: want at least 1m, longer than one round of work")
 	}
 	return nil
 }

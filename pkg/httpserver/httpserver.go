@@ -36,6 +36,7 @@ type Server struct {
 	draining atomic.Bool
 	ln       net.Listener
 	tls      *tls.Config
+	beats    beats
 }
 
 // NewRegistry returns a Prometheus registry with the Go and process collectors.
@@ -57,7 +58,7 @@ func New(log *zap.Logger, addr string, reg *prometheus.Registry, checks ...Check
 	s := &Server{echo: e, log: log, addr: addr, checks: checks}
 	e.Use(middleware.RequestID()) // X-Request-Id: kept from the caller, or made; logs name it
 	e.HTTPErrorHandler = s.handleError
-	e.GET("/healthz", func(c echo.Context) error { return c.JSON(http.StatusOK, map[string]string{"status": "ok"}) })
+	e.GET("/healthz", s.healthz)
 	e.GET("/readyz", s.ready)
 	e.GET("/metrics", echo.WrapHandler(promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg})))
 	return s
@@ -126,6 +127,15 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		return fmt.Errorf("shutdown http: %w", err)
 	}
 	return nil
+}
+
+// healthz is the liveness probe: it never checks dependencies, only that
+// every background loop still makes progress.
+func (s *Server) healthz(c echo.Context) error {
+	if err := s.beats.stalled(time.Now()); err != nil {
+		return c.JSON(http.StatusServiceUnavailable, map[string]string{"status": "stalled", "reason": err.Error()})
+	}
+	return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
 }
 
 func (s *Server) ready(c echo.Context) error {

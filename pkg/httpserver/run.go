@@ -3,13 +3,15 @@ package httpserver
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"go.uber.org/zap"
 	"golang.org/x/sync/errgroup"
 )
 
-// Loop is a background worker that runs until its context ends.
+// Loop is a background worker that runs until its context ends; it calls
+// Beat(ctx) once per iteration so /healthz can tell it is not stuck.
 type Loop func(ctx context.Context) error
 
 // Run serves s and runs loops until ctx ends or one of them fails, then shuts
@@ -27,9 +29,10 @@ func Run(ctx context.Context, s *Server, log *zap.Logger, timeout time.Duration,
 	defer stopLoops()
 	var loopsDone errgroup.Group
 	failed := make(chan error, len(loops)+1)
-	for _, loop := range loops {
+	for i, loop := range loops {
+		ctx := s.beats.watch(loopCtx, fmt.Sprintf("loop %d", i+1))
 		loopsDone.Go(func() error {
-			err := loop(loopCtx)
+			err := loop(ctx)
 			if err != nil && loopCtx.Err() == nil {
 				failed <- err
 			}

@@ -84,6 +84,7 @@ func Serve(ctx context.Context, loaded config.Loaded[Config], listening chan<- s
 	queries := store.New(pool)
 	reg.MustRegister(housekeeping.NewBacklog(queries))
 	srv := httpserver.New(log, cfg.HTTPAddr, reg, httpserver.Check{Name: "postgres", Check: pool.Ping})
+	srv.SetStallAfter(cfg.StallTimeout)
 	if cfg.TLSCertFile != "" {
 		if err := srv.UseTLS(cfg.TLSCertFile, cfg.TLSKeyFile); err != nil {
 			return err

@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
+	"github.com/onceflow/onceflow/pkg/httpserver"
 	"github.com/onceflow/onceflow/services/ingest/internal/store"
 )
 
@@ -43,6 +44,7 @@ func (p *Pruner) Run(ctx context.Context) error {
 	t := time.NewTicker(p.cfg.Interval)
 	defer t.Stop()
 	for {
+		httpserver.Beat(ctx)
 		if err := p.Prune(ctx, time.Now()); err != nil && ctx.Err() == nil {
 			p.log.Warn("prune failed", zap.Error(err))
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
+	"github.com/onceflow/onceflow/pkg/httpserver"
 	"github.com/onceflow/onceflow/services/ingest/internal/psp"
 	"github.com/onceflow/onceflow/services/ingest/internal/store"
 )
@@ -63,6 +64,7 @@ func (p *Poller) Run(ctx context.Context) error {
 	t := time.NewTicker(p.cfg.Interval)
 	defer t.Stop()
 	for {
+		httpserver.Beat(ctx)
 		if _, err := p.Round(ctx); err != nil && ctx.Err() == nil {
 			p.log.Warn("poll round failed", zap.Error(err))
 		}

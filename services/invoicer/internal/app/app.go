@@ -76,6 +76,7 @@ func Serve(ctx context.Context, loaded config.Loaded[Config], listening chan<- s
 	defer pool.Close()
 	reg := httpserver.NewRegistry()
 	srv := httpserver.New(log, cfg.HTTPAddr, reg, httpserver.Check{Name: "postgres", Check: pool.Ping})
+	srv.SetStallAfter(cfg.StallTimeout)
 	receivers, err := newReceivers(ctx, cfg, pool, prov.statuses, log, reg)
 	if err != nil {
 		return err

@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
+	"github.com/onceflow/onceflow/pkg/httpserver"
 	"github.com/onceflow/onceflow/pkg/outbox"
 	"github.com/onceflow/onceflow/pkg/tracing"
 )
@@ -71,6 +72,7 @@ func NewReceiver(c *sqs.Client, queueURL, name string, h Handler, log *zap.Logge
 // Run receives and handles until ctx ends. A batch in hand is finished.
 func (r *Receiver) Run(ctx context.Context) error {
 	for ctx.Err() == nil {
+		httpserver.Beat(ctx)
 		out, err := r.sqs.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
 			QueueUrl: aws.String(r.queueURL), MaxNumberOfMessages: 10,
 			WaitTimeSeconds: int32(r.wait / time.Second), VisibilityTimeout: int32(r.visibility / time.Second),

@@ -23,6 +23,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/onceflow/onceflow/pkg/backoff"
+	"github.com/onceflow/onceflow/pkg/httpserver"
 	"github.com/onceflow/onceflow/pkg/tracing"
 	"github.com/onceflow/onceflow/provider/fiscal"
 	"github.com/onceflow/onceflow/services/invoicer/internal/store"
@@ -93,6 +94,7 @@ func New(pool *pgxpool.Pool, p Provider, refused func(error) bool, log *zap.Logg
 // Run emits due documents until ctx ends.
 func (e *Emitter) Run(ctx context.Context) error {
 	for ctx.Err() == nil {
+		httpserver.Beat(ctx)
 		n, err := e.Round(ctx)
 		if err != nil && ctx.Err() == nil {
 			e.log.Warn("emission round failed", zap.Error(err))

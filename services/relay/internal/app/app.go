@@ -6,12 +6,10 @@ package app
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"go.uber.org/zap"
-	"golang.org/x/sync/errgroup"
 
 	"github.com/onceflow/onceflow/db"
 	"github.com/onceflow/onceflow/pkg/command"
@@ -97,6 +95,7 @@ func Serve(ctx context.Context, log *zap.Logger, cfg Config, ready func(addr str
 		relays[i] = relay.New(pool, client, metrics, log.Named("publisher"), ob, settings)
 	}
 	srv := httpserver.New(log, cfg.HTTPAddr, reg, httpserver.Check{Name: "postgres", Check: pool.Ping})
+	srv.SetStallAfter(cfg.StallTimeout)
 	admin.Register(srv.Echo(), cfg.AdminToken, pool, tables(outboxes), log.Named("admin"))
 	if err := srv.Listen(); err != nil {
 		return err
@@ -108,31 +107,17 @@ func Serve(ctx context.Context, log *zap.Logger, cfg Config, ready func(addr str
 	return run(ctx, log, srv, relays, cfg.ShutdownTimeout)
 }
 
-// run serves HTTP and the relays concurrently and performs the two-phase
-// shutdown when ctx ends or the server fails.
+// run serves HTTP and runs the relays until ctx ends, then shuts down in
+// two phases (httpserver.Run).
 func run(ctx context.Context, log *zap.Logger, srv *httpserver.Server, relays []*relay.Relay, timeout time.Duration) error {
-	g, gctx := errgroup.WithContext(ctx)
-	g.Go(srv.Serve)
-	relaysDone := make(chan struct{})
-	g.Go(func() error {
-		defer close(relaysDone)
-		var wg sync.WaitGroup
-		for _, r := range relays {
-			wg.Go(func() { r.Run(gctx) })
+	loops := make([]httpserver.Loop, len(relays))
+	for i, r := range relays {
+		loops[i] = func(ctx context.Context) error {
+			r.Run(ctx)
+			return nil
 		}
-		wg.Wait()
-		return nil
-	})
-	g.Go(func() error {
-		<-gctx.Done()
-		log.Info("shutting down: draining")
-		srv.Drain()
-		<-relaysDone
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
-		defer cancel()
-		return srv.Shutdown(sctx)
-	})
-	err := g.Wait()
+	}
+	err := httpserver.Run(ctx, srv, log, timeout, loops...)
 	log.Info("stopped")
 	return err
 }
