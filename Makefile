@@ -33,8 +33,8 @@ build: ## Build every binary into bin/
 test: ## Run every module's tests; starts PostgreSQL and fauxqs when they are not running
 	$(STACK_ENV); go test -count=1 $(PACKAGES)
 
-bench: ## Benchmarks that print figures and ratios (relay msgs/s beside raw SendMessageBatch msgs/s)
-	$(STACK_ENV); cd services/relay && go test -run '^$$' -bench RelayVsRawSend -benchtime 3x ./internal/relay/
+bench: ## Measure ingest, the relay and the whole pipeline beside their PostgreSQL and SQS ceilings; writes bench/results.json and bench/e2e_latency.png (flags via ARGS)
+	$(STACK_ENV); go run ./test/e2e/cmd/bench $(ARGS)
 
 chaos: ## The exactly-once proof under kills and outages; flags via ARGS, e.g. make chaos ARGS="-payments 10000 -kills 50"
 	scripts/stack.sh install

@@ -1,0 +1,211 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/onceflow/onceflow/test/e2e/stack"
+)
+
+func TestSampleQuantiles(t *testing.T) {
+	t.Parallel()
+	lat := make([]float64, 0, 100)
+	for i := 100; i >= 1; i-- {
+		lat = append(lat, float64(i))
+	}
+	s := NewSample(4*time.Second, lat)
+	tests := []struct {
+		name      string
+		got, want float64
+	}{
+		{"p50", s.Quantile(0.5), 50},
+		{"p99", s.Quantile(0.99), 99},
+		{"max", s.Quantile(1), 100},
+		{"rate", s.Rate(), 25},
+		{"empty p99", NewSample(time.Second, nil).Quantile(0.99), 0},
+		{"empty window rate", NewSample(0, lat).Rate(), 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.got != tt.want {
+				t.Fatalf("got %v, want %v", tt.got, tt.want)
+			}
+		})
+	}
+}
+
+func TestResultsJSONHasEveryKey(t *testing.T) {
+	t.Parallel()
+	r := Results{PGCeilingTPS: 1000, IngestRPS: 500, OpenRate: 1000, BacklogSeconds: map[int]float64{1000: 0.1, 100_000: 8}, Config: Defaults()}
+	b, err := r.JSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var obj map[string]any
+	if err := json.Unmarshal(b, &obj); err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{
+		"pg_ceiling_tps", "ingest_rps", "ingest_p50_ms", "ingest_p99_ms", "ingest_ratio", "ingest_p99_ms_at_1000rps",
+		"sqs_raw_mps", "relay_mps", "relay_ratio", "e2e_docs_per_s", "e2e_p50_ms", "e2e_p99_ms",
+		"backlog_1k_s", "backlog_100k_s", "config",
+	} {
+		if _, ok := obj[key]; !ok {
+			t.Errorf("results.json lacks %q", key)
+		}
+	}
+	if obj["config"].(map[string]any)["duration"] != "15s" {
+		t.Errorf("config = %v, want readable durations", obj["config"])
+	}
+}
+
+func TestSizeLabel(t *testing.T) {
+	t.Parallel()
+	for n, want := range map[int]string{1000: "1k", 100_000: "100k", 2500: "2500", 500: "500"} {
+		if got := sizeLabel(n); got != want {
+			t.Errorf("sizeLabel(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
+
+// The ceiling must run the statement ingest runs: read from the repository
+// and rewritten for pgx with every parameter bound.
+func TestReceiptStatementIsIngests(t *testing.T) {
+	t.Parallel()
+	root, err := stack.Root()
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := ReceiptStatement(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(st.SQL, "INSERT INTO ingest.webhook_receipts") || !strings.Contains(st.SQL, "VALUES ($1, $2,") ||
+		!strings.HasSuffix(st.SQL, "ON CONFLICT (scope, dedupe_key) DO NOTHING;") {
+		t.Fatalf("statement:\n%s\nwant ingest's receipt insert with pgx parameters", st.SQL)
+	}
+	if _, err := st.Args(receiptParams("evt_1", []byte("{}"))); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestParseQuery(t *testing.T) {
+	t.Parallel()
+	file := "-- name: A :one\n-- a comment\nSELECT @x, @y, @x::int;\n\n-- name: B :exec\nDELETE FROM t;\n"
+	st, err := ParseQuery(file, "A")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.SQL != "SELECT $1, $2, $1::int;" || len(st.Params) != 2 {
+		t.Fatalf("got %q %v", st.SQL, st.Params)
+	}
+	if _, err := st.Args(map[string]any{"x": 1}); err == nil {
+		t.Fatal("Args without @y: want an error naming it")
+	}
+	if _, err := ParseQuery(file, "C"); err == nil {
+		t.Fatal("ParseQuery of a missing query: want an error")
+	}
+}
+
+func TestClosedLoopCountsOnlyTheWindow(t *testing.T) {
+	t.Parallel()
+	var calls atomic.Int64
+	op := func(context.Context) error { calls.Add(1); time.Sleep(time.Millisecond); return nil }
+	s, err := ClosedLoop(context.Background(), 2, 50*time.Millisecond, 100*time.Millisecond, op)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Count() == 0 || int64(s.Count()) >= calls.Load() {
+		t.Fatalf("kept %d of %d calls; want some, and fewer than all (the warm-up is left out)", s.Count(), calls.Load())
+	}
+}
+
+func TestLoopsStopOnAnError(t *testing.T) {
+	t.Parallel()
+	boom := errors.New("boom")
+	op := func(context.Context) error { return boom }
+	if _, err := ClosedLoop(context.Background(), 2, 0, time.Second, op); !errors.Is(err, boom) {
+		t.Errorf("closed loop: got %v, want boom", err)
+	}
+	if _, err := OpenLoop(context.Background(), 100, 0, time.Second, op); !errors.Is(err, boom) {
+		t.Errorf("open loop: got %v, want boom", err)
+	}
+}
+
+func TestOpenLoopKeepsItsSchedule(t *testing.T) {
+	t.Parallel()
+	op := func(context.Context) error { time.Sleep(20 * time.Millisecond); return nil }
+	s, err := OpenLoop(context.Background(), 200, 0, 200*time.Millisecond, op)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 40 operations are due in the window; each takes 20 ms and they overlap.
+	if s.Count() != 40 {
+		t.Fatalf("kept %d operations, want 40", s.Count())
+	}
+}
+
+func TestWriteMakesJSONAndPlot(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	r := Results{OpenRate: 1000, BacklogSeconds: map[int]float64{1000: 0.1}, Config: Defaults()}
+	if err := Write(dir, r, NewSample(time.Second, []float64{120, 80, 95, 300})); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"results.json", "e2e_latency.png"} {
+		if fi, err := os.Stat(filepath.Join(dir, name)); err != nil || fi.Size() == 0 {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
+
+func TestConfigCheckNamesTheFlag(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		flag   string
+		change func(*Config)
+	}{
+		{"-duration", func(c *Config) { c.Duration = 0 }},
+		{"-concurrency", func(c *Config) { c.Concurrency = 0 }},
+		{"-rate", func(c *Config) { c.Rate = 0 }},
+		{"-payments", func(c *Config) { c.Payments = 0 }},
+		{"-backlogs", func(c *Config) { c.Backlogs = []int{0} }},
+		{"-env", func(c *Config) { c.Env = []string{"NOEQUALS"} }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.flag, func(t *testing.T) {
+			c := Defaults()
+			tt.change(&c)
+			err := c.Check()
+			if err == nil || !strings.HasPrefix(err.Error(), tt.flag+":") {
+				t.Fatalf("got %v, want an error starting with %s", err, tt.flag)
+			}
+		})
+	}
+	if err := Defaults().Check(); err != nil {
+		t.Fatalf("defaults: %v", err)
+	}
+}
+
+func TestCoresSplitsTheMachine(t *testing.T) {
+	t.Parallel()
+	before := cpuTimes{"machine": 10, "ingest-1": 1, "postgres": 2}
+	after := cpuTimes{"machine": 13, "ingest-1": 2, "postgres": 3, "relay-1": 0.001}
+	got := cores(before, after, 2)
+	want := map[string]float64{"machine": 1.5, "ingest-1": 0.5, "postgres": 0.5, "other": 0.4995}
+	if len(got) != len(want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+	for k, w := range want {
+		if d := got[k] - w; d > 1e-9 || d < -1e-9 {
+			t.Errorf("%s: got %v, want %v", k, got[k], w)
+		}
+	}
+}

@@ -1,0 +1,85 @@
+package bench
+
+import (
+	"os"
+	"strings"
+
+	"github.com/prometheus/procfs"
+
+	"github.com/onceflow/onceflow/test/e2e/stack"
+)
+
+// cpuTimes is CPU seconds (user + system) used so far, per process group.
+type cpuTimes map[string]float64
+
+// readCPU reads the CPU time of each stack process, of this harness, of
+// every PostgreSQL and Node (the SQS emulator) process, summed per group,
+// and of the whole machine ("machine", every core's busy time). PostgreSQL
+// and the emulator may serve other work too; so may the machine.
+func readCPU(s *stack.Stack) cpuTimes {
+	t := cpuTimes{}
+	if fs, err := procfs.NewDefaultFS(); err == nil {
+		if st, err := fs.Stat(); err == nil {
+			c := st.CPUTotal
+			t["machine"] = c.User + c.Nice + c.System + c.IRQ + c.SoftIRQ + c.Steal
+		}
+	}
+	for _, name := range s.Names("") {
+		if pid := s.PID(name); pid != 0 {
+			t[name] += procCPU(pid)
+		}
+	}
+	t["bench"] = procCPU(os.Getpid())
+	procs, err := procfs.AllProcs()
+	if err != nil {
+		return t
+	}
+	for _, p := range procs {
+		comm, err := p.Comm()
+		if err != nil {
+			continue // the process is gone
+		}
+		switch {
+		case strings.HasPrefix(comm, "postgres"):
+			t["postgres"] += procCPU(p.PID)
+		case comm == "node":
+			t["sqs"] += procCPU(p.PID)
+		}
+	}
+	return t
+}
+
+// procCPU is one process's CPU seconds; 0 when it is gone.
+func procCPU(pid int) float64 {
+	p, err := procfs.NewProc(pid)
+	if err != nil {
+		return 0
+	}
+	st, err := p.Stat()
+	if err != nil {
+		return 0
+	}
+	return st.CPUTime()
+}
+
+// cores is the CPU used between two readings, in cores, over seconds of
+// wall time, per group; "other" is the machine's busy time that no group
+// accounts for (other work on a shared machine). Groups under 0.01 core are
+// left out.
+func cores(before, after cpuTimes, seconds float64) map[string]float64 {
+	out := map[string]float64{}
+	groups := 0.0
+	for name, t := range after {
+		c := (t - before[name]) / seconds
+		if name != "machine" {
+			groups += c
+		}
+		if c >= 0.01 {
+			out[name] = c
+		}
+	}
+	if other := out["machine"] - groups; other >= 0.01 {
+		out["other"] = other
+	}
+	return out
+}

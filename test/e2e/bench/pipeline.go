@@ -1,0 +1,196 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/onceflow/onceflow/test/e2e/stack"
+)
+
+// e2eLatencies is, per payment of the run, the time from its PAID webhook's
+// receipt (received_at, set by the insert that the 200 answers) to its
+// invoice's authorization (updated_at of the document row, last written by
+// the save that set status authorized), in milliseconds, and the span from
+// the first receipt to the last authorization in seconds.
+const e2eLatencies = `
+SELECT extract(epoch FROM d.updated_at - r.received_at) * 1000,
+       extract(epoch FROM max(d.updated_at) OVER () - min(r.received_at) OVER ())
+FROM invoicer.fiscal_documents d
+JOIN ingest.payments p ON p.id = d.source_ref
+JOIN ingest.orders o ON o.id = p.order_id
+JOIN ingest.webhook_receipts r ON r.scope = 'dlocal' AND r.dedupe_key = 'payment:' || p.id || ':PAID'
+WHERE d.source_kind = 'payment' AND d.kind = 'invoice' AND d.status = 'authorized'
+  AND o.merchant_order_id LIKE $1`
+
+// authorizedCount counts the run's authorized invoices.
+const authorizedCount = `
+SELECT count(*) FROM invoicer.fiscal_documents d
+JOIN ingest.payments p ON p.id = d.source_ref
+JOIN ingest.orders o ON o.id = p.order_id
+WHERE d.source_kind = 'payment' AND d.kind = 'invoice' AND d.status = 'authorized'
+  AND o.merchant_order_id LIKE $1`
+
+// e2eHops splits the run's end-to-end latency by hop, from the rows each
+// service writes: the apply worker (receipt received → processed), the relay
+// (outbox row created → published), SQS and the invoicer's consumer
+// (published → document recorded), and the emission loop (recorded →
+// authorized); per hop its median and 99th percentile in milliseconds.
+const e2eHops = `
+WITH hops AS (
+  SELECT extract(epoch FROM r.processed_at - r.received_at) * 1000 AS apply,
+         extract(epoch FROM ob.published_at - ob.created_at) * 1000 AS relay,
+         extract(epoch FROM d.created_at - ob.published_at) * 1000 AS record,
+         extract(epoch FROM d.updated_at - d.created_at) * 1000 AS emit
+  FROM invoicer.fiscal_documents d
+  JOIN ingest.payments p ON p.id = d.source_ref
+  JOIN ingest.orders o ON o.id = p.order_id
+  JOIN ingest.webhook_receipts r ON r.scope = 'dlocal' AND r.dedupe_key = 'payment:' || p.id || ':PAID'
+  JOIN ingest.outbox ob ON ob.event_key = 'payment:' || p.id || ':paid'
+  WHERE d.source_kind = 'payment' AND d.kind = 'invoice' AND d.status = 'authorized'
+    AND o.merchant_order_id LIKE $1)
+SELECT hop, percentile_disc(0.5) WITHIN GROUP (ORDER BY ms), percentile_disc(0.99) WITHIN GROUP (ORDER BY ms)
+FROM hops, LATERAL (VALUES ('1 apply', apply), ('2 relay', relay), ('3 record', record), ('4 emit', emit)) AS v(hop, ms)
+GROUP BY hop ORDER BY hop`
+
+// Hop is one hop of the pipeline's latency, in milliseconds.
+type Hop struct {
+	Name string  `json:"hop"`
+	P50  float64 `json:"p50_ms"`
+	P99  float64 `json:"p99_ms"`
+}
+
+// pipelineRun pushes payments through the whole stack and measures each
+// from webhook to authorized document.
+type pipelineRun struct {
+	s        *stack.Stack
+	db       *pgxpool.Pool
+	prefix   string // merchant order ids of this run start with it
+	payments int
+	workers  int
+	timeout  time.Duration
+	progress func(format string, args ...any)
+}
+
+// run creates one buyer and an order per payment at ingest (not timed),
+// then the payments at the PSP sandbox, which notifies ingest, and waits
+// for every invoice to be authorized. The Sample's window is the span from
+// the first receipt to the last authorization.
+func (p pipelineRun) run(ctx context.Context) (Sample, error) {
+	var buyer struct {
+		ID string `json:"id"`
+	}
+	err := p.s.API(ctx, p.s.IngestURL, "/v1/customers", map[string]any{
+		"doc_type": "CI", "doc_country": "UY", "doc_number": "19119365", "legal_name": "Bench Buyer",
+		"address": "Av. 18 de Julio 1000", "city": "Montevideo", "department": "Montevideo", "country": "UY",
+	}, "", &buyer)
+	if err != nil {
+		return Sample{}, fmt.Errorf("create buyer: %w", err)
+	}
+	if err := p.each(ctx, func(ctx context.Context, order string) error { return p.createOrder(ctx, order, buyer.ID) }); err != nil {
+		return Sample{}, err
+	}
+	p.progress("%d orders created; creating the payments at the PSP sandbox", p.payments)
+	err = p.each(ctx, func(ctx context.Context, order string) error {
+		_, err := p.s.CreatePayment(ctx, order, amountMinor, p.s.IngestURL+"/webhooks/dlocal")
+		return err
+	})
+	if err != nil {
+		return Sample{}, err
+	}
+	if err := p.wait(ctx); err != nil {
+		return Sample{}, err
+	}
+	return p.latencies(ctx)
+}
+
+const amountMinor = 125000
+
+func (p pipelineRun) createOrder(ctx context.Context, order, buyer string) error {
+	return p.s.API(ctx, p.s.IngestURL, "/v1/orders", map[string]any{
+		"merchant_order_id": order, "customer_id": buyer, "amount_minor": amountMinor, "currency": "UYU",
+		"lines": []map[string]any{{"description": "Credits pack", "quantity": 1, "unit_minor": amountMinor, "amount_minor": amountMinor}},
+	}, "", nil)
+}
+
+// each calls f for every order of the run, workers at a time.
+func (p pipelineRun) each(ctx context.Context, f func(ctx context.Context, order string) error) error {
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(p.workers)
+	for i := range p.payments {
+		g.Go(func() error { return f(gctx, fmt.Sprintf("%s%06d", p.prefix, i)) })
+	}
+	return g.Wait()
+}
+
+// wait polls until every invoice is authorized, reporting every 5 s.
+func (p pipelineRun) wait(ctx context.Context) error {
+	began := time.Now()
+	lastReport := began
+	for {
+		var n int
+		if err := p.db.QueryRow(ctx, authorizedCount, p.prefix+"%").Scan(&n); err != nil {
+			return fmt.Errorf("count authorized invoices: %w", err)
+		}
+		if n >= p.payments {
+			return nil
+		}
+		if time.Since(began) > p.timeout {
+			return fmt.Errorf("%d of %d invoices authorized after %s (-timeout)", n, p.payments, p.timeout)
+		}
+		if time.Since(lastReport) >= 5*time.Second {
+			p.progress("%d of %d invoices authorized", n, p.payments)
+			lastReport = time.Now()
+		}
+		if !sleepUntil(ctx, time.Now().Add(100*time.Millisecond)) {
+			return ctx.Err()
+		}
+	}
+}
+
+// hops reads the latency of each hop (see e2eHops).
+func (p pipelineRun) hops(ctx context.Context) ([]Hop, error) {
+	rows, err := p.db.Query(ctx, e2eHops, p.prefix+"%")
+	if err != nil {
+		return nil, fmt.Errorf("read the hops' latencies: %w", err)
+	}
+	hops, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Hop, error) {
+		var h Hop
+		err := row.Scan(&h.Name, &h.P50, &h.P99)
+		h.Name = h.Name[2:] // drop the sort prefix
+		return h, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read the hops' latencies: %w", err)
+	}
+	return hops, nil
+}
+
+func (p pipelineRun) latencies(ctx context.Context) (Sample, error) {
+	rows, err := p.db.Query(ctx, e2eLatencies, p.prefix+"%")
+	if err != nil {
+		return Sample{}, fmt.Errorf("read end-to-end latencies: %w", err)
+	}
+	defer rows.Close()
+	var (
+		lat       []float64
+		ms, spanS float64
+	)
+	for rows.Next() {
+		if err := rows.Scan(&ms, &spanS); err != nil {
+			return Sample{}, fmt.Errorf("read end-to-end latencies: %w", err)
+		}
+		lat = append(lat, ms)
+	}
+	if err := rows.Err(); err != nil {
+		return Sample{}, fmt.Errorf("read end-to-end latencies: %w", err)
+	}
+	if len(lat) != p.payments {
+		return Sample{}, fmt.Errorf("end-to-end latencies: %d rows for %d payments", len(lat), p.payments)
+	}
+	return NewSample(time.Duration(spanS*float64(time.Second)), lat), nil
+}

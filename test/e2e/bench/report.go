@@ -1,0 +1,177 @@
+package bench
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+)
+
+// Results are one run's figures, written to results.json. Rates are per
+// second, latencies in milliseconds, drain times in seconds.
+type Results struct {
+	PGCeilingTPS    float64                       `json:"pg_ceiling_tps"`
+	IngestRPS       float64                       `json:"ingest_rps"`
+	IngestP50Ms     float64                       `json:"ingest_p50_ms"`
+	IngestP99Ms     float64                       `json:"ingest_p99_ms"`
+	IngestRatio     float64                       `json:"ingest_ratio"`
+	OpenRate        int                           `json:"ingest_open_rate"`
+	OpenAchievedRPS float64                       `json:"-"` // ingest_rps_at_<rate>rps
+	OpenP50Ms       float64                       `json:"-"` // ingest_p50_ms_at_<rate>rps
+	OpenP99Ms       float64                       `json:"-"` // ingest_p99_ms_at_<rate>rps
+	SQSRawMPS       float64                       `json:"sqs_raw_mps"`
+	RelayMPS        float64                       `json:"relay_mps"`
+	RelayRatio      float64                       `json:"relay_ratio"`
+	E2EDocsPerS     float64                       `json:"e2e_docs_per_s"`
+	E2EP50Ms        float64                       `json:"e2e_p50_ms"`
+	E2EP99Ms        float64                       `json:"e2e_p99_ms"`
+	E2EPayments     int                           `json:"e2e_payments"`
+	E2EHops         []Hop                         `json:"e2e_hops"`
+	BacklogSeconds  map[int]float64               `json:"-"`         // by backlog size
+	CPU             map[string]map[string]float64 `json:"cpu_cores"` // per stage, per process group
+	PGActive        map[string][]ActiveStatement  `json:"pg_active"` // per stage, sampled from pg_stat_activity
+	Config          Config                        `json:"config"`
+	StartedAt       time.Time                     `json:"started_at"`
+	CPUs            int                           `json:"cpus"`
+}
+
+// JSON is the results as one JSON object, keys sorted: the fields above,
+// with the open loop's figures named by its rate (ingest_p99_ms_at_1000rps)
+// and the backlogs' by their size (backlog_100k_s).
+func (r Results) JSON() ([]byte, error) {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return nil, err
+	}
+	var obj map[string]any
+	if err := json.Unmarshal(b, &obj); err != nil {
+		return nil, err
+	}
+	for n, s := range r.BacklogSeconds {
+		obj["backlog_"+sizeLabel(n)+"_s"] = s
+	}
+	at := fmt.Sprintf("_at_%drps", r.OpenRate)
+	obj["ingest_rps"+at], obj["ingest_p50_ms"+at], obj["ingest_p99_ms"+at] = r.OpenAchievedRPS, r.OpenP50Ms, r.OpenP99Ms
+	return json.MarshalIndent(obj, "", "  ")
+}
+
+// sizeLabel writes 1000 as 1k and 100000 as 100k; other sizes as they are.
+func sizeLabel(n int) string {
+	if n >= 1000 && n%1000 == 0 {
+		return strconv.Itoa(n/1000) + "k"
+	}
+	return strconv.Itoa(n)
+}
+
+// Table writes the figures as an aligned table, one figure a line.
+func (r Results) Table(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	row := func(name string, v float64, unit string) { fmt.Fprintf(tw, "%s\t%.1f\t %s\t\n", name, v, unit) }
+	row("pg_ceiling_tps", r.PGCeilingTPS, "receipt inserts/s, pgx, no HTTP")
+	row("ingest_rps", r.IngestRPS, "signed webhooks/s, closed loop")
+	row("ingest_p50_ms", r.IngestP50Ms, "ms")
+	row("ingest_p99_ms", r.IngestP99Ms, "ms")
+	fmt.Fprintf(tw, "ingest_ratio\t%.2f\t ingest / pg ceiling\t\n", r.IngestRatio)
+	row(fmt.Sprintf("ingest_p99_ms_at_%drps", r.OpenRate), r.OpenP99Ms, fmt.Sprintf("ms, open loop (p50 %.1f, achieved %.0f/s)", r.OpenP50Ms, r.OpenAchievedRPS))
+	row("sqs_raw_mps", r.SQSRawMPS, "msgs/s, SendMessageBatch from Go")
+	row("relay_mps", r.RelayMPS, "msgs/s, outbox backlog drained")
+	fmt.Fprintf(tw, "relay_ratio\t%.2f\t relay / raw SQS\t\n", r.RelayRatio)
+	row("e2e_docs_per_s", r.E2EDocsPerS, fmt.Sprintf("documents/s over %d payments", r.E2EPayments))
+	row("e2e_p50_ms", r.E2EP50Ms, "ms, webhook accepted → authorized")
+	row("e2e_p99_ms", r.E2EP99Ms, "ms")
+	for _, n := range slices.Sorted(maps.Keys(r.BacklogSeconds)) {
+		s := r.BacklogSeconds[n]
+		fmt.Fprintf(tw, "backlog_%s_s\t%.2f\t s to drain %d rows (%.0f rows/s)\t\n", sizeLabel(n), s, n, float64(n)/s)
+	}
+	return tw.Flush()
+}
+
+// coresLine lists a stage's CPU use per process group, busiest first.
+func coresLine(c map[string]float64) string {
+	names := slices.Sorted(maps.Keys(c))
+	slices.SortStableFunc(names, func(a, b string) int { return cmp.Compare(c[b], c[a]) })
+	parts := make([]string, len(names))
+	for i, n := range names {
+		parts[i] = fmt.Sprintf("%s %.2f", n, c[n])
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Write saves results.json and the end-to-end latency histogram
+// e2e_latency.png into dir, creating it.
+func Write(dir string, r Results, e2e Sample) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	b, err := r.JSON()
+	if err != nil {
+		return fmt.Errorf("encode results: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "results.json"), append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	return plotLatency(filepath.Join(dir, "e2e_latency.png"), e2e)
+}
+
+// plotLatency draws the distribution of the end-to-end latencies.
+func plotLatency(path string, s Sample) error {
+	p := plot.New()
+	p.Title.Text = fmt.Sprintf("webhook accepted → invoice authorized (n=%d, p50 %.0f ms, p99 %.0f ms)",
+		s.Count(), s.Quantile(0.5), s.Quantile(0.99))
+	p.X.Label.Text = "latency (ms)"
+	p.Y.Label.Text = "payments"
+	h, err := plotter.NewHist(plotter.Values(s.Latencies), 40)
+	if err != nil {
+		return fmt.Errorf("latency histogram: %w", err)
+	}
+	p.Add(h)
+	p.Legend.Top, p.Legend.Left = true, true
+	top := 0.0
+	for _, b := range h.Bins {
+		top = max(top, b.Weight)
+	}
+	for i, q := range []float64{0.5, 0.99} {
+		x := s.Quantile(q)
+		l, err := plotter.NewLine(plotter.XYs{{X: x, Y: 0}, {X: x, Y: top}})
+		if err != nil {
+			return fmt.Errorf("latency histogram: %w", err)
+		}
+		l.Color = plotutil.Color(i)
+		l.Dashes = plotutil.Dashes(i + 1)
+		p.Add(l)
+		p.Legend.Add(fmt.Sprintf("p%.0f", q*100), l)
+	}
+	return savePNG(p, path)
+}
+
+// savePNG draws p with a margin on top, where plot.Save would clip the
+// title's ascenders, and writes it as a PNG.
+func savePNG(p *plot.Plot, path string) error {
+	img := vgimg.New(8*vg.Inch, 4*vg.Inch)
+	dc := draw.New(img)
+	p.Draw(draw.Crop(dc, 0, 0, 0, -6))
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(f); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return f.Close()
+}

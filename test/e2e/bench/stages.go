@@ -1,0 +1,156 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/onceflow/onceflow/pkg/sqsq"
+
+	"github.com/onceflow/onceflow/test/e2e/stack"
+)
+
+// pgCeiling runs ingest's receipt insert straight through pgx on as many
+// connections as the HTTP load has workers: the most receipts per second
+// PostgreSQL takes here, with ingest's apply worker running as it does
+// under the HTTP load.
+func (r *run) pgCeiling(ctx context.Context, res *Results) error {
+	root, err := stack.Root()
+	if err != nil {
+		return err
+	}
+	stmt, err := ReceiptStatement(root)
+	if err != nil {
+		return err
+	}
+	op, err := receiptOp(r.ceiling, stmt, &events{prefix: "evt_pg_" + r.tag + "_"})
+	if err != nil {
+		return err
+	}
+	r.progress("pg_ceiling: %d connections, %s warm-up, %s measured", r.cfg.Concurrency, r.cfg.Warmup, r.cfg.Duration)
+	s, err := ClosedLoop(ctx, r.cfg.Concurrency, r.cfg.Warmup, r.cfg.Duration, op)
+	if err != nil {
+		return err
+	}
+	res.PGCeilingTPS = s.Rate()
+	r.progress("pg_ceiling: %.0f inserts/s, p50 %.2f ms, p99 %.2f ms", s.Rate(), s.Quantile(0.5), s.Quantile(0.99))
+	return nil
+}
+
+// ingestClosed sends new signed webhooks from a fixed number of workers,
+// each waiting for its answer before the next: ingest's throughput.
+func (r *run) ingestClosed(ctx context.Context, res *Results) error {
+	r.progress("ingest_closed: %d workers, %s warm-up, %s measured", r.cfg.Concurrency, r.cfg.Warmup, r.cfg.Duration)
+	op := webhookOp(r.client, r.webhookURL(), &events{prefix: "evt_closed_" + r.tag + "_"})
+	s, err := ClosedLoop(ctx, r.cfg.Concurrency, r.cfg.Warmup, r.cfg.Duration, op)
+	if err != nil {
+		return err
+	}
+	res.IngestRPS, res.IngestP50Ms, res.IngestP99Ms = s.Rate(), s.Quantile(0.5), s.Quantile(0.99)
+	r.progress("ingest_closed: %.0f webhooks/s, p50 %.2f ms, p99 %.2f ms", s.Rate(), s.Quantile(0.5), s.Quantile(0.99))
+	return nil
+}
+
+// ingestOpen offers webhooks at a fixed rate, however fast ingest answers:
+// its latency at a given load.
+func (r *run) ingestOpen(ctx context.Context, res *Results) error {
+	r.progress("ingest_open: %d webhooks/s offered, %s warm-up, %s measured", r.cfg.Rate, r.cfg.Warmup, r.cfg.Duration)
+	op := webhookOp(r.client, r.webhookURL(), &events{prefix: "evt_open_" + r.tag + "_"})
+	s, err := OpenLoop(ctx, r.cfg.Rate, r.cfg.Warmup, r.cfg.Duration, op)
+	if err != nil {
+		return err
+	}
+	res.OpenAchievedRPS, res.OpenP50Ms, res.OpenP99Ms = s.Rate(), s.Quantile(0.5), s.Quantile(0.99)
+	r.progress("ingest_open: %.0f webhooks/s answered, p50 %.2f ms, p99 %.2f ms", s.Rate(), s.Quantile(0.5), s.Quantile(0.99))
+	return nil
+}
+
+func (r *run) webhookURL() string { return r.s.IngestURL + "/webhooks/" + benchSource }
+
+// settle waits until ingest's apply worker has no pending receipt.
+func (r *run) settle(ctx context.Context) error {
+	began := time.Now()
+	for {
+		var pending int
+		if err := r.db.QueryRow(ctx, `SELECT count(*) FROM ingest.webhook_receipts WHERE status = 'pending'`).Scan(&pending); err != nil {
+			return fmt.Errorf("count pending receipts: %w", err)
+		}
+		switch {
+		case pending == 0:
+			return nil
+		case time.Since(began) > r.cfg.Timeout:
+			return fmt.Errorf("%d receipts still pending after %s (-timeout)", pending, r.cfg.Timeout)
+		}
+		if time.Since(began) > time.Second {
+			r.progress("waiting for the apply worker: %d receipts pending", pending)
+		}
+		if !sleepUntil(ctx, time.Now().Add(time.Second)) {
+			return ctx.Err()
+		}
+	}
+}
+
+// pipeline pushes the payments through the whole stack (see pipelineRun)
+// and splits their latency by hop.
+func (r *run) pipeline(ctx context.Context, res *Results) error {
+	r.progress("pipeline: %d payments, webhook → authorized invoice", r.cfg.Payments)
+	p := pipelineRun{s: r.s, db: r.db, prefix: "bench-" + r.tag + "-", payments: r.cfg.Payments,
+		workers: r.cfg.Concurrency, timeout: r.cfg.Timeout, progress: r.progress}
+	sample, err := p.run(ctx)
+	if err != nil {
+		return err
+	}
+	r.e2e = sample
+	res.E2EDocsPerS, res.E2EP50Ms, res.E2EP99Ms = sample.Rate(), sample.Quantile(0.5), sample.Quantile(0.99)
+	r.progress("pipeline: %.1f documents/s, p50 %.0f ms, p99 %.0f ms", res.E2EDocsPerS, res.E2EP50Ms, res.E2EP99Ms)
+	if res.E2EHops, err = p.hops(ctx); err != nil {
+		return err
+	}
+	for _, h := range res.E2EHops {
+		r.progress("pipeline: hop %-6s p50 %6.0f ms, p99 %6.0f ms", h.Name, h.P50, h.P99)
+	}
+	return nil
+}
+
+// relay stops the invoicer, then has the running relay drain each backlog
+// of copies of a real outbox row; relay_mps is the largest backlog's rate.
+func (r *run) relay(ctx context.Context, res *Results) error {
+	if err := r.s.Kill("invoicer-1"); err != nil {
+		return fmt.Errorf("stop the invoicer: %w", err)
+	}
+	m, err := sampleMessage(ctx, r.db)
+	if err != nil {
+		return err
+	}
+	for _, n := range slices.Sorted(slices.Values(r.cfg.Backlogs)) {
+		r.progress("relay: draining a backlog of %d rows (%d-byte payloads)", n, len(m.payload))
+		took, err := drainBacklog(ctx, r.db, m, n, fmt.Sprintf("%s:%d", r.tag, n))
+		if err != nil {
+			return err
+		}
+		res.BacklogSeconds[n] = took.Seconds()
+		res.RelayMPS = float64(n) / took.Seconds() // the largest backlog's, sorted last
+		r.progress("relay: %d rows in %.2fs (%.0f msgs/s)", n, took.Seconds(), res.RelayMPS)
+	}
+	return nil
+}
+
+// rawSQS sends as many messages as the largest backlog straight to a queue
+// of its own: the SQS endpoint's ceiling for the relay's way of sending.
+func (r *run) rawSQS(ctx context.Context, res *Results) error {
+	name := "onceflow-bench-raw-" + r.tag
+	url, err := sqsq.EnsureQueue(ctx, r.sqs, name, 5)
+	if err != nil {
+		return err
+	}
+	r.queues = append(r.queues, name, name+"-dlq")
+	m, err := sampleMessage(ctx, r.db)
+	if err != nil {
+		return err
+	}
+	n := slices.Max(r.cfg.Backlogs)
+	r.progress("sqs_raw: %d messages, %d per call, %d calls in flight", n, entriesPerCall, callsInFlight)
+	res.SQSRawMPS, err = sendRaw(ctx, r.sqs, url, m, n)
+	return err
+}

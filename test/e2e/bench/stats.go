@@ -1,0 +1,43 @@
+package bench
+
+import (
+	"slices"
+	"time"
+
+	"gonum.org/v1/gonum/stat"
+)
+
+// Sample is what one measured stage saw: the operations that started and
+// finished inside its measuring window, and their latencies.
+type Sample struct {
+	Window    time.Duration // the measuring window, warm-up excluded
+	Latencies []float64     // milliseconds, ascending
+}
+
+// NewSample sorts the latencies (milliseconds) observed over window.
+func NewSample(window time.Duration, latencies []float64) Sample {
+	slices.Sort(latencies)
+	return Sample{Window: window, Latencies: latencies}
+}
+
+// Count is how many operations the sample holds.
+func (s Sample) Count() int { return len(s.Latencies) }
+
+// Rate is the operations per second over the window; 0 for an empty window.
+func (s Sample) Rate() float64 {
+	if s.Window <= 0 {
+		return 0
+	}
+	return float64(len(s.Latencies)) / s.Window.Seconds()
+}
+
+// Quantile is the latency (milliseconds) at quantile p in [0, 1], the
+// empirical (nearest-rank) estimate; 0 for an empty sample.
+func (s Sample) Quantile(p float64) float64 {
+	if len(s.Latencies) == 0 {
+		return 0
+	}
+	return stat.Quantile(p, stat.Empirical, s.Latencies, nil)
+}
+
+func millis(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

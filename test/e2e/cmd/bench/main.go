@@ -1,0 +1,119 @@
+// Command bench measures onceflow on this machine and prints a table: the
+// receipt insert's ceiling through pgx beside ingest's webhook rate and
+// latency (closed loop, then an open loop at a fixed rate), bare
+// SendMessageBatch beside the relay draining outbox backlogs, and the whole
+// pipeline from webhook to authorized document. It writes results.json and
+// e2e_latency.png into -out. It needs DATABASE_URL and AWS_ENDPOINT_URL_SQS;
+// `make bench` sets them and runs it.
+//
+//	go run ./test/e2e/cmd/bench -duration 15s -concurrency 8 -payments 500
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"runtime/pprof"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/onceflow/onceflow/test/e2e/bench"
+)
+
+func main() {
+	cfg, profile, err := parse(os.Args[1:])
+	if errors.Is(err, flag.ErrHelp) {
+		return
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err = run(ctx, cfg, profile)
+	stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, cfg bench.Config, profile string) error {
+	if profile != "" {
+		f, err := os.Create(profile)
+		if err != nil {
+			return fmt.Errorf("-cpuprofile: %w", err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return fmt.Errorf("-cpuprofile: %w", err)
+		}
+		defer pprof.StopCPUProfile()
+	}
+	res, err := bench.Run(ctx, cfg, os.Stdout)
+	if err != nil {
+		return err
+	}
+	fmt.Println()
+	if err := res.Table(os.Stdout); err != nil {
+		return err
+	}
+	fmt.Printf("\nbench: wrote %s/results.json and %s/e2e_latency.png\n", cfg.Out, cfg.Out)
+	return nil
+}
+
+// parse reads the flags over bench.Defaults; a bad value is refused with
+// the flag's name.
+func parse(args []string) (bench.Config, string, error) {
+	cfg := bench.Defaults()
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.StringVar(&cfg.Out, "out", cfg.Out, "directory for results.json and e2e_latency.png")
+	fs.DurationVar(&cfg.Warmup, "warmup", cfg.Warmup, "load before each timed window, not counted")
+	fs.DurationVar(&cfg.Duration, "duration", cfg.Duration, "each timed load window (ceiling, closed loop, open loop)")
+	fs.IntVar(&cfg.Concurrency, "concurrency", cfg.Concurrency, "closed-loop workers, and the ceiling's database connections")
+	fs.IntVar(&cfg.Rate, "rate", cfg.Rate, "webhooks per second offered by the open loop")
+	fs.IntVar(&cfg.Payments, "payments", cfg.Payments, "payments pushed through the whole pipeline")
+	fs.DurationVar(&cfg.Timeout, "timeout", cfg.Timeout, "the longest the pipeline or the apply worker may take to catch up")
+	backlogs := fs.String("backlogs", joinInts(cfg.Backlogs), "outbox backlog sizes the relay drains, comma-separated")
+	env := fs.String("env", strings.Join(cfg.Env, ","), "extra NAME=value settings of every service, comma-separated (empty: as shipped)")
+	profile := fs.String("cpuprofile", "", "write the harness's own CPU profile (load generator included) here")
+	if err := fs.Parse(args); err != nil {
+		return cfg, "", err
+	}
+	if fs.NArg() > 0 {
+		return cfg, "", fmt.Errorf("unexpected argument %q: every setting is a flag (see -help)", fs.Arg(0))
+	}
+	var err error
+	if cfg.Backlogs, err = splitInts(*backlogs); err != nil {
+		return cfg, "", fmt.Errorf("-backlogs: %w", err)
+	}
+	cfg.Env = nil
+	if *env != "" {
+		cfg.Env = strings.Split(*env, ",")
+	}
+	return cfg, *profile, cfg.Check()
+}
+
+func splitInts(s string) ([]int, error) {
+	var out []int
+	for f := range strings.SplitSeq(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil {
+			return nil, fmt.Errorf("%q is not a whole number", f)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+func joinInts(ns []int) string {
+	parts := make([]string, len(ns))
+	for i, n := range ns {
+		parts[i] = strconv.Itoa(n)
+	}
+	return strings.Join(parts, ",")
+}
