@@ -19,7 +19,7 @@ func seed(t *testing.T, pool *pgxpool.Pool, n, published, parked int) []int64 {
 	for i := range n {
 		insert(t, pool, fmt.Sprintf("payment:%d:paid", i))
 	}
-	rows, err := outbox.Due(ctx, pool, table, n, nil)
+	rows, err := outbox.Due(ctx, pool, table, n, 0, nil)
 	if err != nil || len(rows) != n {
 		t.Fatalf("Due = %d rows, %v; want %d", len(rows), err, n)
 	}
@@ -61,7 +61,7 @@ func TestListParkedAndUnpark(t *testing.T) {
 			t.Errorf("Unpark row %d = %v, %v; want false: it is not parked", id, ok, err)
 		}
 	}
-	due, err := outbox.Due(ctx, pool, table, 10, nil)
+	due, err := outbox.Due(ctx, pool, table, 10, 0, nil)
 	if err != nil || len(due) != 3 || due[0].ID != ids[1] || due[0].Attempts != 0 {
 		t.Fatalf("Due after unpark = %+v, %v; want the unparked row with 0 attempts and the two fresh ones", due, err)
 	}
@@ -88,7 +88,7 @@ func TestReplayRange(t *testing.T) {
 	if err != nil || n != 1 {
 		t.Fatalf("Replay of the last hour = %d, %v; want 1, the only row still published", n, err)
 	}
-	due, err := outbox.Due(ctx, pool, table, 10, nil)
+	due, err := outbox.Due(ctx, pool, table, 10, 0, nil)
 	if err != nil || len(due) != 7 {
 		t.Fatalf("Due after replay = %d rows, %v; want 7 (every row but the parked one)", len(due), err)
 	}

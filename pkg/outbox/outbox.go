@@ -30,7 +30,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
-// Channel is the NOTIFY channel an insert signals; the payload is the table.
+// Channel is the NOTIFY channel a Waker signals; the payload is the table.
 const Channel = "onceflow_outbox"
 
 // Message is one event to publish.
@@ -49,21 +49,17 @@ func (t Table) String() string { return t.Schema + "." + t.Name }
 
 func (t Table) ident() string { return pgx.Identifier{t.Schema, t.Name}.Sanitize() }
 
-// Insert adds m to the outbox inside the caller's transaction and notifies
-// the relay, which hears it only once tx commits. A message whose event key
-// is already there is ignored: inserted is false.
+// Insert adds m to the outbox inside the caller's transaction. A message
+// whose event key is already there is ignored: inserted is false. Wake the
+// relay with a Waker once tx has committed.
 func Insert(ctx context.Context, tx pgx.Tx, t Table, m Message) (inserted bool, err error) {
-	q := `WITH ins AS (
-  INSERT INTO ` + t.ident() + ` (event_key, event_type, payload, traceparent)
-  VALUES ($1, $2, $3, $4)
-  ON CONFLICT (event_key) DO NOTHING
-  RETURNING id)
-SELECT count(*) FROM ins, LATERAL (SELECT pg_notify($5, $6)) AS notified`
-	var n int
-	if err := tx.QueryRow(ctx, q, m.EventKey, m.EventType, m.Payload, m.Traceparent, Channel, t.String()).Scan(&n); err != nil {
+	tag, err := tx.Exec(ctx, `INSERT INTO `+t.ident()+` (event_key, event_type, payload, traceparent)
+VALUES ($1, $2, $3, $4)
+ON CONFLICT (event_key) DO NOTHING`, m.EventKey, m.EventType, m.Payload, m.Traceparent)
+	if err != nil {
 		return false, fmt.Errorf("insert outbox %s: %w", m.EventKey, err)
 	}
-	return n > 0, nil
+	return tag.RowsAffected() > 0, nil
 }
 
 // Row is an outbox row as the relay sees it.
@@ -84,15 +80,20 @@ type Querier interface {
 }
 
 // Due returns up to limit rows that are unpublished, not parked and due, in
-// id order, leaving out the ids in except (rows the caller has in flight).
-func Due(ctx context.Context, q Querier, t Table, limit int, except []int64) ([]Row, error) {
+// id order, with ids above after, leaving out the ids in except (rows the
+// caller has in flight). A caller draining a backlog passes the last id it
+// claimed as after, so each claim starts where the previous one ended
+// instead of stepping again over the index entries of rows it published
+// (dead until vacuum); it passes 0 to look at the whole table, which is
+// how rows that backed off are found again.
+func Due(ctx context.Context, q Querier, t Table, limit int, after int64, except []int64) ([]Row, error) {
 	if except == nil {
 		except = []int64{}
 	}
 	rows, err := q.Query(ctx, `SELECT id, event_key, event_type, payload, traceparent, attempts, created_at
 FROM `+t.ident()+`
-WHERE published_at IS NULL AND parked_at IS NULL AND next_attempt_at <= now() AND id <> ALL($2)
-ORDER BY id LIMIT $1`, limit, except)
+WHERE published_at IS NULL AND parked_at IS NULL AND next_attempt_at <= now() AND id > $3 AND id <> ALL($2)
+ORDER BY id LIMIT $1`, limit, except, after)
 	if err != nil {
 		return nil, fmt.Errorf("claim due %s: %w", t, err)
 	}

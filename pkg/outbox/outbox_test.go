@@ -50,7 +50,7 @@ func insert(t *testing.T, pool *pgxpool.Pool, key string) bool {
 	return inserted
 }
 
-func TestInsertNotifiesOnceCommitted(t *testing.T) {
+func TestWakerNotifiesAndInsertDedupes(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -66,6 +66,11 @@ func TestInsertNotifiesOnceCommitted(t *testing.T) {
 	if !insert(t, pool, "payment:1:paid") {
 		t.Fatal("first insert reported not inserted")
 	}
+	waker := outbox.NewWaker(pool, table, time.Millisecond)
+	wctx, stop := context.WithCancel(ctx)
+	defer stop()
+	go func() { _ = waker.Run(wctx) }()
+	waker.Wake()
 	n, err := listener.WaitForNotification(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -89,11 +94,14 @@ func TestDueMarkPublishedAndPark(t *testing.T) {
 	for _, k := range []string{"a", "b", "c"} {
 		insert(t, pool, k)
 	}
-	rows, err := outbox.Due(ctx, pool, table, 10, nil)
+	rows, err := outbox.Due(ctx, pool, table, 10, 0, nil)
 	if err != nil || len(rows) != 3 || rows[0].EventKey != "a" {
 		t.Fatalf("Due = %+v, %v; want a, b, c", rows, err)
 	}
-	if rest, err := outbox.Due(ctx, pool, table, 10, []int64{rows[0].ID, rows[2].ID}); err != nil || len(rest) != 1 || rest[0].EventKey != "b" {
+	if after, err := outbox.Due(ctx, pool, table, 10, rows[1].ID, nil); err != nil || len(after) != len(rows)-2 || after[0].ID != rows[2].ID {
+		t.Fatalf("due after row %d = %+v (%v), want the rows after it", rows[1].ID, after, err)
+	}
+	if rest, err := outbox.Due(ctx, pool, table, 10, 0, []int64{rows[0].ID, rows[2].ID}); err != nil || len(rest) != 1 || rest[0].EventKey != "b" {
 		t.Fatalf("Due except a and c = %+v, %v; want b", rest, err)
 	}
 	if err := outbox.MarkPublished(ctx, pool, table, []int64{rows[0].ID}); err != nil {
@@ -105,7 +113,7 @@ func TestDueMarkPublishedAndPark(t *testing.T) {
 	if err := outbox.MarkFailed(ctx, pool, table, rows[2].ID, "too big", time.Now(), true); err != nil {
 		t.Fatal(err)
 	}
-	left, err := outbox.Due(ctx, pool, table, 10, nil)
+	left, err := outbox.Due(ctx, pool, table, 10, 0, nil)
 	if err != nil || len(left) != 0 {
 		t.Fatalf("Due after publish/backoff/park = %+v, %v; want none", left, err)
 	}

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -19,11 +20,31 @@ import (
 	"github.com/pressly/goose/v3/lock"
 )
 
+// DefaultMaxConns is a pool's size unless the DSN sets pool_max_conns.
+// pgx's own default (4 on small machines) starves a service whose HTTP
+// handlers and workers share the pool: commits that could be flushed
+// together wait for a connection instead.
+const DefaultMaxConns = 16
+
+// Option adjusts a pool's configuration before it opens.
+type Option func(*pgxpool.Config)
+
+// WithSetting sets a PostgreSQL run-time parameter on every connection.
+func WithSetting(name, value string) Option {
+	return func(c *pgxpool.Config) { c.ConnConfig.RuntimeParams[name] = value }
+}
+
 // Open connects a pool to dsn and checks that the server answers within 10 s.
-func Open(ctx context.Context, dsn string) (*pgxpool.Pool, error) {
+func Open(ctx context.Context, dsn string, opts ...Option) (*pgxpool.Pool, error) {
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("parse DATABASE_URL: %w", err)
+	}
+	if !strings.Contains(dsn, "pool_max_conns") {
+		cfg.MaxConns = DefaultMaxConns
+	}
+	for _, o := range opts {
+		o(cfg)
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/onceflow/onceflow/pkg/config"
 	"github.com/onceflow/onceflow/pkg/httpserver"
 	"github.com/onceflow/onceflow/pkg/logging"
+	"github.com/onceflow/onceflow/pkg/outbox"
 	"github.com/onceflow/onceflow/pkg/pg"
 	"github.com/onceflow/onceflow/pkg/tracing"
 	"github.com/onceflow/onceflow/services/ingest/internal/admin"
@@ -95,7 +96,8 @@ func Serve(ctx context.Context, loaded config.Loaded[Config], listening chan<- s
 	httpapi.New(queries, cfg.APIToken).Register(srv.Echo())
 	admin.New(queries, log.Named("admin"), cfg.AdminToken, wake).Register(srv.Echo())
 
-	loops := workers(cfg, pool, log, reg, wake)
+	waker := outbox.NewWaker(pool, apply.Outbox, outbox.WakeEvery)
+	loops := append(workers(cfg, pool, log, reg, wake, waker.Wake), waker.Run)
 	if scope != "" {
 		client := pspClient(cfg)
 		loops = append(loops, poller.New(queries, client, log.Named("poller"), reg, poller.Config{
@@ -122,10 +124,10 @@ func pspClient(cfg Config) *psp.Client {
 }
 
 // workers returns cfg.Workers apply loops sharing one worker.
-func workers(cfg Config, pool *pgxpool.Pool, log *zap.Logger, reg prometheus.Registerer, wake chan struct{}) []httpserver.Loop {
+func workers(cfg Config, pool *pgxpool.Pool, log *zap.Logger, reg prometheus.Registerer, wake chan struct{}, wakeRelay func()) []httpserver.Loop {
 	worker := apply.NewWorker(pool, pspClient(cfg), log.Named("apply"), reg, apply.Config{
 		Batch: cfg.ApplyBatch, Lease: cfg.ApplyLease, Poll: cfg.ApplyPoll, MaxAttempts: cfg.ApplyMaxAttempts,
-		Backoff: backoff.Policy{Base: cfg.ApplyBackoffBase, Cap: cfg.ApplyBackoffCap},
+		Backoff: backoff.Policy{Base: cfg.ApplyBackoffBase, Cap: cfg.ApplyBackoffCap}, WakeRelay: wakeRelay,
 	}, wake)
 	loops := make([]httpserver.Loop, cfg.Workers)
 	for i := range loops {

@@ -19,7 +19,7 @@ type Config struct {
 	// SourcesFile is the YAML file of webhook sources; unset, ingest serves
 	// dLocal alone at /webhooks/dlocal.
 	SourcesFile      string        `env:"WEBHOOK_SOURCES_FILE"`
-	Workers          int           `env:"APPLY_WORKERS" envDefault:"2"`
+	Workers          int           `env:"APPLY_WORKERS" envDefault:"8"`
 	ApplyBatch       int           `env:"APPLY_BATCH" envDefault:"20"`
 	ApplyLease       time.Duration `env:"APPLY_LEASE" envDefault:"60s"`
 	ApplyPoll        time.Duration `env:"APPLY_POLL_INTERVAL" envDefault:"1s"`

@@ -39,6 +39,9 @@ type Config struct {
 	Poll        time.Duration // fallback wake-up period
 	MaxAttempts int           // failures before a receipt is parked
 	Backoff     backoff.Policy
+	// WakeRelay tells the relay an event was committed; nil leaves it to
+	// the relay's poll.
+	WakeRelay func()
 }
 
 // Worker applies pending receipts.
@@ -185,9 +188,9 @@ func insertEvent(ctx context.Context, tx pgx.Tx, msg outbox.Message) error {
 var errLostClaim = errors.New("receipt claim lost to another worker")
 
 // commit runs fn and marks the receipt done in one transaction, fenced by
-// the claim token.
+// the claim token; once committed it wakes the relay.
 func (w *Worker) commit(ctx context.Context, receipt int64, token uuid.UUID, fn func(q *store.Queries, tx pgx.Tx) error) error {
-	return pgx.BeginFunc(ctx, w.pool, func(tx pgx.Tx) error {
+	err := pgx.BeginFunc(ctx, w.pool, func(tx pgx.Tx) error {
 		q := w.queries.WithTx(tx)
 		if err := fn(q, tx); err != nil {
 			return err
@@ -201,4 +204,8 @@ func (w *Worker) commit(ctx context.Context, receipt int64, token uuid.UUID, fn 
 		}
 		return nil
 	})
+	if err == nil && w.cfg.WakeRelay != nil {
+		w.cfg.WakeRelay()
+	}
+	return err
 }

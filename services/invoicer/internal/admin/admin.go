@@ -33,13 +33,15 @@ type API struct {
 	queries *store.Queries
 	lookup  Lookup
 	log     *zap.Logger
+	wake    func()
 }
 
 // Register mounts the endpoints on e under /admin, guarded by token (the
 // ADMIN_TOKEN setting). lookup is nil for a provider without look-up: then
-// adopt is refused.
-func Register(e *echo.Echo, token string, pool *pgxpool.Pool, lookup Lookup, log *zap.Logger) {
-	a := &API{pool: pool, queries: store.New(pool), lookup: lookup, log: log}
+// adopt is refused. wake (when set) tells the relay a notification was
+// committed.
+func Register(e *echo.Echo, token string, pool *pgxpool.Pool, lookup Lookup, log *zap.Logger, wake func()) {
+	a := &API{pool: pool, queries: store.New(pool), lookup: lookup, log: log, wake: wake}
 	g := e.Group("/admin", httpserver.BearerAuth(token, "ADMIN_TOKEN"))
 	g.GET("/status", a.status)
 	g.GET("/documents", a.list)

@@ -122,7 +122,7 @@ func (a *API) pick(ctx context.Context, d store.InvoicerFiscalDocument, r Resolu
 // apply moves d to change, records the resolution and queues the
 // notification, in one transaction.
 func (a *API) apply(ctx context.Context, d store.InvoicerFiscalDocument, r Resolution, change notify.Change, h *fiscal.Held) error {
-	return pgx.BeginFunc(ctx, a.pool, func(tx pgx.Tx) error {
+	return notify.Commit(ctx, a.pool, a.wake, func(tx pgx.Tx) error {
 		q := a.queries.WithTx(tx)
 		var n int64
 		var err error

@@ -18,6 +18,7 @@ import (
 	"github.com/onceflow/onceflow/pkg/config"
 	"github.com/onceflow/onceflow/pkg/httpserver"
 	"github.com/onceflow/onceflow/pkg/logging"
+	"github.com/onceflow/onceflow/pkg/outbox"
 	"github.com/onceflow/onceflow/pkg/pg"
 	"github.com/onceflow/onceflow/pkg/sqsq"
 	"github.com/onceflow/onceflow/pkg/tracing"
@@ -27,6 +28,7 @@ import (
 	"github.com/onceflow/onceflow/services/invoicer/internal/admin"
 	"github.com/onceflow/onceflow/services/invoicer/internal/consumer"
 	"github.com/onceflow/onceflow/services/invoicer/internal/emit"
+	"github.com/onceflow/onceflow/services/invoicer/internal/notify"
 	"github.com/onceflow/onceflow/services/invoicer/internal/store"
 )
 
@@ -77,18 +79,21 @@ func Serve(ctx context.Context, loaded config.Loaded[Config], listening chan<- s
 	reg := httpserver.NewRegistry()
 	srv := httpserver.New(log, cfg.HTTPAddr, reg, httpserver.Check{Name: "postgres", Check: pool.Ping})
 	srv.SetStallAfter(cfg.StallTimeout)
-	receivers, err := newReceivers(ctx, cfg, pool, prov.statuses, log, reg)
+	waker := outbox.NewWaker(pool, notify.Table, outbox.WakeEvery)
+	receivers, err := newReceivers(ctx, cfg, pool, prov.statuses, log, reg, waker.Wake)
 	if err != nil {
 		return err
 	}
 	reg.MustRegister(newDocumentCollector(store.New(pool), log.Named("metrics")))
-	emitter := emit.New(pool, prov.Provider, prov.refused, log.Named("emit"), reg, emitConfig(cfg))
+	ecfg := emitConfig(cfg)
+	ecfg.Wake = waker.Wake
+	emitter := emit.New(pool, prov.Provider, prov.refused, log.Named("emit"), reg, ecfg)
 	var lookup admin.Lookup
 	if cfg.ProviderMode == ModeLookup {
 		lookup = prov.Lookup
 	}
-	admin.Register(srv.Echo(), cfg.AdminToken, pool, lookup, log.Named("admin"))
-	loops := receivers
+	admin.Register(srv.Echo(), cfg.AdminToken, pool, lookup, log.Named("admin"), waker.Wake)
+	loops := append(receivers, waker.Run)
 	for range cfg.EmitWorkers {
 		loops = append(loops, emitter.Run)
 	}
@@ -127,7 +132,7 @@ func newProvider(cfg Config) (provider, error) {
 }
 
 // newReceivers returns CONSUMERS receivers for each of the two queues.
-func newReceivers(ctx context.Context, cfg Config, pool *pgxpool.Pool, statuses map[string]fiscal.Status, log *zap.Logger, reg prometheus.Registerer) ([]httpserver.Loop, error) {
+func newReceivers(ctx context.Context, cfg Config, pool *pgxpool.Pool, statuses map[string]fiscal.Status, log *zap.Logger, reg prometheus.Registerer, wake func()) ([]httpserver.Loop, error) {
 	client, err := sqsq.NewClient(ctx, cfg.AWSRegion, cfg.SQSEndpoint)
 	if err != nil {
 		return nil, err
@@ -144,7 +149,7 @@ func newReceivers(ctx context.Context, cfg Config, pool *pgxpool.Pool, statuses 
 	opts := consumer.Options{Wait: cfg.ConsumerWait, Visibility: cfg.ConsumerVisibility}
 	billing := consumer.NewReceiver(client, billingURL, "billing", consumer.NewBilling(store.New(pool), log.Named("billing")).Handle,
 		log.Named("billing"), counter, opts)
-	events := consumer.NewReceiver(client, providerURL, "provider", consumer.NewProvider(pool, statuses, log.Named("provider")).Handle,
+	events := consumer.NewReceiver(client, providerURL, "provider", consumer.NewProvider(pool, statuses, log.Named("provider"), wake).Handle,
 		log.Named("provider"), counter, opts)
 	var loops []httpserver.Loop
 	for range cfg.Consumers {

@@ -37,7 +37,7 @@ type Config struct {
 	ProviderQueue      string        `env:"PROVIDER_EVENTS_QUEUE" envDefault:"onceflow-provider-events"`
 	ConsumerWait       time.Duration `env:"CONSUMER_WAIT" envDefault:"20s"`
 	ConsumerVisibility time.Duration `env:"CONSUMER_VISIBILITY" envDefault:"30s"`
-	Consumers          int           `env:"CONSUMERS" envDefault:"2"`
+	Consumers          int           `env:"CONSUMERS" envDefault:"4"`
 	Provider           string        `env:"PROVIDER" envDefault:"invoicy"`
 	ProviderMode       string        `env:"PROVIDER_MODE" envDefault:"lookup"`
 	ProviderTimeout    time.Duration `env:"PROVIDER_TIMEOUT" envDefault:"15s"`
@@ -50,7 +50,7 @@ type Config struct {
 	InvoiCyAccessKey   string        `env:"INVOICY_ACCESS_KEY"`
 	KeyedBaseURL       string        `env:"KEYED_BASE_URL" envDefault:"http://127.0.0.1:8092/api"`
 	KeyedToken         string        `env:"KEYED_TOKEN"`
-	EmitWorkers        int           `env:"EMIT_WORKERS" envDefault:"2"`
+	EmitWorkers        int           `env:"EMIT_WORKERS" envDefault:"8"`
 	EmitBatch          int           `env:"EMIT_BATCH" envDefault:"10"`
 	EmitLease          time.Duration `env:"EMIT_LEASE" envDefault:"60s"`
 	EmitPoll           time.Duration `env:"EMIT_POLL_INTERVAL" envDefault:"500ms"`

@@ -191,7 +191,7 @@ due_at = now() + interval '1 hour' WHERE id = $1`, pending.ID); err != nil {
 		}
 		return string(b)
 	}
-	h := consumer.NewProvider(env.Pool, invoicy.DefaultStatusMap(), zaptest.NewLogger(t))
+	h := consumer.NewProvider(env.Pool, invoicy.DefaultStatusMap(), zaptest.NewLogger(t), nil)
 	run(t, q, h.Handle, reg, 30*time.Second, 1)
 
 	q.send(t, event(pending.Reference, "5"))

@@ -31,12 +31,14 @@ type Provider struct {
 	queries  *store.Queries
 	statuses map[string]fiscal.Status
 	log      *zap.Logger
+	wake     func()
 }
 
 // NewProvider returns the provider-event handler; statuses maps the
-// provider's status codes (CFEStatus) to fiscal states.
-func NewProvider(pool *pgxpool.Pool, statuses map[string]fiscal.Status, log *zap.Logger) *Provider {
-	return &Provider{pool: pool, queries: store.New(pool), statuses: statuses, log: log}
+// provider's status codes (CFEStatus) to fiscal states, and wake (when set)
+// tells the relay a notification was committed.
+func NewProvider(pool *pgxpool.Pool, statuses map[string]fiscal.Status, log *zap.Logger, wake func()) *Provider {
+	return &Provider{pool: pool, queries: store.New(pool), statuses: statuses, log: log, wake: wake}
 }
 
 // Handle adopts a provider event. A document still pending or unknown here
@@ -86,7 +88,7 @@ func (p *Provider) adopt(ctx context.Context, d store.InvoicerFiscalDocument, to
 		return "stale", nil
 	}
 	outcome := "adopted"
-	err := pgx.BeginFunc(ctx, p.pool, func(tx pgx.Tx) error {
+	err := notify.Commit(ctx, p.pool, p.wake, func(tx pgx.Tx) error {
 		n, err := p.queries.WithTx(tx).DocumentAdoptStatus(ctx, store.DocumentAdoptStatusParams{
 			ID: d.ID, FromStatus: d.Status, Status: string(to), ProviderStatus: &code,
 		})

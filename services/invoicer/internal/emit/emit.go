@@ -48,6 +48,9 @@ type Config struct {
 	// Blind: the provider has neither look-up nor idempotency. Nothing is
 	// looked up and an ambiguous send goes to needs_attention.
 	Blind bool
+	// Wake tells the relay a notification was committed; nil waits for
+	// its poll.
+	Wake func()
 }
 
 // Emitter sends recorded documents to the provider exactly once.

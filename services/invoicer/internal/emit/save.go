@@ -24,7 +24,7 @@ var errFenced = errors.New("lease or status changed meanwhile")
 func (e *Emitter) save(ctx context.Context, d store.InvoicerFiscalDocument, token uuid.UUID, r result) {
 	p := saveParams(d, token, r)
 	log := e.log.With(zap.Int64("document", d.ID), zap.String("reference", d.Reference), zap.String("outcome", r.outcome), zap.String("status", string(r.status)))
-	err := pgx.BeginFunc(ctx, e.pool, func(tx pgx.Tx) error {
+	err := notify.Commit(ctx, e.pool, e.cfg.Wake, func(tx pgx.Tx) error {
 		n, err := e.queries.WithTx(tx).DocumentSaveResult(ctx, p)
 		if err != nil {
 			return fmt.Errorf("save emission result: %w", err)

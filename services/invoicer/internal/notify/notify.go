@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	eventsv1 "github.com/onceflow/onceflow/pkg/eventspb/onceflow/events/v1"
@@ -69,6 +70,20 @@ func Insert(ctx context.Context, tx pgx.Tx, d store.InvoicerFiscalDocument, c Ch
 		EventKey: key, EventType: eventsv1.TypeNotificationDocument, Payload: payload,
 	}); err != nil {
 		return fmt.Errorf("notify %s: %w", key, err)
+	}
+	return nil
+}
+
+// Commit runs fn in a transaction on pool and, once it has committed, calls
+// wake (when set) so the relay publishes the notification fn inserted
+// without waiting for its poll: the NOTIFY is sent after the commit, never
+// inside it.
+func Commit(ctx context.Context, pool *pgxpool.Pool, wake func(), fn func(tx pgx.Tx) error) error {
+	if err := pgx.BeginFunc(ctx, pool, fn); err != nil {
+		return err
+	}
+	if wake != nil {
+		wake()
 	}
 	return nil
 }

@@ -72,7 +72,10 @@ func Serve(ctx context.Context, log *zap.Logger, cfg Config, ready func(addr str
 		return fmt.Errorf("config: %w", err)
 	}
 	outboxes, _ := relay.ParseRoutes(cfg.Routes) // checked by Validate
-	pool, err := pg.Open(ctx, cfg.DatabaseURL)
+	// Plan each statement for its own arguments: a generic plan made while
+	// the outbox was small (a sequential scan) would be kept as it grows,
+	// and every mark-published would read the whole table.
+	pool, err := pg.Open(ctx, cfg.DatabaseURL, pg.WithSetting("plan_cache_mode", "force_custom_plan"))
 	if err != nil {
 		return err
 	}

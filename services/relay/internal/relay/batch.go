@@ -46,12 +46,12 @@ type failure struct {
 	park   bool
 }
 
-// claim returns up to a batch of due rows in id order, leaving out the ids
-// of rows already in flight.
-func (r *Relay) claim(ctx context.Context, inFlight []int64) ([]outbox.Row, error) {
+// claim returns up to a batch of due rows in id order after the id after,
+// leaving out the ids of rows already in flight.
+func (r *Relay) claim(ctx context.Context, after int64, inFlight []int64) ([]outbox.Row, error) {
 	ctx, cancel := context.WithTimeout(ctx, r.renewEvery())
 	defer cancel()
-	return outbox.Due(ctx, r.pool, r.outbox.Table, r.s.BatchSize, inFlight)
+	return outbox.Due(ctx, r.pool, r.outbox.Table, r.s.BatchSize, after, inFlight)
 }
 
 // deliver sends claimed rows and records the results under the lease's

@@ -26,6 +26,10 @@ type pipeline struct {
 	mu     sync.Mutex
 	flying map[int64]struct{}
 	err    error // the first lease.ErrDeposed of a finished batch
+	// after is where the next claim starts: the last id of a full batch,
+	// or 0 after a short one, so a backlog is read once, front to back,
+	// and rows that backed off are looked for again when it is drained.
+	after int64
 }
 
 // newPipeline returns an empty pipeline; each lead term uses its own.
@@ -47,10 +51,15 @@ func (p *pipeline) publish(ctx context.Context, token int64) (full bool, err err
 		<-p.slots
 		return false, err
 	}
-	rows, err := p.r.claim(ctx, p.inFlight())
+	rows, err := p.r.claim(ctx, p.after, p.inFlight())
 	if err != nil || len(rows) == 0 {
+		p.after = 0
 		<-p.slots
 		return false, err
+	}
+	p.after = 0
+	if len(rows) == p.r.s.BatchSize {
+		p.after = rows[len(rows)-1].ID
 	}
 	p.hold(rows)
 	p.wg.Go(func() {

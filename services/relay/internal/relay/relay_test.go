@@ -153,7 +153,7 @@ func TestDeposedLeaderCannotMarkPublished(t *testing.T) {
 		t.Fatalf("acquire: ok=%v err=%v", ok, err)
 	}
 	f.insert(t, message(0, billingType), message(1, billingType))
-	rows, err := old.claim(ctx, nil)
+	rows, err := old.claim(ctx, 0, nil)
 	if err != nil || len(rows) != 2 {
 		t.Fatalf("claim = %d rows, %v; want 2", len(rows), err)
 	}
