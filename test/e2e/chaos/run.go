@@ -115,7 +115,7 @@ func (r *run) setUp(ctx context.Context) error {
 		"RECONCILER_INTERVAL=2s", "RECONCILER_GRACE=20s", "POLL_AFTER=5s", "POLL_EVERY=3s", "POLL_INTERVAL=1s",
 		"APPLY_BACKOFF_CAP=5s", "RELAY_BACKOFF_CAP=5s", "RELAY_LEASE_TTL=3s", "SHUTDOWN_TIMEOUT=5s",
 		"EMIT_SETTLE=3s", "EMIT_RETRY_CAP=5s", "DGI_POLL_BASE=1s", "DGI_POLL_CAP=5s", "PROVIDER_TIMEOUT=3s", "EMIT_LEASE=10s",
-		"PSP_SEED=" + fmt.Sprint(r.cfg.Seed), "FISCAL_SEED=" + fmt.Sprint(r.cfg.Seed),
+		"PROVIDER_RATE_LIMIT=0", "PSP_SEED=" + fmt.Sprint(r.cfg.Seed), "FISCAL_SEED=" + fmt.Sprint(r.cfg.Seed),
 	}, append(r.cfg.PSPEnv, r.cfg.FiscalEnv...)...)
 	r.s, err = stack.StartWith(ctx, r.dir, stack.Options{AdminDSN: r.pg.DSN("postgres"), SQSEndpoint: r.sqs.Endpoint(),
 		Instances: 2, Reconciler: true, Env: env})
