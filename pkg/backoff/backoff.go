@@ -1,9 +1,10 @@
 // Package backoff computes retry delays: exponential growth from a base, a
 // cap, and full jitter. It is stateless because the attempt count lives in the
-// database rows being retried, not in a process.
+// database rows being retried, not in a process. Sleep waits one out.
 package backoff
 
 import (
+	"context"
 	"math/rand/v2"
 	"time"
 )
@@ -36,4 +37,20 @@ func (p Policy) Delay(attempt int) time.Duration {
 	}
 	half := c / 2
 	return half + rand.N(c-half+1)
+}
+
+// Sleep waits for d, or until ctx ends, and reports whether ctx is still
+// live. A d of zero or less returns at once.
+func Sleep(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
 }

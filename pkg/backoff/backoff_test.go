@@ -1,6 +1,7 @@
 package backoff_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -37,5 +38,16 @@ func TestDelayStaysWithinJitterBounds(t *testing.T) {
 		if len(seen) < 2 {
 			t.Fatalf("Delay(%d) never varied: no jitter", attempt)
 		}
+	}
+}
+
+func TestSleepStopsWithItsContext(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	if !Sleep(ctx, time.Millisecond) || !Sleep(ctx, 0) {
+		t.Fatal("Sleep on a live context reported it done")
+	}
+	cancel()
+	if Sleep(ctx, time.Hour) {
+		t.Fatal("Sleep on a cancelled context reported it live")
 	}
 }

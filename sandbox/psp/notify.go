@@ -9,6 +9,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/onceflow/onceflow/pkg/backoff"
 	"github.com/onceflow/onceflow/pkg/dlocal"
 )
 
@@ -39,7 +40,7 @@ func (s *Server) notifyAfter(wait time.Duration, kind, id, url string, body []by
 	for range copies {
 		delay := wait + s.dice.delay()
 		s.background(func() {
-			if sleepCtx(s.ctx, delay) {
+			if backoff.Sleep(s.ctx, delay) {
 				s.deliver(kind, id, url, body)
 			}
 		})
@@ -72,24 +73,9 @@ func (s *Server) deliver(kind, id, url string, body []byte) {
 			s.log.Warn("notification given up", zap.String("kind", kind), zap.String("id", id), zap.Int("attempts", maxAttempts))
 			return
 		}
-		if !sleepCtx(s.ctx, s.dice.retryWait(attempt, s.cfg.RetryDelay)) {
+		if !backoff.Sleep(s.ctx, s.dice.retryWait(attempt, s.cfg.RetryDelay)) {
 			return
 		}
-	}
-}
-
-// sleepCtx waits d and reports whether ctx is still live.
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	timer := time.NewTimer(d)
-	defer timer.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-timer.C:
-		return true
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 	"go.uber.org/zap"
 
+	"github.com/onceflow/onceflow/pkg/backoff"
 	"github.com/onceflow/onceflow/pkg/money"
 )
 
@@ -134,7 +135,7 @@ func (s *Server) createPayment(w http.ResponseWriter, _ *http.Request, body []by
 // approveLater turns a payment that started PENDING into PAID after
 // Faults.PendingFor, as a card approved after review would, and notifies it.
 func (s *Server) approveLater(id string) {
-	if !sleepCtx(s.ctx, s.cfg.Faults.PendingFor) {
+	if !backoff.Sleep(s.ctx, s.cfg.Faults.PendingFor) {
 		return
 	}
 	code, detail := knownStatus("PAID")

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"golang.org/x/sync/errgroup"
+
+	"github.com/onceflow/onceflow/pkg/backoff"
 )
 
 // drive pays every planned payment, cfg.Concurrency at a time, and refunds
@@ -16,7 +18,7 @@ func (r *run) drive(ctx context.Context) error {
 	g.SetLimit(r.cfg.Concurrency)
 	spacing := time.Duration(len(events(r.cfg))+1) * r.cfg.KillEvery / time.Duration(r.cfg.Payments)
 	for i, p := range plans(r.cfg) {
-		if !sleep(ctx, time.Until(r.start.Add(time.Duration(i)*spacing))) {
+		if !backoff.Sleep(ctx, time.Until(r.start.Add(time.Duration(i)*spacing))) {
 			break
 		}
 		g.Go(func() error { return r.payOne(ctx, i, p) })
@@ -86,7 +88,7 @@ func (r *run) waitPaid(ctx context.Context, pay string) error {
 		if time.Now().After(deadline) {
 			return fmt.Errorf("payment %s not PAID at the PSP after a minute (last %q, %v)", pay, st, err)
 		}
-		if !sleep(ctx, 200*time.Millisecond) {
+		if !backoff.Sleep(ctx, 200*time.Millisecond) {
 			return ctx.Err()
 		}
 	}
@@ -104,7 +106,7 @@ func (r *run) api(ctx context.Context, i int, path string, body any, key string,
 		if time.Now().After(deadline) || ctx.Err() != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}
-		if !sleep(ctx, 250*time.Millisecond) {
+		if !backoff.Sleep(ctx, 250*time.Millisecond) {
 			return ctx.Err()
 		}
 	}
@@ -121,15 +123,4 @@ func docType(company, creditNote bool) int {
 		return 102
 	}
 	return 101
-}
-
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
 }

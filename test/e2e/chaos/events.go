@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/onceflow/onceflow/pkg/backoff"
 	"github.com/onceflow/onceflow/test/e2e/stack"
 )
 
@@ -17,7 +18,7 @@ func (r *run) chaos(ctx context.Context) error {
 	rnd := rand.New(rand.NewPCG(r.cfg.Seed, r.cfg.Seed+2))
 	victims := append(append(append(r.s.Names("ingest"), r.s.Names("relay")...), r.s.Names("invoicer")...), r.s.Names("reconciler")...)
 	for _, ev := range events(r.cfg) {
-		if !sleep(ctx, r.cfg.KillEvery) {
+		if !backoff.Sleep(ctx, r.cfg.KillEvery) {
 			return nil // the driver failed; its error is the run's
 		}
 		var err error
@@ -60,7 +61,7 @@ func (r *run) kill(ctx context.Context, name string) error {
 	}
 	r.kills.Add(1)
 	fmt.Fprintf(r.out, "chaos: kill -9 %s\n", name)
-	sleep(ctx, 300*time.Millisecond)
+	backoff.Sleep(ctx, 300*time.Millisecond)
 	return r.s.Restart(ctx, name)
 }
 
@@ -69,7 +70,7 @@ func (r *run) kill(ctx context.Context, name string) error {
 func (r *run) restartSQS(ctx context.Context) error {
 	r.sqs.Stop()
 	fmt.Fprintln(r.out, "chaos: SQS stopped; its messages are gone")
-	sleep(ctx, time.Second)
+	backoff.Sleep(ctx, time.Second)
 	if err := r.sqs.Start(); err != nil {
 		return err
 	}
@@ -86,7 +87,7 @@ func (r *run) crashPostgres(ctx context.Context) error {
 		return err
 	}
 	fmt.Fprintln(r.out, "chaos: PostgreSQL crashed")
-	sleep(ctx, 2*time.Second)
+	backoff.Sleep(ctx, 2*time.Second)
 	if err := r.pg.Start(ctx); err != nil {
 		return err
 	}

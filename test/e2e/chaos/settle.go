@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/onceflow/onceflow/pkg/backoff"
 )
 
 // quiesce waits until every source has a final document and both outboxes
@@ -24,7 +26,7 @@ func (r *run) quiesce(ctx context.Context) error {
 			fmt.Fprintf(r.out, "chaos: waiting to settle: %s\n", status)
 			last = time.Now()
 		}
-		if !sleep(ctx, time.Second) {
+		if !backoff.Sleep(ctx, time.Second) {
 			return ctx.Err()
 		}
 	}

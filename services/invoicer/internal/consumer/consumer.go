@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
+	"github.com/onceflow/onceflow/pkg/backoff"
 	"github.com/onceflow/onceflow/pkg/httpserver"
 	"github.com/onceflow/onceflow/pkg/outbox"
 	"github.com/onceflow/onceflow/pkg/tracing"
@@ -81,7 +82,7 @@ func (r *Receiver) Run(ctx context.Context) error {
 		if err != nil {
 			if ctx.Err() == nil {
 				r.log.Warn("receive messages", zap.Error(err))
-				sleep(ctx, time.Second)
+				backoff.Sleep(ctx, time.Second)
 			}
 			continue
 		}
@@ -164,12 +165,5 @@ func (r *Receiver) extend(ctx context.Context, msgs []types.Message) {
 		QueueUrl: aws.String(r.queueURL), Entries: entries,
 	}); err != nil && ctx.Err() == nil {
 		r.log.Warn("extend visibility", zap.Error(err))
-	}
-}
-
-func sleep(ctx context.Context, d time.Duration) {
-	select {
-	case <-ctx.Done():
-	case <-time.After(d):
 	}
 }

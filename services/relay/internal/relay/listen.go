@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"go.uber.org/zap"
 
+	"github.com/onceflow/onceflow/pkg/backoff"
 	"github.com/onceflow/onceflow/pkg/outbox"
 )
 
@@ -22,7 +23,7 @@ func (r *Relay) listen(ctx context.Context, wake chan<- struct{}) {
 			return
 		}
 		r.log.Warn("listen for outbox notifications; polling meanwhile", zap.Error(err))
-		if !sleep(ctx, r.s.PollInterval) {
+		if !backoff.Sleep(ctx, r.s.PollInterval) {
 			return
 		}
 	}

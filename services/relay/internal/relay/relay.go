@@ -83,7 +83,7 @@ func (r *Relay) Run(ctx context.Context) {
 		case ok:
 			r.lead(ctx, token)
 		}
-		if !sleep(ctx, r.standbyEvery()) {
+		if !backoff.Sleep(ctx, r.standbyEvery()) {
 			return
 		}
 	}
@@ -181,17 +181,5 @@ func (r *Relay) wait(ctx context.Context, wake <-chan struct{}, limit time.Durat
 	case <-ctx.Done():
 	case <-wake:
 	case <-t.C:
-	}
-}
-
-// sleep waits for d and reports whether ctx is still live.
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
 	}
 }
