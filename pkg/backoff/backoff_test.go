@@ -43,11 +43,11 @@ func TestDelayStaysWithinJitterBounds(t *testing.T) {
 
 func TestSleepStopsWithItsContext(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
-	if !Sleep(ctx, time.Millisecond) || !Sleep(ctx, 0) {
+	if !backoff.Sleep(ctx, time.Millisecond) || !backoff.Sleep(ctx, 0) {
 		t.Fatal("Sleep on a live context reported it done")
 	}
 	cancel()
-	if Sleep(ctx, time.Hour) {
+	if backoff.Sleep(ctx, time.Hour) {
 		t.Fatal("Sleep on a cancelled context reported it live")
 	}
 }
