@@ -19,13 +19,18 @@ import (
 // worker took the document, or its status changed meanwhile.
 var errFenced = errors.New("lease or status changed meanwhile")
 
-// save writes r for d, with its notification, only if the claim token and
-// the claimed status still hold; a late result is refused and logged.
-func (e *Emitter) save(ctx context.Context, d store.InvoicerFiscalDocument, token uuid.UUID, r result) {
+// save writes r for d, with its notification and the provider calls c
+// holds, only if the claim token and the claimed status still hold; a late
+// result is refused and logged, and its calls are recorded alone.
+func (e *Emitter) save(ctx context.Context, d store.InvoicerFiscalDocument, token uuid.UUID, r result, c *calls) {
 	p := saveParams(d, token, r)
 	log := e.log.With(zap.Int64("document", d.ID), zap.String("reference", d.Reference), zap.String("outcome", r.outcome), zap.String("status", string(r.status)))
 	err := notify.Commit(ctx, e.pool, e.cfg.Wake, func(tx pgx.Tx) error {
-		n, err := e.queries.WithTx(tx).DocumentSaveResult(ctx, p)
+		q := e.queries.WithTx(tx)
+		if err := c.write(ctx, q); err != nil {
+			return err
+		}
+		n, err := q.DocumentSaveResult(ctx, p)
 		if err != nil {
 			return fmt.Errorf("save emission result: %w", err)
 		}
@@ -37,6 +42,10 @@ func (e *Emitter) save(ctx context.Context, d store.InvoicerFiscalDocument, toke
 		}
 		return notify.Insert(ctx, tx, d, notify.Change{Status: r.status, Series: deref(p.ProviderSeries), Number: deref(p.ProviderNumber), Reason: r.attention})
 	})
+	if err != nil {
+		e.writeAlone(ctx, c)
+	}
+	c.done()
 	switch {
 	case errors.Is(err, errFenced):
 		e.fenced.Inc()
@@ -105,9 +114,12 @@ func (e *Emitter) attempt(ctx context.Context, id int64, op string, start time.T
 		}
 	}
 	e.latency.WithLabelValues(op, outcome).Observe(elapsed.Seconds())
-	if err := e.queries.AttemptInsert(ctx, store.AttemptInsertParams{
-		DocumentID: id, Operation: op, Outcome: outcome, Error: msg, LatencyMs: int32(elapsed.Milliseconds()),
-	}); err != nil {
+	a := store.AttemptInsertParams{DocumentID: id, Operation: op, Outcome: outcome, Error: msg, LatencyMs: int32(elapsed.Milliseconds())}
+	if c := callsOf(ctx); c != nil {
+		c.pending = append(c.pending, a)
+		return
+	}
+	if err := e.queries.AttemptInsert(ctx, a); err != nil {
 		e.log.Warn("record emission attempt", zap.Int64("document", id), zap.Error(err))
 	}
 }

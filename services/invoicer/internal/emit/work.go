@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/onceflow/onceflow/provider/fiscal"
 	"github.com/onceflow/onceflow/services/invoicer/internal/store"
@@ -59,6 +60,27 @@ func (e *Emitter) work(ctx context.Context, d store.InvoicerFiscalDocument, toke
 	return e.send(ctx, d, doc, token)
 }
 
+// markSending records that a send may be in flight, with the calls made
+// so far, in one transaction; 0 rows means the claim was lost.
+func (e *Emitter) markSending(ctx context.Context, d store.InvoicerFiscalDocument, token uuid.UUID) (int64, error) {
+	var n int64
+	err := pgx.BeginFunc(ctx, e.pool, func(tx pgx.Tx) error {
+		q := e.queries.WithTx(tx)
+		var err error
+		if n, err = q.DocumentMarkSending(ctx, d.ID, &token, d.Status); err != nil || n == 0 {
+			return err
+		}
+		if c := callsOf(ctx); c != nil {
+			return c.write(ctx, q)
+		}
+		return nil
+	})
+	if c := callsOf(ctx); err == nil && n > 0 && c != nil {
+		c.done()
+	}
+	return n, err
+}
+
 // blind works a document for a provider without look-up: a document pending
 // at DGI is only counted (its news comes through provider events), anything
 // else is sent once.
@@ -102,7 +124,7 @@ func (e *Emitter) pending(d store.InvoicerFiscalDocument, r result) result {
 // may be in flight, so a worker that dies before saving the outcome leaves
 // the document looking unknown, never unsent.
 func (e *Emitter) send(ctx context.Context, d store.InvoicerFiscalDocument, doc fiscal.Document, token uuid.UUID) result {
-	n, err := e.queries.DocumentMarkSending(ctx, d.ID, &token, d.Status)
+	n, err := e.markSending(ctx, d, token)
 	switch {
 	case err != nil:
 		return e.retry(d, "mark_failed", fmt.Errorf("mark sending: %w", err))

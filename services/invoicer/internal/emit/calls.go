@@ -1,0 +1,61 @@
+package emit
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"go.uber.org/zap"
+
+	"github.com/onceflow/onceflow/services/invoicer/internal/store"
+)
+
+// calls holds a document's provider calls until the next write about the
+// document records them in its own transaction: the look-ups go with the
+// send marker, the send with the result. Every call is on record before the
+// one after it could change anything, and no call costs a commit of its
+// own. A call made by a worker that dies before the next write is not
+// recorded; the send marker is, so its document is treated as unknown.
+type calls struct {
+	pending []store.AttemptInsertParams
+}
+
+type callsKey struct{}
+
+// withCalls returns ctx collecting the calls of one document's attempt.
+func withCalls(ctx context.Context) (context.Context, *calls) {
+	c := &calls{}
+	return context.WithValue(ctx, callsKey{}, c), c
+}
+
+// callsOf returns the collector of ctx, or nil.
+func callsOf(ctx context.Context) *calls {
+	c, _ := ctx.Value(callsKey{}).(*calls)
+	return c
+}
+
+// write inserts the held calls with q, a transaction's queries; the caller
+// forgets them (done) once that transaction has committed.
+func (c *calls) write(ctx context.Context, q *store.Queries) error {
+	for _, a := range c.pending {
+		if err := q.AttemptInsert(ctx, a); err != nil {
+			return fmt.Errorf("record emission attempt: %w", err)
+		}
+	}
+	return nil
+}
+
+// done forgets the calls a committed transaction recorded.
+func (c *calls) done() { c.pending = nil }
+
+// writeAlone records the held calls in a transaction of their own, for an
+// attempt whose result was not saved.
+func (e *Emitter) writeAlone(ctx context.Context, c *calls) {
+	if len(c.pending) == 0 {
+		return
+	}
+	if err := pgx.BeginFunc(ctx, e.pool, func(tx pgx.Tx) error { return c.write(ctx, e.queries.WithTx(tx)) }); err != nil {
+		e.log.Warn("record emission attempts", zap.Error(err))
+	}
+	c.done()
+}
