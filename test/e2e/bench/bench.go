@@ -24,7 +24,9 @@ type Config struct {
 	Duration    time.Duration // each timed load window
 	Concurrency int           // workers of the closed loops, database connections of the ceiling
 	Rate        int           // offered webhooks per second of the open loop
-	Payments    int           // payments pushed through the whole pipeline
+	Payments    int           // payments pushed through the whole pipeline at once (a burst)
+	PayRate     int           // payments per second of the steady pipeline run
+	PayFor      time.Duration // how long the steady run offers them
 	Backlogs    []int         // outbox backlog sizes the relay drains
 	Timeout     time.Duration // the longest any wait may take
 	// Env adds NAME=value settings to every service and sandbox. The
@@ -39,7 +41,7 @@ type Config struct {
 func Defaults() Config {
 	return Config{
 		Out: "bench", Warmup: 3 * time.Second, Duration: 15 * time.Second, Concurrency: 8, Rate: 1000,
-		Payments: 2000, Backlogs: []int{1000, 100_000}, Timeout: 3 * time.Minute, Env: []string{"PROVIDER_RATE_LIMIT=0"},
+		Payments: 2000, PayRate: 100, PayFor: 10 * time.Second, Backlogs: []int{1000, 100_000}, Timeout: 3 * time.Minute, Env: []string{"PROVIDER_RATE_LIMIT=0"},
 	}
 }
 
@@ -58,6 +60,10 @@ func (c Config) Check() error {
 		return errors.New("-rate: want 1 to 100000 requests per second")
 	case c.Payments < 1:
 		return errors.New("-payments: want 1 or more")
+	case c.PayRate < 1 || c.PayRate > 10_000:
+		return errors.New("-pay-rate: want 1 to 10000 payments per second")
+	case c.PayFor <= 0:
+		return errors.New("-pay-for: want a positive duration such as 10s")
 	case len(c.Backlogs) == 0:
 		return errors.New("-backlogs: want at least one size")
 	case c.Timeout <= 0:

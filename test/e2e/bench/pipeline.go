@@ -71,6 +71,7 @@ type pipelineRun struct {
 	db       *pgxpool.Pool
 	prefix   string // merchant order ids of this run start with it
 	payments int
+	rate     int // payments per second; 0 creates them as fast as workers go
 	workers  int
 	timeout  time.Duration
 	progress func(format string, args ...any)
@@ -95,10 +96,15 @@ func (p pipelineRun) run(ctx context.Context) (Sample, error) {
 		return Sample{}, err
 	}
 	p.progress("%d orders created; creating the payments at the PSP sandbox", p.payments)
-	err = p.each(ctx, func(ctx context.Context, order string) error {
+	pay := func(ctx context.Context, order string) error {
 		_, err := p.s.CreatePayment(ctx, order, amountMinor, p.s.IngestURL+"/webhooks/dlocal")
 		return err
-	})
+	}
+	if p.rate > 0 {
+		err = p.paced(ctx, pay)
+	} else {
+		err = p.each(ctx, pay)
+	}
 	if err != nil {
 		return Sample{}, err
 	}
@@ -122,6 +128,20 @@ func (p pipelineRun) each(ctx context.Context, f func(ctx context.Context, order
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(p.workers)
 	for i := range p.payments {
+		g.Go(func() error { return f(gctx, fmt.Sprintf("%s%06d", p.prefix, i)) })
+	}
+	return g.Wait()
+}
+
+// paced calls f for every order at p.rate per second, on a fixed schedule
+// whatever the answers take (an open loop).
+func (p pipelineRun) paced(ctx context.Context, f func(ctx context.Context, order string) error) error {
+	g, gctx := errgroup.WithContext(ctx)
+	start := time.Now()
+	for i := range p.payments {
+		if !sleepUntil(gctx, start.Add(time.Duration(i)*time.Second/time.Duration(p.rate))) {
+			break
+		}
 		g.Go(func() error { return f(gctx, fmt.Sprintf("%s%06d", p.prefix, i)) })
 	}
 	return g.Wait()

@@ -41,6 +41,9 @@ type Results struct {
 	E2EP50Ms        float64                       `json:"e2e_p50_ms"`
 	E2EP99Ms        float64                       `json:"e2e_p99_ms"`
 	E2EPayments     int                           `json:"e2e_payments"`
+	SteadyRate      int                           `json:"e2e_steady_rate"`   // payments/s offered
+	SteadyP50Ms     float64                       `json:"e2e_steady_p50_ms"` // at that rate
+	SteadyP99Ms     float64                       `json:"e2e_steady_p99_ms"`
 	E2EHops         []Hop                         `json:"e2e_hops"`
 	BacklogSeconds  map[int]float64               `json:"-"`         // by backlog size
 	CPU             map[string]map[string]float64 `json:"cpu_cores"` // per stage, per process group
@@ -94,6 +97,8 @@ func (r Results) Table(w io.Writer) error {
 	row("e2e_docs_per_s", r.E2EDocsPerS, fmt.Sprintf("documents/s over %d payments", r.E2EPayments))
 	row("e2e_p50_ms", r.E2EP50Ms, "ms, webhook accepted → authorized")
 	row("e2e_p99_ms", r.E2EP99Ms, "ms")
+	row("e2e_steady_p50_ms", r.SteadyP50Ms, fmt.Sprintf("ms at a steady %d payments/s", r.SteadyRate))
+	row("e2e_steady_p99_ms", r.SteadyP99Ms, "ms")
 	for _, n := range slices.Sorted(maps.Keys(r.BacklogSeconds)) {
 		s := r.BacklogSeconds[n]
 		fmt.Fprintf(tw, "backlog_%s_s\t%.2f\t s to drain %d rows (%.0f rows/s)\t\n", sizeLabel(n), s, n, float64(n)/s)

@@ -148,7 +148,7 @@ func (r *run) measure(ctx context.Context) (Results, error) {
 		BacklogSeconds: map[int]float64{}, CPU: map[string]map[string]float64{}, PGActive: map[string][]ActiveStatement{},
 	}
 	stages := []stage{
-		{"pipeline", false, r.pipeline}, {"relay", false, r.relay}, {"sqs_raw", false, r.rawSQS},
+		{"steady", false, r.steady}, {"pipeline", false, r.pipeline}, {"relay", false, r.relay}, {"sqs_raw", false, r.rawSQS},
 		{"ingest_open", true, r.ingestOpen}, {"ingest_closed", true, r.ingestClosed}, {"pg_ceiling", true, r.pgCeiling},
 	}
 	for _, st := range stages {

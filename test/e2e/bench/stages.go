@@ -113,6 +113,23 @@ func (r *run) pipeline(ctx context.Context, res *Results) error {
 	return nil
 }
 
+// steady offers payments at cfg.PayRate per second for cfg.PayFor, below
+// the pipeline's capacity, and measures their latency: what a payment waits
+// when nothing queues in front of it.
+func (r *run) steady(ctx context.Context, res *Results) error {
+	n := int(float64(r.cfg.PayRate) * r.cfg.PayFor.Seconds())
+	r.progress("steady: %d payments at %d/s, webhook → authorized invoice", n, r.cfg.PayRate)
+	p := pipelineRun{s: r.s, db: r.db, prefix: "steady-" + r.tag + "-", payments: n, rate: r.cfg.PayRate,
+		workers: r.cfg.Concurrency, timeout: r.cfg.Timeout, progress: r.progress}
+	sample, err := p.run(ctx)
+	if err != nil {
+		return err
+	}
+	res.SteadyRate, res.SteadyP50Ms, res.SteadyP99Ms = r.cfg.PayRate, sample.Quantile(0.5), sample.Quantile(0.99)
+	r.progress("steady: p50 %.0f ms, p99 %.0f ms at %d payments/s", res.SteadyP50Ms, res.SteadyP99Ms, res.SteadyRate)
+	return nil
+}
+
 // relay stops the invoicer, then has the running relay drain each backlog
 // of copies of a real outbox row; relay_mps is the largest backlog's rate.
 func (r *run) relay(ctx context.Context, res *Results) error {

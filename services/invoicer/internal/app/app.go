@@ -80,14 +80,14 @@ func Serve(ctx context.Context, loaded config.Loaded[Config], listening chan<- s
 	srv := httpserver.New(log, cfg.HTTPAddr, reg, httpserver.Check{Name: "postgres", Check: pool.Ping})
 	srv.SetStallAfter(cfg.StallTimeout)
 	waker := outbox.NewWaker(pool, notify.Table, outbox.WakeEvery)
-	receivers, err := newReceivers(ctx, cfg, pool, prov.statuses, log, reg, waker.Wake)
-	if err != nil {
-		return err
-	}
 	reg.MustRegister(newDocumentCollector(store.New(pool), log.Named("metrics")))
 	ecfg := emitConfig(cfg)
 	ecfg.Wake = waker.Wake
 	emitter := emit.New(pool, prov.Provider, prov.refused, log.Named("emit"), reg, ecfg)
+	receivers, err := newReceivers(ctx, cfg, pool, prov.statuses, log, reg, waker.Wake, emitter.Due)
+	if err != nil {
+		return err
+	}
 	var lookup admin.Lookup
 	if cfg.ProviderMode == ModeLookup {
 		lookup = prov.Lookup
@@ -132,7 +132,7 @@ func newProvider(cfg Config) (provider, error) {
 }
 
 // newReceivers returns CONSUMERS receivers for each of the two queues.
-func newReceivers(ctx context.Context, cfg Config, pool *pgxpool.Pool, statuses map[string]fiscal.Status, log *zap.Logger, reg prometheus.Registerer, wake func()) ([]httpserver.Loop, error) {
+func newReceivers(ctx context.Context, cfg Config, pool *pgxpool.Pool, statuses map[string]fiscal.Status, log *zap.Logger, reg prometheus.Registerer, wake, due func()) ([]httpserver.Loop, error) {
 	client, err := sqsq.NewClient(ctx, cfg.AWSRegion, cfg.SQSEndpoint)
 	if err != nil {
 		return nil, err
@@ -147,7 +147,7 @@ func newReceivers(ctx context.Context, cfg Config, pool *pgxpool.Pool, statuses 
 	}
 	counter := consumer.NewCounter(reg)
 	opts := consumer.Options{Wait: cfg.ConsumerWait, Visibility: cfg.ConsumerVisibility}
-	billing := consumer.NewReceiver(client, billingURL, "billing", consumer.NewBilling(store.New(pool), log.Named("billing")).Handle,
+	billing := consumer.NewReceiver(client, billingURL, "billing", consumer.NewBilling(store.New(pool), log.Named("billing"), due).Handle,
 		log.Named("billing"), counter, opts)
 	events := consumer.NewReceiver(client, providerURL, "provider", consumer.NewProvider(pool, statuses, log.Named("provider"), wake).Handle,
 		log.Named("provider"), counter, opts)

@@ -16,13 +16,15 @@ import (
 
 // Billing records the documents billing events ask for.
 type Billing struct {
-	queries *store.Queries
-	log     *zap.Logger
+	queries  *store.Queries
+	log      *zap.Logger
+	recorded func() // tells the emission loop a document is due
 }
 
-// NewBilling returns the billing-event handler.
-func NewBilling(q *store.Queries, log *zap.Logger) *Billing {
-	return &Billing{queries: q, log: log}
+// NewBilling returns the billing-event handler; recorded (when set) is told
+// of each new document.
+func NewBilling(q *store.Queries, log *zap.Logger, recorded func()) *Billing {
+	return &Billing{queries: q, log: log, recorded: recorded}
 }
 
 // Handle inserts the document a billing event asks for; a redelivered event
@@ -46,6 +48,9 @@ func (b *Billing) Handle(ctx context.Context, body string) (string, error) {
 		return "duplicate", nil
 	}
 	b.log.Info("document recorded", zap.String("event_key", ev.EventKey), zap.String("reference", params.Reference), zap.Int32("cfe_type", params.CfeType))
+	if b.recorded != nil {
+		b.recorded()
+	}
 	return "recorded", nil
 }
 

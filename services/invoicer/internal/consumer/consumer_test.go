@@ -119,7 +119,7 @@ func TestRedeliveredBillingEventAddsNoRow(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	ev := body(t, invoicertest.Payment("pay-redelivered", 100_00, false))
 	q.send(t, ev, ev, ev)
-	run(t, q, consumer.NewBilling(env.Queries, zaptest.NewLogger(t)).Handle, reg, 30*time.Second, 2)
+	run(t, q, consumer.NewBilling(env.Queries, zaptest.NewLogger(t), nil).Handle, reg, 30*time.Second, 2)
 
 	waitFor(t, "three messages handled", func() bool {
 		return invoicertest.Metric(t, reg, "onceflow_invoicer_messages_total", nil) == 3
@@ -141,7 +141,7 @@ func TestPoisonMessageIsCountedAndLeftForTheDLQ(t *testing.T) {
 	noKind := invoicertest.Payment("pay-no-kind", 100_00, false)
 	noKind.Kind = eventsv1.DocumentKind_DOCUMENT_KIND_UNSPECIFIED
 	q.send(t, "not json", body(t, noKind))
-	run(t, q, consumer.NewBilling(env.Queries, zaptest.NewLogger(t)).Handle, reg, time.Second, 1)
+	run(t, q, consumer.NewBilling(env.Queries, zaptest.NewLogger(t), nil).Handle, reg, time.Second, 1)
 
 	waitFor(t, "both messages in the dead-letter queue", func() bool { return q.left(t, q.dlq) == 2 })
 	if got := invoicertest.Metric(t, reg, "onceflow_invoicer_messages_total", map[string]string{"outcome": "poison"}); got < 4 {

@@ -67,6 +67,7 @@ type Emitter struct {
 	outcomes   *prometheus.CounterVec
 	latency    *prometheus.HistogramVec
 	fenced     prometheus.Counter
+	due        chan struct{} // a document was recorded: wake one idle worker
 }
 
 // New returns an emitter. refused tells a send error that proves the
@@ -75,7 +76,7 @@ type Emitter struct {
 // Idempotent method that returns true deduplicates by reference, so after an
 // unknown outcome it is sent to again without waiting for the settle window.
 func New(pool *pgxpool.Pool, p Provider, refused func(error) bool, log *zap.Logger, reg prometheus.Registerer, cfg Config) *Emitter {
-	e := &Emitter{pool: pool, queries: store.New(pool), provider: p, refused: refused, log: log, cfg: cfg,
+	e := &Emitter{pool: pool, queries: store.New(pool), provider: p, refused: refused, log: log, cfg: cfg, due: make(chan struct{}, 1),
 		outcomes: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "onceflow_invoicer_emission_outcomes_total", Help: "Emission attempts by outcome.",
 		}, []string{"outcome"}),
@@ -94,6 +95,15 @@ func New(pool *pgxpool.Pool, p Provider, refused func(error) bool, log *zap.Logg
 	return e
 }
 
+// Due tells the emission loop a document was recorded, so an idle worker
+// claims it now instead of at its next poll; it never blocks.
+func (e *Emitter) Due() {
+	select {
+	case e.due <- struct{}{}:
+	default:
+	}
+}
+
 // Run emits due documents until ctx ends.
 func (e *Emitter) Run(ctx context.Context) error {
 	for ctx.Err() == nil {
@@ -107,6 +117,7 @@ func (e *Emitter) Run(ctx context.Context) error {
 		}
 		select {
 		case <-ctx.Done():
+		case <-e.due:
 		case <-time.After(e.cfg.Poll):
 		}
 	}

@@ -77,6 +77,8 @@ func parse(args []string) (bench.Config, string, error) {
 	fs.IntVar(&cfg.Concurrency, "concurrency", cfg.Concurrency, "closed-loop workers, and the ceiling's database connections")
 	fs.IntVar(&cfg.Rate, "rate", cfg.Rate, "webhooks per second offered by the open loop")
 	fs.IntVar(&cfg.Payments, "payments", cfg.Payments, "payments pushed through the whole pipeline")
+	fs.IntVar(&cfg.PayRate, "pay-rate", cfg.PayRate, "payments per second of the steady pipeline run")
+	fs.DurationVar(&cfg.PayFor, "pay-for", cfg.PayFor, "how long the steady pipeline run offers payments")
 	fs.DurationVar(&cfg.Timeout, "timeout", cfg.Timeout, "the longest the pipeline or the apply worker may take to catch up")
 	backlogs := fs.String("backlogs", joinInts(cfg.Backlogs), "outbox backlog sizes the relay drains, comma-separated")
 	env := fs.String("env", strings.Join(cfg.Env, ","), "extra NAME=value settings of every service, comma-separated (empty: as shipped)")
