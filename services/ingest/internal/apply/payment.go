@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"go.uber.org/zap"
 
 	"github.com/onceflow/onceflow/pkg/errkind"
 	"github.com/onceflow/onceflow/services/ingest/internal/psp"
@@ -20,6 +21,8 @@ func (w *Worker) applyPayment(ctx context.Context, id string, receipt int64, tok
 	if err != nil {
 		return err
 	}
+	w.log.Debug("payment fetched", zap.String("id", p.ID), zap.String("status", p.Status),
+		zap.String("status_code", p.StatusCode), zap.Time("psp_created", p.Created))
 	order, err := w.queries.OrderGetByMerchantID(ctx, p.OrderID)
 	if err != nil {
 		return fmt.Errorf("order of payment %s: %w", p.ID, storeErr(err))

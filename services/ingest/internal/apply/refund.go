@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"go.uber.org/zap"
 
 	"github.com/onceflow/onceflow/services/ingest/internal/psp"
 	"github.com/onceflow/onceflow/services/ingest/internal/store"
@@ -19,6 +20,8 @@ func (w *Worker) applyRefund(ctx context.Context, id string, receipt int64, toke
 	if err != nil {
 		return err
 	}
+	w.log.Debug("refund fetched", zap.String("id", r.ID), zap.String("status", r.Status),
+		zap.String("status_code", r.StatusCode), zap.Time("psp_created", r.Created))
 	payment, err := w.queries.PaymentGet(ctx, r.PaymentID)
 	if err != nil {
 		return fmt.Errorf("payment of refund %s: %w", r.ID, storeErr(err))

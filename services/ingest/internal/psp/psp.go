@@ -26,6 +26,8 @@ type Payment struct {
 	AmountMinor int64
 	Currency    string
 	OrderID     string // the merchant's order id
+	StatusCode  string // dLocal's code for the status, e.g. "200"
+	Created     time.Time
 }
 
 // Refund is the authoritative state of a refund at the PSP.
@@ -35,6 +37,8 @@ type Refund struct {
 	Status      string
 	AmountMinor int64
 	Currency    string
+	StatusCode  string
+	Created     time.Time
 }
 
 // Config holds the API credentials: login and trans key identify the
@@ -58,17 +62,6 @@ func New(cfg Config, hc *http.Client) *Client {
 	return &Client{cfg: cfg, http: hc, now: time.Now}
 }
 
-// wire is the JSON both objects share; amount stays a json.Number so it is
-// parsed as a decimal, and status_code may be a string or a number.
-type wire struct {
-	ID        string      `json:"id"`
-	PaymentID string      `json:"payment_id"`
-	Status    string      `json:"status"`
-	Amount    json.Number `json:"amount"`
-	Currency  string      `json:"currency"`
-	OrderID   string      `json:"order_id"`
-}
-
 // Payment fetches a payment. A missing payment is errkind.NotFound; a PSP
 // that is down or answers 5xx is errkind.Unavailable.
 func (c *Client) Payment(ctx context.Context, id string) (Payment, error) {
@@ -76,11 +69,12 @@ func (c *Client) Payment(ctx context.Context, id string) (Payment, error) {
 	if err := c.get(ctx, "/payments/"+url.PathEscape(id), &w); err != nil {
 		return Payment{}, fmt.Errorf("fetch payment: %w", err)
 	}
-	amount, err := money.ParseMinor(w.Amount.String())
+	amount, created, err := w.decode()
 	if err != nil {
-		return Payment{}, fmt.Errorf("fetch payment %s: amount: %w", id, err)
+		return Payment{}, fmt.Errorf("fetch payment %s: %w", id, err)
 	}
-	return Payment{ID: w.ID, Status: strings.ToUpper(w.Status), AmountMinor: amount, Currency: strings.ToUpper(w.Currency), OrderID: w.OrderID}, nil
+	return Payment{ID: w.ID, Status: strings.ToUpper(w.Status), StatusCode: string(w.StatusCode), AmountMinor: amount,
+		Currency: strings.ToUpper(w.Currency), OrderID: w.OrderID, Created: created}, nil
 }
 
 // Refund fetches a refund, with the same error kinds as Payment.
@@ -89,11 +83,27 @@ func (c *Client) Refund(ctx context.Context, id string) (Refund, error) {
 	if err := c.get(ctx, "/refunds/"+url.PathEscape(id), &w); err != nil {
 		return Refund{}, fmt.Errorf("fetch refund: %w", err)
 	}
-	amount, err := money.ParseMinor(w.Amount.String())
+	amount, created, err := w.decode()
 	if err != nil {
-		return Refund{}, fmt.Errorf("fetch refund %s: amount: %w", id, err)
+		return Refund{}, fmt.Errorf("fetch refund %s: %w", id, err)
 	}
-	return Refund{ID: w.ID, PaymentID: w.PaymentID, Status: strings.ToUpper(w.Status), AmountMinor: amount, Currency: strings.ToUpper(w.Currency)}, nil
+	return Refund{ID: w.ID, PaymentID: w.PaymentID, Status: strings.ToUpper(w.Status), StatusCode: string(w.StatusCode),
+		AmountMinor: amount, Currency: strings.ToUpper(w.Currency), Created: created}, nil
+}
+
+// decode reads the amount into minor units and the creation date, and
+// refuses a success status its code contradicts.
+func (w wire) decode() (amountMinor int64, created time.Time, err error) {
+	if amountMinor, err = money.ParseMinor(w.Amount.String()); err != nil {
+		return 0, time.Time{}, errkind.Wrap(errkind.Unavailable, err, "amount")
+	}
+	if created, err = parseDate(w.CreatedDate); err != nil {
+		return 0, time.Time{}, errkind.Wrap(errkind.Unavailable, err, "created_date")
+	}
+	if !consistent(strings.ToUpper(w.Status), w.StatusCode) {
+		return 0, time.Time{}, errkind.New(errkind.Unavailable, "status %s with status_code %s: not trusted yet", w.Status, w.StatusCode)
+	}
+	return amountMinor, created, nil
 }
 
 func (c *Client) get(ctx context.Context, path string, out any) error {

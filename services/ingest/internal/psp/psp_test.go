@@ -1,0 +1,95 @@
+package psp
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/onceflow/onceflow/pkg/dlocal"
+	"github.com/onceflow/onceflow/pkg/errkind"
+	"github.com/onceflow/onceflow/sandbox/psp"
+)
+
+func TestStatusCodeIsAStringOrANumber(t *testing.T) {
+	for in, want := range map[string]code{`{"status_code":"200"}`: "200", `{"status_code":200}`: "200", `{"status_code":null}`: "", `{}`: ""} {
+		var w wire
+		if err := json.Unmarshal([]byte(in), &w); err != nil || w.StatusCode != want {
+			t.Errorf("%s: got %q (%v), want %q", in, w.StatusCode, err, want)
+		}
+	}
+	var w wire
+	if err := json.Unmarshal([]byte(`{"status_code":true}`), &w); err == nil {
+		t.Error("a boolean status_code was accepted")
+	}
+}
+
+func TestDatesInEveryShapeDLocalWrites(t *testing.T) {
+	want := time.Date(2019, 6, 26, 15, 17, 31, 0, time.UTC)
+	for _, in := range []string{"2019-06-26T15:17:31.000+0000", "2019-06-26T15:17:31-00:00", "2019-06-26T15:17:31Z", "2019-06-26T12:17:31.000-0300"} {
+		if got, err := parseDate(in); err != nil || !got.Equal(want) {
+			t.Errorf("%s: got %v (%v), want %v", in, got, err, want)
+		}
+	}
+	if _, err := parseDate("26/06/2019"); err == nil {
+		t.Error("a date in no dLocal shape was accepted")
+	}
+}
+
+// A PAID payment whose code says otherwise is not trusted: it is fetched
+// again later instead of being invoiced.
+func TestSuccessContradictedByItsCodeIsNotTrusted(t *testing.T) {
+	w := wire{ID: "D-1", Status: "PAID", StatusCode: "100", Amount: "10.00"}
+	_, _, err := w.decode()
+	if err == nil || errkind.Of(err) != errkind.Unavailable {
+		t.Fatalf("decode = %v, want an Unavailable error", err)
+	}
+	w.StatusCode = "200"
+	if minor, _, err := w.decode(); err != nil || minor != 1000 {
+		t.Fatalf("decode = %d, %v", minor, err)
+	}
+}
+
+// Against the PSP sandbox: a payment's string code and a refund's number
+// code, the decimal amounts and the creation dates.
+func TestFetchesFromTheSandbox(t *testing.T) {
+	sb := psp.New(psp.Config{Login: "l", TransKey: "t", SecretKey: "s"})
+	srv := httptest.NewServer(sb)
+	defer srv.Close()
+	defer sb.Close()
+	c := New(Config{BaseURL: srv.URL, Login: "l", TransKey: "t", SecretKey: "s"}, http.DefaultClient)
+	pay := create(t, srv.URL, "/payments", `{"amount":1220.50,"currency":"UYU","country":"UY","payment_method_id":"CARD","order_id":"o-1"}`)
+	p, err := c.Payment(context.Background(), pay)
+	if err != nil || p.Status != "PAID" || p.StatusCode != "200" || p.AmountMinor != 122050 || p.Created.IsZero() {
+		t.Fatalf("payment = %+v (%v)", p, err)
+	}
+	ref := create(t, srv.URL, "/refunds", `{"payment_id":"`+pay+`","amount":20.25,"currency":"UYU"}`)
+	r, err := c.Refund(context.Background(), ref)
+	if err != nil || r.Status != "SUCCESS" || r.StatusCode != "200" || r.AmountMinor != 2025 || r.PaymentID != pay {
+		t.Fatalf("refund = %+v (%v)", r, err)
+	}
+}
+
+func create(t *testing.T, base, path, body string) string {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, base+path, strings.NewReader(body))
+	date := dlocal.FormatDate(time.Now())
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set(dlocal.HeaderDate, date)
+	req.Header.Set(dlocal.HeaderLogin, "l")
+	req.Header.Set(dlocal.HeaderTransKey, "t")
+	req.Header.Set(dlocal.HeaderAuthorization, dlocal.Authorization(dlocal.Sign("s", "l", date, []byte(body))))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out struct{ ID string }
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || out.ID == "" || resp.StatusCode != http.StatusOK {
+		t.Fatalf("create %s: %d %v", path, resp.StatusCode, err)
+	}
+	return out.ID
+}
