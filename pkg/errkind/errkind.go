@@ -72,6 +72,3 @@ func Of(err error) Kind {
 	}
 	return Internal
 }
-
-// Is reports whether err's kind is k.
-func Is(err error, k Kind) bool { return err != nil && Of(err) == k }

@@ -90,6 +90,13 @@ func Migrate(ctx context.Context, dsn, schema string, fsys fs.FS) error {
 	return nil
 }
 
+// IsForeignKeyViolation reports whether err is PostgreSQL's
+// foreign_key_violation: a row names another that does not exist.
+func IsForeignKeyViolation(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "23503"
+}
+
 // IsUniqueViolation reports whether err is PostgreSQL's unique_violation.
 func IsUniqueViolation(err error) bool {
 	var pgErr *pgconn.PgError

@@ -1,6 +1,6 @@
 -- name: PaymentApply :exec
 -- Records the payment's state, moving only forward: a lower-ranked status
--- (a late PENDING after PAID) changes nothing. Returns the stored row.
+-- (a late PENDING after PAID) changes nothing.
 INSERT INTO ingest.payments AS p (id, order_id, status, status_rank, amount_minor, currency, paid_at)
 VALUES (@id, @order_id, @status, @status_rank, @amount_minor, @currency,
         CASE WHEN @status = 'PAID' THEN now() END)
@@ -11,3 +11,8 @@ WHERE excluded.status_rank > p.status_rank;
 
 -- name: PaymentGet :one
 SELECT * FROM ingest.payments WHERE id = @id;
+
+-- name: PaymentLock :one
+-- Locks a payment until the transaction ends, so two refunds of it are
+-- checked against its amount one after the other; returns the amount.
+SELECT amount_minor FROM ingest.payments WHERE id = @id FOR UPDATE;

@@ -137,6 +137,9 @@ func TestOrdersAreValidatedAndListed(t *testing.T) {
 	if code, got := e.apiPost("/v1/orders", map[string]any{"merchant_order_id": "o-l1", "customer_id": c.ID, "amount_minor": 100, "currency": "UYU"}, ""); code != http.StatusConflict {
 		t.Fatalf("duplicate merchant_order_id: %d %s, want 409", code, got)
 	}
+	if code, got := e.apiPost("/v1/orders", map[string]any{"merchant_order_id": "o-l9", "customer_id": "00000000-0000-4000-8000-000000000000", "amount_minor": 100, "currency": "UYU"}, ""); code != http.StatusUnprocessableEntity || !strings.Contains(got, `"customer_id"`) {
+		t.Fatalf("unknown customer: %d %s, want 422 naming customer_id", code, got)
+	}
 	auth := http.Header{"Authorization": {"Bearer " + token}}
 	var seen []string
 	cursor := ""

@@ -2,14 +2,12 @@ package apply
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"go.uber.org/zap"
 
-	"github.com/onceflow/onceflow/pkg/errkind"
 	"github.com/onceflow/onceflow/services/ingest/internal/psp"
 	"github.com/onceflow/onceflow/services/ingest/internal/store"
 )
@@ -25,7 +23,7 @@ func (w *Worker) applyPayment(ctx context.Context, id string, receipt int64, tok
 		zap.String("status_code", p.StatusCode), zap.Time("psp_created", p.Created))
 	order, err := w.queries.OrderGetByMerchantID(ctx, p.OrderID)
 	if err != nil {
-		return fmt.Errorf("order of payment %s: %w", p.ID, storeErr(err))
+		return fmt.Errorf("order of payment %s, not recorded yet: %w", p.ID, err)
 	}
 	if p.AmountMinor != order.AmountMinor || p.Currency != order.Currency {
 		return errRejected{reason: fmt.Sprintf("payment %s does not match order %s: amount or currency differs", p.ID, order.MerchantOrderID)}
@@ -34,36 +32,33 @@ func (w *Worker) applyPayment(ctx context.Context, id string, receipt int64, tok
 	if err != nil {
 		return fmt.Errorf("customer of order %s: %w", order.MerchantOrderID, err)
 	}
-	return w.commit(ctx, receipt, token, func(q *store.Queries, tx pgx.Tx) error {
+	return w.commit(ctx, receipt, token, func(q *store.Queries, tx pgx.Tx) (bool, error) {
 		return recordPayment(ctx, q, tx, p, order, customer)
 	})
 }
 
-func recordPayment(ctx context.Context, q *store.Queries, tx pgx.Tx, p psp.Payment, o store.IngestOrder, c store.IngestCustomer) error {
-	err := q.PaymentApply(ctx, store.PaymentApplyParams{
+// recordPayment moves the payment's state forward, links the order the
+// first time and, for a paid payment, inserts the invoice event; evented
+// reports a new event.
+func recordPayment(ctx context.Context, q *store.Queries, tx pgx.Tx, p psp.Payment, o store.IngestOrder, c store.IngestCustomer) (evented bool, err error) {
+	err = q.PaymentApply(ctx, store.PaymentApplyParams{
 		ID: p.ID, OrderID: o.ID, Status: p.Status, StatusRank: paymentRank[p.Status],
 		AmountMinor: p.AmountMinor, Currency: p.Currency,
 	})
 	if err != nil {
-		return fmt.Errorf("apply payment %s: %w", p.ID, err)
+		return false, fmt.Errorf("apply payment %s: %w", p.ID, err)
 	}
-	if err := q.OrderSetPSPPayment(ctx, &p.ID, o.ID); err != nil {
-		return fmt.Errorf("link order %s: %w", o.MerchantOrderID, err)
+	if o.PspPaymentID == nil {
+		if err := q.OrderSetPSPPayment(ctx, &p.ID, o.ID); err != nil {
+			return false, fmt.Errorf("link order %s: %w", o.MerchantOrderID, err)
+		}
 	}
 	if p.Status != StatusPaid {
-		return nil
+		return false, nil
 	}
 	msg, err := invoiceEvent(p, o, c)
 	if err != nil {
-		return err
+		return false, err
 	}
 	return insertEvent(ctx, tx, msg)
-}
-
-// storeErr turns a missing row into a NotFound the worker retries.
-func storeErr(err error) error {
-	if errors.Is(err, pgx.ErrNoRows) {
-		return errkind.New(errkind.NotFound, "not recorded yet")
-	}
-	return err
 }

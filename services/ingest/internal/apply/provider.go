@@ -34,7 +34,7 @@ func (w *Worker) applyProviderEvent(ctx context.Context, r store.ReceiptClaimDue
 		return err
 	}
 	msg := outbox.Message{EventKey: "provider:" + r.Scope + ":" + r.EventID, EventType: eventsv1.TypeProviderDocumentUpdated, Payload: body}
-	return w.commit(ctx, r.ID, token, func(_ *store.Queries, tx pgx.Tx) error {
+	return w.commit(ctx, r.ID, token, func(_ *store.Queries, tx pgx.Tx) (bool, error) {
 		return insertEvent(ctx, tx, msg)
 	})
 }

@@ -24,20 +24,13 @@ func (w *Worker) applyRefund(ctx context.Context, id string, receipt int64, toke
 		zap.String("status_code", r.StatusCode), zap.Time("psp_created", r.Created))
 	payment, err := w.queries.PaymentGet(ctx, r.PaymentID)
 	if err != nil {
-		return fmt.Errorf("payment of refund %s: %w", r.ID, storeErr(err))
+		return fmt.Errorf("payment of refund %s, not recorded yet: %w", r.ID, err)
 	}
 	if payment.Status != StatusPaid {
 		return fmt.Errorf("refund %s waits: payment %s is %s, not PAID", r.ID, payment.ID, payment.Status)
 	}
 	if r.Currency != payment.Currency {
 		return errRejected{reason: fmt.Sprintf("refund %s currency differs from payment %s", r.ID, payment.ID)}
-	}
-	refunded, err := w.queries.RefundSumOthersSucceeded(ctx, payment.ID, r.ID)
-	if err != nil {
-		return fmt.Errorf("refunded so far on %s: %w", payment.ID, err)
-	}
-	if r.Status == StatusSuccess && refunded+r.AmountMinor > payment.AmountMinor {
-		return errRejected{reason: fmt.Sprintf("refund %s would exceed payment %s", r.ID, payment.ID)}
 	}
 	order, err := w.queries.OrderGet(ctx, payment.OrderID)
 	if err != nil {
@@ -47,25 +40,52 @@ func (w *Worker) applyRefund(ctx context.Context, id string, receipt int64, toke
 	if err != nil {
 		return fmt.Errorf("customer of order %s: %w", order.MerchantOrderID, err)
 	}
-	return w.commit(ctx, receipt, token, func(q *store.Queries, tx pgx.Tx) error {
+	return w.commit(ctx, receipt, token, func(q *store.Queries, tx pgx.Tx) (bool, error) {
 		return recordRefund(ctx, q, tx, r, order, customer)
 	})
 }
 
-func recordRefund(ctx context.Context, q *store.Queries, tx pgx.Tx, r psp.Refund, o store.IngestOrder, c store.IngestCustomer) error {
-	err := q.RefundApply(ctx, store.RefundApplyParams{
+// recordRefund moves the refund's state forward and, for a successful one,
+// inserts its credit-note event; evented reports a new event. A success is
+// checked against what the payment's other successful refunds took, with
+// the payment locked, so two refunds applied at once cannot together exceed
+// it.
+func recordRefund(ctx context.Context, q *store.Queries, tx pgx.Tx, r psp.Refund, o store.IngestOrder, c store.IngestCustomer) (evented bool, err error) {
+	if r.Status == StatusSuccess {
+		if err := checkRefundable(ctx, q, r); err != nil {
+			return false, err
+		}
+	}
+	err = q.RefundApply(ctx, store.RefundApplyParams{
 		ID: r.ID, PaymentID: r.PaymentID, Status: r.Status, StatusRank: refundRank[r.Status],
 		AmountMinor: r.AmountMinor, Currency: r.Currency,
 	})
 	if err != nil {
-		return fmt.Errorf("apply refund %s: %w", r.ID, err)
+		return false, fmt.Errorf("apply refund %s: %w", r.ID, err)
 	}
 	if r.Status != StatusSuccess {
-		return nil
+		return false, nil
 	}
 	msg, err := creditNoteEvent(r, o, c)
 	if err != nil {
-		return err
+		return false, err
 	}
 	return insertEvent(ctx, tx, msg)
+}
+
+// checkRefundable locks r's payment and refuses r when it and the
+// payment's other successful refunds would exceed it.
+func checkRefundable(ctx context.Context, q *store.Queries, r psp.Refund) error {
+	paid, err := q.PaymentLock(ctx, r.PaymentID)
+	if err != nil {
+		return fmt.Errorf("lock payment %s: %w", r.PaymentID, err)
+	}
+	refunded, err := q.RefundSumOthersSucceeded(ctx, r.PaymentID, r.ID)
+	if err != nil {
+		return fmt.Errorf("refunded so far on %s: %w", r.PaymentID, err)
+	}
+	if refunded+r.AmountMinor > paid {
+		return errRejected{reason: fmt.Sprintf("refund %s would exceed payment %s", r.ID, r.PaymentID)}
+	}
+	return nil
 }

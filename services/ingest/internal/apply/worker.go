@@ -21,6 +21,7 @@ import (
 	"github.com/onceflow/onceflow/pkg/tracing"
 	"github.com/onceflow/onceflow/services/ingest/internal/psp"
 	"github.com/onceflow/onceflow/services/ingest/internal/store"
+	"github.com/onceflow/onceflow/services/ingest/internal/webhook"
 )
 
 // Outbox is where ingest's events go.
@@ -60,7 +61,7 @@ type Worker struct {
 func NewWorker(pool *pgxpool.Pool, p PSP, log *zap.Logger, reg prometheus.Registerer, cfg Config, wake <-chan struct{}) *Worker {
 	w := &Worker{pool: pool, queries: store.New(pool), psp: p, log: log, cfg: cfg, wake: wake,
 		applied: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "onceflow_ingest_apply_total", Help: "Receipt apply attempts by outcome (done, rejected, retry, parked).",
+			Name: "onceflow_ingest_apply_total", Help: "Receipt apply attempts by outcome (done, rejected, retry, parked, lost: another worker took the receipt over).",
 		}, []string{"outcome"}),
 		latency: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name: "onceflow_ingest_apply_seconds", Help: "Time to apply one receipt, PSP re-fetch included.",
@@ -100,6 +101,9 @@ func (w *Worker) Round(ctx context.Context) (int, error) {
 		return 0, fmt.Errorf("claim receipts: %w", err)
 	}
 	for _, r := range rows {
+		if ctx.Err() != nil {
+			break // shutting down: the rest of the claim lapses and another worker takes it
+		}
 		start := time.Now()
 		outcome := w.applyOne(ctx, r, token)
 		w.applied.WithLabelValues(outcome).Inc()
@@ -129,6 +133,9 @@ func (w *Worker) applyOne(ctx context.Context, r store.ReceiptClaimDueRow, token
 		log.Warn("receipt rejected", zap.String("reason", rej.reason))
 		w.finish(ctx, r.ID, token, "rejected", &rej.reason)
 		return "rejected"
+	case errors.Is(err, errLostClaim):
+		log.Info("receipt taken over by another worker")
+		return "lost"
 	default:
 		return w.retryLater(ctx, log, r, token, err)
 	}
@@ -139,14 +146,14 @@ func (w *Worker) applyOne(ctx context.Context, r store.ReceiptClaimDueRow, token
 // generic events only kept.
 func (w *Worker) dispatch(ctx context.Context, r store.ReceiptClaimDueRow, token uuid.UUID) error {
 	switch {
-	case r.Kind == "psp" && r.EventType == "payment":
+	case webhook.Kind(r.Kind) == webhook.KindPSP && r.EventType == "payment":
 		return w.applyPayment(ctx, r.EventID, r.ID, token)
-	case r.Kind == "psp" && r.EventType == "refund":
+	case webhook.Kind(r.Kind) == webhook.KindPSP && r.EventType == "refund":
 		return w.applyRefund(ctx, r.EventID, r.ID, token)
-	case r.Kind == "fiscal_provider":
+	case webhook.Kind(r.Kind) == webhook.KindFiscalProvider:
 		return w.applyProviderEvent(ctx, r, token)
-	case r.Kind == "generic":
-		return w.commit(ctx, r.ID, token, func(*store.Queries, pgx.Tx) error { return nil })
+	case webhook.Kind(r.Kind) == webhook.KindGeneric:
+		return w.commit(ctx, r.ID, token, func(*store.Queries, pgx.Tx) (bool, error) { return false, nil })
 	}
 	return errRejected{reason: "unknown event type " + r.EventType}
 }
@@ -177,22 +184,25 @@ func (w *Worker) finish(ctx context.Context, id int64, token uuid.UUID, status s
 }
 
 // insertEvent writes msg to the outbox in tx, carrying ctx's trace so the
-// relay and the invoicer continue it.
-func insertEvent(ctx context.Context, tx pgx.Tx, msg outbox.Message) error {
+// relay and the invoicer continue it; inserted is false for an event
+// already there.
+func insertEvent(ctx context.Context, tx pgx.Tx, msg outbox.Message) (inserted bool, err error) {
 	msg.Traceparent = tracing.Traceparent(ctx)
-	_, err := outbox.Insert(ctx, tx, Outbox, msg)
-	return err
+	return outbox.Insert(ctx, tx, Outbox, msg)
 }
 
 // errLostClaim means another worker took the receipt over: roll back.
 var errLostClaim = errors.New("receipt claim lost to another worker")
 
 // commit runs fn and marks the receipt done in one transaction, fenced by
-// the claim token; once committed it wakes the relay.
-func (w *Worker) commit(ctx context.Context, receipt int64, token uuid.UUID, fn func(q *store.Queries, tx pgx.Tx) error) error {
+// the claim token; once committed it wakes the relay if fn inserted an
+// event.
+func (w *Worker) commit(ctx context.Context, receipt int64, token uuid.UUID, fn func(q *store.Queries, tx pgx.Tx) (evented bool, err error)) error {
+	var evented bool
 	err := pgx.BeginFunc(ctx, w.pool, func(tx pgx.Tx) error {
 		q := w.queries.WithTx(tx)
-		if err := fn(q, tx); err != nil {
+		var err error
+		if evented, err = fn(q, tx); err != nil {
 			return err
 		}
 		n, err := q.ReceiptFinish(ctx, store.ReceiptFinishParams{ID: receipt, LeaseToken: &token, Status: "done"})
@@ -204,7 +214,7 @@ func (w *Worker) commit(ctx context.Context, receipt int64, token uuid.UUID, fn 
 		}
 		return nil
 	})
-	if err == nil && w.cfg.WakeRelay != nil {
+	if err == nil && evented && w.cfg.WakeRelay != nil {
 		w.cfg.WakeRelay()
 	}
 	return err

@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
+	"github.com/onceflow/onceflow/pkg/pg"
 	"github.com/onceflow/onceflow/services/ingest/internal/store"
 )
 
@@ -84,18 +85,17 @@ func (a *API) createOrder(c echo.Context) error {
 	if len(errs) > 0 {
 		return errs.answer(c)
 	}
-	ctx := c.Request().Context()
-	if _, err := a.queries.CustomerGet(ctx, in.CustomerID); err != nil {
-		return fieldErrors{"customer_id": "no such customer"}.answer(c)
-	}
 	lines, err := json.Marshal(in.Lines)
 	if err != nil {
 		return err
 	}
-	row, err := a.queries.OrderInsert(ctx, store.OrderInsertParams{
+	row, err := a.queries.OrderInsert(c.Request().Context(), store.OrderInsertParams{
 		MerchantOrderID: in.MerchantOrderID, CustomerID: in.CustomerID, AmountMinor: in.AmountMinor,
 		Currency: in.Currency, Lines: lines, PspPaymentID: in.PSPPaymentID,
 	})
+	if pg.IsForeignKeyViolation(err) {
+		return fieldErrors{"customer_id": "no such customer"}.answer(c)
+	}
 	if err != nil {
 		return conflict(err, "an order with this merchant_order_id or psp_payment_id exists")
 	}

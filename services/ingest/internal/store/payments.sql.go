@@ -31,7 +31,7 @@ type PaymentApplyParams struct {
 }
 
 // Records the payment's state, moving only forward: a lower-ranked status
-// (a late PENDING after PAID) changes nothing. Returns the stored row.
+// (a late PENDING after PAID) changes nothing.
 func (q *Queries) PaymentApply(ctx context.Context, arg PaymentApplyParams) error {
 	_, err := q.db.Exec(ctx, paymentApply,
 		arg.ID,
@@ -63,4 +63,17 @@ func (q *Queries) PaymentGet(ctx context.Context, id string) (IngestPayment, err
 		&i.UpdatedAt,
 	)
 	return i, err
+}
+
+const paymentLock = `-- name: PaymentLock :one
+SELECT amount_minor FROM ingest.payments WHERE id = $1 FOR UPDATE
+`
+
+// Locks a payment until the transaction ends, so two refunds of it are
+// checked against its amount one after the other; returns the amount.
+func (q *Queries) PaymentLock(ctx context.Context, id string) (int64, error) {
+	row := q.db.QueryRow(ctx, paymentLock, id)
+	var amount_minor int64
+	err := row.Scan(&amount_minor)
+	return amount_minor, err
 }
