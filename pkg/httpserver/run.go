@@ -15,8 +15,9 @@ import (
 type Loop func(ctx context.Context) error
 
 // Run serves s and runs loops until ctx ends or one of them fails, then shuts
-// down in two phases: first /readyz turns unready and the loops are stopped
-// and waited for (they finish the item in hand), then the HTTP server drains
+// down in two phases: first /readyz turns unready and the loops' context is
+// cancelled and they are waited for (a loop finishes the item in hand or
+// abandons it to its claim's expiry), then the HTTP server drains
 // in-flight requests for at most timeout. Closing pools is the caller's job,
 // after Run returns.
 func Run(ctx context.Context, s *Server, log *zap.Logger, timeout time.Duration, loops ...Loop) error {

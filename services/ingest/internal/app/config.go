@@ -26,9 +26,10 @@ type Config struct {
 	ApplyMaxAttempts int           `env:"APPLY_MAX_ATTEMPTS" envDefault:"20"`
 	ApplyBackoffBase time.Duration `env:"APPLY_BACKOFF_BASE" envDefault:"1s"`
 	ApplyBackoffCap  time.Duration `env:"APPLY_BACKOFF_CAP" envDefault:"10m"`
-	// The status poller re-fetches orders whose payment has no final state
-	// POLL_AFTER after the order was created, every POLL_EVERY, until
-	// POLL_GIVE_UP; it looks for such orders every POLL_INTERVAL.
+	// The status poller re-fetches payments (of orders with a PSP payment
+	// id) and registered refunds that have no final state POLL_AFTER after
+	// they were registered, every POLL_EVERY, until POLL_GIVE_UP; it looks
+	// every POLL_INTERVAL, at up to POLL_BATCH payments and as many refunds.
 	PollAfter    time.Duration `env:"POLL_AFTER" envDefault:"10m"`
 	PollEvery    time.Duration `env:"POLL_EVERY" envDefault:"5m"`
 	PollGiveUp   time.Duration `env:"POLL_GIVE_UP" envDefault:"72h"`

@@ -16,18 +16,13 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/onceflow/onceflow/pkg/httpserver"
-	"github.com/onceflow/onceflow/services/ingest/internal/psp"
+	"github.com/onceflow/onceflow/services/ingest/internal/apply"
 	"github.com/onceflow/onceflow/services/ingest/internal/store"
+	"github.com/onceflow/onceflow/services/ingest/internal/webhook"
 )
 
 // Source is the receipts' source name, shown to operators.
 const Source = "poller"
-
-// PSP fetches the authoritative state of payments and refunds.
-type PSP interface {
-	Payment(ctx context.Context, id string) (psp.Payment, error)
-	Refund(ctx context.Context, id string) (psp.Refund, error)
-}
 
 // Config tunes the poller.
 type Config struct {
@@ -42,7 +37,7 @@ type Config struct {
 // Poller re-fetches unsettled payments.
 type Poller struct {
 	queries *store.Queries
-	psp     PSP
+	psp     apply.PSP
 	log     *zap.Logger
 	cfg     Config
 	wake    chan<- struct{}
@@ -50,7 +45,7 @@ type Poller struct {
 }
 
 // New returns a poller; wake nudges the apply worker after a new receipt.
-func New(q *store.Queries, p PSP, log *zap.Logger, reg prometheus.Registerer, cfg Config, wake chan<- struct{}) *Poller {
+func New(q *store.Queries, p apply.PSP, log *zap.Logger, reg prometheus.Registerer, cfg Config, wake chan<- struct{}) *Poller {
 	pl := &Poller{queries: q, psp: p, log: log, cfg: cfg, wake: wake,
 		polls: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "onceflow_ingest_polls_total", Help: "Status polls of unsettled payments by outcome (unchanged, new_status, error).",
@@ -133,7 +128,7 @@ func (p *Poller) poll(ctx context.Context, kind, id string, status func(context.
 	}
 	body, _ := json.Marshal(map[string]string{"id": id, "status": st})
 	n, err := p.queries.ReceiptInsert(ctx, store.ReceiptInsertParams{
-		Source: Source, Scope: p.cfg.Scope, Kind: "psp", DedupeKey: kind + ":" + id + ":" + st,
+		Source: Source, Scope: p.cfg.Scope, Kind: string(webhook.KindPSP), DedupeKey: webhook.DLocalKey(kind, id, st),
 		EventID: id, EventType: kind, Body: body,
 	})
 	switch {

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/onceflow/onceflow/pkg/webhooksig"
 )
@@ -66,7 +67,14 @@ func DLocalIdentifier(_ http.Header, body []byte) (Receipt, error) {
 	if obj.PaymentID != "" {
 		kind = "refund"
 	}
-	return Receipt{DedupeKey: fmt.Sprintf("%s:%s:%s", kind, obj.ID, obj.Status), EventID: obj.ID, EventType: kind}, nil
+	return Receipt{DedupeKey: DLocalKey(kind, obj.ID, obj.Status), EventID: obj.ID, EventType: kind}, nil
+}
+
+// DLocalKey is the dedupe key of a dLocal object (kind "payment" or
+// "refund") in a status; the status poller records what it finds under the
+// same key, so a webhook arriving later is a duplicate.
+func DLocalKey(kind, id, status string) string {
+	return kind + ":" + id + ":" + strings.ToUpper(status)
 }
 
 // EventIdentifier keys a delivery on its event id, read from the body field
