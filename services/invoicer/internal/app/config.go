@@ -29,8 +29,9 @@ const (
 	ModeBlind = "blind"
 )
 
-// Config is the invoicer's configuration, read from the environment. The
-// README lists every setting with its default.
+// Config is the invoicer's configuration, read from the environment.
+// services/invoicer/README.md lists the invoicer's own settings with their
+// defaults; the shared ones are in the top README.
 type Config struct {
 	config.Common
 	BillingQueue       string        `env:"BILLING_QUEUE" envDefault:"onceflow-billing"`

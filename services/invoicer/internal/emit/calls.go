@@ -10,7 +10,7 @@ import (
 	"github.com/onceflow/onceflow/services/invoicer/internal/store"
 )
 
-// calls holds a document's provider calls until the next write about the
+// calls holds one attempt's provider calls until the next write about the
 // document records them in its own transaction: the look-ups go with the
 // send marker, the send with the result. Every call is on record before the
 // one after it could change anything, and no call costs a commit of its
@@ -20,19 +20,8 @@ type calls struct {
 	pending []store.AttemptInsertParams
 }
 
-type callsKey struct{}
-
-// withCalls returns ctx collecting the calls of one document's attempt.
-func withCalls(ctx context.Context) (context.Context, *calls) {
-	c := &calls{}
-	return context.WithValue(ctx, callsKey{}, c), c
-}
-
-// callsOf returns the collector of ctx, or nil.
-func callsOf(ctx context.Context) *calls {
-	c, _ := ctx.Value(callsKey{}).(*calls)
-	return c
-}
+// add holds one more call.
+func (c *calls) add(a store.AttemptInsertParams) { c.pending = append(c.pending, a) }
 
 // write inserts the held calls with q, a transaction's queries; the caller
 // forgets them (done) once that transaction has committed.

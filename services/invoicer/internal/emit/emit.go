@@ -158,8 +158,8 @@ func (e *Emitter) handle(ctx context.Context, d store.InvoicerFiscalDocument, to
 	ctx, span := tracing.Tracer().Start(tracing.WithTraceparent(ctx, d.Traceparent), "document.emit",
 		trace.WithAttributes(attribute.String("onceflow.reference", d.Reference), attribute.String("onceflow.status", d.Status)))
 	defer span.End()
-	ctx, c := withCalls(ctx)
-	res := e.work(ctx, d, token)
+	c := &calls{}
+	res := e.work(ctx, d, token, c)
 	span.SetAttributes(attribute.String("onceflow.outcome", res.outcome))
 	e.outcomes.WithLabelValues(res.outcome).Inc()
 	e.save(ctx, d, token, res, c)

@@ -76,14 +76,14 @@ func saveParams(d store.InvoicerFiscalDocument, token uuid.UUID, r result) store
 
 // lookup asks the provider what it holds under ref. The call is recorded as
 // "status" for a document already pending at DGI and "lookup" otherwise.
-func (e *Emitter) lookup(ctx context.Context, d store.InvoicerFiscalDocument, ref string) ([]fiscal.Held, error) {
+func (e *Emitter) lookup(ctx context.Context, d store.InvoicerFiscalDocument, ref string, c *calls) ([]fiscal.Held, error) {
 	op := "lookup"
 	if d.Status == string(fiscal.StatusPendingDGI) {
 		op = "status"
 	}
 	start := time.Now()
 	held, err := e.provider.Lookup(ctx, ref)
-	e.attempt(ctx, d.ID, op, start, found(len(held)), err)
+	c.add(e.attempt(d.ID, op, start, found(len(held)), err))
 	return held, err
 }
 
@@ -98,10 +98,11 @@ func found(n int) string {
 	return "several"
 }
 
-// attempt records one provider call with its outcome and latency. A failed
-// call's outcome is "refused" when the provider surely did not act,
-// "ambiguous" for a send that it may have acted on, "error" otherwise.
-func (e *Emitter) attempt(ctx context.Context, id int64, op string, start time.Time, outcome string, err error) {
+// attempt describes one provider call with its outcome and latency, and
+// counts it. A failed call's outcome is "refused" when the provider surely
+// did not act, "ambiguous" for a send that it may have acted on, "error"
+// otherwise.
+func (e *Emitter) attempt(id int64, op string, start time.Time, outcome string, err error) store.AttemptInsertParams {
 	elapsed := time.Since(start)
 	var msg *string
 	if err != nil {
@@ -114,14 +115,7 @@ func (e *Emitter) attempt(ctx context.Context, id int64, op string, start time.T
 		}
 	}
 	e.latency.WithLabelValues(op, outcome).Observe(elapsed.Seconds())
-	a := store.AttemptInsertParams{DocumentID: id, Operation: op, Outcome: outcome, Error: msg, LatencyMs: int32(elapsed.Milliseconds())}
-	if c := callsOf(ctx); c != nil {
-		c.pending = append(c.pending, a)
-		return
-	}
-	if err := e.queries.AttemptInsert(ctx, a); err != nil {
-		e.log.Warn("record emission attempt", zap.Int64("document", id), zap.Error(err))
-	}
+	return store.AttemptInsertParams{DocumentID: id, Operation: op, Outcome: outcome, Error: msg, LatencyMs: int32(elapsed.Milliseconds())}
 }
 
 func optional(s string) *string {

@@ -27,7 +27,7 @@ type result struct {
 
 // work runs one attempt for d, claimed with token: look up, then adopt,
 // flag, wait or send.
-func (e *Emitter) work(ctx context.Context, d store.InvoicerFiscalDocument, token uuid.UUID) result {
+func (e *Emitter) work(ctx context.Context, d store.InvoicerFiscalDocument, token uuid.UUID, c *calls) result {
 	doc, hold, err := e.document(ctx, d)
 	switch {
 	case err != nil:
@@ -39,9 +39,9 @@ func (e *Emitter) work(ctx context.Context, d store.InvoicerFiscalDocument, toke
 		r.after = e.cfg.Retry.Ceiling(int(d.Attempts))
 		return r
 	case e.cfg.Blind:
-		return e.blind(ctx, d, doc, token)
+		return e.blind(ctx, d, doc, token, c)
 	}
-	held, err := e.lookup(ctx, d, doc.Reference)
+	held, err := e.lookup(ctx, d, doc.Reference, c)
 	if err != nil {
 		return e.retry(d, "lookup_failed", err)
 	}
@@ -57,12 +57,12 @@ func (e *Emitter) work(ctx context.Context, d store.InvoicerFiscalDocument, toke
 		return result{outcome: "settling", status: fiscal.StatusUnknown, unknownSince: d.UnknownSince,
 			after: time.Until(d.UnknownSince.Add(e.cfg.Settle)), lastError: deref(d.LastError)}
 	}
-	return e.send(ctx, d, doc, token)
+	return e.send(ctx, d, doc, token, c)
 }
 
 // markSending records that a send may be in flight, with the calls made
 // so far, in one transaction; 0 rows means the claim was lost.
-func (e *Emitter) markSending(ctx context.Context, d store.InvoicerFiscalDocument, token uuid.UUID) (int64, error) {
+func (e *Emitter) markSending(ctx context.Context, d store.InvoicerFiscalDocument, token uuid.UUID, c *calls) (int64, error) {
 	var n int64
 	err := pgx.BeginFunc(ctx, e.pool, func(tx pgx.Tx) error {
 		q := e.queries.WithTx(tx)
@@ -70,12 +70,9 @@ func (e *Emitter) markSending(ctx context.Context, d store.InvoicerFiscalDocumen
 		if n, err = q.DocumentMarkSending(ctx, d.ID, &token, d.Status); err != nil || n == 0 {
 			return err
 		}
-		if c := callsOf(ctx); c != nil {
-			return c.write(ctx, q)
-		}
-		return nil
+		return c.write(ctx, q)
 	})
-	if c := callsOf(ctx); err == nil && n > 0 && c != nil {
+	if err == nil && n > 0 {
 		c.done()
 	}
 	return n, err
@@ -84,7 +81,7 @@ func (e *Emitter) markSending(ctx context.Context, d store.InvoicerFiscalDocumen
 // blind works a document for a provider without look-up: a document pending
 // at DGI is only counted (its news comes through provider events), anything
 // else is sent once.
-func (e *Emitter) blind(ctx context.Context, d store.InvoicerFiscalDocument, doc fiscal.Document, token uuid.UUID) result {
+func (e *Emitter) blind(ctx context.Context, d store.InvoicerFiscalDocument, doc fiscal.Document, token uuid.UUID, c *calls) result {
 	switch fiscal.Status(d.Status) {
 	case fiscal.StatusPendingDGI:
 		return e.pending(d, result{outcome: "awaiting_provider_event", dgiPolls: d.DgiPolls})
@@ -94,7 +91,7 @@ func (e *Emitter) blind(ctx context.Context, d store.InvoicerFiscalDocument, doc
 	if d.UnknownSince != nil {
 		return e.attention(d, "ambiguous", "a worker stopped during a send and the provider cannot be looked up")
 	}
-	return e.send(ctx, d, doc, token)
+	return e.send(ctx, d, doc, token, c)
 }
 
 // adopt takes the provider's state as ours; a document still pending at DGI
@@ -123,8 +120,8 @@ func (e *Emitter) pending(d store.InvoicerFiscalDocument, r result) result {
 // send emits doc and classifies the answer. It first records that a send
 // may be in flight, so a worker that dies before saving the outcome leaves
 // the document looking unknown, never unsent.
-func (e *Emitter) send(ctx context.Context, d store.InvoicerFiscalDocument, doc fiscal.Document, token uuid.UUID) result {
-	n, err := e.markSending(ctx, d, token)
+func (e *Emitter) send(ctx context.Context, d store.InvoicerFiscalDocument, doc fiscal.Document, token uuid.UUID, c *calls) result {
+	n, err := e.markSending(ctx, d, token, c)
 	switch {
 	case err != nil:
 		return e.retry(d, "mark_failed", fmt.Errorf("mark sending: %w", err))
@@ -133,7 +130,7 @@ func (e *Emitter) send(ctx context.Context, d store.InvoicerFiscalDocument, doc 
 	}
 	start := time.Now()
 	held, err := e.provider.Emit(ctx, doc)
-	e.attempt(ctx, d.ID, "emit", start, string(held.Status), err)
+	c.add(e.attempt(d.ID, "emit", start, string(held.Status), err))
 	switch {
 	case err == nil:
 		return e.adopt(d, held, "sent")
