@@ -10,6 +10,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/onceflow/onceflow/pkg/backoff"
 	"github.com/onceflow/onceflow/pkg/money"
 )
 
@@ -85,7 +86,7 @@ func (s *Server) emit(w http.ResponseWriter, r *http.Request) {
 		drafts = append(drafts, d)
 	}
 	act := s.take(drafts[0].Reference, true)
-	wait(r.Context(), act.latency)
+	_ = backoff.Sleep(r.Context(), act.latency)
 	if act.fail {
 		s.count(func(st *Stats) { st.Injected++ })
 		s.log.Info("emission failed before acting (injected)", zap.String("reference", drafts[0].Reference))

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"net/http"
 	"time"
+
+	"github.com/onceflow/onceflow/pkg/backoff"
 )
 
 // AnyReference is the rule key that applies to every reference without a
@@ -100,26 +102,13 @@ func (s *Server) take(reference string, emit bool) action {
 	return a
 }
 
-// wait sleeps for d or until ctx ends.
-func wait(ctx context.Context, d time.Duration) {
-	if d <= 0 {
-		return
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-	case <-t.C:
-	}
-}
-
 // hold delays an answer after the document was stored: for hangFor, or
 // until the client disconnects when it is zero.
 func hold(ctx context.Context, hangFor time.Duration) {
 	if hangFor <= 0 || hangFor > maxHang {
 		hangFor = maxHang
 	}
-	wait(ctx, hangFor)
+	_ = backoff.Sleep(ctx, hangFor)
 }
 
 // putRule serves PUT /sandbox/faults/{reference} with a Rule as JSON body.

@@ -10,6 +10,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/onceflow/onceflow/pkg/backoff"
 	"github.com/onceflow/onceflow/pkg/money"
 )
 
@@ -93,7 +94,7 @@ func (s *Server) keyedEmit(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	act := s.take(key, true)
-	wait(r.Context(), act.latency)
+	_ = backoff.Sleep(r.Context(), act.latency)
 	if act.fail {
 		s.count(func(st *Stats) { st.Injected++ })
 		writeError(w, http.StatusServiceUnavailable, "unavailable", "injected fault")
@@ -163,7 +164,7 @@ func (s *Server) keyedGet(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	key := r.PathValue("key")
-	wait(r.Context(), s.take(key, false).latency)
+	_ = backoff.Sleep(r.Context(), s.take(key, false).latency)
 	s.mu.Lock()
 	i, ok := s.byKey[key]
 	s.mu.Unlock()

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/onceflow/onceflow/pkg/backoff"
 )
 
 // consultaCFE is the query request. Untagged names match any namespace.
@@ -64,7 +66,7 @@ func (s *Server) query(w http.ResponseWriter, r *http.Request) {
 		s.refuse(w, opQuery, "ConsultaCFERetorno", msgInvalid, err.Error())
 		return
 	}
-	wait(r.Context(), s.take(f.firstReference(), false).latency)
+	_ = backoff.Sleep(r.Context(), s.take(f.firstReference(), false).latency)
 	found := s.find(f)
 	s.log.Info("cfe query", zap.Int("specific", len(f.items)), zap.Int("found", len(found)))
 	s.answer(w, opQuery, "ConsultaCFERetorno", msgOK, "OK", found)

@@ -3,7 +3,7 @@
 //	fiscal [serve]       serve until SIGINT/SIGTERM (default)
 //	fiscal healthcheck   exit 0 if GET http://$FISCAL_ADDR/healthz answers 200, else 1
 //
-// Environment: FISCAL_ADDR (default 127.0.0.1:8092), INVOICY_EMP_CODIGO,
+// Environment: LOG_LEVEL (default info), FISCAL_ADDR (default 127.0.0.1:8092), INVOICY_EMP_CODIGO,
 // INVOICY_EMP_PK and INVOICY_ACCESS_KEY (sandbox defaults); with
 // FISCAL_WEBHOOK_URL and FISCAL_WEBHOOK_SECRET (whsec_…) set, every status
 // change is POSTed there as a Standard Webhooks–signed provider webhook.
@@ -13,9 +13,6 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"os"
-	"os/signal"
-	"syscall"
 
 	"go.uber.org/zap"
 
@@ -24,22 +21,7 @@ import (
 	"github.com/onceflow/onceflow/sandbox/internal/server"
 )
 
-func main() {
-	log, err := zap.NewProduction()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "build logger:", err)
-		os.Exit(1)
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err = run(ctx, log.Named("fiscal"), os.Args[1:], os.Getenv)
-	stop()
-	if err != nil {
-		log.Error("fiscal failed", zap.Error(err))
-		_ = log.Sync()
-		os.Exit(1)
-	}
-	_ = log.Sync()
-}
+func main() { server.Main("fiscal", run) }
 
 // config is the binary's environment.
 type config struct {

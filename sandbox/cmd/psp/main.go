@@ -3,7 +3,7 @@
 //	psp [serve]       serve until SIGINT/SIGTERM (default)
 //	psp healthcheck   exit 0 if GET http://$PSP_ADDR/healthz answers 200, else 1
 //
-// Environment: PSP_ADDR (default 127.0.0.1:8091), DLOCAL_LOGIN,
+// Environment: LOG_LEVEL (default info), PSP_ADDR (default 127.0.0.1:8091), DLOCAL_LOGIN,
 // DLOCAL_TRANS_KEY, DLOCAL_SECRET_KEY (sandbox defaults), PSP_NOTIFY_URL
 // (default none), PSP_RETRY_DELAY (Go duration, default 1s) and the
 // notification faults of loadFaults (PSP_SEED, PSP_LOSS_RATE, ...).
@@ -14,9 +14,6 @@ import (
 	"fmt"
 	"net"
 	"net/url"
-	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"go.uber.org/zap"
@@ -26,22 +23,7 @@ import (
 	"github.com/onceflow/onceflow/sandbox/psp"
 )
 
-func main() {
-	log, err := zap.NewProduction()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "build logger:", err)
-		os.Exit(1)
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err = run(ctx, log.Named("psp"), os.Args[1:], os.Getenv)
-	stop()
-	if err != nil {
-		log.Error("psp failed", zap.Error(err))
-		_ = log.Sync()
-		os.Exit(1)
-	}
-	_ = log.Sync()
-}
+func main() { server.Main("psp", run) }
 
 // config is the binary's environment.
 type config struct {
