@@ -1,5 +1,5 @@
 // Package backoff computes retry delays: exponential growth from a base, a
-// cap, and full jitter. It is stateless because the attempt count lives in the
+// cap, and jitter between half the ceiling and the ceiling. It is stateless because the attempt count lives in the
 // database rows being retried, not in a process. Sleep waits one out.
 package backoff
 
@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// Policy describes an exponential backoff with full jitter.
+// Policy describes an exponential backoff with jitter in [ceiling/2, ceiling].
 type Policy struct {
 	Base time.Duration // delay ceiling before the first retry
 	Cap  time.Duration // the ceiling never grows past this

@@ -14,8 +14,11 @@ package lease
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -85,4 +88,17 @@ func (l *Lease) Fence(ctx context.Context, tx pgx.Tx, token int64) error {
 		return fmt.Errorf("fence lease %s: %w", l.name, err)
 	}
 	return nil
+}
+
+// HolderID names a process in a lease table: the hostname (or fallback)
+// plus a random suffix, unique even when two processes share a host or a
+// pod name is reused.
+func HolderID(fallback string) string {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = fallback
+	}
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	return host + "-" + hex.EncodeToString(b)
 }

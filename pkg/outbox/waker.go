@@ -3,14 +3,7 @@ package outbox
 import (
 	"context"
 	"time"
-
-	"github.com/jackc/pgx/v5/pgconn"
 )
-
-// Execer runs a statement: a pool.
-type Execer interface {
-	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
-}
 
 // Waker tells the relay that an outbox has new rows. A NOTIFY inside a
 // data transaction takes PostgreSQL's notification lock until the commit
@@ -19,7 +12,7 @@ type Execer interface {
 // commit, at most once per interval however many rows were committed. A
 // lost wake costs at most the relay's fallback poll period.
 type Waker struct {
-	db      Execer
+	db      Querier
 	t       Table
 	every   time.Duration
 	pending chan struct{}
@@ -31,7 +24,7 @@ const WakeEvery = 5 * time.Millisecond
 
 // NewWaker returns a waker for table t that sends at most one NOTIFY per
 // every; run it with Run.
-func NewWaker(db Execer, t Table, every time.Duration) *Waker {
+func NewWaker(db Querier, t Table, every time.Duration) *Waker {
 	return &Waker{db: db, t: t, every: every, pending: make(chan struct{}, 1)}
 }
 

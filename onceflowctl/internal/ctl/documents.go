@@ -91,7 +91,7 @@ func documentsShow(o *options) *cobra.Command {
 					Action, Actor, Reason string
 				} `json:"resolutions"`
 			}
-			raw, err := o.client("invoicer").call(cmd.Context(), http.MethodGet, "/admin/documents/"+args[0], nil, &shown)
+			raw, err := o.client("invoicer").call(cmd.Context(), http.MethodGet, "/admin/documents/"+strconv.FormatInt(id, 10), nil, &shown)
 			if err != nil {
 				return err
 			}

@@ -58,6 +58,7 @@ func auditCmd(o *options) *cobra.Command {
 				Checked     int   `json:"checked"`
 				Missing     int   `json:"missing"`
 				Republished int   `json:"republished"`
+				MissingEvts int   `json:"missing_events"`
 				Findings    int   `json:"findings"`
 				Closed      int   `json:"closed"`
 			}
@@ -65,8 +66,8 @@ func auditCmd(o *options) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return o.print(raw, "RUN\tCHECKED\tMISSING\tREPUBLISHED\tFINDINGS\tCLOSED",
-				[][]any{{run.RunID, run.Checked, run.Missing, run.Republished, run.Findings, run.Closed}})
+			return o.print(raw, "RUN\tCHECKED\tMISSING\tREPUBLISHED\tMISSING EVENTS\tFINDINGS\tCLOSED",
+				[][]any{{run.RunID, run.Checked, run.Missing, run.Republished, run.MissingEvts, run.Findings, run.Closed}})
 		},
 	}
 }

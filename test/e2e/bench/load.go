@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"golang.org/x/sync/errgroup"
+
+	"github.com/onceflow/onceflow/pkg/backoff"
 )
 
 // Op is one operation of a load: a webhook delivery or a receipt insert. An
@@ -59,7 +61,7 @@ func OpenLoop(ctx context.Context, rate int, warmup, window time.Duration, op Op
 	)
 	g, gctx := errgroup.WithContext(ctx)
 	for due := start; due.Before(start.Add(warmup + window)); due = due.Add(interval) {
-		if !sleepUntil(gctx, due) {
+		if !backoff.Sleep(gctx, time.Until(due)) {
 			break
 		}
 		measured := !due.Before(start.Add(warmup))
@@ -78,20 +80,4 @@ func OpenLoop(ctx context.Context, rate int, warmup, window time.Duration, op Op
 	}
 	err := g.Wait()
 	return NewSample(window, latencies), err
-}
-
-// sleepUntil waits for t; false when ctx ended first.
-func sleepUntil(ctx context.Context, t time.Time) bool {
-	d := time.Until(t)
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	timer := time.NewTimer(d)
-	defer timer.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-timer.C:
-		return true
-	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/onceflow/onceflow/pkg/backoff"
 	"github.com/onceflow/onceflow/test/e2e/stack"
 )
 
@@ -139,7 +140,7 @@ func (p pipelineRun) paced(ctx context.Context, f func(ctx context.Context, orde
 	g, gctx := errgroup.WithContext(ctx)
 	start := time.Now()
 	for i := range p.payments {
-		if !sleepUntil(gctx, start.Add(time.Duration(i)*time.Second/time.Duration(p.rate))) {
+		if !backoff.Sleep(gctx, time.Until(start.Add(time.Duration(i)*time.Second/time.Duration(p.rate)))) {
 			break
 		}
 		g.Go(func() error { return f(gctx, fmt.Sprintf("%s%06d", p.prefix, i)) })
@@ -166,7 +167,7 @@ func (p pipelineRun) wait(ctx context.Context) error {
 			p.progress("%d of %d invoices authorized", n, p.payments)
 			lastReport = time.Now()
 		}
-		if !sleepUntil(ctx, time.Now().Add(100*time.Millisecond)) {
+		if !backoff.Sleep(ctx, 100*time.Millisecond) {
 			return ctx.Err()
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/onceflow/onceflow/pkg/backoff"
 	"github.com/onceflow/onceflow/pkg/outbox"
 )
 
@@ -120,7 +121,7 @@ WHERE published_at IS NULL AND parked_at IS NULL AND id BETWEEN $1 AND $2)`, fir
 		if !left {
 			return nil
 		}
-		if !sleepUntil(ctx, time.Now().Add(20*time.Millisecond)) {
+		if !backoff.Sleep(ctx, 20*time.Millisecond) {
 			return ctx.Err()
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/onceflow/onceflow/pkg/backoff"
 	"github.com/onceflow/onceflow/pkg/sqsq"
 
 	"github.com/onceflow/onceflow/test/e2e/stack"
@@ -85,7 +86,7 @@ func (r *run) settle(ctx context.Context) error {
 		if time.Since(began) > time.Second {
 			r.progress("waiting for the apply worker: %d receipts pending", pending)
 		}
-		if !sleepUntil(ctx, time.Now().Add(time.Second)) {
+		if !backoff.Sleep(ctx, time.Second) {
 			return ctx.Err()
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/onceflow/onceflow/pkg/backoff"
+	"github.com/onceflow/onceflow/test/e2e/stack"
 )
 
 // drive pays every planned payment, cfg.Concurrency at a time, and refunds
@@ -79,19 +80,10 @@ func (r *run) refundOne(ctx context.Context, i int, pay string, p plan, ingest s
 
 // waitPaid waits for a payment that started PENDING to be approved.
 func (r *run) waitPaid(ctx context.Context, pay string) error {
-	deadline := time.Now().Add(time.Minute)
-	for {
+	return stack.WaitFor(ctx, time.Minute, func() (bool, error) {
 		st, err := r.s.PaymentStatus(ctx, pay)
-		if err == nil && st == "PAID" {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("payment %s not PAID at the PSP after a minute (last %q, %v)", pay, st, err)
-		}
-		if !backoff.Sleep(ctx, 200*time.Millisecond) {
-			return ctx.Err()
-		}
-	}
+		return st == "PAID", fmt.Errorf("payment %s is %q at the PSP (%v)", pay, st, err)
+	})
 }
 
 // api posts to ingest, trying the instances in turn for up to two minutes.

@@ -129,13 +129,13 @@ func open(ctx context.Context) (_ *deps, err error) {
 	if d.own, err = pg.Open(ctx, cfg.DatabaseURL); err != nil {
 		return nil, fmt.Errorf("DATABASE_URL: %w", err)
 	}
-	if d.ingest, err = pg.Open(ctx, readOnly(cfg.IngestDSN())); err != nil {
+	if d.ingest, err = pg.Open(ctx, cfg.IngestDSN(), readOnly); err != nil {
 		return nil, fmt.Errorf("INGEST_DATABASE_URL: %w", err)
 	}
-	if d.invoicer, err = pg.Open(ctx, readOnly(cfg.InvoicerDSN())); err != nil {
+	if d.invoicer, err = pg.Open(ctx, cfg.InvoicerDSN(), readOnly); err != nil {
 		return nil, fmt.Errorf("INVOICER_DATABASE_URL: %w", err)
 	}
-	if d.relay, err = pg.Open(ctx, readOnly(cfg.RelayDSN())); err != nil {
+	if d.relay, err = pg.Open(ctx, cfg.RelayDSN(), readOnly); err != nil {
 		return nil, fmt.Errorf("RELAY_DATABASE_URL: %w", err)
 	}
 	sender, queueURL, err := billingQueue(ctx, cfg)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/onceflow/onceflow/pkg/config"
+	"github.com/onceflow/onceflow/pkg/pg"
 	"github.com/onceflow/onceflow/provider/fiscal"
 )
 
@@ -182,18 +183,6 @@ func orDefault(v, def string) string {
 	return v
 }
 
-// readOnly makes every transaction on connections to dsn read-only, so the
-// reconciler cannot write another service's tables even through a privileged
-// role. pgx passes unknown URL parameters and keywords on as run-time
-// settings; dsn may be a URL or keyword/value form.
-func readOnly(dsn string) string {
-	const setting = "default_transaction_read_only"
-	u, err := url.Parse(dsn)
-	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
-		return dsn + " " + setting + "=on"
-	}
-	q := u.Query()
-	q.Set(setting, "on")
-	u.RawQuery = q.Encode()
-	return u.String()
-}
+// readOnly makes every transaction on a pool read-only, so the reconciler
+// cannot write another service's tables even through a privileged role.
+var readOnly = pg.WithSetting("default_transaction_read_only", "on")

@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/onceflow/onceflow/pkg/pg"
 	"github.com/onceflow/onceflow/pkg/pgtest"
 )
 
@@ -26,17 +27,17 @@ func TestReadOnlyRefusesWrites(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			conn, err := pgx.Connect(ctx, readOnly(dsn))
+			pool, err := pg.Open(ctx, dsn, readOnly)
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer conn.Close(ctx)
-			_, err = conn.Exec(ctx, "CREATE TABLE written (id int)")
+			defer pool.Close()
+			_, err = pool.Exec(ctx, "CREATE TABLE written (id int)")
 			if err == nil || !strings.Contains(err.Error(), "read-only") {
 				t.Fatalf("write on a read-only connection = %v, want a read-only error", err)
 			}
 			var one int
-			if err := conn.QueryRow(ctx, "SELECT 1").Scan(&one); err != nil {
+			if err := pool.QueryRow(ctx, "SELECT 1").Scan(&one); err != nil {
 				t.Fatalf("read: %v", err)
 			}
 		})

@@ -2,10 +2,7 @@ package app
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
-	"os"
 	"time"
 
 	"go.uber.org/zap"
@@ -37,7 +34,7 @@ func serve(ctx context.Context) error {
 	httpDone := make(chan error, 1)
 	go func() { httpDone <- srv.Serve() }()
 
-	holder := holderID()
+	holder := lease.HolderID("reconciler")
 	l := lease.New(d.own, Schema, LeaseName, holder, leaseTTL(d.cfg.Interval))
 	soft, stopTaking := context.WithCancel(ctx)
 	defer stopTaking()
@@ -135,16 +132,4 @@ func (d *deps) tick(ctx context.Context, l *lease.Lease, held int64) int64 {
 // and a dead one is replaced after at most two intervals (30 s at least).
 func leaseTTL(interval time.Duration) time.Duration {
 	return max(2*interval, 30*time.Second)
-}
-
-// holderID names this process in the lease table: the host plus a random
-// suffix, so two processes on one host differ.
-func holderID() string {
-	host, err := os.Hostname()
-	if err != nil || host == "" {
-		host = "reconciler"
-	}
-	b := make([]byte, 4)
-	_, _ = rand.Read(b)
-	return host + "-" + hex.EncodeToString(b)
 }

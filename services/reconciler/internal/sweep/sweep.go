@@ -233,7 +233,9 @@ func (s *Sweeper) republish(ctx context.Context, src source, id string, res *Res
 	log := s.log.With(zap.String("source_kind", src.kind), zap.String("source_ref", id), zap.String("event_key", key))
 	ev, err := s.ingest.OutboxGetByEventKey(ctx, key)
 	if errors.Is(err, pgx.ErrNoRows) {
-		// A later issue turns this into a reconciler.findings row.
+		// Counted, logged and alerted on (OnceflowMissingEvents): ingest
+		// recorded the payment as paid without its event, which only a
+		// person can explain.
 		res.MissingEvents++
 		s.metrics.missingEvents.Inc()
 		log.Warn("document missing and no outbox event to send again")

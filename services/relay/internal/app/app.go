@@ -15,6 +15,7 @@ import (
 	"github.com/onceflow/onceflow/pkg/command"
 	"github.com/onceflow/onceflow/pkg/config"
 	"github.com/onceflow/onceflow/pkg/httpserver"
+	"github.com/onceflow/onceflow/pkg/lease"
 	"github.com/onceflow/onceflow/pkg/logging"
 	"github.com/onceflow/onceflow/pkg/outbox"
 	"github.com/onceflow/onceflow/pkg/pg"
@@ -55,7 +56,7 @@ func serve(ctx context.Context) error {
 	}
 	defer func() { _ = log.Sync() }()
 	if cfg.Holder == "" {
-		cfg.Holder = DefaultHolder()
+		cfg.Holder = lease.HolderID("relay")
 	}
 	log.Info("starting", append(loaded.Fields(), zap.String("holder", cfg.Holder))...)
 	return Serve(ctx, log, cfg, nil)

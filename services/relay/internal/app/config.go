@@ -1,14 +1,12 @@
 package app
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/onceflow/onceflow/pkg/backoff"
 	"github.com/onceflow/onceflow/pkg/config"
+	"github.com/onceflow/onceflow/pkg/lease"
 	"github.com/onceflow/onceflow/services/relay/internal/relay"
 )
 
@@ -79,7 +77,7 @@ func (c Config) Validate() error {
 func (c Config) settings() relay.Settings {
 	holder := c.Holder
 	if holder == "" {
-		holder = DefaultHolder()
+		holder = lease.HolderID("relay")
 	}
 	return relay.Settings{
 		Holder:          holder,
@@ -95,16 +93,4 @@ func (c Config) settings() relay.Settings {
 		PruneBatch:      c.PruneBatch,
 		StatsInterval:   c.StatsInterval,
 	}
-}
-
-// DefaultHolder returns the hostname plus a random suffix, unique per
-// process even when two relays share a host or a pod name is reused.
-func DefaultHolder() string {
-	host, err := os.Hostname()
-	if err != nil || host == "" {
-		host = "relay"
-	}
-	b := make([]byte, 4)
-	_, _ = rand.Read(b)
-	return host + "-" + hex.EncodeToString(b)
 }

@@ -10,6 +10,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -22,6 +23,9 @@ import (
 
 func main() {
 	cfg, err := parse(os.Args[1:])
+	if errors.Is(err, flag.ErrHelp) {
+		return
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
@@ -63,6 +67,9 @@ func parse(args []string) (chaos.Config, error) {
 	fiscal := fs.String("fiscal", strings.Join(cfg.FiscalEnv, ","), "fiscal sandbox faults, comma-separated NAME=value (see sandbox/cmd/fiscal)")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
+	}
+	if fs.NArg() > 0 {
+		return cfg, fmt.Errorf("unexpected argument %q: every setting is a flag (see -help)", fs.Arg(0))
 	}
 	cfg.PSPEnv, cfg.FiscalEnv = split(*psp), split(*fiscal)
 	switch {
