@@ -137,3 +137,63 @@ func TestParkedReceiptIsListedAndRetried(t *testing.T) {
 		t.Fatalf("retry of an unknown receipt: %d %s", code, got)
 	}
 }
+
+// pendingReceipts records dLocal receipts (kind by id: payment or refund)
+// straight in the table, in one statement and with no wake-up, so the
+// worker's next poll claims them together.
+func (e *env) pendingReceipts(kinds map[string]string) {
+	e.t.Helper()
+	var ids, types []string
+	for id, kind := range kinds {
+		ids, types = append(ids, id), append(types, kind)
+	}
+	_, err := e.pool.Exec(e.t.Context(), `INSERT INTO ingest.webhook_receipts (source, scope, kind, dedupe_key, event_id, event_type, body)
+		SELECT 'dlocal', 'dlocal', 'psp', kind || ':' || id || CASE kind WHEN 'payment' THEN ':PAID' ELSE ':SUCCESS' END, id, kind, '{}'
+		FROM unnest($1::text[], $2::text[]) AS r(id, kind)`, ids, types)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// Receipts claimed together are recorded in one transaction: their events
+// carry the same transaction id.
+func TestReceiptsClaimedTogetherShareOneCommit(t *testing.T) {
+	e := start(t, "APPLY_WORKERS", "1")
+	e.order("o-t1", 1000)
+	e.order("o-t2", 2000)
+	e.order("o-t3", 3000)
+	e.pendingReceipts(map[string]string{e.pay("o-t1", "10.00", true): "payment", e.pay("o-t2", "20.00", true): "payment", e.pay("o-t3", "30.00", true): "payment"})
+	e.waitCount(3, "SELECT count(*) FROM ingest.webhook_receipts WHERE status = 'done'")
+	if n := e.count("SELECT count(DISTINCT xmin::text) FROM ingest.outbox"); n != 1 {
+		t.Fatalf("3 invoice events written by %d transactions, want 1", n)
+	}
+}
+
+// A receipt refused inside the shared transaction fails alone: the others
+// claimed with it are recorded. Ingest's record of the payment is made
+// smaller than its refund, so the refund is refused under the payment's
+// lock, in the transaction the batch shares.
+func TestReceiptRefusedInASharedCommitFailsAlone(t *testing.T) {
+	e := start(t, "APPLY_WORKERS", "1")
+	e.order("o-f1", 5000)
+	pay := e.pay("o-f1", "50.00")
+	e.waitCount(1, "SELECT count(*) FROM ingest.outbox WHERE event_key = $1", "payment:"+pay+":paid")
+	code, body := e.post(e.psp+"/refunds", map[string]any{"payment_id": pay}, http.Header{dlocal.HeaderLogin: {login}, dlocal.HeaderTransKey: {transKey}})
+	if code != http.StatusOK {
+		t.Fatalf("create refund: %d %s", code, body)
+	}
+	var r struct{ ID string }
+	_ = json.Unmarshal([]byte(body), &r)
+	if _, err := e.pool.Exec(t.Context(), "UPDATE ingest.payments SET amount_minor = 4000 WHERE id = $1", pay); err != nil {
+		t.Fatal(err)
+	}
+	e.order("o-f2", 2000)
+	e.order("o-f3", 3000)
+	others := []string{e.pay("o-f2", "20.00", true), e.pay("o-f3", "30.00", true)}
+	e.pendingReceipts(map[string]string{others[0]: "payment", r.ID: "refund", others[1]: "payment"})
+	e.waitCount(1, "SELECT count(*) FROM ingest.webhook_receipts WHERE event_id = $1 AND status = 'rejected'", r.ID)
+	e.waitCount(2, "SELECT count(*) FROM ingest.webhook_receipts WHERE event_id = ANY($1) AND status = 'done'", others)
+	if n := e.count("SELECT count(*) FROM ingest.outbox"); n != 3 {
+		t.Fatalf("outbox rows = %d, want the three invoices and no credit note", n)
+	}
+}

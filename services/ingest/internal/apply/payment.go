@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"go.uber.org/zap"
 
@@ -12,29 +11,29 @@ import (
 	"github.com/onceflow/onceflow/services/ingest/internal/store"
 )
 
-// applyPayment re-fetches payment id, checks it against its order and, in
-// one transaction, records its state and, when it is paid, the invoice event.
-func (w *Worker) applyPayment(ctx context.Context, id string, receipt int64, token uuid.UUID) error {
+// preparePayment re-fetches payment id and checks it against its order; its
+// write records the payment's state and, when it is paid, the invoice event.
+func (w *Worker) preparePayment(ctx context.Context, id string) (write, error) {
 	p, err := w.psp.Payment(ctx, id)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	w.log.Debug("payment fetched", zap.String("id", p.ID), zap.String("status", p.Status),
 		zap.String("status_code", p.StatusCode), zap.Time("psp_created", p.Created))
 	order, err := w.queries.OrderGetByMerchantID(ctx, p.OrderID)
 	if err != nil {
-		return fmt.Errorf("order of payment %s, not recorded yet: %w", p.ID, err)
+		return nil, fmt.Errorf("order of payment %s, not recorded yet: %w", p.ID, err)
 	}
 	if p.AmountMinor != order.AmountMinor || p.Currency != order.Currency {
-		return errRejected{reason: fmt.Sprintf("payment %s does not match order %s: amount or currency differs", p.ID, order.MerchantOrderID)}
+		return nil, errRejected{reason: fmt.Sprintf("payment %s does not match order %s: amount or currency differs", p.ID, order.MerchantOrderID)}
 	}
 	customer, err := w.queries.CustomerGet(ctx, order.CustomerID)
 	if err != nil {
-		return fmt.Errorf("customer of order %s: %w", order.MerchantOrderID, err)
+		return nil, fmt.Errorf("customer of order %s: %w", order.MerchantOrderID, err)
 	}
-	return w.commit(ctx, receipt, token, func(q *store.Queries, tx pgx.Tx) (bool, error) {
+	return func(q *store.Queries, tx pgx.Tx) (bool, error) {
 		return recordPayment(ctx, q, tx, p, order, customer)
-	})
+	}, nil
 }
 
 // recordPayment moves the payment's state forward, links the order the

@@ -3,7 +3,6 @@ package apply
 import (
 	"context"
 
-	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
@@ -13,13 +12,14 @@ import (
 	"github.com/onceflow/onceflow/services/ingest/internal/webhook"
 )
 
-// applyProviderEvent forwards a fiscal provider's news about a document to
-// the invoicer through the outbox. Nothing is re-fetched: the invoicer
-// adopts the state forward-only and still polls the provider itself.
-func (w *Worker) applyProviderEvent(ctx context.Context, r store.ReceiptClaimDueRow, token uuid.UUID) error {
+// prepareProviderEvent's write forwards a fiscal provider's news about a
+// document to the invoicer through the outbox. Nothing is re-fetched: the
+// invoicer adopts the state forward-only and still polls the provider
+// itself.
+func prepareProviderEvent(ctx context.Context, r store.ReceiptClaimDueRow) (write, error) {
 	pe, err := webhook.ParseProviderEvent(r.Body)
 	if err != nil {
-		return errRejected{reason: err.Error()}
+		return nil, errRejected{reason: err.Error()}
 	}
 	occurred := pe.CreatedAt
 	if occurred.IsZero() {
@@ -31,10 +31,10 @@ func (w *Worker) applyProviderEvent(ctx context.Context, r store.ReceiptClaimDue
 	}
 	body, err := eventsv1.Encode(ev)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	msg := outbox.Message{EventKey: "provider:" + r.Scope + ":" + r.EventID, EventType: eventsv1.TypeProviderDocumentUpdated, Payload: body}
-	return w.commit(ctx, r.ID, token, func(_ *store.Queries, tx pgx.Tx) (bool, error) {
+	return func(_ *store.Queries, tx pgx.Tx) (bool, error) {
 		return insertEvent(ctx, tx, msg)
-	})
+	}, nil
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"go.uber.org/zap"
 
@@ -12,37 +11,37 @@ import (
 	"github.com/onceflow/onceflow/services/ingest/internal/store"
 )
 
-// applyRefund re-fetches refund id and, once its payment is recorded as
-// paid, records its state and, when it succeeded, the credit-note event. A
-// refund seen before its payment is retried later.
-func (w *Worker) applyRefund(ctx context.Context, id string, receipt int64, token uuid.UUID) error {
+// prepareRefund re-fetches refund id and checks its payment is recorded as
+// paid; its write records the refund's state and, when it succeeded, the
+// credit-note event. A refund seen before its payment is retried later.
+func (w *Worker) prepareRefund(ctx context.Context, id string) (write, error) {
 	r, err := w.psp.Refund(ctx, id)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	w.log.Debug("refund fetched", zap.String("id", r.ID), zap.String("status", r.Status),
 		zap.String("status_code", r.StatusCode), zap.Time("psp_created", r.Created))
 	payment, err := w.queries.PaymentGet(ctx, r.PaymentID)
 	if err != nil {
-		return fmt.Errorf("payment of refund %s, not recorded yet: %w", r.ID, err)
+		return nil, fmt.Errorf("payment of refund %s, not recorded yet: %w", r.ID, err)
 	}
 	if payment.Status != StatusPaid {
-		return fmt.Errorf("refund %s waits: payment %s is %s, not PAID", r.ID, payment.ID, payment.Status)
+		return nil, fmt.Errorf("refund %s waits: payment %s is %s, not PAID", r.ID, payment.ID, payment.Status)
 	}
 	if r.Currency != payment.Currency {
-		return errRejected{reason: fmt.Sprintf("refund %s currency differs from payment %s", r.ID, payment.ID)}
+		return nil, errRejected{reason: fmt.Sprintf("refund %s currency differs from payment %s", r.ID, payment.ID)}
 	}
 	order, err := w.queries.OrderGet(ctx, payment.OrderID)
 	if err != nil {
-		return fmt.Errorf("order of payment %s: %w", payment.ID, err)
+		return nil, fmt.Errorf("order of payment %s: %w", payment.ID, err)
 	}
 	customer, err := w.queries.CustomerGet(ctx, order.CustomerID)
 	if err != nil {
-		return fmt.Errorf("customer of order %s: %w", order.MerchantOrderID, err)
+		return nil, fmt.Errorf("customer of order %s: %w", order.MerchantOrderID, err)
 	}
-	return w.commit(ctx, receipt, token, func(q *store.Queries, tx pgx.Tx) (bool, error) {
+	return func(q *store.Queries, tx pgx.Tx) (bool, error) {
 		return recordRefund(ctx, q, tx, r, order, customer)
-	})
+	}, nil
 }
 
 // recordRefund moves the refund's state forward and, for a successful one,

@@ -1,7 +1,8 @@
 // Package apply turns pending webhook receipts into state: it re-fetches the
 // payment or refund from the PSP, validates it against the order, and in one
 // transaction moves the state forward, inserts the outbox row and marks the
-// receipt done.
+// receipt done. The receipts a worker claims together share that
+// transaction.
 package apply
 
 // Payment and refund statuses that matter to billing.

@@ -92,24 +92,77 @@ func (w *Worker) Run(ctx context.Context) error {
 	return nil
 }
 
-// Round claims one batch of due receipts and applies each; it returns how
-// many it claimed.
+// Round claims one batch of due receipts, prepares each (PSP re-fetch and
+// checks) and records every prepared one in a single transaction; it
+// returns how many it claimed.
 func (w *Worker) Round(ctx context.Context) (int, error) {
 	token := uuid.New()
 	rows, err := w.queries.ReceiptClaimDue(ctx, &token, w.cfg.Lease.Seconds(), int32(w.cfg.Batch))
 	if err != nil {
 		return 0, fmt.Errorf("claim receipts: %w", err)
 	}
+	// A receipt in hand is finished even when shutdown begins (the PSP
+	// client's timeout bounds its fetch); those not yet started are left,
+	// their claims lapse and another worker takes them.
+	inHand := context.WithoutCancel(ctx)
+	var batch []*staged
 	for _, r := range rows {
 		if ctx.Err() != nil {
-			break // shutting down: the rest of the claim lapses and another worker takes it
+			break
 		}
-		start := time.Now()
-		outcome := w.applyOne(ctx, r, token)
-		w.applied.WithLabelValues(outcome).Inc()
-		w.latency.Observe(time.Since(start).Seconds())
+		s := w.stage(inHand, r)
+		if s.err != nil {
+			w.settle(inHand, s, token)
+			continue
+		}
+		batch = append(batch, s)
+	}
+	w.record(inHand, batch, token)
+	for _, s := range batch {
+		w.settle(inHand, s, token)
 	}
 	return len(rows), nil
+}
+
+// write records a prepared receipt's effects in tx; evented reports a new
+// outbox event.
+type write func(q *store.Queries, tx pgx.Tx) (evented bool, err error)
+
+// staged is one claimed receipt on its way: its span, when work on it
+// started, and its write or the error that stopped it.
+type staged struct {
+	r     store.ReceiptClaimDueRow
+	span  trace.Span
+	start time.Time
+	write write
+	err   error
+}
+
+// stage prepares r in a span continuing the trace of its delivery; the
+// write carries that span's context, so the outbox row continues it too.
+func (w *Worker) stage(ctx context.Context, r store.ReceiptClaimDueRow) *staged {
+	ctx, span := tracing.Tracer().Start(tracing.WithTraceparent(ctx, r.Traceparent), "receipt.apply",
+		trace.WithAttributes(attribute.String("onceflow.event_id", r.EventID), attribute.String("onceflow.event_type", r.EventType)))
+	s := &staged{r: r, span: span, start: time.Now()}
+	s.write, s.err = w.prepare(ctx, r)
+	return s
+}
+
+// prepare fetches and checks what r's source kind needs: PSP events are
+// re-fetched, provider events forwarded to the invoicer, and generic events
+// only kept.
+func (w *Worker) prepare(ctx context.Context, r store.ReceiptClaimDueRow) (write, error) {
+	switch {
+	case webhook.Kind(r.Kind) == webhook.KindPSP && r.EventType == "payment":
+		return w.preparePayment(ctx, r.EventID)
+	case webhook.Kind(r.Kind) == webhook.KindPSP && r.EventType == "refund":
+		return w.prepareRefund(ctx, r.EventID)
+	case webhook.Kind(r.Kind) == webhook.KindFiscalProvider:
+		return prepareProviderEvent(ctx, r)
+	case webhook.Kind(r.Kind) == webhook.KindGeneric:
+		return func(*store.Queries, pgx.Tx) (bool, error) { return false, nil }, nil
+	}
+	return nil, errRejected{reason: "unknown event type " + r.EventType}
 }
 
 // errRejected marks a receipt whose authoritative state contradicts the
@@ -118,44 +171,28 @@ type errRejected struct{ reason string }
 
 func (e errRejected) Error() string { return e.reason }
 
-func (w *Worker) applyOne(ctx context.Context, r store.ReceiptClaimDueRow, token uuid.UUID) string {
-	ctx, span := tracing.Tracer().Start(tracing.WithTraceparent(ctx, r.Traceparent), "receipt.apply",
-		trace.WithAttributes(attribute.String("onceflow.event_id", r.EventID), attribute.String("onceflow.event_type", r.EventType)))
-	defer span.End()
-	err := w.dispatch(ctx, r, token)
-	log := w.log.With(zap.Int64("receipt", r.ID), zap.String("event_id", r.EventID), zap.String("event_type", r.EventType))
+// settle ends s's span and finishes or reschedules its receipt by its
+// outcome.
+func (w *Worker) settle(ctx context.Context, s *staged, token uuid.UUID) {
+	defer s.span.End()
+	log := w.log.With(zap.Int64("receipt", s.r.ID), zap.String("event_id", s.r.EventID), zap.String("event_type", s.r.EventType))
 	var rej errRejected
+	outcome := "done"
 	switch {
-	case err == nil:
+	case s.err == nil:
 		log.Info("receipt applied")
-		return "done"
-	case errors.As(err, &rej):
+	case errors.As(s.err, &rej):
+		outcome = "rejected"
 		log.Warn("receipt rejected", zap.String("reason", rej.reason))
-		w.finish(ctx, r.ID, token, "rejected", &rej.reason)
-		return "rejected"
-	case errors.Is(err, errLostClaim):
+		w.finish(ctx, s.r.ID, token, "rejected", &rej.reason)
+	case errors.Is(s.err, errLostClaim):
+		outcome = "lost"
 		log.Info("receipt taken over by another worker")
-		return "lost"
 	default:
-		return w.retryLater(ctx, log, r, token, err)
+		outcome = w.retryLater(ctx, log, s.r, token, s.err)
 	}
-}
-
-// dispatch applies the receipt by its source's kind: PSP events are
-// re-fetched and applied, provider events forwarded to the invoicer, and
-// generic events only kept.
-func (w *Worker) dispatch(ctx context.Context, r store.ReceiptClaimDueRow, token uuid.UUID) error {
-	switch {
-	case webhook.Kind(r.Kind) == webhook.KindPSP && r.EventType == "payment":
-		return w.applyPayment(ctx, r.EventID, r.ID, token)
-	case webhook.Kind(r.Kind) == webhook.KindPSP && r.EventType == "refund":
-		return w.applyRefund(ctx, r.EventID, r.ID, token)
-	case webhook.Kind(r.Kind) == webhook.KindFiscalProvider:
-		return w.applyProviderEvent(ctx, r, token)
-	case webhook.Kind(r.Kind) == webhook.KindGeneric:
-		return w.commit(ctx, r.ID, token, func(*store.Queries, pgx.Tx) (bool, error) { return false, nil })
-	}
-	return errRejected{reason: "unknown event type " + r.EventType}
+	w.applied.WithLabelValues(outcome).Inc()
+	w.latency.Observe(time.Since(s.start).Seconds())
 }
 
 func (w *Worker) retryLater(ctx context.Context, log *zap.Logger, r store.ReceiptClaimDueRow, token uuid.UUID, cause error) string {
@@ -194,23 +231,44 @@ func insertEvent(ctx context.Context, tx pgx.Tx, msg outbox.Message) (inserted b
 // errLostClaim means another worker took the receipt over: roll back.
 var errLostClaim = errors.New("receipt claim lost to another worker")
 
-// commit runs fn and marks the receipt done in one transaction, fenced by
-// the claim token; once committed it wakes the relay if fn inserted an
-// event.
-func (w *Worker) commit(ctx context.Context, receipt int64, token uuid.UUID, fn func(q *store.Queries, tx pgx.Tx) (evented bool, err error)) error {
+// record commits the batch's writes, each with its receipt marked done, in
+// one transaction. When that fails (a lost claim, a refund refused under
+// lock, a deadlock with another worker's batch) each is committed alone, so
+// one receipt's error stays its own.
+func (w *Worker) record(ctx context.Context, batch []*staged, token uuid.UUID) {
+	if len(batch) == 0 {
+		return
+	}
+	err := w.commit(ctx, batch, token)
+	if err == nil || len(batch) == 1 {
+		batch[0].err = err
+		return
+	}
+	for _, s := range batch {
+		s.err = w.commit(ctx, []*staged{s}, token)
+	}
+}
+
+// commit runs the writes and marks their receipts done in one transaction,
+// fenced by the claim token; once committed it wakes the relay if a write
+// inserted an event.
+func (w *Worker) commit(ctx context.Context, batch []*staged, token uuid.UUID) error {
 	var evented bool
 	err := pgx.BeginFunc(ctx, w.pool, func(tx pgx.Tx) error {
 		q := w.queries.WithTx(tx)
-		var err error
-		if evented, err = fn(q, tx); err != nil {
-			return err
-		}
-		n, err := q.ReceiptFinish(ctx, store.ReceiptFinishParams{ID: receipt, LeaseToken: &token, Status: "done"})
-		if err != nil {
-			return fmt.Errorf("finish receipt: %w", err)
-		}
-		if n == 0 {
-			return errLostClaim
+		for _, s := range batch {
+			e, err := s.write(q, tx)
+			if err != nil {
+				return err
+			}
+			evented = evented || e
+			n, err := q.ReceiptFinish(ctx, store.ReceiptFinishParams{ID: s.r.ID, LeaseToken: &token, Status: "done"})
+			if err != nil {
+				return fmt.Errorf("finish receipt: %w", err)
+			}
+			if n == 0 {
+				return errLostClaim
+			}
 		}
 		return nil
 	})
