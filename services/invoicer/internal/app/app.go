@@ -147,9 +147,9 @@ func newReceivers(ctx context.Context, cfg Config, pool *pgxpool.Pool, statuses 
 	}
 	counter := consumer.NewCounter(reg)
 	opts := consumer.Options{Wait: cfg.ConsumerWait, Visibility: cfg.ConsumerVisibility}
-	billing := consumer.NewReceiver(client, billingURL, "billing", consumer.NewBilling(store.New(pool), log.Named("billing"), due).Handle,
+	billing := consumer.NewReceiver(client, billingURL, "billing", consumer.NewBilling(pool, log.Named("billing"), due).Handle,
 		log.Named("billing"), counter, opts)
-	events := consumer.NewReceiver(client, providerURL, "provider", consumer.NewProvider(pool, statuses, log.Named("provider"), wake).Handle,
+	events := consumer.NewReceiver(client, providerURL, "provider", consumer.Each(consumer.NewProvider(pool, statuses, log.Named("provider"), wake).Handle),
 		log.Named("provider"), counter, opts)
 	var loops []httpserver.Loop
 	for range cfg.Consumers {
@@ -162,7 +162,7 @@ func newReceivers(ctx context.Context, cfg Config, pool *pgxpool.Pool, statuses 
 func emitConfig(cfg Config) emit.Config {
 	summary, _ := cfg.summary()
 	return emit.Config{
-		Batch: cfg.EmitBatch, Lease: cfg.EmitLease, Poll: cfg.EmitPoll, Settle: cfg.EmitSettle,
+		Batch: cfg.EmitBatch, Lease: cfg.EmitLease, CallTimeout: cfg.ProviderTimeout, Poll: cfg.EmitPoll, Settle: cfg.EmitSettle,
 		Retry:   backoff.Policy{Base: cfg.EmitRetryBase, Cap: cfg.EmitRetryCap},
 		DGIPoll: backoff.Policy{Base: cfg.DGIPollBase, Cap: cfg.DGIPollCap},
 		Summary: summary, CreditNoteWait: cfg.CreditNoteWait, Blind: cfg.ProviderMode == ModeBlind,

@@ -5,7 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"go.uber.org/zap"
 
 	eventsv1 "github.com/onceflow/onceflow/pkg/eventspb/onceflow/events/v1"
@@ -16,42 +20,110 @@ import (
 
 // Billing records the documents billing events ask for.
 type Billing struct {
+	pool     *pgxpool.Pool
 	queries  *store.Queries
 	log      *zap.Logger
 	recorded func() // tells the emission loop a document is due
 }
 
 // NewBilling returns the billing-event handler; recorded (when set) is told
-// of each new document.
-func NewBilling(q *store.Queries, log *zap.Logger, recorded func()) *Billing {
-	return &Billing{queries: q, log: log, recorded: recorded}
+// once per batch that recorded a new document.
+func NewBilling(pool *pgxpool.Pool, log *zap.Logger, recorded func()) *Billing {
+	return &Billing{pool: pool, queries: store.New(pool), log: log, recorded: recorded}
 }
 
-// Handle inserts the document a billing event asks for; a redelivered event
-// inserts nothing ("duplicate"). It is a Handler.
-func (b *Billing) Handle(ctx context.Context, body string) (string, error) {
+// entry is one well-formed billing event of a batch.
+type entry struct {
+	msg    int // its index in the batch
+	ctx    context.Context
+	params store.DocumentRecordParams
+}
+
+// Handle records the documents a batch of billing events asks for, in one
+// transaction; should it fail, each is recorded alone, so one bad row cannot
+// hold back the others. A redelivered event inserts nothing ("duplicate");
+// one that cannot be parsed is "poison" and stays in the queue. It is a
+// BatchHandler.
+func (b *Billing) Handle(ctx context.Context, msgs []Message) []Result {
+	res := make([]Result, len(msgs))
+	var entries []entry
+	for i, m := range msgs {
+		p, err := decode(m.Body)
+		if err != nil {
+			res[i] = Result{Outcome: "poison", Err: fmt.Errorf("%w: %v", errPoison, err)}
+			continue
+		}
+		p.Traceparent = tracing.Traceparent(m.Ctx)
+		entries = append(entries, entry{msg: i, ctx: m.Ctx, params: p})
+	}
+	// Inserted in one order (the first of equal references wins), so two
+	// batches holding the same events wait for each other instead of
+	// deadlocking.
+	slices.SortStableFunc(entries, func(x, y entry) int { return strings.Compare(x.params.Reference, y.params.Reference) })
+	if err := b.recordTogether(ctx, entries, res); err != nil {
+		b.log.Warn("record batch; recording each event alone", zap.Int("events", len(entries)), zap.Error(err))
+		for _, e := range entries {
+			res[e.msg] = b.record(b.queries, e)
+		}
+	}
+	b.report(entries, res)
+	return res
+}
+
+// decode parses a billing event into the document row to record.
+func decode(body string) (store.DocumentRecordParams, error) {
 	var ev eventsv1.BillingEvent
 	if err := eventsv1.Decode([]byte(body), &ev); err != nil {
-		return "poison", fmt.Errorf("%w: %v", errPoison, err)
+		return store.DocumentRecordParams{}, err
 	}
-	params, err := Params(&ev)
-	if err != nil {
-		return "poison", fmt.Errorf("%w: %v", errPoison, err)
+	return Params(&ev)
+}
+
+// recordTogether records entries in one transaction, setting their results
+// in res; on an error nothing is recorded and res is to be set again.
+func (b *Billing) recordTogether(ctx context.Context, entries []entry, res []Result) error {
+	if len(entries) == 0 {
+		return nil
 	}
-	params.Traceparent = tracing.Traceparent(ctx)
-	n, err := b.queries.DocumentRecord(ctx, params)
-	if err != nil {
-		return "error", fmt.Errorf("record %s: %w", ev.EventKey, err)
+	return pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error {
+		q := b.queries.WithTx(tx)
+		for _, e := range entries {
+			if res[e.msg] = b.record(q, e); res[e.msg].Err != nil {
+				return res[e.msg].Err
+			}
+		}
+		return nil
+	})
+}
+
+// record inserts e's document with q, in its message's span.
+func (b *Billing) record(q *store.Queries, e entry) Result {
+	n, err := q.DocumentRecord(e.ctx, e.params)
+	switch {
+	case err != nil:
+		return Result{Outcome: "error", Err: fmt.Errorf("record %s: %w", e.params.EventKey, err)}
+	case n == 0:
+		return Result{Outcome: "duplicate"}
 	}
-	if n == 0 {
-		b.log.Info("document already recorded", zap.String("event_key", ev.EventKey))
-		return "duplicate", nil
+	return Result{Outcome: "recorded"}
+}
+
+// report logs what was committed for each entry and, when a document is
+// new, tells the emission loop once.
+func (b *Billing) report(entries []entry, res []Result) {
+	fresh := false
+	for _, e := range entries {
+		switch res[e.msg].Outcome {
+		case "duplicate":
+			b.log.Info("document already recorded", zap.String("event_key", e.params.EventKey))
+		case "recorded":
+			fresh = true
+			b.log.Info("document recorded", zap.String("event_key", e.params.EventKey), zap.String("reference", e.params.Reference), zap.Int32("cfe_type", e.params.CfeType))
+		}
 	}
-	b.log.Info("document recorded", zap.String("event_key", ev.EventKey), zap.String("reference", params.Reference), zap.Int32("cfe_type", params.CfeType))
-	if b.recorded != nil {
+	if fresh && b.recorded != nil {
 		b.recorded()
 	}
-	return "recorded", nil
 }
 
 // Params turns a billing event into the document row to record: kind,

@@ -1,10 +1,11 @@
 // Package consumer receives the invoicer's two queues: billing events, each
-// recorded as a fiscal document, and provider events, whose news about a
-// document is adopted when it moves the document forward. Both only write
-// the database: a message is deleted after its commit, so a redelivered
-// event changes nothing and a crash before the delete only causes a
-// harmless redelivery. A message that cannot be parsed stays in the queue
-// (counted) until the redrive policy moves it to the dead-letter queue.
+// recorded as a fiscal document (a received batch in one transaction), and
+// provider events, whose news about a document is adopted when it moves the
+// document forward. Both only write the database: a message is deleted after
+// its commit, so a redelivered event changes nothing and a crash before the
+// delete only causes a harmless redelivery. A message that cannot be parsed
+// stays in the queue (counted) until the redrive policy moves it to the
+// dead-letter queue.
 package consumer
 
 import (
@@ -17,6 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 
 	"github.com/onceflow/onceflow/pkg/backoff"
@@ -33,6 +35,36 @@ var errPoison = errors.New("unparseable message")
 // label) and an error when the message must stay in the queue.
 type Handler func(ctx context.Context, body string) (outcome string, err error)
 
+// Message is one received message as a BatchHandler sees it.
+type Message struct {
+	// Ctx carries the message's own span, which continues the trace its
+	// traceparent attribute names (set by the relay from the outbox row).
+	Ctx  context.Context
+	Body string
+}
+
+// Result is what became of one message: Outcome is its metric label, and
+// Err, when set, leaves the message in the queue.
+type Result struct {
+	Outcome string
+	Err     error
+}
+
+// BatchHandler handles a received batch under ctx and returns one Result per
+// message, in the batch's order.
+type BatchHandler func(ctx context.Context, msgs []Message) []Result
+
+// Each is the BatchHandler that hands the messages to h one by one.
+func Each(h Handler) BatchHandler {
+	return func(_ context.Context, msgs []Message) []Result {
+		res := make([]Result, len(msgs))
+		for i, m := range msgs {
+			res[i].Outcome, res[i].Err = h(m.Ctx, m.Body)
+		}
+		return res
+	}
+}
+
 // Counter counts messages by queue and outcome; one is shared by every
 // receiver of a process.
 type Counter = *prometheus.CounterVec
@@ -47,12 +79,12 @@ func NewCounter(reg prometheus.Registerer) Counter {
 	return c
 }
 
-// Receiver long-polls one queue and hands each message to a Handler.
+// Receiver long-polls one queue and hands each batch to a BatchHandler.
 type Receiver struct {
 	sqs        *sqs.Client
 	queueURL   string
 	name       string
-	handle     Handler
+	handle     BatchHandler
 	log        *zap.Logger
 	wait       time.Duration // long-poll duration, at most 20 s
 	visibility time.Duration // how long a received batch stays hidden, renewed while it is handled
@@ -66,7 +98,7 @@ type Options struct {
 }
 
 // NewReceiver returns a receiver of queueURL; name labels its metrics.
-func NewReceiver(c *sqs.Client, queueURL, name string, h Handler, log *zap.Logger, counter Counter, o Options) *Receiver {
+func NewReceiver(c *sqs.Client, queueURL, name string, h BatchHandler, log *zap.Logger, counter Counter, o Options) *Receiver {
 	return &Receiver{sqs: c, queueURL: queueURL, name: name, handle: h, log: log, wait: o.Wait, visibility: o.Visibility, counter: counter}
 }
 
@@ -93,33 +125,49 @@ func (r *Receiver) Run(ctx context.Context) error {
 	return nil
 }
 
-// handleTraced handles one message in a span that continues the trace its
-// traceparent attribute carries (set by the relay from the outbox row).
-func (r *Receiver) handleTraced(ctx context.Context, m types.Message) (string, error) {
-	var parent string
-	if a, ok := m.MessageAttributes[outbox.AttrTraceparent]; ok {
-		parent = aws.ToString(a.StringValue)
-	}
-	ctx, span := tracing.Tracer().Start(tracing.WithTraceparent(ctx, parent), "sqs.receive "+r.name)
-	defer span.End()
-	return r.handle(ctx, aws.ToString(m.Body))
-}
-
 // batch handles msgs while keeping them hidden, then deletes, in one call,
 // those handled.
 func (r *Receiver) batch(ctx context.Context, msgs []types.Message) {
 	stop := r.keepHidden(ctx, msgs)
+	traced, end := r.traced(ctx, msgs)
+	res := r.handle(ctx, traced)
+	end()
+	stop()
 	var done []types.DeleteMessageBatchRequestEntry
 	for i, m := range msgs {
-		outcome, err := r.handleTraced(ctx, m)
-		r.counter.WithLabelValues(r.name, outcome).Inc()
-		if err != nil {
-			r.log.Warn("message left in the queue", zap.String("message_id", aws.ToString(m.MessageId)), zap.String("outcome", outcome), zap.Error(err))
+		r.counter.WithLabelValues(r.name, res[i].Outcome).Inc()
+		if res[i].Err != nil {
+			r.log.Warn("message left in the queue", zap.String("message_id", aws.ToString(m.MessageId)), zap.String("outcome", res[i].Outcome), zap.Error(res[i].Err))
 			continue
 		}
 		done = append(done, types.DeleteMessageBatchRequestEntry{Id: aws.String(fmt.Sprint(i)), ReceiptHandle: m.ReceiptHandle})
 	}
-	stop()
+	r.delete(ctx, done)
+}
+
+// traced starts one span per message, continuing the trace its traceparent
+// attribute carries; end ends them all.
+func (r *Receiver) traced(ctx context.Context, msgs []types.Message) (traced []Message, end func()) {
+	traced = make([]Message, len(msgs))
+	spans := make([]trace.Span, len(msgs))
+	for i, m := range msgs {
+		var parent string
+		if a, ok := m.MessageAttributes[outbox.AttrTraceparent]; ok {
+			parent = aws.ToString(a.StringValue)
+		}
+		traced[i].Ctx, spans[i] = tracing.Tracer().Start(tracing.WithTraceparent(ctx, parent), "sqs.receive "+r.name)
+		traced[i].Body = aws.ToString(m.Body)
+	}
+	return traced, func() {
+		for _, s := range spans {
+			s.End()
+		}
+	}
+}
+
+// delete deletes the handled messages; those it fails to delete are
+// redelivered, harmlessly.
+func (r *Receiver) delete(ctx context.Context, done []types.DeleteMessageBatchRequestEntry) {
 	if len(done) == 0 {
 		return
 	}

@@ -2,6 +2,8 @@ package consumer_test
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"strconv"
 	"sync/atomic"
 	"testing"
@@ -16,6 +18,7 @@ import (
 	eventsv1 "github.com/onceflow/onceflow/pkg/eventspb/onceflow/events/v1"
 	"github.com/onceflow/onceflow/pkg/sqsq"
 	"github.com/onceflow/onceflow/pkg/sqstest"
+	"github.com/onceflow/onceflow/pkg/tracing"
 	"github.com/onceflow/onceflow/provider/fiscal"
 	"github.com/onceflow/onceflow/provider/invoicy"
 	"github.com/onceflow/onceflow/services/invoicer/internal/consumer"
@@ -66,7 +69,7 @@ func (q queue) left(tb testing.TB, url string) int {
 }
 
 // run runs receivers of q with h until the test ends.
-func run(tb testing.TB, q queue, h consumer.Handler, reg prometheus.Registerer, visibility time.Duration, receivers int) {
+func run(tb testing.TB, q queue, h consumer.BatchHandler, reg prometheus.Registerer, visibility time.Duration, receivers int) {
 	tb.Helper()
 	counter := consumer.NewCounter(reg)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -119,7 +122,7 @@ func TestRedeliveredBillingEventAddsNoRow(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	ev := body(t, invoicertest.Payment("pay-redelivered", 100_00, false))
 	q.send(t, ev, ev, ev)
-	run(t, q, consumer.NewBilling(env.Queries, zaptest.NewLogger(t), nil).Handle, reg, 30*time.Second, 2)
+	run(t, q, consumer.NewBilling(env.Pool, zaptest.NewLogger(t), nil).Handle, reg, 30*time.Second, 2)
 
 	waitFor(t, "three messages handled", func() bool {
 		return invoicertest.Metric(t, reg, "onceflow_invoicer_messages_total", nil) == 3
@@ -141,7 +144,7 @@ func TestPoisonMessageIsCountedAndLeftForTheDLQ(t *testing.T) {
 	noKind := invoicertest.Payment("pay-no-kind", 100_00, false)
 	noKind.Kind = eventsv1.DocumentKind_DOCUMENT_KIND_UNSPECIFIED
 	q.send(t, "not json", body(t, noKind))
-	run(t, q, consumer.NewBilling(env.Queries, zaptest.NewLogger(t), nil).Handle, reg, time.Second, 1)
+	run(t, q, consumer.NewBilling(env.Pool, zaptest.NewLogger(t), nil).Handle, reg, time.Second, 1)
 
 	waitFor(t, "both messages in the dead-letter queue", func() bool { return q.left(t, q.dlq) == 2 })
 	if got := invoicertest.Metric(t, reg, "onceflow_invoicer_messages_total", map[string]string{"outcome": "poison"}); got < 4 {
@@ -150,6 +153,128 @@ func TestPoisonMessageIsCountedAndLeftForTheDLQ(t *testing.T) {
 	if n := documents(t, env); n != 0 {
 		t.Fatalf("%d documents recorded from poison, want 0", n)
 	}
+}
+
+func TestBillingBatchRecordsEachEventOnce(t *testing.T) {
+	t.Parallel()
+	bad := invoicertest.Payment("pay-nul", 100_00, false)
+	bad.Lines[0].Description = "\x00" // valid in the event, refused by jsonb
+	for _, tc := range []struct {
+		name   string
+		events []any // *eventsv1.BillingEvent, or a raw body
+		want   []string
+		refs   []string // source refs recorded by the batch
+		txs    int      // transactions that recorded them
+	}{
+		{name: "a redelivered and a poison event among new ones",
+			events: []any{invoicertest.Payment("pay-a", 100_00, false), invoicertest.Payment("pay-b", 200_00, true),
+				invoicertest.Payment("pay-earlier", 100_00, false), "not json", invoicertest.Payment("pay-a", 100_00, false),
+				invoicertest.Refund("ref-a", "pay-a", 50_00)},
+			want: []string{"recorded", "recorded", "duplicate", "poison", "duplicate", "recorded"},
+			refs: []string{"pay-a", "pay-b", "ref-a"}, txs: 1},
+		{name: "a row the database refuses holds back no other",
+			events: []any{invoicertest.Payment("pay-c", 100_00, false), bad, invoicertest.Payment("pay-d", 100_00, false)},
+			want:   []string{"recorded", "error", "recorded"},
+			refs:   []string{"pay-c", "pay-d"}, txs: 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			env := invoicertest.New(t)
+			env.Record(t, invoicertest.Payment("pay-earlier", 100_00, false)) // an earlier batch's
+			var wakes int
+			billing := consumer.NewBilling(env.Pool, zaptest.NewLogger(t), func() { wakes++ })
+			msgs := messages(t, tc.events)
+
+			outcomes(t, billing.Handle(context.Background(), msgs), tc.want)
+			wantRefs := append(slices.Clone(tc.refs), "pay-earlier")
+			slices.Sort(wantRefs)
+			if got := sources(t, env, msgs); !slices.Equal(got, wantRefs) {
+				t.Fatalf("documents %v, want %v", got, wantRefs)
+			}
+			if n := transactions(t, env, tc.refs); n != tc.txs {
+				t.Fatalf("the batch's documents were recorded by %d transactions, want %d", n, tc.txs)
+			}
+			if wakes != 1 {
+				t.Fatalf("the emitter was woken %d times, want once for the batch", wakes)
+			}
+			again := slices.Clone(tc.want)
+			for i := range again {
+				if again[i] == "recorded" {
+					again[i] = "duplicate"
+				}
+			}
+			outcomes(t, billing.Handle(context.Background(), msgs), again)
+			if n := documents(t, env); n != len(tc.refs)+1 || wakes != 1 {
+				t.Fatalf("after the batch was redelivered: %d documents, %d wakes; want %d and still 1", n, wakes, len(tc.refs)+1)
+			}
+		})
+	}
+}
+
+// messages makes a batch of events, each message with a traceparent of its
+// own.
+func messages(tb testing.TB, events []any) []consumer.Message {
+	tb.Helper()
+	msgs := make([]consumer.Message, len(events))
+	for i, ev := range events {
+		msgs[i].Ctx = tracing.WithTraceparent(context.Background(), fmt.Sprintf("00-%032x-%016x-01", i+1, i+1))
+		msgs[i].Body, _ = ev.(string)
+		if ev, ok := ev.(*eventsv1.BillingEvent); ok {
+			msgs[i].Body = body(tb, ev)
+		}
+	}
+	return msgs
+}
+
+// outcomes checks a batch's results: the outcomes wanted, and an error
+// exactly for the messages left in the queue.
+func outcomes(tb testing.TB, res []consumer.Result, want []string) {
+	tb.Helper()
+	if len(res) != len(want) {
+		tb.Fatalf("%d results for %d messages", len(res), len(want))
+	}
+	for i, r := range res {
+		left := want[i] == "poison" || want[i] == "error"
+		if r.Outcome != want[i] || (r.Err != nil) != left {
+			tb.Errorf("message %d: %s (%v), want %s with an error=%v", i, r.Outcome, r.Err, want[i], left)
+		}
+	}
+}
+
+// sources lists the recorded documents' source refs, sorted, checking that
+// each carries the traceparent of a message that asked for it.
+func sources(tb testing.TB, env *invoicertest.Env, msgs []consumer.Message) []string {
+	tb.Helper()
+	parents := map[string]bool{}
+	for _, m := range msgs {
+		parents[tracing.Traceparent(m.Ctx)] = true
+	}
+	rows, err := env.Pool.Query(context.Background(), "SELECT source_ref, traceparent FROM invoicer.fiscal_documents ORDER BY source_ref")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var refs []string
+	for rows.Next() {
+		var ref, parent string
+		if err := rows.Scan(&ref, &parent); err != nil {
+			tb.Fatal(err)
+		}
+		if ref != "pay-earlier" && !parents[parent] {
+			tb.Errorf("document %s recorded with traceparent %q, no message's", ref, parent)
+		}
+		refs = append(refs, ref)
+	}
+	return refs
+}
+
+// transactions counts the transactions that inserted the documents of refs.
+func transactions(tb testing.TB, env *invoicertest.Env, refs []string) int {
+	tb.Helper()
+	var n int
+	if err := env.Pool.QueryRow(context.Background(), "SELECT count(DISTINCT xmin::text) FROM invoicer.fiscal_documents WHERE source_ref = ANY($1)", refs).Scan(&n); err != nil {
+		tb.Fatal(err)
+	}
+	return n
 }
 
 func TestSlowBatchStaysHidden(t *testing.T) {
@@ -162,7 +287,7 @@ func TestSlowBatchStaysHidden(t *testing.T) {
 		return "handled", nil
 	}
 	q.send(t, "slow")
-	run(t, q, slow, prometheus.NewRegistry(), time.Second, 3)
+	run(t, q, consumer.Each(slow), prometheus.NewRegistry(), time.Second, 3)
 
 	waitFor(t, "the message to be handled and deleted", func() bool { return calls.Load() > 0 && q.left(t, q.url) == 0 })
 	if n := calls.Load(); n != 1 {
@@ -192,7 +317,7 @@ due_at = now() + interval '1 hour' WHERE id = $1`, pending.ID); err != nil {
 		return string(b)
 	}
 	h := consumer.NewProvider(env.Pool, invoicy.DefaultStatusMap(), zaptest.NewLogger(t), nil)
-	run(t, q, h.Handle, reg, 30*time.Second, 1)
+	run(t, q, consumer.Each(h.Handle), reg, 30*time.Second, 1)
 
 	q.send(t, event(pending.Reference, "5"))
 	waitFor(t, "the authorization to be adopted", func() bool { return env.Document(t, pending.Reference).Status == string(fiscal.StatusAuthorized) })

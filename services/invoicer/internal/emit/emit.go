@@ -38,7 +38,8 @@ type Provider interface {
 // Config tunes the loop.
 type Config struct {
 	Batch          int           // documents claimed per round
-	Lease          time.Duration // how long a claim lasts; longer than a provider call
+	Lease          time.Duration // how long a claim lasts; more than two provider calls
+	CallTimeout    time.Duration // bound on one provider call (0: only Lease counts)
 	Poll           time.Duration // wake-up period when nothing was due
 	Settle         time.Duration // wait after an ambiguous send before looking again
 	Retry          backoff.Policy
@@ -127,7 +128,9 @@ func (e *Emitter) Run(ctx context.Context) error {
 // Round claims one batch of due documents and works each; it returns how
 // many it claimed.
 func (e *Emitter) Round(ctx context.Context) (int, error) {
-	token := uuid.New()
+	// Taken before the claim, so the time measured from it is never less
+	// than the time the claim's lease has really run.
+	token, claimed := uuid.New(), time.Now()
 	docs, err := e.queries.DocumentClaimDue(ctx, &token, e.cfg.Lease.Seconds(), int32(e.cfg.Batch))
 	if err != nil {
 		return 0, fmt.Errorf("claim documents: %w", err)
@@ -141,15 +144,38 @@ func (e *Emitter) Round(ctx context.Context) (int, error) {
 		if ctx.Err() != nil {
 			break
 		}
-		// Each document gets a full lease from the moment work on it starts,
-		// however long the earlier ones in the batch took.
-		if n, err := e.queries.DocumentRenewLease(inHand, e.cfg.Lease.Seconds(), d.ID, &token); err != nil || n == 0 {
-			e.log.Warn("claim lost before work started", zap.Int64("document", d.ID), zap.Error(err))
+		if !e.leased(inHand, d, token, claimed) {
 			continue
 		}
 		e.handle(inHand, d, token)
 	}
 	return len(docs), nil
+}
+
+// leased reports whether d's claim holds with enough lease left for the
+// work on it. A claim younger than renewAfter is trusted without a commit;
+// an older one is renewed first, and a renewal that finds it lost skips d.
+// A young claim lost meanwhile (a provider event or an operator moved d) is
+// caught later: the send marker and the result are written only under the
+// token and the claimed status, so d is at most looked up, never sent.
+func (e *Emitter) leased(ctx context.Context, d store.InvoicerFiscalDocument, token uuid.UUID, claimed time.Time) bool {
+	if time.Since(claimed) < e.cfg.renewAfter() {
+		return true
+	}
+	n, err := e.queries.DocumentRenewLease(ctx, e.cfg.Lease.Seconds(), d.ID, &token)
+	if err != nil || n == 0 {
+		e.log.Warn("claim lost before work started", zap.Int64("document", d.ID), zap.Error(err))
+		return false
+	}
+	return true
+}
+
+// renewAfter is how old a claim may be and still serve a document without
+// a renewal: every document starts with at least two thirds of the lease
+// ahead of it, and never less than a look-up and a send (two provider
+// calls; the configuration requires a lease longer than that).
+func (c Config) renewAfter() time.Duration {
+	return min(c.Lease/3, c.Lease-2*c.CallTimeout)
 }
 
 // handle works one claimed document and saves the result, in a span that

@@ -1,0 +1,128 @@
+package emit_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap/zaptest"
+
+	"github.com/onceflow/onceflow/provider/fiscal"
+	"github.com/onceflow/onceflow/provider/invoicy"
+	"github.com/onceflow/onceflow/services/invoicer/internal/emit"
+	"github.com/onceflow/onceflow/services/invoicer/internal/invoicertest"
+)
+
+// hooked is the sandbox's client, running before ahead of every look-up.
+type hooked struct {
+	*invoicy.Client
+	before func(ref string)
+}
+
+func (h hooked) Lookup(ctx context.Context, ref string) ([]fiscal.Held, error) {
+	h.before(ref)
+	return h.Client.Lookup(ctx, ref)
+}
+
+func hookedWorker(tb testing.TB, env *invoicertest.Env, cfg emit.Config, before func(ref string)) worker {
+	tb.Helper()
+	reg := prometheus.NewRegistry()
+	p := hooked{Client: env.Client(tb, 5*time.Second), before: before}
+	return worker{Emitter: emit.New(env.Pool, p, invoicy.IsRefused, zaptest.NewLogger(tb), reg, cfg), reg: reg}
+}
+
+func TestBatchRenewsLeasesOnlyWhenTheClaimIsOld(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name         string
+		lease, calls time.Duration // Config.Lease, Config.CallTimeout
+		pause        time.Duration // spent in the first document's look-up
+		renewed      bool          // the later documents were worked under a renewed lease
+	}{
+		{name: "fast batch works under the claim's lease", lease: 10 * time.Second},
+		{name: "renewed once a third of the lease has run", lease: 1500 * time.Millisecond, pause: 600 * time.Millisecond, renewed: true},
+		{name: "renewed sooner to leave a look-up and a send", lease: 1500 * time.Millisecond, calls: 600 * time.Millisecond,
+			pause: 400 * time.Millisecond, renewed: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			env := invoicertest.New(t)
+			for i := range 3 {
+				env.Record(t, invoicertest.Payment(fmt.Sprint("pay-lease-", i), 100_00, false))
+			}
+			var leases []time.Time // each document's lease expiry while it is looked up
+			cfg := fast(t)
+			cfg.Lease, cfg.CallTimeout = tc.lease, tc.calls
+			w := hookedWorker(t, env, cfg, func(ref string) {
+				leases = append(leases, *env.Document(t, ref).LeaseExpiresAt)
+				if len(leases) == 1 {
+					time.Sleep(tc.pause)
+				}
+			})
+
+			if n, err := w.Round(context.Background()); err != nil || n != 3 {
+				t.Fatalf("round claimed %d (%v), want 3", n, err)
+			}
+			if n := env.Sandbox.Stats().Emits; n != 3 || len(leases) != 3 {
+				t.Fatalf("%d sends after %d look-ups, want 3 of each", n, len(leases))
+			}
+			for i, l := range leases[1:] {
+				if renewed := l.After(leases[0]); renewed != tc.renewed || (!renewed && !l.Equal(leases[0])) {
+					t.Errorf("document %d looked up under a lease to %s, the first under %s; want renewed=%v",
+						i+2, l.Format(time.StampMicro), leases[0].Format(time.StampMicro), tc.renewed)
+				}
+			}
+		})
+	}
+}
+
+func TestDocumentWhoseClaimWasLostIsNotSent(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name  string
+		lease time.Duration
+		pause time.Duration // spent in the first document's look-up
+	}{
+		{name: "fresh claim: fenced at the send marker", lease: 10 * time.Second},
+		{name: "old claim: the renewal finds it lost", lease: 900 * time.Millisecond, pause: 400 * time.Millisecond},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			env := invoicertest.New(t)
+			first := env.Record(t, invoicertest.Payment("pay-kept", 100_00, false))
+			lost := env.Record(t, invoicertest.Payment("pay-lost", 100_00, false))
+			other := uuid.New() // another worker's token
+			cfg := fast(t)
+			cfg.Lease = tc.lease
+			w := hookedWorker(t, env, cfg, func(ref string) {
+				if ref != first.Reference {
+					return
+				}
+				// While the first document is worked, the second is taken
+				// from this worker.
+				if _, err := env.Pool.Exec(context.Background(), "UPDATE invoicer.fiscal_documents SET lease_token = $1 WHERE id = $2", other, lost.ID); err != nil {
+					t.Error(err)
+				}
+				time.Sleep(tc.pause)
+			})
+
+			if n, err := w.Round(context.Background()); err != nil || n != 2 {
+				t.Fatalf("round claimed %d (%v), want 2", n, err)
+			}
+			if got := env.Document(t, first.Reference); got.Status != string(fiscal.StatusAuthorized) {
+				t.Fatalf("the document still held is %s, want authorized", got.Status)
+			}
+			got := env.Document(t, lost.Reference)
+			if n := env.Sandbox.CountByReference(lost.Reference); n != 0 || env.Sandbox.Stats().Emits != 1 {
+				t.Fatalf("%d documents at the sandbox for the lost claim (%d sends in all), want none (1)", n, env.Sandbox.Stats().Emits)
+			}
+			if got.Status != string(fiscal.StatusPending) || got.UnknownSince != nil || got.LeaseToken == nil || *got.LeaseToken != other {
+				t.Fatalf("lost document is %s, unknown since %v, token %v; want it untouched: pending, no send marker, the other token",
+					got.Status, got.UnknownSince, got.LeaseToken)
+			}
+		})
+	}
+}
