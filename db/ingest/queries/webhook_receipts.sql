@@ -1,10 +1,8 @@
--- name: ReceiptInsert :batchone
--- Sent in batches, one commit for all; a duplicate (same scope and dedupe
--- key) inserts nothing and returns no row.
+-- name: ReceiptInsert :execrows
+-- A duplicate (same scope and dedupe key) inserts nothing and returns 0.
 INSERT INTO ingest.webhook_receipts (source, scope, kind, dedupe_key, event_id, event_type, body, traceparent)
 VALUES (@source, @scope, @kind, @dedupe_key, @event_id, @event_type, @body, @traceparent)
-ON CONFLICT (scope, dedupe_key) DO NOTHING
-RETURNING id;
+ON CONFLICT (scope, dedupe_key) DO NOTHING;
 
 -- name: ReceiptClaimDue :many
 -- Claims pending receipts that are due and not leased by a live worker.

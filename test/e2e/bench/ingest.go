@@ -105,10 +105,8 @@ func signStripe(secret, ts string, body []byte) string {
 }
 
 // receiptOp runs the statement ingest runs for a new event (see
-// ReceiptStatement) straight through pgx: one receipt per transaction
-// (auto-committed, prepared and cached per connection), the ceiling the
-// issue defines. Ingest itself commits receipts that arrive together in
-// one transaction, so it can exceed this ceiling.
+// ReceiptStatement) straight through pgx, as ingest's handler does: one
+// statement, auto-committed, prepared and cached per connection.
 func receiptOp(pool *pgxpool.Pool, stmt Statement, ev *events) (Op, error) {
 	if _, err := stmt.Args(receiptParams("", nil)); err != nil {
 		return nil, fmt.Errorf("ingest's receipt query: %w", err)

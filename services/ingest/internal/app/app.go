@@ -27,7 +27,6 @@ import (
 	"github.com/onceflow/onceflow/services/ingest/internal/httpapi"
 	"github.com/onceflow/onceflow/services/ingest/internal/poller"
 	"github.com/onceflow/onceflow/services/ingest/internal/psp"
-	"github.com/onceflow/onceflow/services/ingest/internal/receipts"
 	"github.com/onceflow/onceflow/services/ingest/internal/sources"
 	"github.com/onceflow/onceflow/services/ingest/internal/store"
 	"github.com/onceflow/onceflow/services/ingest/internal/webhook"
@@ -93,8 +92,7 @@ func Serve(ctx context.Context, loaded config.Loaded[Config], listening chan<- s
 		}
 	}
 	wake := make(chan struct{}, 1)
-	writer := receipts.New(pool, reg, cfg.ReceiptWriters, cfg.ReceiptCommitMax)
-	webhook.NewHandler(srcs, writer, log.Named("webhook"), reg, wake).Register(srv.Echo())
+	webhook.NewHandler(srcs, queries, log.Named("webhook"), reg, wake).Register(srv.Echo())
 	httpapi.New(queries, cfg.APIToken).Register(srv.Echo())
 	admin.New(queries, log.Named("admin"), cfg.AdminToken, wake).Register(srv.Echo())
 
@@ -102,7 +100,7 @@ func Serve(ctx context.Context, loaded config.Loaded[Config], listening chan<- s
 	loops := append(workers(cfg, pool, log, reg, wake, waker.Wake), waker.Run)
 	if scope != "" {
 		client := pspClient(cfg)
-		loops = append(loops, poller.New(queries, writer, client, log.Named("poller"), reg, poller.Config{
+		loops = append(loops, poller.New(queries, client, log.Named("poller"), reg, poller.Config{
 			After: cfg.PollAfter, Every: cfg.PollEvery, GiveUp: cfg.PollGiveUp, Interval: cfg.PollInterval,
 			Batch: cfg.PollBatch, Scope: scope,
 		}, wake).Run)

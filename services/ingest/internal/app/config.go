@@ -18,12 +18,7 @@ type Config struct {
 	APIToken        string        `env:"API_TOKEN"`
 	// SourcesFile is the YAML file of webhook sources; unset, ingest serves
 	// dLocal alone at /webhooks/dlocal.
-	SourcesFile string `env:"WEBHOOK_SOURCES_FILE"`
-	// Receipts arriving while a commit is in flight are committed together:
-	// up to RECEIPT_WRITERS transactions at once, each of up to
-	// RECEIPT_COMMIT_MAX receipts.
-	ReceiptWriters   int           `env:"RECEIPT_WRITERS" envDefault:"2"`
-	ReceiptCommitMax int           `env:"RECEIPT_COMMIT_MAX" envDefault:"64"`
+	SourcesFile      string        `env:"WEBHOOK_SOURCES_FILE"`
 	Workers          int           `env:"APPLY_WORKERS" envDefault:"8"`
 	ApplyBatch       int           `env:"APPLY_BATCH" envDefault:"20"`
 	ApplyLease       time.Duration `env:"APPLY_LEASE" envDefault:"60s"`
@@ -65,7 +60,6 @@ func (c Config) Validate() error {
 		{c.DLocalLogin == "", "DLOCAL_LOGIN: want the merchant's dLocal login"},
 		{c.DLocalTransKey == "", "DLOCAL_TRANS_KEY: want the merchant's dLocal trans key"},
 		{c.DLocalSecretKey == "", "DLOCAL_SECRET_KEY: want the merchant's dLocal secret key (it signs API requests)"},
-		{c.ReceiptWriters < 1 || c.ReceiptCommitMax < 1, "RECEIPT_WRITERS/RECEIPT_COMMIT_MAX: want at least 1 each"},
 		{c.Workers < 1, "APPLY_WORKERS: want at least 1"},
 		{c.ApplyBatch < 1, "APPLY_BATCH: want at least 1"},
 		{c.ApplyLease <= 0, "APPLY_LEASE: want a positive duration"},

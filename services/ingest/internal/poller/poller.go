@@ -17,7 +17,6 @@ import (
 
 	"github.com/onceflow/onceflow/pkg/httpserver"
 	"github.com/onceflow/onceflow/services/ingest/internal/apply"
-	"github.com/onceflow/onceflow/services/ingest/internal/receipts"
 	"github.com/onceflow/onceflow/services/ingest/internal/store"
 	"github.com/onceflow/onceflow/services/ingest/internal/webhook"
 )
@@ -38,7 +37,6 @@ type Config struct {
 // Poller re-fetches unsettled payments.
 type Poller struct {
 	queries *store.Queries
-	writer  *receipts.Writer
 	psp     apply.PSP
 	log     *zap.Logger
 	cfg     Config
@@ -46,10 +44,9 @@ type Poller struct {
 	polls   *prometheus.CounterVec
 }
 
-// New returns a poller that records what it finds with w; wake nudges the
-// apply worker after a new receipt.
-func New(q *store.Queries, w *receipts.Writer, p apply.PSP, log *zap.Logger, reg prometheus.Registerer, cfg Config, wake chan<- struct{}) *Poller {
-	pl := &Poller{queries: q, writer: w, psp: p, log: log, cfg: cfg, wake: wake,
+// New returns a poller; wake nudges the apply worker after a new receipt.
+func New(q *store.Queries, p apply.PSP, log *zap.Logger, reg prometheus.Registerer, cfg Config, wake chan<- struct{}) *Poller {
+	pl := &Poller{queries: q, psp: p, log: log, cfg: cfg, wake: wake,
 		polls: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "onceflow_ingest_polls_total", Help: "Status polls of unsettled payments by outcome (unchanged, new_status, error).",
 		}, []string{"outcome"})}
@@ -130,7 +127,7 @@ func (p *Poller) poll(ctx context.Context, kind, id string, status func(context.
 		return 0
 	}
 	body, _ := json.Marshal(map[string]string{"id": id, "status": st})
-	inserted, err := p.writer.Insert(ctx, store.ReceiptInsertParams{
+	n, err := p.queries.ReceiptInsert(ctx, store.ReceiptInsertParams{
 		Source: Source, Scope: p.cfg.Scope, Kind: string(webhook.KindPSP), DedupeKey: webhook.DLocalKey(kind, id, st),
 		EventID: id, EventType: kind, Body: body,
 	})
@@ -139,7 +136,7 @@ func (p *Poller) poll(ctx context.Context, kind, id string, status func(context.
 		outcome = "error"
 		p.log.Warn("record polled status", zap.String("kind", kind), zap.String("id", id), zap.Error(err))
 		return 0
-	case !inserted:
+	case n == 0:
 		outcome = "unchanged"
 		return 0
 	}

@@ -151,6 +151,41 @@ func (q *Queries) ReceiptFinish(ctx context.Context, arg ReceiptFinishParams) (i
 	return result.RowsAffected(), nil
 }
 
+const receiptInsert = `-- name: ReceiptInsert :execrows
+INSERT INTO ingest.webhook_receipts (source, scope, kind, dedupe_key, event_id, event_type, body, traceparent)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+ON CONFLICT (scope, dedupe_key) DO NOTHING
+`
+
+type ReceiptInsertParams struct {
+	Source      string
+	Scope       string
+	Kind        string
+	DedupeKey   string
+	EventID     string
+	EventType   string
+	Body        []byte
+	Traceparent string
+}
+
+// A duplicate (same scope and dedupe key) inserts nothing and returns 0.
+func (q *Queries) ReceiptInsert(ctx context.Context, arg ReceiptInsertParams) (int64, error) {
+	result, err := q.db.Exec(ctx, receiptInsert,
+		arg.Source,
+		arg.Scope,
+		arg.Kind,
+		arg.DedupeKey,
+		arg.EventID,
+		arg.EventType,
+		arg.Body,
+		arg.Traceparent,
+	)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const receiptListParked = `-- name: ReceiptListParked :many
 SELECT id, source, event_id, event_type, attempts, last_error, received_at
 FROM ingest.webhook_receipts

@@ -17,25 +17,23 @@ import (
 	"github.com/onceflow/onceflow/pkg/httpserver"
 	"github.com/onceflow/onceflow/pkg/tracing"
 	"github.com/onceflow/onceflow/pkg/webhooksig"
-	"github.com/onceflow/onceflow/services/ingest/internal/receipts"
 	"github.com/onceflow/onceflow/services/ingest/internal/store"
 )
 
 // Handler serves POST /webhooks/:source.
 type Handler struct {
 	sources    map[string]Source
-	writer     *receipts.Writer
+	queries    *store.Queries
 	log        *zap.Logger
 	received   chan<- struct{}
 	receipts   *prometheus.CounterVec
 	signatures *prometheus.CounterVec
 }
 
-// NewHandler returns a handler for the sources that records receipts with
-// w. received is nudged (without blocking) after each new receipt so a
-// worker wakes up.
-func NewHandler(sources []Source, w *receipts.Writer, log *zap.Logger, reg prometheus.Registerer, received chan<- struct{}) *Handler {
-	h := &Handler{sources: map[string]Source{}, writer: w, log: log, received: received,
+// NewHandler returns a handler for the sources. received is nudged (without
+// blocking) after each new receipt so a worker wakes up.
+func NewHandler(sources []Source, q *store.Queries, log *zap.Logger, reg prometheus.Registerer, received chan<- struct{}) *Handler {
+	h := &Handler{sources: map[string]Source{}, queries: q, log: log, received: received,
 		receipts: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "onceflow_ingest_receipts_total", Help: "Webhook deliveries by source and outcome (accepted, duplicate, or the refusal code).",
 		}, []string{"source", "outcome"}),
@@ -90,7 +88,7 @@ func (h *Handler) store(c echo.Context, src Source, rec Receipt, body []byte) er
 	ctx, span := tracing.Tracer().Start(ctx, "webhook.receive", trace.WithAttributes(
 		attribute.String("onceflow.source", src.Name), attribute.String("onceflow.event_id", rec.EventID)))
 	defer span.End()
-	inserted, err := h.writer.Insert(ctx, store.ReceiptInsertParams{
+	n, err := h.queries.ReceiptInsert(ctx, store.ReceiptInsertParams{
 		Source: src.Name, Scope: src.Scope, Kind: string(src.Kind), DedupeKey: rec.DedupeKey,
 		EventID: rec.EventID, EventType: rec.EventType, Body: body, Traceparent: tracing.Traceparent(ctx),
 	})
@@ -99,7 +97,7 @@ func (h *Handler) store(c echo.Context, src Source, rec Receipt, body []byte) er
 		return err
 	}
 	outcome := "accepted"
-	if !inserted {
+	if n == 0 {
 		outcome = "duplicate"
 	} else {
 		select {
