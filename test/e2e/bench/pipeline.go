@@ -148,7 +148,10 @@ func (p pipelineRun) paced(ctx context.Context, f func(ctx context.Context, orde
 	return g.Wait()
 }
 
-// wait polls until every invoice is authorized, reporting every 5 s.
+// wait polls until every invoice is authorized, reporting every 5 s. It
+// looks once a second: the figures come from the rows' own timestamps, not
+// from when the poll sees them, and the count's join, run ten times a
+// second, took a tenth of a core from the stack it measures.
 func (p pipelineRun) wait(ctx context.Context) error {
 	began := time.Now()
 	lastReport := began
@@ -167,7 +170,7 @@ func (p pipelineRun) wait(ctx context.Context) error {
 			p.progress("%d of %d invoices authorized", n, p.payments)
 			lastReport = time.Now()
 		}
-		if !backoff.Sleep(ctx, 100*time.Millisecond) {
+		if !backoff.Sleep(ctx, time.Second) {
 			return ctx.Err()
 		}
 	}
