@@ -85,8 +85,8 @@ func TestStandbyTakesOverFromKilledLeader(t *testing.T) {
 		dups += n - 1
 	}
 	t.Logf("%d messages for %d rows: %d duplicates", backlog+dups, backlog, dups)
-	if maxDups := 2 * batchSize; dups > maxDups {
-		t.Errorf("%d duplicate messages, want at most the killed leader's two batches in flight, %d", dups, maxDups)
+	if maxDups := 4 * batchSize; dups > maxDups {
+		t.Errorf("%d duplicate messages, want at most the killed leader's four batches in flight, %d", dups, maxDups)
 	}
 	waitFor(t, "every row published", func() bool { return countRows(t, pool, "published_at IS NOT NULL") == backlog })
 	if n := countRows(t, pool, "parked_at IS NOT NULL"); n != 0 {

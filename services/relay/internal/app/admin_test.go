@@ -42,6 +42,7 @@ func TestAdminEndpoints(t *testing.T) {
 	if key := receiveOne(t, client, queueURL); key != "payment:1:paid" {
 		t.Fatalf("received %q, want payment:1:paid", key)
 	}
+	waitPublished(t, dsn, 1) // the first row of a fresh outbox: its mark commits just after the send
 	parkedID := insertParked(t, dsn, "payment:2:paid")
 
 	var page struct {
