@@ -5,9 +5,13 @@ VALUES (@source, @scope, @kind, @dedupe_key, @event_id, @event_type, @body, @tra
 ON CONFLICT (scope, dedupe_key) DO NOTHING;
 
 -- name: ReceiptClaimDue :many
--- Claims pending receipts that are due and not leased by a live worker.
+-- Claims pending receipts that are due and not leased by a live worker. A
+-- claimed receipt is due again when its lease ends, which also moves it
+-- behind the due ones in the pending index, so a claim's scan stops before
+-- the receipts other workers hold.
 UPDATE ingest.webhook_receipts r
-SET lease_token = @lease_token, lease_expires_at = now() + make_interval(secs => @lease_seconds::float8)
+SET lease_token = @lease_token, lease_expires_at = now() + make_interval(secs => @lease_seconds::float8),
+    next_attempt_at = now() + make_interval(secs => @lease_seconds::float8)
 WHERE r.id IN (
     SELECT id FROM ingest.webhook_receipts
     WHERE status = 'pending' AND next_attempt_at <= now()

@@ -34,7 +34,8 @@ func (q *Queries) ReceiptBacklog(ctx context.Context) (ReceiptBacklogRow, error)
 
 const receiptClaimDue = `-- name: ReceiptClaimDue :many
 UPDATE ingest.webhook_receipts r
-SET lease_token = $1, lease_expires_at = now() + make_interval(secs => $2::float8)
+SET lease_token = $1, lease_expires_at = now() + make_interval(secs => $2::float8),
+    next_attempt_at = now() + make_interval(secs => $2::float8)
 WHERE r.id IN (
     SELECT id FROM ingest.webhook_receipts
     WHERE status = 'pending' AND next_attempt_at <= now()
@@ -58,7 +59,10 @@ type ReceiptClaimDueRow struct {
 	Traceparent string
 }
 
-// Claims pending receipts that are due and not leased by a live worker.
+// Claims pending receipts that are due and not leased by a live worker. A
+// claimed receipt is due again when its lease ends, which also moves it
+// behind the due ones in the pending index, so a claim's scan stops before
+// the receipts other workers hold.
 func (q *Queries) ReceiptClaimDue(ctx context.Context, leaseToken *uuid.UUID, leaseSeconds float64, maxRows int32) ([]ReceiptClaimDueRow, error) {
 	rows, err := q.db.Query(ctx, receiptClaimDue, leaseToken, leaseSeconds, maxRows)
 	if err != nil {
