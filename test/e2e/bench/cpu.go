@@ -9,27 +9,34 @@ import (
 	"github.com/onceflow/onceflow/test/e2e/stack"
 )
 
-// cpuTimes is CPU seconds (user + system) used so far, per process group.
-type cpuTimes map[string]float64
+// proc names one process (pid) of a group; the whole machine is the group
+// "machine" with pid 0.
+type proc struct {
+	group string
+	pid   int
+}
+
+// cpuTimes is CPU seconds (user + system) used so far, per process.
+type cpuTimes map[proc]float64
 
 // readCPU reads the CPU time of each stack process, of this harness, of
-// every PostgreSQL and Node (the SQS emulator) process, summed per group,
-// and of the whole machine ("machine", every core's busy time). PostgreSQL
-// and the emulator may serve other work too; so may the machine.
+// every PostgreSQL and Node (the SQS emulator) process, and of the whole
+// machine (every core's busy time). PostgreSQL and the emulator may serve
+// other work too; so may the machine.
 func readCPU(s *stack.Stack) cpuTimes {
 	t := cpuTimes{}
 	if fs, err := procfs.NewDefaultFS(); err == nil {
 		if st, err := fs.Stat(); err == nil {
 			c := st.CPUTotal
-			t["machine"] = c.User + c.Nice + c.System + c.IRQ + c.SoftIRQ + c.Steal
+			t[proc{"machine", 0}] = c.User + c.Nice + c.System + c.IRQ + c.SoftIRQ + c.Steal
 		}
 	}
 	for _, name := range s.Names("") {
 		if pid := s.PID(name); pid != 0 {
-			t[name] += procCPU(pid)
+			t[proc{name, pid}] = procCPU(pid)
 		}
 	}
-	t["bench"] = procCPU(os.Getpid())
+	t[proc{"bench", os.Getpid()}] = procCPU(os.Getpid())
 	procs, err := procfs.AllProcs()
 	if err != nil {
 		return t
@@ -41,9 +48,9 @@ func readCPU(s *stack.Stack) cpuTimes {
 		}
 		switch {
 		case strings.HasPrefix(comm, "postgres"):
-			t["postgres"] += procCPU(p.PID)
+			t[proc{"postgres", p.PID}] = procCPU(p.PID)
 		case comm == "node":
-			t["sqs"] += procCPU(p.PID)
+			t[proc{"sqs", p.PID}] = procCPU(p.PID)
 		}
 	}
 	return t
@@ -63,14 +70,20 @@ func procCPU(pid int) float64 {
 }
 
 // cores is the CPU used between two readings, in cores, over seconds of
-// wall time, per group; "other" is the machine's busy time that no group
-// accounts for (other work on a shared machine). Groups under 0.01 core are
-// left out.
+// wall time, per group: each process counts what it used since the first
+// reading (all of it when it started since), and one that exited meanwhile
+// counts nothing, so a stage that stops a service does not subtract that
+// service's PostgreSQL connections. "other" is the machine's busy time that
+// no group accounts for (other work on a shared machine). Groups under 0.01
+// core are left out.
 func cores(before, after cpuTimes, seconds float64) map[string]float64 {
+	used := map[string]float64{}
+	for p, t := range after {
+		used[p.group] += (t - before[p]) / seconds
+	}
 	out := map[string]float64{}
 	groups := 0.0
-	for name, t := range after {
-		c := (t - before[name]) / seconds
+	for name, c := range used {
 		if name != "machine" {
 			groups += c
 		}
