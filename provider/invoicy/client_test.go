@@ -167,7 +167,7 @@ func checkKind(tb testing.TB, err, want error) {
 	if !errors.Is(err, want) {
 		tb.Fatalf("err = %v, want %v", err, want)
 	}
-	if IsAmbiguous(err) == IsRefused(err) {
+	if errors.Is(err, ErrAmbiguous) == IsRefused(err) {
 		tb.Fatalf("err = %v: must be exactly one of ambiguous or refused", err)
 	}
 }

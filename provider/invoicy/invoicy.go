@@ -44,9 +44,6 @@ var (
 	ErrRefused = errors.New("refused, nothing was stored")
 )
 
-// IsAmbiguous reports whether err says the provider may have acted.
-func IsAmbiguous(err error) bool { return errors.Is(err, ErrAmbiguous) }
-
 // IsRefused reports whether err says the provider definitely did not act.
 func IsRefused(err error) bool { return errors.Is(err, ErrRefused) }
 

@@ -168,7 +168,7 @@ func TestSandboxWrongAccessKey(t *testing.T) {
 	doc := sandboxDoc("payment", "D-4-key", fiscal.KindInvoice, fiscal.Buyer{}, nil)
 
 	_, err := c.Emit(t.Context(), doc)
-	if !errors.Is(err, invoicy.ErrRefused) || invoicy.IsAmbiguous(err) {
+	if !errors.Is(err, invoicy.ErrRefused) || errors.Is(err, invoicy.ErrAmbiguous) {
 		t.Fatalf("Emit with a wrong access key = %v, want ErrRefused", err)
 	}
 	if _, err := c.Lookup(t.Context(), doc.Reference); !errors.Is(err, invoicy.ErrRefused) {

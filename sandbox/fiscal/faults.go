@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/onceflow/onceflow/pkg/backoff"
+	"github.com/onceflow/onceflow/sandbox/internal/server"
 )
 
 // AnyReference is the rule key that applies to every reference without a
@@ -126,7 +127,7 @@ func (s *Server) putRule(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.SetRule(ref, rule)
-	writeJSON(w, rule)
+	server.WriteJSON(w, http.StatusOK, rule)
 }
 
 // listRules serves GET /sandbox/faults: the rules by reference.
@@ -137,7 +138,7 @@ func (s *Server) listRules(w http.ResponseWriter, _ *http.Request) {
 		out[k] = v
 	}
 	s.mu.Unlock()
-	writeJSON(w, out)
+	server.WriteJSON(w, http.StatusOK, out)
 }
 
 // writeError answers status with the JSON error body the services use.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/onceflow/onceflow/pkg/backoff"
 	"github.com/onceflow/onceflow/pkg/money"
+	"github.com/onceflow/onceflow/sandbox/internal/server"
 )
 
 // The keyed API is a generic JSON provider that takes an Idempotency-Key
@@ -177,7 +178,7 @@ func (s *Server) keyedGet(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not_found", "no document under this key")
 		return
 	}
-	writeJSON(w, keyed(found[0]))
+	server.WriteJSON(w, http.StatusOK, keyed(found[0]))
 }
 
 func (s *Server) numberAt(i int) int {

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/onceflow/onceflow/sandbox/internal/server"
 )
 
 // Profile is a seeded fault distribution for load and chaos runs: every
@@ -90,7 +92,7 @@ func (s *Server) plant(w http.ResponseWriter, r *http.Request) {
 	draft := Document{Reference: req.Reference, Type: req.Type, Total: req.Total, Currency: req.Currency,
 		Addendum: req.Addendum, IssueDate: s.cfg.Now().Format(dateLayout)}
 	docs := s.issue([]Document{draft}, action{})
-	writeJSON(w, docs[0])
+	server.WriteJSON(w, http.StatusOK, docs[0])
 }
 
 // drop serves DELETE /sandbox/documents/{reference}: forget every document
@@ -109,5 +111,5 @@ func (s *Server) drop(w http.ResponseWriter, r *http.Request) {
 	}
 	s.docs = kept
 	s.mu.Unlock()
-	writeJSON(w, map[string]int{"dropped": dropped})
+	server.WriteJSON(w, http.StatusOK, map[string]int{"dropped": dropped})
 }

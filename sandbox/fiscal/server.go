@@ -21,13 +21,14 @@
 package fiscal
 
 import (
-	"encoding/json"
 	"net/http"
 	"slices"
 	"sync"
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/onceflow/onceflow/sandbox/internal/server"
 )
 
 // Config configures a Server. Zero values of the optional fields select the
@@ -139,10 +140,10 @@ func New(cfg Config) *Server {
 		w.WriteHeader(http.StatusNoContent)
 	})
 	s.mux.HandleFunc("GET /sandbox/stats", func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, s.Stats())
+		server.WriteJSON(w, http.StatusOK, s.Stats())
 	})
 	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, map[string]string{"status": "ok"})
+		server.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
 	return s
 }
@@ -208,15 +209,5 @@ func (s *Server) listDocuments(w http.ResponseWriter, r *http.Request) {
 		list.Documents = append(list.Documents, d)
 		list.ByReference[d.Reference]++
 	}
-	writeJSON(w, list)
-}
-
-func writeJSON(w http.ResponseWriter, v any) {
-	body, err := json.Marshal(v)
-	if err != nil {
-		http.Error(w, "encode response", http.StatusInternalServerError)
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	_, _ = w.Write(body)
+	server.WriteJSON(w, http.StatusOK, list)
 }

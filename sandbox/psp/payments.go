@@ -10,6 +10,7 @@ import (
 
 	"github.com/onceflow/onceflow/pkg/backoff"
 	"github.com/onceflow/onceflow/pkg/money"
+	"github.com/onceflow/onceflow/sandbox/internal/server"
 )
 
 // dateLayout is dLocal's created_date form.
@@ -125,7 +126,7 @@ func (s *Server) createPayment(w http.ResponseWriter, _ *http.Request, body []by
 	s.payments[p.ID] = &stored
 	s.mu.Unlock()
 	s.log.Info("payment created", zap.String("payment_id", p.ID), zap.String("status", p.Status))
-	writeJSON(w, http.StatusOK, p)
+	server.WriteJSON(w, http.StatusOK, p)
 	s.notifyPayment(p)
 	if pendingFirst {
 		s.background(func() { s.approveLater(p.ID) })
@@ -150,7 +151,7 @@ func (s *Server) getPayment(w http.ResponseWriter, r *http.Request, _ []byte) {
 		writeError(w, errPaymentNotFound)
 		return
 	}
-	writeJSON(w, http.StatusOK, p)
+	server.WriteJSON(w, http.StatusOK, p)
 }
 
 // payment returns a snapshot of the payment with id.

@@ -9,6 +9,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/onceflow/onceflow/pkg/money"
+	"github.com/onceflow/onceflow/sandbox/internal/server"
 )
 
 // refund is dLocal's refund object. Unlike payments, its status_code is a
@@ -72,7 +73,7 @@ func (s *Server) createRefund(w http.ResponseWriter, _ *http.Request, body []byt
 		return
 	}
 	s.log.Info("refund created", zap.String("refund_id", ref.ID), zap.String("payment_id", ref.PaymentID))
-	writeJSON(w, http.StatusOK, ref)
+	server.WriteJSON(w, http.StatusOK, ref)
 	s.notifyRefund(ref)
 }
 
@@ -134,7 +135,7 @@ func (s *Server) getRefund(w http.ResponseWriter, r *http.Request, _ []byte) {
 		writeError(w, errRefundNotFound)
 		return
 	}
-	writeJSON(w, http.StatusOK, ref)
+	server.WriteJSON(w, http.StatusOK, ref)
 }
 
 // refund returns a snapshot of the refund with id.

@@ -6,6 +6,8 @@ import (
 	"strconv"
 
 	"go.uber.org/zap"
+
+	"github.com/onceflow/onceflow/sandbox/internal/server"
 )
 
 // maxCopies bounds ?copies= on the resend endpoints.
@@ -59,7 +61,7 @@ func (s *Server) resend(w http.ResponseWriter, r *http.Request, kind, id, url st
 		}
 	}
 	s.log.Info("notification resent", zap.String("kind", kind), zap.String("id", id), zap.Int("copies", copies), zap.Int("sent", sent))
-	writeJSON(w, http.StatusOK, map[string]int{"sent": sent})
+	server.WriteJSON(w, http.StatusOK, map[string]int{"sent": sent})
 }
 
 // statusRequest forces a payment's status from /sandbox. StatusCode defaults
@@ -99,7 +101,7 @@ func (s *Server) forceStatus(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.log.Info("payment status forced", zap.String("payment_id", p.ID), zap.String("status", p.Status))
-	writeJSON(w, http.StatusOK, p)
+	server.WriteJSON(w, http.StatusOK, p)
 	s.notifyPayment(p)
 }
 
@@ -152,5 +154,5 @@ func (s *Server) Stats() Stats {
 }
 
 func (s *Server) stats(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, s.Stats())
+	server.WriteJSON(w, http.StatusOK, s.Stats())
 }

@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/onceflow/onceflow/pkg/dlocal"
+	"github.com/onceflow/onceflow/sandbox/internal/server"
 )
 
 // maxBody bounds every request body the simulator reads.
@@ -108,7 +109,7 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("POST /sandbox/payments/{id}/status", s.forceStatus)
 	s.mux.HandleFunc("GET /sandbox/stats", s.stats)
 	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+		server.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
 }
 
@@ -195,18 +196,7 @@ func decodeJSON(w http.ResponseWriter, body []byte, v any) bool {
 	return true
 }
 
-func writeError(w http.ResponseWriter, e apiError) { writeJSON(w, e.Status, e) }
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	body, err := json.Marshal(v)
-	if err != nil {
-		http.Error(w, "encode response", http.StatusInternalServerError)
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = w.Write(body)
-}
+func writeError(w http.ResponseWriter, e apiError) { server.WriteJSON(w, e.Status, e) }
 
 // readJSON decodes an unauthenticated sandbox request body into v; an empty
 // body leaves v unchanged.

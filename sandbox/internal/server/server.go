@@ -1,10 +1,11 @@
 // Package server runs the sandbox binaries' HTTP servers: serving with
-// graceful shutdown and env-var lookup (the healthcheck subcommand is
-// pkg/command.Probe).
+// graceful shutdown, env-var lookup and JSON answers (the healthcheck
+// subcommand is pkg/command.Probe).
 package server
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -56,4 +57,17 @@ func Mask(secret string) string {
 		return ""
 	}
 	return "***"
+}
+
+// WriteJSON answers status with v as its JSON body, or 500 when v cannot be
+// encoded.
+func WriteJSON(w http.ResponseWriter, status int, v any) {
+	body, err := json.Marshal(v)
+	if err != nil {
+		http.Error(w, "encode response", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
 }

@@ -2,6 +2,7 @@ package audit_test
 
 import (
 	"context"
+	"errors"
 	"net/http/httptest"
 	"slices"
 	"strings"
@@ -68,7 +69,7 @@ func (e *env) duplicate(t *testing.T, payment string) {
 	t.Helper()
 	e.fis.Sandbox.SetRule(ref(payment), sandbox.Rule{Duplicate: true})
 	err := e.fis.Emit(payment, 12200, e.day(0))
-	if n := e.fis.Sandbox.CountByReference(ref(payment)); !invoicy.IsAmbiguous(err) || n != 2 {
+	if n := e.fis.Sandbox.CountByReference(ref(payment)); !errors.Is(err, invoicy.ErrAmbiguous) || n != 2 {
 		t.Fatalf("emit with duplicates = %v, %d documents; want ambiguous and 2", err, n)
 	}
 }
