@@ -1,0 +1,66 @@
+package webhook
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// benchBody is a Stripe-shaped event like the ones `make bench` sends.
+var benchBody = []byte(`{"id":"evt_123456789","object":"event","api_version":"2024-06-20","created":1764480000,"livemode":false,` +
+	`"type":"charge.succeeded","data":{"object":{"id":"ch_evt_123456789","object":"charge","amount":125000,"currency":"uyu",` +
+	`"status":"succeeded","paid":true,"captured":true,"description":"onceflow benchmark charge",` +
+	`"metadata":{"merchant_order_id":"bench-1"},"payment_method_details":{"type":"card","card":` +
+	`{"brand":"visa","last4":"4242","exp_month":12,"exp_year":2030}}}},"pending_webhooks":1,` +
+	`"request":{"id":null,"idempotency_key":null}}`)
+
+func TestEventIdentifier(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name, from, field, body, header string
+		wantID, wantType, wantErr       string
+	}{
+		{name: "body id and type", from: "body", field: "id", body: string(benchBody), wantID: "evt_123456789", wantType: "charge.succeeded"},
+		{name: "nested data ignored", from: "body", field: "id", body: `{"data":{"id":"inner"},"id":"outer"}`, wantID: "outer"},
+		{name: "field with a dot is one name", from: "body", field: "event.id", body: `{"event.id":"e1","event":{"id":"e2"}}`, wantID: "e1"},
+		{name: "first of a repeated field", from: "body", field: "id", body: `{"id":"first","id":"second"}`, wantID: "first"},
+		{name: "header id", from: "header", field: "Webhook-Id", body: `{"type":"x"}`, header: "msg_1", wantID: "msg_1", wantType: "x"},
+		{name: "type not a string", from: "body", field: "id", body: `{"id":"e","type":7}`, wantID: "e"},
+		{name: "id not a string", from: "body", field: "id", body: `{"id":42}`, wantErr: "event id"},
+		{name: "no id", from: "body", field: "id", body: `{"type":"x"}`, wantErr: "event id"},
+		{name: "id too long", from: "body", field: "id", body: `{"id":"` + strings.Repeat("x", maxIDLength+1) + `"}`, wantErr: "event id"},
+		{name: "array", from: "body", field: "id", body: `[{"id":"e"}]`, wantErr: "not a JSON object"},
+		{name: "malformed", from: "body", field: "id", body: `{"id":"e"`, wantErr: "not a JSON object"},
+		{name: "trailing garbage", from: "body", field: "id", body: `{"id":"e"} x`, wantErr: "not a JSON object"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			h := http.Header{}
+			if c.header != "" {
+				h.Set(c.field, c.header)
+			}
+			r, err := EventIdentifier(c.from, c.field, KindGeneric)(h, []byte(c.body))
+			if c.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), c.wantErr) {
+					t.Fatalf("err = %v, want one saying %q", err, c.wantErr)
+				}
+				return
+			}
+			if err != nil || r.EventID != c.wantID || r.EventType != c.wantType || r.DedupeKey != "event:"+c.wantID {
+				t.Fatalf("got %+v, %v; want id %q type %q", r, err, c.wantID, c.wantType)
+			}
+		})
+	}
+}
+
+// BenchmarkEventIdentifier reads the id and type of a bench event: about
+// 2.6 µs and 7 allocations, against 10.6 µs and 46 with a decode into a map
+// (2 shared cores).
+func BenchmarkEventIdentifier(b *testing.B) {
+	id := EventIdentifier("body", "id", KindGeneric)
+	for b.Loop() {
+		if _, err := id(http.Header{}, benchBody); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
