@@ -53,7 +53,7 @@ func TestResultsJSONHasEveryKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, key := range []string{
-		"pg_ceiling_tps", "ingest_rps", "ingest_p50_ms", "ingest_p99_ms", "ingest_ratio", "ingest_p99_ms_at_1000rps",
+		"pg_ceiling_tps", "ingest_rps", "ingest_p50_ms", "ingest_p99_ms", "ingest_ratio", "ingest_p99_ms_at_1000rps", "ingest_start_lag_p99_ms_at_1000rps",
 		"sqs_raw_mps", "relay_mps", "relay_ratio", "e2e_docs_per_s", "e2e_p50_ms", "e2e_p99_ms",
 		"backlog_1k_s", "backlog_100k_s", "config",
 	} {
@@ -134,7 +134,7 @@ func TestLoopsStopOnAnError(t *testing.T) {
 	if _, err := ClosedLoop(context.Background(), 2, 0, time.Second, op); !errors.Is(err, boom) {
 		t.Errorf("closed loop: got %v, want boom", err)
 	}
-	if _, err := OpenLoop(context.Background(), 100, 0, time.Second, op); !errors.Is(err, boom) {
+	if _, _, err := OpenLoop(context.Background(), 100, 0, time.Second, op); !errors.Is(err, boom) {
 		t.Errorf("open loop: got %v, want boom", err)
 	}
 }
@@ -142,13 +142,18 @@ func TestLoopsStopOnAnError(t *testing.T) {
 func TestOpenLoopKeepsItsSchedule(t *testing.T) {
 	t.Parallel()
 	op := func(context.Context) error { time.Sleep(20 * time.Millisecond); return nil }
-	s, err := OpenLoop(context.Background(), 200, 0, 200*time.Millisecond, op)
+	s, lag, err := OpenLoop(context.Background(), 200, 0, 200*time.Millisecond, op)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// 40 operations are due in the window; each takes 20 ms and they overlap.
-	if s.Count() != 40 {
-		t.Fatalf("kept %d operations, want 40", s.Count())
+	if s.Count() != 40 || lag.Count() != 40 {
+		t.Fatalf("kept %d operations and %d start lags, want 40 of each", s.Count(), lag.Count())
+	}
+	// Each is timed from when it was due, so it cannot take less than its
+	// 20 ms, and it starts before it ends.
+	if s.Quantile(0) < 20 || lag.Quantile(1) >= s.Quantile(1) {
+		t.Fatalf("latency min %.1f ms, start lag max %.1f ms against latency max %.1f ms", s.Quantile(0), lag.Quantile(1), s.Quantile(1))
 	}
 }
 

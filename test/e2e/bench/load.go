@@ -51,13 +51,14 @@ func ClosedLoop(ctx context.Context, workers int, warmup, window time.Duration, 
 // plus window, whatever the answers take, and measures each operation from
 // the moment it was due, so a slow server cannot hide its queueing delay by
 // slowing the load (coordinated omission). Operations due in the window are
-// kept.
-func OpenLoop(ctx context.Context, rate int, warmup, window time.Duration, op Op) (Sample, error) {
+// kept. lag is how late each one started: the generator's own share of the
+// latency, when the machine it shares with the server is busy.
+func OpenLoop(ctx context.Context, rate int, warmup, window time.Duration, op Op) (latency, lag Sample, err error) {
 	interval := time.Second / time.Duration(rate)
 	start := time.Now()
 	var (
-		mu        sync.Mutex
-		latencies []float64
+		mu              sync.Mutex
+		latencies, lags []float64
 	)
 	g, gctx := errgroup.WithContext(ctx)
 	for due := start; due.Before(start.Add(warmup + window)); due = due.Add(interval) {
@@ -66,18 +67,19 @@ func OpenLoop(ctx context.Context, rate int, warmup, window time.Duration, op Op
 		}
 		measured := !due.Before(start.Add(warmup))
 		g.Go(func() error {
+			late := millis(time.Since(due))
 			if err := op(gctx); err != nil {
 				return err
 			}
 			if measured {
 				l := millis(time.Since(due))
 				mu.Lock()
-				latencies = append(latencies, l)
+				latencies, lags = append(latencies, l), append(lags, late)
 				mu.Unlock()
 			}
 			return nil
 		})
 	}
-	err := g.Wait()
-	return NewSample(window, latencies), err
+	err = g.Wait()
+	return NewSample(window, latencies), NewSample(window, lags), err
 }

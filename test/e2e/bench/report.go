@@ -34,6 +34,7 @@ type Results struct {
 	OpenAchievedRPS float64                       `json:"-"` // ingest_rps_at_<rate>rps
 	OpenP50Ms       float64                       `json:"-"` // ingest_p50_ms_at_<rate>rps
 	OpenP99Ms       float64                       `json:"-"` // ingest_p99_ms_at_<rate>rps
+	OpenLagP99Ms    float64                       `json:"-"` // ingest_start_lag_p99_ms_at_<rate>rps: how late the generator started them
 	SQSRawMPS       float64                       `json:"sqs_raw_mps"`
 	RelayMPS        float64                       `json:"relay_mps"`
 	RelayRatio      float64                       `json:"relay_ratio"`
@@ -70,6 +71,7 @@ func (r Results) JSON() ([]byte, error) {
 	}
 	at := fmt.Sprintf("_at_%drps", r.OpenRate)
 	obj["ingest_rps"+at], obj["ingest_p50_ms"+at], obj["ingest_p99_ms"+at] = r.OpenAchievedRPS, r.OpenP50Ms, r.OpenP99Ms
+	obj["ingest_start_lag_p99_ms"+at] = r.OpenLagP99Ms
 	return json.MarshalIndent(obj, "", "  ")
 }
 
@@ -91,6 +93,7 @@ func (r Results) Table(w io.Writer) error {
 	row("ingest_p99_ms", r.IngestP99Ms, "ms")
 	fmt.Fprintf(tw, "ingest_ratio\t%.2f\t ingest / pg ceiling\t\n", r.IngestRatio)
 	row(fmt.Sprintf("ingest_p99_ms_at_%drps", r.OpenRate), r.OpenP99Ms, fmt.Sprintf("ms, open loop (p50 %.1f, achieved %.0f/s)", r.OpenP50Ms, r.OpenAchievedRPS))
+	row(fmt.Sprintf("ingest_start_lag_p99_ms_at_%drps", r.OpenRate), r.OpenLagP99Ms, "ms the generator started them late (its share of the p99)")
 	row("sqs_raw_mps", r.SQSRawMPS, "msgs/s, SendMessageBatch from Go")
 	row("relay_mps", r.RelayMPS, "msgs/s, outbox backlog drained")
 	fmt.Fprintf(tw, "relay_ratio\t%.2f\t relay / raw SQS\t\n", r.RelayRatio)
