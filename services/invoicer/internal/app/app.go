@@ -42,13 +42,7 @@ func Run(ctx context.Context, args []string) error {
 			}
 			return Serve(ctx, loaded, nil)
 		},
-		"migrate": func(ctx context.Context) error {
-			loaded, err := config.Load[config.Common]()
-			if err != nil {
-				return err
-			}
-			return db.Migrate(ctx, loaded.Value.DatabaseURL, "invoicer")
-		},
+		"migrate": db.MigrateCommand("invoicer"),
 	})
 }
 

@@ -54,16 +54,8 @@ func Run(ctx context.Context, args []string) error {
 	return command.Run(ctx, args, map[string]command.Func{
 		"serve":    serve,
 		"run-once": runOnce,
-		"migrate":  migrate,
+		"migrate":  db.MigrateCommand(Schema),
 	})
-}
-
-func migrate(ctx context.Context) error {
-	cfg, err := config.Load[Config]()
-	if err != nil {
-		return err
-	}
-	return db.Migrate(ctx, cfg.Value.DatabaseURL, Schema)
 }
 
 // runOnce runs one reconciliation without the lease: a second one running at

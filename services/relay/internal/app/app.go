@@ -32,16 +32,8 @@ const Schema = "relay"
 func Run(ctx context.Context, args []string) error {
 	return command.Run(ctx, args, map[string]command.Func{
 		"serve":   serve,
-		"migrate": migrate,
+		"migrate": db.MigrateCommand(Schema),
 	})
-}
-
-func migrate(ctx context.Context) error {
-	loaded, err := config.Load[config.Common]()
-	if err != nil {
-		return err
-	}
-	return db.Migrate(ctx, loaded.Value.DatabaseURL, Schema)
 }
 
 func serve(ctx context.Context) error {
