@@ -36,13 +36,21 @@ type env struct {
 
 // start runs the real ingest on port 0 against a fresh database and a PSP
 // sandbox. extra holds more variables as name, value pairs.
-func start(t *testing.T, extra ...string) *env {
+func start(t *testing.T, extra ...string) *env { return startSlow(t, 0, extra...) }
+
+// startSlow is start with a PSP sandbox that answers every request delay
+// late.
+func startSlow(t *testing.T, delay time.Duration, extra ...string) *env {
 	ctx, cancel := context.WithCancel(context.Background())
 	dsn := pgtest.NewDatabase(t)
 	if err := db.Migrate(ctx, dsn, "ingest"); err != nil {
 		t.Fatal(err)
 	}
-	sandbox := httptest.NewServer(psp.New(psp.Config{Login: login, TransKey: transKey, SecretKey: secret, RetryDelay: 50 * time.Millisecond}))
+	pspServer := psp.New(psp.Config{Login: login, TransKey: transKey, SecretKey: secret, RetryDelay: 50 * time.Millisecond})
+	sandbox := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(delay)
+		pspServer.ServeHTTP(w, r)
+	}))
 	vars := []string{"DATABASE_URL", dsn, "HTTP_ADDR", "127.0.0.1:0", "DLOCAL_BASE_URL", sandbox.URL,
 		"DLOCAL_LOGIN", login, "DLOCAL_TRANS_KEY", transKey, "DLOCAL_SECRET_KEY", secret, "API_TOKEN", token,
 		"ADMIN_TOKEN", adminToken, "APPLY_POLL_INTERVAL", "100ms", "APPLY_BACKOFF_BASE", "100ms", "APPLY_BACKOFF_CAP", "500ms",
@@ -69,6 +77,7 @@ func start(t *testing.T, extra ...string) *env {
 		}
 		pool.Close()
 		sandbox.Close()
+		pspServer.Close()
 	})
 	scheme := "http://"
 	for i := 0; i < len(extra); i += 2 {

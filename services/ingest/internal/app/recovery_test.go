@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -195,5 +196,24 @@ func TestReceiptRefusedInASharedCommitFailsAlone(t *testing.T) {
 	e.waitCount(2, "SELECT count(*) FROM ingest.webhook_receipts WHERE event_id = ANY($1) AND status = 'done'", others)
 	if n := e.count("SELECT count(*) FROM ingest.outbox"); n != 3 {
 		t.Fatalf("outbox rows = %d, want the three invoices and no credit note", n)
+	}
+}
+
+// With a PSP slow enough that a claimed batch takes longer than the lease,
+// each worker records what it fetched before half the lease has run, so two
+// workers taking the batch over from each other still finish it, each
+// payment invoiced once.
+func TestSlowPSPBatchFinishesWithinItsLease(t *testing.T) {
+	e := startSlow(t, 150*time.Millisecond, "APPLY_WORKERS", "2", "APPLY_LEASE", "1s")
+	kinds := map[string]string{}
+	for i := range 10 {
+		order := fmt.Sprintf("o-s%d", i)
+		e.order(order, 1000)
+		kinds[e.pay(order, "10.00", true)] = "payment"
+	}
+	e.pendingReceipts(kinds) // 10 fetches of 150 ms: 1.5 s for one worker against a 1 s lease
+	e.waitCount(10, "SELECT count(*) FROM ingest.webhook_receipts WHERE status = 'done'")
+	if n := e.count("SELECT count(*) FROM ingest.outbox"); n != 10 {
+		t.Fatalf("outbox rows = %d, want one invoice event per payment", n)
 	}
 }

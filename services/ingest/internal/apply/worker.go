@@ -64,7 +64,7 @@ func NewWorker(pool *pgxpool.Pool, p PSP, log *zap.Logger, reg prometheus.Regist
 			Name: "onceflow_ingest_apply_total", Help: "Receipt apply attempts by outcome (done, rejected, retry, parked, lost: another worker took the receipt over).",
 		}, []string{"outcome"}),
 		latency: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Name: "onceflow_ingest_apply_seconds", Help: "Time to apply one receipt, PSP re-fetch included.",
+			Name: "onceflow_ingest_apply_seconds", Help: "Time to apply one receipt, PSP re-fetch and the commit it shares included.",
 			Buckets: prometheus.ExponentialBuckets(0.001, 2, 14),
 		})}
 	reg.MustRegister(w.applied, w.latency)
@@ -93,10 +93,12 @@ func (w *Worker) Run(ctx context.Context) error {
 }
 
 // Round claims one batch of due receipts, prepares each (PSP re-fetch and
-// checks) and records every prepared one in a single transaction; it
-// returns how many it claimed.
+// checks) and records the prepared ones in a single transaction; it
+// returns how many it claimed. Once half the lease has run (a slow PSP)
+// each receipt is recorded as soon as it is prepared, so none is held past
+// its lease waiting for the rest of the batch.
 func (w *Worker) Round(ctx context.Context) (int, error) {
-	token := uuid.New()
+	token, claimed := uuid.New(), time.Now()
 	rows, err := w.queries.ReceiptClaimDue(ctx, &token, w.cfg.Lease.Seconds(), int32(w.cfg.Batch))
 	if err != nil {
 		return 0, fmt.Errorf("claim receipts: %w", err)
@@ -116,12 +118,21 @@ func (w *Worker) Round(ctx context.Context) (int, error) {
 			continue
 		}
 		batch = append(batch, s)
+		if time.Since(claimed) >= w.cfg.Lease/2 {
+			w.complete(inHand, batch, token)
+			batch = nil
+		}
 	}
-	w.record(inHand, batch, token)
-	for _, s := range batch {
-		w.settle(inHand, s, token)
-	}
+	w.complete(inHand, batch, token)
 	return len(rows), nil
+}
+
+// complete records batch and settles each of its receipts.
+func (w *Worker) complete(ctx context.Context, batch []*staged, token uuid.UUID) {
+	w.record(ctx, batch, token)
+	for _, s := range batch {
+		w.settle(ctx, s, token)
+	}
 }
 
 // write records a prepared receipt's effects in tx; evented reports a new
