@@ -1,5 +1,5 @@
--- name: AttemptInsert :exec
--- Records one provider call made for a document.
+-- name: AttemptInsert :copyfrom
+-- Records provider calls made for documents, with COPY.
 INSERT INTO invoicer.emission_attempts (document_id, operation, outcome, error, latency_ms)
 VALUES (@document_id, @operation, @outcome, @error, @latency_ms);
 

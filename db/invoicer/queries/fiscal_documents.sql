@@ -106,9 +106,15 @@ UPDATE invoicer.fiscal_documents
 SET lease_expires_at = now() + make_interval(secs => @lease_seconds::float8)
 WHERE id = @id AND lease_token = @lease_token;
 
--- name: DocumentMarkSending :execrows
--- Records, just before a send, that one may be in flight: should the worker
--- die before saving the outcome, the next attempt treats the send as
--- unknown and waits the settle window before any resend.
-UPDATE invoicer.fiscal_documents SET unknown_since = now(), updated_at = now()
-WHERE id = @id AND lease_token = @lease_token AND status = @claimed_status;
+-- name: DocumentMarkSending :many
+-- Records, just before a round's sends, that each may be in flight: should
+-- the worker die before saving the outcome, the next attempt treats the send
+-- as unknown and waits the settle window before any resend. It gives each
+-- marked document a full lease again, for the sends queued before its own.
+-- The ids returned are those marked; one missing lost its claim or its
+-- status changed, and must not be sent.
+UPDATE invoicer.fiscal_documents d
+SET unknown_since = now(), lease_expires_at = now() + make_interval(secs => @lease_seconds::float8), updated_at = now()
+FROM unnest(@ids::bigint[]) WITH ORDINALITY AS c(id, n)
+WHERE d.id = c.id AND d.lease_token = @lease_token AND d.status = (@claimed_statuses::text[])[c.n]
+RETURNING d.id;

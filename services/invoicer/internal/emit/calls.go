@@ -23,28 +23,35 @@ type calls struct {
 // add holds one more call.
 func (c *calls) add(a store.AttemptInsertParams) { c.pending = append(c.pending, a) }
 
-// write inserts the held calls with q, a transaction's queries; the caller
-// forgets them (done) once that transaction has committed.
-func (c *calls) write(ctx context.Context, q *store.Queries) error {
-	for _, a := range c.pending {
-		if err := q.AttemptInsert(ctx, a); err != nil {
-			return fmt.Errorf("record emission attempt: %w", err)
-		}
+// done forgets the calls a committed transaction recorded.
+func (c *calls) done() { c.pending = nil }
+
+// writeCalls inserts the calls jobs hold with q, a transaction's queries,
+// in one COPY; the caller forgets them (done) once that transaction has
+// committed.
+func writeCalls(ctx context.Context, q *store.Queries, jobs []*job) error {
+	var all []store.AttemptInsertParams
+	for _, j := range jobs {
+		all = append(all, j.calls.pending...)
+	}
+	if len(all) == 0 {
+		return nil
+	}
+	if _, err := q.AttemptInsert(ctx, all); err != nil {
+		return fmt.Errorf("record emission attempts: %w", err)
 	}
 	return nil
 }
 
-// done forgets the calls a committed transaction recorded.
-func (c *calls) done() { c.pending = nil }
-
-// writeAlone records the held calls in a transaction of their own, for an
+// writeAlone records j's held calls in a transaction of their own, for an
 // attempt whose result was not saved.
-func (e *Emitter) writeAlone(ctx context.Context, c *calls) {
-	if len(c.pending) == 0 {
+func (e *Emitter) writeAlone(ctx context.Context, j *job) {
+	if len(j.calls.pending) == 0 {
 		return
 	}
-	if err := pgx.BeginFunc(ctx, e.pool, func(tx pgx.Tx) error { return c.write(ctx, e.queries.WithTx(tx)) }); err != nil {
+	err := pgx.BeginFunc(ctx, e.pool, func(tx pgx.Tx) error { return writeCalls(ctx, e.queries.WithTx(tx), []*job{j}) })
+	if err != nil {
 		e.log.Warn("record emission attempts", zap.Error(err))
 	}
-	c.done()
+	j.calls.done()
 }

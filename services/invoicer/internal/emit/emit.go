@@ -125,8 +125,9 @@ func (e *Emitter) Run(ctx context.Context) error {
 	return nil
 }
 
-// Round claims one batch of due documents and works each; it returns how
-// many it claimed.
+// Round claims one batch of due documents, works each and saves every
+// result; it returns how many it claimed. The batch shares its commits: one
+// marks every document about to be sent, one saves every result.
 func (e *Emitter) Round(ctx context.Context) (int, error) {
 	// Taken before the claim, so the time measured from it is never less
 	// than the time the claim's lease has really run.
@@ -140,6 +141,7 @@ func (e *Emitter) Round(ctx context.Context) (int, error) {
 	// provider client's timeout bounds the wait. Documents not yet started
 	// are left; their claims expire and another worker takes them.
 	inHand := context.WithoutCancel(ctx)
+	var jobs []*job
 	for _, d := range docs {
 		if ctx.Err() != nil {
 			break
@@ -147,14 +149,19 @@ func (e *Emitter) Round(ctx context.Context) (int, error) {
 		if !e.leased(inHand, d, token, claimed) {
 			continue
 		}
-		e.handle(inHand, d, token)
+		j := e.start(inHand, d)
+		j.res, j.doc = e.work(j.ctx, d, &j.calls)
+		jobs = append(jobs, j)
 	}
+	e.sendAll(ctx, inHand, jobs, token)
+	e.saveAll(inHand, jobs, token)
 	return len(docs), nil
 }
 
 // leased reports whether d's claim holds with enough lease left for the
-// work on it. A claim younger than renewAfter is trusted without a commit;
-// an older one is renewed first, and a renewal that finds it lost skips d.
+// next step on it (its look-up, or its send). A claim younger than
+// renewAfter is trusted without a commit; an older one is renewed first,
+// and a renewal that finds it lost skips d.
 // A young claim lost meanwhile (a provider event or an operator moved d) is
 // caught later: the send marker and the result are written only under the
 // token and the claimed status, so d is at most looked up, never sent.
@@ -164,7 +171,7 @@ func (e *Emitter) leased(ctx context.Context, d store.InvoicerFiscalDocument, to
 	}
 	n, err := e.queries.DocumentRenewLease(ctx, e.cfg.Lease.Seconds(), d.ID, &token)
 	if err != nil || n == 0 {
-		e.log.Warn("claim lost before work started", zap.Int64("document", d.ID), zap.Error(err))
+		e.log.Warn("claim lost: the document is left to whoever holds it now", zap.Int64("document", d.ID), zap.Error(err))
 		return false
 	}
 	return true
@@ -178,15 +185,10 @@ func (c Config) renewAfter() time.Duration {
 	return min(c.Lease/3, c.Lease-2*c.CallTimeout)
 }
 
-// handle works one claimed document and saves the result, in a span that
-// continues the trace of the payment the document is for.
-func (e *Emitter) handle(ctx context.Context, d store.InvoicerFiscalDocument, token uuid.UUID) {
+// start opens d's job, in a span that continues the trace of the payment
+// the document is for; finish ends it.
+func (e *Emitter) start(ctx context.Context, d store.InvoicerFiscalDocument) *job {
 	ctx, span := tracing.Tracer().Start(tracing.WithTraceparent(ctx, d.Traceparent), "document.emit",
 		trace.WithAttributes(attribute.String("onceflow.reference", d.Reference), attribute.String("onceflow.status", d.Status)))
-	defer span.End()
-	c := &calls{}
-	res := e.work(ctx, d, token, c)
-	span.SetAttributes(attribute.String("onceflow.outcome", res.outcome))
-	e.outcomes.WithLabelValues(res.outcome).Inc()
-	e.save(ctx, d, token, res, c)
+	return &job{ctx: ctx, span: span, d: d}
 }

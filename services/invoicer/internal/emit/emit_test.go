@@ -251,8 +251,10 @@ func TestWorkerDeadDuringSendIsTreatedAsUnknown(t *testing.T) {
 	if _, err := env.Queries.DocumentClaimDue(ctx, &token, 60, 1); err != nil {
 		t.Fatal(err)
 	}
-	if n, err := env.Queries.DocumentMarkSending(ctx, d.ID, &token, d.Status); err != nil || n != 1 {
-		t.Fatalf("mark sending: %d %v", n, err)
+	marked, err := env.Queries.DocumentMarkSending(ctx, store.DocumentMarkSendingParams{
+		LeaseSeconds: 60, Ids: []int64{d.ID}, ClaimedStatuses: []string{d.Status}, LeaseToken: &token})
+	if err != nil || len(marked) != 1 {
+		t.Fatalf("mark sending: %v %v", marked, err)
 	}
 	if _, err := env.Pool.Exec(ctx, "UPDATE invoicer.fiscal_documents SET lease_expires_at = now() - interval '1 second' WHERE id = $1", d.ID); err != nil {
 		t.Fatal(err)

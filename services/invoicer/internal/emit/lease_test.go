@@ -16,22 +16,37 @@ import (
 	"github.com/onceflow/onceflow/services/invoicer/internal/invoicertest"
 )
 
-// hooked is the sandbox's client, running before ahead of every look-up.
+// hooked is the sandbox's client, running before ahead of every look-up
+// and beforeEmit ahead of every send; a send whose beforeEmit returns an
+// error fails with it and never reaches the sandbox.
 type hooked struct {
 	*invoicy.Client
-	before func(ref string)
+	before     func(ref string)
+	beforeEmit func(ref string) error
 }
 
 func (h hooked) Lookup(ctx context.Context, ref string) ([]fiscal.Held, error) {
-	h.before(ref)
+	if h.before != nil {
+		h.before(ref)
+	}
 	return h.Client.Lookup(ctx, ref)
 }
 
-func hookedWorker(tb testing.TB, env *invoicertest.Env, cfg emit.Config, before func(ref string)) worker {
+func (h hooked) Emit(ctx context.Context, doc fiscal.Document) (fiscal.Held, error) {
+	if h.beforeEmit != nil {
+		if err := h.beforeEmit(doc.Reference); err != nil {
+			return fiscal.Held{}, err
+		}
+	}
+	return h.Client.Emit(ctx, doc)
+}
+
+// hookedWorker is a worker whose provider is h over the sandbox's client.
+func hookedWorker(tb testing.TB, env *invoicertest.Env, cfg emit.Config, h hooked) worker {
 	tb.Helper()
 	reg := prometheus.NewRegistry()
-	p := hooked{Client: env.Client(tb, 5*time.Second), before: before}
-	return worker{Emitter: emit.New(env.Pool, p, invoicy.IsRefused, zaptest.NewLogger(tb), reg, cfg), reg: reg}
+	h.Client = env.Client(tb, 5*time.Second)
+	return worker{Emitter: emit.New(env.Pool, h, invoicy.IsRefused, zaptest.NewLogger(tb), reg, cfg), reg: reg}
 }
 
 func TestBatchRenewsLeasesOnlyWhenTheClaimIsOld(t *testing.T) {
@@ -56,12 +71,12 @@ func TestBatchRenewsLeasesOnlyWhenTheClaimIsOld(t *testing.T) {
 			var leases []time.Time // each document's lease expiry while it is looked up
 			cfg := fast(t)
 			cfg.Lease, cfg.CallTimeout = tc.lease, tc.calls
-			w := hookedWorker(t, env, cfg, func(ref string) {
+			w := hookedWorker(t, env, cfg, hooked{before: func(ref string) {
 				leases = append(leases, *env.Document(t, ref).LeaseExpiresAt)
 				if len(leases) == 1 {
 					time.Sleep(tc.pause)
 				}
-			})
+			}})
 
 			if n, err := w.Round(context.Background()); err != nil || n != 3 {
 				t.Fatalf("round claimed %d (%v), want 3", n, err)
@@ -97,7 +112,7 @@ func TestDocumentWhoseClaimWasLostIsNotSent(t *testing.T) {
 			other := uuid.New() // another worker's token
 			cfg := fast(t)
 			cfg.Lease = tc.lease
-			w := hookedWorker(t, env, cfg, func(ref string) {
+			w := hookedWorker(t, env, cfg, hooked{before: func(ref string) {
 				if ref != first.Reference {
 					return
 				}
@@ -107,7 +122,7 @@ func TestDocumentWhoseClaimWasLostIsNotSent(t *testing.T) {
 					t.Error(err)
 				}
 				time.Sleep(tc.pause)
-			})
+			}})
 
 			if n, err := w.Round(context.Background()); err != nil || n != 2 {
 				t.Fatalf("round claimed %d (%v), want 2", n, err)

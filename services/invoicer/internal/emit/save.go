@@ -3,60 +3,15 @@ package emit
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
-	"go.uber.org/zap"
 
 	"github.com/onceflow/onceflow/provider/fiscal"
-	"github.com/onceflow/onceflow/services/invoicer/internal/notify"
 	"github.com/onceflow/onceflow/services/invoicer/internal/store"
 )
 
-// errFenced means a result was not saved: the lease expired and another
-// worker took the document, or its status changed meanwhile.
-var errFenced = errors.New("lease or status changed meanwhile")
-
-// save writes r for d, with its notification and the provider calls c
-// holds, only if the claim token and the claimed status still hold; a late
-// result is refused and logged, and its calls are recorded alone.
-func (e *Emitter) save(ctx context.Context, d store.InvoicerFiscalDocument, token uuid.UUID, r result, c *calls) {
-	p := saveParams(d, token, r)
-	log := e.log.With(zap.Int64("document", d.ID), zap.String("reference", d.Reference), zap.String("outcome", r.outcome), zap.String("status", string(r.status)))
-	err := notify.Commit(ctx, e.pool, e.cfg.Wake, func(tx pgx.Tx) error {
-		q := e.queries.WithTx(tx)
-		if err := c.write(ctx, q); err != nil {
-			return err
-		}
-		n, err := q.DocumentSaveResult(ctx, p)
-		if err != nil {
-			return fmt.Errorf("save emission result: %w", err)
-		}
-		if n == 0 {
-			return errFenced
-		}
-		if r.status == fiscal.Status(d.Status) {
-			return nil
-		}
-		return notify.Insert(ctx, tx, d, notify.Change{Status: r.status, Series: deref(p.ProviderSeries), Number: deref(p.ProviderNumber), Reason: r.attention})
-	})
-	if err != nil {
-		e.writeAlone(ctx, c)
-	}
-	c.done()
-	switch {
-	case errors.Is(err, errFenced):
-		e.fenced.Inc()
-		log.Warn("emission result refused: the lease was lost or the status changed meanwhile")
-	case err != nil:
-		log.Error("save emission result", zap.Error(err))
-	default:
-		log.Info("emission attempt", zap.String("last_error", r.lastError))
-	}
-}
-
+// saveParams is what saving r for d, claimed with token, writes.
 func saveParams(d store.InvoicerFiscalDocument, token uuid.UUID, r result) store.DocumentSaveResultParams {
 	p := store.DocumentSaveResultParams{
 		ID: d.ID, LeaseToken: &token, ClaimedStatus: d.Status, Status: string(r.status), UnknownSince: r.unknownSince,

@@ -3,11 +3,7 @@ package emit
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
-
-	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 
 	"github.com/onceflow/onceflow/provider/fiscal"
 	"github.com/onceflow/onceflow/services/invoicer/internal/store"
@@ -25,73 +21,56 @@ type result struct {
 	attention    string
 }
 
-// work runs one attempt for d, claimed with token: look up, then adopt,
-// flag, wait or send.
-func (e *Emitter) work(ctx context.Context, d store.InvoicerFiscalDocument, token uuid.UUID, c *calls) result {
+// work runs the first half of one attempt for d: look up, then adopt,
+// flag or wait, which decides the result, or send, which returns the
+// document to send instead; the round marks and sends it (sendAll).
+func (e *Emitter) work(ctx context.Context, d store.InvoicerFiscalDocument, c *calls) (result, *fiscal.Document) {
 	doc, hold, err := e.document(ctx, d)
 	switch {
 	case err != nil:
-		return e.retry(d, "build_failed", err)
+		return e.retry(d, "build_failed", err), nil
 	case hold.attention != "":
-		return e.attention(d, "credit_note_blocked", hold.attention)
+		return e.attention(d, "credit_note_blocked", hold.attention), nil
 	case hold.wait != "":
 		r := e.retry(d, "waiting_for_invoice", errors.New(hold.wait))
 		r.after = e.cfg.Retry.Ceiling(int(d.Attempts))
-		return r
+		return r, nil
 	case e.cfg.Blind:
-		return e.blind(ctx, d, doc, token, c)
+		return e.blind(d, doc)
 	}
 	held, err := e.lookup(ctx, d, doc.Reference, c)
 	if err != nil {
-		return e.retry(d, "lookup_failed", err)
+		return e.retry(d, "lookup_failed", err), nil
 	}
 	verdict, match, reason := fiscal.Classify(doc, held)
 	switch {
 	case verdict == fiscal.VerdictAdopt:
-		return e.adopt(d, match, "adopted")
+		return e.adopt(d, match, "adopted"), nil
 	case verdict == fiscal.VerdictConflict:
-		return e.attention(d, "conflict", reason)
+		return e.attention(d, "conflict", reason), nil
 	case d.Status == string(fiscal.StatusPendingDGI):
-		return e.attention(d, "lost", "the provider no longer lists document "+d.Reference+" it reported pending at DGI")
+		return e.attention(d, "lost", "the provider no longer lists document "+d.Reference+" it reported pending at DGI"), nil
 	case d.UnknownSince != nil && !e.idempotent && time.Since(*d.UnknownSince) < e.cfg.Settle:
 		return result{outcome: "settling", status: fiscal.StatusUnknown, unknownSince: d.UnknownSince,
-			after: time.Until(d.UnknownSince.Add(e.cfg.Settle)), lastError: deref(d.LastError)}
+			after: time.Until(d.UnknownSince.Add(e.cfg.Settle)), lastError: deref(d.LastError)}, nil
 	}
-	return e.send(ctx, d, doc, token, c)
-}
-
-// markSending records that a send may be in flight, with the calls made
-// so far, in one transaction; 0 rows means the claim was lost.
-func (e *Emitter) markSending(ctx context.Context, d store.InvoicerFiscalDocument, token uuid.UUID, c *calls) (int64, error) {
-	var n int64
-	err := pgx.BeginFunc(ctx, e.pool, func(tx pgx.Tx) error {
-		q := e.queries.WithTx(tx)
-		var err error
-		if n, err = q.DocumentMarkSending(ctx, d.ID, &token, d.Status); err != nil || n == 0 {
-			return err
-		}
-		return c.write(ctx, q)
-	})
-	if err == nil && n > 0 {
-		c.done()
-	}
-	return n, err
+	return result{}, &doc
 }
 
 // blind works a document for a provider without look-up: a document pending
 // at DGI is only counted (its news comes through provider events), anything
 // else is sent once.
-func (e *Emitter) blind(ctx context.Context, d store.InvoicerFiscalDocument, doc fiscal.Document, token uuid.UUID, c *calls) result {
+func (e *Emitter) blind(d store.InvoicerFiscalDocument, doc fiscal.Document) (result, *fiscal.Document) {
 	switch fiscal.Status(d.Status) {
 	case fiscal.StatusPendingDGI:
-		return e.pending(d, result{outcome: "awaiting_provider_event", dgiPolls: d.DgiPolls})
+		return e.pending(d, result{outcome: "awaiting_provider_event", dgiPolls: d.DgiPolls}), nil
 	case fiscal.StatusUnknown:
-		return e.attention(d, "ambiguous", "an earlier send had an unknown outcome and the provider cannot be looked up")
+		return e.attention(d, "ambiguous", "an earlier send had an unknown outcome and the provider cannot be looked up"), nil
 	}
 	if d.UnknownSince != nil {
-		return e.attention(d, "ambiguous", "a worker stopped during a send and the provider cannot be looked up")
+		return e.attention(d, "ambiguous", "a worker stopped during a send and the provider cannot be looked up"), nil
 	}
-	return e.send(ctx, d, doc, token, c)
+	return result{}, &doc
 }
 
 // adopt takes the provider's state as ours; a document still pending at DGI
@@ -117,17 +96,9 @@ func (e *Emitter) pending(d store.InvoicerFiscalDocument, r result) result {
 	return r
 }
 
-// send emits doc and classifies the answer. It first records that a send
-// may be in flight, so a worker that dies before saving the outcome leaves
-// the document looking unknown, never unsent.
-func (e *Emitter) send(ctx context.Context, d store.InvoicerFiscalDocument, doc fiscal.Document, token uuid.UUID, c *calls) result {
-	n, err := e.markSending(ctx, d, token, c)
-	switch {
-	case err != nil:
-		return e.retry(d, "mark_failed", fmt.Errorf("mark sending: %w", err))
-	case n == 0:
-		return e.retry(d, "claim_lost", errors.New("claim lost before sending"))
-	}
+// send emits doc, already marked as possibly in flight, and classifies the
+// answer.
+func (e *Emitter) send(ctx context.Context, d store.InvoicerFiscalDocument, doc fiscal.Document, c *calls) result {
 	start := time.Now()
 	held, err := e.provider.Emit(ctx, doc)
 	c.add(e.attempt(d.ID, "emit", start, string(held.Status), err))

@@ -9,29 +9,12 @@ import (
 	"context"
 )
 
-const attemptInsert = `-- name: AttemptInsert :exec
-INSERT INTO invoicer.emission_attempts (document_id, operation, outcome, error, latency_ms)
-VALUES ($1, $2, $3, $4, $5)
-`
-
 type AttemptInsertParams struct {
 	DocumentID int64
 	Operation  string
 	Outcome    string
 	Error      *string
 	LatencyMs  int32
-}
-
-// Records one provider call made for a document.
-func (q *Queries) AttemptInsert(ctx context.Context, arg AttemptInsertParams) error {
-	_, err := q.db.Exec(ctx, attemptInsert,
-		arg.DocumentID,
-		arg.Operation,
-		arg.Outcome,
-		arg.Error,
-		arg.LatencyMs,
-	)
-	return err
 }
 
 const attemptListByDocument = `-- name: AttemptListByDocument :many

@@ -397,20 +397,50 @@ func (q *Queries) DocumentMakeDue(ctx context.Context, iD int64, fromStatus stri
 	return result.RowsAffected(), nil
 }
 
-const documentMarkSending = `-- name: DocumentMarkSending :execrows
-UPDATE invoicer.fiscal_documents SET unknown_since = now(), updated_at = now()
-WHERE id = $1 AND lease_token = $2 AND status = $3
+const documentMarkSending = `-- name: DocumentMarkSending :many
+UPDATE invoicer.fiscal_documents d
+SET unknown_since = now(), lease_expires_at = now() + make_interval(secs => $1::float8), updated_at = now()
+FROM unnest($4::bigint[]) WITH ORDINALITY AS c(id, n)
+WHERE d.id = c.id AND d.lease_token = $2 AND d.status = ($3::text[])[c.n]
+RETURNING d.id
 `
 
-// Records, just before a send, that one may be in flight: should the worker
-// die before saving the outcome, the next attempt treats the send as
-// unknown and waits the settle window before any resend.
-func (q *Queries) DocumentMarkSending(ctx context.Context, iD int64, leaseToken *uuid.UUID, claimedStatus string) (int64, error) {
-	result, err := q.db.Exec(ctx, documentMarkSending, iD, leaseToken, claimedStatus)
+type DocumentMarkSendingParams struct {
+	LeaseSeconds    float64
+	LeaseToken      *uuid.UUID
+	ClaimedStatuses []string
+	Ids             []int64
+}
+
+// Records, just before a round's sends, that each may be in flight: should
+// the worker die before saving the outcome, the next attempt treats the send
+// as unknown and waits the settle window before any resend. It gives each
+// marked document a full lease again, for the sends queued before its own.
+// The ids returned are those marked; one missing lost its claim or its
+// status changed, and must not be sent.
+func (q *Queries) DocumentMarkSending(ctx context.Context, arg DocumentMarkSendingParams) ([]int64, error) {
+	rows, err := q.db.Query(ctx, documentMarkSending,
+		arg.LeaseSeconds,
+		arg.LeaseToken,
+		arg.ClaimedStatuses,
+		arg.Ids,
+	)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	return result.RowsAffected(), nil
+	defer rows.Close()
+	items := []int64{}
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const documentRecord = `-- name: DocumentRecord :execrows

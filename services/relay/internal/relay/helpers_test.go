@@ -188,10 +188,13 @@ func (f *fixture) receive(t testing.TB, want int) map[string][]types.Message {
 }
 
 // receiveOnce long-polls the queue for up to ten messages and deletes them.
+// Messages stay hidden 5 s, not the queue's 30 s: when a response is lost on
+// the way (the SDK then retries the receive), its messages come back well
+// within the caller's deadline.
 func (f *fixture) receiveOnce() ([]types.Message, error) {
 	ctx := context.Background()
 	out, err := f.sqs.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
-		QueueUrl: aws.String(f.queue), MaxNumberOfMessages: 10, WaitTimeSeconds: 1,
+		QueueUrl: aws.String(f.queue), MaxNumberOfMessages: 10, WaitTimeSeconds: 1, VisibilityTimeout: 5,
 		MessageAttributeNames: []string{"All"},
 	})
 	if err != nil || len(out.Messages) == 0 {

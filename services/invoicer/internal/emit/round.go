@@ -1,0 +1,183 @@
+package emit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+	"go.uber.org/zap"
+
+	"github.com/onceflow/onceflow/provider/fiscal"
+	"github.com/onceflow/onceflow/services/invoicer/internal/notify"
+	"github.com/onceflow/onceflow/services/invoicer/internal/store"
+)
+
+// job is one claimed document on its way through a round.
+type job struct {
+	ctx    context.Context // carries the document's span
+	span   trace.Span
+	d      store.InvoicerFiscalDocument
+	calls  calls
+	doc    *fiscal.Document // to send; nil once the result is decided
+	marked bool             // the send marker is committed
+	res    result
+}
+
+// errFenced means a result was not saved: the lease expired and another
+// worker took the document, or its status changed meanwhile.
+var errFenced = errors.New("lease or status changed meanwhile")
+
+// sendAll marks every job that has a document to send as possibly in
+// flight, in one commit, then sends each marked one. Should the worker die
+// after the marker, the next attempt treats the send as unknown, never as
+// unsent. Marking renews the claims, and each send is preceded by the same
+// lazy lease check as the look-ups. Once shutdown has begun nothing more is
+// sent: a marked document left unsent is saved with its marker undone.
+func (e *Emitter) sendAll(ctx, inHand context.Context, jobs []*job, token uuid.UUID) {
+	jobs = slices.DeleteFunc(slices.Clone(jobs), func(j *job) bool { return j.doc == nil })
+	if len(jobs) == 0 {
+		return
+	}
+	marked := time.Now()
+	if ctx.Err() == nil {
+		e.mark(inHand, jobs, token)
+	}
+	for _, j := range jobs {
+		switch {
+		case ctx.Err() != nil:
+			j.res = e.retry(j.d, "interrupted", errors.New("shutdown began before the send"))
+		case !j.marked:
+			continue
+		case !e.leased(inHand, j.d, token, marked):
+			j.res = e.retry(j.d, "claim_lost", errors.New("claim lost before sending"))
+		default:
+			j.res = e.send(j.ctx, j.d, *j.doc, &j.calls)
+		}
+		j.doc = nil
+	}
+}
+
+// mark commits the send markers of jobs with the calls they made so far. A
+// job its claim or status no longer allows is not marked and gets a retry.
+// Should the shared commit fail, each job is marked alone, so one bad row
+// costs only its own send.
+func (e *Emitter) mark(ctx context.Context, jobs []*job, token uuid.UUID) {
+	err := e.markTx(ctx, jobs, token)
+	if err == nil {
+		return
+	}
+	if len(jobs) > 1 {
+		for _, j := range jobs {
+			e.mark(ctx, []*job{j}, token)
+		}
+		return
+	}
+	jobs[0].res, jobs[0].doc = e.retry(jobs[0].d, "mark_failed", fmt.Errorf("mark sending: %w", err)), nil
+}
+
+func (e *Emitter) markTx(ctx context.Context, jobs []*job, token uuid.UUID) error {
+	p := store.DocumentMarkSendingParams{LeaseSeconds: e.cfg.Lease.Seconds(), LeaseToken: &token}
+	for _, j := range jobs {
+		p.Ids, p.ClaimedStatuses = append(p.Ids, j.d.ID), append(p.ClaimedStatuses, j.d.Status)
+	}
+	var ids []int64
+	err := pgx.BeginFunc(ctx, e.pool, func(tx pgx.Tx) error {
+		q := e.queries.WithTx(tx)
+		var err error
+		if ids, err = q.DocumentMarkSending(ctx, p); err != nil {
+			return err
+		}
+		return writeCalls(ctx, q, jobs)
+	})
+	if err != nil {
+		return err
+	}
+	for _, j := range jobs {
+		j.calls.done()
+		if j.marked = slices.Contains(ids, j.d.ID); !j.marked {
+			j.res, j.doc = e.retry(j.d, "claim_lost", errors.New("claim lost before sending")), nil
+		}
+	}
+	return nil
+}
+
+// saveAll saves every job's result, with its notification and the calls it
+// holds, in one commit; each result is written only if the claim token and
+// the claimed status still hold, and a late one is refused and logged.
+// Should the shared commit fail, each job is saved alone; a job whose own
+// save fails has its calls recorded alone.
+func (e *Emitter) saveAll(ctx context.Context, jobs []*job, token uuid.UUID) {
+	if len(jobs) > 1 {
+		if fenced, err := e.saveTx(ctx, jobs, token); err == nil {
+			for i, j := range jobs {
+				e.finish(j, fenced[i])
+			}
+			return
+		}
+	}
+	for _, j := range jobs {
+		fenced, err := e.saveTx(ctx, []*job{j}, token)
+		if err != nil {
+			e.writeAlone(ctx, j)
+			e.finish(j, err)
+			continue
+		}
+		e.finish(j, fenced[0])
+	}
+}
+
+// saveTx saves jobs' results in one transaction; fenced[i] is errFenced
+// where the i-th result was refused.
+func (e *Emitter) saveTx(ctx context.Context, jobs []*job, token uuid.UUID) ([]error, error) {
+	fenced := make([]error, len(jobs))
+	return fenced, notify.Commit(ctx, e.pool, e.cfg.Wake, func(tx pgx.Tx) error {
+		q := e.queries.WithTx(tx)
+		if err := writeCalls(ctx, q, jobs); err != nil {
+			return err
+		}
+		for i, j := range jobs {
+			p := saveParams(j.d, token, j.res)
+			n, err := q.DocumentSaveResult(ctx, p)
+			switch {
+			case err != nil:
+				return fmt.Errorf("save emission result: %w", err)
+			case n == 0:
+				fenced[i] = errFenced
+				continue
+			case j.res.status == fiscal.Status(j.d.Status):
+				continue
+			}
+			c := notify.Change{Status: j.res.status, Series: deref(p.ProviderSeries), Number: deref(p.ProviderNumber), Reason: j.res.attention}
+			if err := notify.Insert(ctx, tx, j.d, c); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// finish counts and logs j's outcome and ends its span; err says why its
+// result was not saved.
+func (e *Emitter) finish(j *job, err error) {
+	j.calls.done()
+	r := j.res
+	j.span.SetAttributes(attribute.String("onceflow.outcome", r.outcome))
+	j.span.End()
+	e.outcomes.WithLabelValues(r.outcome).Inc()
+	log := e.log.With(zap.Int64("document", j.d.ID), zap.String("reference", j.d.Reference), zap.String("outcome", r.outcome), zap.String("status", string(r.status)))
+	switch {
+	case errors.Is(err, errFenced):
+		e.fenced.Inc()
+		log.Warn("emission result refused: the lease was lost or the status changed meanwhile")
+	case err != nil:
+		log.Error("save emission result", zap.Error(err))
+	default:
+		log.Info("emission attempt", zap.String("last_error", r.lastError))
+	}
+}

@@ -1,0 +1,131 @@
+package emit_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/onceflow/onceflow/provider/fiscal"
+	"github.com/onceflow/onceflow/services/invoicer/internal/invoicertest"
+	"github.com/onceflow/onceflow/services/invoicer/internal/store"
+)
+
+// recordPayments records n payment documents named prefix-0, prefix-1, ...
+func recordPayments(t *testing.T, env *invoicertest.Env, prefix string, n int) []store.InvoicerFiscalDocument {
+	t.Helper()
+	docs := make([]store.InvoicerFiscalDocument, n)
+	for i := range docs {
+		docs[i] = env.Record(t, invoicertest.Payment(fmt.Sprint(prefix, "-", i), 100_00, false))
+	}
+	return docs
+}
+
+// commits counts the distinct transactions that last wrote the rows query
+// selects (their xmin) for the documents ids.
+func commits(t *testing.T, env *invoicertest.Env, query string, ids []int64) int {
+	t.Helper()
+	var n int
+	if err := env.Pool.QueryRow(context.Background(), query, ids).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func TestRoundSharesItsCommits(t *testing.T) {
+	t.Parallel()
+	env := invoicertest.New(t)
+	docs := recordPayments(t, env, "pay-shared", 3)
+	w := newWorker(t, env, fast(t), 0)
+
+	if n, err := w.Round(context.Background()); err != nil || n != 3 {
+		t.Fatalf("round claimed %d (%v), want 3", n, err)
+	}
+	var ids []int64
+	for _, d := range docs {
+		if got := env.Document(t, d.Reference); got.Status != string(fiscal.StatusAuthorized) {
+			t.Fatalf("%s is %s, want authorized", d.Reference, got.Status)
+		}
+		ids = append(ids, d.ID)
+	}
+	// The look-ups were recorded with the send markers, the sends with the
+	// results: one commit each for the whole batch.
+	const byOp = "SELECT count(DISTINCT xmin::text) FROM invoicer.emission_attempts WHERE document_id = ANY($1) AND operation = "
+	if n := commits(t, env, byOp+"'lookup'", ids); n != 1 {
+		t.Errorf("the 3 look-ups were recorded by %d commits, want 1 (the shared send marker)", n)
+	}
+	if n := commits(t, env, byOp+"'emit'", ids); n != 1 {
+		t.Errorf("the 3 sends were recorded by %d commits, want 1 (the shared save)", n)
+	}
+	const saved = "SELECT count(DISTINCT xmin::text) FROM invoicer.fiscal_documents WHERE id = ANY($1)"
+	if n := commits(t, env, saved, ids); n != 1 {
+		t.Errorf("the 3 results were saved by %d commits, want 1", n)
+	}
+	if n := len(env.Outbox(t)); n != 3 {
+		t.Errorf("%d notifications, want one per authorized document", n)
+	}
+}
+
+func TestResultThatCannotBeSavedFailsAlone(t *testing.T) {
+	t.Parallel()
+	env := invoicertest.New(t)
+	docs := recordPayments(t, env, "pay-nul", 3)
+	bad := docs[1]
+	// PostgreSQL refuses a NUL byte in text: this send's error cannot be
+	// recorded, which fails the batch's shared save.
+	w := hookedWorker(t, env, fast(t), hooked{beforeEmit: func(ref string) error {
+		if ref == bad.Reference {
+			return errors.New("gateway said \x00")
+		}
+		return nil
+	}})
+
+	if n, err := w.Round(context.Background()); err != nil || n != 3 {
+		t.Fatalf("round claimed %d (%v), want 3", n, err)
+	}
+	for _, d := range []store.InvoicerFiscalDocument{docs[0], docs[2]} {
+		if got := env.Document(t, d.Reference); got.Status != string(fiscal.StatusAuthorized) {
+			t.Errorf("neighbour %s is %s, want authorized", d.Reference, got.Status)
+		}
+	}
+	// Unsaved after a send whose outcome is unknown, it looks like the
+	// document of a worker that died during the send: marked, still pending.
+	if got := env.Document(t, bad.Reference); got.Status != string(fiscal.StatusPending) || got.UnknownSince == nil {
+		t.Errorf("the unsaved document is %s, unknown since %v; want pending with its send marker", got.Status, got.UnknownSince)
+	}
+	if got := invoicertest.Metric(t, w.reg, "onceflow_invoicer_emission_outcomes_total", map[string]string{"outcome": "sent"}); got != 2 {
+		t.Errorf("%v documents counted sent, want 2", got)
+	}
+}
+
+func TestShutdownDuringSendsUndoesTheUnsentMarkers(t *testing.T) {
+	t.Parallel()
+	env := invoicertest.New(t)
+	docs := recordPayments(t, env, "pay-stop", 3)
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	// Shutdown begins while the first document is sent.
+	w := hookedWorker(t, env, fast(t), hooked{beforeEmit: func(ref string) error {
+		if ref == docs[0].Reference {
+			stop()
+		}
+		return nil
+	}})
+
+	if n, err := w.Round(ctx); err != nil || n != 3 {
+		t.Fatalf("round claimed %d (%v), want 3", n, err)
+	}
+	if got := env.Document(t, docs[0].Reference); got.Status != string(fiscal.StatusAuthorized) {
+		t.Fatalf("the document in flight is %s, want authorized: a send begun is finished", got.Status)
+	}
+	if n := env.Sandbox.Stats().Emits; n != 1 {
+		t.Fatalf("%d sends, want only the one begun before shutdown", n)
+	}
+	for _, d := range docs[1:] {
+		got := env.Document(t, d.Reference)
+		if got.Status != string(fiscal.StatusPending) || got.UnknownSince != nil || got.LeaseToken != nil {
+			t.Errorf("unsent %s is %s, unknown since %v, token %v; want pending, no send marker, no claim",
+				d.Reference, got.Status, got.UnknownSince, got.LeaseToken)
+		}
+	}
+}
