@@ -29,6 +29,7 @@ type Config struct {
 	PayFor      time.Duration // how long the steady run offers them
 	Backlogs    []int         // outbox backlog sizes the relay drains
 	Timeout     time.Duration // the longest any wait may take
+	Profiles    string        // where CPU profiles of the services over the burst go; empty: none taken
 	// Env adds NAME=value settings to every service and sandbox. The
 	// default lifts the invoicer's client-side limit on provider calls
 	// (PROVIDER_RATE_LIMIT, 10 a second as shipped, two calls a document):

@@ -76,6 +76,7 @@ type pipelineRun struct {
 	workers  int
 	timeout  time.Duration
 	progress func(format string, args ...any)
+	paying   func() // called as the first payment is created, when set
 }
 
 // run creates one buyer and an order per payment at ingest (not timed),
@@ -97,6 +98,9 @@ func (p pipelineRun) run(ctx context.Context) (Sample, error) {
 		return Sample{}, err
 	}
 	p.progress("%d orders created; creating the payments at the PSP sandbox", p.payments)
+	if p.paying != nil {
+		p.paying()
+	}
 	pay := func(ctx context.Context, order string) error {
 		_, err := p.s.CreatePayment(ctx, order, amountMinor, p.s.IngestURL+"/webhooks/dlocal")
 		return err

@@ -2,7 +2,9 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"time"
 
@@ -99,8 +101,15 @@ func (r *run) pipeline(ctx context.Context, res *Results) error {
 	r.progress("pipeline: %d payments, webhook → authorized invoice", r.cfg.Payments)
 	p := pipelineRun{s: r.s, db: r.db, prefix: "bench-" + r.tag + "-", payments: r.cfg.Payments,
 		workers: r.cfg.Concurrency, timeout: r.cfg.Timeout, progress: r.progress}
+	profiled := func() error { return nil }
+	if r.cfg.Profiles != "" {
+		if err := os.MkdirAll(r.cfg.Profiles, 0o755); err != nil {
+			return fmt.Errorf("-profiles: %w", err)
+		}
+		p.paying = func() { profiled = r.profile(ctx, r.cfg.Profiles) }
+	}
 	sample, err := p.run(ctx)
-	if err != nil {
+	if err := errors.Join(err, profiled()); err != nil {
 		return err
 	}
 	r.e2e = sample

@@ -80,6 +80,7 @@ func Serve(ctx context.Context, loaded config.Loaded[Config], listening chan<- s
 	reg.MustRegister(housekeeping.NewBacklog(queries))
 	srv := httpserver.New(log, cfg.HTTPAddr, reg, httpserver.Check{Name: "postgres", Check: pool.Ping})
 	srv.SetStallAfter(cfg.StallTimeout)
+	srv.Profiling(cfg.AdminToken)
 	if cfg.TLSCertFile != "" {
 		if err := srv.UseTLS(cfg.TLSCertFile, cfg.TLSKeyFile); err != nil {
 			return err

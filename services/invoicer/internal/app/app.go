@@ -73,6 +73,7 @@ func Serve(ctx context.Context, loaded config.Loaded[Config], listening chan<- s
 	reg := httpserver.NewRegistry()
 	srv := httpserver.New(log, cfg.HTTPAddr, reg, httpserver.Check{Name: "postgres", Check: pool.Ping})
 	srv.SetStallAfter(cfg.StallTimeout)
+	srv.Profiling(cfg.AdminToken)
 	waker := outbox.NewWaker(pool, notify.Table, outbox.WakeEvery)
 	reg.MustRegister(newDocumentCollector(store.New(pool), log.Named("metrics")))
 	ecfg := emitConfig(cfg)

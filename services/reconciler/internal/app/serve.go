@@ -28,6 +28,7 @@ func serve(ctx context.Context) error {
 
 	srv := httpserver.New(d.log.Named("http"), d.cfg.HTTPAddr, d.reg, d.checks()...)
 	d.registerAdmin(srv.Echo())
+	srv.Profiling(d.cfg.AdminToken)
 	if err := srv.Listen(); err != nil {
 		return err
 	}

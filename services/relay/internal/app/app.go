@@ -92,6 +92,7 @@ func Serve(ctx context.Context, log *zap.Logger, cfg Config, ready func(addr str
 	}
 	srv := httpserver.New(log, cfg.HTTPAddr, reg, httpserver.Check{Name: "postgres", Check: pool.Ping})
 	srv.SetStallAfter(cfg.StallTimeout)
+	srv.Profiling(cfg.AdminToken)
 	admin.Register(srv.Echo(), cfg.AdminToken, pool, tables(outboxes), log.Named("admin"))
 	if err := srv.Listen(); err != nil {
 		return err

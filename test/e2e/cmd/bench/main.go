@@ -82,6 +82,7 @@ func parse(args []string) (bench.Config, string, error) {
 	fs.DurationVar(&cfg.Timeout, "timeout", cfg.Timeout, "the longest the pipeline or the apply worker may take to catch up")
 	backlogs := fs.String("backlogs", joinInts(cfg.Backlogs), "outbox backlog sizes the relay drains, comma-separated")
 	env := fs.String("env", strings.Join(cfg.Env, ","), "extra NAME=value settings of every service, comma-separated (empty: as shipped)")
+	fs.StringVar(&cfg.Profiles, "profiles", cfg.Profiles, "write CPU profiles of ingest, relay and invoicer over the burst's first 5 s to this directory (go tool pprof reads them)")
 	profile := fs.String("cpuprofile", "", "write the harness's own CPU profile (load generator included) here")
 	if err := fs.Parse(args); err != nil {
 		return cfg, "", err

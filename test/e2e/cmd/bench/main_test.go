@@ -30,11 +30,11 @@ func TestParseRefusesBadFlagsByName(t *testing.T) {
 
 func TestParseReadsFlags(t *testing.T) {
 	t.Parallel()
-	cfg, profile, err := parse([]string{"-duration", "20s", "-backlogs", "500, 5000", "-env", "", "-cpuprofile", "cpu.out"})
+	cfg, profile, err := parse([]string{"-duration", "20s", "-backlogs", "500, 5000", "-env", "", "-cpuprofile", "cpu.out", "-profiles", "prof"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Duration != 20*time.Second || len(cfg.Backlogs) != 2 || cfg.Backlogs[1] != 5000 || cfg.Env != nil || profile != "cpu.out" {
+	if cfg.Duration != 20*time.Second || len(cfg.Backlogs) != 2 || cfg.Backlogs[1] != 5000 || cfg.Env != nil || profile != "cpu.out" || cfg.Profiles != "prof" {
 		t.Fatalf("got %+v, profile %q", cfg, profile)
 	}
 }

@@ -1,0 +1,22 @@
+package httpserver
+
+import (
+	"net/http"
+	"net/http/pprof"
+
+	"github.com/labstack/echo/v4"
+)
+
+// Profiling serves Go's runtime profiles (net/http/pprof) under
+// /debug/pprof/ behind the admin token: a CPU profile
+// (/debug/pprof/profile?seconds=N, N below the 30 s write timeout), heap,
+// goroutines, an execution trace. Like the admin API, an empty token keeps
+// them closed.
+func (s *Server) Profiling(token string) {
+	g := s.echo.Group("/debug/pprof", BearerAuth(token, "ADMIN_TOKEN"))
+	g.GET("/profile", echo.WrapHandler(http.HandlerFunc(pprof.Profile)))
+	g.GET("/trace", echo.WrapHandler(http.HandlerFunc(pprof.Trace)))
+	g.GET("/cmdline", echo.WrapHandler(http.HandlerFunc(pprof.Cmdline)))
+	g.GET("/symbol", echo.WrapHandler(http.HandlerFunc(pprof.Symbol)))
+	g.GET("/*", echo.WrapHandler(http.HandlerFunc(pprof.Index)))
+}

@@ -1,0 +1,56 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/onceflow/onceflow/test/e2e/stack"
+)
+
+// profiled are the services -profiles takes CPU profiles of.
+var profiled = []string{"ingest-1", "relay-1", "invoicer-1"}
+
+// profileFor is how long those profiles run from the burst's first
+// payment: the burst of the default 2,000 payments lasts 6–9 s here.
+const profileFor = 5 * time.Second
+
+// profile starts a CPU profile of each profiled service over the next
+// profileFor, written to dir/<name>.pprof; the returned wait gives the first
+// error once every profile is written.
+func (r *run) profile(ctx context.Context, dir string) (wait func() error) {
+	var g errgroup.Group
+	for _, name := range profiled {
+		g.Go(func() error {
+			return fetchProfile(ctx, r.client, r.s.URL(name), profileFor, filepath.Join(dir, name+".pprof"))
+		})
+	}
+	return g.Wait
+}
+
+// fetchProfile asks the service at base for a CPU profile of d (its
+// /debug/pprof/profile, behind the admin token) and writes it to path.
+func fetchProfile(ctx context.Context, client *http.Client, base string, d time.Duration, path string) error {
+	url := fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", base, int(d.Seconds()))
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+stack.AdminToken)
+	resp, err := client.Do(req)
+	if err != nil {
+		return fmt.Errorf("CPU profile of %s: %w", base, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("CPU profile of %s: status %d (%v): %.200s", base, resp.StatusCode, err, body)
+	}
+	return os.WriteFile(path, body, 0o644)
+}
