@@ -62,6 +62,27 @@ ON CONFLICT (event_key) DO NOTHING`, m.EventKey, m.EventType, m.Payload, m.Trace
 	return tag.RowsAffected() > 0, nil
 }
 
+// InsertMany adds msgs to the outbox inside the caller's transaction, in
+// one statement and one round trip, in their order. Messages whose event
+// key is already there (or earlier in msgs) are ignored; inserted counts the
+// new rows.
+func InsertMany(ctx context.Context, tx pgx.Tx, t Table, msgs []Message) (inserted int64, err error) {
+	if len(msgs) == 0 {
+		return 0, nil
+	}
+	keys, types, payloads, parents := make([]string, len(msgs)), make([]string, len(msgs)), make([][]byte, len(msgs)), make([]string, len(msgs))
+	for i, m := range msgs {
+		keys[i], types[i], payloads[i], parents[i] = m.EventKey, m.EventType, m.Payload, m.Traceparent
+	}
+	tag, err := tx.Exec(ctx, `INSERT INTO `+t.ident()+` (event_key, event_type, payload, traceparent)
+SELECT * FROM unnest($1::text[], $2::text[], $3::bytea[], $4::text[])
+ON CONFLICT (event_key) DO NOTHING`, keys, types, payloads, parents)
+	if err != nil {
+		return 0, fmt.Errorf("insert %d outbox rows (first %s): %w", len(msgs), msgs[0].EventKey, err)
+	}
+	return tag.RowsAffected(), nil
+}
+
 // Row is an outbox row as the relay sees it.
 type Row struct {
 	ID          int64

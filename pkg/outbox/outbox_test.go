@@ -1,6 +1,7 @@
 package outbox_test
 
 import (
+	"bytes"
 	"context"
 	"testing"
 	"time"
@@ -84,6 +85,43 @@ func TestWakerNotifiesAndInsertDedupes(t *testing.T) {
 	var count int
 	if err := pool.QueryRow(ctx, "SELECT count(*) FROM p.outbox").Scan(&count); err != nil || count != 1 {
 		t.Fatalf("outbox rows = %d (%v), want 1", count, err)
+	}
+}
+
+func TestInsertManyKeepsOrderAndSkipsKnownKeys(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool, _ := setup(t)
+	insert(t, pool, "k2")
+	msgs := []outbox.Message{
+		{EventKey: "k1", EventType: "billing.a", Payload: []byte(`{"n":1}`), Traceparent: "00-t1"},
+		{EventKey: "k2", EventType: "billing.b", Payload: []byte(`{"n":2}`)}, // already there
+		{EventKey: "k3", EventType: "billing.c", Payload: []byte{0, 1, 2}},
+		{EventKey: "k1", EventType: "billing.a", Payload: []byte(`{"n":9}`)}, // repeated in the call
+	}
+	var inserted int64
+	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		var err error
+		inserted, err = outbox.InsertMany(ctx, tx, table, msgs)
+		return err
+	})
+	if err != nil || inserted != 2 {
+		t.Fatalf("inserted %d (%v), want 2: k1 and k3", inserted, err)
+	}
+	rows, err := pool.Query(ctx, "SELECT event_key, event_type, payload, traceparent FROM p.outbox WHERE event_key <> 'k2' ORDER BY id")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (outbox.Message, error) {
+		var m outbox.Message
+		return m, r.Scan(&m.EventKey, &m.EventType, &m.Payload, &m.Traceparent)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0].EventKey != "k1" || string(got[0].Payload) != `{"n":1}` || got[0].Traceparent != "00-t1" ||
+		got[1].EventKey != "k3" || !bytes.Equal(got[1].Payload, []byte{0, 1, 2}) {
+		t.Fatalf("rows %+v, want k1 (its first copy, with its trace) then k3, in that order", got)
 	}
 }
 

@@ -6,11 +6,19 @@ RETURNING *;
 -- name: OrderGet :one
 SELECT * FROM ingest.orders WHERE id = @id;
 
--- name: OrderGetByMerchantID :one
-SELECT * FROM ingest.orders WHERE merchant_order_id = @merchant_order_id;
+-- name: OrderWithCustomerByMerchantID :one
+-- The order a payment is for, with its buyer's fiscal profile, in one round
+-- trip.
+SELECT sqlc.embed(o), sqlc.embed(c) FROM ingest.orders o JOIN ingest.customers c ON c.id = o.customer_id
+WHERE o.merchant_order_id = @merchant_order_id;
 
--- name: OrderSetPSPPayment :exec
--- Links the order to the PSP payment the first time it is seen.
+-- name: OrderWithCustomer :one
+SELECT sqlc.embed(o), sqlc.embed(c) FROM ingest.orders o JOIN ingest.customers c ON c.id = o.customer_id
+WHERE o.id = @id;
+
+-- name: OrderSetPSPPayment :batchexec
+-- Links orders to their PSP payments the first time each is seen, in one
+-- round trip.
 UPDATE ingest.orders SET psp_payment_id = @psp_payment_id
 WHERE id = @id AND psp_payment_id IS NULL;
 

@@ -1,6 +1,7 @@
--- name: PaymentApply :exec
--- Records the payment's state, moving only forward: a lower-ranked status
--- (a late PENDING after PAID) changes nothing.
+-- name: PaymentApply :batchexec
+-- Records payments' states, moving only forward: a lower-ranked status
+-- (a late PENDING after PAID) changes nothing. One statement per payment,
+-- all sent in one round trip.
 INSERT INTO ingest.payments AS p (id, order_id, status, status_rank, amount_minor, currency, paid_at)
 VALUES (@id, @order_id, @status, @status_rank, @amount_minor, @currency,
         CASE WHEN @status = 'PAID' THEN now() END)

@@ -28,6 +28,16 @@ SET status = @status, last_error = @last_error, processed_at = now(),
     lease_token = NULL, lease_expires_at = NULL
 WHERE id = @id AND lease_token = @lease_token;
 
+-- name: ReceiptFinishDone :batchone
+-- Ends applied receipts as done, one statement each (an equality on the key
+-- keeps its plan an index look-up however the table has grown), in one round
+-- trip; fenced by the claim's lease token: no row for a receipt another
+-- worker took over.
+UPDATE ingest.webhook_receipts
+SET status = 'done', processed_at = now(), lease_token = NULL, lease_expires_at = NULL
+WHERE id = @id AND lease_token = @lease_token
+RETURNING id;
+
 -- name: ReceiptRetryLater :execrows
 -- Records a failed attempt: due again at next_attempt_at, or parked.
 UPDATE ingest.webhook_receipts

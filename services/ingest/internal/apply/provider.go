@@ -3,7 +3,6 @@ package apply
 import (
 	"context"
 
-	"github.com/jackc/pgx/v5"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	eventsv1 "github.com/onceflow/onceflow/pkg/eventspb/onceflow/events/v1"
@@ -34,7 +33,8 @@ func prepareProviderEvent(ctx context.Context, r store.ReceiptClaimDueRow) (writ
 		return nil, err
 	}
 	msg := outbox.Message{EventKey: "provider:" + r.Scope + ":" + r.EventID, EventType: eventsv1.TypeProviderDocumentUpdated, Payload: body}
-	return func(_ *store.Queries, tx pgx.Tx) (bool, error) {
-		return insertEvent(ctx, tx, msg)
+	return func(_ *store.Queries, r *records) error {
+		r.event(ctx, msg)
+		return nil
 	}, nil
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/jackc/pgx/v5"
 	"go.uber.org/zap"
 
 	"github.com/onceflow/onceflow/services/ingest/internal/psp"
@@ -31,45 +30,43 @@ func (w *Worker) prepareRefund(ctx context.Context, id string) (write, error) {
 	if r.Currency != payment.Currency {
 		return nil, errRejected{reason: fmt.Sprintf("refund %s currency differs from payment %s", r.ID, payment.ID)}
 	}
-	order, err := w.queries.OrderGet(ctx, payment.OrderID)
+	oc, err := w.queries.OrderWithCustomer(ctx, payment.OrderID)
 	if err != nil {
 		return nil, fmt.Errorf("order of payment %s: %w", payment.ID, err)
 	}
-	customer, err := w.queries.CustomerGet(ctx, order.CustomerID)
-	if err != nil {
-		return nil, fmt.Errorf("customer of order %s: %w", order.MerchantOrderID, err)
-	}
-	return func(q *store.Queries, tx pgx.Tx) (bool, error) {
-		return recordRefund(ctx, q, tx, r, order, customer)
+	return func(q *store.Queries, rec *records) error {
+		return recordRefund(ctx, q, rec, r, oc.IngestOrder, oc.IngestCustomer)
 	}, nil
 }
 
 // recordRefund moves the refund's state forward and, for a successful one,
-// inserts its credit-note event; evented reports a new event. A success is
-// checked against what the payment's other successful refunds took, with
-// the payment locked, so two refunds applied at once cannot together exceed
-// it.
-func recordRefund(ctx context.Context, q *store.Queries, tx pgx.Tx, r psp.Refund, o store.IngestOrder, c store.IngestCustomer) (evented bool, err error) {
+// adds its credit-note event. A success is checked against what the
+// payment's other successful refunds took, with the payment locked, so two
+// refunds applied at once cannot together exceed it; the check and the
+// refund's own row are written at once, so a later refund of the same
+// batch sees them.
+func recordRefund(ctx context.Context, q *store.Queries, rec *records, r psp.Refund, o store.IngestOrder, c store.IngestCustomer) error {
 	if r.Status == StatusSuccess {
 		if err := checkRefundable(ctx, q, r); err != nil {
-			return false, err
+			return err
 		}
 	}
-	err = q.RefundApply(ctx, store.RefundApplyParams{
+	err := q.RefundApply(ctx, store.RefundApplyParams{
 		ID: r.ID, PaymentID: r.PaymentID, Status: r.Status, StatusRank: refundRank[r.Status],
 		AmountMinor: r.AmountMinor, Currency: r.Currency,
 	})
 	if err != nil {
-		return false, fmt.Errorf("apply refund %s: %w", r.ID, err)
+		return fmt.Errorf("apply refund %s: %w", r.ID, err)
 	}
 	if r.Status != StatusSuccess {
-		return false, nil
+		return nil
 	}
 	msg, err := creditNoteEvent(r, o, c)
 	if err != nil {
-		return false, err
+		return err
 	}
-	return insertEvent(ctx, tx, msg)
+	rec.event(ctx, msg)
+	return nil
 }
 
 // checkRefundable locks r's payment and refuses r when it and the

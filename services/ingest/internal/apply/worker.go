@@ -135,9 +135,10 @@ func (w *Worker) complete(ctx context.Context, batch []*staged, token uuid.UUID)
 	}
 }
 
-// write records a prepared receipt's effects in tx; evented reports a new
-// outbox event.
-type write func(q *store.Queries, tx pgx.Tx) (evented bool, err error)
+// write records a prepared receipt's effects: at once with q, a
+// transaction's queries, what must be read or checked under a lock first,
+// and the rest into r, sent for the whole batch together.
+type write func(q *store.Queries, r *records) error
 
 // staged is one claimed receipt on its way: its span, when work on it
 // started, and its write or the error that stopped it.
@@ -171,7 +172,7 @@ func (w *Worker) prepare(ctx context.Context, r store.ReceiptClaimDueRow) (write
 	case webhook.Kind(r.Kind) == webhook.KindFiscalProvider:
 		return prepareProviderEvent(ctx, r)
 	case webhook.Kind(r.Kind) == webhook.KindGeneric:
-		return func(*store.Queries, pgx.Tx) (bool, error) { return false, nil }, nil
+		return func(*store.Queries, *records) error { return nil }, nil
 	}
 	return nil, errRejected{reason: "unknown event type " + r.EventType}
 }
@@ -231,17 +232,6 @@ func (w *Worker) finish(ctx context.Context, id int64, token uuid.UUID, status s
 	}
 }
 
-// insertEvent writes msg to the outbox in tx, carrying ctx's trace so the
-// relay and the invoicer continue it; inserted is false for an event
-// already there.
-func insertEvent(ctx context.Context, tx pgx.Tx, msg outbox.Message) (inserted bool, err error) {
-	msg.Traceparent = tracing.Traceparent(ctx)
-	return outbox.Insert(ctx, tx, Outbox, msg)
-}
-
-// errLostClaim means another worker took the receipt over: roll back.
-var errLostClaim = errors.New("receipt claim lost to another worker")
-
 // record commits the batch's writes, each with its receipt marked done, in
 // one transaction. When that fails (a lost claim, a refund refused under
 // lock, a deadlock with another worker's batch) each is committed alone, so
@@ -262,29 +252,24 @@ func (w *Worker) record(ctx context.Context, batch []*staged, token uuid.UUID) {
 
 // commit runs the writes and marks their receipts done in one transaction,
 // fenced by the claim token; once committed it wakes the relay if a write
-// inserted an event. Receipts are finished one statement each: an equality
-// on the key keeps its plan an index look-up however the table has grown.
+// inserted an event.
 func (w *Worker) commit(ctx context.Context, batch []*staged, token uuid.UUID) error {
-	var evented bool
+	var events int64
 	err := pgx.BeginFunc(ctx, w.pool, func(tx pgx.Tx) error {
 		q := w.queries.WithTx(tx)
+		var r records
 		for _, s := range batch {
-			e, err := s.write(q, tx)
-			if err != nil {
+			if err := s.write(q, &r); err != nil {
 				return err
 			}
-			evented = evented || e
-			n, err := q.ReceiptFinish(ctx, store.ReceiptFinishParams{ID: s.r.ID, LeaseToken: &token, Status: "done"})
-			if err != nil {
-				return fmt.Errorf("finish receipt: %w", err)
-			}
-			if n == 0 {
-				return errLostClaim
-			}
 		}
-		return nil
+		var err error
+		if events, err = r.write(ctx, q, tx); err != nil {
+			return err
+		}
+		return finishDone(ctx, q, batch, token)
 	})
-	if err == nil && evented && w.cfg.WakeRelay != nil {
+	if err == nil && events > 0 && w.cfg.WakeRelay != nil {
 		w.cfg.WakeRelay()
 	}
 	return err

@@ -91,28 +91,6 @@ func (q *Queries) OrderGet(ctx context.Context, id uuid.UUID) (IngestOrder, erro
 	return i, err
 }
 
-const orderGetByMerchantID = `-- name: OrderGetByMerchantID :one
-SELECT id, merchant_order_id, customer_id, amount_minor, currency, lines, psp_payment_id, created_at, polled_at, polls FROM ingest.orders WHERE merchant_order_id = $1
-`
-
-func (q *Queries) OrderGetByMerchantID(ctx context.Context, merchantOrderID string) (IngestOrder, error) {
-	row := q.db.QueryRow(ctx, orderGetByMerchantID, merchantOrderID)
-	var i IngestOrder
-	err := row.Scan(
-		&i.ID,
-		&i.MerchantOrderID,
-		&i.CustomerID,
-		&i.AmountMinor,
-		&i.Currency,
-		&i.Lines,
-		&i.PspPaymentID,
-		&i.CreatedAt,
-		&i.PolledAt,
-		&i.Polls,
-	)
-	return i, err
-}
-
 const orderInsert = `-- name: OrderInsert :one
 INSERT INTO ingest.orders (merchant_order_id, customer_id, amount_minor, currency, lines, psp_payment_id)
 VALUES ($1, $2, $3, $4, $5, $6)
@@ -191,13 +169,82 @@ func (q *Queries) OrderList(ctx context.Context, afterCreated time.Time, afterID
 	return items, nil
 }
 
-const orderSetPSPPayment = `-- name: OrderSetPSPPayment :exec
-UPDATE ingest.orders SET psp_payment_id = $1
-WHERE id = $2 AND psp_payment_id IS NULL
+const orderWithCustomer = `-- name: OrderWithCustomer :one
+SELECT o.id, o.merchant_order_id, o.customer_id, o.amount_minor, o.currency, o.lines, o.psp_payment_id, o.created_at, o.polled_at, o.polls, c.id, c.doc_type, c.doc_country, c.doc_number, c.legal_name, c.address, c.city, c.department, c.country, c.email, c.created_at FROM ingest.orders o JOIN ingest.customers c ON c.id = o.customer_id
+WHERE o.id = $1
 `
 
-// Links the order to the PSP payment the first time it is seen.
-func (q *Queries) OrderSetPSPPayment(ctx context.Context, pspPaymentID *string, iD uuid.UUID) error {
-	_, err := q.db.Exec(ctx, orderSetPSPPayment, pspPaymentID, iD)
-	return err
+type OrderWithCustomerRow struct {
+	IngestOrder    IngestOrder
+	IngestCustomer IngestCustomer
+}
+
+func (q *Queries) OrderWithCustomer(ctx context.Context, id uuid.UUID) (OrderWithCustomerRow, error) {
+	row := q.db.QueryRow(ctx, orderWithCustomer, id)
+	var i OrderWithCustomerRow
+	err := row.Scan(
+		&i.IngestOrder.ID,
+		&i.IngestOrder.MerchantOrderID,
+		&i.IngestOrder.CustomerID,
+		&i.IngestOrder.AmountMinor,
+		&i.IngestOrder.Currency,
+		&i.IngestOrder.Lines,
+		&i.IngestOrder.PspPaymentID,
+		&i.IngestOrder.CreatedAt,
+		&i.IngestOrder.PolledAt,
+		&i.IngestOrder.Polls,
+		&i.IngestCustomer.ID,
+		&i.IngestCustomer.DocType,
+		&i.IngestCustomer.DocCountry,
+		&i.IngestCustomer.DocNumber,
+		&i.IngestCustomer.LegalName,
+		&i.IngestCustomer.Address,
+		&i.IngestCustomer.City,
+		&i.IngestCustomer.Department,
+		&i.IngestCustomer.Country,
+		&i.IngestCustomer.Email,
+		&i.IngestCustomer.CreatedAt,
+	)
+	return i, err
+}
+
+const orderWithCustomerByMerchantID = `-- name: OrderWithCustomerByMerchantID :one
+SELECT o.id, o.merchant_order_id, o.customer_id, o.amount_minor, o.currency, o.lines, o.psp_payment_id, o.created_at, o.polled_at, o.polls, c.id, c.doc_type, c.doc_country, c.doc_number, c.legal_name, c.address, c.city, c.department, c.country, c.email, c.created_at FROM ingest.orders o JOIN ingest.customers c ON c.id = o.customer_id
+WHERE o.merchant_order_id = $1
+`
+
+type OrderWithCustomerByMerchantIDRow struct {
+	IngestOrder    IngestOrder
+	IngestCustomer IngestCustomer
+}
+
+// The order a payment is for, with its buyer's fiscal profile, in one round
+// trip.
+func (q *Queries) OrderWithCustomerByMerchantID(ctx context.Context, merchantOrderID string) (OrderWithCustomerByMerchantIDRow, error) {
+	row := q.db.QueryRow(ctx, orderWithCustomerByMerchantID, merchantOrderID)
+	var i OrderWithCustomerByMerchantIDRow
+	err := row.Scan(
+		&i.IngestOrder.ID,
+		&i.IngestOrder.MerchantOrderID,
+		&i.IngestOrder.CustomerID,
+		&i.IngestOrder.AmountMinor,
+		&i.IngestOrder.Currency,
+		&i.IngestOrder.Lines,
+		&i.IngestOrder.PspPaymentID,
+		&i.IngestOrder.CreatedAt,
+		&i.IngestOrder.PolledAt,
+		&i.IngestOrder.Polls,
+		&i.IngestCustomer.ID,
+		&i.IngestCustomer.DocType,
+		&i.IngestCustomer.DocCountry,
+		&i.IngestCustomer.DocNumber,
+		&i.IngestCustomer.LegalName,
+		&i.IngestCustomer.Address,
+		&i.IngestCustomer.City,
+		&i.IngestCustomer.Department,
+		&i.IngestCustomer.Country,
+		&i.IngestCustomer.Email,
+		&i.IngestCustomer.CreatedAt,
+	)
+	return i, err
 }

@@ -7,42 +7,7 @@ package store
 
 import (
 	"context"
-
-	"github.com/google/uuid"
 )
-
-const paymentApply = `-- name: PaymentApply :exec
-INSERT INTO ingest.payments AS p (id, order_id, status, status_rank, amount_minor, currency, paid_at)
-VALUES ($1, $2, $3, $4, $5, $6,
-        CASE WHEN $3 = 'PAID' THEN now() END)
-ON CONFLICT (id) DO UPDATE
-SET status = excluded.status, status_rank = excluded.status_rank,
-    paid_at = coalesce(p.paid_at, excluded.paid_at), updated_at = now()
-WHERE excluded.status_rank > p.status_rank
-`
-
-type PaymentApplyParams struct {
-	ID          string
-	OrderID     uuid.UUID
-	Status      string
-	StatusRank  int32
-	AmountMinor int64
-	Currency    string
-}
-
-// Records the payment's state, moving only forward: a lower-ranked status
-// (a late PENDING after PAID) changes nothing.
-func (q *Queries) PaymentApply(ctx context.Context, arg PaymentApplyParams) error {
-	_, err := q.db.Exec(ctx, paymentApply,
-		arg.ID,
-		arg.OrderID,
-		arg.Status,
-		arg.StatusRank,
-		arg.AmountMinor,
-		arg.Currency,
-	)
-	return err
-}
 
 const paymentGet = `-- name: PaymentGet :one
 SELECT id, order_id, status, status_rank, amount_minor, currency, paid_at, created_at, updated_at FROM ingest.payments WHERE id = $1
