@@ -1,12 +1,14 @@
--- name: DocumentRecord :execrows
--- Records the document a billing event asks for; a redelivered event
--- inserts nothing and returns 0.
+-- name: DocumentRecord :batchone
+-- Records the documents billing events ask for, one statement each, all
+-- sent in one round trip; a redelivered event inserts nothing and returns
+-- no row.
 INSERT INTO invoicer.fiscal_documents
     (source_kind, source_ref, kind, event_key, reference, cfe_type, amount_minor, currency,
      buyer, lines, original_source_ref, traceparent)
 VALUES (@source_kind, @source_ref, @kind, @event_key, @reference, @cfe_type, @amount_minor, @currency,
         @buyer, @lines, @original_source_ref, @traceparent)
-ON CONFLICT (source_kind, source_ref, kind) DO NOTHING;
+ON CONFLICT (source_kind, source_ref, kind) DO NOTHING
+RETURNING id;
 
 -- name: DocumentClaimDue :many
 -- Claims due documents not leased by a live worker; every later write must
@@ -28,9 +30,11 @@ RETURNING d.*;
 SELECT * FROM invoicer.fiscal_documents
 WHERE source_kind = 'payment' AND source_ref = @payment_ref AND kind = 'invoice';
 
--- name: DocumentSaveResult :execrows
--- Saves an attempt's result, only while the caller's lease is still held and
--- nobody (a provider event, an operator) changed the status meanwhile.
+-- name: DocumentSaveResult :batchone
+-- Saves attempts' results, one statement each, all sent in one round trip;
+-- each only while the caller's lease is still held and nobody (a provider
+-- event, an operator) changed the status meanwhile: no row for a result
+-- refused.
 UPDATE invoicer.fiscal_documents
 SET status = @status, provider_series = @provider_series, provider_number = @provider_number,
     provider_status = @provider_status, provider_cae = @provider_cae,
@@ -38,7 +42,8 @@ SET status = @status, provider_series = @provider_series, provider_number = @pro
     issue_date = @issue_date, unknown_since = @unknown_since, due_at = @due_at,
     dgi_polls = @dgi_polls, last_error = @last_error, attention_reason = @attention_reason,
     lease_token = NULL, lease_expires_at = NULL, updated_at = now()
-WHERE id = @id AND lease_token = @lease_token AND status = @claimed_status;
+WHERE id = @id AND lease_token = @lease_token AND status = @claimed_status
+RETURNING id;
 
 -- name: DocumentCountByStatus :many
 SELECT status, count(*)::bigint AS documents FROM invoicer.fiscal_documents GROUP BY status ORDER BY status;

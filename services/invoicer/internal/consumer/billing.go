@@ -1,6 +1,7 @@
 package consumer
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -35,7 +36,6 @@ func NewBilling(pool *pgxpool.Pool, log *zap.Logger, recorded func()) *Billing {
 // entry is one well-formed billing event of a batch.
 type entry struct {
 	msg    int // its index in the batch
-	ctx    context.Context
 	params store.DocumentRecordParams
 }
 
@@ -54,7 +54,7 @@ func (b *Billing) Handle(ctx context.Context, msgs []Message) []Result {
 			continue
 		}
 		p.Traceparent = tracing.Traceparent(m.Ctx)
-		entries = append(entries, entry{msg: i, ctx: m.Ctx, params: p})
+		entries = append(entries, entry{msg: i, params: p})
 	}
 	// Inserted in one order (the first of equal references wins), so two
 	// batches holding the same events wait for each other instead of
@@ -63,7 +63,7 @@ func (b *Billing) Handle(ctx context.Context, msgs []Message) []Result {
 	if err := b.recordTogether(ctx, entries, res); err != nil {
 		b.log.Warn("record batch; recording each event alone", zap.Int("events", len(entries)), zap.Error(err))
 		for _, e := range entries {
-			res[e.msg] = b.record(b.queries, e)
+			_ = b.record(ctx, b.queries, []entry{e}, res)
 		}
 	}
 	b.report(entries, res)
@@ -86,26 +86,29 @@ func (b *Billing) recordTogether(ctx context.Context, entries []entry, res []Res
 		return nil
 	}
 	return pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error {
-		q := b.queries.WithTx(tx)
-		for _, e := range entries {
-			if res[e.msg] = b.record(q, e); res[e.msg].Err != nil {
-				return res[e.msg].Err
-			}
-		}
-		return nil
+		return b.record(ctx, b.queries.WithTx(tx), entries, res)
 	})
 }
 
-// record inserts e's document with q, in its message's span.
-func (b *Billing) record(q *store.Queries, e entry) Result {
-	n, err := q.DocumentRecord(e.ctx, e.params)
-	switch {
-	case err != nil:
-		return Result{Outcome: "error", Err: fmt.Errorf("record %s: %w", e.params.EventKey, err)}
-	case n == 0:
-		return Result{Outcome: "duplicate"}
+// record inserts entries' documents with q, their statements pipelined,
+// setting each one's result in res; it returns the first error.
+func (b *Billing) record(ctx context.Context, q *store.Queries, entries []entry, res []Result) (first error) {
+	params := make([]store.DocumentRecordParams, len(entries))
+	for i, e := range entries {
+		params[i] = e.params
 	}
-	return Result{Outcome: "recorded"}
+	q.DocumentRecord(ctx, params).QueryRow(func(i int, _ int64, err error) {
+		r := Result{Outcome: "recorded"}
+		switch {
+		case errors.Is(err, pgx.ErrNoRows):
+			r.Outcome = "duplicate"
+		case err != nil:
+			r = Result{Outcome: "error", Err: fmt.Errorf("record %s: %w", entries[i].params.EventKey, err)}
+			first = cmp.Or(first, r.Err)
+		}
+		res[entries[i].msg] = r
+	})
+	return first
 }
 
 // report logs what was committed for each entry and, when a document is

@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 
+	"github.com/onceflow/onceflow/pkg/outbox"
 	"github.com/onceflow/onceflow/provider/fiscal"
 	"github.com/onceflow/onceflow/services/invoicer/internal/notify"
 	"github.com/onceflow/onceflow/services/invoicer/internal/store"
@@ -132,8 +133,8 @@ func (e *Emitter) saveAll(ctx context.Context, jobs []*job, token uuid.UUID) {
 	}
 }
 
-// saveTx saves jobs' results in one transaction; fenced[i] is errFenced
-// where the i-th result was refused.
+// saveTx saves jobs' results in one transaction, their statements
+// pipelined; fenced[i] is errFenced where the i-th result was refused.
 func (e *Emitter) saveTx(ctx context.Context, jobs []*job, token uuid.UUID) ([]error, error) {
 	fenced := make([]error, len(jobs))
 	return fenced, notify.Commit(ctx, e.pool, e.cfg.Wake, func(tx pgx.Tx) error {
@@ -141,25 +142,49 @@ func (e *Emitter) saveTx(ctx context.Context, jobs []*job, token uuid.UUID) ([]e
 		if err := writeCalls(ctx, q, jobs); err != nil {
 			return err
 		}
+		params := make([]store.DocumentSaveResultParams, len(jobs))
 		for i, j := range jobs {
-			p := saveParams(j.d, token, j.res)
-			n, err := q.DocumentSaveResult(ctx, p)
-			switch {
-			case err != nil:
-				return fmt.Errorf("save emission result: %w", err)
-			case n == 0:
-				fenced[i] = errFenced
-				continue
-			case j.res.status == fiscal.Status(j.d.Status):
-				continue
-			}
-			c := notify.Change{Status: j.res.status, Series: deref(p.ProviderSeries), Number: deref(p.ProviderNumber), Reason: j.res.attention}
-			if err := notify.Insert(ctx, tx, j.d, c); err != nil {
-				return err
-			}
+			params[i] = saveParams(j.d, token, j.res)
 		}
-		return nil
+		var err error
+		q.DocumentSaveResult(ctx, params).QueryRow(func(i int, _ int64, e error) {
+			switch {
+			case errors.Is(e, pgx.ErrNoRows):
+				fenced[i] = errFenced
+			case e != nil && err == nil:
+				err = fmt.Errorf("save emission result: %w", e)
+			}
+		})
+		if err != nil {
+			return err
+		}
+		msgs, err := notifications(jobs, params, fenced)
+		if err != nil {
+			return err
+		}
+		_, err = outbox.InsertMany(ctx, tx, notify.Table, msgs)
+		return err
 	})
+}
+
+// notifications are the announcements of the saved results that changed
+// their document's status.
+func notifications(jobs []*job, saved []store.DocumentSaveResultParams, fenced []error) ([]outbox.Message, error) {
+	var msgs []outbox.Message
+	for i, j := range jobs {
+		if fenced[i] != nil || j.res.status == fiscal.Status(j.d.Status) {
+			continue
+		}
+		p := saved[i]
+		m, ok, err := notify.Message(j.d, notify.Change{Status: j.res.status, Series: deref(p.ProviderSeries), Number: deref(p.ProviderNumber), Reason: j.res.attention})
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			msgs = append(msgs, m)
+		}
+	}
+	return msgs, nil
 }
 
 // finish counts and logs j's outcome and ends its span; err says why its

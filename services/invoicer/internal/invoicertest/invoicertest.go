@@ -96,9 +96,11 @@ func (e *Env) Record(tb testing.TB, ev *eventsv1.BillingEvent) store.InvoicerFis
 	if err != nil {
 		tb.Fatalf("params: %v", err)
 	}
-	if _, err := e.Queries.DocumentRecord(context.Background(), p); err != nil {
-		tb.Fatalf("record: %v", err)
-	}
+	e.Queries.DocumentRecord(context.Background(), []store.DocumentRecordParams{p}).QueryRow(func(_ int, _ int64, err error) {
+		if err != nil {
+			tb.Fatalf("record: %v", err)
+		}
+	})
 	return e.Document(tb, p.Reference)
 }
 

@@ -41,13 +41,27 @@ var kinds = map[fiscal.Status]eventsv1.NotificationType{
 }
 
 // Insert adds the notification for d reaching c, inside tx, when c.Status
-// is announced at all. The event key names the document, the notification
-// type and, for needs_attention (which can recur after an operator retry),
-// the attempt count, so a replayed transition inserts nothing new.
+// is announced at all (see Message).
 func Insert(ctx context.Context, tx pgx.Tx, d store.InvoicerFiscalDocument, c Change) error {
+	m, ok, err := Message(d, c)
+	if !ok || err != nil {
+		return err
+	}
+	if _, err := outbox.Insert(ctx, tx, Table, m); err != nil {
+		return fmt.Errorf("notify %s: %w", m.EventKey, err)
+	}
+	return nil
+}
+
+// Message is the outbox message announcing d reaching c; ok is false when
+// c.Status is not announced. The event key names the document, the
+// notification type and, for needs_attention (which can recur after an
+// operator retry), the attempt count, so a replayed transition inserts
+// nothing new.
+func Message(d store.InvoicerFiscalDocument, c Change) (m outbox.Message, ok bool, err error) {
 	typ, ok := kinds[c.Status]
 	if !ok {
-		return nil
+		return m, false, nil
 	}
 	key := fmt.Sprintf("document:%s:%s", d.Reference, c.Status)
 	if c.Status == fiscal.StatusIssued {
@@ -64,14 +78,9 @@ func Insert(ctx context.Context, tx pgx.Tx, d store.InvoicerFiscalDocument, c Ch
 	}
 	payload, err := eventsv1.Encode(ev)
 	if err != nil {
-		return err
+		return m, false, err
 	}
-	if _, err := outbox.Insert(ctx, tx, Table, outbox.Message{
-		EventKey: key, EventType: eventsv1.TypeNotificationDocument, Payload: payload,
-	}); err != nil {
-		return fmt.Errorf("notify %s: %w", key, err)
-	}
-	return nil
+	return outbox.Message{EventKey: key, EventType: eventsv1.TypeNotificationDocument, Payload: payload}, true, nil
 }
 
 // Commit runs fn in a transaction on pool and, once it has committed, calls

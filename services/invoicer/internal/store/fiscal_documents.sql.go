@@ -443,53 +443,6 @@ func (q *Queries) DocumentMarkSending(ctx context.Context, arg DocumentMarkSendi
 	return items, nil
 }
 
-const documentRecord = `-- name: DocumentRecord :execrows
-INSERT INTO invoicer.fiscal_documents
-    (source_kind, source_ref, kind, event_key, reference, cfe_type, amount_minor, currency,
-     buyer, lines, original_source_ref, traceparent)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8,
-        $9, $10, $11, $12)
-ON CONFLICT (source_kind, source_ref, kind) DO NOTHING
-`
-
-type DocumentRecordParams struct {
-	SourceKind        string
-	SourceRef         string
-	Kind              string
-	EventKey          string
-	Reference         string
-	CfeType           int32
-	AmountMinor       int64
-	Currency          string
-	Buyer             []byte
-	Lines             []byte
-	OriginalSourceRef *string
-	Traceparent       string
-}
-
-// Records the document a billing event asks for; a redelivered event
-// inserts nothing and returns 0.
-func (q *Queries) DocumentRecord(ctx context.Context, arg DocumentRecordParams) (int64, error) {
-	result, err := q.db.Exec(ctx, documentRecord,
-		arg.SourceKind,
-		arg.SourceRef,
-		arg.Kind,
-		arg.EventKey,
-		arg.Reference,
-		arg.CfeType,
-		arg.AmountMinor,
-		arg.Currency,
-		arg.Buyer,
-		arg.Lines,
-		arg.OriginalSourceRef,
-		arg.Traceparent,
-	)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected(), nil
-}
-
 const documentRenewLease = `-- name: DocumentRenewLease :execrows
 UPDATE invoicer.fiscal_documents
 SET lease_expires_at = now() + make_interval(secs => $1::float8)
@@ -518,63 +471,6 @@ WHERE id = $1 AND status = 'needs_attention'
 // before anything is sent.
 func (q *Queries) DocumentRetry(ctx context.Context, id int64) (int64, error) {
 	result, err := q.db.Exec(ctx, documentRetry, id)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected(), nil
-}
-
-const documentSaveResult = `-- name: DocumentSaveResult :execrows
-UPDATE invoicer.fiscal_documents
-SET status = $1, provider_series = $2, provider_number = $3,
-    provider_status = $4, provider_cae = $5,
-    provider_security_code = $6, provider_url = $7,
-    issue_date = $8, unknown_since = $9, due_at = $10,
-    dgi_polls = $11, last_error = $12, attention_reason = $13,
-    lease_token = NULL, lease_expires_at = NULL, updated_at = now()
-WHERE id = $14 AND lease_token = $15 AND status = $16
-`
-
-type DocumentSaveResultParams struct {
-	Status               string
-	ProviderSeries       *string
-	ProviderNumber       *int64
-	ProviderStatus       *string
-	ProviderCae          *string
-	ProviderSecurityCode *string
-	ProviderUrl          *string
-	IssueDate            *time.Time
-	UnknownSince         *time.Time
-	DueAt                time.Time
-	DgiPolls             int32
-	LastError            *string
-	AttentionReason      *string
-	ID                   int64
-	LeaseToken           *uuid.UUID
-	ClaimedStatus        string
-}
-
-// Saves an attempt's result, only while the caller's lease is still held and
-// nobody (a provider event, an operator) changed the status meanwhile.
-func (q *Queries) DocumentSaveResult(ctx context.Context, arg DocumentSaveResultParams) (int64, error) {
-	result, err := q.db.Exec(ctx, documentSaveResult,
-		arg.Status,
-		arg.ProviderSeries,
-		arg.ProviderNumber,
-		arg.ProviderStatus,
-		arg.ProviderCae,
-		arg.ProviderSecurityCode,
-		arg.ProviderUrl,
-		arg.IssueDate,
-		arg.UnknownSince,
-		arg.DueAt,
-		arg.DgiPolls,
-		arg.LastError,
-		arg.AttentionReason,
-		arg.ID,
-		arg.LeaseToken,
-		arg.ClaimedStatus,
-	)
 	if err != nil {
 		return 0, err
 	}
