@@ -30,6 +30,7 @@ import (
 
 	"golang.org/x/time/rate"
 
+	"github.com/onceflow/onceflow/pkg/httpclient"
 	"github.com/onceflow/onceflow/provider/fiscal"
 )
 
@@ -83,7 +84,7 @@ func New(cfg Config) (*Client, error) {
 	}
 	c := &Client{base: strings.TrimRight(cfg.BaseURL, "/"), token: cfg.Token, timeout: cfg.Timeout,
 		statuses: cfg.StatusMap, limiter: rate.NewLimiter(rate.Inf, 1),
-		hc: &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
+		hc: &http.Client{Transport: httpclient.Transport(), CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
 	if c.statuses == nil {
 		c.statuses = DefaultStatusMap()
 	}

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/onceflow/onceflow/pkg/httpclient"
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 	"go.uber.org/zap"
 )
@@ -59,7 +60,7 @@ func newNotifier(cfg Webhook, log *zap.Logger) *notifier {
 		log.Error("webhooks disabled: bad secret", zap.Error(err))
 		return nil
 	}
-	return &notifier{url: cfg.URL, signer: signer, hc: &http.Client{Timeout: 5 * time.Second}, log: log}
+	return &notifier{url: cfg.URL, signer: signer, hc: httpclient.New(5 * time.Second), log: log}
 }
 
 // event is the body of a provider webhook.

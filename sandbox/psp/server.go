@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/onceflow/onceflow/pkg/dlocal"
+	"github.com/onceflow/onceflow/pkg/httpclient"
 	"github.com/onceflow/onceflow/sandbox/internal/server"
 )
 
@@ -72,7 +73,7 @@ type Server struct {
 // New returns a Server with no payments, applying Config defaults.
 func New(cfg Config) *Server {
 	if cfg.HTTPClient == nil {
-		cfg.HTTPClient = &http.Client{Timeout: 10 * time.Second}
+		cfg.HTTPClient = httpclient.New(10 * time.Second)
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now

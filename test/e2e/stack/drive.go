@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/onceflow/onceflow/pkg/dlocal"
+	"github.com/onceflow/onceflow/pkg/httpclient"
 	"github.com/onceflow/onceflow/pkg/money"
 )
 
@@ -223,8 +224,12 @@ func (s *Stack) request(ctx context.Context, method, url string, in, out any, au
 	return do(req, out)
 }
 
+// client keeps a connection per concurrent caller (a bench's workers)
+// open between calls; requests are bounded by their contexts.
+var client = httpclient.New(0)
+
 func do(req *http.Request, out any) error {
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		return err
 	}

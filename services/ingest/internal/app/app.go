@@ -5,7 +5,6 @@ package app
 
 import (
 	"context"
-	"net/http"
 	"os"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -16,6 +15,7 @@ import (
 	"github.com/onceflow/onceflow/pkg/backoff"
 	"github.com/onceflow/onceflow/pkg/command"
 	"github.com/onceflow/onceflow/pkg/config"
+	"github.com/onceflow/onceflow/pkg/httpclient"
 	"github.com/onceflow/onceflow/pkg/httpserver"
 	"github.com/onceflow/onceflow/pkg/logging"
 	"github.com/onceflow/onceflow/pkg/outbox"
@@ -115,7 +115,7 @@ func Serve(ctx context.Context, loaded config.Loaded[Config], listening chan<- s
 
 func pspClient(cfg Config) *psp.Client {
 	return psp.New(psp.Config{BaseURL: cfg.DLocalBaseURL, Login: cfg.DLocalLogin, TransKey: cfg.DLocalTransKey, SecretKey: cfg.DLocalSecretKey},
-		&http.Client{Timeout: cfg.PSPTimeout})
+		httpclient.New(cfg.PSPTimeout))
 }
 
 // workers returns cfg.Workers apply loops sharing one worker.

@@ -6,7 +6,6 @@ package app
 
 import (
 	"context"
-	"net/http"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
@@ -16,6 +15,7 @@ import (
 	"github.com/onceflow/onceflow/pkg/backoff"
 	"github.com/onceflow/onceflow/pkg/command"
 	"github.com/onceflow/onceflow/pkg/config"
+	"github.com/onceflow/onceflow/pkg/httpclient"
 	"github.com/onceflow/onceflow/pkg/httpserver"
 	"github.com/onceflow/onceflow/pkg/logging"
 	"github.com/onceflow/onceflow/pkg/outbox"
@@ -122,7 +122,7 @@ func newProvider(cfg Config) (provider, error) {
 	}
 	c, err := invoicy.New(invoicy.Config{BaseURL: cfg.InvoiCyBaseURL, EmpCodigo: cfg.InvoiCyEmpCodigo, EmpPK: cfg.InvoiCyEmpPK,
 		AccessKey: cfg.InvoiCyAccessKey, Timeout: cfg.ProviderTimeout, StatusMap: statuses,
-		RatePerSecond: cfg.ProviderRate, Burst: cfg.ProviderBurst}, &http.Client{})
+		RatePerSecond: cfg.ProviderRate, Burst: cfg.ProviderBurst}, httpclient.New(0))
 	return provider{Provider: c, refused: invoicy.IsRefused, statuses: statuses}, err
 }
 

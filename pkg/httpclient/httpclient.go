@@ -1,0 +1,31 @@
+// Package httpclient builds HTTP clients for calls from many goroutines to
+// one service (a PSP, an e-invoicing provider, a webhook receiver).
+//
+// Go's default transport keeps two idle connections per host: with more
+// concurrent callers than that, every call beyond the second opens a new
+// TCP connection and closes it afterwards. Under load that is thousands of
+// connections a second, each a handshake and a socket left in TIME_WAIT.
+package httpclient
+
+import (
+	"net/http"
+	"time"
+)
+
+// Idle is how many idle connections per host a Transport keeps open
+// between calls: more than the goroutines any onceflow process or sandbox
+// calls one service from at once (8 workers by default).
+const Idle = 64
+
+// Transport is Go's default transport keeping Idle connections per host.
+func Transport() *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConnsPerHost = Idle
+	t.MaxIdleConns = max(t.MaxIdleConns, Idle)
+	return t
+}
+
+// New returns a client with that transport and timeout (0: none).
+func New(timeout time.Duration) *http.Client {
+	return &http.Client{Timeout: timeout, Transport: Transport()}
+}
