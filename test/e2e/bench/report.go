@@ -46,6 +46,7 @@ type Results struct {
 	SteadyP50Ms     float64                       `json:"e2e_steady_p50_ms"` // at that rate
 	SteadyP99Ms     float64                       `json:"e2e_steady_p99_ms"`
 	E2EHops         []Hop                         `json:"e2e_hops"`
+	SteadyHops      []Hop                         `json:"e2e_steady_hops"`
 	BacklogSeconds  map[int]float64               `json:"-"`         // by backlog size
 	CPU             map[string]map[string]float64 `json:"cpu_cores"` // per stage, per process group
 	PGActive        map[string][]ActiveStatement  `json:"pg_active"` // per stage, sampled from pg_stat_activity

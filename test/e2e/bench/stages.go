@@ -115,13 +115,17 @@ func (r *run) pipeline(ctx context.Context, res *Results) error {
 	r.e2e = sample
 	res.E2EDocsPerS, res.E2EP50Ms, res.E2EP99Ms = sample.Rate(), sample.Quantile(0.5), sample.Quantile(0.99)
 	r.progress("pipeline: %.1f documents/s, p50 %.0f ms, p99 %.0f ms", res.E2EDocsPerS, res.E2EP50Ms, res.E2EP99Ms)
-	if res.E2EHops, err = p.hops(ctx); err != nil {
-		return err
+	res.E2EHops, err = r.hops(ctx, p, "pipeline")
+	return err
+}
+
+// hops reads and prints the latency of each hop of p's run.
+func (r *run) hops(ctx context.Context, p pipelineRun, stage string) ([]Hop, error) {
+	hops, err := p.hops(ctx)
+	for _, h := range hops {
+		r.progress("%s: hop %-6s p50 %6.0f ms, p99 %6.0f ms", stage, h.Name, h.P50, h.P99)
 	}
-	for _, h := range res.E2EHops {
-		r.progress("pipeline: hop %-6s p50 %6.0f ms, p99 %6.0f ms", h.Name, h.P50, h.P99)
-	}
-	return nil
+	return hops, err
 }
 
 // steady offers payments at cfg.PayRate per second for cfg.PayFor, below
@@ -138,7 +142,8 @@ func (r *run) steady(ctx context.Context, res *Results) error {
 	}
 	res.SteadyRate, res.SteadyP50Ms, res.SteadyP99Ms = r.cfg.PayRate, sample.Quantile(0.5), sample.Quantile(0.99)
 	r.progress("steady: p50 %.0f ms, p99 %.0f ms at %d payments/s", res.SteadyP50Ms, res.SteadyP99Ms, res.SteadyRate)
-	return nil
+	res.SteadyHops, err = r.hops(ctx, p, "steady")
+	return err
 }
 
 // relay stops the invoicer, then has the running relay drain each backlog

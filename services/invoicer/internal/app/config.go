@@ -51,7 +51,7 @@ type Config struct {
 	InvoiCyAccessKey   string        `env:"INVOICY_ACCESS_KEY"`
 	KeyedBaseURL       string        `env:"KEYED_BASE_URL" envDefault:"http://127.0.0.1:8092/api"`
 	KeyedToken         string        `env:"KEYED_TOKEN"`
-	EmitWorkers        int           `env:"EMIT_WORKERS" envDefault:"8"`
+	EmitWorkers        int           `env:"EMIT_WORKERS" envDefault:"16"`
 	EmitBatch          int           `env:"EMIT_BATCH" envDefault:"10"`
 	EmitLease          time.Duration `env:"EMIT_LEASE" envDefault:"60s"`
 	EmitPoll           time.Duration `env:"EMIT_POLL_INTERVAL" envDefault:"500ms"`
