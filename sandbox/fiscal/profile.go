@@ -100,16 +100,17 @@ func (s *Server) plant(w http.ResponseWriter, r *http.Request) {
 func (s *Server) drop(w http.ResponseWriter, r *http.Request) {
 	ref := r.PathValue("reference")
 	s.mu.Lock()
-	kept := s.docs[:0]
-	dropped := 0
-	for _, d := range s.docs {
-		if d.Reference == ref {
-			dropped++
-			continue
+	kept, moved := s.docs[:0], make([]int, len(s.docs)) // moved: old index → new, -1 if dropped
+	for i, d := range s.docs {
+		moved[i] = -1
+		if d.Reference != ref {
+			moved[i] = len(kept)
+			kept = append(kept, d)
 		}
-		kept = append(kept, d)
 	}
+	dropped := len(s.docs) - len(kept)
 	s.docs = kept
+	s.reindexLocked(moved)
 	s.mu.Unlock()
 	server.WriteJSON(w, http.StatusOK, map[string]int{"dropped": dropped})
 }

@@ -85,3 +85,34 @@ func TestInjectedPlantedAndDropped(t *testing.T) {
 	}
 	bad.Body.Close()
 }
+
+// Look-ups by reference go through the reference index, which a drop keeps
+// right, as it keeps the keyed API's index of each key.
+func TestIndexesFollowADrop(t *testing.T) {
+	s := New(Config{EmpCodigo: "e", EmpPK: "p", AccessKey: "k"})
+	for _, ref := range []string{"31", "32", "33"} {
+		s.issue([]Document{{Reference: ref, Type: 101}}, action{})
+	}
+	if _, replay := s.issueKeyed("42", Document{Reference: "42", Type: 101}, action{}); replay {
+		t.Fatal("a new key replayed")
+	}
+	srv := httptest.NewServer(s)
+	defer srv.Close()
+	req, _ := http.NewRequest(http.MethodDelete, srv.URL+"/sandbox/documents/32", nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("drop: %v", err)
+	}
+	resp.Body.Close()
+	for ref, want := range map[string]int{"31": 1, "32": 0, "33": 1, "42": 1} {
+		if got := s.find(filter{items: []specific{{reference: ref}}}); len(got) != want || (want == 1 && got[0].Reference != ref) {
+			t.Errorf("find %s = %+v, want %d document under it", ref, got, want)
+		}
+	}
+	if got := s.find(filter{}); len(got) != 3 {
+		t.Errorf("find with no reference returned %d documents, want all 3", len(got))
+	}
+	if d, replay := s.issueKeyed("42", Document{Reference: "42", Type: 101}, action{}); !replay || d.Reference != "42" {
+		t.Fatalf("key 42 after the drop: replay %v, reference %q; want its own document replayed", replay, d.Reference)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"time"
 
@@ -127,13 +128,53 @@ func (f filter) match(d Document) bool {
 	return false
 }
 
+// candidatesLocked returns the indices in docs of the documents f can
+// match, in issue order: those under the references its items name, or
+// every one when it has an item without a reference (or none at all).
+func (s *Server) candidatesLocked(f filter) []int {
+	named := len(f.items) > 0
+	var idx []int
+	for _, it := range f.items {
+		if it.reference == "" {
+			named = false
+			break
+		}
+		idx = append(idx, s.byRef[it.reference]...)
+	}
+	if !named {
+		idx = make([]int, len(s.docs))
+		for i := range idx {
+			idx[i] = i
+		}
+		return idx
+	}
+	slices.Sort(idx)
+	return slices.Compact(idx)
+}
+
+// reindexLocked moves the indices byKey and byRef hold after docs was
+// compacted: moved[i] is where document i went, -1 if it was dropped.
+func (s *Server) reindexLocked(moved []int) {
+	for k, i := range s.byKey {
+		if moved[i] < 0 {
+			delete(s.byKey, k)
+		} else {
+			s.byKey[k] = moved[i]
+		}
+	}
+	clear(s.byRef)
+	for i, d := range s.docs {
+		s.byRef[d.Reference] = append(s.byRef[d.Reference], i)
+	}
+}
+
 // find returns copies of the documents matching f, in issue order. Each
 // one returned counts as a poll: a pending document whose polls are used up
 // is authorized (and announced) before it is returned.
 func (s *Server) find(f filter) []Document {
 	s.mu.Lock()
 	var out, changed []Document
-	for i := range s.docs {
+	for _, i := range s.candidatesLocked(f) {
 		d := &s.docs[i]
 		if !f.match(*d) {
 			continue

@@ -108,8 +108,9 @@ type Server struct {
 	docs    []Document  // in issue order
 	numbers map[int]int // last number issued per CFE type
 	stats   Stats
-	rules   map[string]Rule // faults by reference or AnyReference
-	byKey   map[string]int  // keyed API: index in docs of each Idempotency-Key
+	rules   map[string]Rule  // faults by reference or AnyReference
+	byKey   map[string]int   // keyed API: index in docs of each Idempotency-Key
+	byRef   map[string][]int // indices in docs of the documents under each reference
 	hooks   *notifier
 	dice    *profileDice
 }
@@ -123,7 +124,7 @@ func New(cfg Config) *Server {
 		cfg.Logger = zap.NewNop()
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, mux: http.NewServeMux(), numbers: make(map[int]int),
-		rules: make(map[string]Rule), byKey: make(map[string]int), hooks: newNotifier(cfg.Webhook, cfg.Logger), dice: newProfileDice(cfg.Profile)}
+		rules: make(map[string]Rule), byKey: make(map[string]int), byRef: make(map[string][]int), hooks: newNotifier(cfg.Webhook, cfg.Logger), dice: newProfileDice(cfg.Profile)}
 	for _, prefix := range []string{"", "/InvoiCy"} {
 		s.mux.HandleFunc("POST "+prefix+"/aws_emissionfactura.aspx", s.emit)
 		s.mux.HandleFunc("POST "+prefix+"/aws_consultafactura.aspx", s.query)
