@@ -58,6 +58,23 @@ SELECT hop, percentile_disc(0.5) WITHIN GROUP (ORDER BY ms), percentile_disc(0.9
 FROM hops, LATERAL (VALUES ('1 apply', apply), ('2 relay', relay), ('3 record', record), ('4 emit', emit)) AS v(hop, ms)
 GROUP BY hop ORDER BY hop`
 
+// slowestPayment is the run's payment with the longest webhook → authorized
+// time, with that time split by hop (as in e2eHops), in milliseconds.
+const slowestPayment = `
+SELECT p.id, extract(epoch FROM d.updated_at - r.received_at) * 1000,
+       extract(epoch FROM r.processed_at - r.received_at) * 1000,
+       extract(epoch FROM ob.published_at - ob.created_at) * 1000,
+       extract(epoch FROM d.created_at - ob.published_at) * 1000,
+       extract(epoch FROM d.updated_at - d.created_at) * 1000
+FROM invoicer.fiscal_documents d
+JOIN ingest.payments p ON p.id = d.source_ref
+JOIN ingest.orders o ON o.id = p.order_id
+JOIN ingest.webhook_receipts r ON r.scope = 'dlocal' AND r.dedupe_key = 'payment:' || p.id || ':PAID'
+JOIN ingest.outbox ob ON ob.event_key = 'payment:' || p.id || ':paid'
+WHERE d.source_kind = 'payment' AND d.kind = 'invoice' AND d.status = 'authorized'
+  AND o.merchant_order_id LIKE $1
+ORDER BY d.updated_at - r.received_at DESC LIMIT 1`
+
 // Hop is one hop of the pipeline's latency, in milliseconds.
 type Hop struct {
 	Name string  `json:"hop"`
@@ -196,6 +213,32 @@ func (p pipelineRun) hops(ctx context.Context) ([]Hop, error) {
 		return nil, fmt.Errorf("read the hops' latencies: %w", err)
 	}
 	return hops, nil
+}
+
+// receiptSpan is how long, in seconds, the run's PAID webhooks took to
+// arrive, first to last.
+const receiptSpan = `
+SELECT coalesce(extract(epoch FROM max(r.received_at) - min(r.received_at)), 0)
+FROM ingest.webhook_receipts r
+JOIN ingest.payments p ON r.scope = 'dlocal' AND r.dedupe_key = 'payment:' || p.id || ':PAID'
+JOIN ingest.orders o ON o.id = p.order_id
+WHERE o.merchant_order_id LIKE $1`
+
+// slowest describes the run's slowest payment (see slowestPayment), so a
+// straggler can be found in the services' logs by its id, and how long the
+// webhooks took to arrive: a late webhook stretches the run, not a hop.
+func (p pipelineRun) slowest(ctx context.Context) (string, error) {
+	var id string
+	var total, apply, relay, record, emit, span float64
+	err := p.db.QueryRow(ctx, slowestPayment, p.prefix+"%").Scan(&id, &total, &apply, &relay, &record, &emit)
+	if err == nil {
+		err = p.db.QueryRow(ctx, receiptSpan, p.prefix+"%").Scan(&span)
+	}
+	if err != nil {
+		return "", fmt.Errorf("read the slowest payment: %w", err)
+	}
+	return fmt.Sprintf("webhooks arrived over %.1f s; slowest payment %s: %.0f ms (apply %.0f, relay %.0f, record %.0f, emit %.0f)",
+		span, id, total, apply, relay, record, emit), nil
 }
 
 func (p pipelineRun) latencies(ctx context.Context) (Sample, error) {

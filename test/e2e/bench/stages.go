@@ -119,12 +119,18 @@ func (r *run) pipeline(ctx context.Context, res *Results) error {
 	return err
 }
 
-// hops reads and prints the latency of each hop of p's run.
+// hops reads and prints the latency of each hop of p's run, and the
+// slowest payment's.
 func (r *run) hops(ctx context.Context, p pipelineRun, stage string) ([]Hop, error) {
 	hops, err := p.hops(ctx)
+	if err != nil {
+		return nil, err
+	}
 	for _, h := range hops {
 		r.progress("%s: hop %-6s p50 %6.0f ms, p99 %6.0f ms", stage, h.Name, h.P50, h.P99)
 	}
+	slowest, err := p.slowest(ctx)
+	r.progress("%s: %s", stage, slowest)
 	return hops, err
 }
 
