@@ -1,6 +1,7 @@
 // Package backoff computes retry delays: exponential growth from a base, a
-// cap, and jitter between half the ceiling and the ceiling. It is stateless because the attempt count lives in the
-// database rows being retried, not in a process. Sleep waits one out.
+// cap, and jitter between half the ceiling and the ceiling. It is stateless
+// because the attempt count lives in the database rows being retried, not
+// in a process. Sleep waits one out.
 package backoff
 
 import (

@@ -14,7 +14,7 @@ import (
 
 // Idle is how many idle connections per host a Transport keeps open
 // between calls: more than the goroutines any onceflow process or sandbox
-// calls one service from at once (8 workers by default).
+// calls one service from at once (16 emission workers by default).
 const Idle = 64
 
 // Transport is Go's default transport keeping Idle connections per host.

@@ -53,13 +53,8 @@ func (t Table) ident() string { return pgx.Identifier{t.Schema, t.Name}.Sanitize
 // whose event key is already there is ignored: inserted is false. Wake the
 // relay with a Waker once tx has committed.
 func Insert(ctx context.Context, tx pgx.Tx, t Table, m Message) (inserted bool, err error) {
-	tag, err := tx.Exec(ctx, `INSERT INTO `+t.ident()+` (event_key, event_type, payload, traceparent)
-VALUES ($1, $2, $3, $4)
-ON CONFLICT (event_key) DO NOTHING`, m.EventKey, m.EventType, m.Payload, m.Traceparent)
-	if err != nil {
-		return false, fmt.Errorf("insert outbox %s: %w", m.EventKey, err)
-	}
-	return tag.RowsAffected() > 0, nil
+	n, err := InsertMany(ctx, tx, t, []Message{m})
+	return n > 0, err
 }
 
 // InsertMany adds msgs to the outbox inside the caller's transaction, in
@@ -78,7 +73,7 @@ func InsertMany(ctx context.Context, tx pgx.Tx, t Table, msgs []Message) (insert
 SELECT * FROM unnest($1::text[], $2::text[], $3::bytea[], $4::text[])
 ON CONFLICT (event_key) DO NOTHING`, keys, types, payloads, parents)
 	if err != nil {
-		return 0, fmt.Errorf("insert %d outbox rows (first %s): %w", len(msgs), msgs[0].EventKey, err)
+		return 0, fmt.Errorf("insert outbox %s (%d rows): %w", msgs[0].EventKey, len(msgs), err)
 	}
 	return tag.RowsAffected(), nil
 }

@@ -240,13 +240,14 @@ func (w *Worker) record(ctx context.Context, batch []*staged, token uuid.UUID) {
 	if len(batch) == 0 {
 		return
 	}
-	err := w.commit(ctx, batch, token)
-	if err == nil || len(batch) == 1 {
+	switch err := w.commit(ctx, batch, token); {
+	case err == nil:
+	case len(batch) == 1:
 		batch[0].err = err
-		return
-	}
-	for _, s := range batch {
-		s.err = w.commit(ctx, []*staged{s}, token)
+	default:
+		for _, s := range batch {
+			s.err = w.commit(ctx, []*staged{s}, token)
+		}
 	}
 }
 
