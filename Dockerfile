@@ -1,7 +1,7 @@
 # syntax=docker/dockerfile:1
 # One recipe for every onceflow binary; pick it with the build arg CMD, e.g.
 #   docker build --build-arg CMD=./services/ingest/cmd/ingest -t onceflow-ingest .
-# CMD is any main package of the go.work workspace: ./services/<svc>/cmd/<svc>,
+# CMD is any main package of the module: ./services/<svc>/cmd/<svc>,
 # ./sandbox/cmd/psp, ./sandbox/cmd/fiscal, ./db/cmd/migrate.
 # The binary is /app in every image (docker-compose.yml's healthchecks run /app healthcheck).
 

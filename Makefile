@@ -4,8 +4,6 @@ SHELL := bash
 .DEFAULT_GOAL := help
 GOBIN := $(shell go env GOPATH)/bin
 export PATH := $(GOBIN):$(PATH)
-# Every module of the workspace: ./... does not cross modules.
-PACKAGES := $(shell go list -m -f '{{.Path}}/...')
 COMMANDS := ./services/ingest/cmd/ingest ./services/relay/cmd/relay ./services/invoicer/cmd/invoicer \
 	./services/reconciler/cmd/reconciler ./sandbox/cmd/psp ./sandbox/cmd/fiscal ./db/cmd/migrate ./onceflowctl
 STACK_ENV := eval "$$(scripts/stack.sh env)"
@@ -25,13 +23,13 @@ verify: ## Check generated code is fresh, gofmt, go vet
 	@git diff --exit-code -- pkg/eventspb || { echo "verify: pkg/eventspb is stale: run make generate"; exit 1; }
 	@test -z "$$(git status --porcelain -- pkg/eventspb)" || { echo "verify: untracked generated files in pkg/eventspb"; exit 1; }
 	@out=$$(gofmt -l $$(git ls-files '*.go')); test -z "$$out" || { echo "verify: gofmt needed:"; echo "$$out"; exit 1; }
-	go vet $(PACKAGES)
+	go vet ./...
 
 build: ## Build every binary into bin/
 	go build -o bin/ $(COMMANDS)
 
-test: ## Run every module's tests; starts PostgreSQL and fauxqs when they are not running
-	$(STACK_ENV); go test -count=1 $(PACKAGES)
+test: ## Run every test; starts PostgreSQL and fauxqs when they are not running
+	$(STACK_ENV); go test -count=1 ./...
 
 bench: ## Measure ingest, the relay and the whole pipeline beside their PostgreSQL and SQS ceilings; writes bench/results.json and bench/e2e_latency.png (flags via ARGS)
 	$(STACK_ENV); go run ./test/e2e/cmd/bench $(ARGS)
@@ -40,8 +38,8 @@ chaos: ## The exactly-once proof under kills and outages; flags via ARGS, e.g. m
 	scripts/stack.sh install
 	go run ./test/e2e/cmd/chaos $(ARGS)
 
-demo: ## Run the whole pipeline locally on a few demo payments and print a summary
-	$(STACK_ENV); go run ./test/e2e/cmd/demo
+demo: ## Run the whole pipeline locally on a few demo payments and print a summary (ARGS=-serve keeps it up)
+	$(STACK_ENV); go run ./test/e2e/cmd/demo $(ARGS)
 
 up: ## Start PostgreSQL and fauxqs (when not already running)
 	scripts/stack.sh up

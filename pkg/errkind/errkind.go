@@ -18,6 +18,8 @@ const (
 	NotFound                // the thing asked for does not exist
 	Conflict                // the request clashes with the current state
 	Unavailable             // a dependency is down; retrying later may work
+	Refused                 // a provider said no on the merits; retrying the same request will not help
+	Ambiguous               // a call may or may not have taken effect; look up before trying again
 )
 
 // String returns the kind's code as used in JSON error bodies.
@@ -31,6 +33,10 @@ func (k Kind) String() string {
 		return "conflict"
 	case Unavailable:
 		return "unavailable"
+	case Refused:
+		return "refused"
+	case Ambiguous:
+		return "ambiguous"
 	default:
 		return "internal"
 	}
@@ -72,3 +78,6 @@ func Of(err error) Kind {
 	}
 	return Internal
 }
+
+// Is reports whether err's kind (see Of) is k.
+func Is(err error, k Kind) bool { return err != nil && Of(err) == k }

@@ -110,19 +110,19 @@ func (s *Server) healthy() bool {
 }
 
 // LocalstackDir finds the repository's localstack folder by walking up from
-// the working directory to the go.work file.
+// the working directory to the go.mod file.
 func LocalstackDir() (string, error) {
 	dir, err := os.Getwd()
 	if err != nil {
 		return "", err
 	}
 	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.work")); err == nil {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
 			return filepath.Join(dir, "localstack"), nil
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			return "", errors.New("no go.work above the working directory: cannot find localstack/ with fauxqs")
+			return "", errors.New("no go.mod above the working directory: cannot find localstack/ with fauxqs")
 		}
 		dir = parent
 	}

@@ -32,6 +32,8 @@ var kindStatus = map[errkind.Kind]int{
 	errkind.NotFound:    http.StatusNotFound,
 	errkind.Conflict:    http.StatusConflict,
 	errkind.Unavailable: http.StatusServiceUnavailable,
+	errkind.Refused:     http.StatusUnprocessableEntity,
+	errkind.Ambiguous:   http.StatusBadGateway,
 	errkind.Internal:    http.StatusInternalServerError,
 }
 

@@ -18,6 +18,8 @@ import (
 	"github.com/pressly/goose/v3"
 	"github.com/pressly/goose/v3/database"
 	"github.com/pressly/goose/v3/lock"
+
+	"github.com/onceflow/onceflow/pkg/errkind"
 )
 
 // DefaultMaxConns is a pool's size unless the DSN sets pool_max_conns.
@@ -88,6 +90,35 @@ func Migrate(ctx context.Context, dsn, schema string, fsys fs.FS) error {
 		return fmt.Errorf("migrate %s: %w", schema, err)
 	}
 	return nil
+}
+
+// Interpret turns a driver error into an error of the errkind vocabulary,
+// prefixed with what (a format and its arguments, e.g. "document %d"): no
+// rows is NotFound, a unique or exclusion violation Conflict, a foreign key
+// violation Invalid (the row names another that does not exist), a
+// serialization failure or deadlock Unavailable (the transaction may be
+// retried). Any other error keeps its kind, Internal when it has none. nil
+// stays nil. Only store packages call it: the rest of the code sees kinds.
+func Interpret(err error, format string, args ...any) error {
+	if err == nil {
+		return nil
+	}
+	what := fmt.Sprintf(format, args...)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return errkind.Wrap(errkind.NotFound, err, what+": not found")
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		switch pgErr.Code {
+		case "23505", "23P01":
+			return errkind.Wrap(errkind.Conflict, err, what+": already exists")
+		case "23503":
+			return errkind.Wrap(errkind.Invalid, err, what+": refers to a row that does not exist")
+		case "40001", "40P01":
+			return errkind.Wrap(errkind.Unavailable, err, what+": concurrent update, retry")
+		}
+	}
+	return fmt.Errorf("%s: %w", what, err)
 }
 
 // IsForeignKeyViolation reports whether err is PostgreSQL's

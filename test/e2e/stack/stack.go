@@ -89,12 +89,12 @@ func Root() (string, error) {
 		return "", err
 	}
 	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.work")); err == nil {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
 			return dir, nil
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			return "", errors.New("go.work not found above the working directory")
+			return "", errors.New("go.mod not found above the working directory")
 		}
 		dir = parent
 	}
