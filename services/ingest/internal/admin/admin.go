@@ -14,7 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/onceflow/onceflow/pkg/httpserver"
-	"github.com/onceflow/onceflow/services/ingest/internal/store"
+	store "github.com/onceflow/onceflow/services/ingest/internal/store/dbsqlc"
 )
 
 // API is the operator API.

@@ -9,7 +9,7 @@ import (
 	eventsv1 "github.com/onceflow/onceflow/pkg/eventspb/onceflow/events/v1"
 	"github.com/onceflow/onceflow/pkg/outbox"
 	"github.com/onceflow/onceflow/services/ingest/internal/psp"
-	"github.com/onceflow/onceflow/services/ingest/internal/store"
+	store "github.com/onceflow/onceflow/services/ingest/internal/store/dbsqlc"
 )
 
 // OrderLine is one line of an order as stored in orders.lines.

@@ -7,7 +7,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/onceflow/onceflow/services/ingest/internal/psp"
-	"github.com/onceflow/onceflow/services/ingest/internal/store"
+	store "github.com/onceflow/onceflow/services/ingest/internal/store/dbsqlc"
 )
 
 // preparePayment re-fetches payment id and checks it against its order; its

@@ -10,7 +10,7 @@ import (
 
 	"github.com/onceflow/onceflow/pkg/outbox"
 	"github.com/onceflow/onceflow/pkg/tracing"
-	"github.com/onceflow/onceflow/services/ingest/internal/store"
+	store "github.com/onceflow/onceflow/services/ingest/internal/store/dbsqlc"
 )
 
 // records gathers what a batch of receipts writes, so each kind of

@@ -7,7 +7,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/onceflow/onceflow/services/ingest/internal/psp"
-	"github.com/onceflow/onceflow/services/ingest/internal/store"
+	store "github.com/onceflow/onceflow/services/ingest/internal/store/dbsqlc"
 )
 
 // prepareRefund re-fetches refund id and checks its payment is recorded as

@@ -13,7 +13,7 @@ import (
 	"github.com/onceflow/onceflow/db"
 	"github.com/onceflow/onceflow/pkg/pgtest"
 	"github.com/onceflow/onceflow/services/ingest/internal/housekeeping"
-	"github.com/onceflow/onceflow/services/ingest/internal/store"
+	store "github.com/onceflow/onceflow/services/ingest/internal/store/dbsqlc"
 )
 
 func pool(t *testing.T) *pgxpool.Pool {

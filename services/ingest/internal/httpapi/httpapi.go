@@ -15,7 +15,7 @@ import (
 	"github.com/onceflow/onceflow/pkg/httpserver"
 	"github.com/onceflow/onceflow/pkg/pg"
 	"github.com/onceflow/onceflow/services/ingest/internal/apply"
-	"github.com/onceflow/onceflow/services/ingest/internal/store"
+	store "github.com/onceflow/onceflow/services/ingest/internal/store/dbsqlc"
 )
 
 // API serves /v1/customers, /v1/orders and /v1/refunds behind a bearer

@@ -17,7 +17,7 @@ import (
 
 	"github.com/onceflow/onceflow/pkg/httpserver"
 	"github.com/onceflow/onceflow/services/ingest/internal/apply"
-	"github.com/onceflow/onceflow/services/ingest/internal/store"
+	store "github.com/onceflow/onceflow/services/ingest/internal/store/dbsqlc"
 	"github.com/onceflow/onceflow/services/ingest/internal/webhook"
 )
 

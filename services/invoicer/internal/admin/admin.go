@@ -21,7 +21,7 @@ import (
 
 	"github.com/onceflow/onceflow/pkg/httpserver"
 	"github.com/onceflow/onceflow/provider/fiscal"
-	"github.com/onceflow/onceflow/services/invoicer/internal/store"
+	store "github.com/onceflow/onceflow/services/invoicer/internal/store/dbsqlc"
 )
 
 // Lookup finds what the provider holds under a reference.

@@ -13,7 +13,7 @@ import (
 	"github.com/onceflow/onceflow/pkg/httpserver"
 	"github.com/onceflow/onceflow/provider/fiscal"
 	"github.com/onceflow/onceflow/services/invoicer/internal/notify"
-	"github.com/onceflow/onceflow/services/invoicer/internal/store"
+	store "github.com/onceflow/onceflow/services/invoicer/internal/store/dbsqlc"
 )
 
 // Resolution is the body of POST /admin/documents/:id/resolve.

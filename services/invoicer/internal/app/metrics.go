@@ -8,7 +8,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/onceflow/onceflow/provider/fiscal"
-	"github.com/onceflow/onceflow/services/invoicer/internal/store"
+	store "github.com/onceflow/onceflow/services/invoicer/internal/store/dbsqlc"
 )
 
 // documentCollector reports the document table at scrape time: documents

@@ -11,7 +11,7 @@ import (
 
 	"github.com/onceflow/onceflow/pkg/money"
 	"github.com/onceflow/onceflow/provider/fiscal"
-	"github.com/onceflow/onceflow/services/invoicer/internal/store"
+	store "github.com/onceflow/onceflow/services/invoicer/internal/store/dbsqlc"
 )
 
 // hold says why a credit note cannot be sent yet: wait names what it waits

@@ -26,7 +26,7 @@ import (
 	"github.com/onceflow/onceflow/pkg/httpserver"
 	"github.com/onceflow/onceflow/pkg/tracing"
 	"github.com/onceflow/onceflow/provider/fiscal"
-	"github.com/onceflow/onceflow/services/invoicer/internal/store"
+	store "github.com/onceflow/onceflow/services/invoicer/internal/store/dbsqlc"
 )
 
 // Provider is the e-invoicing provider as the emitter needs it.

@@ -16,7 +16,7 @@ import (
 	sandbox "github.com/onceflow/onceflow/sandbox/fiscal"
 	"github.com/onceflow/onceflow/services/invoicer/internal/emit"
 	"github.com/onceflow/onceflow/services/invoicer/internal/invoicertest"
-	"github.com/onceflow/onceflow/services/invoicer/internal/store"
+	store "github.com/onceflow/onceflow/services/invoicer/internal/store/dbsqlc"
 )
 
 // fast is a configuration with test-sized intervals.

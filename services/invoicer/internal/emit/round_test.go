@@ -8,7 +8,7 @@ import (
 
 	"github.com/onceflow/onceflow/provider/fiscal"
 	"github.com/onceflow/onceflow/services/invoicer/internal/invoicertest"
-	"github.com/onceflow/onceflow/services/invoicer/internal/store"
+	store "github.com/onceflow/onceflow/services/invoicer/internal/store/dbsqlc"
 )
 
 // recordPayments records n payment documents named prefix-0, prefix-1, ...

@@ -8,7 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/onceflow/onceflow/provider/fiscal"
-	"github.com/onceflow/onceflow/services/invoicer/internal/store"
+	store "github.com/onceflow/onceflow/services/invoicer/internal/store/dbsqlc"
 )
 
 // saveParams is what saving r for d, claimed with token, writes.

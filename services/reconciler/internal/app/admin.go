@@ -9,7 +9,7 @@ import (
 
 	"github.com/onceflow/onceflow/pkg/httpserver"
 	"github.com/onceflow/onceflow/services/reconciler/internal/findings"
-	"github.com/onceflow/onceflow/services/reconciler/internal/store"
+	store "github.com/onceflow/onceflow/services/reconciler/internal/store/dbsqlc"
 )
 
 // registerAdmin adds the operator endpoints, behind ADMIN_TOKEN:

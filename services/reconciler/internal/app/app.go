@@ -30,7 +30,7 @@ import (
 	"github.com/onceflow/onceflow/services/reconciler/internal/detect"
 	"github.com/onceflow/onceflow/services/reconciler/internal/findings"
 	"github.com/onceflow/onceflow/services/reconciler/internal/reconcile"
-	"github.com/onceflow/onceflow/services/reconciler/internal/store"
+	store "github.com/onceflow/onceflow/services/reconciler/internal/store/dbsqlc"
 	"github.com/onceflow/onceflow/services/reconciler/internal/sweep"
 )
 

@@ -12,7 +12,7 @@ import (
 	"github.com/onceflow/onceflow/pkg/config"
 	"github.com/onceflow/onceflow/pkg/pg"
 	"github.com/onceflow/onceflow/services/reconciler/internal/findings"
-	"github.com/onceflow/onceflow/services/reconciler/internal/store"
+	store "github.com/onceflow/onceflow/services/reconciler/internal/store/dbsqlc"
 )
 
 // report prints the open findings: a table for people, or JSON with --json.

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/onceflow/onceflow/services/reconciler/internal/findings"
-	"github.com/onceflow/onceflow/services/reconciler/internal/store"
+	store "github.com/onceflow/onceflow/services/reconciler/internal/store/dbsqlc"
 )
 
 // Finding kinds the detectors report.

@@ -14,7 +14,7 @@ import (
 	"github.com/onceflow/onceflow/services/reconciler/internal/detect"
 	"github.com/onceflow/onceflow/services/reconciler/internal/fixture"
 	"github.com/onceflow/onceflow/services/reconciler/internal/reconcile"
-	"github.com/onceflow/onceflow/services/reconciler/internal/store"
+	store "github.com/onceflow/onceflow/services/reconciler/internal/store/dbsqlc"
 	"github.com/onceflow/onceflow/services/reconciler/internal/sweep"
 )
 

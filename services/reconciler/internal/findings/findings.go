@@ -11,7 +11,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/onceflow/onceflow/services/reconciler/internal/store"
+	store "github.com/onceflow/onceflow/services/reconciler/internal/store/dbsqlc"
 )
 
 // Finding is something a check saw that a person should look at.

@@ -14,7 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/onceflow/onceflow/services/reconciler/internal/findings"
-	"github.com/onceflow/onceflow/services/reconciler/internal/store"
+	store "github.com/onceflow/onceflow/services/reconciler/internal/store/dbsqlc"
 	"github.com/onceflow/onceflow/services/reconciler/internal/sweep"
 )
 

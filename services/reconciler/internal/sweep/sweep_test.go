@@ -13,7 +13,7 @@ import (
 
 	"github.com/onceflow/onceflow/pkg/sqstest"
 	"github.com/onceflow/onceflow/services/reconciler/internal/fixture"
-	"github.com/onceflow/onceflow/services/reconciler/internal/store"
+	store "github.com/onceflow/onceflow/services/reconciler/internal/store/dbsqlc"
 	"github.com/onceflow/onceflow/services/reconciler/internal/sweep"
 )
 

@@ -3,7 +3,7 @@
 //   sqlc v1.31.1
 // source: customers.sql
 
-package store
+package dbsqlc
 
 import (
 	"context"

@@ -3,7 +3,7 @@
 //   sqlc v1.31.1
 // source: fiscal_documents.sql
 
-package store
+package dbsqlc
 
 import (
 	"context"

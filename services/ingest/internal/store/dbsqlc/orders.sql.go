@@ -3,7 +3,7 @@
 //   sqlc v1.31.1
 // source: orders.sql
 
-package store
+package dbsqlc
 
 import (
 	"context"
