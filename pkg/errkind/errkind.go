@@ -43,8 +43,11 @@ func (k Kind) String() string {
 }
 
 // Error is an error with a kind and a message safe to show to the caller.
+// Code, when set, is a finer code than the kind's for the JSON body (e.g.
+// "invalid_limit" of kind Invalid); the kind alone decides the HTTP status.
 type Error struct {
 	Kind    Kind
+	Code    string
 	Message string
 	Err     error
 }
@@ -63,6 +66,12 @@ func (e *Error) Unwrap() error { return e.Err }
 // New returns an error of kind k with a caller-safe message.
 func New(k Kind, format string, args ...any) error {
 	return &Error{Kind: k, Message: fmt.Sprintf(format, args...)}
+}
+
+// Coded returns an error of kind k with a finer code for the JSON body and a
+// caller-safe message.
+func Coded(k Kind, code, format string, args ...any) error {
+	return &Error{Kind: k, Code: code, Message: fmt.Sprintf(format, args...)}
 }
 
 // Wrap returns an error of kind k with a caller-safe message and a cause.

@@ -63,7 +63,11 @@ func (s *Server) describe(err error, c echo.Context) (int, ErrorDetail) {
 	}
 	var ke *errkind.Error
 	if errors.As(err, &ke) && ke.Kind != errkind.Internal {
-		return kindStatus[ke.Kind], ErrorDetail{Code: ke.Kind.String(), Message: ke.Message}
+		code := ke.Code
+		if code == "" {
+			code = ke.Kind.String()
+		}
+		return kindStatus[ke.Kind], ErrorDetail{Code: code, Message: ke.Message}
 	}
 	s.log.Error("internal error", zap.String("request_id", RequestID(c)), zap.String("method", c.Request().Method), zap.String("path", c.Path()), zap.Error(err))
 	return http.StatusInternalServerError, ErrorDetail{Code: "internal", Message: "internal error"}
