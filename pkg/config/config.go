@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"os"
 	"reflect"
 	"sort"
 	"strings"
@@ -52,15 +53,29 @@ type Validator interface{ Validate() error }
 // Loaded is a parsed configuration plus the settings it was read from,
 // masked and ready to log.
 type Loaded[T any] struct {
-	Value  T
-	values map[string]string
+	Value T
+	// Renamed maps each old variable name that was read to its new name,
+	// for the service to warn about: old names are read for one release.
+	Renamed map[string]string
+	values  map[string]string
 }
 
-// Load parses the environment into a T and validates it. Errors name the
-// variable and what it expects.
-func Load[T any]() (Loaded[T], error) {
+// Getenv looks up one environment variable, as os.Getenv does. Services take
+// it from their caller so tests can hand each instance its own environment.
+type Getenv func(key string) string
+
+// Load parses the process environment into a T; see LoadFrom.
+func Load[T any]() (Loaded[T], error) { return LoadFrom[T](os.Getenv) }
+
+// LoadFrom parses the variables getenv returns into a T and validates it.
+// Errors name the variable and what it expects. A field tagged
+// `renamed:"OLD_NAME"` is also read from OLD_NAME when its own variable is
+// unset; Loaded.Renamed then says which new name to use instead.
+func LoadFrom[T any](getenv Getenv) (Loaded[T], error) {
+	environment, renamed := lookup(reflect.TypeFor[T](), getenv)
 	values := map[string]string{}
 	cfg, err := env.ParseAsWithOptions[T](env.Options{
+		Environment: environment,
 		OnSet: func(key string, value any, _ bool) {
 			values[key] = mask(key, fmt.Sprint(value))
 		},
@@ -73,7 +88,49 @@ func Load[T any]() (Loaded[T], error) {
 			return Loaded[T]{}, fmt.Errorf("config: %w", err)
 		}
 	}
-	return Loaded[T]{Value: cfg, values: values}, nil
+	return Loaded[T]{Value: cfg, Renamed: renamed, values: values}, nil
+}
+
+// lookup collects the variables of t's fields (embedded structs included)
+// that getenv sets, reading a renamed field's old name when its new one is
+// unset. It returns them and, for each old name used, the new one.
+func lookup(t reflect.Type, getenv Getenv) (map[string]string, map[string]string) {
+	environment, renamed := map[string]string{}, map[string]string{}
+	var walk func(reflect.Type)
+	walk = func(t reflect.Type) {
+		for i := range t.NumField() {
+			f := t.Field(i)
+			if f.Anonymous && f.Type.Kind() == reflect.Struct {
+				walk(f.Type)
+				continue
+			}
+			key, _, _ := strings.Cut(f.Tag.Get("env"), ",")
+			if key == "" {
+				continue
+			}
+			if v := getenv(key); v != "" {
+				environment[key] = v
+			} else if old := f.Tag.Get("renamed"); old != "" && getenv(old) != "" {
+				environment[key] = getenv(old)
+				renamed[old] = key
+			}
+		}
+	}
+	walk(t)
+	return environment, renamed
+}
+
+// Warn logs one warning for each old variable name that was read.
+func (l Loaded[T]) Warn(log *zap.Logger) {
+	olds := make([]string, 0, len(l.Renamed))
+	for old := range l.Renamed {
+		olds = append(olds, old)
+	}
+	sort.Strings(olds)
+	for _, old := range olds {
+		log.Warn("setting read from its old name; rename it, the old name goes away in the next release",
+			zap.String("old", old), zap.String("new", l.Renamed[old]))
+	}
 }
 
 // Fields returns the settings as log fields, sorted, with secrets masked.

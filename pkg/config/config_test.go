@@ -4,6 +4,9 @@ import (
 	"strings"
 	"testing"
 
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
+
 	"github.com/onceflow/onceflow/pkg/config"
 )
 
@@ -51,5 +54,53 @@ func TestLoadRunsValidate(t *testing.T) {
 	_, err := config.Load[svc]()
 	if err == nil || !strings.Contains(err.Error(), "SHUTDOWN_TIMEOUT") {
 		t.Fatalf("error %v does not name SHUTDOWN_TIMEOUT", err)
+	}
+}
+
+type renamedSvc struct {
+	config.Common
+	Workers int `env:"SVC_WORKERS" renamed:"WORKERS" envDefault:"4"`
+	Batch   int `env:"SVC_BATCH" renamed:"BATCH" envDefault:"10"`
+}
+
+func TestLoadFromReadsOnlyGetenv(t *testing.T) {
+	t.Setenv("SVC_WORKERS", "9") // the process environment must not be read
+	env := map[string]string{"SVC_BATCH": "3"}
+	loaded, err := config.LoadFrom[renamedSvc](func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if loaded.Value.Workers != 4 || loaded.Value.Batch != 3 || len(loaded.Renamed) != 0 {
+		t.Fatalf("parsed %+v, renamed %v", loaded.Value, loaded.Renamed)
+	}
+}
+
+func TestLoadFromReadsRenamedVariables(t *testing.T) {
+	env := map[string]string{"WORKERS": "7", "BATCH": "5", "SVC_BATCH": "6"}
+	loaded, err := config.LoadFrom[renamedSvc](func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if loaded.Value.Workers != 7 {
+		t.Errorf("workers %d, want 7 from the old name", loaded.Value.Workers)
+	}
+	if loaded.Value.Batch != 6 {
+		t.Errorf("batch %d, want 6: the new name wins over the old", loaded.Value.Batch)
+	}
+	if len(loaded.Renamed) != 1 || loaded.Renamed["WORKERS"] != "SVC_WORKERS" {
+		t.Errorf("renamed %v, want only WORKERS → SVC_WORKERS", loaded.Renamed)
+	}
+	core, logs := observer.New(zap.WarnLevel)
+	loaded.Warn(zap.New(core))
+	if logs.Len() != 1 || logs.All()[0].ContextMap()["new"] != "SVC_WORKERS" {
+		t.Errorf("warnings %v, want one naming SVC_WORKERS", logs.All())
+	}
+}
+
+func TestLoadFromNamesBadRenamedVariable(t *testing.T) {
+	env := map[string]string{"WORKERS": "many"}
+	_, err := config.LoadFrom[renamedSvc](func(k string) string { return env[k] })
+	if err == nil || !strings.Contains(err.Error(), "SVC_WORKERS") {
+		t.Fatalf("error %v does not name SVC_WORKERS", err)
 	}
 }
