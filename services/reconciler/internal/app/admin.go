@@ -8,8 +8,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/onceflow/onceflow/pkg/httpserver"
-	"github.com/onceflow/onceflow/services/reconciler/internal/findings"
-	store "github.com/onceflow/onceflow/services/reconciler/internal/store/dbsqlc"
+	"github.com/onceflow/onceflow/services/reconciler/internal/store"
 )
 
 // registerAdmin adds the operator endpoints, behind ADMIN_TOKEN:
@@ -43,7 +42,7 @@ func (d *deps) listFindings(c echo.Context) error {
 		}
 		limit = n
 	}
-	rows, err := findings.New(store.New(d.own)).Open(c.Request().Context(), c.QueryParam("kind"), limit)
+	rows, err := store.New(d.own).OpenFindings(c.Request().Context(), c.QueryParam("kind"), limit)
 	if err != nil {
 		d.log.Error("list findings", zap.Error(err))
 		return err
@@ -59,10 +58,10 @@ type OpenFinding struct {
 	Detail     string `json:"detail"`
 	OpenedAt   string `json:"opened_at"`
 	LastSeenAt string `json:"last_seen_at"`
-	SeenCount  int32  `json:"seen_count"`
+	SeenCount  int    `json:"seen_count"`
 }
 
-func findingsOut(rows []store.FindingsOpenRow) []OpenFinding {
+func findingsOut(rows []store.OpenFinding) []OpenFinding {
 	out := make([]OpenFinding, len(rows))
 	for i, r := range rows {
 		out[i] = OpenFinding{ID: r.ID, Kind: r.Kind, Reference: r.Reference, Detail: r.Detail,
