@@ -7,6 +7,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"go.uber.org/zap"
 
+	"github.com/onceflow/onceflow/pkg/errkind"
 	"github.com/onceflow/onceflow/pkg/httpserver"
 	"github.com/onceflow/onceflow/services/reconciler/internal/store"
 )
@@ -24,6 +25,8 @@ func (d *deps) triggerRun(c echo.Context) error {
 	d.log.Info("operator triggered a reconciliation")
 	sum, err := d.reconciler.Once(c.Request().Context())
 	if err != nil {
+		// A failed run is internal, yet its answer names it: errkind would
+		// answer "internal", so this stays an HTTP error.
 		return httpserver.NewHTTPError(http.StatusInternalServerError, "run_failed", "the run failed; its runs row and the log say why")
 	}
 	return c.JSON(http.StatusOK, map[string]any{
@@ -38,7 +41,7 @@ func (d *deps) listFindings(c echo.Context) error {
 	if s := c.QueryParam("limit"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 || n > 1000 {
-			return httpserver.NewHTTPError(http.StatusBadRequest, "invalid_limit", "limit: want 1 to 1000")
+			return errkind.Coded(errkind.Invalid, "invalid_limit", "limit: want 1 to 1000")
 		}
 		limit = n
 	}
