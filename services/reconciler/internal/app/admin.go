@@ -7,9 +7,9 @@ import (
 	"github.com/labstack/echo/v4"
 	"go.uber.org/zap"
 
+	"github.com/onceflow/onceflow/pkg/errkind"
 	"github.com/onceflow/onceflow/pkg/httpserver"
-	"github.com/onceflow/onceflow/services/reconciler/internal/findings"
-	store "github.com/onceflow/onceflow/services/reconciler/internal/store/dbsqlc"
+	"github.com/onceflow/onceflow/services/reconciler/internal/store"
 )
 
 // registerAdmin adds the operator endpoints, behind ADMIN_TOKEN:
@@ -25,6 +25,8 @@ func (d *deps) triggerRun(c echo.Context) error {
 	d.log.Info("operator triggered a reconciliation")
 	sum, err := d.reconciler.Once(c.Request().Context())
 	if err != nil {
+		// A failed run is internal, yet its answer names it: errkind would
+		// answer "internal", so this stays an HTTP error.
 		return httpserver.NewHTTPError(http.StatusInternalServerError, "run_failed", "the run failed; its runs row and the log say why")
 	}
 	return c.JSON(http.StatusOK, map[string]any{
@@ -39,11 +41,11 @@ func (d *deps) listFindings(c echo.Context) error {
 	if s := c.QueryParam("limit"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 || n > 1000 {
-			return httpserver.NewHTTPError(http.StatusBadRequest, "invalid_limit", "limit: want 1 to 1000")
+			return errkind.Coded(errkind.Invalid, "invalid_limit", "limit: want 1 to 1000")
 		}
 		limit = n
 	}
-	rows, err := findings.New(store.New(d.own)).Open(c.Request().Context(), c.QueryParam("kind"), limit)
+	rows, err := store.New(d.own).OpenFindings(c.Request().Context(), c.QueryParam("kind"), limit)
 	if err != nil {
 		d.log.Error("list findings", zap.Error(err))
 		return err
@@ -59,10 +61,10 @@ type OpenFinding struct {
 	Detail     string `json:"detail"`
 	OpenedAt   string `json:"opened_at"`
 	LastSeenAt string `json:"last_seen_at"`
-	SeenCount  int32  `json:"seen_count"`
+	SeenCount  int    `json:"seen_count"`
 }
 
-func findingsOut(rows []store.FindingsOpenRow) []OpenFinding {
+func findingsOut(rows []store.OpenFinding) []OpenFinding {
 	out := make([]OpenFinding, len(rows))
 	for i, r := range rows {
 		out[i] = OpenFinding{ID: r.ID, Kind: r.Kind, Reference: r.Reference, Detail: r.Detail,

@@ -30,7 +30,7 @@ import (
 	"github.com/onceflow/onceflow/services/reconciler/internal/detect"
 	"github.com/onceflow/onceflow/services/reconciler/internal/findings"
 	"github.com/onceflow/onceflow/services/reconciler/internal/reconcile"
-	store "github.com/onceflow/onceflow/services/reconciler/internal/store/dbsqlc"
+	"github.com/onceflow/onceflow/services/reconciler/internal/store"
 	"github.com/onceflow/onceflow/services/reconciler/internal/sweep"
 )
 
@@ -134,17 +134,18 @@ func open(ctx context.Context) (_ *deps, err error) {
 	if err != nil {
 		return nil, err
 	}
-	sw := sweep.New(store.New(d.ingest), store.New(d.invoicer), sender, sweep.Config{
+	ingest, invoicer := store.NewIngestReader(d.ingest), store.NewInvoicerReader(d.invoicer)
+	sw := sweep.New(ingest, invoicer, sender, sweep.Config{
 		QueueURL: queueURL, Grace: cfg.Grace, PageSize: cfg.PageSize, MaxPerRun: cfg.MaxPerRun,
 	}, log.Named("sweep"), sweep.NewMetrics(d.reg))
 	d.metrics = reconcile.NewMetrics(d.reg)
-	detector := detect.New(store.New(d.ingest), store.New(d.invoicer), store.New(d.relay), detect.Config{
+	detector := detect.New(ingest, invoicer, store.NewRelayReader(d.relay), detect.Config{
 		PendingAfter: cfg.PendingAfter, AttentionAfter: cfg.AttentionAfter, ClaimAfter: cfg.ClaimAfter,
 		LeaseAfter: cfg.LeaseAfter, MaxPerKind: cfg.PageSize,
 	})
 	checks := []reconcile.Checker{detector}
 	if cfg.AuditEnabled() {
-		auditor, err := newAuditor(cfg, store.New(d.invoicer))
+		auditor, err := newAuditor(cfg, invoicer)
 		if err != nil {
 			return nil, err
 		}
@@ -152,15 +153,16 @@ func open(ctx context.Context) (_ *deps, err error) {
 	} else {
 		log.Info("provider audit off: set INVOICY_BASE_URL or RECONCILER_AUDIT=on to enable it")
 	}
-	d.reg.MustRegister(findings.NewGauge(store.New(d.own)))
-	d.reconciler = reconcile.New(store.New(d.own), sw, log.Named("reconcile"), d.metrics, checks...)
+	own := store.New(d.own)
+	d.reg.MustRegister(findings.NewGauge(own))
+	d.reconciler = reconcile.New(own, sw, log.Named("reconcile"), d.metrics, checks...)
 	return d, nil
 }
 
 // newAuditor builds the provider audit: an InvoiCy client for the branch
 // the settings name, compared with the invoicer's documents read through
 // invoicer.
-func newAuditor(cfg Config, invoicer *store.Queries) (*audit.Auditor, error) {
+func newAuditor(cfg Config, invoicer *store.InvoicerReader) (*audit.Auditor, error) {
 	statuses, err := cfg.statusMap()
 	if err != nil {
 		return nil, fmt.Errorf("PROVIDER_STATUS_MAP: %w", err)

@@ -11,8 +11,7 @@ import (
 
 	"github.com/onceflow/onceflow/pkg/config"
 	"github.com/onceflow/onceflow/pkg/pg"
-	"github.com/onceflow/onceflow/services/reconciler/internal/findings"
-	store "github.com/onceflow/onceflow/services/reconciler/internal/store/dbsqlc"
+	"github.com/onceflow/onceflow/services/reconciler/internal/store"
 )
 
 // report prints the open findings: a table for people, or JSON with --json.
@@ -37,7 +36,7 @@ func report(ctx context.Context, args []string) error {
 		return fmt.Errorf("DATABASE_URL: %w", err)
 	}
 	defer pool.Close()
-	rows, err := findings.New(store.New(pool)).Open(ctx, *kind, *limit)
+	rows, err := store.New(pool).OpenFindings(ctx, *kind, *limit)
 	if err != nil {
 		return err
 	}

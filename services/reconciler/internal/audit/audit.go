@@ -14,8 +14,7 @@ import (
 	"time"
 
 	"github.com/onceflow/onceflow/provider/fiscal"
-	"github.com/onceflow/onceflow/services/reconciler/internal/findings"
-	store "github.com/onceflow/onceflow/services/reconciler/internal/store/dbsqlc"
+	"github.com/onceflow/onceflow/services/reconciler/internal/store"
 )
 
 // Finding kinds the audit reports.
@@ -60,13 +59,13 @@ type Config struct {
 // through the read-only invoicer connection.
 type Auditor struct {
 	provider Provider
-	invoicer *store.Queries
+	invoicer *store.InvoicerReader
 	cfg      Config
 }
 
 // New returns an auditor; cfg.Days and cfg.PageSize must be positive and
 // cfg.Location set.
-func New(p Provider, invoicer *store.Queries, cfg Config) *Auditor {
+func New(p Provider, invoicer *store.InvoicerReader, cfg Config) *Auditor {
 	return &Auditor{provider: p, invoicer: invoicer, cfg: cfg}
 }
 
@@ -89,7 +88,7 @@ func (a *Auditor) Period(now time.Time) (from, to time.Time) {
 // already at the provider; the provider's references are looked up here
 // after the list, so a document sent meanwhile is already recorded. Any
 // error means nothing is known and no finding closes.
-func (a *Auditor) Run(ctx context.Context, now time.Time) ([]findings.Finding, error) {
+func (a *Auditor) Run(ctx context.Context, now time.Time) ([]store.Finding, error) {
 	from, to := a.Period(now)
 	ours, err := a.acknowledged(ctx, from, to)
 	if err != nil {
@@ -107,7 +106,7 @@ func (a *Auditor) Run(ctx context.Context, now time.Time) ([]findings.Finding, e
 	out := compareHeld(byRef, known)
 	for _, d := range ours {
 		if len(byRef[d.Reference]) == 0 {
-			out = append(out, findings.Finding{Kind: MissingThere, Reference: d.Reference, Detail: fmt.Sprintf(
+			out = append(out, store.Finding{Kind: MissingThere, Reference: d.Reference, Detail: fmt.Sprintf(
 				"we hold %s %s as %s; the provider lists nothing under it for %s to %s",
 				d.Kind, d.source(), d.Status, from.Format(time.DateOnly), to.Format(time.DateOnly))})
 		}
@@ -115,15 +114,8 @@ func (a *Auditor) Run(ctx context.Context, now time.Time) ([]findings.Finding, e
 	return out, nil
 }
 
-// document is one of our fiscal_documents rows, as the audit reads it.
-type document struct {
-	ID                          int64
-	Reference                   string
-	SourceKind, SourceRef, Kind string
-	Status                      string
-	AmountMinor                 int64
-	Currency                    string
-}
+// document is one of our fiscal documents, as the audit reads it.
+type document store.Document
 
 func (d document) source() string { return d.SourceKind + " " + d.SourceRef }
 
@@ -134,15 +126,16 @@ func (d document) addendum() string {
 // acknowledged pages through our documents the provider must hold for the
 // days from..to.
 func (a *Auditor) acknowledged(ctx context.Context, from, to time.Time) ([]document, error) {
-	p := store.DocumentsAuditPeriodParams{
+	p := store.AuditPeriod{
 		FromDate: dateOnly(from), ToDate: dateOnly(to),
-		CreatedFrom: from, CreatedTo: to.AddDate(0, 0, 1), PageSize: int32(a.cfg.PageSize),
+		CreatedFrom: from, CreatedTo: to.AddDate(0, 0, 1),
 	}
 	var out []document
+	var after int64
 	for {
-		rows, err := a.invoicer.DocumentsAuditPeriod(ctx, p)
+		rows, err := a.invoicer.AuditPeriodDocuments(ctx, p, after, a.cfg.PageSize)
 		if err != nil {
-			return nil, fmt.Errorf("read our documents: %w", err)
+			return nil, err
 		}
 		for _, r := range rows {
 			out = append(out, document(r))
@@ -150,7 +143,7 @@ func (a *Auditor) acknowledged(ctx context.Context, from, to time.Time) ([]docum
 		if len(rows) < a.cfg.PageSize {
 			return out, nil
 		}
-		p.AfterID = rows[len(rows)-1].ID
+		after = rows[len(rows)-1].ID
 	}
 }
 
@@ -163,9 +156,9 @@ func (a *Auditor) byReference(ctx context.Context, byRef map[string][]fiscal.Hel
 	}
 	out := make(map[string]document, len(refs))
 	for start := 0; start < len(refs); start += a.cfg.PageSize {
-		rows, err := a.invoicer.DocumentsAuditByReferences(ctx, refs[start:min(start+a.cfg.PageSize, len(refs))])
+		rows, err := a.invoicer.DocumentsByReference(ctx, refs[start:min(start+a.cfg.PageSize, len(refs))])
 		if err != nil {
-			return nil, fmt.Errorf("look up provider references: %w", err)
+			return nil, err
 		}
 		for _, r := range rows {
 			out[r.Reference] = document(r)

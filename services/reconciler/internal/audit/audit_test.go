@@ -18,7 +18,7 @@ import (
 	"github.com/onceflow/onceflow/services/reconciler/internal/audit"
 	"github.com/onceflow/onceflow/services/reconciler/internal/fixture"
 	"github.com/onceflow/onceflow/services/reconciler/internal/reconcile"
-	store "github.com/onceflow/onceflow/services/reconciler/internal/store/dbsqlc"
+	"github.com/onceflow/onceflow/services/reconciler/internal/store"
 	"github.com/onceflow/onceflow/services/reconciler/internal/sweep"
 )
 
@@ -44,9 +44,8 @@ func newEnv(t *testing.T) *env {
 
 // reconciler runs the audit of provider p (yesterday and today) alone.
 func (e *env) reconciler(t *testing.T, p audit.Provider) *reconcile.Reconciler {
-	q := store.New(e.db.Pool)
-	a := audit.New(p, q, audit.Config{Days: 2, Location: e.loc, PageSize: 2}) // small pages: paging is exercised
-	return reconcile.New(q, noSweep{}, zaptest.NewLogger(t), reconcile.NewMetrics(prometheus.NewRegistry()), a)
+	a := audit.New(p, store.NewInvoicerReader(e.db.Pool), audit.Config{Days: 2, Location: e.loc, PageSize: 2}) // small pages: paging is exercised
+	return reconcile.New(store.New(e.db.Pool), noSweep{}, zaptest.NewLogger(t), reconcile.NewMetrics(prometheus.NewRegistry()), a)
 }
 
 var ref = fixture.InvoiceReference
@@ -90,7 +89,7 @@ func (e *env) record(t *testing.T, payment, status string, amountMinor int64, da
 // open returns the open findings as "kind reference" lines, sorted.
 func (e *env) open(t *testing.T) []string {
 	t.Helper()
-	rows, err := store.New(e.db.Pool).FindingsOpen(t.Context(), "", 100)
+	rows, err := store.New(e.db.Pool).OpenFindings(t.Context(), "", 100)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,7 +180,7 @@ func TestAuditFindingsSayWhatDiffersWithoutBuyerData(t *testing.T) {
 	if _, err := e.reconciler(t, e.fis.Client).Once(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	rows, err := store.New(e.db.Pool).FindingsOpen(t.Context(), "", 10)
+	rows, err := store.New(e.db.Pool).OpenFindings(t.Context(), "", 10)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/onceflow/onceflow/pkg/money"
 	"github.com/onceflow/onceflow/provider/fiscal"
-	"github.com/onceflow/onceflow/services/reconciler/internal/findings"
+	"github.com/onceflow/onceflow/services/reconciler/internal/store"
 )
 
 // groupByReference groups the provider's documents by CFENumReferencia.
@@ -21,13 +21,13 @@ func groupByReference(held []fiscal.Held) map[string][]fiscal.Held {
 
 // compareHeld turns the provider's documents, grouped by reference, and
 // ours under the same references into findings, in reference order.
-func compareHeld(byRef map[string][]fiscal.Held, ours map[string]document) []findings.Finding {
+func compareHeld(byRef map[string][]fiscal.Held, ours map[string]document) []store.Finding {
 	refs := make([]string, 0, len(byRef))
 	for ref := range byRef {
 		refs = append(refs, ref)
 	}
 	slices.Sort(refs)
-	var out []findings.Finding
+	var out []store.Finding
 	for _, ref := range refs {
 		held := byRef[ref]
 		if ref == "" {
@@ -35,12 +35,12 @@ func compareHeld(byRef map[string][]fiscal.Held, ours map[string]document) []fin
 			continue
 		}
 		if len(held) > 1 {
-			out = append(out, findings.Finding{Kind: Duplicate, Reference: ref,
+			out = append(out, store.Finding{Kind: Duplicate, Reference: ref,
 				Detail: fmt.Sprintf("provider holds %d documents under one reference: %s", len(held), describe(held))})
 		}
 		d, ok := ours[ref]
 		if !ok {
-			out = append(out, findings.Finding{Kind: MissingHere, Reference: ref,
+			out = append(out, store.Finding{Kind: MissingHere, Reference: ref,
 				Detail: "provider holds " + describe(held) + "; we have no document under this reference"})
 			continue
 		}
@@ -52,10 +52,10 @@ func compareHeld(byRef map[string][]fiscal.Held, ours map[string]document) []fin
 // unreferenced reports documents the provider holds without a reference:
 // none of ours (every one carries its reference), so each is missing here
 // under its type, series and number.
-func unreferenced(held []fiscal.Held) []findings.Finding {
-	out := make([]findings.Finding, 0, len(held))
+func unreferenced(held []fiscal.Held) []store.Finding {
+	out := make([]store.Finding, 0, len(held))
 	for _, h := range held {
-		out = append(out, findings.Finding{Kind: MissingHere,
+		out = append(out, store.Finding{Kind: MissingHere,
 			Reference: fmt.Sprintf("cfe:%d:%s:%d", h.Type, h.Series, h.Number),
 			Detail:    "provider holds " + describe([]fiscal.Held{h}) + " without a reference"})
 	}
@@ -65,8 +65,8 @@ func unreferenced(held []fiscal.Held) []findings.Finding {
 // compareOurs compares our document d with what the provider holds under
 // its reference: documents naming another source are missing here; ours
 // must agree on state and amount.
-func compareOurs(d document, held []fiscal.Held) []findings.Finding {
-	var out []findings.Finding
+func compareOurs(d document, held []fiscal.Held) []store.Finding {
+	var out []store.Finding
 	var mine, others []fiscal.Held
 	for _, h := range held {
 		if h.Addendum == d.addendum() {
@@ -76,19 +76,19 @@ func compareOurs(d document, held []fiscal.Held) []findings.Finding {
 		}
 	}
 	if len(others) > 0 {
-		out = append(out, findings.Finding{Kind: MissingHere, Reference: d.Reference, Detail: fmt.Sprintf(
+		out = append(out, store.Finding{Kind: MissingHere, Reference: d.Reference, Detail: fmt.Sprintf(
 			"provider holds %s under the reference of our %s %s, naming another source", describe(others), d.Kind, d.source())})
 	}
 	for _, h := range mine {
 		if !compatible(fiscal.Status(d.Status), h.Status) {
-			out = append(out, findings.Finding{Kind: StateMismatch, Reference: d.Reference, Detail: fmt.Sprintf(
+			out = append(out, store.Finding{Kind: StateMismatch, Reference: d.Reference, Detail: fmt.Sprintf(
 				"we hold %s %s as %s; the provider has it as %s (status code %q)", d.Kind, d.source(), d.Status, h.Status, h.ProviderStatus)})
 			break
 		}
 	}
 	for _, h := range mine {
 		if h.TotalMinor != d.AmountMinor || h.Currency != d.Currency {
-			out = append(out, findings.Finding{Kind: AmountMismatch, Reference: d.Reference, Detail: fmt.Sprintf(
+			out = append(out, store.Finding{Kind: AmountMismatch, Reference: d.Reference, Detail: fmt.Sprintf(
 				"we hold %s %s for %s %s; the provider for %s %s", d.Kind, d.source(),
 				money.FormatMinor(d.AmountMinor), d.Currency, money.FormatMinor(h.TotalMinor), h.Currency)})
 			break

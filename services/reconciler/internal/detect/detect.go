@@ -9,8 +9,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/onceflow/onceflow/services/reconciler/internal/findings"
-	store "github.com/onceflow/onceflow/services/reconciler/internal/store/dbsqlc"
+	"github.com/onceflow/onceflow/services/reconciler/internal/store"
 )
 
 // Finding kinds the detectors report.
@@ -40,19 +39,22 @@ type Config struct {
 
 // Detector reads the other services' schemas through read-only connections.
 type Detector struct {
-	ingest, invoicer, relay *store.Queries
-	cfg                     Config
+	ingest   *store.IngestReader
+	invoicer *store.InvoicerReader
+	relay    *store.RelayReader
+	cfg      Config
 }
 
-// New returns a detector.
-func New(ingest, invoicer, relay *store.Queries, cfg Config) *Detector {
+// New returns a detector reading each schema through its reader.
+func New(ingest *store.IngestReader, invoicer *store.InvoicerReader, relay *store.RelayReader, cfg Config) *Detector {
 	return &Detector{ingest: ingest, invoicer: invoicer, relay: relay, cfg: cfg}
 }
 
-// Run returns what is stuck at now.
-func (d *Detector) Run(ctx context.Context, now time.Time) ([]findings.Finding, error) {
-	var out []findings.Finding
-	for _, check := range []func(context.Context, time.Time) ([]findings.Finding, error){
+// Run returns what is stuck at now; an error is the first reader's that
+// failed, and nothing is returned with it.
+func (d *Detector) Run(ctx context.Context, now time.Time) ([]store.Finding, error) {
+	var out []store.Finding
+	for _, check := range []func(context.Context, time.Time) ([]store.Finding, error){
 		d.outboxes, d.receipts, d.documents, d.leases,
 	} {
 		found, err := check(ctx, now)
@@ -64,33 +66,31 @@ func (d *Detector) Run(ctx context.Context, now time.Time) ([]findings.Finding, 
 	return out, nil
 }
 
-func (d *Detector) outboxes(ctx context.Context, _ time.Time) ([]findings.Finding, error) {
-	limit := int32(d.cfg.MaxPerKind)
-	ing, err := d.ingest.IngestOutboxParked(ctx, limit)
+func (d *Detector) outboxes(ctx context.Context, _ time.Time) ([]store.Finding, error) {
+	ing, err := d.ingest.ParkedOutbox(ctx, d.cfg.MaxPerKind)
 	if err != nil {
-		return nil, fmt.Errorf("ingest outbox: %w", err)
+		return nil, err
 	}
-	inv, err := d.invoicer.InvoicerOutboxParked(ctx, limit)
+	inv, err := d.invoicer.ParkedOutbox(ctx, d.cfg.MaxPerKind)
 	if err != nil {
-		return nil, fmt.Errorf("invoicer outbox: %w", err)
+		return nil, err
 	}
-	out := make([]findings.Finding, 0, len(ing)+len(inv))
+	out := make([]store.Finding, 0, len(ing)+len(inv))
 	for _, r := range ing {
-		out = append(out, findings.Finding{Kind: OutboxParked, Reference: "ingest.outbox:" + r.EventKey, Detail: r.EventType + ": " + r.Reason})
+		out = append(out, store.Finding{Kind: OutboxParked, Reference: "ingest.outbox:" + r.EventKey, Detail: r.EventType + ": " + r.Reason})
 	}
 	for _, r := range inv {
-		out = append(out, findings.Finding{Kind: OutboxParked, Reference: "invoicer.outbox:" + r.EventKey, Detail: r.EventType + ": " + r.Reason})
+		out = append(out, store.Finding{Kind: OutboxParked, Reference: "invoicer.outbox:" + r.EventKey, Detail: r.EventType + ": " + r.Reason})
 	}
 	return out, nil
 }
 
-func (d *Detector) receipts(ctx context.Context, now time.Time) ([]findings.Finding, error) {
-	claim := now.Add(-d.cfg.ClaimAfter)
-	rows, err := d.ingest.ReceiptsStuck(ctx, &claim, now.Add(-d.cfg.PendingAfter), int32(d.cfg.MaxPerKind))
+func (d *Detector) receipts(ctx context.Context, now time.Time) ([]store.Finding, error) {
+	rows, err := d.ingest.StuckReceipts(ctx, now.Add(-d.cfg.ClaimAfter), now.Add(-d.cfg.PendingAfter), d.cfg.MaxPerKind)
 	if err != nil {
-		return nil, fmt.Errorf("receipts: %w", err)
+		return nil, err
 	}
-	out := make([]findings.Finding, 0, len(rows))
+	out := make([]store.Finding, 0, len(rows))
 	for _, r := range rows {
 		kind := ReceiptPending
 		switch {
@@ -99,37 +99,36 @@ func (d *Detector) receipts(ctx context.Context, now time.Time) ([]findings.Find
 		case r.ClaimExpired:
 			kind = ReceiptClaimExpired
 		}
-		out = append(out, findings.Finding{Kind: kind, Reference: fmt.Sprintf("receipt:%d", r.ID),
+		out = append(out, store.Finding{Kind: kind, Reference: fmt.Sprintf("receipt:%d", r.ID),
 			Detail: fmt.Sprintf("%s event %s, %d attempts", r.Source, r.EventID, r.Attempts)})
 	}
 	return out, nil
 }
 
-func (d *Detector) documents(ctx context.Context, now time.Time) ([]findings.Finding, error) {
-	claim := now.Add(-d.cfg.ClaimAfter)
-	rows, err := d.invoicer.DocumentsStuck(ctx, &claim, now.Add(-d.cfg.AttentionAfter), int32(d.cfg.MaxPerKind))
+func (d *Detector) documents(ctx context.Context, now time.Time) ([]store.Finding, error) {
+	rows, err := d.invoicer.StuckDocuments(ctx, now.Add(-d.cfg.ClaimAfter), now.Add(-d.cfg.AttentionAfter), d.cfg.MaxPerKind)
 	if err != nil {
-		return nil, fmt.Errorf("documents: %w", err)
+		return nil, err
 	}
-	out := make([]findings.Finding, 0, len(rows))
+	out := make([]store.Finding, 0, len(rows))
 	for _, r := range rows {
-		f := findings.Finding{Kind: DocumentNeedsAttention, Reference: r.Reference, Detail: r.Reason}
+		f := store.Finding{Kind: DocumentNeedsAttention, Reference: r.Reference, Detail: r.Reason}
 		if r.ClaimExpired {
-			f = findings.Finding{Kind: DocumentClaimExpired, Reference: r.Reference, Detail: "claim expired while " + r.Status}
+			f = store.Finding{Kind: DocumentClaimExpired, Reference: r.Reference, Detail: "claim expired while " + r.Status}
 		}
 		out = append(out, f)
 	}
 	return out, nil
 }
 
-func (d *Detector) leases(ctx context.Context, now time.Time) ([]findings.Finding, error) {
-	rows, err := d.relay.RelayLeasesExpired(ctx, now.Add(-d.cfg.LeaseAfter))
+func (d *Detector) leases(ctx context.Context, now time.Time) ([]store.Finding, error) {
+	rows, err := d.relay.ExpiredLeases(ctx, now.Add(-d.cfg.LeaseAfter))
 	if err != nil {
-		return nil, fmt.Errorf("relay leases: %w", err)
+		return nil, err
 	}
-	out := make([]findings.Finding, 0, len(rows))
+	out := make([]store.Finding, 0, len(rows))
 	for _, r := range rows {
-		out = append(out, findings.Finding{Kind: RelayLeaseExpired, Reference: r.Name,
+		out = append(out, store.Finding{Kind: RelayLeaseExpired, Reference: r.Name,
 			Detail: "last held by " + r.Holder + ", expired " + r.ExpiresAt.UTC().Format(time.RFC3339)})
 	}
 	return out, nil

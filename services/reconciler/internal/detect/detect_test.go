@@ -14,7 +14,7 @@ import (
 	"github.com/onceflow/onceflow/services/reconciler/internal/detect"
 	"github.com/onceflow/onceflow/services/reconciler/internal/fixture"
 	"github.com/onceflow/onceflow/services/reconciler/internal/reconcile"
-	store "github.com/onceflow/onceflow/services/reconciler/internal/store/dbsqlc"
+	"github.com/onceflow/onceflow/services/reconciler/internal/store"
 	"github.com/onceflow/onceflow/services/reconciler/internal/sweep"
 )
 
@@ -45,15 +45,15 @@ func stuck(t *testing.T, db *fixture.DB) {
 }
 
 func reconciler(t *testing.T, db *fixture.DB) *reconcile.Reconciler {
-	q := store.New(db.Pool)
-	d := detect.New(q, q, q, detect.Config{PendingAfter: 15 * time.Minute, AttentionAfter: time.Hour,
-		ClaimAfter: 10 * time.Minute, LeaseAfter: 5 * time.Minute, MaxPerKind: 100})
-	return reconcile.New(q, noSweep{}, zaptest.NewLogger(t), reconcile.NewMetrics(prometheus.NewRegistry()), d)
+	cfg := detect.Config{PendingAfter: 15 * time.Minute, AttentionAfter: time.Hour,
+		ClaimAfter: 10 * time.Minute, LeaseAfter: 5 * time.Minute, MaxPerKind: 100}
+	d := detect.New(store.NewIngestReader(db.Pool), store.NewInvoicerReader(db.Pool), store.NewRelayReader(db.Pool), cfg)
+	return reconcile.New(store.New(db.Pool), noSweep{}, zaptest.NewLogger(t), reconcile.NewMetrics(prometheus.NewRegistry()), d)
 }
 
 func open(t *testing.T, db *fixture.DB) []string {
 	t.Helper()
-	rows, err := store.New(db.Pool).FindingsOpen(t.Context(), "", 100)
+	rows, err := store.New(db.Pool).OpenFindings(t.Context(), "", 100)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,46 +6,31 @@ package findings
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	store "github.com/onceflow/onceflow/services/reconciler/internal/store/dbsqlc"
+	"github.com/onceflow/onceflow/services/reconciler/internal/store"
 )
 
-// Finding is something a check saw that a person should look at.
-type Finding struct {
-	Kind      string `json:"kind"`
-	Reference string `json:"reference"`
-	Detail    string `json:"detail"`
-}
+// Recorder records findings in the reconciler's own schema.
+type Recorder struct{ own *store.Store }
 
-// Store records findings in the reconciler's own schema.
-type Store struct{ q *store.Queries }
-
-// New returns a store.
-func New(q *store.Queries) *Store { return &Store{q: q} }
+// New returns a recorder writing through own.
+func New(own *store.Store) *Recorder { return &Recorder{own: own} }
 
 // Record marks every finding seen and then closes the open findings of kinds
 // (the kinds the check covers) that the run started at runStarted did not
-// see. It returns how many it closed.
-func (s *Store) Record(ctx context.Context, kinds []string, found []Finding, runStarted time.Time) (closed int64, err error) {
+// see. It returns how many it closed; an error is the store's, and the first
+// one stops the recording.
+func (r *Recorder) Record(ctx context.Context, kinds []string, found []store.Finding, runStarted time.Time) (closed int64, err error) {
 	for _, f := range found {
-		if err := s.q.FindingSeen(ctx, f.Kind, f.Reference, clip(f.Detail)); err != nil {
-			return 0, fmt.Errorf("record finding %s %s: %w", f.Kind, f.Reference, err)
+		f.Detail = clip(f.Detail)
+		if err := r.own.SeeFinding(ctx, f); err != nil {
+			return 0, err
 		}
 	}
-	closed, err = s.q.FindingsCloseUnseen(ctx, kinds, runStarted)
-	if err != nil {
-		return 0, fmt.Errorf("close findings: %w", err)
-	}
-	return closed, nil
-}
-
-// Open lists open findings, of one kind or (kind "") all, oldest first.
-func (s *Store) Open(ctx context.Context, kind string, limit int) ([]store.FindingsOpenRow, error) {
-	return s.q.FindingsOpen(ctx, kind, int32(limit))
+	return r.own.CloseUnseenFindings(ctx, kinds, runStarted)
 }
 
 func clip(s string) string {
@@ -57,28 +42,30 @@ func clip(s string) string {
 
 // Gauge exports the open findings per kind at each scrape.
 type Gauge struct {
-	q    *store.Queries
+	own  *store.Store
 	desc *prometheus.Desc
 }
 
-// NewGauge returns the collector; register it on the service's registry.
-func NewGauge(q *store.Queries) *Gauge {
-	return &Gauge{q: q, desc: prometheus.NewDesc("onceflow_reconciler_findings_open", "Open findings by kind.", []string{"kind"}, nil)}
+// NewGauge returns the collector reading through own; register it on the
+// service's registry.
+func NewGauge(own *store.Store) *Gauge {
+	return &Gauge{own: own, desc: prometheus.NewDesc("onceflow_reconciler_findings_open", "Open findings by kind.", []string{"kind"}, nil)}
 }
 
 // Describe implements prometheus.Collector.
 func (g *Gauge) Describe(ch chan<- *prometheus.Desc) { ch <- g.desc }
 
-// Collect implements prometheus.Collector with one short query.
+// Collect implements prometheus.Collector with one short query; a failed
+// query becomes an invalid metric.
 func (g *Gauge) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	rows, err := g.q.FindingsOpenByKind(ctx)
+	counts, err := g.own.OpenFindingsByKind(ctx)
 	if err != nil {
 		ch <- prometheus.NewInvalidMetric(g.desc, err)
 		return
 	}
-	for _, r := range rows {
-		ch <- prometheus.MustNewConstMetric(g.desc, prometheus.GaugeValue, float64(r.Open), r.Kind)
+	for _, c := range counts {
+		ch <- prometheus.MustNewConstMetric(g.desc, prometheus.GaugeValue, float64(c.Open), c.Kind)
 	}
 }

@@ -14,7 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/onceflow/onceflow/services/reconciler/internal/findings"
-	store "github.com/onceflow/onceflow/services/reconciler/internal/store/dbsqlc"
+	"github.com/onceflow/onceflow/services/reconciler/internal/store"
 	"github.com/onceflow/onceflow/services/reconciler/internal/sweep"
 )
 
@@ -35,7 +35,7 @@ type Sweeper interface {
 type Checker interface {
 	Name() string
 	Kinds() []string
-	Run(ctx context.Context, now time.Time) ([]findings.Finding, error)
+	Run(ctx context.Context, now time.Time) ([]store.Finding, error)
 }
 
 // Summary is what one reconciliation did.
@@ -85,8 +85,8 @@ func (m *Metrics) Failed() { m.runs.WithLabelValues(OutcomeError).Inc() }
 
 // Reconciler runs reconciliations and records them in reconciler.runs.
 type Reconciler struct {
-	runs     *store.Queries
-	findings *findings.Store
+	runs     *store.Store
+	findings *findings.Recorder
 	sweep    Sweeper
 	checks   []Checker
 	log      *zap.Logger
@@ -95,7 +95,7 @@ type Reconciler struct {
 
 // New returns a Reconciler recording runs and findings through runs (the
 // reconciler's own schema), sweeping with sw and then running checks.
-func New(runs *store.Queries, sw Sweeper, log *zap.Logger, m *Metrics, checks ...Checker) *Reconciler {
+func New(runs *store.Store, sw Sweeper, log *zap.Logger, m *Metrics, checks ...Checker) *Reconciler {
 	return &Reconciler{runs: runs, findings: findings.New(runs), sweep: sw, checks: checks, log: log, metrics: m}
 }
 
@@ -106,10 +106,10 @@ func New(runs *store.Queries, sw Sweeper, log *zap.Logger, m *Metrics, checks ..
 // they both send.
 func (r *Reconciler) Once(ctx context.Context) (Summary, error) {
 	start := time.Now()
-	run, err := r.runs.RunStart(ctx)
+	run, err := r.runs.StartRun(ctx)
 	if err != nil {
 		r.metrics.runs.WithLabelValues(OutcomeError).Inc()
-		return Summary{}, fmt.Errorf("start run: %w", err)
+		return Summary{}, err
 	}
 	log := r.log.With(zap.Int64("run_id", run.ID))
 	sum := Summary{RunID: run.ID}
@@ -166,23 +166,13 @@ func (r *Reconciler) check(ctx context.Context, started time.Time, sum *Summary)
 func (r *Reconciler) finish(ctx context.Context, id int64, sum Summary, runErr error) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
-	var msg *string
-	if runErr != nil {
-		s := runErr.Error()
-		msg = &s
-	}
-	err := r.runs.RunFinish(ctx, store.RunFinishParams{
-		ID:             id,
-		Checked:        int32(sum.Sweep.Checked),
-		Missing:        int32(sum.Sweep.Missing),
-		MissingEvents:  int32(sum.Sweep.MissingEvents),
-		Republished:    int32(sum.Sweep.Republished),
-		FindingsSeen:   int32(sum.Findings),
-		FindingsClosed: int32(sum.Closed),
-		Error:          msg,
+	return r.runs.FinishRun(ctx, id, store.RunResult{
+		Checked:        sum.Sweep.Checked,
+		Missing:        sum.Sweep.Missing,
+		MissingEvents:  sum.Sweep.MissingEvents,
+		Republished:    sum.Sweep.Republished,
+		FindingsSeen:   sum.Findings,
+		FindingsClosed: sum.Closed,
+		Err:            runErr,
 	})
-	if err != nil {
-		return fmt.Errorf("finish run %d: %w", id, err)
-	}
-	return nil
 }

@@ -10,7 +10,7 @@ import (
 
 	"github.com/onceflow/onceflow/services/reconciler/internal/fixture"
 	"github.com/onceflow/onceflow/services/reconciler/internal/reconcile"
-	store "github.com/onceflow/onceflow/services/reconciler/internal/store/dbsqlc"
+	"github.com/onceflow/onceflow/services/reconciler/internal/store"
 	"github.com/onceflow/onceflow/services/reconciler/internal/sweep"
 )
 

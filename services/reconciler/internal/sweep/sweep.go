@@ -13,18 +13,17 @@ package sweep
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
-	"github.com/jackc/pgx/v5"
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
+	"github.com/onceflow/onceflow/pkg/errkind"
 	"github.com/onceflow/onceflow/pkg/outbox"
-	store "github.com/onceflow/onceflow/services/reconciler/internal/store/dbsqlc"
+	"github.com/onceflow/onceflow/services/reconciler/internal/store"
 )
 
 // Sender sends one message to SQS; *sqs.Client is one.
@@ -81,8 +80,8 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 // Sweeper runs the sweep. It is safe for concurrent use, and two sweeps at
 // once (two run-once jobs, a job and the leader) only send some events twice.
 type Sweeper struct {
-	ingest   *store.Queries
-	invoicer *store.Queries
+	ingest   *store.IngestReader
+	invoicer *store.InvoicerReader
 	sender   Sender
 	cfg      Config
 	log      *zap.Logger
@@ -91,7 +90,7 @@ type Sweeper struct {
 
 // New returns a Sweeper reading payments, refunds and the outbox through
 // ingest, documents through invoicer, and sending with sender.
-func New(ingest, invoicer *store.Queries, sender Sender, cfg Config, log *zap.Logger, m *Metrics) *Sweeper {
+func New(ingest *store.IngestReader, invoicer *store.InvoicerReader, sender Sender, cfg Config, log *zap.Logger, m *Metrics) *Sweeper {
 	return &Sweeper{ingest: ingest, invoicer: invoicer, sender: sender, cfg: cfg, log: log, metrics: m}
 }
 
@@ -126,7 +125,7 @@ type source struct {
 	kind     string                 // fiscal_documents.source_kind
 	docKind  string                 // fiscal_documents.kind
 	eventKey func(id string) string // its event's key in ingest.outbox
-	page     func(context.Context, time.Time, cursor, int32) ([]cursor, error)
+	page     func(context.Context, time.Time, cursor, int) ([]cursor, error)
 }
 
 func (s *Sweeper) sources() []source {
@@ -142,12 +141,10 @@ func PaymentEventKey(id string) string { return "payment:" + id + ":paid" }
 // RefundEventKey is the outbox key ingest gives a refund's succeeded event.
 func RefundEventKey(id string) string { return "refund:" + id + ":succeeded" }
 
-func (s *Sweeper) paymentsPage(ctx context.Context, before time.Time, after cursor, limit int32) ([]cursor, error) {
-	rows, err := s.ingest.PaymentsPaidBefore(ctx, store.PaymentsPaidBeforeParams{
-		PaidBefore: before, AfterPaidAt: after.at, AfterID: after.id, PageSize: limit,
-	})
+func (s *Sweeper) paymentsPage(ctx context.Context, before time.Time, after cursor, limit int) ([]cursor, error) {
+	rows, err := s.ingest.PaymentsPaidBefore(ctx, before, store.Payment{ID: after.id, PaidAt: after.at}, limit)
 	if err != nil {
-		return nil, fmt.Errorf("read paid payments: %w", err)
+		return nil, err
 	}
 	out := make([]cursor, len(rows))
 	for i, r := range rows {
@@ -156,12 +153,10 @@ func (s *Sweeper) paymentsPage(ctx context.Context, before time.Time, after curs
 	return out, nil
 }
 
-func (s *Sweeper) refundsPage(ctx context.Context, before time.Time, after cursor, limit int32) ([]cursor, error) {
-	rows, err := s.ingest.RefundsSucceededBefore(ctx, store.RefundsSucceededBeforeParams{
-		SucceededBefore: before, AfterSucceededAt: after.at, AfterID: after.id, PageSize: limit,
-	})
+func (s *Sweeper) refundsPage(ctx context.Context, before time.Time, after cursor, limit int) ([]cursor, error) {
+	rows, err := s.ingest.RefundsSucceededBefore(ctx, before, store.Refund{ID: after.id, SucceededAt: after.at}, limit)
 	if err != nil {
-		return nil, fmt.Errorf("read succeeded refunds: %w", err)
+		return nil, err
 	}
 	out := make([]cursor, len(rows))
 	for i, r := range rows {
@@ -174,7 +169,7 @@ func (s *Sweeper) refundsPage(ctx context.Context, before time.Time, after curso
 func (s *Sweeper) sweep(ctx context.Context, src source, cutoff time.Time, res *Result) error {
 	var after cursor // the zero time sorts before every real one
 	for {
-		page, err := src.page(ctx, cutoff, after, int32(s.cfg.PageSize))
+		page, err := src.page(ctx, cutoff, after, s.cfg.PageSize)
 		if err != nil {
 			return err
 		}
@@ -209,9 +204,9 @@ func (s *Sweeper) missing(ctx context.Context, src source, page []cursor) ([]str
 	for i, c := range page {
 		ids[i] = c.id
 	}
-	have, err := s.invoicer.DocumentsExistingForSources(ctx, src.kind, src.docKind, ids)
+	have, err := s.invoicer.SourcesWithDocument(ctx, src.kind, src.docKind, ids)
 	if err != nil {
-		return nil, fmt.Errorf("read %s documents: %w", src.docKind, err)
+		return nil, err
 	}
 	found := make(map[string]bool, len(have))
 	for _, ref := range have {
@@ -231,8 +226,8 @@ func (s *Sweeper) missing(ctx context.Context, src source, page []cursor) ([]str
 func (s *Sweeper) republish(ctx context.Context, src source, id string, res *Result) error {
 	key := src.eventKey(id)
 	log := s.log.With(zap.String("source_kind", src.kind), zap.String("source_ref", id), zap.String("event_key", key))
-	ev, err := s.ingest.OutboxGetByEventKey(ctx, key)
-	if errors.Is(err, pgx.ErrNoRows) {
+	ev, err := s.ingest.Event(ctx, key)
+	if errkind.Is(err, errkind.NotFound) {
 		// Counted, logged and alerted on (OnceflowMissingEvents): ingest
 		// recorded the payment as paid without its event, which only a
 		// person can explain.
@@ -242,7 +237,7 @@ func (s *Sweeper) republish(ctx context.Context, src source, id string, res *Res
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("read outbox %s: %w", key, err)
+		return err
 	}
 	if _, err := s.sender.SendMessage(ctx, Message(s.cfg.QueueURL, ev)); err != nil {
 		return fmt.Errorf("send %s: %w", key, err)
@@ -255,7 +250,7 @@ func (s *Sweeper) republish(ctx context.Context, src source, id string, res *Res
 
 // Message is the SQS message for an outbox event, with the attributes the
 // relay gives it: type, event_key, content_type, and traceparent when set.
-func Message(queueURL string, ev store.OutboxGetByEventKeyRow) *sqs.SendMessageInput {
+func Message(queueURL string, ev store.Event) *sqs.SendMessageInput {
 	return &sqs.SendMessageInput{
 		QueueUrl:          aws.String(queueURL),
 		MessageBody:       aws.String(string(ev.Payload)),

@@ -13,7 +13,7 @@ import (
 
 	"github.com/onceflow/onceflow/pkg/sqstest"
 	"github.com/onceflow/onceflow/services/reconciler/internal/fixture"
-	store "github.com/onceflow/onceflow/services/reconciler/internal/store/dbsqlc"
+	"github.com/onceflow/onceflow/services/reconciler/internal/store"
 	"github.com/onceflow/onceflow/services/reconciler/internal/sweep"
 )
 
@@ -155,8 +155,7 @@ func TestSweep(t *testing.T) {
 				cfg.MaxPerRun = tt.maxPerRun
 			}
 			reg := prometheus.NewRegistry()
-			q := store.New(db.Pool)
-			s := sweep.New(q, q, sqsClient, cfg, zaptest.NewLogger(t), sweep.NewMetrics(reg))
+			s := sweep.New(store.NewIngestReader(db.Pool), store.NewInvoicerReader(db.Pool), sqsClient, cfg, zaptest.NewLogger(t), sweep.NewMetrics(reg))
 
 			got, err := s.Run(context.Background())
 			if err != nil {
@@ -211,7 +210,7 @@ func TestSweepAcrossDatabases(t *testing.T) {
 	invoicer.Invoice(t, "p1")
 	_, queueURL := sqstest.Queue(t, sqsClient, "reconciler-sweep", 5)
 	cfg := sweep.Config{QueueURL: queueURL, Grace: 10 * time.Minute, PageSize: 500, MaxPerRun: 5000}
-	s := sweep.New(store.New(ingest.Pool), store.New(invoicer.Pool), sqsClient, cfg,
+	s := sweep.New(store.NewIngestReader(ingest.Pool), store.NewInvoicerReader(invoicer.Pool), sqsClient, cfg,
 		zaptest.NewLogger(t), sweep.NewMetrics(prometheus.NewRegistry()))
 
 	got, err := s.Run(context.Background())
@@ -237,8 +236,7 @@ func TestSweepSendFailureEndsTheRun(t *testing.T) {
 	db.Outbox(t, fixture.PaymentPaid("p1"))
 	_, queueURL := sqstest.Queue(t, sqsClient, "reconciler-sweep", 5)
 	cfg := sweep.Config{QueueURL: queueURL + "-gone", Grace: 10 * time.Minute, PageSize: 500, MaxPerRun: 5000}
-	q := store.New(db.Pool)
-	s := sweep.New(q, q, sqsClient, cfg, zaptest.NewLogger(t), sweep.NewMetrics(prometheus.NewRegistry()))
+	s := sweep.New(store.NewIngestReader(db.Pool), store.NewInvoicerReader(db.Pool), sqsClient, cfg, zaptest.NewLogger(t), sweep.NewMetrics(prometheus.NewRegistry()))
 
 	got, err := s.Run(context.Background())
 	if err == nil {

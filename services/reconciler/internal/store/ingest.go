@@ -1,0 +1,125 @@
+package store
+
+import (
+	"context"
+	"time"
+
+	"github.com/onceflow/onceflow/pkg/pg"
+	"github.com/onceflow/onceflow/services/reconciler/internal/store/dbsqlc"
+)
+
+// IngestReader reads the ingest schema; the reconciler opens its connection
+// read-only.
+type IngestReader struct{ q *dbsqlc.Queries }
+
+// NewIngestReader returns a reader of the ingest schema through db.
+func NewIngestReader(db DB) *IngestReader { return &IngestReader{q: dbsqlc.New(db)} }
+
+// ParkedEvent is an outbox row parked because it could not be published.
+type ParkedEvent struct {
+	EventKey, EventType string
+	Reason              string // why it was parked; "" when none was given
+}
+
+// Event is an event as ingest announced it in its outbox.
+type Event struct {
+	EventKey, EventType string
+	Payload             []byte
+	Traceparent         string // "" when the event carried no trace
+}
+
+// Receipt is a webhook receipt that is stuck (never its body).
+type Receipt struct {
+	ID                      int64
+	Source, EventID, Status string
+	Attempts                int
+	ClaimExpired            bool // a worker claimed it and its claim expired
+}
+
+// Payment is a paid payment: its id and when it was paid.
+type Payment struct {
+	ID     string
+	PaidAt time.Time
+}
+
+// Refund is a succeeded refund: its id and when it succeeded.
+type Refund struct {
+	ID          string
+	SucceededAt time.Time
+}
+
+// ParkedOutbox returns at most limit parked rows of ingest's outbox, oldest
+// first. Its errors are the database's.
+func (r *IngestReader) ParkedOutbox(ctx context.Context, limit int) ([]ParkedEvent, error) {
+	rows, err := r.q.IngestOutboxParked(ctx, int32(limit))
+	if err != nil {
+		return nil, pg.Interpret(err, "ingest outbox")
+	}
+	out := make([]ParkedEvent, len(rows))
+	for i, row := range rows {
+		out[i] = ParkedEvent{EventKey: row.EventKey, EventType: row.EventType, Reason: row.Reason}
+	}
+	return out, nil
+}
+
+// StuckReceipts returns at most limit receipts, oldest first, that are
+// parked, pending since before pendingBefore, or claimed by a worker whose
+// claim expired before claimExpiredBefore. Its errors are the database's.
+func (r *IngestReader) StuckReceipts(ctx context.Context, claimExpiredBefore, pendingBefore time.Time, limit int) ([]Receipt, error) {
+	rows, err := r.q.ReceiptsStuck(ctx, &claimExpiredBefore, pendingBefore, int32(limit))
+	if err != nil {
+		return nil, pg.Interpret(err, "receipts")
+	}
+	out := make([]Receipt, len(rows))
+	for i, row := range rows {
+		out[i] = Receipt{ID: row.ID, Source: row.Source, EventID: row.EventID, Status: row.Status,
+			Attempts: int(row.Attempts), ClaimExpired: row.ClaimExpired}
+	}
+	return out, nil
+}
+
+// PaymentsPaidBefore returns one keyset page of at most limit payments paid
+// before before, in (PaidAt, ID) order, strictly after after (the zero
+// Payment starts at the oldest). Its errors are the database's.
+func (r *IngestReader) PaymentsPaidBefore(ctx context.Context, before time.Time, after Payment, limit int) ([]Payment, error) {
+	rows, err := r.q.PaymentsPaidBefore(ctx, dbsqlc.PaymentsPaidBeforeParams{
+		PaidBefore: before, AfterPaidAt: after.PaidAt, AfterID: after.ID, PageSize: int32(limit),
+	})
+	if err != nil {
+		return nil, pg.Interpret(err, "read paid payments")
+	}
+	out := make([]Payment, len(rows))
+	for i, row := range rows {
+		out[i] = Payment{ID: row.ID, PaidAt: row.PaidAt}
+	}
+	return out, nil
+}
+
+// RefundsSucceededBefore returns one keyset page of at most limit refunds
+// that succeeded before before, in (SucceededAt, ID) order, strictly after
+// after (the zero Refund starts at the oldest). Its errors are the
+// database's.
+func (r *IngestReader) RefundsSucceededBefore(ctx context.Context, before time.Time, after Refund, limit int) ([]Refund, error) {
+	rows, err := r.q.RefundsSucceededBefore(ctx, dbsqlc.RefundsSucceededBeforeParams{
+		SucceededBefore: before, AfterSucceededAt: after.SucceededAt, AfterID: after.ID, PageSize: int32(limit),
+	})
+	if err != nil {
+		return nil, pg.Interpret(err, "read succeeded refunds")
+	}
+	out := make([]Refund, len(rows))
+	for i, row := range rows {
+		out[i] = Refund{ID: row.ID, SucceededAt: row.SucceededAt}
+	}
+	return out, nil
+}
+
+// Event returns the event ingest announced in its outbox under key. An
+// error of kind errkind.NotFound means ingest never wrote it; others are
+// the database's.
+func (r *IngestReader) Event(ctx context.Context, key string) (Event, error) {
+	row, err := r.q.OutboxGetByEventKey(ctx, key)
+	if err != nil {
+		return Event{}, pg.Interpret(err, "read outbox %s", key)
+	}
+	return Event{EventKey: row.EventKey, EventType: row.EventType, Payload: row.Payload, Traceparent: row.Traceparent}, nil
+}

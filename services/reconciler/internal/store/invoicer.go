@@ -1,0 +1,115 @@
+package store
+
+import (
+	"context"
+	"time"
+
+	"github.com/onceflow/onceflow/pkg/pg"
+	"github.com/onceflow/onceflow/services/reconciler/internal/store/dbsqlc"
+)
+
+// InvoicerReader reads the invoicer schema; the reconciler opens its
+// connection read-only.
+type InvoicerReader struct{ q *dbsqlc.Queries }
+
+// NewInvoicerReader returns a reader of the invoicer schema through db.
+func NewInvoicerReader(db DB) *InvoicerReader { return &InvoicerReader{q: dbsqlc.New(db)} }
+
+// Document is a fiscal document as the audit compares it with the
+// provider's: never buyer data.
+type Document struct {
+	ID                          int64
+	Reference                   string
+	SourceKind, SourceRef, Kind string
+	Status                      string
+	AmountMinor                 int64
+	Currency                    string
+}
+
+// StuckDocument is a document in needs_attention too long, or whose
+// emitter's claim expired.
+type StuckDocument struct {
+	Reference, Status string
+	Reason            string // the attention reason; "" when none was given
+	ClaimExpired      bool   // an emitter claimed it and its claim expired
+}
+
+// AuditPeriod selects the documents the provider must hold for an audit of
+// the calendar days FromDate to ToDate: acknowledged ones issued on those
+// days, or not issued yet and created from CreatedFrom until before
+// CreatedTo.
+type AuditPeriod struct {
+	FromDate, ToDate       time.Time // UTC midnights of the calendar days
+	CreatedFrom, CreatedTo time.Time
+}
+
+// ParkedOutbox returns at most limit parked rows of the invoicer's outbox,
+// oldest first. Its errors are the database's.
+func (r *InvoicerReader) ParkedOutbox(ctx context.Context, limit int) ([]ParkedEvent, error) {
+	rows, err := r.q.InvoicerOutboxParked(ctx, int32(limit))
+	if err != nil {
+		return nil, pg.Interpret(err, "invoicer outbox")
+	}
+	out := make([]ParkedEvent, len(rows))
+	for i, row := range rows {
+		out[i] = ParkedEvent{EventKey: row.EventKey, EventType: row.EventType, Reason: row.Reason}
+	}
+	return out, nil
+}
+
+// StuckDocuments returns at most limit documents, oldest first, in
+// needs_attention since before attentionBefore, or claimed by an emitter
+// whose claim expired before claimExpiredBefore. Its errors are the
+// database's.
+func (r *InvoicerReader) StuckDocuments(ctx context.Context, claimExpiredBefore, attentionBefore time.Time, limit int) ([]StuckDocument, error) {
+	rows, err := r.q.DocumentsStuck(ctx, &claimExpiredBefore, attentionBefore, int32(limit))
+	if err != nil {
+		return nil, pg.Interpret(err, "documents")
+	}
+	out := make([]StuckDocument, len(rows))
+	for i, row := range rows {
+		out[i] = StuckDocument{Reference: row.Reference, Status: row.Status, Reason: row.Reason, ClaimExpired: row.ClaimExpired}
+	}
+	return out, nil
+}
+
+// SourcesWithDocument returns the subset of sourceRefs of sourceKind that
+// already have a document of kind. Its errors are the database's.
+func (r *InvoicerReader) SourcesWithDocument(ctx context.Context, sourceKind, kind string, sourceRefs []string) ([]string, error) {
+	refs, err := r.q.DocumentsExistingForSources(ctx, sourceKind, kind, sourceRefs)
+	if err != nil {
+		return nil, pg.Interpret(err, "read %s documents", kind)
+	}
+	return refs, nil
+}
+
+// AuditPeriodDocuments returns one page of at most limit documents of p,
+// in id order, with ids above afterID. Its errors are the database's.
+func (r *InvoicerReader) AuditPeriodDocuments(ctx context.Context, p AuditPeriod, afterID int64, limit int) ([]Document, error) {
+	rows, err := r.q.DocumentsAuditPeriod(ctx, dbsqlc.DocumentsAuditPeriodParams{
+		AfterID: afterID, FromDate: p.FromDate, ToDate: p.ToDate,
+		CreatedFrom: p.CreatedFrom, CreatedTo: p.CreatedTo, PageSize: int32(limit),
+	})
+	if err != nil {
+		return nil, pg.Interpret(err, "read our documents")
+	}
+	out := make([]Document, len(rows))
+	for i, row := range rows {
+		out[i] = Document(row)
+	}
+	return out, nil
+}
+
+// DocumentsByReference returns the documents, in any status, under the
+// provider references refs. Its errors are the database's.
+func (r *InvoicerReader) DocumentsByReference(ctx context.Context, refs []string) ([]Document, error) {
+	rows, err := r.q.DocumentsAuditByReferences(ctx, refs)
+	if err != nil {
+		return nil, pg.Interpret(err, "look up provider references")
+	}
+	out := make([]Document, len(rows))
+	for i, row := range rows {
+		out[i] = Document(row)
+	}
+	return out, nil
+}
