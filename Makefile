@@ -8,10 +8,10 @@ COMMANDS := ./services/ingest/cmd/ingest ./services/relay/cmd/relay ./services/i
 	./services/reconciler/cmd/reconciler ./sandbox/cmd/psp ./sandbox/cmd/fiscal ./db/cmd/migrate ./onceflowctl
 STACK_ENV := eval "$$(scripts/stack.sh env)"
 
-.PHONY: help generate verify build test bench chaos demo up down
+.PHONY: help generate verify build test bench bench-readme chaos demo up down
 
 help: ## List the targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-13s %s\n", $$1, $$2}'
 
 generate: ## Regenerate sqlc stores and protobuf code (needs sqlc, buf, protoc-gen-go; see .ci/run)
 	cd db && sqlc generate
@@ -31,8 +31,11 @@ build: ## Build every binary into bin/
 test: ## Run every test; starts PostgreSQL and fauxqs when they are not running
 	$(STACK_ENV); go test -count=1 ./...
 
-bench: ## Measure ingest, the relay and the whole pipeline beside their PostgreSQL and SQS ceilings; writes bench/results.json and bench/e2e_latency.png (flags via ARGS)
+bench: ## Measure ingest, the relay and the whole pipeline beside their PostgreSQL and SQS ceilings; writes bench/results.json, bench/e2e_latency.png and bench/README.md (flags via ARGS)
 	$(STACK_ENV); go run ./test/e2e/cmd/bench $(ARGS)
+
+bench-readme: ## Rewrite bench/README.md from bench/results.json without running the bench
+	go run ./test/e2e/cmd/bench -readme-only
 
 chaos: ## The exactly-once proof under kills and outages; flags via ARGS, e.g. make chaos ARGS="-payments 10000 -kills 50"
 	scripts/stack.sh install

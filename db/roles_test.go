@@ -149,7 +149,7 @@ func TestRolesDoTheirOwnWorkOnly(t *testing.T) {
 
 // TestRolesHoldExactlyTheirPrivileges compares every role's privileges on
 // every table of the four schemas, and on the schemas, with the ownership
-// rules of DESIGN.md.
+// rules of docs/architecture.md, "Ownership in the database".
 func TestRolesHoldExactlyTheirPrivileges(t *testing.T) {
 	t.Parallel()
 	dsn, _ := rolesDatabase(t)
@@ -197,7 +197,7 @@ ORDER BY 1, 2, 3`, []string{ingest, relay, invoicer, reconciler}, db.Schemas)
 	}
 }
 
-// wantTablePrivileges is DESIGN.md's ownership rule for one role and table.
+// wantTablePrivileges is the ownership rule (docs/architecture.md) for one role and table.
 func wantTablePrivileges(role, schema, table string) string {
 	switch {
 	case role == db.Role(schema) && table == "goose_db_version":

@@ -1,5 +1,5 @@
 -- onceflow's least-privilege roles: one login role per service, holding exactly
--- the privileges its ownership needs (DESIGN.md, "Services"):
+-- the privileges its ownership needs (docs/architecture.md, "Ownership in the database"):
 --
 --   onceflow_ingest      DML on schema ingest
 --   onceflow_relay       DML on schema relay; SELECT, UPDATE, DELETE on

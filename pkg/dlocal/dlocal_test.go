@@ -7,7 +7,7 @@ import (
 	"github.com/onceflow/onceflow/pkg/dlocal"
 )
 
-// The vector from API-FACTS.md §1.9.
+// The vector in docs/wire-dlocal.md, "Test vector".
 const (
 	vecSecret = "test_secret_key"
 	vecLogin  = "test_login"

@@ -38,7 +38,7 @@ func run(t *testing.T, v Verifier, vectors []vector) {
 	}
 }
 
-// API-FACTS §1.9: a computed vector, since dLocal publishes none.
+// docs/wire-dlocal.md, "Test vector": a computed vector, since dLocal publishes none.
 func TestDLocal(t *testing.T) {
 	const body = `{"id":"D-4-test","status":"PAID"}`
 	date := "2024-01-01T00:00:00.000Z"
@@ -65,7 +65,7 @@ func TestDLocal(t *testing.T) {
 	})
 }
 
-// API-FACTS §4.3, computed with stripe-go v82.5.1; and live signatures from
+// docs/webhook-signatures.md, Stripe: computed with stripe-go v82.5.1; and live signatures from
 // stripe-go's GenerateTestSignedPayload.
 func TestStripe(t *testing.T) {
 	const body = `{"id":"evt_test_1","object":"event"}`
@@ -98,7 +98,7 @@ func TestStripe(t *testing.T) {
 	run(t, rotated, []vector{{"old secret during rotation", h(vectorHeader), body, at, ""}})
 }
 
-// The seed-003 style header: the same scheme under another name.
+// A Factuarea-style header: the same scheme under another name (docs/webhook-signatures.md).
 func TestTimestampedCustomHeader(t *testing.T) {
 	const body = `{"id":"01a0e783-aae8-7c2d-9f15-2b7d4e6a8c31","type":"invoice.sent"}`
 	now := time.Unix(1790590562, 0)
@@ -112,7 +112,7 @@ func TestTimestampedCustomHeader(t *testing.T) {
 	})
 }
 
-// API-FACTS §5.3: the vectors published in the Standard Webhooks repository,
+// docs/webhook-signatures.md, Standard Webhooks: the vectors published in its repository,
 // plus live signatures from its Go library.
 func TestStandardWebhooks(t *testing.T) {
 	const secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"

@@ -31,7 +31,7 @@ const (
 // CFEType is DGI's numeric code for a type of electronic fiscal document.
 type CFEType int
 
-// CFE type codes used by onceflow (DGI code list; see API-FACTS §3.1).
+// CFE type codes used by onceflow (DGI code list; see docs/cfe.md, "Types").
 const (
 	ETicket            CFEType = 101
 	ETicketCreditNote  CFEType = 102

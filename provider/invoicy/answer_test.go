@@ -114,7 +114,7 @@ func TestHeldStatusAndMalformed(t *testing.T) {
 			t.Errorf("held(%+v) accepted", x)
 		}
 	}
-	// Total where API-FACTS places it, and a date with a time part.
+	// Total under CFEDatosAvanzados (docs/wire-invoicy.md), and a date with a time part.
 	x := cfeResult{Tipo: "101", FchEmis: "2026-11-30T10:00:00"}
 	x.Avanzados.TotMntPagar = "10.5"
 	h, err := def.held(x)

@@ -242,7 +242,7 @@ type cfeResult struct {
 	QrCode          string `xml:"CFEQrCode"`
 	Avanzados       struct {
 		CAEId       string `xml:"CFECAEId"`
-		TotMntPagar string `xml:"CFETotMntPagar"` // where API-FACTS §2.4 places it
+		TotMntPagar string `xml:"CFETotMntPagar"` // where InvoiCy's integrations place it (docs/wire-invoicy.md)
 	} `xml:"CFEDatosAvanzados"`
 }
 

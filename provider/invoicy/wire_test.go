@@ -12,7 +12,7 @@ import (
 
 func TestEmpCKPublishedVector(t *testing.T) {
 	t.Parallel()
-	// API-FACTS §2.2.
+	// docs/wire-invoicy.md, "Authentication".
 	element := `<CFE><CFEItem><IdDoc><CFETipoCFE>101</CFETipoCFE><CFENumReferencia>1001</CFENumReferencia></IdDoc></CFEItem></CFE>`
 	if got, want := empCK("CLAVE_DE_ACCESO_EJEMPLO", []byte(element)), "58fc3d9b7b9053547c3c8e90d578ffa8"; got != want {
 		t.Fatalf("empCK = %s, want %s", got, want)

@@ -121,8 +121,9 @@ func coresLine(c map[string]float64) string {
 	return strings.Join(parts, ", ")
 }
 
-// Write saves results.json and the end-to-end latency histogram
-// e2e_latency.png into dir, creating it.
+// Write saves results.json, the end-to-end latency histogram
+// e2e_latency.png and README.md (the figures as tables, see RenderReadme)
+// into dir, creating it.
 func Write(dir string, r Results, e2e Sample) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -132,6 +133,9 @@ func Write(dir string, r Results, e2e Sample) error {
 		return fmt.Errorf("encode results: %w", err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "results.json"), append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	if err := WriteReadme(dir, b); err != nil {
 		return err
 	}
 	return plotLatency(filepath.Join(dir, "e2e_latency.png"), e2e)

@@ -3,8 +3,10 @@
 // latency (closed loop, then an open loop at a fixed rate), bare
 // SendMessageBatch beside the relay draining outbox backlogs, and the whole
 // pipeline from webhook to authorized document. It writes results.json and
-// e2e_latency.png into -out. It needs DATABASE_URL and AWS_ENDPOINT_URL_SQS;
-// `make bench` sets them and runs it.
+// e2e_latency.png into -out, and README.md, the figures as tables. It needs
+// DATABASE_URL and AWS_ENDPOINT_URL_SQS; `make bench` sets them and runs it.
+// With -readme-only it measures nothing: it rewrites -out's README.md from
+// the results.json already there (`make bench-readme`).
 //
 //	go run ./test/e2e/cmd/bench -duration 15s -concurrency 8 -payments 500
 package main
@@ -16,6 +18,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime/pprof"
 	"strconv"
 	"strings"
@@ -25,7 +28,7 @@ import (
 )
 
 func main() {
-	cfg, profile, err := parse(os.Args[1:])
+	opts, err := parse(os.Args[1:])
 	if errors.Is(err, flag.ErrHelp) {
 		return
 	}
@@ -34,7 +37,11 @@ func main() {
 		os.Exit(2)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err = run(ctx, cfg, profile)
+	if opts.readmeOnly {
+		err = rewriteReadme(opts.cfg.Out)
+	} else {
+		err = run(ctx, opts.cfg, opts.cpuProfile)
+	}
 	stop()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
@@ -62,13 +69,34 @@ func run(ctx context.Context, cfg bench.Config, profile string) error {
 	if err := res.Table(os.Stdout); err != nil {
 		return err
 	}
-	fmt.Printf("\nbench: wrote %s/results.json and %s/e2e_latency.png\n", cfg.Out, cfg.Out)
+	fmt.Printf("\nbench: wrote %[1]s/results.json, %[1]s/e2e_latency.png and %[1]s/README.md\n", cfg.Out)
 	return nil
+}
+
+// rewriteReadme renders dir/README.md from dir/results.json.
+func rewriteReadme(dir string) error {
+	b, err := os.ReadFile(filepath.Join(dir, "results.json"))
+	if err != nil {
+		return err
+	}
+	if err := bench.WriteReadme(dir, b); err != nil {
+		return err
+	}
+	fmt.Printf("bench: wrote %s/README.md from %s/results.json\n", dir, dir)
+	return nil
+}
+
+// options are the command's flags: the bench's settings, and what to do
+// besides measuring.
+type options struct {
+	cfg        bench.Config
+	cpuProfile string // the harness's own CPU profile; empty: none
+	readmeOnly bool   // rewrite README.md from results.json and measure nothing
 }
 
 // parse reads the flags over bench.Defaults; a bad value is refused with
 // the flag's name.
-func parse(args []string) (bench.Config, string, error) {
+func parse(args []string) (options, error) {
 	cfg := bench.Defaults()
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.StringVar(&cfg.Out, "out", cfg.Out, "directory for results.json and e2e_latency.png")
@@ -84,21 +112,22 @@ func parse(args []string) (bench.Config, string, error) {
 	env := fs.String("env", strings.Join(cfg.Env, ","), "extra NAME=value settings of every service, comma-separated (empty: as shipped)")
 	fs.StringVar(&cfg.Profiles, "profiles", cfg.Profiles, "write CPU profiles of ingest, relay and invoicer over the burst's first 5 s to this directory (go tool pprof reads them)")
 	profile := fs.String("cpuprofile", "", "write the harness's own CPU profile (load generator included) here")
+	readmeOnly := fs.Bool("readme-only", false, "measure nothing: rewrite README.md in -out from the results.json there")
 	if err := fs.Parse(args); err != nil {
-		return cfg, "", err
+		return options{cfg: cfg}, err
 	}
 	if fs.NArg() > 0 {
-		return cfg, "", fmt.Errorf("unexpected argument %q: every setting is a flag (see -help)", fs.Arg(0))
+		return options{cfg: cfg}, fmt.Errorf("unexpected argument %q: every setting is a flag (see -help)", fs.Arg(0))
 	}
 	var err error
 	if cfg.Backlogs, err = splitInts(*backlogs); err != nil {
-		return cfg, "", fmt.Errorf("-backlogs: %w", err)
+		return options{cfg: cfg}, fmt.Errorf("-backlogs: %w", err)
 	}
 	cfg.Env = nil
 	if *env != "" {
 		cfg.Env = strings.Split(*env, ",")
 	}
-	return cfg, *profile, cfg.Check()
+	return options{cfg: cfg, cpuProfile: *profile, readmeOnly: *readmeOnly}, cfg.Check()
 }
 
 func splitInts(s string) ([]int, error) {

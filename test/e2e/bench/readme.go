@@ -1,0 +1,341 @@
+package bench
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Target is the goal one figure of results.json is held to.
+type Target struct {
+	Key    string  // the figure's key in results.json
+	Value  float64 // the goal
+	AtMost bool    // a latency: met at or below Value; otherwise met at or above it
+}
+
+// Targets are the goals bench/README.md reports against. The end-to-end
+// latency goal applies below capacity, so it is checked on the steady run;
+// in the burst the latency is the queue by construction.
+var Targets = []Target{
+	{Key: "e2e_docs_per_s", Value: 500},
+	{Key: "e2e_steady_p50_ms", Value: 250, AtMost: true},
+	{Key: "ingest_ratio", Value: 0.7},
+	{Key: "ingest_p99_ms_at_1000rps", Value: 20, AtMost: true},
+	{Key: "relay_ratio", Value: 0.8},
+}
+
+// figure is one row of the README's figures table: a results.json key, how
+// to print its value, and what it measures.
+type figure struct {
+	key, format, meaning string
+}
+
+// readmeFigures lists the figures in the order a reader follows the
+// pipeline. %[1]d in a key or a meaning is the open loop's rate.
+var readmeFigures = []figure{
+	{"pg_ceiling_tps", "%.0f", "receipt inserts/s PostgreSQL takes: ingest's own insert statement straight through pgx, at the closed loop's concurrency, while ingest's apply worker applies them"},
+	{"ingest_rps", "%.0f", "signed webhooks/s ingest accepts in a closed loop, each a new event"},
+	{"ingest_p50_ms", "%.1f", "their median latency, ms"},
+	{"ingest_p99_ms", "%.1f", "their p99 latency, ms"},
+	{"ingest_p50_ms_at_%[1]drps", "%.1f", "median latency at a fixed %[1]d webhooks/s (open loop, timed from each request's scheduled start), ms"},
+	{"ingest_p99_ms_at_%[1]drps", "%.1f", "p99 latency at that fixed rate, ms"},
+	{"ingest_start_lag_p99_ms_at_%[1]drps", "%.1f", "how late the load generator itself started those requests, p99, ms (its own share of the tail)"},
+	{"sqs_raw_mps", "%.0f", "messages/s SendMessageBatch takes from Go at the same endpoint (10 a call, 4 calls in flight, no database)"},
+	{"relay_mps", "%.0f", "outbox rows/s the relay publishes while draining a backlog"},
+	{"e2e_docs_per_s", "%.0f", "documents/s through the whole pipeline for a burst of payments created at once"},
+	{"e2e_p50_ms", "%.0f", "webhook accepted → invoice authorized in that burst, median, ms (mostly queueing: the last payment waits for all before it)"},
+	{"e2e_p99_ms", "%.0f", "the same, p99, ms"},
+	{"e2e_steady_p50_ms", "%.1f", "webhook accepted → invoice authorized at a steady rate below capacity, median, ms"},
+	{"e2e_steady_p99_ms", "%.1f", "the same, p99, ms"},
+}
+
+// readmeIntro is the fixed part of bench/README.md: how to run the bench
+// and what bounds its figures. Everything after it comes from results.json.
+const readmeIntro = `# Benchmarks
+
+<!-- Written by the bench (test/e2e/bench/readme.go) from results.json: edit the code, not this file. -->
+
+` + "`make bench`" + ` measures every stage of onceflow on this machine beside the ceiling of the
+engine under it: PostgreSQL's own insert rate beside ingest's webhook rate, bare
+` + "`SendMessageBatch`" + ` beside the relay, then the whole pipeline from webhook to authorized
+document, once as a burst and once at a steady rate. It builds and starts the whole stack
+on a fresh database and its own queues (PostgreSQL and SQS as for ` + "`make test`" + `), takes a few
+minutes and most of the machine, and writes [results.json](results.json),
+[e2e_latency.png](e2e_latency.png) (the burst's latency distribution) and this page.
+Commit the three with the code they measured.
+
+- Flags go through ` + "`ARGS`" + `, e.g. ` + "`make bench ARGS=\"-duration 30s -payments 5000\"`" + `;
+  ` + "`go run ./test/e2e/cmd/bench -help`" + ` lists them. ` + "`-profiles DIR`" + ` also takes CPU profiles of
+  ingest, relay and the invoicer over the burst's first seconds.
+- ` + "`make bench-readme`" + ` rewrites this page from results.json without running anything
+  (after a change to the page's code).
+- The run lifts the invoicer's limit on provider calls (` + "`PROVIDER_RATE_LIMIT=0`" + `): as
+  shipped, 10 calls a second at two calls a document cap the pipeline at 5 documents/s to
+  protect the provider, and the bench would measure the limiter (` + "`ARGS=\"-env ''\"`" + ` shows it).
+
+## Reading the figures
+
+- **Compare code only back to back.** The machine is shared, and its speed moves by half
+  within a day (the raw SQS rate, which no onceflow code touches, is the tell). A figure
+  from another day says little about a change.
+- **The ratios are the figures that travel.** Each divides a stage's rate by the rate of
+  the engine under it, measured in the same run, so a slower machine moves both.
+  ` + "`pg_ceiling_tps`" + ` is measured while the apply worker runs, so making the worker cheaper
+  raises the ceiling too.
+- **The throughput is CPU.** PostgreSQL, the SQS emulator, both sandboxes, the four services
+  and the load generator share the same cores; the CPU table below says who used them in
+  each stage.
+- **A burst's latency is its queue.** In the burst every payment is created at once, so
+  its end-to-end latency grows with the burst's size; the latency goal is checked on the
+  steady run, below capacity. The hops table says where a payment waited.
+- **The relay is bound by the SDK and the emulator**: the relay and the raw sender each
+  spend most of a core in the AWS SDK beside a single-threaded SQS emulator, and the
+  relay alone also needs PostgreSQL.
+- **A rare slow run can be SQS's at-least-once delivery**: a receive answer lost on the
+  way leaves its messages hidden for the queue's visibility timeout
+  (` + "`CONSUMER_VISIBILITY`" + `, 30 s), then they are delivered and recorded once each. Each run
+  prints its slowest payment by id and hop, to find it in the services' logs.
+`
+
+// readmeInput is what the page reads from results.json besides the
+// top-level figures.
+type readmeInput struct {
+	Hops       []Hop                         `json:"e2e_hops"`
+	SteadyHops []Hop                         `json:"e2e_steady_hops"`
+	CPU        map[string]map[string]float64 `json:"cpu_cores"`
+	StartedAt  time.Time                     `json:"started_at"`
+	CPUs       int                           `json:"cpus"`
+	Payments   int                           `json:"e2e_payments"`
+	SteadyRate int                           `json:"e2e_steady_rate"`
+	OpenRate   int                           `json:"ingest_open_rate"`
+	Config     struct {
+		Concurrency int      `json:"concurrency"`
+		Duration    string   `json:"duration"`
+		Env         []string `json:"env"`
+	} `json:"config"`
+}
+
+// WriteReadme renders results.json (as Results.JSON writes it) into
+// dir/README.md.
+func WriteReadme(dir string, resultsJSON []byte) error {
+	var b strings.Builder
+	if err := RenderReadme(&b, resultsJSON); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "README.md"), []byte(b.String()), 0o644)
+}
+
+// RenderReadme writes bench/README.md: the fixed introduction, then the
+// tables of one run read from results.json. A figure missing from the
+// results shows as a dash, and its target as not measured.
+func RenderReadme(w io.Writer, resultsJSON []byte) error {
+	var in readmeInput
+	if err := json.Unmarshal(resultsJSON, &in); err != nil {
+		return fmt.Errorf("read results: %w", err)
+	}
+	figs, err := topFigures(resultsJSON)
+	if err != nil {
+		return err
+	}
+	p := &printer{w: w}
+	p.line(readmeIntro)
+	p.line("## The latest run\n")
+	p.line("Started %s on %d cores: %d closed-loop workers, %s windows, a burst of %d payments, a steady run at %d payments/s, settings %s.\n",
+		in.StartedAt.UTC().Format("2006-01-02 15:04 MST"), in.CPUs, in.Config.Concurrency, in.Config.Duration,
+		in.Payments, in.SteadyRate, envList(in.Config.Env))
+	p.line("| figure | value | what it measures |\n|---|--:|---|")
+	for _, f := range readmeFigures {
+		key, meaning := f.key, f.meaning
+		if strings.Contains(key, "%[1]d") {
+			key = fmt.Sprintf(key, in.OpenRate)
+		}
+		if strings.Contains(meaning, "%[1]d") {
+			meaning = fmt.Sprintf(meaning, in.OpenRate)
+		}
+		p.line("| `%s` | %s | %s |", key, value(figs, key, f.format), meaning)
+	}
+	for _, key := range backlogKeys(figs) {
+		p.line("| `%s` | %s | seconds the relay takes to drain a backlog of %s outbox rows |", key, value(figs, key, "%.2f"), backlogSize(key))
+	}
+	p.line("\n## Ratios\n")
+	p.line("| ratio | value | of |\n|---|--:|---|")
+	p.line("| `ingest_ratio` | %s | `ingest_rps` / `pg_ceiling_tps`: how much of PostgreSQL's insert rate reaches ingest's webhooks |", value(figs, "ingest_ratio", "%.2f"))
+	p.line("| `relay_ratio` | %s | `relay_mps` / `sqs_raw_mps`: how much of SQS's batch send rate the relay reaches |", value(figs, "relay_ratio", "%.2f"))
+	if keys := backlogKeys(figs); len(keys) >= 2 {
+		small, large := keys[0], keys[len(keys)-1]
+		scale := backlogRows(large) / backlogRows(small)
+		p.line("| backlog scaling | %s | `%s` / (%g × `%s`): below 1, a large backlog drains faster per row than a small one |",
+			ratio(figs[large], figs[small]*scale), large, scale, small)
+	}
+	p.line("\n## Targets\n")
+	p.line("| figure | target | this run | met |\n|---|---|--:|---|")
+	for _, t := range Targets {
+		p.line("| `%s` | %s | %s | %s |", t.Key, t.goal(), value(figs, t.Key, "%.2f"), t.met(figs))
+	}
+	p.line("\n## Where a payment waits\n")
+	p.line("Each hop's latency, ms: apply (receipt stored → applied, outbox row written), relay (outbox row → published to SQS), record (published → document recorded by the invoicer's consumer), emit (recorded → authorized at the provider).\n")
+	p.line("| hop | burst p50 | burst p99 | steady p50 | steady p99 |\n|---|--:|--:|--:|--:|")
+	for _, name := range hopNames(in.Hops, in.SteadyHops) {
+		b, s := findHop(in.Hops, name), findHop(in.SteadyHops, name)
+		p.line("| %s | %s | %s | %s | %s |", name, b[0], b[1], s[0], s[1])
+	}
+	p.line("\n## CPU by stage\n")
+	p.line("Cores busy during each stage, by process group, busiest first (`machine` is the whole machine).\n")
+	p.line("| stage | cores |\n|---|---|")
+	for _, st := range stageNames(in.CPU) {
+		p.line("| %s | %s |", st, coresLine(in.CPU[st]))
+	}
+	return p.err
+}
+
+// printer writes lines and keeps the first error.
+type printer struct {
+	w   io.Writer
+	err error
+}
+
+func (p *printer) line(format string, args ...any) {
+	if p.err == nil {
+		_, p.err = fmt.Fprintf(p.w, format+"\n", args...)
+	}
+}
+
+// topFigures returns every top-level number of results.json by its key.
+func topFigures(resultsJSON []byte) (map[string]float64, error) {
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(resultsJSON, &raw); err != nil {
+		return nil, fmt.Errorf("read results: %w", err)
+	}
+	figs := make(map[string]float64, len(raw))
+	for k, v := range raw {
+		var f float64
+		if json.Unmarshal(v, &f) == nil {
+			figs[k] = f
+		}
+	}
+	return figs, nil
+}
+
+func value(figs map[string]float64, key, format string) string {
+	v, ok := figs[key]
+	if !ok {
+		return "—"
+	}
+	return fmt.Sprintf(format, v)
+}
+
+func ratio(a, b float64) string {
+	if b == 0 {
+		return "—"
+	}
+	return fmt.Sprintf("%.2f", a/b)
+}
+
+func (t Target) goal() string {
+	if t.AtMost {
+		return fmt.Sprintf("≤ %g", t.Value)
+	}
+	return fmt.Sprintf("≥ %g", t.Value)
+}
+
+func (t Target) met(figs map[string]float64) string {
+	v, ok := figs[t.Key]
+	switch {
+	case !ok:
+		return "not measured"
+	case t.AtMost && v <= t.Value, !t.AtMost && v >= t.Value:
+		return "yes"
+	}
+	return "no"
+}
+
+// backlogKeys returns the backlog figures' keys, smallest backlog first.
+func backlogKeys(figs map[string]float64) []string {
+	var keys []string
+	for k := range figs {
+		if strings.HasPrefix(k, "backlog_") && strings.HasSuffix(k, "_s") {
+			keys = append(keys, k)
+		}
+	}
+	slices.SortFunc(keys, func(a, b string) int { return int(backlogRows(a) - backlogRows(b)) })
+	return keys
+}
+
+// backlogSize is the size part of backlog_100k_s: 100k.
+func backlogSize(key string) string {
+	return strings.TrimSuffix(strings.TrimPrefix(key, "backlog_"), "_s")
+}
+
+// backlogRows is the number of rows backlog_100k_s names: 100000.
+func backlogRows(key string) float64 {
+	s, mult := backlogSize(key), 1.0
+	if n, ok := strings.CutSuffix(s, "k"); ok {
+		s, mult = n, 1000
+	}
+	n, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return 0
+	}
+	return n * mult
+}
+
+// hopNames lists the hops of both runs in the burst's order.
+func hopNames(runs ...[]Hop) []string {
+	var names []string
+	for _, hops := range runs {
+		for _, h := range hops {
+			if !slices.Contains(names, h.Name) {
+				names = append(names, h.Name)
+			}
+		}
+	}
+	return names
+}
+
+// findHop returns a hop's p50 and p99 as text, dashes when the run has none.
+func findHop(hops []Hop, name string) [2]string {
+	for _, h := range hops {
+		if h.Name == name {
+			return [2]string{fmt.Sprintf("%.1f", h.P50), fmt.Sprintf("%.1f", h.P99)}
+		}
+	}
+	return [2]string{"—", "—"}
+}
+
+// stageOrder is the order in which a run measures its stages.
+var stageOrder = []string{"pg_ceiling", "ingest_closed", "ingest_open", "sqs_raw", "relay", "pipeline", "steady"}
+
+// stageNames lists the stages with CPU figures: the known ones in the
+// run's order, then any others by name.
+func stageNames(cpu map[string]map[string]float64) []string {
+	var names []string
+	for _, st := range stageOrder {
+		if _, ok := cpu[st]; ok {
+			names = append(names, st)
+		}
+	}
+	for _, st := range slices.Sorted(maps.Keys(cpu)) {
+		if !slices.Contains(names, st) {
+			names = append(names, st)
+		}
+	}
+	return names
+}
+
+func envList(env []string) string {
+	if len(env) == 0 {
+		return "as shipped"
+	}
+	quoted := make([]string, len(env))
+	for i, e := range env {
+		quoted[i] = "`" + e + "`"
+	}
+	return strings.Join(quoted, ", ")
+}

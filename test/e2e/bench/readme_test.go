@@ -1,0 +1,80 @@
+package bench
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestReadmeTablesFollowTheResults(t *testing.T) {
+	t.Parallel()
+	r := Results{
+		PGCeilingTPS: 4000, IngestRPS: 2000, IngestRatio: 0.5, OpenRate: 1000, OpenP99Ms: 12.34,
+		SQSRawMPS: 20000, RelayMPS: 17000, RelayRatio: 0.85, E2EDocsPerS: 450, E2EPayments: 2000,
+		SteadyRate: 100, SteadyP50Ms: 21.5, SteadyP99Ms: 60,
+		E2EHops:        []Hop{{Name: "1 apply", P50: 1300, P99: 1500}, {Name: "2 relay", P50: 150, P99: 400}},
+		SteadyHops:     []Hop{{Name: "1 apply", P50: 2.5, P99: 13}},
+		BacklogSeconds: map[int]float64{100_000: 8, 1000: 0.1},
+		CPU:            map[string]map[string]float64{"relay": {"relay-1": 0.7, "sqs": 0.5}, "pg_ceiling": {"postgres": 1.25}},
+		Config:         Defaults(), StartedAt: time.Date(2026, 12, 1, 4, 0, 0, 0, time.UTC), CPUs: 2,
+	}
+	b, err := r.JSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	if err := RenderReadme(&out, b); err != nil {
+		t.Fatal(err)
+	}
+	page := out.String()
+	for _, row := range []string{
+		"Started 2026-12-01 04:00 UTC on 2 cores: 8 closed-loop workers, 15s windows, a burst of 2000 payments, a steady run at 100 payments/s, settings `PROVIDER_RATE_LIMIT=0`.",
+		"| `pg_ceiling_tps` | 4000 |",
+		"| `ingest_p99_ms_at_1000rps` | 12.3 | p99 latency at that fixed rate, ms |",
+		"| `backlog_1k_s` | 0.10 |",
+		"| `backlog_100k_s` | 8.00 |",
+		"| `ingest_ratio` | 0.50 |",
+		"| `relay_ratio` | 0.85 |",
+		"| backlog scaling | 0.80 |",
+		"| `e2e_docs_per_s` | ≥ 500 | 450.00 | no |",
+		"| `e2e_steady_p50_ms` | ≤ 250 | 21.50 | yes |",
+		"| `ingest_ratio` | ≥ 0.7 | 0.50 | no |",
+		"| `ingest_p99_ms_at_1000rps` | ≤ 20 | 12.34 | yes |",
+		"| `relay_ratio` | ≥ 0.8 | 0.85 | yes |",
+		"| 1 apply | 1300.0 | 1500.0 | 2.5 | 13.0 |",
+		"| 2 relay | 150.0 | 400.0 | — | — |",
+		"| pg_ceiling | postgres 1.25 |",
+		"| relay | relay-1 0.70, sqs 0.50 |",
+	} {
+		if !strings.Contains(page, row) {
+			t.Errorf("README lacks %q", row)
+		}
+	}
+	if i, j := strings.Index(page, "| pg_ceiling |"), strings.Index(page, "| relay |"); i > j {
+		t.Errorf("CPU stages out of the run's order:\n%s", page)
+	}
+	if i, j := strings.Index(page, "`backlog_1k_s`"), strings.Index(page, "`backlog_100k_s`"); i > j {
+		t.Errorf("backlogs out of size order")
+	}
+}
+
+func TestReadmeMarksMissingFigures(t *testing.T) {
+	t.Parallel()
+	var out strings.Builder
+	if err := RenderReadme(&out, []byte(`{"ingest_open_rate": 500, "relay_ratio": 0.9}`)); err != nil {
+		t.Fatal(err)
+	}
+	page := out.String()
+	for _, row := range []string{
+		"| `ingest_p99_ms_at_1000rps` | ≤ 20 | — | not measured |",
+		"| `ingest_p99_ms_at_500rps` | — |",
+		"| `relay_ratio` | ≥ 0.8 | 0.90 | yes |",
+	} {
+		if !strings.Contains(page, row) {
+			t.Errorf("README lacks %q:\n%s", row, page)
+		}
+	}
+	if err := RenderReadme(&out, []byte(`not json`)); err == nil {
+		t.Error("rendered results that are not JSON")
+	}
+}
