@@ -78,7 +78,7 @@ func Serve(ctx context.Context, loaded config.Loaded[Config], listening chan<- s
 	reg.MustRegister(newDocumentCollector(store.New(pool), log.Named("metrics")))
 	ecfg := emitConfig(cfg)
 	ecfg.Wake = waker.Wake
-	emitter := emit.New(pool, prov.Provider, prov.refused, log.Named("emit"), reg, ecfg)
+	emitter := emit.New(pool, prov.Provider, log.Named("emit"), reg, ecfg)
 	receivers, err := newReceivers(ctx, cfg, pool, prov.statuses, log, reg, waker.Wake, emitter.Due)
 	if err != nil {
 		return err
@@ -105,7 +105,6 @@ func Serve(ctx context.Context, loaded config.Loaded[Config], listening chan<- s
 // from it.
 type provider struct {
 	emit.Provider
-	refused  func(error) bool
 	statuses map[string]fiscal.Status
 }
 
@@ -118,12 +117,12 @@ func newProvider(cfg Config) (provider, error) {
 	if cfg.Provider == ProviderKeyed {
 		c, err := keyed.New(keyed.Config{BaseURL: cfg.KeyedBaseURL, Token: cfg.KeyedToken, Timeout: cfg.ProviderTimeout,
 			RatePerSecond: cfg.ProviderRate, Burst: cfg.ProviderBurst, StatusMap: statuses})
-		return provider{Provider: c, refused: keyed.IsRefused, statuses: statuses}, err
+		return provider{Provider: c, statuses: statuses}, err
 	}
 	c, err := invoicy.New(invoicy.Config{BaseURL: cfg.InvoiCyBaseURL, EmpCodigo: cfg.InvoiCyEmpCodigo, EmpPK: cfg.InvoiCyEmpPK,
 		AccessKey: cfg.InvoiCyAccessKey, Timeout: cfg.ProviderTimeout, StatusMap: statuses,
 		RatePerSecond: cfg.ProviderRate, Burst: cfg.ProviderBurst}, httpclient.New(0))
-	return provider{Provider: c, refused: invoicy.IsRefused, statuses: statuses}, err
+	return provider{Provider: c, statuses: statuses}, err
 }
 
 // newReceivers returns CONSUMERS receivers for each of the two queues.

@@ -157,7 +157,7 @@ func TestKeyedProviderResendsWithoutSettling(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := worker{Emitter: emit.New(env.Pool, client, keyed.IsRefused, zaptest.NewLogger(t), reg, cfg), reg: reg}
+	w := worker{Emitter: emit.New(env.Pool, client, zaptest.NewLogger(t), reg, cfg), reg: reg}
 
 	for _, ref := range []string{d.Reference, lost.Reference} {
 		got := until(t, env, w, ref, settled)

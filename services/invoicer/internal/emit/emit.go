@@ -29,10 +29,15 @@ import (
 	store "github.com/onceflow/onceflow/services/invoicer/internal/store/dbsqlc"
 )
 
-// Provider is the e-invoicing provider as the emitter needs it.
+// Provider is the e-invoicing provider as the emitter needs it. Its errors
+// wrap fiscal.ErrRefused when the provider surely did not act (safe to send
+// again); any other send error is treated as ambiguous. Idempotent reports
+// whether it deduplicates sends by reference, so that after an unknown
+// outcome the document is sent again without waiting for the settle window.
 type Provider interface {
 	Lookup(ctx context.Context, reference string) ([]fiscal.Held, error)
 	Emit(ctx context.Context, doc fiscal.Document) (fiscal.Held, error)
+	Idempotent() bool
 }
 
 // Config tunes the loop.
@@ -59,7 +64,6 @@ type Emitter struct {
 	pool     *pgxpool.Pool
 	queries  *store.Queries
 	provider Provider
-	refused  func(error) bool
 	// idempotent: the provider deduplicates by reference, so a resend
 	// after an unknown outcome needs no settle window.
 	idempotent bool
@@ -71,13 +75,9 @@ type Emitter struct {
 	due        chan struct{} // a document was recorded: wake one idle worker
 }
 
-// New returns an emitter. refused tells a send error that proves the
-// provider did not act (safe to send again) from an ambiguous one; anything
-// it does not recognise is treated as ambiguous. A provider with an
-// Idempotent method that returns true deduplicates by reference, so after an
-// unknown outcome it is sent to again without waiting for the settle window.
-func New(pool *pgxpool.Pool, p Provider, refused func(error) bool, log *zap.Logger, reg prometheus.Registerer, cfg Config) *Emitter {
-	e := &Emitter{pool: pool, queries: store.New(pool), provider: p, refused: refused, log: log, cfg: cfg, due: make(chan struct{}, 1),
+// New returns an emitter sending through p (see Provider).
+func New(pool *pgxpool.Pool, p Provider, log *zap.Logger, reg prometheus.Registerer, cfg Config) *Emitter {
+	e := &Emitter{pool: pool, queries: store.New(pool), provider: p, idempotent: p.Idempotent(), log: log, cfg: cfg, due: make(chan struct{}, 1),
 		outcomes: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "onceflow_invoicer_emission_outcomes_total", Help: "Emission attempts by outcome.",
 		}, []string{"outcome"}),
@@ -88,9 +88,6 @@ func New(pool *pgxpool.Pool, p Provider, refused func(error) bool, log *zap.Logg
 		fenced: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "onceflow_invoicer_results_refused_total", Help: "Attempt results refused because the lease or status changed meanwhile.",
 		}),
-	}
-	if i, ok := p.(interface{ Idempotent() bool }); ok {
-		e.idempotent = i.Idempotent()
 	}
 	reg.MustRegister(e.outcomes, e.latency, e.fenced)
 	return e

@@ -12,7 +12,6 @@ import (
 
 	"github.com/onceflow/onceflow/pkg/backoff"
 	"github.com/onceflow/onceflow/provider/fiscal"
-	"github.com/onceflow/onceflow/provider/invoicy"
 	sandbox "github.com/onceflow/onceflow/sandbox/fiscal"
 	"github.com/onceflow/onceflow/services/invoicer/internal/emit"
 	"github.com/onceflow/onceflow/services/invoicer/internal/invoicertest"
@@ -40,7 +39,7 @@ type worker struct {
 func newWorker(tb testing.TB, env *invoicertest.Env, cfg emit.Config, timeout time.Duration) worker {
 	tb.Helper()
 	reg := prometheus.NewRegistry()
-	e := emit.New(env.Pool, env.Client(tb, timeout), invoicy.IsRefused, zaptest.NewLogger(tb), reg, cfg)
+	e := emit.New(env.Pool, env.Client(tb, timeout), zaptest.NewLogger(tb), reg, cfg)
 	return worker{Emitter: e, reg: reg}
 }
 

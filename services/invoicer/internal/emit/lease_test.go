@@ -46,7 +46,7 @@ func hookedWorker(tb testing.TB, env *invoicertest.Env, cfg emit.Config, h hooke
 	tb.Helper()
 	reg := prometheus.NewRegistry()
 	h.Client = env.Client(tb, 5*time.Second)
-	return worker{Emitter: emit.New(env.Pool, h, invoicy.IsRefused, zaptest.NewLogger(tb), reg, cfg), reg: reg}
+	return worker{Emitter: emit.New(env.Pool, h, zaptest.NewLogger(tb), reg, cfg), reg: reg}
 }
 
 func TestBatchRenewsLeasesOnlyWhenTheClaimIsOld(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/onceflow/onceflow/pkg/errkind"
 	"github.com/onceflow/onceflow/provider/fiscal"
 	store "github.com/onceflow/onceflow/services/invoicer/internal/store/dbsqlc"
 )
@@ -63,7 +64,7 @@ func (e *Emitter) attempt(id int64, op string, start time.Time, outcome string, 
 	if err != nil {
 		outcome, msg = "error", optional(err.Error())
 		switch {
-		case e.refused(err):
+		case errkind.Is(err, errkind.Refused):
 			outcome = "refused"
 		case op == "emit" && !errors.Is(err, fiscal.ErrInvalidDocument):
 			outcome = "ambiguous"

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/onceflow/onceflow/pkg/errkind"
 	"github.com/onceflow/onceflow/provider/fiscal"
 	store "github.com/onceflow/onceflow/services/invoicer/internal/store/dbsqlc"
 )
@@ -107,7 +108,7 @@ func (e *Emitter) send(ctx context.Context, d store.InvoicerFiscalDocument, doc 
 		return e.adopt(d, held, "sent")
 	case errors.Is(err, fiscal.ErrInvalidDocument):
 		return e.attention(d, "invalid", err.Error())
-	case e.refused(err):
+	case errkind.Is(err, errkind.Refused):
 		return e.retry(d, "refused", err)
 	case e.cfg.Blind:
 		return e.attention(d, "ambiguous", "send outcome unknown and the provider can neither be looked up nor deduplicate: "+err.Error())
