@@ -12,11 +12,9 @@ package emit
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
@@ -26,7 +24,7 @@ import (
 	"github.com/onceflow/onceflow/pkg/httpserver"
 	"github.com/onceflow/onceflow/pkg/tracing"
 	"github.com/onceflow/onceflow/provider/fiscal"
-	store "github.com/onceflow/onceflow/services/invoicer/internal/store/dbsqlc"
+	"github.com/onceflow/onceflow/services/invoicer/internal/store"
 )
 
 // Provider is the e-invoicing provider as the emitter needs it. Its errors
@@ -61,8 +59,7 @@ type Config struct {
 
 // Emitter sends recorded documents to the provider exactly once.
 type Emitter struct {
-	pool     *pgxpool.Pool
-	queries  *store.Queries
+	store    *store.Store
 	provider Provider
 	// idempotent: the provider deduplicates by reference, so a resend
 	// after an unknown outcome needs no settle window.
@@ -75,9 +72,10 @@ type Emitter struct {
 	due        chan struct{} // a document was recorded: wake one idle worker
 }
 
-// New returns an emitter sending through p (see Provider).
-func New(pool *pgxpool.Pool, p Provider, log *zap.Logger, reg prometheus.Registerer, cfg Config) *Emitter {
-	e := &Emitter{pool: pool, queries: store.New(pool), provider: p, idempotent: p.Idempotent(), log: log, cfg: cfg, due: make(chan struct{}, 1),
+// New returns an emitter that works the documents of st, sending through p
+// (see Provider).
+func New(st *store.Store, p Provider, log *zap.Logger, reg prometheus.Registerer, cfg Config) *Emitter {
+	e := &Emitter{store: st, provider: p, idempotent: p.Idempotent(), log: log, cfg: cfg, due: make(chan struct{}, 1),
 		outcomes: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "onceflow_invoicer_emission_outcomes_total", Help: "Emission attempts by outcome.",
 		}, []string{"outcome"}),
@@ -129,9 +127,9 @@ func (e *Emitter) Round(ctx context.Context) (int, error) {
 	// Taken before the claim, so the time measured from it is never less
 	// than the time the claim's lease has really run.
 	token, claimed := uuid.New(), time.Now()
-	docs, err := e.queries.DocumentClaimDue(ctx, &token, e.cfg.Lease.Seconds(), int32(e.cfg.Batch))
+	docs, err := e.store.ClaimDue(ctx, token, e.cfg.Lease, int32(e.cfg.Batch))
 	if err != nil {
-		return 0, fmt.Errorf("claim documents: %w", err)
+		return 0, err
 	}
 	// A document in hand is finished even when shutdown begins: cancelling a
 	// send half way would turn a clean outcome into an ambiguous one. The
@@ -162,12 +160,12 @@ func (e *Emitter) Round(ctx context.Context) (int, error) {
 // A young claim lost meanwhile (a provider event or an operator moved d) is
 // caught later: the send marker and the result are written only under the
 // token and the claimed status, so d is at most looked up, never sent.
-func (e *Emitter) leased(ctx context.Context, d store.InvoicerFiscalDocument, token uuid.UUID, claimed time.Time) bool {
+func (e *Emitter) leased(ctx context.Context, d store.Document, token uuid.UUID, claimed time.Time) bool {
 	if time.Since(claimed) < e.cfg.renewAfter() {
 		return true
 	}
-	n, err := e.queries.DocumentRenewLease(ctx, e.cfg.Lease.Seconds(), d.ID, &token)
-	if err != nil || n == 0 {
+	held, err := e.store.RenewLease(ctx, d.ID, token, e.cfg.Lease)
+	if err != nil || !held {
 		e.log.Warn("claim lost: the document is left to whoever holds it now", zap.Int64("document", d.ID), zap.Error(err))
 		return false
 	}
@@ -184,8 +182,8 @@ func (c Config) renewAfter() time.Duration {
 
 // start opens d's job, in a span that continues the trace of the payment
 // the document is for; finish ends it.
-func (e *Emitter) start(ctx context.Context, d store.InvoicerFiscalDocument) *job {
+func (e *Emitter) start(ctx context.Context, d store.Document) *job {
 	ctx, span := tracing.Tracer().Start(tracing.WithTraceparent(ctx, d.Traceparent), "document.emit",
-		trace.WithAttributes(attribute.String("onceflow.reference", d.Reference), attribute.String("onceflow.status", d.Status)))
+		trace.WithAttributes(attribute.String("onceflow.reference", d.Reference), attribute.String("onceflow.status", string(d.Status))))
 	return &job{ctx: ctx, span: span, d: d}
 }
