@@ -67,7 +67,7 @@ func (b *Billing) Handle(ctx context.Context, msgs []Message) []Result {
 	return res
 }
 
-// decode parses a billing event into the document row to record.
+// decode parses a billing event into the document to record.
 func decode(body string) (store.NewDocument, error) {
 	var ev eventsv1.BillingEvent
 	if err := eventsv1.Decode([]byte(body), &ev); err != nil {

@@ -18,11 +18,10 @@ type hold struct {
 	wait, attention string
 }
 
-// document rebuilds what is sent from the row. A credit note needs its
-// invoice authorized first, since it references the invoice's type, series,
-// number and date; it waits for that at most Config.CreditNoteWait, and it
-// never credits more than the invoice (with the credit notes recorded
-// before it).
+// document rebuilds what is sent from d. A credit note needs its invoice
+// authorized first, since it references the invoice's type, series, number
+// and date; it waits for that at most Config.CreditNoteWait, and it never
+// credits more than the invoice (with the credit notes recorded before it).
 func (e *Emitter) document(ctx context.Context, d store.Document) (fiscal.Document, hold, error) {
 	doc := fiscal.Document{
 		Reference: d.Reference, Type: d.CFEType, IssueDate: time.Now().In(uruguay), Currency: d.Currency,
