@@ -25,16 +25,16 @@ func TestParseAnswer(t *testing.T) {
 		{"cdata", `<Envelope><Body><Xmlretorno><![CDATA[` + ret + `]]></Xmlretorno></Body></Envelope>`, nil},
 		{"literal child elements", `<Envelope><Body><Xmlretorno>` + ret + `</Xmlretorno></Body></Envelope>`, nil},
 		{"latin1 envelope", `<?xml version="1.0" encoding="ISO-8859-1"?><Envelope><Body><Xmlretorno>` + escaped + `</Xmlretorno></Body></Envelope>`, nil},
-		{"garbage", "<html>Service Unavailable", ErrAmbiguous},
-		{"not xml", "\x00\x01garbage", ErrAmbiguous},
-		{"no Xmlretorno", `<Envelope><Body><Other/></Body></Envelope>`, ErrAmbiguous},
-		{"empty Xmlretorno", `<Envelope><Body><Xmlretorno></Xmlretorno></Body></Envelope>`, ErrAmbiguous},
-		{"soap fault", `<Envelope><Body><Fault><faultcode>Server</faultcode><faultstring>boom</faultstring></Fault></Body></Envelope>`, ErrAmbiguous},
-		{"garbage inside", soapAnswer(opEmit, "<EnvioCFERetorno><Encabezado>"), ErrAmbiguous},
-		{"wrong root", soapAnswer(opEmit, strings.ReplaceAll(ret, "EnvioCFERetorno", "ConsultaCFERetorno")), ErrAmbiguous},
-		{"MsgCod missing", soapAnswer(opEmit, "<EnvioCFERetorno><Encabezado></Encabezado></EnvioCFERetorno>"), ErrAmbiguous},
-		{"MsgCod 1", soapAnswer(opEmit, retornoXML("EnvioCFERetorno", 1)), ErrRefused},
-		{"MsgCod 99 MsgDesc", soapAnswer(opEmit, "<EnvioCFERetorno><Encabezado><MsgCod>99</MsgCod><MsgDesc>x</MsgDesc></Encabezado></EnvioCFERetorno>"), ErrRefused},
+		{"garbage", "<html>Service Unavailable", fiscal.ErrAmbiguous},
+		{"not xml", "\x00\x01garbage", fiscal.ErrAmbiguous},
+		{"no Xmlretorno", `<Envelope><Body><Other/></Body></Envelope>`, fiscal.ErrAmbiguous},
+		{"empty Xmlretorno", `<Envelope><Body><Xmlretorno></Xmlretorno></Body></Envelope>`, fiscal.ErrAmbiguous},
+		{"soap fault", `<Envelope><Body><Fault><faultcode>Server</faultcode><faultstring>boom</faultstring></Fault></Body></Envelope>`, fiscal.ErrAmbiguous},
+		{"garbage inside", soapAnswer(opEmit, "<EnvioCFERetorno><Encabezado>"), fiscal.ErrAmbiguous},
+		{"wrong root", soapAnswer(opEmit, strings.ReplaceAll(ret, "EnvioCFERetorno", "ConsultaCFERetorno")), fiscal.ErrAmbiguous},
+		{"MsgCod missing", soapAnswer(opEmit, "<EnvioCFERetorno><Encabezado></Encabezado></EnvioCFERetorno>"), fiscal.ErrAmbiguous},
+		{"MsgCod 1", soapAnswer(opEmit, retornoXML("EnvioCFERetorno", 1)), fiscal.ErrRefused},
+		{"MsgCod 99 MsgDesc", soapAnswer(opEmit, "<EnvioCFERetorno><Encabezado><MsgCod>99</MsgCod><MsgDesc>x</MsgDesc></Encabezado></EnvioCFERetorno>"), fiscal.ErrRefused},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -44,7 +44,7 @@ func TestParseAnswer(t *testing.T) {
 				if !errors.Is(err, tt.want) {
 					t.Fatalf("parseAnswer = %v, want %v", err, tt.want)
 				}
-				if errors.Is(err, ErrAmbiguous) == errors.Is(err, ErrRefused) {
+				if errors.Is(err, fiscal.ErrAmbiguous) == errors.Is(err, fiscal.ErrRefused) {
 					t.Fatalf("error %v must be exactly one of ambiguous/refused", err)
 				}
 				return

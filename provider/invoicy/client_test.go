@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/onceflow/onceflow/pkg/errkind"
 	"github.com/onceflow/onceflow/provider/fiscal"
 )
 
@@ -117,18 +118,18 @@ func TestEmitOutcomes(t *testing.T) {
 		handler http.HandlerFunc
 		want    error
 	}{
-		{"http 500", reply(500, ""), ErrAmbiguous},
+		{"http 500", reply(500, ""), fiscal.ErrAmbiguous},
 		{"http 503 soap fault", func(w http.ResponseWriter, _ *http.Request) {
 			w.WriteHeader(503)
 			_, _ = io.WriteString(w, `<Envelope><Body><Fault><faultcode>Server</faultcode></Fault></Body></Envelope>`)
-		}, ErrAmbiguous},
+		}, fiscal.ErrAmbiguous},
 		{"redirect not followed", func(w http.ResponseWriter, r *http.Request) {
 			http.Redirect(w, r, "/elsewhere", http.StatusTemporaryRedirect)
-		}, ErrAmbiguous},
+		}, fiscal.ErrAmbiguous},
 		{"hangs past timeout", func(_ http.ResponseWriter, r *http.Request) {
 			_, _ = io.Copy(io.Discard, r.Body)
 			<-r.Context().Done()
-		}, ErrAmbiguous},
+		}, fiscal.ErrAmbiguous},
 		{"connection dropped after request", func(w http.ResponseWriter, r *http.Request) {
 			_, _ = io.Copy(io.Discard, r.Body)
 			conn, _, err := w.(http.Hijacker).Hijack()
@@ -136,17 +137,17 @@ func TestEmitOutcomes(t *testing.T) {
 				_ = conn.(*net.TCPConn).SetLinger(0) // reset
 				_ = conn.Close()
 			}
-		}, ErrAmbiguous},
+		}, fiscal.ErrAmbiguous},
 		{"garbage 200", func(w http.ResponseWriter, _ *http.Request) {
 			_, _ = io.WriteString(w, "<html><body>gateway says hi")
-		}, ErrAmbiguous},
-		{"MsgCod 0 without documents", reply(200, retornoXML("EnvioCFERetorno", 0)), ErrAmbiguous},
-		{"answer for another reference", reply(200, retornoXML("EnvioCFERetorno", 0, foreign)), ErrAmbiguous},
+		}, fiscal.ErrAmbiguous},
+		{"MsgCod 0 without documents", reply(200, retornoXML("EnvioCFERetorno", 0)), fiscal.ErrAmbiguous},
+		{"answer for another reference", reply(200, retornoXML("EnvioCFERetorno", 0, foreign)), fiscal.ErrAmbiguous},
 		{"malformed document", reply(200, strings.Replace(retornoXML("EnvioCFERetorno", 0, heldFor(doc, "5")),
-			"<CFETotMntPagar>1220.00", "<CFETotMntPagar>1.220,00", 1)), ErrAmbiguous},
-		{"MsgCod 1", reply(200, retornoXML("EnvioCFERetorno", 1)), ErrRefused},
-		{"http 400", reply(400, ""), ErrRefused},
-		{"http 401", reply(401, ""), ErrRefused},
+			"<CFETotMntPagar>1220.00", "<CFETotMntPagar>1.220,00", 1)), fiscal.ErrAmbiguous},
+		{"MsgCod 1", reply(200, retornoXML("EnvioCFERetorno", 1)), fiscal.ErrRefused},
+		{"http 400", reply(400, ""), fiscal.ErrRefused},
+		{"http 401", reply(401, ""), fiscal.ErrRefused},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -167,7 +168,7 @@ func checkKind(tb testing.TB, err, want error) {
 	if !errors.Is(err, want) {
 		tb.Fatalf("err = %v, want %v", err, want)
 	}
-	if errors.Is(err, ErrAmbiguous) == IsRefused(err) {
+	if errors.Is(err, fiscal.ErrAmbiguous) == errkind.Is(err, errkind.Refused) {
 		tb.Fatalf("err = %v: must be exactly one of ambiguous or refused", err)
 	}
 }
@@ -183,7 +184,7 @@ func TestEmitRefusedBeforeSending(t *testing.T) {
 	bad := invoice()
 	bad.TotalMinor = -1
 	_, err := c.Emit(t.Context(), bad)
-	checkKind(t, err, ErrRefused)
+	checkKind(t, err, fiscal.ErrRefused)
 	if !errors.Is(err, fiscal.ErrInvalidDocument) {
 		t.Errorf("invalid document error lost: %v", err)
 	}
@@ -191,7 +192,7 @@ func TestEmitRefusedBeforeSending(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
 	_, err = c.Emit(ctx, invoice())
-	checkKind(t, err, ErrRefused)
+	checkKind(t, err, fiscal.ErrRefused)
 
 	// A port nobody listens on: the dial fails, nothing was sent.
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -201,7 +202,7 @@ func TestEmitRefusedBeforeSending(t *testing.T) {
 	addr := l.Addr().String()
 	_ = l.Close()
 	_, err = newTestClient(t, "http://"+addr, time.Second).Emit(t.Context(), invoice())
-	checkKind(t, err, ErrRefused)
+	checkKind(t, err, fiscal.ErrRefused)
 
 	if f.count() != 0 {
 		t.Errorf("%d requests reached the provider", f.count())
@@ -295,7 +296,7 @@ func TestRateLimitSpacesCalls(t *testing.T) {
 	}
 	// The second call would need a token a second later than the deadline
 	// allows: it is refused without reaching the provider.
-	if _, err := c.Lookup(ctx, "123"); !IsRefused(err) || f.count() != 1 {
+	if _, err := c.Lookup(ctx, "123"); !errkind.Is(err, errkind.Refused) || f.count() != 1 {
 		t.Fatalf("second look-up: %v after %d calls; want refused with one call made", err, f.count())
 	}
 }

@@ -4,10 +4,13 @@
 // docs/wire-invoicy.md.
 //
 // The errors of Emit separate outcomes that are definitely not acted on
-// (ErrRefused) from those where the provider may have stored the document
-// (ErrAmbiguous). The caller must never resend after an ambiguous outcome
-// without first looking the reference up: that is what keeps a timeout from
-// becoming a second invoice.
+// (fiscal.ErrRefused: MsgCod other than 0, HTTP 4xx, a request that could
+// not be built or never left this process) from those where the provider
+// may have stored the document (fiscal.ErrAmbiguous: a timeout or
+// connection loss after sending, HTTP 5xx, an answer that cannot be read).
+// The caller must never resend after an ambiguous outcome without first
+// looking the reference up: that is what keeps a timeout from becoming a
+// second invoice.
 //
 // The package logs nothing, and its errors carry no request or answer bodies.
 package invoicy
@@ -29,23 +32,6 @@ import (
 // DefaultTimeout bounds one call (connect, send, wait and read) when
 // Config.Timeout is zero.
 const DefaultTimeout = 15 * time.Second
-
-// Errors wrapped by the adapter. Every error Emit returns wraps exactly one
-// of them.
-var (
-	// ErrAmbiguous: the request may have reached the provider and been
-	// acted on (timeout or connection loss after sending, HTTP 5xx or other
-	// non-4xx failure, an answer that cannot be read). Look up before any
-	// resend.
-	ErrAmbiguous = errors.New("outcome unknown, the provider may have acted")
-	// ErrRefused: the provider definitely did not act (MsgCod other than 0,
-	// HTTP 4xx, a request that could not be built or never left this
-	// process, e.g. a dial error). Resending the same document is safe.
-	ErrRefused = errors.New("refused, nothing was stored")
-)
-
-// IsRefused reports whether err says the provider definitely did not act.
-func IsRefused(err error) bool { return errors.Is(err, ErrRefused) }
 
 // Config is what the adapter needs to reach one InvoiCy branch.
 type Config struct {
@@ -162,18 +148,23 @@ func (cfg Config) validate() error {
 	return nil
 }
 
+// Idempotent reports false: InvoiCy does not deduplicate a resend by
+// reference, so after an ambiguous send the emission loop waits a settle
+// window and looks the reference up before sending again.
+func (c *Client) Idempotent() bool { return false }
+
 // Emit sends doc with EnvioCFE and returns the document as the provider now
 // holds it. doc.Reference travels as CFENumReferencia and doc.Addendum as
-// CFEAdenda. An invalid document is ErrRefused without any request. A
-// status code missing from the status map yields fiscal.StatusUnknown, not an
-// error. Errors wrap ErrRefused or ErrAmbiguous (see there).
+// CFEAdenda. An invalid document is fiscal.ErrRefused without any request.
+// A status code missing from the status map yields fiscal.StatusUnknown, not
+// an error. Errors wrap fiscal.ErrRefused or fiscal.ErrAmbiguous (see there).
 func (c *Client) Emit(ctx context.Context, doc fiscal.Document) (fiscal.Held, error) {
 	if err := doc.Validate(); err != nil {
-		return fiscal.Held{}, fmt.Errorf("invoicy emit: %w: %w", ErrRefused, err)
+		return fiscal.Held{}, fmt.Errorf("invoicy emit: %w: %w", fiscal.ErrRefused, err)
 	}
 	payload, err := c.envioCFE(doc)
 	if err != nil {
-		return fiscal.Held{}, fmt.Errorf("invoicy emit %s: %w: %w", doc.Reference, ErrRefused, err)
+		return fiscal.Held{}, fmt.Errorf("invoicy emit %s: %w: %w", doc.Reference, fiscal.ErrRefused, err)
 	}
 	ret, err := c.call(ctx, opEmit, payload)
 	if err != nil {
@@ -181,7 +172,7 @@ func (c *Client) Emit(ctx context.Context, doc fiscal.Document) (fiscal.Held, er
 	}
 	held, err := c.helds(ret)
 	if err != nil {
-		return fiscal.Held{}, fmt.Errorf("invoicy emit %s: %w: %w", doc.Reference, ErrAmbiguous, err)
+		return fiscal.Held{}, fmt.Errorf("invoicy emit %s: %w: %w", doc.Reference, fiscal.ErrAmbiguous, err)
 	}
 	var found []fiscal.Held
 	for _, h := range held {
@@ -191,7 +182,7 @@ func (c *Client) Emit(ctx context.Context, doc fiscal.Document) (fiscal.Held, er
 	}
 	if len(found) != 1 {
 		return fiscal.Held{}, fmt.Errorf("invoicy emit %s: %w: answer lists %d documents, %d with our reference",
-			doc.Reference, ErrAmbiguous, len(held), len(found))
+			doc.Reference, fiscal.ErrAmbiguous, len(held), len(found))
 	}
 	return found[0], nil
 }
@@ -203,7 +194,7 @@ func (c *Client) Emit(ctx context.Context, doc fiscal.Document) (fiscal.Held, er
 // what is held: never send on a failed look-up.
 func (c *Client) Lookup(ctx context.Context, reference string) ([]fiscal.Held, error) {
 	if !fiscal.ValidReference(reference) {
-		return nil, fmt.Errorf("invoicy lookup: %w: malformed reference %q", ErrRefused, reference)
+		return nil, fmt.Errorf("invoicy lookup: %w: malformed reference %q", fiscal.ErrRefused, reference)
 	}
 	f := filtros{Especificos: &especificos{Items: []especificoItem{{NumReferencia: reference}}}}
 	held, err := c.consulta(ctx, f)
@@ -219,7 +210,7 @@ func (c *Client) Lookup(ctx context.Context, reference string) ([]fiscal.Held, e
 func (c *Client) ListPeriod(ctx context.Context, from, to time.Time) ([]fiscal.Held, error) {
 	f := filtros{FechaIni: from.Format(dateLayout), FechaFin: to.Format(dateLayout)}
 	if f.FechaFin < f.FechaIni {
-		return nil, fmt.Errorf("invoicy list %s..%s: %w: period ends before it starts", f.FechaIni, f.FechaFin, ErrRefused)
+		return nil, fmt.Errorf("invoicy list %s..%s: %w: period ends before it starts", f.FechaIni, f.FechaFin, fiscal.ErrRefused)
 	}
 	held, err := c.consulta(ctx, f)
 	if err != nil {
@@ -231,7 +222,7 @@ func (c *Client) ListPeriod(ctx context.Context, from, to time.Time) ([]fiscal.H
 func (c *Client) consulta(ctx context.Context, f filtros) ([]fiscal.Held, error) {
 	payload, err := c.consultaCFE(f)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrRefused, err)
+		return nil, fmt.Errorf("%w: %w", fiscal.ErrRefused, err)
 	}
 	ret, err := c.call(ctx, opQuery, payload)
 	if err != nil {
@@ -239,7 +230,7 @@ func (c *Client) consulta(ctx context.Context, f filtros) ([]fiscal.Held, error)
 	}
 	held, err := c.helds(ret)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrAmbiguous, err)
+		return nil, fmt.Errorf("%w: %w", fiscal.ErrAmbiguous, err)
 	}
 	return held, nil
 }

@@ -168,10 +168,10 @@ func TestSandboxWrongAccessKey(t *testing.T) {
 	doc := sandboxDoc("payment", "D-4-key", fiscal.KindInvoice, fiscal.Buyer{}, nil)
 
 	_, err := c.Emit(t.Context(), doc)
-	if !errors.Is(err, invoicy.ErrRefused) || errors.Is(err, invoicy.ErrAmbiguous) {
-		t.Fatalf("Emit with a wrong access key = %v, want ErrRefused", err)
+	if !errors.Is(err, fiscal.ErrRefused) || errors.Is(err, fiscal.ErrAmbiguous) {
+		t.Fatalf("Emit with a wrong access key = %v, want fiscal.ErrRefused", err)
 	}
-	if _, err := c.Lookup(t.Context(), doc.Reference); !errors.Is(err, invoicy.ErrRefused) {
+	if _, err := c.Lookup(t.Context(), doc.Reference); !errors.Is(err, fiscal.ErrRefused) {
 		t.Errorf("Lookup with a wrong access key = %v, want an error", err)
 	}
 	if _, err := c.ListPeriod(t.Context(), date(2026, 11, 1), date(2026, 11, 30)); err == nil {

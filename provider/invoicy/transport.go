@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+
+	"github.com/onceflow/onceflow/provider/fiscal"
 )
 
 // maxAnswer bounds the answer read from InvoiCy (a period listing can be long).
@@ -56,19 +58,19 @@ func soapRequest(op operation, payload []byte) ([]byte, error) {
 }
 
 // call posts payload to op and returns the parsed business answer. Errors
-// wrap ErrRefused when nothing can have been acted on and ErrAmbiguous
-// otherwise.
+// wrap fiscal.ErrRefused when nothing can have been acted on and
+// fiscal.ErrAmbiguous otherwise.
 func (c *Client) call(ctx context.Context, op operation, payload []byte) (retorno, error) {
 	body, err := soapRequest(op, payload)
 	if err != nil {
-		return retorno{}, fmt.Errorf("%w: %w", ErrRefused, err)
+		return retorno{}, fmt.Errorf("%w: %w", fiscal.ErrRefused, err)
 	}
 	// The timeout covers the wait for the rate limiter too, so a call never
 	// outlasts it and a claim that outlives two calls stays valid.
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
 	if err := c.limiter.Wait(ctx); err != nil {
-		return retorno{}, fmt.Errorf("%w: rate limit: %w", ErrRefused, err)
+		return retorno{}, fmt.Errorf("%w: rate limit: %w", fiscal.ErrRefused, err)
 	}
 	// sent turns true once request bytes may have left this process; before
 	// that, any failure (dial, TLS, a context already done) is a refusal.
@@ -78,7 +80,7 @@ func (c *Client) call(ctx context.Context, op operation, payload []byte) (retorn
 	})
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.base+op.path, bytes.NewReader(body))
 	if err != nil {
-		return retorno{}, fmt.Errorf("%w: build request: %w", ErrRefused, err)
+		return retorno{}, fmt.Errorf("%w: build request: %w", fiscal.ErrRefused, err)
 	}
 	req.Header.Set("Content-Type", "text/xml; charset=utf-8")
 	req.Header.Set("SOAPAction", op.action)
@@ -88,24 +90,24 @@ func (c *Client) call(ctx context.Context, op operation, payload []byte) (retorn
 	resp, err := c.hc.Do(req)
 	if err != nil {
 		if sent.Load() {
-			return retorno{}, fmt.Errorf("%w: %w", ErrAmbiguous, err)
+			return retorno{}, fmt.Errorf("%w: %w", fiscal.ErrAmbiguous, err)
 		}
-		return retorno{}, fmt.Errorf("%w: not sent: %w", ErrRefused, err)
+		return retorno{}, fmt.Errorf("%w: not sent: %w", fiscal.ErrRefused, err)
 	}
 	defer resp.Body.Close()
 	switch {
 	case resp.StatusCode >= 400 && resp.StatusCode < 500:
-		return retorno{}, fmt.Errorf("%w: HTTP %d", ErrRefused, resp.StatusCode)
+		return retorno{}, fmt.Errorf("%w: HTTP %d", fiscal.ErrRefused, resp.StatusCode)
 	case resp.StatusCode < 200 || resp.StatusCode > 299:
 		// 5xx, and anything else we cannot read as a definite refusal.
-		return retorno{}, fmt.Errorf("%w: HTTP %d", ErrAmbiguous, resp.StatusCode)
+		return retorno{}, fmt.Errorf("%w: HTTP %d", fiscal.ErrAmbiguous, resp.StatusCode)
 	}
 	answer, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer+1))
 	if err != nil {
-		return retorno{}, fmt.Errorf("%w: reading answer: %w", ErrAmbiguous, err)
+		return retorno{}, fmt.Errorf("%w: reading answer: %w", fiscal.ErrAmbiguous, err)
 	}
 	if len(answer) > maxAnswer {
-		return retorno{}, fmt.Errorf("%w: answer larger than %d bytes", ErrAmbiguous, maxAnswer)
+		return retorno{}, fmt.Errorf("%w: answer larger than %d bytes", fiscal.ErrAmbiguous, maxAnswer)
 	}
 	return parseAnswer(op, answer)
 }
@@ -115,7 +117,7 @@ func (c *Client) call(ctx context.Context, op operation, payload []byte) (retorn
 func parseAnswer(op operation, answer []byte) (retorno, error) {
 	inner, err := xmlRetorno(answer)
 	if err != nil {
-		return retorno{}, fmt.Errorf("%w: %w", ErrAmbiguous, err)
+		return retorno{}, fmt.Errorf("%w: %w", fiscal.ErrAmbiguous, err)
 	}
 	var r retorno
 	d := xml.NewDecoder(strings.NewReader(inner))
@@ -123,21 +125,21 @@ func parseAnswer(op operation, answer []byte) (retorno, error) {
 	// inside it no longer applies.
 	d.CharsetReader = func(_ string, in io.Reader) (io.Reader, error) { return in, nil }
 	if err := d.Decode(&r); err != nil {
-		return retorno{}, fmt.Errorf("%w: parse Xmlretorno: %w", ErrAmbiguous, err)
+		return retorno{}, fmt.Errorf("%w: parse Xmlretorno: %w", fiscal.ErrAmbiguous, err)
 	}
 	if r.XMLName.Local != op.answer {
-		return retorno{}, fmt.Errorf("%w: answer root %q, want %q", ErrAmbiguous, r.XMLName.Local, op.answer)
+		return retorno{}, fmt.Errorf("%w: answer root %q, want %q", fiscal.ErrAmbiguous, r.XMLName.Local, op.answer)
 	}
 	code, err := strconv.Atoi(strings.TrimSpace(r.Encabezado.MsgCod))
 	if err != nil {
-		return retorno{}, fmt.Errorf("%w: MsgCod %q is not a number", ErrAmbiguous, clip(r.Encabezado.MsgCod))
+		return retorno{}, fmt.Errorf("%w: MsgCod %q is not a number", fiscal.ErrAmbiguous, clip(r.Encabezado.MsgCod))
 	}
 	if code != 0 {
 		dsc := r.Encabezado.MsgDsc
 		if dsc == "" {
 			dsc = r.Encabezado.MsgDesc
 		}
-		return retorno{}, fmt.Errorf("%w: MsgCod %d: %s", ErrRefused, code, clip(dsc))
+		return retorno{}, fmt.Errorf("%w: MsgCod %d: %s", fiscal.ErrRefused, code, clip(dsc))
 	}
 	return r, nil
 }

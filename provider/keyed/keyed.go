@@ -9,9 +9,9 @@
 // the document first stored instead of creating a second one. The fiscal
 // sandbox serves this shape under /api.
 //
-// Like the InvoiCy adapter, errors wrap ErrRefused (the provider surely did
-// not act) or ErrAmbiguous (it may have); the package logs nothing and its
-// errors carry no bodies.
+// Like the InvoiCy adapter, errors wrap fiscal.ErrRefused (the provider
+// surely did not act) or fiscal.ErrAmbiguous (it may have); the package logs
+// nothing and its errors carry no bodies.
 package keyed
 
 import (
@@ -33,17 +33,6 @@ import (
 	"github.com/onceflow/onceflow/pkg/httpclient"
 	"github.com/onceflow/onceflow/provider/fiscal"
 )
-
-// Errors wrapped by the adapter.
-var (
-	// ErrAmbiguous: the provider may have stored the document.
-	ErrAmbiguous = errors.New("outcome unknown, the provider may have acted")
-	// ErrRefused: the provider surely did not store anything.
-	ErrRefused = errors.New("refused, nothing was stored")
-)
-
-// IsRefused reports whether err says the provider did not act.
-func IsRefused(err error) bool { return errors.Is(err, ErrRefused) }
 
 // DefaultStatusMap maps the provider's status words to fiscal states.
 func DefaultStatusMap() map[string]fiscal.Status {
@@ -102,11 +91,11 @@ func (c *Client) Idempotent() bool { return true }
 // document the provider holds under it.
 func (c *Client) Emit(ctx context.Context, doc fiscal.Document) (fiscal.Held, error) {
 	if err := doc.Validate(); err != nil {
-		return fiscal.Held{}, fmt.Errorf("keyed emit: %w: %w", ErrRefused, err)
+		return fiscal.Held{}, fmt.Errorf("keyed emit: %w: %w", fiscal.ErrRefused, err)
 	}
 	body, err := json.Marshal(request(doc))
 	if err != nil {
-		return fiscal.Held{}, fmt.Errorf("keyed emit %s: %w: %w", doc.Reference, ErrRefused, err)
+		return fiscal.Held{}, fmt.Errorf("keyed emit %s: %w: %w", doc.Reference, fiscal.ErrRefused, err)
 	}
 	status, answer, err := c.do(ctx, http.MethodPost, "/documents", doc.Reference, body)
 	if err != nil {
@@ -117,7 +106,7 @@ func (c *Client) Emit(ctx context.Context, doc fiscal.Document) (fiscal.Held, er
 	}
 	h, err := c.held(answer)
 	if err != nil {
-		return fiscal.Held{}, fmt.Errorf("keyed emit %s: %w: %w", doc.Reference, ErrAmbiguous, err)
+		return fiscal.Held{}, fmt.Errorf("keyed emit %s: %w: %w", doc.Reference, fiscal.ErrAmbiguous, err)
 	}
 	return h, nil
 }
@@ -126,7 +115,7 @@ func (c *Client) Emit(ctx context.Context, doc fiscal.Document) (fiscal.Held, er
 // error means nothing is known.
 func (c *Client) Lookup(ctx context.Context, reference string) ([]fiscal.Held, error) {
 	if !fiscal.ValidReference(reference) {
-		return nil, fmt.Errorf("keyed lookup: %w: malformed reference", ErrRefused)
+		return nil, fmt.Errorf("keyed lookup: %w: malformed reference", fiscal.ErrRefused)
 	}
 	status, answer, err := c.do(ctx, http.MethodGet, "/documents/"+reference, "", nil)
 	switch {
@@ -135,11 +124,11 @@ func (c *Client) Lookup(ctx context.Context, reference string) ([]fiscal.Held, e
 	case status == http.StatusNotFound:
 		return nil, nil
 	case status != http.StatusOK:
-		return nil, fmt.Errorf("keyed lookup %s: %w: HTTP %d", reference, ErrAmbiguous, status)
+		return nil, fmt.Errorf("keyed lookup %s: %w: HTTP %d", reference, fiscal.ErrAmbiguous, status)
 	}
 	h, err := c.held(answer)
 	if err != nil {
-		return nil, fmt.Errorf("keyed lookup %s: %w: %w", reference, ErrAmbiguous, err)
+		return nil, fmt.Errorf("keyed lookup %s: %w: %w", reference, fiscal.ErrAmbiguous, err)
 	}
 	return []fiscal.Held{h}, nil
 }
@@ -147,24 +136,25 @@ func (c *Client) Lookup(ctx context.Context, reference string) ([]fiscal.Held, e
 // classify tells a refusal (4xx other than 408) from an ambiguous status.
 func classify(status int) error {
 	if status >= 400 && status < 500 && status != http.StatusRequestTimeout {
-		return ErrRefused
+		return fiscal.ErrRefused
 	}
-	return ErrAmbiguous
+	return fiscal.ErrAmbiguous
 }
 
 // do sends one request and returns the status and body. A failure before
-// the request left this process is ErrRefused, after it ErrAmbiguous.
+// the request left this process is fiscal.ErrRefused, after it
+// fiscal.ErrAmbiguous.
 func (c *Client) do(ctx context.Context, method, path, key string, body []byte) (int, []byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
 	if err := c.limiter.Wait(ctx); err != nil {
-		return 0, nil, fmt.Errorf("%w: rate limit: %w", ErrRefused, err)
+		return 0, nil, fmt.Errorf("%w: rate limit: %w", fiscal.ErrRefused, err)
 	}
 	var sent atomic.Bool
 	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{WroteHeaders: func() { sent.Store(true) }})
 	req, err := http.NewRequestWithContext(ctx, method, c.base+path, bytes.NewReader(body))
 	if err != nil {
-		return 0, nil, fmt.Errorf("%w: build request: %w", ErrRefused, err)
+		return 0, nil, fmt.Errorf("%w: build request: %w", fiscal.ErrRefused, err)
 	}
 	req.Header.Set("Authorization", "Bearer "+c.token)
 	req.Header.Set("Content-Type", "application/json")
@@ -174,14 +164,14 @@ func (c *Client) do(ctx context.Context, method, path, key string, body []byte) 
 	resp, err := c.hc.Do(req)
 	if err != nil {
 		if sent.Load() {
-			return 0, nil, fmt.Errorf("%w: %w", ErrAmbiguous, err)
+			return 0, nil, fmt.Errorf("%w: %w", fiscal.ErrAmbiguous, err)
 		}
-		return 0, nil, fmt.Errorf("%w: not sent: %w", ErrRefused, err)
+		return 0, nil, fmt.Errorf("%w: not sent: %w", fiscal.ErrRefused, err)
 	}
 	defer resp.Body.Close()
 	answer, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if err != nil {
-		return 0, nil, fmt.Errorf("%w: reading answer: %w", ErrAmbiguous, err)
+		return 0, nil, fmt.Errorf("%w: reading answer: %w", fiscal.ErrAmbiguous, err)
 	}
 	return resp.StatusCode, answer, nil
 }

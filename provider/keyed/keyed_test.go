@@ -76,14 +76,14 @@ func TestOutcomes(t *testing.T) {
 	sb, base := start(t)
 	ctx := context.Background()
 	doc := document("323456789012345678", nil)
-	if _, err := client(t, base, "wrong").Emit(ctx, doc); !errors.Is(err, keyed.ErrRefused) {
+	if _, err := client(t, base, "wrong").Emit(ctx, doc); !errors.Is(err, fiscal.ErrRefused) {
 		t.Fatalf("wrong token: %v, want refused", err)
 	}
 	sb.SetRule(doc.Reference, sandbox.Rule{FailBefore: 1})
-	if _, err := client(t, base, token).Emit(ctx, doc); !errors.Is(err, keyed.ErrAmbiguous) {
+	if _, err := client(t, base, token).Emit(ctx, doc); !errors.Is(err, fiscal.ErrAmbiguous) {
 		t.Fatalf("503: %v, want ambiguous", err)
 	}
-	if _, err := client(t, "http://127.0.0.1:1", token).Emit(ctx, doc); !errors.Is(err, keyed.ErrRefused) {
+	if _, err := client(t, "http://127.0.0.1:1", token).Emit(ctx, doc); !errors.Is(err, fiscal.ErrRefused) {
 		t.Fatalf("connection refused: %v, want refused (never sent)", err)
 	}
 	if _, err := keyed.New(keyed.Config{BaseURL: "ftp://x", Token: token, Timeout: time.Second}); err == nil {

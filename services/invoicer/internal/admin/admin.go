@@ -9,19 +9,17 @@ package admin
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"net/http"
 	"strconv"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/labstack/echo/v4"
 	"go.uber.org/zap"
 
+	"github.com/onceflow/onceflow/pkg/errkind"
 	"github.com/onceflow/onceflow/pkg/httpserver"
 	"github.com/onceflow/onceflow/provider/fiscal"
-	store "github.com/onceflow/onceflow/services/invoicer/internal/store/dbsqlc"
+	"github.com/onceflow/onceflow/services/invoicer/internal/store"
 )
 
 // Lookup finds what the provider holds under a reference.
@@ -29,19 +27,19 @@ type Lookup func(ctx context.Context, reference string) ([]fiscal.Held, error)
 
 // API is the operator API.
 type API struct {
-	pool    *pgxpool.Pool
-	queries *store.Queries
-	lookup  Lookup
-	log     *zap.Logger
-	wake    func()
+	store  *store.Store
+	lookup Lookup
+	log    *zap.Logger
+	wake   func()
 }
 
 // Register mounts the endpoints on e under /admin, guarded by token (the
-// ADMIN_TOKEN setting). lookup is nil for a provider without look-up: then
-// adopt is refused. wake (when set) tells the relay a notification was
-// committed.
-func Register(e *echo.Echo, token string, pool *pgxpool.Pool, lookup Lookup, log *zap.Logger, wake func()) {
-	a := &API{pool: pool, queries: store.New(pool), lookup: lookup, log: log, wake: wake}
+// ADMIN_TOKEN setting), over the documents of st. lookup is nil for a
+// provider without look-up: then adopt is refused. wake (when set) tells the
+// relay a notification was committed. Handlers answer errors of the errkind
+// vocabulary, with a finer code where the API has always had one.
+func Register(e *echo.Echo, token string, st *store.Store, lookup Lookup, log *zap.Logger, wake func()) {
+	a := &API{store: st, lookup: lookup, log: log, wake: wake}
 	g := e.Group("/admin", httpserver.BearerAuth(token, "ADMIN_TOKEN"))
 	g.GET("/status", a.status)
 	g.GET("/documents", a.list)
@@ -60,7 +58,7 @@ type Status struct {
 
 func (a *API) status(c echo.Context) error {
 	ctx := c.Request().Context()
-	rows, err := a.queries.DocumentCountByStatus(ctx)
+	counts, err := a.store.CountByStatus(ctx)
 	if err != nil {
 		return err
 	}
@@ -68,10 +66,10 @@ func (a *API) status(c echo.Context) error {
 	for _, s := range []string{"pending", "unknown", "pending_dgi", "authorized", "issued", "rejected", "voided", "needs_attention"} {
 		st.Documents[s] = 0
 	}
-	for _, r := range rows {
-		st.Documents[r.Status] = r.Documents
+	for s, n := range counts {
+		st.Documents[string(s)] = n
 	}
-	due, err := a.queries.DocumentDueStats(ctx)
+	due, err := a.store.DueStats(ctx)
 	if err != nil {
 		return err
 	}
@@ -111,23 +109,20 @@ type Document struct {
 	UpdatedAt       time.Time  `json:"updated_at"`
 }
 
-func view(d store.InvoicerFiscalDocument) Document {
-	return Document{ID: d.ID, SourceKind: d.SourceKind, SourceRef: d.SourceRef, Kind: d.Kind, Reference: d.Reference,
-		CFEType: d.CfeType, Status: d.Status, AmountMinor: d.AmountMinor, Currency: d.Currency, OriginalSource: d.OriginalSourceRef,
-		Series: d.ProviderSeries, Number: d.ProviderNumber, ProviderStatus: d.ProviderStatus, CAE: d.ProviderCae,
-		SecurityCode: d.ProviderSecurityCode, VerifyURL: d.ProviderUrl, IssueDate: d.IssueDate, Attempts: d.Attempts,
-		DGIPolls: d.DgiPolls, DueAt: d.DueAt, LastError: d.LastError, AttentionReason: d.AttentionReason,
+func view(d store.Document) Document {
+	return Document{ID: d.ID, SourceKind: d.SourceKind, SourceRef: d.SourceRef, Kind: string(d.Kind), Reference: d.Reference,
+		CFEType: int32(d.CFEType), Status: string(d.Status), AmountMinor: d.AmountMinor, Currency: d.Currency, OriginalSource: d.OriginalSourceRef,
+		Series: d.ProviderSeries, Number: d.ProviderNumber, ProviderStatus: d.ProviderStatus, CAE: d.ProviderCAE,
+		SecurityCode: d.ProviderSecurityCode, VerifyURL: d.ProviderURL, IssueDate: d.IssueDate, Attempts: d.Attempts,
+		DGIPolls: d.DGIPolls, DueAt: d.DueAt, LastError: d.LastError, AttentionReason: d.AttentionReason,
 		CreatedAt: d.CreatedAt, UpdatedAt: d.UpdatedAt}
 }
 
 // list serves GET /admin/documents?status=&limit=&before=, newest first.
 func (a *API) list(c echo.Context) error {
-	var status *string
-	if s := c.QueryParam("status"); s != "" {
-		if !knownStatus(fiscal.Status(s)) {
-			return httpserver.NewHTTPError(http.StatusBadRequest, "invalid_status", "status: want one of pending, unknown, pending_dgi, authorized, issued, rejected, voided, needs_attention")
-		}
-		status = &s
+	status := fiscal.Status(c.QueryParam("status"))
+	if status != "" && !knownStatus(status) {
+		return errkind.Coded(errkind.Invalid, "invalid_status", "status: want one of pending, unknown, pending_dgi, authorized, issued, rejected, voided, needs_attention")
 	}
 	limit, err := intParam(c, "limit", 100, 1, 1000)
 	if err != nil {
@@ -137,7 +132,7 @@ func (a *API) list(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	docs, err := a.queries.DocumentList(c.Request().Context(), status, before, int32(limit))
+	docs, err := a.store.Documents(c.Request().Context(), status, before, int32(limit))
 	if err != nil {
 		return err
 	}
@@ -156,11 +151,11 @@ func (a *API) show(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	attempts, err := a.queries.AttemptListByDocument(ctx, d.ID)
+	attempts, err := a.store.Attempts(ctx, d.ID)
 	if err != nil {
 		return err
 	}
-	resolutions, err := a.queries.ResolutionListByDocument(ctx, d.ID)
+	resolutions, err := a.store.Resolutions(ctx, d.ID)
 	if err != nil {
 		return err
 	}
@@ -168,14 +163,14 @@ func (a *API) show(c echo.Context) error {
 }
 
 // document loads the document named by the :id path parameter.
-func (a *API) document(c echo.Context) (store.InvoicerFiscalDocument, error) {
+func (a *API) document(c echo.Context) (store.Document, error) {
 	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
 	if err != nil || id <= 0 {
-		return store.InvoicerFiscalDocument{}, httpserver.NewHTTPError(http.StatusBadRequest, "invalid_id", "id: want a positive integer")
+		return store.Document{}, errkind.Coded(errkind.Invalid, "invalid_id", "id: want a positive integer")
 	}
-	d, err := a.queries.DocumentGet(c.Request().Context(), id)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return d, httpserver.NewHTTPError(http.StatusNotFound, "not_found", "no document "+c.Param("id"))
+	d, err := a.store.Document(c.Request().Context(), id)
+	if errkind.Is(err, errkind.NotFound) {
+		return d, errkind.Coded(errkind.NotFound, "not_found", "no document %s", c.Param("id"))
 	}
 	return d, err
 }
@@ -188,10 +183,10 @@ type attemptView struct {
 	At        time.Time `json:"at"`
 }
 
-func attemptViews(in []store.InvoicerEmissionAttempt) []attemptView {
+func attemptViews(in []store.Attempt) []attemptView {
 	out := make([]attemptView, len(in))
 	for i, x := range in {
-		out[i] = attemptView{Operation: x.Operation, Outcome: x.Outcome, Error: x.Error, LatencyMS: x.LatencyMs, At: x.CreatedAt}
+		out[i] = attemptView{Operation: x.Operation, Outcome: x.Outcome, Error: x.Error, LatencyMS: x.LatencyMS, At: x.At}
 	}
 	return out
 }
@@ -205,10 +200,10 @@ type resolutionView struct {
 	At         time.Time `json:"at"`
 }
 
-func resolutionViews(in []store.InvoicerDocumentResolution) []resolutionView {
+func resolutionViews(in []store.Resolution) []resolutionView {
 	out := make([]resolutionView, len(in))
 	for i, x := range in {
-		out[i] = resolutionView{Action: x.Action, Actor: x.Actor, Reason: x.Reason, FromStatus: x.FromStatus, ToStatus: x.ToStatus, At: x.CreatedAt}
+		out[i] = resolutionView{Action: x.Action, Actor: x.Actor, Reason: x.Reason, FromStatus: string(x.FromStatus), ToStatus: string(x.ToStatus), At: x.At}
 	}
 	return out
 }
@@ -229,7 +224,7 @@ func intParam(c echo.Context, name string, def, lo, hi int64) (int64, error) {
 	}
 	n, err := strconv.ParseInt(s, 10, 64)
 	if err != nil || n < lo || n > hi {
-		return 0, httpserver.NewHTTPError(http.StatusBadRequest, "invalid_"+name, name+": want an integer from "+strconv.FormatInt(lo, 10)+" to "+strconv.FormatInt(hi, 10))
+		return 0, errkind.Coded(errkind.Invalid, "invalid_"+name, "%s: want an integer from %d to %d", name, lo, hi)
 	}
 	return n, nil
 }
@@ -239,7 +234,7 @@ func decode(c echo.Context, v any) error {
 	dec := json.NewDecoder(http.MaxBytesReader(c.Response(), c.Request().Body, 16<<10))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		return httpserver.NewHTTPError(http.StatusBadRequest, "invalid_body", "want a JSON object: "+err.Error())
+		return errkind.Coded(errkind.Invalid, "invalid_body", "want a JSON object: %v", err)
 	}
 	return nil
 }

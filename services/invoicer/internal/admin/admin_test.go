@@ -14,11 +14,11 @@ import (
 	"github.com/onceflow/onceflow/pkg/httpserver"
 	"github.com/onceflow/onceflow/services/invoicer/internal/admin"
 	"github.com/onceflow/onceflow/services/invoicer/internal/invoicertest"
-	store "github.com/onceflow/onceflow/services/invoicer/internal/store/dbsqlc"
+	"github.com/onceflow/onceflow/services/invoicer/internal/store"
 )
 
 // park records a payment's document and parks it in needs_attention.
-func park(tb testing.TB, env *invoicertest.Env, id string) store.InvoicerFiscalDocument {
+func park(tb testing.TB, env *invoicertest.Env, id string) store.Document {
 	tb.Helper()
 	d := env.Record(tb, invoicertest.Payment(id, 100_00, false))
 	if _, err := env.Pool.Exec(context.Background(), `UPDATE invoicer.fiscal_documents
@@ -32,7 +32,7 @@ func TestRetryAndVoidAreRecorded(t *testing.T) {
 	t.Parallel()
 	env := invoicertest.New(t)
 	srv := httpserver.New(zaptest.NewLogger(t), "127.0.0.1:0", prometheus.NewRegistry())
-	admin.Register(srv.Echo(), "tok", env.Pool, nil, zaptest.NewLogger(t), nil)
+	admin.Register(srv.Echo(), "tok", env.Store, nil, zaptest.NewLogger(t), nil)
 	post := func(id int64, body string) int {
 		req := httptest.NewRequest(http.MethodPost, "/admin/documents/"+strconv.FormatInt(id, 10)+"/resolve", strings.NewReader(body))
 		req.Header.Set("Authorization", "Bearer tok")
@@ -61,8 +61,8 @@ func TestRetryAndVoidAreRecorded(t *testing.T) {
 		t.Fatalf("voided document is %s", d.Status)
 	}
 	for doc, want := range map[int64]string{retried.ID: "retry bo needs_attention→pending", voided.ID: "void bo needs_attention→voided"} {
-		rs, err := env.Queries.ResolutionListByDocument(context.Background(), doc)
-		if err != nil || len(rs) != 1 || rs[0].Action+" "+rs[0].Actor+" "+rs[0].FromStatus+"→"+rs[0].ToStatus != want || rs[0].Reason == "" {
+		rs, err := env.Store.Resolutions(context.Background(), doc)
+		if err != nil || len(rs) != 1 || rs[0].Action+" "+rs[0].Actor+" "+string(rs[0].FromStatus)+"→"+string(rs[0].ToStatus) != want || rs[0].Reason == "" {
 			t.Fatalf("resolutions of %d: %+v, %v; want %s", doc, rs, err, want)
 		}
 	}

@@ -7,7 +7,6 @@ package app
 import (
 	"context"
 
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
@@ -29,7 +28,7 @@ import (
 	"github.com/onceflow/onceflow/services/invoicer/internal/consumer"
 	"github.com/onceflow/onceflow/services/invoicer/internal/emit"
 	"github.com/onceflow/onceflow/services/invoicer/internal/notify"
-	store "github.com/onceflow/onceflow/services/invoicer/internal/store/dbsqlc"
+	"github.com/onceflow/onceflow/services/invoicer/internal/store"
 )
 
 // Run runs the subcommand in args: serve (default), migrate or healthcheck.
@@ -75,11 +74,12 @@ func Serve(ctx context.Context, loaded config.Loaded[Config], listening chan<- s
 	srv.SetStallAfter(cfg.StallTimeout)
 	srv.Profiling(cfg.AdminToken)
 	waker := outbox.NewWaker(pool, notify.Table, outbox.WakeEvery)
-	reg.MustRegister(newDocumentCollector(store.New(pool), log.Named("metrics")))
+	st := store.New(pool)
+	reg.MustRegister(newDocumentCollector(st, log.Named("metrics")))
 	ecfg := emitConfig(cfg)
 	ecfg.Wake = waker.Wake
-	emitter := emit.New(pool, prov.Provider, prov.refused, log.Named("emit"), reg, ecfg)
-	receivers, err := newReceivers(ctx, cfg, pool, prov.statuses, log, reg, waker.Wake, emitter.Due)
+	emitter := emit.New(st, prov.Provider, log.Named("emit"), reg, ecfg)
+	receivers, err := newReceivers(ctx, cfg, st, prov.statuses, log, reg, waker.Wake, emitter.Due)
 	if err != nil {
 		return err
 	}
@@ -87,7 +87,7 @@ func Serve(ctx context.Context, loaded config.Loaded[Config], listening chan<- s
 	if cfg.ProviderMode == ModeLookup {
 		lookup = prov.Lookup
 	}
-	admin.Register(srv.Echo(), cfg.AdminToken, pool, lookup, log.Named("admin"), waker.Wake)
+	admin.Register(srv.Echo(), cfg.AdminToken, st, lookup, log.Named("admin"), waker.Wake)
 	loops := append(receivers, waker.Run)
 	for range cfg.EmitWorkers {
 		loops = append(loops, emitter.Run)
@@ -105,7 +105,6 @@ func Serve(ctx context.Context, loaded config.Loaded[Config], listening chan<- s
 // from it.
 type provider struct {
 	emit.Provider
-	refused  func(error) bool
 	statuses map[string]fiscal.Status
 }
 
@@ -118,16 +117,16 @@ func newProvider(cfg Config) (provider, error) {
 	if cfg.Provider == ProviderKeyed {
 		c, err := keyed.New(keyed.Config{BaseURL: cfg.KeyedBaseURL, Token: cfg.KeyedToken, Timeout: cfg.ProviderTimeout,
 			RatePerSecond: cfg.ProviderRate, Burst: cfg.ProviderBurst, StatusMap: statuses})
-		return provider{Provider: c, refused: keyed.IsRefused, statuses: statuses}, err
+		return provider{Provider: c, statuses: statuses}, err
 	}
 	c, err := invoicy.New(invoicy.Config{BaseURL: cfg.InvoiCyBaseURL, EmpCodigo: cfg.InvoiCyEmpCodigo, EmpPK: cfg.InvoiCyEmpPK,
 		AccessKey: cfg.InvoiCyAccessKey, Timeout: cfg.ProviderTimeout, StatusMap: statuses,
 		RatePerSecond: cfg.ProviderRate, Burst: cfg.ProviderBurst}, httpclient.New(0))
-	return provider{Provider: c, refused: invoicy.IsRefused, statuses: statuses}, err
+	return provider{Provider: c, statuses: statuses}, err
 }
 
 // newReceivers returns CONSUMERS receivers for each of the two queues.
-func newReceivers(ctx context.Context, cfg Config, pool *pgxpool.Pool, statuses map[string]fiscal.Status, log *zap.Logger, reg prometheus.Registerer, wake, due func()) ([]httpserver.Loop, error) {
+func newReceivers(ctx context.Context, cfg Config, st *store.Store, statuses map[string]fiscal.Status, log *zap.Logger, reg prometheus.Registerer, wake, due func()) ([]httpserver.Loop, error) {
 	client, err := sqsq.NewClient(ctx, cfg.AWSRegion, cfg.SQSEndpoint)
 	if err != nil {
 		return nil, err
@@ -142,9 +141,9 @@ func newReceivers(ctx context.Context, cfg Config, pool *pgxpool.Pool, statuses 
 	}
 	counter := consumer.NewCounter(reg)
 	opts := consumer.Options{Wait: cfg.ConsumerWait, Visibility: cfg.ConsumerVisibility}
-	billing := consumer.NewReceiver(client, billingURL, "billing", consumer.NewBilling(pool, log.Named("billing"), due).Handle,
+	billing := consumer.NewReceiver(client, billingURL, "billing", consumer.NewBilling(st, log.Named("billing"), due).Handle,
 		log.Named("billing"), counter, opts)
-	events := consumer.NewReceiver(client, providerURL, "provider", consumer.Each(consumer.NewProvider(pool, statuses, log.Named("provider"), wake).Handle),
+	events := consumer.NewReceiver(client, providerURL, "provider", consumer.Each(consumer.NewProvider(st, statuses, log.Named("provider"), wake).Handle),
 		log.Named("provider"), counter, opts)
 	var loops []httpserver.Loop
 	for range cfg.Consumers {

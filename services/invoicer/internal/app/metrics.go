@@ -8,20 +8,20 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/onceflow/onceflow/provider/fiscal"
-	store "github.com/onceflow/onceflow/services/invoicer/internal/store/dbsqlc"
+	"github.com/onceflow/onceflow/services/invoicer/internal/store"
 )
 
 // documentCollector reports the document table at scrape time: documents
 // by status, how many are due, the age of the oldest due one and how many
 // need attention.
 type documentCollector struct {
-	queries                             *store.Queries
+	store                               *store.Store
 	log                                 *zap.Logger
 	byStatus, due, oldestDue, attention *prometheus.Desc
 }
 
-func newDocumentCollector(q *store.Queries, log *zap.Logger) *documentCollector {
-	return &documentCollector{queries: q, log: log,
+func newDocumentCollector(st *store.Store, log *zap.Logger) *documentCollector {
+	return &documentCollector{store: st, log: log,
 		byStatus:  prometheus.NewDesc("onceflow_invoicer_documents", "Fiscal documents by status.", []string{"status"}, nil),
 		due:       prometheus.NewDesc("onceflow_invoicer_documents_due", "Documents due for an emission attempt or DGI check now.", nil, nil),
 		oldestDue: prometheus.NewDesc("onceflow_invoicer_oldest_due_seconds", "How long the oldest due document has been waiting for a worker.", nil, nil),
@@ -42,20 +42,20 @@ func (c *documentCollector) Describe(ch chan<- *prometheus.Desc) {
 func (c *documentCollector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	counts, err := c.queries.DocumentCountByStatus(ctx)
+	counts, err := c.store.CountByStatus(ctx)
 	if err != nil {
 		c.log.Warn("collect document metrics", zap.Error(err))
 		return
 	}
 	attention := 0.0
-	for _, r := range counts {
-		ch <- prometheus.MustNewConstMetric(c.byStatus, prometheus.GaugeValue, float64(r.Documents), r.Status)
-		if r.Status == string(fiscal.StatusNeedsAttention) {
-			attention = float64(r.Documents)
+	for status, n := range counts {
+		ch <- prometheus.MustNewConstMetric(c.byStatus, prometheus.GaugeValue, float64(n), string(status))
+		if status == fiscal.StatusNeedsAttention {
+			attention = float64(n)
 		}
 	}
 	ch <- prometheus.MustNewConstMetric(c.attention, prometheus.GaugeValue, attention)
-	due, err := c.queries.DocumentDueStats(ctx)
+	due, err := c.store.DueStats(ctx)
 	if err != nil {
 		c.log.Warn("collect due metrics", zap.Error(err))
 		return

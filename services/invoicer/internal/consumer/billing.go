@@ -9,34 +9,31 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 	"go.uber.org/zap"
 
 	eventsv1 "github.com/onceflow/onceflow/pkg/eventspb/onceflow/events/v1"
 	"github.com/onceflow/onceflow/pkg/tracing"
 	"github.com/onceflow/onceflow/provider/fiscal"
-	store "github.com/onceflow/onceflow/services/invoicer/internal/store/dbsqlc"
+	"github.com/onceflow/onceflow/services/invoicer/internal/store"
 )
 
 // Billing records the documents billing events ask for.
 type Billing struct {
-	pool     *pgxpool.Pool
-	queries  *store.Queries
+	store    *store.Store
 	log      *zap.Logger
 	recorded func() // tells the emission loop a document is due
 }
 
-// NewBilling returns the billing-event handler; recorded (when set) is told
-// once per batch that recorded a new document.
-func NewBilling(pool *pgxpool.Pool, log *zap.Logger, recorded func()) *Billing {
-	return &Billing{pool: pool, queries: store.New(pool), log: log, recorded: recorded}
+// NewBilling returns the billing-event handler recording into st; recorded
+// (when set) is told once per batch that recorded a new document.
+func NewBilling(st *store.Store, log *zap.Logger, recorded func()) *Billing {
+	return &Billing{store: st, log: log, recorded: recorded}
 }
 
 // entry is one well-formed billing event of a batch.
 type entry struct {
 	msg    int // its index in the batch
-	params store.DocumentRecordParams
+	params store.NewDocument
 }
 
 // Handle records the documents a batch of billing events asks for, in one
@@ -63,18 +60,18 @@ func (b *Billing) Handle(ctx context.Context, msgs []Message) []Result {
 	if err := b.recordTogether(ctx, entries, res); err != nil {
 		b.log.Warn("record batch; recording each event alone", zap.Int("events", len(entries)), zap.Error(err))
 		for _, e := range entries {
-			_ = b.record(ctx, b.queries, []entry{e}, res)
+			_ = b.record(ctx, b.store, []entry{e}, res)
 		}
 	}
 	b.report(entries, res)
 	return res
 }
 
-// decode parses a billing event into the document row to record.
-func decode(body string) (store.DocumentRecordParams, error) {
+// decode parses a billing event into the document to record.
+func decode(body string) (store.NewDocument, error) {
 	var ev eventsv1.BillingEvent
 	if err := eventsv1.Decode([]byte(body), &ev); err != nil {
-		return store.DocumentRecordParams{}, err
+		return store.NewDocument{}, err
 	}
 	return Params(&ev)
 }
@@ -85,29 +82,34 @@ func (b *Billing) recordTogether(ctx context.Context, entries []entry, res []Res
 	if len(entries) == 0 {
 		return nil
 	}
-	return pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error {
-		return b.record(ctx, b.queries.WithTx(tx), entries, res)
+	return b.store.InTx(ctx, func(tx *store.Tx) error {
+		return b.record(ctx, tx, entries, res)
 	})
+}
+
+// recorder records documents: the store, or one of its transactions.
+type recorder interface {
+	RecordDocuments(ctx context.Context, docs []store.NewDocument) []error
 }
 
 // record inserts entries' documents with q, their statements pipelined,
 // setting each one's result in res; it returns the first error.
-func (b *Billing) record(ctx context.Context, q *store.Queries, entries []entry, res []Result) (first error) {
-	params := make([]store.DocumentRecordParams, len(entries))
+func (b *Billing) record(ctx context.Context, q recorder, entries []entry, res []Result) (first error) {
+	docs := make([]store.NewDocument, len(entries))
 	for i, e := range entries {
-		params[i] = e.params
+		docs[i] = e.params
 	}
-	q.DocumentRecord(ctx, params).QueryRow(func(i int, _ int64, err error) {
+	for i, err := range q.RecordDocuments(ctx, docs) {
 		r := Result{Outcome: "recorded"}
 		switch {
-		case errors.Is(err, pgx.ErrNoRows):
+		case errors.Is(err, store.ErrDuplicate):
 			r.Outcome = "duplicate"
 		case err != nil:
-			r = Result{Outcome: "error", Err: fmt.Errorf("record %s: %w", entries[i].params.EventKey, err)}
+			r = Result{Outcome: "error", Err: err}
 			first = cmp.Or(first, r.Err)
 		}
 		res[entries[i].msg] = r
-	})
+	}
 	return first
 }
 
@@ -121,7 +123,7 @@ func (b *Billing) report(entries []entry, res []Result) {
 			b.log.Info("document already recorded", zap.String("event_key", e.params.EventKey))
 		case "recorded":
 			fresh = true
-			b.log.Info("document recorded", zap.String("event_key", e.params.EventKey), zap.String("reference", e.params.Reference), zap.Int32("cfe_type", e.params.CfeType))
+			b.log.Info("document recorded", zap.String("event_key", e.params.EventKey), zap.String("reference", e.params.Reference), zap.Int32("cfe_type", int32(e.params.CFEType)))
 		}
 	}
 	if fresh && b.recorded != nil {
@@ -129,23 +131,24 @@ func (b *Billing) report(entries []entry, res []Result) {
 	}
 }
 
-// Params turns a billing event into the document row to record: kind,
+// Params turns a billing event into the document to record: kind,
 // deterministic reference and CFE type, with the buyer and lines as JSON.
-// Amounts stay integer minor units throughout.
-func Params(ev *eventsv1.BillingEvent) (store.DocumentRecordParams, error) {
+// Amounts stay integer minor units throughout. An error says the event is
+// malformed.
+func Params(ev *eventsv1.BillingEvent) (store.NewDocument, error) {
 	kind, ok := map[eventsv1.DocumentKind]fiscal.Kind{
 		eventsv1.DocumentKind_DOCUMENT_KIND_INVOICE:     fiscal.KindInvoice,
 		eventsv1.DocumentKind_DOCUMENT_KIND_CREDIT_NOTE: fiscal.KindCreditNote,
 	}[ev.Kind]
 	switch {
 	case !ok:
-		return store.DocumentRecordParams{}, fmt.Errorf("unknown document kind %v", ev.Kind)
+		return store.NewDocument{}, fmt.Errorf("unknown document kind %v", ev.Kind)
 	case ev.SourceRef == "" || ev.AmountMinor <= 0 || ev.Currency == "" || ev.GetBuyer() == nil:
-		return store.DocumentRecordParams{}, errors.New("event lacks source_ref, amount, currency or buyer")
+		return store.NewDocument{}, errors.New("event lacks source_ref, amount, currency or buyer")
 	case (kind == fiscal.KindInvoice) != (ev.SourceKind == "payment") || (kind == fiscal.KindCreditNote) != (ev.SourceKind == "refund"):
-		return store.DocumentRecordParams{}, fmt.Errorf("source kind %q does not go with a %s", ev.SourceKind, kind)
+		return store.NewDocument{}, fmt.Errorf("source kind %q does not go with a %s", ev.SourceKind, kind)
 	case (kind == fiscal.KindCreditNote) != (ev.PaymentRef != ""):
-		return store.DocumentRecordParams{}, errors.New("a credit note, and only a credit note, names its payment_ref")
+		return store.NewDocument{}, errors.New("a credit note, and only a credit note, names its payment_ref")
 	}
 	b := ev.GetBuyer()
 	buyer := fiscal.Buyer{DocType: b.DocType, Country: b.DocCountry, Number: b.DocNumber, Name: b.LegalName,
@@ -156,15 +159,15 @@ func Params(ev *eventsv1.BillingEvent) (store.DocumentRecordParams, error) {
 	}
 	buyerJSON, err := json.Marshal(buyer)
 	if err != nil {
-		return store.DocumentRecordParams{}, err
+		return store.NewDocument{}, err
 	}
 	linesJSON, err := json.Marshal(lines)
 	if err != nil {
-		return store.DocumentRecordParams{}, err
+		return store.NewDocument{}, err
 	}
-	p := store.DocumentRecordParams{
-		SourceKind: ev.SourceKind, SourceRef: ev.SourceRef, Kind: string(kind), EventKey: ev.EventKey,
-		Reference: fiscal.Reference(ev.SourceKind, ev.SourceRef, kind), CfeType: int32(fiscal.TypeFor(buyer, kind)),
+	p := store.NewDocument{
+		SourceKind: ev.SourceKind, SourceRef: ev.SourceRef, Kind: kind, EventKey: ev.EventKey,
+		Reference: fiscal.Reference(ev.SourceKind, ev.SourceRef, kind), CFEType: fiscal.TypeFor(buyer, kind),
 		AmountMinor: ev.AmountMinor, Currency: ev.Currency, Buyer: buyerJSON, Lines: linesJSON,
 	}
 	if kind == fiscal.KindCreditNote {

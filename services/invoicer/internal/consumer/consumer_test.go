@@ -122,7 +122,7 @@ func TestRedeliveredBillingEventAddsNoRow(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	ev := body(t, invoicertest.Payment("pay-redelivered", 100_00, false))
 	q.send(t, ev, ev, ev)
-	run(t, q, consumer.NewBilling(env.Pool, zaptest.NewLogger(t), nil).Handle, reg, 30*time.Second, 2)
+	run(t, q, consumer.NewBilling(env.Store, zaptest.NewLogger(t), nil).Handle, reg, 30*time.Second, 2)
 
 	waitFor(t, "three messages handled", func() bool {
 		return invoicertest.Metric(t, reg, "onceflow_invoicer_messages_total", nil) == 3
@@ -144,7 +144,7 @@ func TestPoisonMessageIsCountedAndLeftForTheDLQ(t *testing.T) {
 	noKind := invoicertest.Payment("pay-no-kind", 100_00, false)
 	noKind.Kind = eventsv1.DocumentKind_DOCUMENT_KIND_UNSPECIFIED
 	q.send(t, "not json", body(t, noKind))
-	run(t, q, consumer.NewBilling(env.Pool, zaptest.NewLogger(t), nil).Handle, reg, time.Second, 1)
+	run(t, q, consumer.NewBilling(env.Store, zaptest.NewLogger(t), nil).Handle, reg, time.Second, 1)
 
 	waitFor(t, "both messages in the dead-letter queue", func() bool { return q.left(t, q.dlq) == 2 })
 	if got := invoicertest.Metric(t, reg, "onceflow_invoicer_messages_total", map[string]string{"outcome": "poison"}); got < 4 {
@@ -182,7 +182,7 @@ func TestBillingBatchRecordsEachEventOnce(t *testing.T) {
 			env := invoicertest.New(t)
 			env.Record(t, invoicertest.Payment("pay-earlier", 100_00, false)) // an earlier batch's
 			var wakes int
-			billing := consumer.NewBilling(env.Pool, zaptest.NewLogger(t), func() { wakes++ })
+			billing := consumer.NewBilling(env.Store, zaptest.NewLogger(t), func() { wakes++ })
 			msgs := messages(t, tc.events)
 
 			outcomes(t, billing.Handle(context.Background(), msgs), tc.want)
@@ -316,18 +316,18 @@ due_at = now() + interval '1 hour' WHERE id = $1`, pending.ID); err != nil {
 		}
 		return string(b)
 	}
-	h := consumer.NewProvider(env.Pool, invoicy.DefaultStatusMap(), zaptest.NewLogger(t), nil)
+	h := consumer.NewProvider(env.Store, invoicy.DefaultStatusMap(), zaptest.NewLogger(t), nil)
 	run(t, q, consumer.Each(h.Handle), reg, 30*time.Second, 1)
 
 	q.send(t, event(pending.Reference, "5"))
-	waitFor(t, "the authorization to be adopted", func() bool { return env.Document(t, pending.Reference).Status == string(fiscal.StatusAuthorized) })
+	waitFor(t, "the authorization to be adopted", func() bool { return env.Document(t, pending.Reference).Status == fiscal.StatusAuthorized })
 	q.send(t, event(pending.Reference, "4"), event(notSent.Reference, "5"), event("999", "5"), "{")
 	waitFor(t, "the other events", func() bool { return invoicertest.Metric(t, reg, "onceflow_invoicer_messages_total", nil) >= 5 })
 
-	if d := env.Document(t, pending.Reference); d.Status != string(fiscal.StatusAuthorized) || deref(d.ProviderStatus) != "5" {
+	if d := env.Document(t, pending.Reference); d.Status != fiscal.StatusAuthorized || deref(d.ProviderStatus) != "5" {
 		t.Fatalf("after a late pending event the document is %s (%v), want still authorized (5)", d.Status, deref(d.ProviderStatus))
 	}
-	if d := env.Document(t, notSent.Reference); d.Status != string(fiscal.StatusPending) || !d.DueAt.Before(time.Now()) {
+	if d := env.Document(t, notSent.Reference); d.Status != fiscal.StatusPending || !d.DueAt.Before(time.Now()) {
 		t.Fatalf("a pending document is %s due %s; want still pending, due now for a look-up", d.Status, d.DueAt)
 	}
 	if keys := env.Outbox(t); len(keys) != 1 || keys[0] != "document:"+pending.Reference+":authorized" {

@@ -2,18 +2,16 @@ package consumer
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 	"go.uber.org/zap"
 
+	"github.com/onceflow/onceflow/pkg/errkind"
 	eventsv1 "github.com/onceflow/onceflow/pkg/eventspb/onceflow/events/v1"
 	"github.com/onceflow/onceflow/provider/fiscal"
 	"github.com/onceflow/onceflow/services/invoicer/internal/notify"
-	store "github.com/onceflow/onceflow/services/invoicer/internal/store/dbsqlc"
+	"github.com/onceflow/onceflow/services/invoicer/internal/store"
 )
 
 // forward lists, per current status, the provider states a document may
@@ -27,18 +25,17 @@ var forward = map[fiscal.Status][]fiscal.Status{
 
 // Provider adopts the e-invoicing provider's news about documents.
 type Provider struct {
-	pool     *pgxpool.Pool
-	queries  *store.Queries
+	store    *store.Store
 	statuses map[string]fiscal.Status
 	log      *zap.Logger
 	wake     func()
 }
 
-// NewProvider returns the provider-event handler; statuses maps the
-// provider's status codes (CFEStatus) to fiscal states, and wake (when set)
-// tells the relay a notification was committed.
-func NewProvider(pool *pgxpool.Pool, statuses map[string]fiscal.Status, log *zap.Logger, wake func()) *Provider {
-	return &Provider{pool: pool, queries: store.New(pool), statuses: statuses, log: log, wake: wake}
+// NewProvider returns the provider-event handler over the documents of st;
+// statuses maps the provider's status codes (CFEStatus) to fiscal states,
+// and wake (when set) tells the relay a notification was committed.
+func NewProvider(st *store.Store, statuses map[string]fiscal.Status, log *zap.Logger, wake func()) *Provider {
+	return &Provider{store: st, statuses: statuses, log: log, wake: wake}
 }
 
 // Handle adopts a provider event. A document still pending or unknown here
@@ -56,8 +53,8 @@ func (p *Provider) Handle(ctx context.Context, body string) (string, error) {
 		return "poison", fmt.Errorf("%w: event %s lacks a reference or status", errPoison, ev.EventId)
 	}
 	log := p.log.With(zap.String("event_id", ev.EventId), zap.String("reference", ev.Reference), zap.String("provider_status", ev.ProviderStatus))
-	d, err := p.queries.DocumentGetByReference(ctx, ev.Reference)
-	if errors.Is(err, pgx.ErrNoRows) {
+	d, err := p.store.DocumentByReference(ctx, ev.Reference)
+	if errkind.Is(err, errkind.NotFound) {
 		log.Info("provider event for a reference not ours")
 		return "unknown_reference", nil
 	}
@@ -73,26 +70,24 @@ func (p *Provider) Handle(ctx context.Context, body string) (string, error) {
 	if err != nil {
 		return "error", fmt.Errorf("provider event %s: %w", ev.EventId, err)
 	}
-	log.Info("provider event", zap.Int64("document", d.ID), zap.String("from", d.Status), zap.String("to", string(to)), zap.String("outcome", outcome))
+	log.Info("provider event", zap.Int64("document", d.ID), zap.String("from", string(d.Status)), zap.String("to", string(to)), zap.String("outcome", outcome))
 	return outcome, nil
 }
 
 // adopt applies to on d if it moves d forward.
-func (p *Provider) adopt(ctx context.Context, d store.InvoicerFiscalDocument, to fiscal.Status, code string) (string, error) {
-	from := fiscal.Status(d.Status)
+func (p *Provider) adopt(ctx context.Context, d store.Document, to fiscal.Status, code string) (string, error) {
+	from := d.Status
 	if from == fiscal.StatusPending || from == fiscal.StatusUnknown {
-		_, err := p.queries.DocumentMakeDue(ctx, d.ID, d.Status)
+		_, err := p.store.MakeDue(ctx, d.ID, d.Status)
 		return "made_due", err
 	}
 	if !slices.Contains(forward[from], to) {
 		return "stale", nil
 	}
 	outcome := "adopted"
-	err := notify.Commit(ctx, p.pool, p.wake, func(tx pgx.Tx) error {
-		n, err := p.queries.WithTx(tx).DocumentAdoptStatus(ctx, store.DocumentAdoptStatusParams{
-			ID: d.ID, FromStatus: d.Status, Status: string(to), ProviderStatus: &code,
-		})
-		if err != nil || n == 0 {
+	err := notify.Commit(ctx, p.store, p.wake, func(tx *store.Tx) error {
+		adopted, err := tx.AdoptStatus(ctx, store.Adoption{ID: d.ID, FromStatus: d.Status, Status: to, ProviderStatus: &code})
+		if err != nil || !adopted {
 			outcome = "stale" // changed meanwhile; the next event or look-up decides
 			return err
 		}

@@ -14,7 +14,7 @@ import (
 	sandbox "github.com/onceflow/onceflow/sandbox/fiscal"
 	"github.com/onceflow/onceflow/services/invoicer/internal/emit"
 	"github.com/onceflow/onceflow/services/invoicer/internal/invoicertest"
-	store "github.com/onceflow/onceflow/services/invoicer/internal/store/dbsqlc"
+	"github.com/onceflow/onceflow/services/invoicer/internal/store"
 )
 
 func TestPendingDGIIsPolledUntilAuthorized(t *testing.T) {
@@ -26,11 +26,11 @@ func TestPendingDGIIsPolledUntilAuthorized(t *testing.T) {
 
 	d = until(t, env, w, d.Reference, settled)
 	ops := operations(t, env, d.ID)
-	if d.Status != string(fiscal.StatusAuthorized) || d.CfeType != int32(fiscal.EFactura) || env.Sandbox.CountByReference(d.Reference) != 1 {
-		t.Fatalf("status %s type %d, %d documents; want an authorized e-Factura, exactly 1", d.Status, d.CfeType, env.Sandbox.CountByReference(d.Reference))
+	if d.Status != fiscal.StatusAuthorized || d.CFEType != fiscal.EFactura || env.Sandbox.CountByReference(d.Reference) != 1 {
+		t.Fatalf("status %s type %d, %d documents; want an authorized e-Factura, exactly 1", d.Status, d.CFEType, env.Sandbox.CountByReference(d.Reference))
 	}
-	if count(ops, "emit:pending_dgi") != 1 || count(ops, "status:one") != 3 || d.DgiPolls != 3 {
-		t.Fatalf("provider calls %v, dgi polls %d; want one send answered pending and 3 status checks", ops, d.DgiPolls)
+	if count(ops, "emit:pending_dgi") != 1 || count(ops, "status:one") != 3 || d.DGIPolls != 3 {
+		t.Fatalf("provider calls %v, dgi polls %d; want one send answered pending and 3 status checks", ops, d.DGIPolls)
 	}
 	if keys := env.Outbox(t); len(keys) != 1 || keys[0] != "document:"+d.Reference+":authorized" {
 		t.Fatalf("outbox %v, want one authorized notification", keys)
@@ -47,16 +47,16 @@ func TestSmallETicketIsIssuedAfter48Polls(t *testing.T) {
 	w := newWorker(t, env, fast(t), 5*time.Second)
 
 	got := until(t, env, w, small.Reference, settled)
-	if got.Status != string(fiscal.StatusIssued) || got.DgiPolls != 48 {
-		t.Fatalf("small e-Ticket %s after %d polls, want issued after 48", got.Status, got.DgiPolls)
+	if got.Status != fiscal.StatusIssued || got.DGIPolls != 48 {
+		t.Fatalf("small e-Ticket %s after %d polls, want issued after 48", got.Status, got.DGIPolls)
 	}
 	if n := count(operations(t, env, got.ID), "status:one"); n != 47 {
 		t.Fatalf("%d status checks, want 47 after the send's own pending answer", n)
 	}
 	for _, ref := range []string{large.Reference, factura.Reference} {
-		d := until(t, env, w, ref, func(d store.InvoicerFiscalDocument) bool { return d.DgiPolls >= 52 })
-		if d.Status != string(fiscal.StatusPendingDGI) {
-			t.Fatalf("document type %d of %d minor units is %s after %d polls, want still pending_dgi", d.CfeType, d.AmountMinor, d.Status, d.DgiPolls)
+		d := until(t, env, w, ref, func(d store.Document) bool { return d.DGIPolls >= 52 })
+		if d.Status != fiscal.StatusPendingDGI {
+			t.Fatalf("document type %d of %d minor units is %s after %d polls, want still pending_dgi", d.CFEType, d.AmountMinor, d.Status, d.DGIPolls)
 		}
 	}
 	if keys := env.Outbox(t); len(keys) != 1 || keys[0] != "document:"+small.Reference+":authorized" {
@@ -75,7 +75,7 @@ func TestCreditNoteWaitsForItsInvoice(t *testing.T) {
 
 	note = until(t, env, w, note.Reference, settled)
 	inv = env.Document(t, inv.Reference)
-	if note.Status != string(fiscal.StatusAuthorized) || inv.Status != string(fiscal.StatusAuthorized) {
+	if note.Status != fiscal.StatusAuthorized || inv.Status != fiscal.StatusAuthorized {
 		t.Fatalf("credit note %s, invoice %s; want both authorized", note.Status, inv.Status)
 	}
 	docs := env.Sandbox.Documents()
@@ -86,11 +86,11 @@ func TestCreditNoteWaitsForItsInvoice(t *testing.T) {
 	if docs[1].Type != 102 || len(docs[1].RefersTo) != 1 || docs[1].RefersTo[0] != want {
 		t.Fatalf("credit note type %d refers to %+v, want 102 referring to %+v", docs[1].Type, docs[1].RefersTo, want)
 	}
-	if note.Attempts < 2 || inv.DgiPolls == 0 || !strings.Contains(strings.Join(operations(t, env, note.ID), " "), "emit:authorized") {
-		t.Fatalf("invoice polls %d, note claimed %d times with calls %v; want the note to wait, then be sent", inv.DgiPolls, note.Attempts, operations(t, env, note.ID))
+	if note.Attempts < 2 || inv.DGIPolls == 0 || !strings.Contains(strings.Join(operations(t, env, note.ID), " "), "emit:authorized") {
+		t.Fatalf("invoice polls %d, note claimed %d times with calls %v; want the note to wait, then be sent", inv.DGIPolls, note.Attempts, operations(t, env, note.ID))
 	}
 	over = until(t, env, w, over.Reference, settled)
-	if over.Status != string(fiscal.StatusNeedsAttention) || !strings.Contains(deref(over.AttentionReason), "more than invoice") {
+	if over.Status != fiscal.StatusNeedsAttention || !strings.Contains(deref(over.AttentionReason), "more than invoice") {
 		t.Fatalf("over-refund %s (%v), want needs_attention", over.Status, deref(over.AttentionReason))
 	}
 	if n := env.Sandbox.CountByReference(over.Reference); n != 0 {
@@ -107,7 +107,7 @@ func TestCreditNoteWaitIsBounded(t *testing.T) {
 	w := newWorker(t, env, cfg, 5*time.Second)
 
 	note = until(t, env, w, note.Reference, settled)
-	if note.Status != string(fiscal.StatusNeedsAttention) || !strings.Contains(deref(note.AttentionReason), "not recorded") {
+	if note.Status != fiscal.StatusNeedsAttention || !strings.Contains(deref(note.AttentionReason), "not recorded") {
 		t.Fatalf("orphan credit note %s (%v), want needs_attention after the wait", note.Status, deref(note.AttentionReason))
 	}
 	if len(env.Sandbox.Documents()) != 0 {
@@ -127,10 +127,10 @@ func TestBlindProviderAmbiguousSendNeedsAttention(t *testing.T) {
 
 	d = until(t, env, w, d.Reference, settled)
 	ok = until(t, env, w, ok.Reference, settled)
-	if d.Status != string(fiscal.StatusNeedsAttention) || !strings.Contains(deref(d.AttentionReason), "neither be looked up") {
+	if d.Status != fiscal.StatusNeedsAttention || !strings.Contains(deref(d.AttentionReason), "neither be looked up") {
 		t.Fatalf("status %s (%v), want needs_attention for an ambiguous blind send", d.Status, deref(d.AttentionReason))
 	}
-	if ok.Status != string(fiscal.StatusAuthorized) {
+	if ok.Status != fiscal.StatusAuthorized {
 		t.Fatalf("clean blind send %s, want authorized", ok.Status)
 	}
 	for range 3 {
@@ -157,11 +157,11 @@ func TestKeyedProviderResendsWithoutSettling(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := worker{Emitter: emit.New(env.Pool, client, keyed.IsRefused, zaptest.NewLogger(t), reg, cfg), reg: reg}
+	w := worker{Emitter: emit.New(env.Store, client, zaptest.NewLogger(t), reg, cfg), reg: reg}
 
 	for _, ref := range []string{d.Reference, lost.Reference} {
 		got := until(t, env, w, ref, settled)
-		if got.Status != string(fiscal.StatusAuthorized) || env.Sandbox.CountByReference(ref) != 1 {
+		if got.Status != fiscal.StatusAuthorized || env.Sandbox.CountByReference(ref) != 1 {
 			t.Fatalf("status %s with %d documents; want authorized and exactly 1", got.Status, env.Sandbox.CountByReference(ref))
 		}
 	}

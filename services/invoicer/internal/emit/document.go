@@ -3,15 +3,13 @@ package emit
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
+	"github.com/onceflow/onceflow/pkg/errkind"
 	"github.com/onceflow/onceflow/pkg/money"
 	"github.com/onceflow/onceflow/provider/fiscal"
-	store "github.com/onceflow/onceflow/services/invoicer/internal/store/dbsqlc"
+	"github.com/onceflow/onceflow/services/invoicer/internal/store"
 )
 
 // hold says why a credit note cannot be sent yet: wait names what it waits
@@ -20,15 +18,14 @@ type hold struct {
 	wait, attention string
 }
 
-// document rebuilds what is sent from the row. A credit note needs its
-// invoice authorized first, since it references the invoice's type, series,
-// number and date; it waits for that at most Config.CreditNoteWait, and it
-// never credits more than the invoice (with the credit notes recorded
-// before it).
-func (e *Emitter) document(ctx context.Context, d store.InvoicerFiscalDocument) (fiscal.Document, hold, error) {
+// document rebuilds what is sent from d. A credit note needs its invoice
+// authorized first, since it references the invoice's type, series, number
+// and date; it waits for that at most Config.CreditNoteWait, and it never
+// credits more than the invoice (with the credit notes recorded before it).
+func (e *Emitter) document(ctx context.Context, d store.Document) (fiscal.Document, hold, error) {
 	doc := fiscal.Document{
-		Reference: d.Reference, Type: fiscal.CFEType(d.CfeType), IssueDate: time.Now().In(uruguay), Currency: d.Currency,
-		TotalMinor: d.AmountMinor, Addendum: fiscal.Addendum(d.SourceKind, d.SourceRef, fiscal.Kind(d.Kind)),
+		Reference: d.Reference, Type: d.CFEType, IssueDate: time.Now().In(uruguay), Currency: d.Currency,
+		TotalMinor: d.AmountMinor, Addendum: fiscal.Addendum(d.SourceKind, d.SourceRef, d.Kind),
 	}
 	if err := json.Unmarshal(d.Buyer, &doc.Buyer); err != nil {
 		return doc, hold{}, fmt.Errorf("buyer of document %d: %w", d.ID, err)
@@ -36,7 +33,7 @@ func (e *Emitter) document(ctx context.Context, d store.InvoicerFiscalDocument) 
 	if err := json.Unmarshal(d.Lines, &doc.Lines); err != nil {
 		return doc, hold{}, fmt.Errorf("lines of document %d: %w", d.ID, err)
 	}
-	if d.OriginalSourceRef == nil || d.Status == string(fiscal.StatusPendingDGI) {
+	if d.OriginalSourceRef == nil || d.Status == fiscal.StatusPendingDGI {
 		// A credit note the provider already holds is only looked up.
 		return doc, hold{}, nil
 	}
@@ -44,24 +41,24 @@ func (e *Emitter) document(ctx context.Context, d store.InvoicerFiscalDocument) 
 	if err != nil || h != (hold{}) {
 		return doc, h, err
 	}
-	doc.Original = &fiscal.OriginalRef{Type: fiscal.CFEType(inv.CfeType), Series: deref(inv.ProviderSeries),
+	doc.Original = &fiscal.OriginalRef{Type: inv.CFEType, Series: deref(inv.ProviderSeries),
 		Number: deref(inv.ProviderNumber), Date: deref(inv.IssueDate)}
 	return doc, hold{}, nil
 }
 
 // invoiceOf returns the authorized invoice credit note d corrects, or why d
 // must wait or be parked.
-func (e *Emitter) invoiceOf(ctx context.Context, d store.InvoicerFiscalDocument) (store.InvoicerFiscalDocument, hold, error) {
+func (e *Emitter) invoiceOf(ctx context.Context, d store.Document) (store.Document, hold, error) {
 	payment := *d.OriginalSourceRef
-	inv, err := e.queries.DocumentGetInvoiceOf(ctx, payment)
+	inv, err := e.store.InvoiceOf(ctx, payment)
 	var h hold
 	switch {
-	case errors.Is(err, pgx.ErrNoRows):
+	case errkind.Is(err, errkind.NotFound):
 		h.wait = "invoice of payment " + payment + " not recorded yet"
 	case err != nil:
 		return inv, h, fmt.Errorf("invoice of document %d: %w", d.ID, err)
-	case inv.Status != string(fiscal.StatusAuthorized) && inv.Status != string(fiscal.StatusIssued):
-		h.wait = "invoice " + inv.Reference + " is " + inv.Status + ", not authorized yet"
+	case inv.Status != fiscal.StatusAuthorized && inv.Status != fiscal.StatusIssued:
+		h.wait = "invoice " + inv.Reference + " is " + string(inv.Status) + ", not authorized yet"
 	}
 	if h.wait != "" {
 		if time.Since(d.CreatedAt) > e.cfg.CreditNoteWait {
@@ -69,7 +66,7 @@ func (e *Emitter) invoiceOf(ctx context.Context, d store.InvoicerFiscalDocument)
 		}
 		return inv, h, nil
 	}
-	credited, err := e.queries.DocumentCreditedUpTo(ctx, d.OriginalSourceRef, d.ID)
+	credited, err := e.store.CreditedUpTo(ctx, payment, d.ID)
 	if err != nil {
 		return inv, h, fmt.Errorf("credited on payment of document %d: %w", d.ID, err)
 	}

@@ -12,11 +12,9 @@ package emit
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
@@ -26,13 +24,18 @@ import (
 	"github.com/onceflow/onceflow/pkg/httpserver"
 	"github.com/onceflow/onceflow/pkg/tracing"
 	"github.com/onceflow/onceflow/provider/fiscal"
-	store "github.com/onceflow/onceflow/services/invoicer/internal/store/dbsqlc"
+	"github.com/onceflow/onceflow/services/invoicer/internal/store"
 )
 
-// Provider is the e-invoicing provider as the emitter needs it.
+// Provider is the e-invoicing provider as the emitter needs it. Its errors
+// wrap fiscal.ErrRefused when the provider surely did not act (safe to send
+// again); any other send error is treated as ambiguous. Idempotent reports
+// whether it deduplicates sends by reference, so that after an unknown
+// outcome the document is sent again without waiting for the settle window.
 type Provider interface {
 	Lookup(ctx context.Context, reference string) ([]fiscal.Held, error)
 	Emit(ctx context.Context, doc fiscal.Document) (fiscal.Held, error)
+	Idempotent() bool
 }
 
 // Config tunes the loop.
@@ -56,10 +59,8 @@ type Config struct {
 
 // Emitter sends recorded documents to the provider exactly once.
 type Emitter struct {
-	pool     *pgxpool.Pool
-	queries  *store.Queries
+	store    *store.Store
 	provider Provider
-	refused  func(error) bool
 	// idempotent: the provider deduplicates by reference, so a resend
 	// after an unknown outcome needs no settle window.
 	idempotent bool
@@ -71,13 +72,10 @@ type Emitter struct {
 	due        chan struct{} // a document was recorded: wake one idle worker
 }
 
-// New returns an emitter. refused tells a send error that proves the
-// provider did not act (safe to send again) from an ambiguous one; anything
-// it does not recognise is treated as ambiguous. A provider with an
-// Idempotent method that returns true deduplicates by reference, so after an
-// unknown outcome it is sent to again without waiting for the settle window.
-func New(pool *pgxpool.Pool, p Provider, refused func(error) bool, log *zap.Logger, reg prometheus.Registerer, cfg Config) *Emitter {
-	e := &Emitter{pool: pool, queries: store.New(pool), provider: p, refused: refused, log: log, cfg: cfg, due: make(chan struct{}, 1),
+// New returns an emitter that works the documents of st, sending through p
+// (see Provider).
+func New(st *store.Store, p Provider, log *zap.Logger, reg prometheus.Registerer, cfg Config) *Emitter {
+	e := &Emitter{store: st, provider: p, idempotent: p.Idempotent(), log: log, cfg: cfg, due: make(chan struct{}, 1),
 		outcomes: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "onceflow_invoicer_emission_outcomes_total", Help: "Emission attempts by outcome.",
 		}, []string{"outcome"}),
@@ -88,9 +86,6 @@ func New(pool *pgxpool.Pool, p Provider, refused func(error) bool, log *zap.Logg
 		fenced: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "onceflow_invoicer_results_refused_total", Help: "Attempt results refused because the lease or status changed meanwhile.",
 		}),
-	}
-	if i, ok := p.(interface{ Idempotent() bool }); ok {
-		e.idempotent = i.Idempotent()
 	}
 	reg.MustRegister(e.outcomes, e.latency, e.fenced)
 	return e
@@ -132,9 +127,9 @@ func (e *Emitter) Round(ctx context.Context) (int, error) {
 	// Taken before the claim, so the time measured from it is never less
 	// than the time the claim's lease has really run.
 	token, claimed := uuid.New(), time.Now()
-	docs, err := e.queries.DocumentClaimDue(ctx, &token, e.cfg.Lease.Seconds(), int32(e.cfg.Batch))
+	docs, err := e.store.ClaimDue(ctx, token, e.cfg.Lease, int32(e.cfg.Batch))
 	if err != nil {
-		return 0, fmt.Errorf("claim documents: %w", err)
+		return 0, err
 	}
 	// A document in hand is finished even when shutdown begins: cancelling a
 	// send half way would turn a clean outcome into an ambiguous one. The
@@ -165,12 +160,12 @@ func (e *Emitter) Round(ctx context.Context) (int, error) {
 // A young claim lost meanwhile (a provider event or an operator moved d) is
 // caught later: the send marker and the result are written only under the
 // token and the claimed status, so d is at most looked up, never sent.
-func (e *Emitter) leased(ctx context.Context, d store.InvoicerFiscalDocument, token uuid.UUID, claimed time.Time) bool {
+func (e *Emitter) leased(ctx context.Context, d store.Document, token uuid.UUID, claimed time.Time) bool {
 	if time.Since(claimed) < e.cfg.renewAfter() {
 		return true
 	}
-	n, err := e.queries.DocumentRenewLease(ctx, e.cfg.Lease.Seconds(), d.ID, &token)
-	if err != nil || n == 0 {
+	held, err := e.store.RenewLease(ctx, d.ID, token, e.cfg.Lease)
+	if err != nil || !held {
 		e.log.Warn("claim lost: the document is left to whoever holds it now", zap.Int64("document", d.ID), zap.Error(err))
 		return false
 	}
@@ -187,8 +182,8 @@ func (c Config) renewAfter() time.Duration {
 
 // start opens d's job, in a span that continues the trace of the payment
 // the document is for; finish ends it.
-func (e *Emitter) start(ctx context.Context, d store.InvoicerFiscalDocument) *job {
+func (e *Emitter) start(ctx context.Context, d store.Document) *job {
 	ctx, span := tracing.Tracer().Start(tracing.WithTraceparent(ctx, d.Traceparent), "document.emit",
-		trace.WithAttributes(attribute.String("onceflow.reference", d.Reference), attribute.String("onceflow.status", d.Status)))
+		trace.WithAttributes(attribute.String("onceflow.reference", d.Reference), attribute.String("onceflow.status", string(d.Status))))
 	return &job{ctx: ctx, span: span, d: d}
 }

@@ -12,11 +12,10 @@ import (
 
 	"github.com/onceflow/onceflow/pkg/backoff"
 	"github.com/onceflow/onceflow/provider/fiscal"
-	"github.com/onceflow/onceflow/provider/invoicy"
 	sandbox "github.com/onceflow/onceflow/sandbox/fiscal"
 	"github.com/onceflow/onceflow/services/invoicer/internal/emit"
 	"github.com/onceflow/onceflow/services/invoicer/internal/invoicertest"
-	store "github.com/onceflow/onceflow/services/invoicer/internal/store/dbsqlc"
+	"github.com/onceflow/onceflow/services/invoicer/internal/store"
 )
 
 // fast is a configuration with test-sized intervals.
@@ -40,13 +39,13 @@ type worker struct {
 func newWorker(tb testing.TB, env *invoicertest.Env, cfg emit.Config, timeout time.Duration) worker {
 	tb.Helper()
 	reg := prometheus.NewRegistry()
-	e := emit.New(env.Pool, env.Client(tb, timeout), invoicy.IsRefused, zaptest.NewLogger(tb), reg, cfg)
+	e := emit.New(env.Store, env.Client(tb, timeout), zaptest.NewLogger(tb), reg, cfg)
 	return worker{Emitter: e, reg: reg}
 }
 
 // until runs rounds of w until document ref satisfies done, failing the
 // test if that has not happened within 30 s.
-func until(tb testing.TB, env *invoicertest.Env, w worker, ref string, done func(store.InvoicerFiscalDocument) bool) store.InvoicerFiscalDocument {
+func until(tb testing.TB, env *invoicertest.Env, w worker, ref string, done func(store.Document) bool) store.Document {
 	tb.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
@@ -64,8 +63,8 @@ func until(tb testing.TB, env *invoicertest.Env, w worker, ref string, done func
 	}
 }
 
-func settled(d store.InvoicerFiscalDocument) bool {
-	switch fiscal.Status(d.Status) {
+func settled(d store.Document) bool {
+	switch d.Status {
 	case fiscal.StatusPending, fiscal.StatusUnknown, fiscal.StatusPendingDGI:
 		return false
 	}
@@ -109,7 +108,7 @@ func TestTimeoutAfterCommitIsAdoptedByLookup(t *testing.T) {
 
 	d = until(t, env, w, d.Reference, settled)
 	ops := operations(t, env, d.ID)
-	if d.Status != string(fiscal.StatusAuthorized) || env.Sandbox.CountByReference(d.Reference) != 1 {
+	if d.Status != fiscal.StatusAuthorized || env.Sandbox.CountByReference(d.Reference) != 1 {
 		t.Fatalf("status %s with %d documents at the sandbox; want authorized and exactly 1", d.Status, env.Sandbox.CountByReference(d.Reference))
 	}
 	if count(ops, "emit:ambiguous") != 1 || count(ops, "emit:authorized") != 0 || ops[len(ops)-1] != "lookup:one" {
@@ -132,7 +131,7 @@ func TestServerErrorBeforeActingIsResentOnce(t *testing.T) {
 
 	d = until(t, env, w, d.Reference, settled)
 	ops := operations(t, env, d.ID)
-	if d.Status != string(fiscal.StatusAuthorized) || env.Sandbox.CountByReference(d.Reference) != 1 {
+	if d.Status != fiscal.StatusAuthorized || env.Sandbox.CountByReference(d.Reference) != 1 {
 		t.Fatalf("status %s with %d documents; want authorized and exactly 1", d.Status, env.Sandbox.CountByReference(d.Reference))
 	}
 	// The 5xx is ambiguous: the resend only happens after look-ups, spanning
@@ -150,7 +149,7 @@ func TestDuplicateUnderOneReferenceNeedsAttention(t *testing.T) {
 	w := newWorker(t, env, fast(t), 5*time.Second)
 
 	d = until(t, env, w, d.Reference, settled)
-	if d.Status != string(fiscal.StatusNeedsAttention) || !strings.Contains(deref(d.AttentionReason), "2 documents") {
+	if d.Status != fiscal.StatusNeedsAttention || !strings.Contains(deref(d.AttentionReason), "2 documents") {
 		t.Fatalf("status %s (%v), want needs_attention naming 2 documents", d.Status, deref(d.AttentionReason))
 	}
 	for range 3 { // a parked document is never claimed again
@@ -181,7 +180,7 @@ func TestReferenceHeldByAnotherTypeNeedsAttention(t *testing.T) {
 	w := newWorker(t, env, fast(t), 5*time.Second)
 
 	d = until(t, env, w, d.Reference, settled)
-	if d.Status != string(fiscal.StatusNeedsAttention) || !strings.Contains(deref(d.AttentionReason), "type 111") {
+	if d.Status != fiscal.StatusNeedsAttention || !strings.Contains(deref(d.AttentionReason), "type 111") {
 		t.Fatalf("status %s (%v), want needs_attention naming type 111", d.Status, deref(d.AttentionReason))
 	}
 	if n := env.Sandbox.CountByReference(d.Reference); n != 1 {
@@ -214,7 +213,7 @@ func TestExpiredLeaseLateResultIsRefused(t *testing.T) {
 	}
 	d = env.Document(t, d.Reference)
 	ops := operations(t, env, d.ID)
-	if d.Status != string(fiscal.StatusAuthorized) || env.Sandbox.CountByReference(d.Reference) != 1 {
+	if d.Status != fiscal.StatusAuthorized || env.Sandbox.CountByReference(d.Reference) != 1 {
 		t.Fatalf("status %s with %d documents; want authorized and exactly 1", d.Status, env.Sandbox.CountByReference(d.Reference))
 	}
 	if count(ops, "lookup:one") != 1 || count(ops, "emit:authorized") != 1 {
@@ -248,11 +247,10 @@ func TestWorkerDeadDuringSendIsTreatedAsUnknown(t *testing.T) {
 	// saving anything; its lease has run out.
 	ctx := context.Background()
 	token := uuid.New()
-	if _, err := env.Queries.DocumentClaimDue(ctx, &token, 60, 1); err != nil {
+	if _, err := env.Store.ClaimDue(ctx, token, 60*time.Second, 1); err != nil {
 		t.Fatal(err)
 	}
-	marked, err := env.Queries.DocumentMarkSending(ctx, store.DocumentMarkSendingParams{
-		LeaseSeconds: 60, Ids: []int64{d.ID}, ClaimedStatuses: []string{d.Status}, LeaseToken: &token})
+	marked, err := env.Store.MarkSending(ctx, token, 60*time.Second, []store.Claimed{{ID: d.ID, Status: d.Status}})
 	if err != nil || len(marked) != 1 {
 		t.Fatalf("mark sending: %v %v", marked, err)
 	}
@@ -266,11 +264,11 @@ func TestWorkerDeadDuringSendIsTreatedAsUnknown(t *testing.T) {
 	if _, err := w.Round(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if got := env.Document(t, d.Reference); got.Status != string(fiscal.StatusUnknown) || env.Sandbox.Stats().Emits != 0 {
+	if got := env.Document(t, d.Reference); got.Status != fiscal.StatusUnknown || env.Sandbox.Stats().Emits != 0 {
 		t.Fatalf("after the crash: %s with %d sends; want unknown, settling, nothing sent", got.Status, env.Sandbox.Stats().Emits)
 	}
 	d = until(t, env, w, d.Reference, settled)
-	if d.Status != string(fiscal.StatusAuthorized) || env.Sandbox.CountByReference(d.Reference) != 1 || env.Sandbox.Stats().Emits != 1 {
+	if d.Status != fiscal.StatusAuthorized || env.Sandbox.CountByReference(d.Reference) != 1 || env.Sandbox.Stats().Emits != 1 {
 		t.Fatalf("status %s, %d documents after %d sends; want authorized, one document, one send", d.Status, env.Sandbox.CountByReference(d.Reference), env.Sandbox.Stats().Emits)
 	}
 }

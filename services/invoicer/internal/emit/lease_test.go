@@ -46,7 +46,7 @@ func hookedWorker(tb testing.TB, env *invoicertest.Env, cfg emit.Config, h hooke
 	tb.Helper()
 	reg := prometheus.NewRegistry()
 	h.Client = env.Client(tb, 5*time.Second)
-	return worker{Emitter: emit.New(env.Pool, h, invoicy.IsRefused, zaptest.NewLogger(tb), reg, cfg), reg: reg}
+	return worker{Emitter: emit.New(env.Store, h, zaptest.NewLogger(tb), reg, cfg), reg: reg}
 }
 
 func TestBatchRenewsLeasesOnlyWhenTheClaimIsOld(t *testing.T) {
@@ -127,14 +127,14 @@ func TestDocumentWhoseClaimWasLostIsNotSent(t *testing.T) {
 			if n, err := w.Round(context.Background()); err != nil || n != 2 {
 				t.Fatalf("round claimed %d (%v), want 2", n, err)
 			}
-			if got := env.Document(t, first.Reference); got.Status != string(fiscal.StatusAuthorized) {
+			if got := env.Document(t, first.Reference); got.Status != fiscal.StatusAuthorized {
 				t.Fatalf("the document still held is %s, want authorized", got.Status)
 			}
 			got := env.Document(t, lost.Reference)
 			if n := env.Sandbox.CountByReference(lost.Reference); n != 0 || env.Sandbox.Stats().Emits != 1 {
 				t.Fatalf("%d documents at the sandbox for the lost claim (%d sends in all), want none (1)", n, env.Sandbox.Stats().Emits)
 			}
-			if got.Status != string(fiscal.StatusPending) || got.UnknownSince != nil || got.LeaseToken == nil || *got.LeaseToken != other {
+			if got.Status != fiscal.StatusPending || got.UnknownSince != nil || got.LeaseToken == nil || *got.LeaseToken != other {
 				t.Fatalf("lost document is %s, unknown since %v, token %v; want it untouched: pending, no send marker, the other token",
 					got.Status, got.UnknownSince, got.LeaseToken)
 			}

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
@@ -16,23 +15,19 @@ import (
 	"github.com/onceflow/onceflow/pkg/outbox"
 	"github.com/onceflow/onceflow/provider/fiscal"
 	"github.com/onceflow/onceflow/services/invoicer/internal/notify"
-	store "github.com/onceflow/onceflow/services/invoicer/internal/store/dbsqlc"
+	"github.com/onceflow/onceflow/services/invoicer/internal/store"
 )
 
 // job is one claimed document on its way through a round.
 type job struct {
 	ctx    context.Context // carries the document's span
 	span   trace.Span
-	d      store.InvoicerFiscalDocument
+	d      store.Document
 	calls  calls
 	doc    *fiscal.Document // to send; nil once the result is decided
 	marked bool             // the send marker is committed
 	res    result
 }
-
-// errFenced means a result was not saved: the lease expired and another
-// worker took the document, or its status changed meanwhile.
-var errFenced = errors.New("lease or status changed meanwhile")
 
 // sendAll marks every job that has a document to send as possibly in
 // flight, in one commit, then sends each marked one. Should the worker die
@@ -83,18 +78,17 @@ func (e *Emitter) mark(ctx context.Context, jobs []*job, token uuid.UUID) {
 }
 
 func (e *Emitter) markTx(ctx context.Context, jobs []*job, token uuid.UUID) error {
-	p := store.DocumentMarkSendingParams{LeaseSeconds: e.cfg.Lease.Seconds(), LeaseToken: &token}
-	for _, j := range jobs {
-		p.Ids, p.ClaimedStatuses = append(p.Ids, j.d.ID), append(p.ClaimedStatuses, j.d.Status)
+	claimed := make([]store.Claimed, len(jobs))
+	for i, j := range jobs {
+		claimed[i] = store.Claimed{ID: j.d.ID, Status: j.d.Status}
 	}
 	var ids []int64
-	err := pgx.BeginFunc(ctx, e.pool, func(tx pgx.Tx) error {
-		q := e.queries.WithTx(tx)
+	err := e.store.InTx(ctx, func(tx *store.Tx) error {
 		var err error
-		if ids, err = q.DocumentMarkSending(ctx, p); err != nil {
+		if ids, err = tx.MarkSending(ctx, token, e.cfg.Lease, claimed); err != nil {
 			return err
 		}
-		return writeCalls(ctx, q, jobs)
+		return writeCalls(ctx, tx, jobs)
 	})
 	if err != nil {
 		return err
@@ -134,45 +128,37 @@ func (e *Emitter) saveAll(ctx context.Context, jobs []*job, token uuid.UUID) {
 }
 
 // saveTx saves jobs' results in one transaction, their statements
-// pipelined; fenced[i] is errFenced where the i-th result was refused.
+// pipelined; fenced[i] is store.ErrFenced where the i-th result was refused.
 func (e *Emitter) saveTx(ctx context.Context, jobs []*job, token uuid.UUID) ([]error, error) {
 	fenced := make([]error, len(jobs))
-	return fenced, notify.Commit(ctx, e.pool, e.cfg.Wake, func(tx pgx.Tx) error {
-		q := e.queries.WithTx(tx)
-		if err := writeCalls(ctx, q, jobs); err != nil {
+	return fenced, notify.Commit(ctx, e.store, e.cfg.Wake, func(tx *store.Tx) error {
+		if err := writeCalls(ctx, tx, jobs); err != nil {
 			return err
 		}
-		params := make([]store.DocumentSaveResultParams, len(jobs))
+		results := make([]store.Result, len(jobs))
 		for i, j := range jobs {
-			params[i] = saveParams(j.d, token, j.res)
+			results[i] = toSave(j.d, token, j.res)
 		}
-		var err error
-		q.DocumentSaveResult(ctx, params).QueryRow(func(i int, _ int64, e error) {
-			switch {
-			case errors.Is(e, pgx.ErrNoRows):
-				fenced[i] = errFenced
-			case e != nil && err == nil:
-				err = fmt.Errorf("save emission result: %w", e)
-			}
-		})
+		f, err := tx.SaveResults(ctx, results)
+		copy(fenced, f)
 		if err != nil {
 			return err
 		}
-		msgs, err := notifications(jobs, params, fenced)
+		msgs, err := notifications(jobs, results, fenced)
 		if err != nil {
 			return err
 		}
-		_, err = outbox.InsertMany(ctx, tx, notify.Table, msgs)
+		_, err = tx.InsertOutbox(ctx, notify.Table, msgs)
 		return err
 	})
 }
 
 // notifications are the announcements of the saved results that changed
 // their document's status.
-func notifications(jobs []*job, saved []store.DocumentSaveResultParams, fenced []error) ([]outbox.Message, error) {
+func notifications(jobs []*job, saved []store.Result, fenced []error) ([]outbox.Message, error) {
 	var msgs []outbox.Message
 	for i, j := range jobs {
-		if fenced[i] != nil || j.res.status == fiscal.Status(j.d.Status) {
+		if fenced[i] != nil || j.res.status == j.d.Status {
 			continue
 		}
 		p := saved[i]
@@ -197,7 +183,7 @@ func (e *Emitter) finish(j *job, err error) {
 	e.outcomes.WithLabelValues(r.outcome).Inc()
 	log := e.log.With(zap.Int64("document", j.d.ID), zap.String("reference", j.d.Reference), zap.String("outcome", r.outcome), zap.String("status", string(r.status)))
 	switch {
-	case errors.Is(err, errFenced):
+	case errors.Is(err, store.ErrFenced):
 		e.fenced.Inc()
 		log.Warn("emission result refused: the lease was lost or the status changed meanwhile")
 	case err != nil:

@@ -8,13 +8,13 @@ import (
 
 	"github.com/onceflow/onceflow/provider/fiscal"
 	"github.com/onceflow/onceflow/services/invoicer/internal/invoicertest"
-	store "github.com/onceflow/onceflow/services/invoicer/internal/store/dbsqlc"
+	"github.com/onceflow/onceflow/services/invoicer/internal/store"
 )
 
 // recordPayments records n payment documents named prefix-0, prefix-1, ...
-func recordPayments(t *testing.T, env *invoicertest.Env, prefix string, n int) []store.InvoicerFiscalDocument {
+func recordPayments(t *testing.T, env *invoicertest.Env, prefix string, n int) []store.Document {
 	t.Helper()
-	docs := make([]store.InvoicerFiscalDocument, n)
+	docs := make([]store.Document, n)
 	for i := range docs {
 		docs[i] = env.Record(t, invoicertest.Payment(fmt.Sprint(prefix, "-", i), 100_00, false))
 	}
@@ -43,7 +43,7 @@ func TestRoundSharesItsCommits(t *testing.T) {
 	}
 	var ids []int64
 	for _, d := range docs {
-		if got := env.Document(t, d.Reference); got.Status != string(fiscal.StatusAuthorized) {
+		if got := env.Document(t, d.Reference); got.Status != fiscal.StatusAuthorized {
 			t.Fatalf("%s is %s, want authorized", d.Reference, got.Status)
 		}
 		ids = append(ids, d.ID)
@@ -83,14 +83,14 @@ func TestResultThatCannotBeSavedFailsAlone(t *testing.T) {
 	if n, err := w.Round(context.Background()); err != nil || n != 3 {
 		t.Fatalf("round claimed %d (%v), want 3", n, err)
 	}
-	for _, d := range []store.InvoicerFiscalDocument{docs[0], docs[2]} {
-		if got := env.Document(t, d.Reference); got.Status != string(fiscal.StatusAuthorized) {
+	for _, d := range []store.Document{docs[0], docs[2]} {
+		if got := env.Document(t, d.Reference); got.Status != fiscal.StatusAuthorized {
 			t.Errorf("neighbour %s is %s, want authorized", d.Reference, got.Status)
 		}
 	}
 	// Unsaved after a send whose outcome is unknown, it looks like the
 	// document of a worker that died during the send: marked, still pending.
-	if got := env.Document(t, bad.Reference); got.Status != string(fiscal.StatusPending) || got.UnknownSince == nil {
+	if got := env.Document(t, bad.Reference); got.Status != fiscal.StatusPending || got.UnknownSince == nil {
 		t.Errorf("the unsaved document is %s, unknown since %v; want pending with its send marker", got.Status, got.UnknownSince)
 	}
 	if got := invoicertest.Metric(t, w.reg, "onceflow_invoicer_emission_outcomes_total", map[string]string{"outcome": "sent"}); got != 2 {
@@ -115,7 +115,7 @@ func TestShutdownDuringSendsUndoesTheUnsentMarkers(t *testing.T) {
 	if n, err := w.Round(ctx); err != nil || n != 3 {
 		t.Fatalf("round claimed %d (%v), want 3", n, err)
 	}
-	if got := env.Document(t, docs[0].Reference); got.Status != string(fiscal.StatusAuthorized) {
+	if got := env.Document(t, docs[0].Reference); got.Status != fiscal.StatusAuthorized {
 		t.Fatalf("the document in flight is %s, want authorized: a send begun is finished", got.Status)
 	}
 	if n := env.Sandbox.Stats().Emits; n != 1 {
@@ -123,7 +123,7 @@ func TestShutdownDuringSendsUndoesTheUnsentMarkers(t *testing.T) {
 	}
 	for _, d := range docs[1:] {
 		got := env.Document(t, d.Reference)
-		if got.Status != string(fiscal.StatusPending) || got.UnknownSince != nil || got.LeaseToken != nil {
+		if got.Status != fiscal.StatusPending || got.UnknownSince != nil || got.LeaseToken != nil {
 			t.Errorf("unsent %s is %s, unknown since %v, token %v; want pending, no send marker, no claim",
 				d.Reference, got.Status, got.UnknownSince, got.LeaseToken)
 		}

@@ -7,21 +7,22 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/onceflow/onceflow/pkg/errkind"
 	"github.com/onceflow/onceflow/provider/fiscal"
-	store "github.com/onceflow/onceflow/services/invoicer/internal/store/dbsqlc"
+	"github.com/onceflow/onceflow/services/invoicer/internal/store"
 )
 
-// saveParams is what saving r for d, claimed with token, writes.
-func saveParams(d store.InvoicerFiscalDocument, token uuid.UUID, r result) store.DocumentSaveResultParams {
-	p := store.DocumentSaveResultParams{
-		ID: d.ID, LeaseToken: &token, ClaimedStatus: d.Status, Status: string(r.status), UnknownSince: r.unknownSince,
-		DueAt: time.Now().Add(r.after), DgiPolls: r.dgiPolls, LastError: optional(r.lastError), AttentionReason: optional(r.attention),
+// toSave is what saving r for d, claimed with token, writes.
+func toSave(d store.Document, token uuid.UUID, r result) store.Result {
+	p := store.Result{
+		ID: d.ID, LeaseToken: token, ClaimedStatus: d.Status, Status: r.status, UnknownSince: r.unknownSince,
+		DueAt: time.Now().Add(r.after), DGIPolls: r.dgiPolls, LastError: optional(r.lastError), AttentionReason: optional(r.attention),
 		ProviderSeries: d.ProviderSeries, ProviderNumber: d.ProviderNumber, ProviderStatus: d.ProviderStatus,
-		ProviderCae: d.ProviderCae, ProviderSecurityCode: d.ProviderSecurityCode, ProviderUrl: d.ProviderUrl, IssueDate: d.IssueDate,
+		ProviderCAE: d.ProviderCAE, ProviderSecurityCode: d.ProviderSecurityCode, ProviderURL: d.ProviderURL, IssueDate: d.IssueDate,
 	}
 	if h := r.held; h != nil {
 		p.ProviderSeries, p.ProviderNumber, p.ProviderStatus = &h.Series, &h.Number, &h.ProviderStatus
-		p.ProviderCae, p.ProviderSecurityCode, p.ProviderUrl = &h.CAEID, &h.SecurityCode, &h.VerifyURL
+		p.ProviderCAE, p.ProviderSecurityCode, p.ProviderURL = &h.CAEID, &h.SecurityCode, &h.VerifyURL
 		if !h.IssueDate.IsZero() {
 			p.IssueDate = &h.IssueDate
 		}
@@ -31,9 +32,9 @@ func saveParams(d store.InvoicerFiscalDocument, token uuid.UUID, r result) store
 
 // lookup asks the provider what it holds under ref. The call is recorded as
 // "status" for a document already pending at DGI and "lookup" otherwise.
-func (e *Emitter) lookup(ctx context.Context, d store.InvoicerFiscalDocument, ref string, c *calls) ([]fiscal.Held, error) {
+func (e *Emitter) lookup(ctx context.Context, d store.Document, ref string, c *calls) ([]fiscal.Held, error) {
 	op := "lookup"
-	if d.Status == string(fiscal.StatusPendingDGI) {
+	if d.Status == fiscal.StatusPendingDGI {
 		op = "status"
 	}
 	start := time.Now()
@@ -57,20 +58,20 @@ func found(n int) string {
 // counts it. A failed call's outcome is "refused" when the provider surely
 // did not act, "ambiguous" for a send that it may have acted on, "error"
 // otherwise.
-func (e *Emitter) attempt(id int64, op string, start time.Time, outcome string, err error) store.AttemptInsertParams {
+func (e *Emitter) attempt(id int64, op string, start time.Time, outcome string, err error) store.Attempt {
 	elapsed := time.Since(start)
 	var msg *string
 	if err != nil {
 		outcome, msg = "error", optional(err.Error())
 		switch {
-		case e.refused(err):
+		case errkind.Is(err, errkind.Refused):
 			outcome = "refused"
 		case op == "emit" && !errors.Is(err, fiscal.ErrInvalidDocument):
 			outcome = "ambiguous"
 		}
 	}
 	e.latency.WithLabelValues(op, outcome).Observe(elapsed.Seconds())
-	return store.AttemptInsertParams{DocumentID: id, Operation: op, Outcome: outcome, Error: msg, LatencyMs: int32(elapsed.Milliseconds())}
+	return store.Attempt{DocumentID: id, Operation: op, Outcome: outcome, Error: msg, LatencyMS: int32(elapsed.Milliseconds())}
 }
 
 func optional(s string) *string {

@@ -5,8 +5,9 @@ import (
 	"errors"
 	"time"
 
+	"github.com/onceflow/onceflow/pkg/errkind"
 	"github.com/onceflow/onceflow/provider/fiscal"
-	store "github.com/onceflow/onceflow/services/invoicer/internal/store/dbsqlc"
+	"github.com/onceflow/onceflow/services/invoicer/internal/store"
 )
 
 // result is what one attempt decided for a document.
@@ -24,7 +25,7 @@ type result struct {
 // work runs the first half of one attempt for d: look up, then adopt,
 // flag or wait, which decides the result, or send, which returns the
 // document to send instead; the round marks and sends it (sendAll).
-func (e *Emitter) work(ctx context.Context, d store.InvoicerFiscalDocument, c *calls) (result, *fiscal.Document) {
+func (e *Emitter) work(ctx context.Context, d store.Document, c *calls) (result, *fiscal.Document) {
 	doc, hold, err := e.document(ctx, d)
 	switch {
 	case err != nil:
@@ -48,7 +49,7 @@ func (e *Emitter) work(ctx context.Context, d store.InvoicerFiscalDocument, c *c
 		return e.adopt(d, match, "adopted"), nil
 	case verdict == fiscal.VerdictConflict:
 		return e.attention(d, "conflict", reason), nil
-	case d.Status == string(fiscal.StatusPendingDGI):
+	case d.Status == fiscal.StatusPendingDGI:
 		return e.attention(d, "lost", "the provider no longer lists document "+d.Reference+" it reported pending at DGI"), nil
 	case d.UnknownSince != nil && !e.idempotent && time.Since(*d.UnknownSince) < e.cfg.Settle:
 		return result{outcome: "settling", status: fiscal.StatusUnknown, unknownSince: d.UnknownSince,
@@ -60,10 +61,10 @@ func (e *Emitter) work(ctx context.Context, d store.InvoicerFiscalDocument, c *c
 // blind works a document for a provider without look-up: a document pending
 // at DGI is only counted (its news comes through provider events), anything
 // else is sent once.
-func (e *Emitter) blind(d store.InvoicerFiscalDocument, doc fiscal.Document) (result, *fiscal.Document) {
-	switch fiscal.Status(d.Status) {
+func (e *Emitter) blind(d store.Document, doc fiscal.Document) (result, *fiscal.Document) {
+	switch d.Status {
 	case fiscal.StatusPendingDGI:
-		return e.pending(d, result{outcome: "awaiting_provider_event", dgiPolls: d.DgiPolls}), nil
+		return e.pending(d, result{outcome: "awaiting_provider_event", dgiPolls: d.DGIPolls}), nil
 	case fiscal.StatusUnknown:
 		return e.attention(d, "ambiguous", "an earlier send had an unknown outcome and the provider cannot be looked up"), nil
 	}
@@ -75,8 +76,8 @@ func (e *Emitter) blind(d store.InvoicerFiscalDocument, doc fiscal.Document) (re
 
 // adopt takes the provider's state as ours; a document still pending at DGI
 // is looked at again with a growing interval.
-func (e *Emitter) adopt(d store.InvoicerFiscalDocument, h fiscal.Held, outcome string) result {
-	r := result{outcome: outcome, status: h.Status, held: &h, dgiPolls: d.DgiPolls}
+func (e *Emitter) adopt(d store.Document, h fiscal.Held, outcome string) result {
+	r := result{outcome: outcome, status: h.Status, held: &h, dgiPolls: d.DGIPolls}
 	if h.Status.Final() {
 		return r
 	}
@@ -85,10 +86,10 @@ func (e *Emitter) adopt(d store.InvoicerFiscalDocument, h fiscal.Held, outcome s
 
 // pending keeps r's document pending at DGI, to be checked again with
 // backoff, unless the daily-summary rule now considers it issued.
-func (e *Emitter) pending(d store.InvoicerFiscalDocument, r result) result {
+func (e *Emitter) pending(d store.Document, r result) result {
 	r.status = fiscal.StatusPendingDGI
-	r.dgiPolls = d.DgiPolls + 1
-	if e.cfg.Summary.Due(r.dgiPolls, fiscal.CFEType(d.CfeType), d.Currency, d.AmountMinor) {
+	r.dgiPolls = d.DGIPolls + 1
+	if e.cfg.Summary.Due(r.dgiPolls, d.CFEType, d.Currency, d.AmountMinor) {
 		r.status, r.outcome = fiscal.StatusIssued, "issued_daily_summary"
 		return r
 	}
@@ -98,7 +99,7 @@ func (e *Emitter) pending(d store.InvoicerFiscalDocument, r result) result {
 
 // send emits doc, already marked as possibly in flight, and classifies the
 // answer.
-func (e *Emitter) send(ctx context.Context, d store.InvoicerFiscalDocument, doc fiscal.Document, c *calls) result {
+func (e *Emitter) send(ctx context.Context, d store.Document, doc fiscal.Document, c *calls) result {
 	start := time.Now()
 	held, err := e.provider.Emit(ctx, doc)
 	c.add(e.attempt(d.ID, "emit", start, string(held.Status), err))
@@ -107,7 +108,7 @@ func (e *Emitter) send(ctx context.Context, d store.InvoicerFiscalDocument, doc 
 		return e.adopt(d, held, "sent")
 	case errors.Is(err, fiscal.ErrInvalidDocument):
 		return e.attention(d, "invalid", err.Error())
-	case e.refused(err):
+	case errkind.Is(err, errkind.Refused):
 		return e.retry(d, "refused", err)
 	case e.cfg.Blind:
 		return e.attention(d, "ambiguous", "send outcome unknown and the provider can neither be looked up nor deduplicate: "+err.Error())
@@ -120,15 +121,15 @@ func (e *Emitter) send(ctx context.Context, d store.InvoicerFiscalDocument, doc 
 }
 
 // attention parks d for an operator.
-func (e *Emitter) attention(d store.InvoicerFiscalDocument, outcome, reason string) result {
+func (e *Emitter) attention(d store.Document, outcome, reason string) result {
 	return result{outcome: outcome, status: fiscal.StatusNeedsAttention, attention: reason,
-		unknownSince: d.UnknownSince, dgiPolls: d.DgiPolls, lastError: deref(d.LastError)}
+		unknownSince: d.UnknownSince, dgiPolls: d.DGIPolls, lastError: deref(d.LastError)}
 }
 
 // retry keeps the document's status and tries again after a backoff.
-func (e *Emitter) retry(d store.InvoicerFiscalDocument, outcome string, err error) result {
-	return result{outcome: outcome, status: fiscal.Status(d.Status), after: e.cfg.Retry.Delay(int(d.Attempts)),
-		unknownSince: d.UnknownSince, dgiPolls: d.DgiPolls, lastError: err.Error()}
+func (e *Emitter) retry(d store.Document, outcome string, err error) result {
+	return result{outcome: outcome, status: d.Status, after: e.cfg.Retry.Delay(int(d.Attempts)),
+		unknownSince: d.UnknownSince, dgiPolls: d.DGIPolls, lastError: err.Error()}
 }
 
 func deref[T any](p *T) T {

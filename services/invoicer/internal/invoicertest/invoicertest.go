@@ -19,7 +19,7 @@ import (
 	"github.com/onceflow/onceflow/provider/invoicy"
 	sandbox "github.com/onceflow/onceflow/sandbox/fiscal"
 	"github.com/onceflow/onceflow/services/invoicer/internal/consumer"
-	store "github.com/onceflow/onceflow/services/invoicer/internal/store/dbsqlc"
+	"github.com/onceflow/onceflow/services/invoicer/internal/store"
 )
 
 // Sandbox credentials.
@@ -33,7 +33,7 @@ const (
 type Env struct {
 	DSN      string
 	Pool     *pgxpool.Pool
-	Queries  *store.Queries
+	Store    *store.Store
 	Sandbox  *sandbox.Server
 	BaseURL  string // the sandbox's InvoiCy root
 	KeyedURL string // the sandbox's keyed JSON API root
@@ -56,7 +56,7 @@ func New(tb testing.TB) *Env {
 	sb := sandbox.New(sandbox.Config{EmpCodigo: EmpCodigo, EmpPK: EmpPK, AccessKey: AccessKey})
 	srv := httptest.NewServer(sb)
 	tb.Cleanup(srv.Close)
-	return &Env{DSN: dsn, Pool: pool, Queries: store.New(pool), Sandbox: sb, BaseURL: srv.URL + "/InvoiCy/", KeyedURL: srv.URL + "/api"}
+	return &Env{DSN: dsn, Pool: pool, Store: store.New(pool), Sandbox: sb, BaseURL: srv.URL + "/InvoiCy/", KeyedURL: srv.URL + "/api"}
 }
 
 // Client returns an InvoiCy client for the sandbox with the given timeout.
@@ -89,25 +89,24 @@ func Refund(id, paymentID string, amountMinor int64) *eventsv1.BillingEvent {
 	return ev
 }
 
-// Record records ev as the billing consumer would and returns the row.
-func (e *Env) Record(tb testing.TB, ev *eventsv1.BillingEvent) store.InvoicerFiscalDocument {
+// Record records ev as the billing consumer would and returns the
+// document.
+func (e *Env) Record(tb testing.TB, ev *eventsv1.BillingEvent) store.Document {
 	tb.Helper()
 	p, err := consumer.Params(ev)
 	if err != nil {
 		tb.Fatalf("params: %v", err)
 	}
-	e.Queries.DocumentRecord(context.Background(), []store.DocumentRecordParams{p}).QueryRow(func(_ int, _ int64, err error) {
-		if err != nil {
-			tb.Fatalf("record: %v", err)
-		}
-	})
+	if err := e.Store.RecordDocuments(context.Background(), []store.NewDocument{p})[0]; err != nil {
+		tb.Fatalf("record: %v", err)
+	}
 	return e.Document(tb, p.Reference)
 }
 
-// Document returns the row with reference ref.
-func (e *Env) Document(tb testing.TB, ref string) store.InvoicerFiscalDocument {
+// Document returns the document with reference ref.
+func (e *Env) Document(tb testing.TB, ref string) store.Document {
 	tb.Helper()
-	d, err := e.Queries.DocumentGetByReference(context.Background(), ref)
+	d, err := e.Store.DocumentByReference(context.Background(), ref)
 	if err != nil {
 		tb.Fatalf("document %s: %v", ref, err)
 	}
@@ -115,9 +114,9 @@ func (e *Env) Document(tb testing.TB, ref string) store.InvoicerFiscalDocument {
 }
 
 // Attempts returns the provider calls recorded for document id.
-func (e *Env) Attempts(tb testing.TB, id int64) []store.InvoicerEmissionAttempt {
+func (e *Env) Attempts(tb testing.TB, id int64) []store.Attempt {
 	tb.Helper()
-	a, err := e.Queries.AttemptListByDocument(context.Background(), id)
+	a, err := e.Store.Attempts(context.Background(), id)
 	if err != nil {
 		tb.Fatalf("attempts: %v", err)
 	}

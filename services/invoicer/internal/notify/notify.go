@@ -10,14 +10,12 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	eventsv1 "github.com/onceflow/onceflow/pkg/eventspb/onceflow/events/v1"
 	"github.com/onceflow/onceflow/pkg/outbox"
 	"github.com/onceflow/onceflow/provider/fiscal"
-	store "github.com/onceflow/onceflow/services/invoicer/internal/store/dbsqlc"
+	"github.com/onceflow/onceflow/services/invoicer/internal/store"
 )
 
 // Table is the invoicer's outbox.
@@ -42,12 +40,12 @@ var kinds = map[fiscal.Status]eventsv1.NotificationType{
 
 // Insert adds the notification for d reaching c, inside tx, when c.Status
 // is announced at all (see Message).
-func Insert(ctx context.Context, tx pgx.Tx, d store.InvoicerFiscalDocument, c Change) error {
+func Insert(ctx context.Context, tx *store.Tx, d store.Document, c Change) error {
 	m, ok, err := Message(d, c)
 	if !ok || err != nil {
 		return err
 	}
-	if _, err := outbox.Insert(ctx, tx, Table, m); err != nil {
+	if _, err := tx.InsertOutbox(ctx, Table, []outbox.Message{m}); err != nil {
 		return fmt.Errorf("notify %s: %w", m.EventKey, err)
 	}
 	return nil
@@ -58,7 +56,7 @@ func Insert(ctx context.Context, tx pgx.Tx, d store.InvoicerFiscalDocument, c Ch
 // notification type and, for needs_attention (which can recur after an
 // operator retry), the attempt count, so a replayed transition inserts
 // nothing new.
-func Message(d store.InvoicerFiscalDocument, c Change) (m outbox.Message, ok bool, err error) {
+func Message(d store.Document, c Change) (m outbox.Message, ok bool, err error) {
 	typ, ok := kinds[c.Status]
 	if !ok {
 		return m, false, nil
@@ -73,7 +71,7 @@ func Message(d store.InvoicerFiscalDocument, c Change) (m outbox.Message, ok boo
 	}
 	ev := &eventsv1.NotificationEvent{
 		EventKey: key, Type: typ, SourceKind: d.SourceKind, SourceRef: d.SourceRef, Reference: d.Reference,
-		CfeType: d.CfeType, Series: c.Series, Number: c.Number, Reason: c.Reason,
+		CfeType: int32(d.CFEType), Series: c.Series, Number: c.Number, Reason: c.Reason,
 		OccurredAt: timestamppb.New(time.Now()),
 	}
 	payload, err := eventsv1.Encode(ev)
@@ -83,12 +81,12 @@ func Message(d store.InvoicerFiscalDocument, c Change) (m outbox.Message, ok boo
 	return outbox.Message{EventKey: key, EventType: eventsv1.TypeNotificationDocument, Payload: payload}, true, nil
 }
 
-// Commit runs fn in a transaction on pool and, once it has committed, calls
+// Commit runs fn in a transaction of st and, once it has committed, calls
 // wake (when set) so the relay publishes the notification fn inserted
 // without waiting for its poll: the NOTIFY is sent after the commit, never
-// inside it.
-func Commit(ctx context.Context, pool *pgxpool.Pool, wake func(), fn func(tx pgx.Tx) error) error {
-	if err := pgx.BeginFunc(ctx, pool, fn); err != nil {
+// inside it. fn's error is returned as it is.
+func Commit(ctx context.Context, st *store.Store, wake func(), fn func(tx *store.Tx) error) error {
+	if err := st.InTx(ctx, fn); err != nil {
 		return err
 	}
 	if wake != nil {

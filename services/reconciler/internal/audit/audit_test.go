@@ -13,7 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap/zaptest"
 
-	"github.com/onceflow/onceflow/provider/invoicy"
+	"github.com/onceflow/onceflow/provider/fiscal"
 	sandbox "github.com/onceflow/onceflow/sandbox/fiscal"
 	"github.com/onceflow/onceflow/services/reconciler/internal/audit"
 	"github.com/onceflow/onceflow/services/reconciler/internal/fixture"
@@ -68,7 +68,7 @@ func (e *env) duplicate(t *testing.T, payment string) {
 	t.Helper()
 	e.fis.Sandbox.SetRule(ref(payment), sandbox.Rule{Duplicate: true})
 	err := e.fis.Emit(payment, 12200, e.day(0))
-	if n := e.fis.Sandbox.CountByReference(ref(payment)); !errors.Is(err, invoicy.ErrAmbiguous) || n != 2 {
+	if n := e.fis.Sandbox.CountByReference(ref(payment)); !errors.Is(err, fiscal.ErrAmbiguous) || n != 2 {
 		t.Fatalf("emit with duplicates = %v, %d documents; want ambiguous and 2", err, n)
 	}
 }

@@ -1,0 +1,148 @@
+package store
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/onceflow/onceflow/pkg/pg"
+	"github.com/onceflow/onceflow/provider/fiscal"
+	"github.com/onceflow/onceflow/services/invoicer/internal/store/dbsqlc"
+)
+
+// ClaimDue claims up to limit due documents not leased by a live worker,
+// under token for lease; every later write about them must present token.
+func (q queries) ClaimDue(ctx context.Context, token uuid.UUID, lease time.Duration, limit int32) ([]Document, error) {
+	rows, err := q.q.DocumentClaimDue(ctx, &token, lease.Seconds(), limit)
+	if err != nil {
+		return nil, pg.Interpret(err, "claim due documents")
+	}
+	return documentsFromRows(rows), nil
+}
+
+// RenewLease gives document id, claimed with token, a full lease again; it
+// reports false when the claim was lost.
+func (q queries) RenewLease(ctx context.Context, id int64, token uuid.UUID, lease time.Duration) (bool, error) {
+	n, err := q.q.DocumentRenewLease(ctx, lease.Seconds(), id, &token)
+	if err != nil {
+		return false, pg.Interpret(err, "renew lease of document %d", id)
+	}
+	return n > 0, nil
+}
+
+// Claimed names a document as a worker claimed it: its id and the status
+// it had then.
+type Claimed struct {
+	ID     int64
+	Status fiscal.Status
+}
+
+// MarkSending records that each of docs, claimed with token, may be in
+// flight from now on, and gives it a full lease again. It returns the ids
+// marked; one missing lost its claim or its status changed, and must not be
+// sent.
+func (q queries) MarkSending(ctx context.Context, token uuid.UUID, lease time.Duration, docs []Claimed) ([]int64, error) {
+	p := dbsqlc.DocumentMarkSendingParams{LeaseSeconds: lease.Seconds(), LeaseToken: &token}
+	for _, d := range docs {
+		p.Ids, p.ClaimedStatuses = append(p.Ids, d.ID), append(p.ClaimedStatuses, string(d.Status))
+	}
+	ids, err := q.q.DocumentMarkSending(ctx, p)
+	if err != nil {
+		return nil, pg.Interpret(err, "mark %d documents sending", len(docs))
+	}
+	return ids, nil
+}
+
+// Result is what an emission attempt decided for a claimed document: its
+// next status, when to look at it again and the provider's copy as known.
+type Result struct {
+	ID                   int64
+	LeaseToken           uuid.UUID
+	ClaimedStatus        fiscal.Status // the status it was claimed in
+	Status               fiscal.Status
+	ProviderSeries       *string
+	ProviderNumber       *int64
+	ProviderStatus       *string
+	ProviderCAE          *string
+	ProviderSecurityCode *string
+	ProviderURL          *string
+	IssueDate            *time.Time
+	UnknownSince         *time.Time
+	DueAt                time.Time
+	DGIPolls             int32
+	LastError            *string
+	AttentionReason      *string
+}
+
+func (r Result) params() dbsqlc.DocumentSaveResultParams {
+	return dbsqlc.DocumentSaveResultParams{
+		ID: r.ID, LeaseToken: &r.LeaseToken, ClaimedStatus: string(r.ClaimedStatus), Status: string(r.Status),
+		ProviderSeries: r.ProviderSeries, ProviderNumber: r.ProviderNumber, ProviderStatus: r.ProviderStatus,
+		ProviderCae: r.ProviderCAE, ProviderSecurityCode: r.ProviderSecurityCode, ProviderUrl: r.ProviderURL,
+		IssueDate: r.IssueDate, UnknownSince: r.UnknownSince, DueAt: r.DueAt, DgiPolls: r.DGIPolls,
+		LastError: r.LastError, AttentionReason: r.AttentionReason,
+	}
+}
+
+// SaveResults saves results, one statement each, all sent in one round
+// trip; each only while its lease token and claimed status still hold.
+// fenced[i] is ErrFenced where the i-th result was refused for that; err is
+// the first other failure, after which the transaction must not commit.
+func (q queries) SaveResults(ctx context.Context, results []Result) (fenced []error, err error) {
+	params := make([]dbsqlc.DocumentSaveResultParams, len(results))
+	for i, r := range results {
+		params[i] = r.params()
+	}
+	fenced = make([]error, len(results))
+	q.q.DocumentSaveResult(ctx, params).QueryRow(func(i int, _ int64, e error) {
+		switch {
+		case errors.Is(e, pgx.ErrNoRows):
+			fenced[i] = ErrFenced
+		case e != nil:
+			err = cmp.Or(err, pg.Interpret(e, "save result of document %d", results[i].ID))
+		}
+	})
+	return fenced, err
+}
+
+// Attempt is one provider call made for a document.
+type Attempt struct {
+	DocumentID int64
+	Operation  string // lookup, status or emit
+	Outcome    string
+	Error      *string
+	LatencyMS  int32
+	At         time.Time // set by the database; ignored by InsertAttempts
+}
+
+// InsertAttempts records attempts with one COPY.
+func (q queries) InsertAttempts(ctx context.Context, attempts []Attempt) error {
+	rows := make([]dbsqlc.AttemptInsertParams, len(attempts))
+	for i, a := range attempts {
+		rows[i] = dbsqlc.AttemptInsertParams{DocumentID: a.DocumentID, Operation: a.Operation, Outcome: a.Outcome,
+			Error: a.Error, LatencyMs: a.LatencyMS}
+	}
+	if _, err := q.q.AttemptInsert(ctx, rows); err != nil {
+		return pg.Interpret(err, "record %d emission attempts", len(attempts))
+	}
+	return nil
+}
+
+// Attempts returns the provider calls recorded for document id, oldest
+// first.
+func (q queries) Attempts(ctx context.Context, id int64) ([]Attempt, error) {
+	rows, err := q.q.AttemptListByDocument(ctx, id)
+	if err != nil {
+		return nil, pg.Interpret(err, "attempts of document %d", id)
+	}
+	out := make([]Attempt, len(rows))
+	for i, r := range rows {
+		out[i] = Attempt{DocumentID: r.DocumentID, Operation: r.Operation, Outcome: r.Outcome, Error: r.Error,
+			LatencyMS: r.LatencyMs, At: r.CreatedAt}
+	}
+	return out, nil
+}

@@ -1,0 +1,141 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/onceflow/onceflow/pkg/pg"
+	"github.com/onceflow/onceflow/provider/fiscal"
+	"github.com/onceflow/onceflow/services/invoicer/internal/store/dbsqlc"
+)
+
+// NewDocument is a document a billing event asks for, to record.
+type NewDocument struct {
+	SourceKind        string
+	SourceRef         string
+	Kind              fiscal.Kind
+	EventKey          string
+	Reference         string
+	CFEType           fiscal.CFEType
+	AmountMinor       int64
+	Currency          string
+	Buyer             []byte  // fiscal.Buyer as JSON
+	Lines             []byte  // []fiscal.Line as JSON
+	OriginalSourceRef *string // the payment a credit note corrects
+	Traceparent       string
+}
+
+func (d NewDocument) params() dbsqlc.DocumentRecordParams {
+	return dbsqlc.DocumentRecordParams{
+		SourceKind: d.SourceKind, SourceRef: d.SourceRef, Kind: string(d.Kind), EventKey: d.EventKey,
+		Reference: d.Reference, CfeType: int32(d.CFEType), AmountMinor: d.AmountMinor, Currency: d.Currency,
+		Buyer: d.Buyer, Lines: d.Lines, OriginalSourceRef: d.OriginalSourceRef, Traceparent: d.Traceparent,
+	}
+}
+
+// RecordDocuments inserts docs, one statement each, all sent in one round
+// trip. errs[i] is nil when docs[i] was recorded, ErrDuplicate when its
+// event had been recorded before (nothing is inserted), and otherwise the
+// statement's error, after which the transaction must not commit.
+func (q queries) RecordDocuments(ctx context.Context, docs []NewDocument) (errs []error) {
+	params := make([]dbsqlc.DocumentRecordParams, len(docs))
+	for i, d := range docs {
+		params[i] = d.params()
+	}
+	errs = make([]error, len(docs))
+	q.q.DocumentRecord(ctx, params).QueryRow(func(i int, _ int64, err error) {
+		switch {
+		case errors.Is(err, pgx.ErrNoRows):
+			errs[i] = ErrDuplicate
+		case err != nil:
+			errs[i] = pg.Interpret(err, "record %s", docs[i].EventKey)
+		}
+	})
+	return errs
+}
+
+// Adoption moves a document forward to the provider's status, with the
+// provider's fields where known (nil keeps the recorded value).
+type Adoption struct {
+	ID                   int64
+	FromStatus           fiscal.Status // applied only if the status is still this
+	Status               fiscal.Status
+	ProviderStatus       *string
+	ProviderSeries       *string
+	ProviderNumber       *int64
+	ProviderCAE          *string
+	ProviderSecurityCode *string
+	ProviderURL          *string
+	IssueDate            *time.Time
+}
+
+// AdoptStatus applies a (from a provider event or an operator) and voids
+// any lease; it reports false when the status was no longer a.FromStatus.
+func (q queries) AdoptStatus(ctx context.Context, a Adoption) (bool, error) {
+	n, err := q.q.DocumentAdoptStatus(ctx, dbsqlc.DocumentAdoptStatusParams{
+		ID: a.ID, FromStatus: string(a.FromStatus), Status: string(a.Status), ProviderStatus: a.ProviderStatus,
+		ProviderSeries: a.ProviderSeries, ProviderNumber: a.ProviderNumber, ProviderCae: a.ProviderCAE,
+		ProviderSecurityCode: a.ProviderSecurityCode, ProviderUrl: a.ProviderURL, IssueDate: a.IssueDate,
+	})
+	if err != nil {
+		return false, pg.Interpret(err, "adopt status of document %d", a.ID)
+	}
+	return n > 0, nil
+}
+
+// MakeDue asks the emission loop to look at document id now, if its status
+// is still from; it reports whether it was.
+func (q queries) MakeDue(ctx context.Context, id int64, from fiscal.Status) (bool, error) {
+	n, err := q.q.DocumentMakeDue(ctx, id, string(from))
+	if err != nil {
+		return false, pg.Interpret(err, "make document %d due", id)
+	}
+	return n > 0, nil
+}
+
+// Retry puts document id, parked in needs_attention, back in the emission
+// loop as never sent; it reports false when it was not in needs_attention.
+func (q queries) Retry(ctx context.Context, id int64) (bool, error) {
+	n, err := q.q.DocumentRetry(ctx, id)
+	if err != nil {
+		return false, pg.Interpret(err, "retry document %d", id)
+	}
+	return n > 0, nil
+}
+
+// Resolution is an operator's decision on a document.
+type Resolution struct {
+	DocumentID int64
+	Action     string // adopt, retry or void
+	Actor      string
+	Reason     string
+	FromStatus fiscal.Status
+	ToStatus   fiscal.Status
+	At         time.Time // set by the database; ignored by InsertResolution
+}
+
+// InsertResolution records r; a document that does not exist is an error of
+// kind Invalid.
+func (q queries) InsertResolution(ctx context.Context, r Resolution) error {
+	err := q.q.ResolutionInsert(ctx, dbsqlc.ResolutionInsertParams{DocumentID: r.DocumentID, Action: r.Action,
+		Actor: r.Actor, Reason: r.Reason, FromStatus: string(r.FromStatus), ToStatus: string(r.ToStatus)})
+	return pg.Interpret(err, "resolution of document %d", r.DocumentID)
+}
+
+// Resolutions returns the resolutions recorded for document id, oldest
+// first.
+func (q queries) Resolutions(ctx context.Context, id int64) ([]Resolution, error) {
+	rows, err := q.q.ResolutionListByDocument(ctx, id)
+	if err != nil {
+		return nil, pg.Interpret(err, "resolutions of document %d", id)
+	}
+	out := make([]Resolution, len(rows))
+	for i, r := range rows {
+		out[i] = Resolution{DocumentID: r.DocumentID, Action: r.Action, Actor: r.Actor, Reason: r.Reason,
+			FromStatus: fiscal.Status(r.FromStatus), ToStatus: fiscal.Status(r.ToStatus), At: r.CreatedAt}
+	}
+	return out, nil
+}
