@@ -4,30 +4,29 @@
 package admin
 
 import (
-	"errors"
 	"net/http"
 	"strconv"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/labstack/echo/v4"
 	"go.uber.org/zap"
 
+	"github.com/onceflow/onceflow/pkg/errkind"
 	"github.com/onceflow/onceflow/pkg/httpserver"
-	store "github.com/onceflow/onceflow/services/ingest/internal/store/dbsqlc"
+	"github.com/onceflow/onceflow/services/ingest/internal/store"
 )
 
 // API is the operator API.
 type API struct {
-	queries *store.Queries
-	log     *zap.Logger
-	token   string
-	wake    chan<- struct{}
+	store *store.Store
+	log   *zap.Logger
+	token string
+	wake  chan<- struct{}
 }
 
 // New returns the API; an empty token refuses every request.
-func New(q *store.Queries, log *zap.Logger, token string, wake chan<- struct{}) *API {
-	return &API{queries: q, log: log, token: token, wake: wake}
+func New(st *store.Store, log *zap.Logger, token string, wake chan<- struct{}) *API {
+	return &API{store: st, log: log, token: token, wake: wake}
 }
 
 // Register adds /admin/receipts routes to e.
@@ -48,20 +47,20 @@ type Status struct {
 
 func (a *API) status(c echo.Context) error {
 	ctx := c.Request().Context()
-	rows, err := a.queries.ReceiptCountsByStatus(ctx)
+	counts, err := a.store.ReceiptCounts(ctx)
 	if err != nil {
 		return err
 	}
 	st := Status{Receipts: map[string]int64{"pending": 0, "done": 0, "rejected": 0, "parked": 0}}
-	for _, r := range rows {
-		st.Receipts[r.Status] = r.Receipts
+	for status, n := range counts {
+		st.Receipts[status] = n
 	}
-	backlog, err := a.queries.ReceiptBacklog(ctx)
+	backlog, err := a.store.ReceiptBacklog(ctx)
 	if err != nil {
 		return err
 	}
-	if backlog.OldestUnix > 0 {
-		t := time.Unix(int64(backlog.OldestUnix), 0).UTC()
+	if !backlog.Oldest.IsZero() {
+		t := time.Unix(backlog.Oldest.Unix(), 0).UTC()
 		st.OldestPending = &t
 	}
 	return c.JSON(http.StatusOK, st)
@@ -73,7 +72,7 @@ type Parked struct {
 	Source     string    `json:"source"`
 	EventID    string    `json:"event_id"`
 	EventType  string    `json:"event_type"`
-	Attempts   int32     `json:"attempts"`
+	Attempts   int       `json:"attempts"`
 	LastError  string    `json:"last_error"`
 	ReceivedAt time.Time `json:"received_at"`
 }
@@ -85,19 +84,16 @@ func (a *API) listParked(c echo.Context) error {
 	}
 	limit, err := queryInt(c, "limit", 100)
 	if err != nil || limit < 1 || limit > 1000 {
-		return httpserver.NewHTTPError(http.StatusBadRequest, "invalid_limit", "limit: want 1 to 1000")
+		return errkind.Coded(errkind.Invalid, "invalid_limit", "limit: want 1 to 1000")
 	}
-	rows, err := a.queries.ReceiptListParked(c.Request().Context(), after, int32(limit))
+	parked, err := a.store.ParkedReceipts(c.Request().Context(), after, int(limit))
 	if err != nil {
 		return err
 	}
-	out := make([]Parked, len(rows))
-	for i, r := range rows {
+	out := make([]Parked, len(parked))
+	for i, r := range parked {
 		out[i] = Parked{ID: r.ID, Source: r.Source, EventID: r.EventID, EventType: r.EventType,
-			Attempts: r.Attempts, ReceivedAt: r.ReceivedAt}
-		if r.LastError != nil {
-			out[i].LastError = *r.LastError
-		}
+			Attempts: r.Attempts, LastError: r.LastError, ReceivedAt: r.ReceivedAt}
 	}
 	return c.JSON(http.StatusOK, map[string]any{"receipts": out})
 }
@@ -105,11 +101,11 @@ func (a *API) listParked(c echo.Context) error {
 func (a *API) retry(c echo.Context) error {
 	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
 	if err != nil {
-		return httpserver.NewHTTPError(http.StatusBadRequest, "invalid_id", "id: want a receipt number")
+		return errkind.Coded(errkind.Invalid, "invalid_id", "id: want a receipt number")
 	}
-	row, err := a.queries.ReceiptRetry(c.Request().Context(), id)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return httpserver.NewHTTPError(http.StatusNotFound, "not_retryable", "no parked or rejected receipt with this id")
+	row, err := a.store.RetryReceipt(c.Request().Context(), id)
+	if errkind.Is(err, errkind.NotFound) {
+		return errkind.Coded(errkind.NotFound, "not_retryable", "no parked or rejected receipt with this id")
 	}
 	if err != nil {
 		return err
@@ -129,7 +125,7 @@ func queryInt(c echo.Context, name string, def int64) (int64, error) {
 	}
 	n, err := strconv.ParseInt(s, 10, 64)
 	if err != nil || n < 0 {
-		return 0, httpserver.NewHTTPError(http.StatusBadRequest, "invalid_"+name, name+": want a non-negative integer")
+		return 0, errkind.Coded(errkind.Invalid, "invalid_"+name, "%s: want a non-negative integer", name)
 	}
 	return n, nil
 }

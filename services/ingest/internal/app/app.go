@@ -7,7 +7,6 @@ import (
 	"context"
 	"os"
 
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
@@ -28,7 +27,7 @@ import (
 	"github.com/onceflow/onceflow/services/ingest/internal/poller"
 	"github.com/onceflow/onceflow/services/ingest/internal/psp"
 	"github.com/onceflow/onceflow/services/ingest/internal/sources"
-	store "github.com/onceflow/onceflow/services/ingest/internal/store/dbsqlc"
+	"github.com/onceflow/onceflow/services/ingest/internal/store"
 	"github.com/onceflow/onceflow/services/ingest/internal/webhook"
 )
 
@@ -76,8 +75,8 @@ func Serve(ctx context.Context, loaded config.Loaded[Config], listening chan<- s
 	defer pool.Close()
 
 	reg := httpserver.NewRegistry()
-	queries := store.New(pool)
-	reg.MustRegister(housekeeping.NewBacklog(queries))
+	st := store.New(pool)
+	reg.MustRegister(housekeeping.NewBacklog(st))
 	srv := httpserver.New(log, cfg.HTTPAddr, reg, httpserver.Check{Name: "postgres", Check: pool.Ping})
 	srv.SetStallAfter(cfg.StallTimeout)
 	srv.Profiling(cfg.AdminToken)
@@ -87,20 +86,20 @@ func Serve(ctx context.Context, loaded config.Loaded[Config], listening chan<- s
 		}
 	}
 	wake := make(chan struct{}, 1)
-	webhook.NewHandler(srcs, queries, log.Named("webhook"), reg, wake).Register(srv.Echo())
-	httpapi.New(queries, cfg.APIToken).Register(srv.Echo())
-	admin.New(queries, log.Named("admin"), cfg.AdminToken, wake).Register(srv.Echo())
+	webhook.NewHandler(srcs, st, log.Named("webhook"), reg, wake).Register(srv.Echo())
+	httpapi.New(st, cfg.APIToken).Register(srv.Echo())
+	admin.New(st, log.Named("admin"), cfg.AdminToken, wake).Register(srv.Echo())
 
-	waker := outbox.NewWaker(pool, apply.Outbox, outbox.WakeEvery)
-	loops := append(workers(cfg, pool, log, reg, wake, waker.Wake), waker.Run)
+	waker := outbox.NewWaker(pool, store.Outbox, outbox.WakeEvery)
+	loops := append(workers(cfg, st, log, reg, wake, waker.Wake), waker.Run)
 	if scope != "" {
 		client := pspClient(cfg)
-		loops = append(loops, poller.New(queries, client, log.Named("poller"), reg, poller.Config{
+		loops = append(loops, poller.New(st, client, log.Named("poller"), reg, poller.Config{
 			After: cfg.PollAfter, Every: cfg.PollEvery, GiveUp: cfg.PollGiveUp, Interval: cfg.PollInterval,
 			Batch: cfg.PollBatch, Scope: scope,
 		}, wake).Run)
 	}
-	loops = append(loops, housekeeping.NewPruner(queries, log.Named("prune"), reg, housekeeping.Config{
+	loops = append(loops, housekeeping.NewPruner(st, log.Named("prune"), reg, housekeeping.Config{
 		ReceiptRetention: cfg.ReceiptRetention, IdempotencyRetention: cfg.IdempotencyRetention,
 		Interval: cfg.PruneInterval, Batch: cfg.PruneBatch,
 	}).Run)
@@ -119,8 +118,8 @@ func pspClient(cfg Config) *psp.Client {
 }
 
 // workers returns cfg.Workers apply loops sharing one worker.
-func workers(cfg Config, pool *pgxpool.Pool, log *zap.Logger, reg prometheus.Registerer, wake chan struct{}, wakeRelay func()) []httpserver.Loop {
-	worker := apply.NewWorker(pool, pspClient(cfg), log.Named("apply"), reg, apply.Config{
+func workers(cfg Config, st *store.Store, log *zap.Logger, reg prometheus.Registerer, wake chan struct{}, wakeRelay func()) []httpserver.Loop {
+	worker := apply.NewWorker(st, pspClient(cfg), log.Named("apply"), reg, apply.Config{
 		Batch: cfg.ApplyBatch, Lease: cfg.ApplyLease, Poll: cfg.ApplyPoll, MaxAttempts: cfg.ApplyMaxAttempts,
 		Backoff: backoff.Policy{Base: cfg.ApplyBackoffBase, Cap: cfg.ApplyBackoffCap}, WakeRelay: wakeRelay,
 	}, wake)

@@ -9,7 +9,7 @@ import (
 	eventsv1 "github.com/onceflow/onceflow/pkg/eventspb/onceflow/events/v1"
 	"github.com/onceflow/onceflow/pkg/outbox"
 	"github.com/onceflow/onceflow/services/ingest/internal/psp"
-	store "github.com/onceflow/onceflow/services/ingest/internal/store/dbsqlc"
+	"github.com/onceflow/onceflow/services/ingest/internal/store"
 )
 
 // OrderLine is one line of an order as stored in orders.lines.
@@ -20,7 +20,7 @@ type OrderLine struct {
 	AmountMinor int64  `json:"amount_minor"`
 }
 
-func buyer(c store.IngestCustomer) *eventsv1.Buyer {
+func buyer(c store.Customer) *eventsv1.Buyer {
 	return &eventsv1.Buyer{
 		DocType: c.DocType, DocCountry: c.DocCountry, DocNumber: c.DocNumber, LegalName: c.LegalName,
 		Address: c.Address, City: c.City, Department: c.Department, Country: c.Country, Email: c.Email,
@@ -29,7 +29,7 @@ func buyer(c store.IngestCustomer) *eventsv1.Buyer {
 
 // invoiceEvent asks for the invoice of a paid payment, with a snapshot of
 // the buyer's fiscal data and the order's lines.
-func invoiceEvent(p psp.Payment, o store.IngestOrder, c store.IngestCustomer) (outbox.Message, error) {
+func invoiceEvent(p psp.Payment, o store.Order, c store.Customer) (outbox.Message, error) {
 	var lines []OrderLine
 	if err := json.Unmarshal(o.Lines, &lines); err != nil {
 		return outbox.Message{}, fmt.Errorf("order %s lines: %w", o.MerchantOrderID, err)
@@ -50,7 +50,7 @@ func invoiceEvent(p psp.Payment, o store.IngestOrder, c store.IngestCustomer) (o
 
 // creditNoteEvent asks for the credit note of a successful refund. Each
 // refund, partial or full, gets its own credit note.
-func creditNoteEvent(r psp.Refund, o store.IngestOrder, c store.IngestCustomer) (outbox.Message, error) {
+func creditNoteEvent(r psp.Refund, o store.Order, c store.Customer) (outbox.Message, error) {
 	ev := &eventsv1.BillingEvent{
 		EventKey: "refund:" + r.ID + ":succeeded", Kind: eventsv1.DocumentKind_DOCUMENT_KIND_CREDIT_NOTE,
 		SourceKind: "refund", SourceRef: r.ID, PaymentRef: r.PaymentID, MerchantOrderId: o.MerchantOrderID,

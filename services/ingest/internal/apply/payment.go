@@ -7,7 +7,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/onceflow/onceflow/services/ingest/internal/psp"
-	store "github.com/onceflow/onceflow/services/ingest/internal/store/dbsqlc"
+	"github.com/onceflow/onceflow/services/ingest/internal/store"
 )
 
 // preparePayment re-fetches payment id and checks it against its order; its
@@ -19,27 +19,27 @@ func (w *Worker) preparePayment(ctx context.Context, id string) (write, error) {
 	}
 	w.log.Debug("payment fetched", zap.String("id", p.ID), zap.String("status", p.Status),
 		zap.String("status_code", p.StatusCode), zap.Time("psp_created", p.Created))
-	oc, err := w.queries.OrderWithCustomerByMerchantID(ctx, p.OrderID)
+	o, c, err := w.store.OrderWithCustomerByMerchantID(ctx, p.OrderID)
 	if err != nil {
 		return nil, fmt.Errorf("order of payment %s, not recorded yet: %w", p.ID, err)
 	}
-	if p.AmountMinor != oc.IngestOrder.AmountMinor || p.Currency != oc.IngestOrder.Currency {
-		return nil, errRejected{reason: fmt.Sprintf("payment %s does not match order %s: amount or currency differs", p.ID, oc.IngestOrder.MerchantOrderID)}
+	if p.AmountMinor != o.AmountMinor || p.Currency != o.Currency {
+		return nil, errRejected{reason: fmt.Sprintf("payment %s does not match order %s: amount or currency differs", p.ID, o.MerchantOrderID)}
 	}
-	return func(_ *store.Queries, r *records) error {
-		return recordPayment(ctx, r, p, oc.IngestOrder, oc.IngestCustomer)
+	return func(_ *store.Tx, r *records) error {
+		return recordPayment(ctx, r, p, o, c)
 	}, nil
 }
 
 // recordPayment moves the payment's state forward, links the order the
 // first time and, for a paid payment, adds the invoice event.
-func recordPayment(ctx context.Context, r *records, p psp.Payment, o store.IngestOrder, c store.IngestCustomer) error {
-	r.payments = append(r.payments, store.PaymentApplyParams{
+func recordPayment(ctx context.Context, r *records, p psp.Payment, o store.Order, c store.Customer) error {
+	r.payments = append(r.payments, store.Payment{
 		ID: p.ID, OrderID: o.ID, Status: p.Status, StatusRank: paymentRank[p.Status],
 		AmountMinor: p.AmountMinor, Currency: p.Currency,
 	})
-	if o.PspPaymentID == nil {
-		r.links = append(r.links, store.OrderSetPSPPaymentParams{PspPaymentID: &p.ID, ID: o.ID})
+	if o.PSPPaymentID == nil {
+		r.links = append(r.links, store.OrderLink{OrderID: o.ID, PSPPaymentID: p.ID})
 	}
 	if p.Status != StatusPaid {
 		return nil

@@ -7,7 +7,7 @@ import (
 
 	eventsv1 "github.com/onceflow/onceflow/pkg/eventspb/onceflow/events/v1"
 	"github.com/onceflow/onceflow/pkg/outbox"
-	store "github.com/onceflow/onceflow/services/ingest/internal/store/dbsqlc"
+	"github.com/onceflow/onceflow/services/ingest/internal/store"
 	"github.com/onceflow/onceflow/services/ingest/internal/webhook"
 )
 
@@ -15,7 +15,7 @@ import (
 // document to the invoicer through the outbox. Nothing is re-fetched: the
 // invoicer adopts the state forward-only and still polls the provider
 // itself.
-func prepareProviderEvent(ctx context.Context, r store.ReceiptClaimDueRow) (write, error) {
+func prepareProviderEvent(ctx context.Context, r store.Receipt) (write, error) {
 	pe, err := webhook.ParseProviderEvent(r.Body)
 	if err != nil {
 		return nil, errRejected{reason: err.Error()}
@@ -33,7 +33,7 @@ func prepareProviderEvent(ctx context.Context, r store.ReceiptClaimDueRow) (writ
 		return nil, err
 	}
 	msg := outbox.Message{EventKey: "provider:" + r.Scope + ":" + r.EventID, EventType: eventsv1.TypeProviderDocumentUpdated, Payload: body}
-	return func(_ *store.Queries, r *records) error {
+	return func(_ *store.Tx, r *records) error {
 		r.event(ctx, msg)
 		return nil
 	}, nil

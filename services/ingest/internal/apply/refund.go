@@ -7,7 +7,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/onceflow/onceflow/services/ingest/internal/psp"
-	store "github.com/onceflow/onceflow/services/ingest/internal/store/dbsqlc"
+	"github.com/onceflow/onceflow/services/ingest/internal/store"
 )
 
 // prepareRefund re-fetches refund id and checks its payment is recorded as
@@ -20,7 +20,7 @@ func (w *Worker) prepareRefund(ctx context.Context, id string) (write, error) {
 	}
 	w.log.Debug("refund fetched", zap.String("id", r.ID), zap.String("status", r.Status),
 		zap.String("status_code", r.StatusCode), zap.Time("psp_created", r.Created))
-	payment, err := w.queries.PaymentGet(ctx, r.PaymentID)
+	payment, err := w.store.Payment(ctx, r.PaymentID)
 	if err != nil {
 		return nil, fmt.Errorf("payment of refund %s, not recorded yet: %w", r.ID, err)
 	}
@@ -30,12 +30,12 @@ func (w *Worker) prepareRefund(ctx context.Context, id string) (write, error) {
 	if r.Currency != payment.Currency {
 		return nil, errRejected{reason: fmt.Sprintf("refund %s currency differs from payment %s", r.ID, payment.ID)}
 	}
-	oc, err := w.queries.OrderWithCustomer(ctx, payment.OrderID)
+	o, c, err := w.store.OrderWithCustomer(ctx, payment.OrderID)
 	if err != nil {
 		return nil, fmt.Errorf("order of payment %s: %w", payment.ID, err)
 	}
-	return func(q *store.Queries, rec *records) error {
-		return recordRefund(ctx, q, rec, r, oc.IngestOrder, oc.IngestCustomer)
+	return func(tx *store.Tx, rec *records) error {
+		return recordRefund(ctx, tx, rec, r, o, c)
 	}, nil
 }
 
@@ -45,18 +45,18 @@ func (w *Worker) prepareRefund(ctx context.Context, id string) (write, error) {
 // refunds applied at once cannot together exceed it; the check and the
 // refund's own row are written at once, so a later refund of the same
 // batch sees them.
-func recordRefund(ctx context.Context, q *store.Queries, rec *records, r psp.Refund, o store.IngestOrder, c store.IngestCustomer) error {
+func recordRefund(ctx context.Context, tx *store.Tx, rec *records, r psp.Refund, o store.Order, c store.Customer) error {
 	if r.Status == StatusSuccess {
-		if err := checkRefundable(ctx, q, r); err != nil {
+		if err := checkRefundable(ctx, tx, r); err != nil {
 			return err
 		}
 	}
-	err := q.RefundApply(ctx, store.RefundApplyParams{
+	err := tx.ApplyRefund(ctx, store.Refund{
 		ID: r.ID, PaymentID: r.PaymentID, Status: r.Status, StatusRank: refundRank[r.Status],
 		AmountMinor: r.AmountMinor, Currency: r.Currency,
 	})
 	if err != nil {
-		return fmt.Errorf("apply refund %s: %w", r.ID, err)
+		return err
 	}
 	if r.Status != StatusSuccess {
 		return nil
@@ -71,14 +71,14 @@ func recordRefund(ctx context.Context, q *store.Queries, rec *records, r psp.Ref
 
 // checkRefundable locks r's payment and refuses r when it and the
 // payment's other successful refunds would exceed it.
-func checkRefundable(ctx context.Context, q *store.Queries, r psp.Refund) error {
-	paid, err := q.PaymentLock(ctx, r.PaymentID)
+func checkRefundable(ctx context.Context, tx *store.Tx, r psp.Refund) error {
+	paid, err := tx.LockPayment(ctx, r.PaymentID)
 	if err != nil {
-		return fmt.Errorf("lock payment %s: %w", r.PaymentID, err)
+		return err
 	}
-	refunded, err := q.RefundSumOthersSucceeded(ctx, r.PaymentID, r.ID)
+	refunded, err := tx.RefundedExcept(ctx, r.PaymentID, r.ID)
 	if err != nil {
-		return fmt.Errorf("refunded so far on %s: %w", r.PaymentID, err)
+		return err
 	}
 	if refunded+r.AmountMinor > paid {
 		return errRejected{reason: fmt.Sprintf("refund %s would exceed payment %s", r.ID, r.PaymentID)}

@@ -3,12 +3,9 @@ package apply
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
@@ -17,15 +14,11 @@ import (
 
 	"github.com/onceflow/onceflow/pkg/backoff"
 	"github.com/onceflow/onceflow/pkg/httpserver"
-	"github.com/onceflow/onceflow/pkg/outbox"
 	"github.com/onceflow/onceflow/pkg/tracing"
 	"github.com/onceflow/onceflow/services/ingest/internal/psp"
-	store "github.com/onceflow/onceflow/services/ingest/internal/store/dbsqlc"
+	"github.com/onceflow/onceflow/services/ingest/internal/store"
 	"github.com/onceflow/onceflow/services/ingest/internal/webhook"
 )
-
-// Outbox is where ingest's events go.
-var Outbox = outbox.Table{Schema: "ingest", Name: "outbox"}
 
 // PSP is the authoritative source of payments and refunds.
 type PSP interface {
@@ -47,8 +40,7 @@ type Config struct {
 
 // Worker applies pending receipts.
 type Worker struct {
-	pool    *pgxpool.Pool
-	queries *store.Queries
+	store   *store.Store
 	psp     PSP
 	log     *zap.Logger
 	cfg     Config
@@ -58,8 +50,8 @@ type Worker struct {
 }
 
 // NewWorker returns a worker; wake nudges it when a receipt arrives.
-func NewWorker(pool *pgxpool.Pool, p PSP, log *zap.Logger, reg prometheus.Registerer, cfg Config, wake <-chan struct{}) *Worker {
-	w := &Worker{pool: pool, queries: store.New(pool), psp: p, log: log, cfg: cfg, wake: wake,
+func NewWorker(st *store.Store, p PSP, log *zap.Logger, reg prometheus.Registerer, cfg Config, wake <-chan struct{}) *Worker {
+	w := &Worker{store: st, psp: p, log: log, cfg: cfg, wake: wake,
 		applied: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "onceflow_ingest_apply_total", Help: "Receipt apply attempts by outcome (done, rejected, retry, parked, lost: another worker took the receipt over).",
 		}, []string{"outcome"}),
@@ -99,9 +91,9 @@ func (w *Worker) Run(ctx context.Context) error {
 // its lease waiting for the rest of the batch.
 func (w *Worker) Round(ctx context.Context) (int, error) {
 	token, claimed := uuid.New(), time.Now()
-	rows, err := w.queries.ReceiptClaimDue(ctx, &token, w.cfg.Lease.Seconds(), int32(w.cfg.Batch))
+	rows, err := w.store.ClaimReceipts(ctx, token, w.cfg.Lease, w.cfg.Batch)
 	if err != nil {
-		return 0, fmt.Errorf("claim receipts: %w", err)
+		return 0, err
 	}
 	// A receipt in hand is finished even when shutdown begins (the PSP
 	// client's timeout bounds its fetch); those not yet started are left,
@@ -135,15 +127,15 @@ func (w *Worker) complete(ctx context.Context, batch []*staged, token uuid.UUID)
 	}
 }
 
-// write records a prepared receipt's effects: at once with q, a
-// transaction's queries, what must be read or checked under a lock first,
-// and the rest into r, sent for the whole batch together.
-type write func(q *store.Queries, r *records) error
+// write records a prepared receipt's effects: at once in tx what must be
+// read or checked under a lock first, and the rest into r, sent for the
+// whole batch together.
+type write func(tx *store.Tx, r *records) error
 
 // staged is one claimed receipt on its way: its span, when work on it
 // started, and its write or the error that stopped it.
 type staged struct {
-	r     store.ReceiptClaimDueRow
+	r     store.Receipt
 	span  trace.Span
 	start time.Time
 	write write
@@ -152,7 +144,7 @@ type staged struct {
 
 // stage prepares r in a span continuing the trace of its delivery; the
 // write carries that span's context, so the outbox row continues it too.
-func (w *Worker) stage(ctx context.Context, r store.ReceiptClaimDueRow) *staged {
+func (w *Worker) stage(ctx context.Context, r store.Receipt) *staged {
 	ctx, span := tracing.Tracer().Start(tracing.WithTraceparent(ctx, r.Traceparent), "receipt.apply",
 		trace.WithAttributes(attribute.String("onceflow.event_id", r.EventID), attribute.String("onceflow.event_type", r.EventType)))
 	s := &staged{r: r, span: span, start: time.Now()}
@@ -163,7 +155,7 @@ func (w *Worker) stage(ctx context.Context, r store.ReceiptClaimDueRow) *staged 
 // prepare fetches and checks what r's source kind needs: PSP events are
 // re-fetched, provider events forwarded to the invoicer, and generic events
 // only kept.
-func (w *Worker) prepare(ctx context.Context, r store.ReceiptClaimDueRow) (write, error) {
+func (w *Worker) prepare(ctx context.Context, r store.Receipt) (write, error) {
 	switch {
 	case webhook.Kind(r.Kind) == webhook.KindPSP && r.EventType == "payment":
 		return w.preparePayment(ctx, r.EventID)
@@ -172,7 +164,7 @@ func (w *Worker) prepare(ctx context.Context, r store.ReceiptClaimDueRow) (write
 	case webhook.Kind(r.Kind) == webhook.KindFiscalProvider:
 		return prepareProviderEvent(ctx, r)
 	case webhook.Kind(r.Kind) == webhook.KindGeneric:
-		return func(*store.Queries, *records) error { return nil }, nil
+		return func(*store.Tx, *records) error { return nil }, nil
 	}
 	return nil, errRejected{reason: "unknown event type " + r.EventType}
 }
@@ -207,15 +199,11 @@ func (w *Worker) settle(ctx context.Context, s *staged, token uuid.UUID) {
 	w.latency.Observe(time.Since(s.start).Seconds())
 }
 
-func (w *Worker) retryLater(ctx context.Context, log *zap.Logger, r store.ReceiptClaimDueRow, token uuid.UUID, cause error) string {
-	attempt := int(r.Attempts) + 1
+func (w *Worker) retryLater(ctx context.Context, log *zap.Logger, r store.Receipt, token uuid.UUID, cause error) string {
+	attempt := r.Attempts + 1
 	park := attempt >= w.cfg.MaxAttempts
-	msg := cause.Error()
-	_, err := w.queries.ReceiptRetryLater(ctx, store.ReceiptRetryLaterParams{
-		ID: r.ID, LeaseToken: &token, LastError: &msg, Park: park,
-		NextAttemptAt: time.Now().Add(w.cfg.Backoff.Delay(attempt)),
-	})
-	if err != nil {
+	next := time.Now().Add(w.cfg.Backoff.Delay(attempt))
+	if err := w.store.RetryReceiptLater(ctx, r.ID, token, cause.Error(), next, park); err != nil {
 		log.Error("record receipt failure", zap.Error(err))
 	}
 	if park {
@@ -227,7 +215,7 @@ func (w *Worker) retryLater(ctx context.Context, log *zap.Logger, r store.Receip
 }
 
 func (w *Worker) finish(ctx context.Context, id int64, token uuid.UUID, status string, reason *string) {
-	if _, err := w.queries.ReceiptFinish(ctx, store.ReceiptFinishParams{ID: id, LeaseToken: &token, Status: status, LastError: reason}); err != nil {
+	if err := w.store.FinishReceipt(ctx, id, token, status, reason); err != nil {
 		w.log.Error("finish receipt", zap.Int64("receipt", id), zap.Error(err))
 	}
 }
@@ -256,19 +244,18 @@ func (w *Worker) record(ctx context.Context, batch []*staged, token uuid.UUID) {
 // inserted an event.
 func (w *Worker) commit(ctx context.Context, batch []*staged, token uuid.UUID) error {
 	var events int64
-	err := pgx.BeginFunc(ctx, w.pool, func(tx pgx.Tx) error {
-		q := w.queries.WithTx(tx)
+	err := w.store.InTx(ctx, func(tx *store.Tx) error {
 		var r records
 		for _, s := range batch {
-			if err := s.write(q, &r); err != nil {
+			if err := s.write(tx, &r); err != nil {
 				return err
 			}
 		}
 		var err error
-		if events, err = r.write(ctx, q, tx); err != nil {
+		if events, err = r.write(ctx, tx); err != nil {
 			return err
 		}
-		return finishDone(ctx, q, batch, token)
+		return finishDone(ctx, tx, batch, token)
 	})
 	if err == nil && events > 0 && w.cfg.WakeRelay != nil {
 		w.cfg.WakeRelay()

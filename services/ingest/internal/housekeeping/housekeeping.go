@@ -11,7 +11,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/onceflow/onceflow/pkg/httpserver"
-	store "github.com/onceflow/onceflow/services/ingest/internal/store/dbsqlc"
+	"github.com/onceflow/onceflow/services/ingest/internal/store"
 )
 
 // Config tunes the pruner.
@@ -24,15 +24,15 @@ type Config struct {
 
 // Pruner deletes what has outlived its retention.
 type Pruner struct {
-	queries *store.Queries
-	log     *zap.Logger
-	cfg     Config
-	pruned  *prometheus.CounterVec
+	store  *store.Store
+	log    *zap.Logger
+	cfg    Config
+	pruned *prometheus.CounterVec
 }
 
 // NewPruner returns a pruner.
-func NewPruner(q *store.Queries, log *zap.Logger, reg prometheus.Registerer, cfg Config) *Pruner {
-	p := &Pruner{queries: q, log: log, cfg: cfg, pruned: prometheus.NewCounterVec(prometheus.CounterOpts{
+func NewPruner(st *store.Store, log *zap.Logger, reg prometheus.Registerer, cfg Config) *Pruner {
+	p := &Pruner{store: st, log: log, cfg: cfg, pruned: prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "onceflow_ingest_pruned_total", Help: "Rows deleted by retention, by table.",
 	}, []string{"table"})}
 	reg.MustRegister(p.pruned)
@@ -59,14 +59,13 @@ func (p *Pruner) Run(ctx context.Context) error {
 // Prune deletes, batch by batch in short transactions, finished receipts
 // and idempotency keys older than their retention at now.
 func (p *Pruner) Prune(ctx context.Context, now time.Time) error {
-	batch := int32(p.cfg.Batch)
 	if err := p.drain(ctx, "webhook_receipts", func() (int64, error) {
-		return p.queries.ReceiptPrune(ctx, now.Add(-p.cfg.ReceiptRetention), batch)
+		return p.store.PruneReceipts(ctx, now.Add(-p.cfg.ReceiptRetention), p.cfg.Batch)
 	}); err != nil {
 		return err
 	}
 	return p.drain(ctx, "idempotency_keys", func() (int64, error) {
-		return p.queries.IdempotencyPrune(ctx, now.Add(-p.cfg.IdempotencyRetention), batch)
+		return p.store.PruneIdempotencyKeys(ctx, now.Add(-p.cfg.IdempotencyRetention), p.cfg.Batch)
 	})
 }
 
@@ -87,14 +86,14 @@ func (p *Pruner) drain(ctx context.Context, table string, deleteBatch func() (in
 // Backlog exports, at each scrape, the number of pending receipts and the
 // arrival time of the oldest.
 type Backlog struct {
-	queries *store.Queries
+	store   *store.Store
 	pending *prometheus.Desc
 	oldest  *prometheus.Desc
 }
 
 // NewBacklog returns the collector; register it on the service's registry.
-func NewBacklog(q *store.Queries) *Backlog {
-	return &Backlog{queries: q,
+func NewBacklog(st *store.Store) *Backlog {
+	return &Backlog{store: st,
 		pending: prometheus.NewDesc("onceflow_ingest_receipts_pending", "Receipts waiting to be applied.", nil, nil),
 		oldest:  prometheus.NewDesc("onceflow_ingest_receipts_oldest_pending_timestamp_seconds", "Arrival time of the oldest pending receipt (0 when none).", nil, nil),
 	}
@@ -110,11 +109,19 @@ func (b *Backlog) Describe(ch chan<- *prometheus.Desc) {
 func (b *Backlog) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	row, err := b.queries.ReceiptBacklog(ctx)
+	backlog, err := b.store.ReceiptBacklog(ctx)
 	if err != nil {
 		ch <- prometheus.NewInvalidMetric(b.pending, err)
 		return
 	}
-	ch <- prometheus.MustNewConstMetric(b.pending, prometheus.GaugeValue, float64(row.Pending))
-	ch <- prometheus.MustNewConstMetric(b.oldest, prometheus.GaugeValue, row.OldestUnix)
+	ch <- prometheus.MustNewConstMetric(b.pending, prometheus.GaugeValue, float64(backlog.Pending))
+	ch <- prometheus.MustNewConstMetric(b.oldest, prometheus.GaugeValue, unixSeconds(backlog.Oldest))
+}
+
+// unixSeconds is t in seconds since the epoch, 0 for the zero time.
+func unixSeconds(t time.Time) float64 {
+	if t.IsZero() {
+		return 0
+	}
+	return float64(t.UnixNano()) / 1e9
 }

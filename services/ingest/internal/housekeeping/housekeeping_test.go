@@ -13,7 +13,7 @@ import (
 	"github.com/onceflow/onceflow/db"
 	"github.com/onceflow/onceflow/pkg/pgtest"
 	"github.com/onceflow/onceflow/services/ingest/internal/housekeeping"
-	store "github.com/onceflow/onceflow/services/ingest/internal/store/dbsqlc"
+	"github.com/onceflow/onceflow/services/ingest/internal/store"
 )
 
 func pool(t *testing.T) *pgxpool.Pool {

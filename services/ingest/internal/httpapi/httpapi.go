@@ -4,29 +4,27 @@ package httpapi
 
 import (
 	"encoding/json"
-	"errors"
 	"net/http"
 	"strings"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 	"github.com/labstack/echo/v4"
 
+	"github.com/onceflow/onceflow/pkg/errkind"
 	"github.com/onceflow/onceflow/pkg/httpserver"
-	"github.com/onceflow/onceflow/pkg/pg"
 	"github.com/onceflow/onceflow/services/ingest/internal/apply"
-	store "github.com/onceflow/onceflow/services/ingest/internal/store/dbsqlc"
+	"github.com/onceflow/onceflow/services/ingest/internal/store"
 )
 
 // API serves /v1/customers, /v1/orders and /v1/refunds behind a bearer
 // token.
 type API struct {
-	queries *store.Queries
-	token   string
+	store *store.Store
+	token string
 }
 
 // New returns the API; an empty token refuses every request.
-func New(q *store.Queries, token string) *API { return &API{queries: q, token: token} }
+func New(st *store.Store, token string) *API { return &API{store: st, token: token} }
 
 // Register adds the routes to e.
 func (a *API) Register(e *echo.Echo) {
@@ -62,7 +60,7 @@ func bind(c echo.Context, v any) error {
 	dec := json.NewDecoder(http.MaxBytesReader(c.Response(), c.Request().Body, maxBody))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		return httpserver.NewHTTPError(http.StatusBadRequest, "malformed_json", "body is not the expected JSON object: "+err.Error())
+		return errkind.Coded(errkind.Invalid, "malformed_json", "body is not the expected JSON object: %s", err)
 	}
 	return nil
 }
@@ -70,21 +68,28 @@ func bind(c echo.Context, v any) error {
 func parseID(c echo.Context) (uuid.UUID, error) {
 	id, err := uuid.Parse(c.Param("id"))
 	if err != nil {
-		return uuid.Nil, httpserver.NewHTTPError(http.StatusNotFound, "not_found", "no such id")
+		return uuid.Nil, errNoSuchID
 	}
 	return id, nil
 }
 
+// errNoSuchID answers 404 for an id that names nothing.
+var errNoSuchID = errkind.Coded(errkind.NotFound, "not_found", "no such id")
+
+// notFound answers errNoSuchID for an error of kind NotFound, and err
+// otherwise.
 func notFound(err error) error {
-	if errors.Is(err, pgx.ErrNoRows) {
-		return httpserver.NewHTTPError(http.StatusNotFound, "not_found", "no such id")
+	if errkind.Is(err, errkind.NotFound) {
+		return errNoSuchID
 	}
 	return err
 }
 
+// conflict answers 409 with message for an error of kind Conflict, and err
+// otherwise.
 func conflict(err error, message string) error {
-	if pg.IsUniqueViolation(err) {
-		return httpserver.NewHTTPError(http.StatusConflict, "conflict", message)
+	if errkind.Is(err, errkind.Conflict) {
+		return errkind.Coded(errkind.Conflict, "conflict", "%s", message)
 	}
 	return err
 }

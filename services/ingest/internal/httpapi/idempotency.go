@@ -3,16 +3,14 @@ package httpapi
 import (
 	"bytes"
 	"crypto/sha256"
-	"errors"
 	"io"
 	"net/http"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/labstack/echo/v4"
 
+	"github.com/onceflow/onceflow/pkg/errkind"
 	"github.com/onceflow/onceflow/pkg/httpserver"
-	store "github.com/onceflow/onceflow/services/ingest/internal/store/dbsqlc"
 )
 
 // staleClaim is how long an in-progress key stays locked; after it the
@@ -41,7 +39,7 @@ func (a *API) idempotent(next echo.HandlerFunc) echo.HandlerFunc {
 			return next(c)
 		}
 		if len(key) > 255 {
-			return httpserver.NewHTTPError(http.StatusBadRequest, "invalid_idempotency_key", "Idempotency-Key: want at most 255 characters")
+			return errkind.Coded(errkind.Invalid, "invalid_idempotency_key", "Idempotency-Key: want at most 255 characters")
 		}
 		body, err := io.ReadAll(http.MaxBytesReader(c.Response(), c.Request().Body, maxBody))
 		if err != nil {
@@ -51,11 +49,11 @@ func (a *API) idempotent(next echo.HandlerFunc) echo.HandlerFunc {
 		hash := sha256.Sum256(body)
 		route := c.Path()
 		ctx := c.Request().Context()
-		n, err := a.queries.IdempotencyBegin(ctx, store.IdempotencyBeginParams{Route: route, Key: key, RequestHash: hash[:], StaleBefore: time.Now().Add(-staleClaim)})
+		claimed, err := a.store.BeginIdempotent(ctx, route, key, hash[:], time.Now().Add(-staleClaim))
 		if err != nil {
 			return err
 		}
-		if n == 0 {
+		if !claimed {
 			return a.replay(c, route, key, hash[:])
 		}
 		return a.runOnce(c, next, route, key)
@@ -71,27 +69,25 @@ func (a *API) runOnce(c echo.Context, next echo.HandlerFunc, route, key string) 
 	ctx := c.Request().Context()
 	status := c.Response().Status
 	if status >= 500 {
-		return a.queries.IdempotencyForget(ctx, route, key)
+		return a.store.ForgetIdempotent(ctx, route, key)
 	}
-	return a.queries.IdempotencyFinish(ctx, store.IdempotencyFinishParams{Route: route, Key: key, ResponseStatus: ptr(int32(status)), ResponseBody: rec.body.Bytes()})
+	return a.store.FinishIdempotent(ctx, route, key, status, rec.body.Bytes())
 }
 
 func (a *API) replay(c echo.Context, route, key string, hash []byte) error {
-	k, err := a.queries.IdempotencyGet(c.Request().Context(), route, key)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return httpserver.NewHTTPError(http.StatusConflict, "idempotency_key_in_progress", "a request with this Idempotency-Key just failed; retry")
+	k, err := a.store.Idempotent(c.Request().Context(), route, key)
+	if errkind.Is(err, errkind.NotFound) {
+		return errkind.Coded(errkind.Conflict, "idempotency_key_in_progress", "a request with this Idempotency-Key just failed; retry")
 	}
 	if err != nil {
 		return err
 	}
 	switch {
 	case !bytes.Equal(k.RequestHash, hash):
-		return httpserver.NewHTTPError(http.StatusUnprocessableEntity, "idempotency_key_reused", "this Idempotency-Key was used with another request body")
-	case k.ResponseStatus == nil:
-		return httpserver.NewHTTPError(http.StatusConflict, "idempotency_key_in_progress", "a request with this Idempotency-Key is still in progress")
+		return errkind.Coded(errkind.Refused, "idempotency_key_reused", "this Idempotency-Key was used with another request body")
+	case k.ResponseStatus == 0:
+		return errkind.Coded(errkind.Conflict, "idempotency_key_in_progress", "a request with this Idempotency-Key is still in progress")
 	}
 	c.Response().Header().Set("Idempotent-Replayed", "true")
-	return c.Blob(int(*k.ResponseStatus), echo.MIMEApplicationJSON, k.ResponseBody)
+	return c.Blob(k.ResponseStatus, echo.MIMEApplicationJSON, k.ResponseBody)
 }
-
-func ptr[T any](v T) *T { return &v }

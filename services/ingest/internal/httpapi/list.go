@@ -11,8 +11,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
-	"github.com/onceflow/onceflow/pkg/httpserver"
-	store "github.com/onceflow/onceflow/services/ingest/internal/store/dbsqlc"
+	"github.com/onceflow/onceflow/pkg/errkind"
+	"github.com/onceflow/onceflow/services/ingest/internal/store"
 )
 
 // page is a keyset position: the creation time and id of the last item
@@ -20,7 +20,7 @@ import (
 type page struct {
 	afterCreated time.Time
 	afterID      uuid.UUID
-	limit        int32
+	limit        int
 }
 
 // readPage parses ?limit= (1–500, default 100) and ?cursor=.
@@ -29,9 +29,9 @@ func readPage(c echo.Context) (page, error) {
 	if s := c.QueryParam("limit"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 || n > 500 {
-			return page{}, httpserver.NewHTTPError(http.StatusBadRequest, "invalid_limit", "limit: want 1 to 500")
+			return page{}, errkind.Coded(errkind.Invalid, "invalid_limit", "limit: want 1 to 500")
 		}
-		p.limit = int32(n)
+		p.limit = n
 	}
 	if s := c.QueryParam("cursor"); s != "" {
 		raw, err := base64.RawURLEncoding.DecodeString(s)
@@ -39,7 +39,7 @@ func readPage(c echo.Context) (page, error) {
 		t, terr := time.Parse(time.RFC3339Nano, at)
 		u, uerr := uuid.Parse(id)
 		if err != nil || !ok || terr != nil || uerr != nil {
-			return page{}, httpserver.NewHTTPError(http.StatusBadRequest, "invalid_cursor", "cursor: want the next_cursor of a previous page")
+			return page{}, errkind.Coded(errkind.Invalid, "invalid_cursor", "cursor: want the next_cursor of a previous page")
 		}
 		p.afterCreated, p.afterID = t, u
 	}
@@ -56,7 +56,7 @@ func cursor(full bool, created time.Time, id uuid.UUID) string {
 }
 
 // listPage answers one keyset page of rows under key, rendered by out.
-func listPage[R, T any](c echo.Context, key string, fetch func(ctx context.Context, after time.Time, id uuid.UUID, limit int32) ([]R, error),
+func listPage[R, T any](c echo.Context, key string, fetch func(ctx context.Context, after time.Time, id uuid.UUID, limit int) ([]R, error),
 	out func(R) T, position func(R) (time.Time, uuid.UUID)) error {
 	p, err := readPage(c)
 	if err != nil {
@@ -71,17 +71,17 @@ func listPage[R, T any](c echo.Context, key string, fetch func(ctx context.Conte
 	for i, r := range rows {
 		items[i] = out(r)
 		created, id := position(r)
-		next = cursor(len(rows) == int(p.limit), created, id)
+		next = cursor(len(rows) == p.limit, created, id)
 	}
 	return c.JSON(http.StatusOK, map[string]any{key: items, "next_cursor": next})
 }
 
 func (a *API) listCustomers(c echo.Context) error {
-	return listPage(c, "customers", a.queries.CustomerList, customerOut,
-		func(r store.IngestCustomer) (time.Time, uuid.UUID) { return r.CreatedAt, r.ID })
+	return listPage(c, "customers", a.store.Customers, customerOut,
+		func(r store.Customer) (time.Time, uuid.UUID) { return r.CreatedAt, r.ID })
 }
 
 func (a *API) listOrders(c echo.Context) error {
-	return listPage(c, "orders", a.queries.OrderList, orderOut,
-		func(r store.IngestOrder) (time.Time, uuid.UUID) { return r.CreatedAt, r.ID })
+	return listPage(c, "orders", a.store.Orders, orderOut,
+		func(r store.Order) (time.Time, uuid.UUID) { return r.CreatedAt, r.ID })
 }

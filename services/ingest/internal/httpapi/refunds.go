@@ -28,12 +28,12 @@ func (a *API) watchRefund(c echo.Context) error {
 	if len(errs) > 0 {
 		return errs.answer(c)
 	}
-	n, err := a.queries.RefundWatch(c.Request().Context(), in.PSPRefundID, in.PSPPaymentID)
+	added, err := a.store.WatchRefund(c.Request().Context(), in.PSPRefundID, in.PSPPaymentID)
 	if err != nil {
 		return err
 	}
 	status := http.StatusCreated
-	if n == 0 {
+	if !added {
 		status = http.StatusOK // registered before: nothing changes
 	}
 	return c.JSON(status, in)

@@ -8,8 +8,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
-	"github.com/onceflow/onceflow/pkg/pg"
-	store "github.com/onceflow/onceflow/services/ingest/internal/store/dbsqlc"
+	"github.com/onceflow/onceflow/pkg/errkind"
+	"github.com/onceflow/onceflow/services/ingest/internal/store"
 )
 
 // Customer is a buyer's fiscal profile.
@@ -37,7 +37,7 @@ func (a *API) createCustomer(c echo.Context) error {
 	if errs := in.validate(); len(errs) > 0 {
 		return errs.answer(c)
 	}
-	row, err := a.queries.CustomerInsert(c.Request().Context(), store.CustomerInsertParams{
+	row, err := a.store.InsertCustomer(c.Request().Context(), store.Customer{
 		DocType: in.DocType, DocCountry: in.DocCountry, DocNumber: in.DocNumber, LegalName: in.LegalName,
 		Address: in.Address, City: in.City, Department: in.Department, Country: in.Country, Email: in.Email,
 	})
@@ -52,14 +52,14 @@ func (a *API) getCustomer(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	row, err := a.queries.CustomerGet(c.Request().Context(), id)
+	row, err := a.store.Customer(c.Request().Context(), id)
 	if err != nil {
 		return notFound(err)
 	}
 	return c.JSON(http.StatusOK, customerOut(row))
 }
 
-func customerOut(r store.IngestCustomer) Customer {
+func customerOut(r store.Customer) Customer {
 	return Customer{ID: r.ID, DocType: r.DocType, DocCountry: r.DocCountry, DocNumber: r.DocNumber, LegalName: r.LegalName,
 		Address: r.Address, City: r.City, Department: r.Department, Country: r.Country, Email: r.Email}
 }
@@ -89,11 +89,11 @@ func (a *API) createOrder(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	row, err := a.queries.OrderInsert(c.Request().Context(), store.OrderInsertParams{
+	row, err := a.store.InsertOrder(c.Request().Context(), store.Order{
 		MerchantOrderID: in.MerchantOrderID, CustomerID: in.CustomerID, AmountMinor: in.AmountMinor,
-		Currency: in.Currency, Lines: lines, PspPaymentID: in.PSPPaymentID,
+		Currency: in.Currency, Lines: lines, PSPPaymentID: in.PSPPaymentID,
 	})
-	if pg.IsForeignKeyViolation(err) {
+	if errkind.Is(err, errkind.Invalid) {
 		return fieldErrors{"customer_id": "no such customer"}.answer(c)
 	}
 	if err != nil {
@@ -107,16 +107,16 @@ func (a *API) getOrder(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	row, err := a.queries.OrderGet(c.Request().Context(), id)
+	row, err := a.store.Order(c.Request().Context(), id)
 	if err != nil {
 		return notFound(err)
 	}
 	return c.JSON(http.StatusOK, orderOut(row))
 }
 
-func orderOut(r store.IngestOrder) Order {
+func orderOut(r store.Order) Order {
 	o := Order{ID: r.ID, MerchantOrderID: r.MerchantOrderID, CustomerID: r.CustomerID, AmountMinor: r.AmountMinor,
-		Currency: r.Currency, PSPPaymentID: r.PspPaymentID, Lines: orderLines{}}
+		Currency: r.Currency, PSPPaymentID: r.PSPPaymentID, Lines: orderLines{}}
 	_ = json.Unmarshal(r.Lines, &o.Lines)
 	return o
 }

@@ -9,7 +9,6 @@ package poller
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -17,7 +16,7 @@ import (
 
 	"github.com/onceflow/onceflow/pkg/httpserver"
 	"github.com/onceflow/onceflow/services/ingest/internal/apply"
-	store "github.com/onceflow/onceflow/services/ingest/internal/store/dbsqlc"
+	"github.com/onceflow/onceflow/services/ingest/internal/store"
 	"github.com/onceflow/onceflow/services/ingest/internal/webhook"
 )
 
@@ -36,17 +35,17 @@ type Config struct {
 
 // Poller re-fetches unsettled payments.
 type Poller struct {
-	queries *store.Queries
-	psp     apply.PSP
-	log     *zap.Logger
-	cfg     Config
-	wake    chan<- struct{}
-	polls   *prometheus.CounterVec
+	store *store.Store
+	psp   apply.PSP
+	log   *zap.Logger
+	cfg   Config
+	wake  chan<- struct{}
+	polls *prometheus.CounterVec
 }
 
 // New returns a poller; wake nudges the apply worker after a new receipt.
-func New(q *store.Queries, p apply.PSP, log *zap.Logger, reg prometheus.Registerer, cfg Config, wake chan<- struct{}) *Poller {
-	pl := &Poller{queries: q, psp: p, log: log, cfg: cfg, wake: wake,
+func New(st *store.Store, p apply.PSP, log *zap.Logger, reg prometheus.Registerer, cfg Config, wake chan<- struct{}) *Poller {
+	pl := &Poller{store: st, psp: p, log: log, cfg: cfg, wake: wake,
 		polls: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "onceflow_ingest_polls_total", Help: "Status polls of unsettled payments by outcome (unchanged, new_status, error).",
 		}, []string{"outcome"})}
@@ -75,22 +74,21 @@ func (p *Poller) Run(ctx context.Context) error {
 // re-fetches each; it returns how many receipts it recorded.
 func (p *Poller) Round(ctx context.Context) (int, error) {
 	now := time.Now()
-	polledBefore := now.Add(-p.cfg.Every)
-	window := store.OrderClaimUnsettledParams{
+	window := store.PollWindow{
 		SettleBefore: now.Add(-p.cfg.After), GiveUpBefore: now.Add(-p.cfg.GiveUp),
-		PolledBefore: &polledBefore, MaxRows: int32(p.cfg.Batch),
+		PolledBefore: now.Add(-p.cfg.Every), Max: p.cfg.Batch,
 	}
-	orders, err := p.queries.OrderClaimUnsettled(ctx, window)
+	payments, err := p.store.ClaimUnsettledPayments(ctx, window)
 	if err != nil {
-		return 0, fmt.Errorf("claim unsettled orders: %w", err)
+		return 0, err
 	}
-	refunds, err := p.queries.RefundClaimUnsettled(ctx, store.RefundClaimUnsettledParams(window))
+	refunds, err := p.store.ClaimUnsettledRefunds(ctx, window)
 	if err != nil {
-		return 0, fmt.Errorf("claim unsettled refunds: %w", err)
+		return 0, err
 	}
 	recorded := 0
-	for _, o := range orders {
-		recorded += p.poll(ctx, "payment", *o.PspPaymentID, p.paymentStatus)
+	for _, id := range payments {
+		recorded += p.poll(ctx, "payment", id, p.paymentStatus)
 	}
 	for _, id := range refunds {
 		recorded += p.poll(ctx, "refund", id, p.refundStatus)
@@ -127,7 +125,7 @@ func (p *Poller) poll(ctx context.Context, kind, id string, status func(context.
 		return 0
 	}
 	body, _ := json.Marshal(map[string]string{"id": id, "status": st})
-	n, err := p.queries.ReceiptInsert(ctx, store.ReceiptInsertParams{
+	inserted, err := p.store.InsertReceipt(ctx, store.NewReceipt{
 		Source: Source, Scope: p.cfg.Scope, Kind: string(webhook.KindPSP), DedupeKey: webhook.DLocalKey(kind, id, st),
 		EventID: id, EventType: kind, Body: body,
 	})
@@ -136,7 +134,7 @@ func (p *Poller) poll(ctx context.Context, kind, id string, status func(context.
 		outcome = "error"
 		p.log.Warn("record polled status", zap.String("kind", kind), zap.String("id", id), zap.Error(err))
 		return 0
-	case n == 0:
+	case !inserted:
 		outcome = "unchanged"
 		return 0
 	}

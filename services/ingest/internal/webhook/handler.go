@@ -14,16 +14,17 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/onceflow/onceflow/pkg/errkind"
 	"github.com/onceflow/onceflow/pkg/httpserver"
 	"github.com/onceflow/onceflow/pkg/tracing"
 	"github.com/onceflow/onceflow/pkg/webhooksig"
-	store "github.com/onceflow/onceflow/services/ingest/internal/store/dbsqlc"
+	"github.com/onceflow/onceflow/services/ingest/internal/store"
 )
 
 // Handler serves POST /webhooks/:source.
 type Handler struct {
 	sources    map[string]Source
-	queries    *store.Queries
+	store      *store.Store
 	log        *zap.Logger
 	received   chan<- struct{}
 	receipts   *prometheus.CounterVec
@@ -32,8 +33,8 @@ type Handler struct {
 
 // NewHandler returns a handler for the sources. received is nudged (without
 // blocking) after each new receipt so a worker wakes up.
-func NewHandler(sources []Source, q *store.Queries, log *zap.Logger, reg prometheus.Registerer, received chan<- struct{}) *Handler {
-	h := &Handler{sources: map[string]Source{}, queries: q, log: log, received: received,
+func NewHandler(sources []Source, st *store.Store, log *zap.Logger, reg prometheus.Registerer, received chan<- struct{}) *Handler {
+	h := &Handler{sources: map[string]Source{}, store: st, log: log, received: received,
 		receipts: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "onceflow_ingest_receipts_total", Help: "Webhook deliveries by source and outcome (accepted, duplicate, or the refusal code).",
 		}, []string{"source", "outcome"}),
@@ -58,37 +59,37 @@ func (h *Handler) receive(c echo.Context) error {
 	src, ok := h.sources[name]
 	if !ok {
 		// The label is fixed: a caller must not be able to mint metric series.
-		return h.refuse(c, "unknown", http.StatusNotFound, "unknown_source", "no webhook source named "+name)
+		return h.refuse(c, "unknown", errkind.NotFound, "unknown_source", "no webhook source named "+name)
 	}
 	if mt, _, _ := mime.ParseMediaType(c.Request().Header.Get("Content-Type")); mt != "application/json" {
-		return h.refuse(c, name, http.StatusUnsupportedMediaType, "unsupported_media_type", "want Content-Type application/json")
+		return h.refuseStatus(c, name, http.StatusUnsupportedMediaType, "unsupported_media_type", "want Content-Type application/json")
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(c.Response(), c.Request().Body, src.MaxBytes))
 	var tooBig *http.MaxBytesError
 	if errors.As(err, &tooBig) {
-		return h.refuse(c, name, http.StatusRequestEntityTooLarge, "body_too_large", "body exceeds the source's limit")
+		return h.refuseStatus(c, name, http.StatusRequestEntityTooLarge, "body_too_large", "body exceeds the source's limit")
 	}
 	if err != nil {
-		return h.refuse(c, name, http.StatusBadRequest, "unreadable_body", "could not read the body")
+		return h.refuse(c, name, errkind.Invalid, "unreadable_body", "could not read the body")
 	}
 	if err := src.Verifier.Verify(c.Request().Header, body, time.Now()); err != nil {
 		return h.refuseSignature(c, name, err)
 	}
 	rec, err := src.Identify(c.Request().Header, body)
 	if err != nil {
-		return h.refuse(c, name, http.StatusBadRequest, "invalid_body", err.Error())
+		return h.refuse(c, name, errkind.Invalid, "invalid_body", err.Error())
 	}
-	return h.store(c, src, rec, body)
+	return h.record(c, src, rec, body)
 }
 
-// store records the receipt in a span that continues the caller's trace,
+// record records the receipt in a span that continues the caller's trace,
 // if its request carried one, and keeps that span's context for the worker.
-func (h *Handler) store(c echo.Context, src Source, rec Receipt, body []byte) error {
+func (h *Handler) record(c echo.Context, src Source, rec Receipt, body []byte) error {
 	ctx := tracing.WithTraceparent(c.Request().Context(), c.Request().Header.Get("traceparent"))
 	ctx, span := tracing.Tracer().Start(ctx, "webhook.receive", trace.WithAttributes(
 		attribute.String("onceflow.source", src.Name), attribute.String("onceflow.event_id", rec.EventID)))
 	defer span.End()
-	n, err := h.queries.ReceiptInsert(ctx, store.ReceiptInsertParams{
+	inserted, err := h.store.InsertReceipt(ctx, store.NewReceipt{
 		Source: src.Name, Scope: src.Scope, Kind: string(src.Kind), DedupeKey: rec.DedupeKey,
 		EventID: rec.EventID, EventType: rec.EventType, Body: body, Traceparent: tracing.Traceparent(ctx),
 	})
@@ -97,7 +98,7 @@ func (h *Handler) store(c echo.Context, src Source, rec Receipt, body []byte) er
 		return err
 	}
 	outcome := "accepted"
-	if n == 0 {
+	if !inserted {
 		outcome = "duplicate"
 	} else {
 		select {
@@ -119,11 +120,24 @@ func (h *Handler) refuseSignature(c echo.Context, source string, err error) erro
 		reason = se.Reason
 	}
 	h.signatures.WithLabelValues(source, string(reason)).Inc()
-	return h.refuse(c, source, http.StatusUnauthorized, "invalid_signature", err.Error())
+	return h.refuseStatus(c, source, http.StatusUnauthorized, "invalid_signature", err.Error())
 }
 
-func (h *Handler) refuse(c echo.Context, source string, status int, code, message string) error {
+// refuse counts and logs a refused delivery and answers it with an error
+// of kind k and code.
+func (h *Handler) refuse(c echo.Context, source string, k errkind.Kind, code, message string) error {
+	h.refused(c, source, code)
+	return errkind.Coded(k, code, "%s", message)
+}
+
+// refuseStatus is refuse for the statuses no error kind stands for (401,
+// 413, 415).
+func (h *Handler) refuseStatus(c echo.Context, source string, status int, code, message string) error {
+	h.refused(c, source, code)
+	return httpserver.NewHTTPError(status, code, message)
+}
+
+func (h *Handler) refused(c echo.Context, source, code string) {
 	h.receipts.WithLabelValues(source, code).Inc()
 	h.log.Info("webhook refused", zap.String("request_id", httpserver.RequestID(c)), zap.String("source", source), zap.String("outcome", code))
-	return httpserver.NewHTTPError(status, code, message)
 }

@@ -1,0 +1,86 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/onceflow/onceflow/pkg/pg"
+	"github.com/onceflow/onceflow/services/ingest/internal/store/dbsqlc"
+)
+
+// Order is what a payment is validated against.
+type Order struct {
+	ID              uuid.UUID // set by InsertOrder
+	MerchantOrderID string
+	CustomerID      uuid.UUID
+	AmountMinor     int64
+	Currency        string
+	Lines           json.RawMessage // the order's lines as JSON
+	PSPPaymentID    *string         // nil until the PSP payment is known
+	CreatedAt       time.Time       // set by InsertOrder
+}
+
+// InsertOrder records o under a new id and returns it as stored. An order
+// whose merchant order id or PSP payment id is taken is an error of kind
+// Conflict; one whose customer does not exist, of kind Invalid.
+func (s *Store) InsertOrder(ctx context.Context, o Order) (Order, error) {
+	row, err := s.q.OrderInsert(ctx, dbsqlc.OrderInsertParams{
+		MerchantOrderID: o.MerchantOrderID, CustomerID: o.CustomerID, AmountMinor: o.AmountMinor,
+		Currency: o.Currency, Lines: o.Lines, PspPaymentID: o.PSPPaymentID,
+	})
+	if err != nil {
+		return Order{}, pg.Interpret(err, "insert order %s", o.MerchantOrderID)
+	}
+	return orderFromRow(row), nil
+}
+
+// Order returns the order with id, or an error of kind NotFound.
+func (s *Store) Order(ctx context.Context, id uuid.UUID) (Order, error) {
+	row, err := s.q.OrderGet(ctx, id)
+	if err != nil {
+		return Order{}, pg.Interpret(err, "order %s", id)
+	}
+	return orderFromRow(row), nil
+}
+
+// Orders returns up to max orders created after (afterCreated, afterID),
+// oldest first.
+func (s *Store) Orders(ctx context.Context, afterCreated time.Time, afterID uuid.UUID, max int) ([]Order, error) {
+	rows, err := s.q.OrderList(ctx, afterCreated, afterID, int32(max))
+	if err != nil {
+		return nil, pg.Interpret(err, "list orders")
+	}
+	out := make([]Order, len(rows))
+	for i, r := range rows {
+		out[i] = orderFromRow(r)
+	}
+	return out, nil
+}
+
+// OrderWithCustomer returns order id and its buyer in one round trip, or
+// an error of kind NotFound.
+func (s *Store) OrderWithCustomer(ctx context.Context, id uuid.UUID) (Order, Customer, error) {
+	row, err := s.q.OrderWithCustomer(ctx, id)
+	if err != nil {
+		return Order{}, Customer{}, pg.Interpret(err, "order %s", id)
+	}
+	return orderFromRow(row.IngestOrder), customerFromRow(row.IngestCustomer), nil
+}
+
+// OrderWithCustomerByMerchantID returns the order with merchantOrderID
+// and its buyer in one round trip, or an error of kind NotFound.
+func (s *Store) OrderWithCustomerByMerchantID(ctx context.Context, merchantOrderID string) (Order, Customer, error) {
+	row, err := s.q.OrderWithCustomerByMerchantID(ctx, merchantOrderID)
+	if err != nil {
+		return Order{}, Customer{}, pg.Interpret(err, "order %s", merchantOrderID)
+	}
+	return orderFromRow(row.IngestOrder), customerFromRow(row.IngestCustomer), nil
+}
+
+func orderFromRow(r dbsqlc.IngestOrder) Order {
+	return Order{ID: r.ID, MerchantOrderID: r.MerchantOrderID, CustomerID: r.CustomerID, AmountMinor: r.AmountMinor,
+		Currency: r.Currency, Lines: r.Lines, PSPPaymentID: r.PspPaymentID, CreatedAt: r.CreatedAt}
+}

@@ -1,0 +1,53 @@
+// Package store is ingest's PostgreSQL store: its methods run the
+// sqlc-generated queries of package dbsqlc, turn the driver's errors into
+// errkind kinds once (no rows is NotFound, a duplicate Conflict, a missing
+// referenced row Invalid, a serialization failure or deadlock Unavailable)
+// and return the domain types declared here.
+package store
+
+import (
+	"context"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/onceflow/onceflow/pkg/outbox"
+	"github.com/onceflow/onceflow/pkg/pg"
+	"github.com/onceflow/onceflow/services/ingest/internal/store/dbsqlc"
+)
+
+// Outbox is where ingest's events go.
+var Outbox = outbox.Table{Schema: "ingest", Name: "outbox"}
+
+// Store reads and writes ingest's tables through a pool.
+type Store struct {
+	pool *pgxpool.Pool
+	q    *dbsqlc.Queries
+}
+
+// New returns a store over pool.
+func New(pool *pgxpool.Pool) *Store {
+	return &Store{pool: pool, q: dbsqlc.New(pool)}
+}
+
+// Tx is one transaction of the apply worker: what a batch of receipts
+// writes, committed together.
+type Tx struct {
+	tx pgx.Tx
+	q  *dbsqlc.Queries
+}
+
+// InTx runs fn in a transaction, committed when fn returns nil and rolled
+// back otherwise. fn's error is returned as is; a failure to begin or
+// commit is interpreted like any other driver error.
+func (s *Store) InTx(ctx context.Context, fn func(*Tx) error) error {
+	var fnErr error
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		fnErr = fn(&Tx{tx: tx, q: s.q.WithTx(tx)})
+		return fnErr
+	})
+	if err != nil && fnErr == nil {
+		return pg.Interpret(err, "transaction")
+	}
+	return err
+}

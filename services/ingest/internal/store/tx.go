@@ -1,0 +1,104 @@
+package store
+
+import (
+	"context"
+	"errors"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/onceflow/onceflow/pkg/errkind"
+	"github.com/onceflow/onceflow/pkg/outbox"
+	"github.com/onceflow/onceflow/pkg/pg"
+	"github.com/onceflow/onceflow/services/ingest/internal/store/dbsqlc"
+)
+
+// ApplyPayments records payments' states, moving each only forward (a
+// lower-ranked status changes nothing), in one round trip. The first
+// statement's error is returned.
+func (t *Tx) ApplyPayments(ctx context.Context, payments []Payment) (err error) {
+	if len(payments) == 0 {
+		return nil
+	}
+	params := make([]dbsqlc.PaymentApplyParams, len(payments))
+	for i, p := range payments {
+		params[i] = dbsqlc.PaymentApplyParams{ID: p.ID, OrderID: p.OrderID, Status: p.Status, StatusRank: p.StatusRank,
+			AmountMinor: p.AmountMinor, Currency: p.Currency}
+	}
+	t.q.PaymentApply(ctx, params).Exec(func(i int, e error) {
+		if e != nil && err == nil {
+			err = pg.Interpret(e, "apply payment %s", payments[i].ID)
+		}
+	})
+	return err
+}
+
+// LinkOrders sets each order's PSP payment, unless it has one already, in
+// one round trip. The first statement's error is returned.
+func (t *Tx) LinkOrders(ctx context.Context, links []OrderLink) (err error) {
+	if len(links) == 0 {
+		return nil
+	}
+	params := make([]dbsqlc.OrderSetPSPPaymentParams, len(links))
+	for i, l := range links {
+		params[i] = dbsqlc.OrderSetPSPPaymentParams{PspPaymentID: &l.PSPPaymentID, ID: l.OrderID}
+	}
+	t.q.OrderSetPSPPayment(ctx, params).Exec(func(i int, e error) {
+		if e != nil && err == nil {
+			err = pg.Interpret(e, "link order %s", links[i].OrderID)
+		}
+	})
+	return err
+}
+
+// InsertEvents adds msgs to the outbox in one statement and returns how
+// many were new (an event already there is not inserted again).
+func (t *Tx) InsertEvents(ctx context.Context, msgs []outbox.Message) (int64, error) {
+	n, err := outbox.InsertMany(ctx, t.tx, Outbox, msgs)
+	return n, pg.Interpret(err, "insert events")
+}
+
+// LockPayment locks payment id until the transaction ends, so two refunds
+// of it are checked one after the other, and returns its amount. A
+// payment not recorded is an error of kind NotFound.
+func (t *Tx) LockPayment(ctx context.Context, id string) (amountMinor int64, err error) {
+	amount, err := t.q.PaymentLock(ctx, id)
+	return amount, pg.Interpret(err, "lock payment %s", id)
+}
+
+// RefundedExcept returns the amount refunded successfully on payment
+// paymentID by refunds other than refundID.
+func (t *Tx) RefundedExcept(ctx context.Context, paymentID, refundID string) (int64, error) {
+	sum, err := t.q.RefundSumOthersSucceeded(ctx, paymentID, refundID)
+	return sum, pg.Interpret(err, "refunded so far on %s", paymentID)
+}
+
+// ApplyRefund records r's state, moving it only forward. A refund whose
+// payment is not recorded is an error of kind Invalid.
+func (t *Tx) ApplyRefund(ctx context.Context, r Refund) error {
+	err := t.q.RefundApply(ctx, dbsqlc.RefundApplyParams{
+		ID: r.ID, PaymentID: r.PaymentID, Status: r.Status, StatusRank: r.StatusRank,
+		AmountMinor: r.AmountMinor, Currency: r.Currency,
+	})
+	return pg.Interpret(err, "apply refund %s", r.ID)
+}
+
+// FinishDone marks receipts ids, claimed under token, done in one round
+// trip. A receipt no longer held under token (another worker took it
+// over) is an error of kind Conflict; the transaction must then roll back.
+func (t *Tx) FinishDone(ctx context.Context, ids []int64, token uuid.UUID) (err error) {
+	params := make([]dbsqlc.ReceiptFinishDoneParams, len(ids))
+	for i, id := range ids {
+		params[i] = dbsqlc.ReceiptFinishDoneParams{ID: id, LeaseToken: &token}
+	}
+	t.q.ReceiptFinishDone(ctx, params).QueryRow(func(i int, _ int64, e error) {
+		switch {
+		case err != nil:
+		case errors.Is(e, pgx.ErrNoRows):
+			err = errkind.Wrap(errkind.Conflict, e, "receipt claim lost to another worker")
+		case e != nil:
+			err = pg.Interpret(e, "finish receipt %d", ids[i])
+		}
+	})
+	return err
+}
