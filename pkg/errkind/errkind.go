@@ -18,7 +18,7 @@ const (
 	NotFound                // the thing asked for does not exist
 	Conflict                // the request clashes with the current state
 	Unavailable             // a dependency is down; retrying later may work
-	Refused                 // a provider said no on the merits; retrying the same request will not help
+	Refused                 // understood and refused on its merits (by a provider or by us); the same request will not succeed later
 	Ambiguous               // a call may or may not have taken effect; look up before trying again
 )
 
