@@ -16,9 +16,9 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/onceflow/onceflow/pkg/backoff"
-	"github.com/onceflow/onceflow/pkg/httpserver"
 	"github.com/onceflow/onceflow/pkg/outbox"
 	"github.com/onceflow/onceflow/pkg/tracing"
+	"github.com/onceflow/onceflow/pkg/worker"
 	"github.com/onceflow/onceflow/services/ingest/internal/psp"
 	store "github.com/onceflow/onceflow/services/ingest/internal/store/dbsqlc"
 	"github.com/onceflow/onceflow/services/ingest/internal/webhook"
@@ -75,7 +75,7 @@ func NewWorker(pool *pgxpool.Pool, p PSP, log *zap.Logger, reg prometheus.Regist
 // the next; otherwise the worker waits for a nudge or the poll period.
 func (w *Worker) Run(ctx context.Context) error {
 	for ctx.Err() == nil {
-		httpserver.Beat(ctx)
+		worker.Beat(ctx)
 		n, err := w.Round(ctx)
 		if err != nil && ctx.Err() == nil {
 			w.log.Warn("apply round failed", zap.Error(err))

@@ -10,7 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
-	"github.com/onceflow/onceflow/pkg/httpserver"
+	"github.com/onceflow/onceflow/pkg/worker"
 	store "github.com/onceflow/onceflow/services/ingest/internal/store/dbsqlc"
 )
 
@@ -44,7 +44,7 @@ func (p *Pruner) Run(ctx context.Context) error {
 	t := time.NewTicker(p.cfg.Interval)
 	defer t.Stop()
 	for {
-		httpserver.Beat(ctx)
+		worker.Beat(ctx)
 		if err := p.Prune(ctx, time.Now()); err != nil && ctx.Err() == nil {
 			p.log.Warn("prune failed", zap.Error(err))
 		}

@@ -15,7 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
-	"github.com/onceflow/onceflow/pkg/httpserver"
+	"github.com/onceflow/onceflow/pkg/worker"
 	"github.com/onceflow/onceflow/services/ingest/internal/apply"
 	store "github.com/onceflow/onceflow/services/ingest/internal/store/dbsqlc"
 	"github.com/onceflow/onceflow/services/ingest/internal/webhook"
@@ -59,7 +59,7 @@ func (p *Poller) Run(ctx context.Context) error {
 	t := time.NewTicker(p.cfg.Interval)
 	defer t.Stop()
 	for {
-		httpserver.Beat(ctx)
+		worker.Beat(ctx)
 		if _, err := p.Round(ctx); err != nil && ctx.Err() == nil {
 			p.log.Warn("poll round failed", zap.Error(err))
 		}

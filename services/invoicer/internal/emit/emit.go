@@ -23,8 +23,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/onceflow/onceflow/pkg/backoff"
-	"github.com/onceflow/onceflow/pkg/httpserver"
 	"github.com/onceflow/onceflow/pkg/tracing"
+	"github.com/onceflow/onceflow/pkg/worker"
 	"github.com/onceflow/onceflow/provider/fiscal"
 	store "github.com/onceflow/onceflow/services/invoicer/internal/store/dbsqlc"
 )
@@ -108,7 +108,7 @@ func (e *Emitter) Due() {
 // Run emits due documents until ctx ends.
 func (e *Emitter) Run(ctx context.Context) error {
 	for ctx.Err() == nil {
-		httpserver.Beat(ctx)
+		worker.Beat(ctx)
 		n, err := e.Round(ctx)
 		if err != nil && ctx.Err() == nil {
 			e.log.Warn("emission round failed", zap.Error(err))
