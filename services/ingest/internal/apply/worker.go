@@ -74,21 +74,13 @@ func NewWorker(pool *pgxpool.Pool, p PSP, log *zap.Logger, reg prometheus.Regist
 // Run applies receipts until ctx ends. A full batch is followed at once by
 // the next; otherwise the worker waits for a nudge or the poll period.
 func (w *Worker) Run(ctx context.Context) error {
-	for ctx.Err() == nil {
-		worker.Beat(ctx)
+	worker.DrainThenWait(ctx, w.wake, w.cfg.Poll, func(ctx context.Context) bool {
 		n, err := w.Round(ctx)
 		if err != nil && ctx.Err() == nil {
 			w.log.Warn("apply round failed", zap.Error(err))
 		}
-		if n == w.cfg.Batch {
-			continue
-		}
-		select {
-		case <-ctx.Done():
-		case <-w.wake:
-		case <-time.After(w.cfg.Poll):
-		}
-	}
+		return n == w.cfg.Batch
+	})
 	return nil
 }
 

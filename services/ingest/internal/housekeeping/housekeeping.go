@@ -41,19 +41,12 @@ func NewPruner(q *store.Queries, log *zap.Logger, reg prometheus.Registerer, cfg
 
 // Run prunes every Interval until ctx ends.
 func (p *Pruner) Run(ctx context.Context) error {
-	t := time.NewTicker(p.cfg.Interval)
-	defer t.Stop()
-	for {
-		worker.Beat(ctx)
+	worker.Every(ctx, p.cfg.Interval, func(ctx context.Context) {
 		if err := p.Prune(ctx, time.Now()); err != nil && ctx.Err() == nil {
 			p.log.Warn("prune failed", zap.Error(err))
 		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-		}
-	}
+	})
+	return nil
 }
 
 // Prune deletes, batch by batch in short transactions, finished receipts

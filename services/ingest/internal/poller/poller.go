@@ -56,19 +56,12 @@ func New(q *store.Queries, p apply.PSP, log *zap.Logger, reg prometheus.Register
 
 // Run polls every Interval until ctx ends.
 func (p *Poller) Run(ctx context.Context) error {
-	t := time.NewTicker(p.cfg.Interval)
-	defer t.Stop()
-	for {
-		worker.Beat(ctx)
+	worker.Every(ctx, p.cfg.Interval, func(ctx context.Context) {
 		if _, err := p.Round(ctx); err != nil && ctx.Err() == nil {
 			p.log.Warn("poll round failed", zap.Error(err))
 		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-		}
-	}
+	})
+	return nil
 }
 
 // Round claims one batch of unsettled payments and one of refunds and

@@ -107,21 +107,13 @@ func (e *Emitter) Due() {
 
 // Run emits due documents until ctx ends.
 func (e *Emitter) Run(ctx context.Context) error {
-	for ctx.Err() == nil {
-		worker.Beat(ctx)
+	worker.DrainThenWait(ctx, e.due, e.cfg.Poll, func(ctx context.Context) bool {
 		n, err := e.Round(ctx)
 		if err != nil && ctx.Err() == nil {
 			e.log.Warn("emission round failed", zap.Error(err))
 		}
-		if n == e.cfg.Batch {
-			continue
-		}
-		select {
-		case <-ctx.Done():
-		case <-e.due:
-		case <-time.After(e.cfg.Poll):
-		}
-	}
+		return n == e.cfg.Batch
+	})
 	return nil
 }
 

@@ -175,11 +175,5 @@ func (r *Relay) release(ctx context.Context, token int64) {
 // wait blocks until a notification, the poll interval, at most limit, or
 // the end of ctx.
 func (r *Relay) wait(ctx context.Context, wake <-chan struct{}, limit time.Duration) {
-	t := time.NewTimer(max(min(r.s.PollInterval, limit), 0))
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-	case <-wake:
-	case <-t.C:
-	}
+	worker.Wait(ctx, wake, min(r.s.PollInterval, limit))
 }
