@@ -170,4 +170,3 @@ type inHand struct {
 func (c inHand) Deadline() (time.Time, bool) { return c.hard.Deadline() }
 func (c inHand) Done() <-chan struct{}       { return c.hard.Done() }
 func (c inHand) Err() error                  { return c.hard.Err() }
-func (c inHand) Value(key any) any           { return c.Context.Value(key) }
