@@ -27,7 +27,7 @@ type setting struct {
 var shutdownTimeout = setting{"SHUTDOWN_TIMEOUT", 20 * time.Second}
 
 // inHand bounds the item a service's loops finish before the HTTP drain
-// starts (httpserver.Run): the outbound call they may be inside.
+// starts (worker.Group.Run): the outbound call they may be inside.
 var inHand = map[string]setting{
 	"ingest":   {"PSP_TIMEOUT", 10 * time.Second},
 	"invoicer": {"PROVIDER_TIMEOUT", 15 * time.Second},

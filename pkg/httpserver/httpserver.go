@@ -1,6 +1,7 @@
 // Package httpserver is the echo server every service runs: health,
 // readiness and Prometheus endpoints, JSON error bodies mapped from error
-// kinds, and a graceful shutdown.
+// kinds, and a graceful shutdown. /healthz asks a Liveness (the process's
+// worker.Group) whether the background loops are alive.
 package httpserver
 
 import (
@@ -36,7 +37,14 @@ type Server struct {
 	draining atomic.Bool
 	ln       net.Listener
 	tls      *tls.Config
-	beats    beats
+	live     Liveness
+}
+
+// Liveness is what /healthz asks: whether the process's background loops
+// still make progress. *worker.Group satisfies it.
+type Liveness interface {
+	// Stalled returns an error naming what is stuck at now, or nil.
+	Stalled(now time.Time) error
 }
 
 // NewRegistry returns a Prometheus registry with the Go and process collectors.
@@ -63,6 +71,10 @@ func New(log *zap.Logger, addr string, reg *prometheus.Registry, checks ...Check
 	e.GET("/metrics", echo.WrapHandler(promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg})))
 	return s
 }
+
+// SetLiveness makes /healthz ask l whether the loops are alive; call it
+// before Serve. Without one /healthz always answers ok.
+func (s *Server) SetLiveness(l Liveness) { s.live = l }
 
 // RequestID is the request's X-Request-Id, for log lines.
 func RequestID(c echo.Context) string { return c.Response().Header().Get(echo.HeaderXRequestID) }
@@ -132,8 +144,10 @@ func (s *Server) Shutdown(ctx context.Context) error {
 // healthz is the liveness probe: it never checks dependencies, only that
 // every background loop still makes progress.
 func (s *Server) healthz(c echo.Context) error {
-	if err := s.beats.stalled(time.Now()); err != nil {
-		return c.JSON(http.StatusServiceUnavailable, map[string]string{"status": "stalled", "reason": err.Error()})
+	if s.live != nil {
+		if err := s.live.Stalled(time.Now()); err != nil {
+			return c.JSON(http.StatusServiceUnavailable, map[string]string{"status": "stalled", "reason": err.Error()})
+		}
 	}
 	return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/onceflow/onceflow/pkg/outbox"
 	"github.com/onceflow/onceflow/pkg/pg"
 	"github.com/onceflow/onceflow/pkg/tracing"
+	"github.com/onceflow/onceflow/pkg/worker"
 	"github.com/onceflow/onceflow/services/ingest/internal/admin"
 	"github.com/onceflow/onceflow/services/ingest/internal/apply"
 	"github.com/onceflow/onceflow/services/ingest/internal/housekeeping"
@@ -78,7 +79,8 @@ func Serve(ctx context.Context, loaded config.Loaded[Config], listening chan<- s
 	st := store.New(pool)
 	reg.MustRegister(housekeeping.NewBacklog(st))
 	srv := httpserver.New(log, cfg.HTTPAddr, reg, httpserver.Check{Name: "postgres", Check: pool.Ping})
-	srv.SetStallAfter(cfg.StallTimeout)
+	group := worker.NewGroup(log, worker.Config{StallAfter: cfg.StallTimeout, ShutdownTimeout: cfg.ShutdownTimeout})
+	srv.SetLiveness(group)
 	srv.Profiling(cfg.AdminToken)
 	if cfg.TLSCertFile != "" {
 		if err := srv.UseTLS(cfg.TLSCertFile, cfg.TLSKeyFile); err != nil {
@@ -109,7 +111,8 @@ func Serve(ctx context.Context, loaded config.Loaded[Config], listening chan<- s
 	if listening != nil {
 		listening <- srv.Addr()
 	}
-	return httpserver.Run(ctx, srv, log, cfg.ShutdownTimeout, loops...)
+	group.Add(loops...)
+	return group.Run(ctx, srv)
 }
 
 func pspClient(cfg Config) *psp.Client {
@@ -118,14 +121,14 @@ func pspClient(cfg Config) *psp.Client {
 }
 
 // workers returns cfg.Workers apply loops sharing one worker.
-func workers(cfg Config, st *store.Store, log *zap.Logger, reg prometheus.Registerer, wake chan struct{}, wakeRelay func()) []httpserver.Loop {
-	worker := apply.NewWorker(st, pspClient(cfg), log.Named("apply"), reg, apply.Config{
+func workers(cfg Config, st *store.Store, log *zap.Logger, reg prometheus.Registerer, wake chan struct{}, wakeRelay func()) []worker.Loop {
+	applier := apply.NewWorker(st, pspClient(cfg), log.Named("apply"), reg, apply.Config{
 		Batch: cfg.ApplyBatch, Lease: cfg.ApplyLease, Poll: cfg.ApplyPoll, MaxAttempts: cfg.ApplyMaxAttempts,
 		Backoff: backoff.Policy{Base: cfg.ApplyBackoffBase, Cap: cfg.ApplyBackoffCap}, WakeRelay: wakeRelay,
 	}, wake)
-	loops := make([]httpserver.Loop, cfg.Workers)
+	loops := make([]worker.Loop, cfg.Workers)
 	for i := range loops {
-		loops[i] = worker.Run
+		loops[i] = applier.Run
 	}
 	return loops
 }

@@ -13,8 +13,8 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/onceflow/onceflow/pkg/backoff"
-	"github.com/onceflow/onceflow/pkg/httpserver"
 	"github.com/onceflow/onceflow/pkg/tracing"
+	"github.com/onceflow/onceflow/pkg/worker"
 	"github.com/onceflow/onceflow/services/ingest/internal/psp"
 	"github.com/onceflow/onceflow/services/ingest/internal/store"
 	"github.com/onceflow/onceflow/services/ingest/internal/webhook"
@@ -66,21 +66,13 @@ func NewWorker(st *store.Store, p PSP, log *zap.Logger, reg prometheus.Registere
 // Run applies receipts until ctx ends. A full batch is followed at once by
 // the next; otherwise the worker waits for a nudge or the poll period.
 func (w *Worker) Run(ctx context.Context) error {
-	for ctx.Err() == nil {
-		httpserver.Beat(ctx)
+	worker.DrainThenWait(ctx, w.wake, w.cfg.Poll, func(ctx context.Context) bool {
 		n, err := w.Round(ctx)
 		if err != nil && ctx.Err() == nil {
 			w.log.Warn("apply round failed", zap.Error(err))
 		}
-		if n == w.cfg.Batch {
-			continue
-		}
-		select {
-		case <-ctx.Done():
-		case <-w.wake:
-		case <-time.After(w.cfg.Poll):
-		}
-	}
+		return n == w.cfg.Batch
+	})
 	return nil
 }
 

@@ -10,7 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
-	"github.com/onceflow/onceflow/pkg/httpserver"
+	"github.com/onceflow/onceflow/pkg/worker"
 	"github.com/onceflow/onceflow/services/ingest/internal/store"
 )
 
@@ -41,19 +41,12 @@ func NewPruner(st *store.Store, log *zap.Logger, reg prometheus.Registerer, cfg 
 
 // Run prunes every Interval until ctx ends.
 func (p *Pruner) Run(ctx context.Context) error {
-	t := time.NewTicker(p.cfg.Interval)
-	defer t.Stop()
-	for {
-		httpserver.Beat(ctx)
+	worker.Every(ctx, p.cfg.Interval, func(ctx context.Context) {
 		if err := p.Prune(ctx, time.Now()); err != nil && ctx.Err() == nil {
 			p.log.Warn("prune failed", zap.Error(err))
 		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-		}
-	}
+	})
+	return nil
 }
 
 // Prune deletes, batch by batch in short transactions, finished receipts

@@ -14,7 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
-	"github.com/onceflow/onceflow/pkg/httpserver"
+	"github.com/onceflow/onceflow/pkg/worker"
 	"github.com/onceflow/onceflow/services/ingest/internal/apply"
 	"github.com/onceflow/onceflow/services/ingest/internal/store"
 	"github.com/onceflow/onceflow/services/ingest/internal/webhook"
@@ -55,19 +55,12 @@ func New(st *store.Store, p apply.PSP, log *zap.Logger, reg prometheus.Registere
 
 // Run polls every Interval until ctx ends.
 func (p *Poller) Run(ctx context.Context) error {
-	t := time.NewTicker(p.cfg.Interval)
-	defer t.Stop()
-	for {
-		httpserver.Beat(ctx)
+	worker.Every(ctx, p.cfg.Interval, func(ctx context.Context) {
 		if _, err := p.Round(ctx); err != nil && ctx.Err() == nil {
 			p.log.Warn("poll round failed", zap.Error(err))
 		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-		}
-	}
+	})
+	return nil
 }
 
 // Round claims one batch of unsettled payments and one of refunds and

@@ -21,6 +21,7 @@ import (
 	"github.com/onceflow/onceflow/pkg/pg"
 	"github.com/onceflow/onceflow/pkg/sqsq"
 	"github.com/onceflow/onceflow/pkg/tracing"
+	"github.com/onceflow/onceflow/pkg/worker"
 	"github.com/onceflow/onceflow/provider/fiscal"
 	"github.com/onceflow/onceflow/provider/invoicy"
 	"github.com/onceflow/onceflow/provider/keyed"
@@ -71,7 +72,8 @@ func Serve(ctx context.Context, loaded config.Loaded[Config], listening chan<- s
 	defer pool.Close()
 	reg := httpserver.NewRegistry()
 	srv := httpserver.New(log, cfg.HTTPAddr, reg, httpserver.Check{Name: "postgres", Check: pool.Ping})
-	srv.SetStallAfter(cfg.StallTimeout)
+	group := worker.NewGroup(log, worker.Config{StallAfter: cfg.StallTimeout, ShutdownTimeout: cfg.ShutdownTimeout})
+	srv.SetLiveness(group)
 	srv.Profiling(cfg.AdminToken)
 	waker := outbox.NewWaker(pool, notify.Table, outbox.WakeEvery)
 	st := store.New(pool)
@@ -98,7 +100,8 @@ func Serve(ctx context.Context, loaded config.Loaded[Config], listening chan<- s
 	if listening != nil {
 		listening <- srv.Addr()
 	}
-	return httpserver.Run(ctx, srv, log, cfg.ShutdownTimeout, loops...)
+	group.Add(loops...)
+	return group.Run(ctx, srv)
 }
 
 // provider is the configured adapter with what the loop and consumers need
@@ -126,7 +129,7 @@ func newProvider(cfg Config) (provider, error) {
 }
 
 // newReceivers returns CONSUMERS receivers for each of the two queues.
-func newReceivers(ctx context.Context, cfg Config, st *store.Store, statuses map[string]fiscal.Status, log *zap.Logger, reg prometheus.Registerer, wake, due func()) ([]httpserver.Loop, error) {
+func newReceivers(ctx context.Context, cfg Config, st *store.Store, statuses map[string]fiscal.Status, log *zap.Logger, reg prometheus.Registerer, wake, due func()) ([]worker.Loop, error) {
 	client, err := sqsq.NewClient(ctx, cfg.AWSRegion, cfg.SQSEndpoint)
 	if err != nil {
 		return nil, err
@@ -145,7 +148,7 @@ func newReceivers(ctx context.Context, cfg Config, st *store.Store, statuses map
 		log.Named("billing"), counter, opts)
 	events := consumer.NewReceiver(client, providerURL, "provider", consumer.Each(consumer.NewProvider(st, statuses, log.Named("provider"), wake).Handle),
 		log.Named("provider"), counter, opts)
-	var loops []httpserver.Loop
+	var loops []worker.Loop
 	for range cfg.Consumers {
 		loops = append(loops, billing.Run, events.Run)
 	}

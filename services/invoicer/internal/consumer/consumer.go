@@ -22,9 +22,9 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/onceflow/onceflow/pkg/backoff"
-	"github.com/onceflow/onceflow/pkg/httpserver"
 	"github.com/onceflow/onceflow/pkg/outbox"
 	"github.com/onceflow/onceflow/pkg/tracing"
+	"github.com/onceflow/onceflow/pkg/worker"
 )
 
 // errPoison marks a message that can never be handled: it is left for the
@@ -105,7 +105,7 @@ func NewReceiver(c *sqs.Client, queueURL, name string, h BatchHandler, log *zap.
 // Run receives and handles until ctx ends. A batch in hand is finished.
 func (r *Receiver) Run(ctx context.Context) error {
 	for ctx.Err() == nil {
-		httpserver.Beat(ctx)
+		worker.Beat(ctx)
 		out, err := r.sqs.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
 			QueueUrl: aws.String(r.queueURL), MaxNumberOfMessages: 10,
 			WaitTimeSeconds: int32(r.wait / time.Second), VisibilityTimeout: int32(r.visibility / time.Second),

@@ -21,8 +21,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/onceflow/onceflow/pkg/backoff"
-	"github.com/onceflow/onceflow/pkg/httpserver"
 	"github.com/onceflow/onceflow/pkg/tracing"
+	"github.com/onceflow/onceflow/pkg/worker"
 	"github.com/onceflow/onceflow/provider/fiscal"
 	"github.com/onceflow/onceflow/services/invoicer/internal/store"
 )
@@ -102,21 +102,13 @@ func (e *Emitter) Due() {
 
 // Run emits due documents until ctx ends.
 func (e *Emitter) Run(ctx context.Context) error {
-	for ctx.Err() == nil {
-		httpserver.Beat(ctx)
+	worker.DrainThenWait(ctx, e.due, e.cfg.Poll, func(ctx context.Context) bool {
 		n, err := e.Round(ctx)
 		if err != nil && ctx.Err() == nil {
 			e.log.Warn("emission round failed", zap.Error(err))
 		}
-		if n == e.cfg.Batch {
-			continue
-		}
-		select {
-		case <-ctx.Done():
-		case <-e.due:
-		case <-time.After(e.cfg.Poll):
-		}
-	}
+		return n == e.cfg.Batch
+	})
 	return nil
 }
 

@@ -2,13 +2,13 @@ package app
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"go.uber.org/zap"
 
 	"github.com/onceflow/onceflow/pkg/httpserver"
 	"github.com/onceflow/onceflow/pkg/lease"
+	"github.com/onceflow/onceflow/pkg/worker"
 )
 
 // LeaseName is the lease, in the reconciler schema, that elects the one
@@ -16,9 +16,10 @@ import (
 const LeaseName = "reconciler"
 
 // serve reconciles every interval under the lease and serves the operational
-// endpoints until ctx ends, then shuts down in two phases: first readiness
-// fails and the loop stops taking new runs while an in-flight run finishes
-// (cut short after SHUTDOWN_TIMEOUT); then the HTTP server and the pools close.
+// endpoints until ctx ends, then shuts down in two phases (worker.Group):
+// first readiness fails and the loop stops taking new runs while an
+// in-flight run finishes (cut short after SHUTDOWN_TIMEOUT); then the HTTP
+// server and the pools close. /healthz fails when the loop stops ticking.
 func serve(ctx context.Context) error {
 	d, err := open(ctx)
 	if err != nil {
@@ -27,79 +28,40 @@ func serve(ctx context.Context) error {
 	defer d.close()
 
 	srv := httpserver.New(d.log.Named("http"), d.cfg.HTTPAddr, d.reg, d.checks()...)
+	group := worker.NewGroup(d.log, worker.Config{StallAfter: stallAfter(d.cfg),
+		HardStopAfter: d.cfg.ShutdownTimeout, ShutdownTimeout: d.cfg.ShutdownTimeout})
+	srv.SetLiveness(group)
 	d.registerAdmin(srv.Echo())
 	srv.Profiling(d.cfg.AdminToken)
 	if err := srv.Listen(); err != nil {
 		return err
 	}
-	httpDone := make(chan error, 1)
-	go func() { httpDone <- srv.Serve() }()
-
 	holder := lease.HolderID("reconciler")
 	l := lease.New(d.own, Schema, LeaseName, holder, leaseTTL(d.cfg.Interval))
-	soft, stopTaking := context.WithCancel(ctx)
-	defer stopTaking()
-	work, hardStop := context.WithCancel(context.WithoutCancel(ctx))
-	defer hardStop()
-	loopDone := make(chan struct{})
-	go func() {
-		defer close(loopDone)
-		d.loop(soft, work, l)
-	}()
-	d.log.Info("serving", zap.String("addr", srv.Addr()), zap.String("holder", holder),
-		zap.Duration("interval", d.cfg.Interval))
-
-	var serveErr error
-	select {
-	case <-ctx.Done():
-	case serveErr = <-httpDone:
-		if serveErr == nil {
-			serveErr = errors.New("http server stopped")
-		}
-	}
-
-	// Phase one: stop taking work and let an in-flight run finish.
-	d.log.Info("shutting down")
-	srv.Drain()
-	stopTaking()
-	select {
-	case <-loopDone:
-	case <-time.After(d.cfg.ShutdownTimeout):
-		d.log.Warn("in-flight run did not finish in time; cancelling it")
-		hardStop()
-		<-loopDone
-	}
-
-	// Phase two: close the HTTP server; the deferred close ends the pools.
-	shutCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), d.cfg.ShutdownTimeout)
-	defer cancel()
-	if err := srv.Shutdown(shutCtx); err != nil && serveErr == nil {
-		serveErr = err
-	}
-	return serveErr
+	group.Add(func(ctx context.Context) error {
+		d.loop(ctx, l)
+		return nil
+	})
+	d.log.Info("reconciling", zap.String("holder", holder), zap.Duration("interval", d.cfg.Interval))
+	return group.Run(ctx, srv)
 }
 
-// loop runs a tick at once and then every interval until soft ends; each run
-// uses work, which outlives soft so that shutdown lets a run finish. It
-// releases the lease on the way out so a standby need not wait for its TTL.
-func (d *deps) loop(soft, work context.Context, l *lease.Lease) {
-	t := time.NewTicker(d.cfg.Interval)
-	defer t.Stop()
+// loop runs a tick at once and then every interval until ctx ends; each run
+// uses worker.InHand, which outlives ctx so that shutdown lets a run finish.
+// It releases the lease on the way out, even after a hard stop, so a standby
+// need not wait for its TTL.
+func (d *deps) loop(ctx context.Context, l *lease.Lease) {
 	var token int64
-	for {
-		token = d.tick(work, l, token)
-		select {
-		case <-soft.Done():
-			if token != 0 {
-				ctx, cancel := context.WithTimeout(context.WithoutCancel(work), 5*time.Second)
-				if err := l.Release(ctx, token); err != nil {
-					d.log.Warn("release lease", zap.Error(err))
-				}
-				cancel()
-			}
-			return
-		case <-t.C:
-		}
+	worker.Every(ctx, d.cfg.Interval, func(ctx context.Context) {
+		token = d.tick(worker.InHand(ctx), l, token)
+	})
+	if token == 0 {
+		return
+	}
+	release, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if err := l.Release(release, token); err != nil {
+		d.log.Warn("release lease", zap.Error(err))
 	}
 }
 
@@ -128,6 +90,11 @@ func (d *deps) tick(ctx context.Context, l *lease.Lease, held int64) int64 {
 	_, _ = d.reconciler.Once(ctx) // logged and counted by Once
 	return token
 }
+
+// stallAfter is how long the loop may go without a tick before /healthz
+// fails: LOOP_STALL_TIMEOUT, or two intervals when that is longer, since the
+// loop beats once a tick.
+func stallAfter(cfg Config) time.Duration { return max(cfg.StallTimeout, 2*cfg.Interval) }
 
 // leaseTTL outlasts two ticks, so a healthy leader renews well before expiry
 // and a dead one is replaced after at most two intervals (30 s at least).

@@ -6,7 +6,6 @@ package app
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"go.uber.org/zap"
@@ -20,6 +19,7 @@ import (
 	"github.com/onceflow/onceflow/pkg/outbox"
 	"github.com/onceflow/onceflow/pkg/pg"
 	"github.com/onceflow/onceflow/pkg/sqsq"
+	"github.com/onceflow/onceflow/pkg/worker"
 	"github.com/onceflow/onceflow/services/relay/internal/admin"
 	"github.com/onceflow/onceflow/services/relay/internal/relay"
 )
@@ -91,7 +91,8 @@ func Serve(ctx context.Context, log *zap.Logger, cfg Config, ready func(addr str
 		relays[i] = relay.New(pool, client, metrics, log.Named("publisher"), ob, settings)
 	}
 	srv := httpserver.New(log, cfg.HTTPAddr, reg, httpserver.Check{Name: "postgres", Check: pool.Ping})
-	srv.SetStallAfter(cfg.StallTimeout)
+	group := worker.NewGroup(log, worker.Config{StallAfter: cfg.StallTimeout, ShutdownTimeout: cfg.ShutdownTimeout})
+	srv.SetLiveness(group)
 	srv.Profiling(cfg.AdminToken)
 	admin.Register(srv.Echo(), cfg.AdminToken, pool, tables(outboxes), log.Named("admin"))
 	if err := srv.Listen(); err != nil {
@@ -101,20 +102,19 @@ func Serve(ctx context.Context, log *zap.Logger, cfg Config, ready func(addr str
 		ready(srv.Addr())
 	}
 	log.Info("serving", zap.String("addr", srv.Addr()), zap.Int("outboxes", len(relays)))
-	return run(ctx, log, srv, relays, cfg.ShutdownTimeout)
+	return run(ctx, log, srv, group, relays)
 }
 
-// run serves HTTP and runs the relays until ctx ends, then shuts down in
-// two phases (httpserver.Run).
-func run(ctx context.Context, log *zap.Logger, srv *httpserver.Server, relays []*relay.Relay, timeout time.Duration) error {
-	loops := make([]httpserver.Loop, len(relays))
-	for i, r := range relays {
-		loops[i] = func(ctx context.Context) error {
+// run serves HTTP and runs the relays in group until ctx ends, then shuts
+// down in two phases (worker.Group.Run).
+func run(ctx context.Context, log *zap.Logger, srv *httpserver.Server, group *worker.Group, relays []*relay.Relay) error {
+	for _, r := range relays {
+		group.Add(func(ctx context.Context) error {
 			r.Run(ctx)
 			return nil
-		}
+		})
 	}
-	err := httpserver.Run(ctx, srv, log, timeout, loops...)
+	err := group.Run(ctx, srv)
 	log.Info("stopped")
 	return err
 }

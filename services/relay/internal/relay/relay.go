@@ -18,8 +18,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/onceflow/onceflow/pkg/backoff"
-	"github.com/onceflow/onceflow/pkg/httpserver"
 	"github.com/onceflow/onceflow/pkg/lease"
+	"github.com/onceflow/onceflow/pkg/worker"
 )
 
 // LeaseSchema is the schema whose leases table holds the relay's leases.
@@ -75,7 +75,7 @@ func New(pool *pgxpool.Pool, sender Sender, m *Metrics, log *zap.Logger, ob Outb
 // are logged and retried; they never end Run.
 func (r *Relay) Run(ctx context.Context) {
 	for {
-		httpserver.Beat(ctx)
+		worker.Beat(ctx)
 		token, ok, err := r.lease.Acquire(ctx)
 		switch {
 		case err != nil && ctx.Err() == nil:
@@ -117,7 +117,7 @@ func (r *Relay) lead(ctx context.Context, token int64) {
 	now := time.Now()
 	due := schedule{renew: now.Add(r.renewEvery()), prune: now, stats: now}
 	for ctx.Err() == nil {
-		httpserver.Beat(ctx)
+		worker.Beat(ctx)
 		full, err := batches.publish(ctx, token)
 		if errors.Is(err, lease.ErrDeposed) {
 			r.log.Warn("deposed: another relay holds the lease; stopped publishing", zap.Int64("token", token))
@@ -175,11 +175,5 @@ func (r *Relay) release(ctx context.Context, token int64) {
 // wait blocks until a notification, the poll interval, at most limit, or
 // the end of ctx.
 func (r *Relay) wait(ctx context.Context, wake <-chan struct{}, limit time.Duration) {
-	t := time.NewTimer(max(min(r.s.PollInterval, limit), 0))
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-	case <-wake:
-	case <-t.C:
-	}
+	worker.Wait(ctx, wake, min(r.s.PollInterval, limit))
 }

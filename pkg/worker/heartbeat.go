@@ -1,4 +1,4 @@
-package httpserver
+package worker
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 )
 
 // DefaultStallAfter is how long a loop may go without a heartbeat before
-// /healthz reports the process stalled.
+// Stalled reports it, when a Group is given no other.
 const DefaultStallAfter = 10 * time.Minute
 
 type beatKey struct{}
@@ -21,16 +21,17 @@ type beat struct {
 }
 
 // Beat records that the loop running with ctx is alive. Loops call it once
-// per iteration, idle ones included; a loop run by Run that has beaten once
-// and then stops beating for longer than the stall timeout makes /healthz
-// fail, so the orchestrator restarts a process whose worker is stuck.
+// per iteration, idle ones included; a loop run by a Group that has beaten
+// once and then stops beating for longer than the stall timeout makes the
+// Group stalled (and /healthz fail), so the orchestrator restarts a process
+// whose worker is stuck. Outside a Group's loop it does nothing.
 func Beat(ctx context.Context) {
 	if b, ok := ctx.Value(beatKey{}).(*beat); ok {
 		b.last.Store(time.Now().UnixNano())
 	}
 }
 
-// beats are a server's loops, watched by /healthz.
+// beats are a group's loops, watched by Stalled.
 type beats struct {
 	mu         sync.Mutex
 	all        []*beat
@@ -61,12 +62,4 @@ func (b *beats) stalled(now time.Time) error {
 		}
 	}
 	return nil
-}
-
-// SetStallAfter sets how long a loop may go without a heartbeat before
-// /healthz fails (DefaultStallAfter when d is zero).
-func (s *Server) SetStallAfter(d time.Duration) {
-	s.beats.mu.Lock()
-	defer s.beats.mu.Unlock()
-	s.beats.stallAfter = d
 }

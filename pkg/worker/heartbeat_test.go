@@ -1,14 +1,17 @@
-package httpserver
+package worker
 
 import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
+
+	"github.com/onceflow/onceflow/pkg/httpserver"
 )
 
 // A loop that beat and then stops beating for the stall timeout makes the
@@ -29,22 +32,30 @@ func TestStalledLoops(t *testing.T) {
 	Beat(context.Background()) // outside a watched loop: a no-op
 }
 
-// /healthz answers 503 naming the stalled loop.
+// /healthz, asking the group, answers 503 naming the stalled loop.
 func TestHealthzReportsAStalledLoop(t *testing.T) {
-	s := New(zap.NewNop(), "127.0.0.1:0", prometheus.NewRegistry())
-	loop := s.beats.watch(context.Background(), "loop 1")
-	health := func() int {
+	s := httpserver.New(zap.NewNop(), "127.0.0.1:0", prometheus.NewRegistry())
+	g := NewGroup(zap.NewNop(), Config{})
+	s.SetLiveness(g)
+	loop := g.beats.watch(context.Background(), "loop 1")
+	health := func() (int, string) {
 		rec := httptest.NewRecorder()
 		s.Echo().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil))
-		return rec.Code
+		return rec.Code, rec.Body.String()
 	}
 	Beat(loop)
-	if code := health(); code != http.StatusOK {
+	if code, _ := health(); code != http.StatusOK {
 		t.Fatalf("healthz with a fresh heartbeat = %d", code)
 	}
-	s.SetStallAfter(time.Nanosecond)
+	g.beats.mu.Lock()
+	g.beats.stallAfter = time.Nanosecond
+	g.beats.mu.Unlock()
 	time.Sleep(time.Millisecond)
-	if code := health(); code != http.StatusServiceUnavailable {
+	code, body := health()
+	if code != http.StatusServiceUnavailable {
 		t.Fatalf("healthz with a stalled loop = %d, want 503", code)
+	}
+	if !strings.Contains(body, "loop 1") {
+		t.Errorf("healthz body %s does not name the stalled loop", body)
 	}
 }
