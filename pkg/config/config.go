@@ -33,6 +33,10 @@ type Common struct {
 	AdminToken string `env:"ADMIN_TOKEN"`
 }
 
+// Shared returns the shared settings; every service's config embeds Common
+// and so has this method, which is how pkg/service reads them.
+func (c Common) Shared() Common { return c }
+
 // Validate checks the shared settings.
 func (c Common) Validate() error {
 	if _, err := url.Parse(c.DatabaseURL); err != nil || c.DatabaseURL == "" {

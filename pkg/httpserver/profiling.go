@@ -20,3 +20,12 @@ func (s *Server) Profiling(token string) {
 	g.GET("/symbol", echo.WrapHandler(http.HandlerFunc(pprof.Symbol)))
 	g.GET("/*", echo.WrapHandler(http.HandlerFunc(pprof.Index)))
 }
+
+// Admin returns the /admin route group, guarded by the admin token (an
+// empty token refuses every request), and serves the runtime profiles
+// behind the same token. Every service registers its operator endpoints on
+// this group and nowhere else.
+func (s *Server) Admin(token string) *echo.Group {
+	s.Profiling(token)
+	return s.echo.Group("/admin", BearerAuth(token, "ADMIN_TOKEN"))
+}
