@@ -14,6 +14,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/onceflow/onceflow/pkg/listener"
 )
 
 // Func is one subcommand.
@@ -118,6 +120,9 @@ func probe(ctx context.Context, scheme, addr string, client *http.Client) error 
 	}
 	if host == "" || host == "0.0.0.0" || host == "::" {
 		host = "127.0.0.1"
+	}
+	if listener.Inherited(addr) {
+		return fmt.Errorf("healthcheck: %s is a socket passed down by a parent process, not an address to probe", addr)
 	}
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
