@@ -1,7 +1,6 @@
 package stack
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"net/http"
@@ -25,8 +24,16 @@ type process struct {
 	exited          chan struct{}
 }
 
-// addrVar is the variable that tells each binary where to serve.
-var addrVar = map[string]string{"psp": "PSP_ADDR", "fiscal": "FISCAL_ADDR"}
+// addrVar is the variable that tells binary bin where to serve.
+func addrVar(bin string) string {
+	switch bin {
+	case "psp":
+		return "PSP_ADDR"
+	case "fiscal":
+		return "FISCAL_ADDR"
+	}
+	return "HTTP_ADDR"
+}
 
 // Names lists the stack's processes running binary bin ("" for all), sorted.
 func (s *Stack) Names(bin string) []string {
@@ -72,7 +79,7 @@ func (s *Stack) Restart(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	cmd.Env = append(cmd.Env, cmp.Or(addrVar[p.bin], "HTTP_ADDR")+"="+listen, "RELAY_HOLDER="+name)
+	cmd.Env = append(cmd.Env, addrVar(p.bin)+"="+listen, "RELAY_HOLDER="+name)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	err = cmd.Start()
 	p.release() // the child holds the socket now, or no one does
@@ -106,6 +113,9 @@ func (p *process) release() {
 }
 
 func (p *process) waitHealthy(ctx context.Context, logPath string) error {
+	// The port accepts connections before the process serves them, so
+	// each probe has its own deadline.
+	probe := &http.Client{Timeout: 2 * time.Second}
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
 		select {
@@ -116,9 +126,7 @@ func (p *process) waitHealthy(ctx context.Context, logPath string) error {
 			return ctx.Err()
 		default:
 		}
-		// The port accepts connections before the process serves them,
-		// so each probe has its own deadline.
-		if resp, err := probeClient.Get("http://" + p.addr + "/healthz"); err == nil {
+		if resp, err := probe.Get("http://" + p.addr + "/healthz"); err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
 				return nil
@@ -129,9 +137,6 @@ func (p *process) waitHealthy(ctx context.Context, logPath string) error {
 	out, _ := os.ReadFile(logPath)
 	return fmt.Errorf("%s did not answer /healthz within 30s; its log:\n%s", p.name, out)
 }
-
-// probeClient asks for /healthz while a process starts.
-var probeClient = &http.Client{Timeout: 2 * time.Second}
 
 // stop asks the process to end and kills it after grace.
 func (p *process) stop(grace time.Duration) {
