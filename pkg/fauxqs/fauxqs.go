@@ -125,7 +125,7 @@ func (s *Server) release() {
 }
 
 // Stop kills the server and waits until it has exited, so its port refuses
-// connections; it does nothing when the server is stopped, but release the
+// connections. When the server is stopped it does nothing but release the
 // port New reserved if it never started.
 func (s *Server) Stop() {
 	s.mu.Lock()
