@@ -53,4 +53,7 @@ func TestProbe(t *testing.T) {
 	if err := command.Probe(context.Background(), "no-port"); err == nil {
 		t.Error("Probe(no-port) succeeded")
 	}
+	if err := command.Probe(context.Background(), "fd:3"); err == nil || !strings.Contains(err.Error(), "passed down") {
+		t.Errorf("Probe(fd:3) = %v, want an error saying the socket was passed down", err)
+	}
 }

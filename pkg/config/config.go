@@ -17,7 +17,9 @@ import (
 	"go.uber.org/zap"
 )
 
-// Common holds the settings every service shares.
+// Common holds the settings every service shares. HTTP_ADDR is host:port,
+// or fd:N to serve on a listening socket the parent process passed down as
+// descriptor N (package listener).
 type Common struct {
 	DatabaseURL     string        `env:"DATABASE_URL" envDefault:"postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"`
 	AWSRegion       string        `env:"AWS_REGION" envDefault:"us-east-1"`

@@ -20,6 +20,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.uber.org/zap"
+
+	"github.com/onceflow/onceflow/pkg/listener"
 )
 
 // Check is a readiness probe of one dependency.
@@ -93,11 +95,13 @@ func (s *Server) UseTLS(certFile, keyFile string) error {
 	return nil
 }
 
-// Listen binds the address; Addr is valid afterwards (useful with port 0).
+// Listen binds the address, or takes over the socket a parent process
+// passed down when it reads "fd:N" (package listener); Addr is valid
+// afterwards (useful with port 0).
 func (s *Server) Listen() error {
-	ln, err := net.Listen("tcp", s.addr)
+	ln, err := listener.Listen(s.addr)
 	if err != nil {
-		return fmt.Errorf("listen %s: %w", s.addr, err)
+		return err
 	}
 	if s.tls != nil {
 		ln = tls.NewListener(ln, s.tls)

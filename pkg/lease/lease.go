@@ -23,6 +23,9 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/onceflow/onceflow/pkg/errkind"
+	"github.com/onceflow/onceflow/pkg/pg"
 )
 
 // ErrDeposed means the caller no longer holds the lease under its token.
@@ -45,7 +48,9 @@ func New(pool *pgxpool.Pool, schema, name, holder string, ttl time.Duration) *Le
 
 // Acquire takes the lease if it is free or expired, or renews it if this
 // holder has it. ok is false when someone else holds it. The token is
-// unchanged by a renewal and grows by one on a change of holder.
+// unchanged by a renewal and grows by one on a change of holder. Errors
+// carry the kind pg.Interpret gives them (Unavailable for a serialization
+// failure, Internal for the rest).
 func (l *Lease) Acquire(ctx context.Context) (token int64, ok bool, err error) {
 	q := `INSERT INTO ` + l.table + ` AS l (name, holder, token, expires_at)
 VALUES ($1, $2, 1, now() + $3::interval)
@@ -55,12 +60,12 @@ SET holder = excluded.holder,
     expires_at = excluded.expires_at
 WHERE l.holder = excluded.holder OR l.expires_at <= now()
 RETURNING token`
-	err = l.pool.QueryRow(ctx, q, l.name, l.holder, l.ttl.String()).Scan(&token)
-	if errors.Is(err, pgx.ErrNoRows) {
+	err = pg.Interpret(l.pool.QueryRow(ctx, q, l.name, l.holder, l.ttl.String()).Scan(&token), "acquire lease %s", l.name)
+	if errkind.Is(err, errkind.NotFound) { // no row: another holder has it
 		return 0, false, nil
 	}
 	if err != nil {
-		return 0, false, fmt.Errorf("acquire lease %s: %w", l.name, err)
+		return 0, false, err
 	}
 	return token, true, nil
 }
@@ -76,18 +81,16 @@ func (l *Lease) Release(ctx context.Context, token int64) error {
 
 // Fence checks, inside tx, that token still holds the lease and has not
 // expired, and locks the lease row until tx ends so no one can take over
-// while tx writes. It returns ErrDeposed otherwise.
+// while tx writes. It returns ErrDeposed otherwise, and other errors with
+// the kind pg.Interpret gives them.
 func (l *Lease) Fence(ctx context.Context, tx pgx.Tx, token int64) error {
 	q := `SELECT 1 FROM ` + l.table + ` WHERE name = $1 AND token = $2 AND holder = $3 AND expires_at > now() FOR SHARE`
 	var one int
-	err := tx.QueryRow(ctx, q, l.name, token, l.holder).Scan(&one)
-	if errors.Is(err, pgx.ErrNoRows) {
+	err := pg.Interpret(tx.QueryRow(ctx, q, l.name, token, l.holder).Scan(&one), "fence lease %s", l.name)
+	if errkind.Is(err, errkind.NotFound) {
 		return ErrDeposed
 	}
-	if err != nil {
-		return fmt.Errorf("fence lease %s: %w", l.name, err)
-	}
-	return nil
+	return err
 }
 
 // HolderID names a process in a lease table: the hostname (or fallback)

@@ -7,7 +7,9 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -195,18 +197,33 @@ func TestEmitRefusedBeforeSending(t *testing.T) {
 	checkKind(t, err, fiscal.ErrRefused)
 
 	// A port nobody listens on: the dial fails, nothing was sent.
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	_ = l.Close()
-	_, err = newTestClient(t, "http://"+addr, time.Second).Emit(t.Context(), invoice())
+	_, err = newTestClient(t, "http://"+refusingAddr(t), time.Second).Emit(t.Context(), invoice())
 	checkKind(t, err, fiscal.ErrRefused)
 
 	if f.count() != 0 {
 		t.Errorf("%d requests reached the provider", f.count())
 	}
+}
+
+// refusingAddr returns a loopback address that refuses connections until
+// the test ends: a socket bound to it without listening (and without
+// SO_REUSEADDR, so no other process can listen there meanwhile), where a
+// closed listener's port could be taken by anyone.
+func refusingAddr(tb testing.TB) string {
+	tb.Helper()
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = syscall.Close(fd) })
+	if err := syscall.Bind(fd, &syscall.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		tb.Fatal(err)
+	}
+	sa, err := syscall.Getsockname(fd)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(sa.(*syscall.SockaddrInet4).Port))
 }
 
 func TestLookup(t *testing.T) {

@@ -3,7 +3,8 @@
 //	fiscal [serve]       serve until SIGINT/SIGTERM (default)
 //	fiscal healthcheck   exit 0 if GET http://$FISCAL_ADDR/healthz answers 200, else 1
 //
-// Environment: LOG_LEVEL (default info), FISCAL_ADDR (default 127.0.0.1:8092), INVOICY_EMP_CODIGO,
+// Environment: LOG_LEVEL (default info), FISCAL_ADDR (default 127.0.0.1:8092;
+// fd:N serves on a listening socket passed down as descriptor N, see pkg/listener), INVOICY_EMP_CODIGO,
 // INVOICY_EMP_PK and INVOICY_ACCESS_KEY (sandbox defaults); with
 // FISCAL_WEBHOOK_URL and FISCAL_WEBHOOK_SECRET (whsec_…) set, every status
 // change is POSTed there as a Standard Webhooks–signed provider webhook.
@@ -17,6 +18,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/onceflow/onceflow/pkg/command"
+	"github.com/onceflow/onceflow/pkg/listener"
 	"github.com/onceflow/onceflow/sandbox/fiscal"
 	"github.com/onceflow/onceflow/sandbox/internal/server"
 )
@@ -39,8 +41,8 @@ func loadConfig(getenv func(string) string) (config, error) {
 		accessKey: server.Env(getenv, "INVOICY_ACCESS_KEY", "sandbox-access-key"),
 		webhook:   fiscal.Webhook{URL: getenv("FISCAL_WEBHOOK_URL"), Secret: getenv("FISCAL_WEBHOOK_SECRET")},
 	}
-	if _, _, err := net.SplitHostPort(cfg.addr); err != nil {
-		return config{}, fmt.Errorf("FISCAL_ADDR %q: want host:port", cfg.addr)
+	if _, _, err := net.SplitHostPort(cfg.addr); err != nil && !listener.Inherited(cfg.addr) {
+		return config{}, fmt.Errorf("FISCAL_ADDR %q: want host:port (or fd:N, a socket passed down)", cfg.addr)
 	}
 	if err := fiscal.CheckWebhook(cfg.webhook); err != nil {
 		return config{}, fmt.Errorf("FISCAL_WEBHOOK_SECRET: %w", err)
@@ -76,9 +78,9 @@ func serve(ctx context.Context, log *zap.Logger, cfg config) error {
 	log.Info("config", zap.String("addr", cfg.addr), zap.String("emp_codigo", cfg.empCodigo),
 		zap.String("emp_pk", server.Mask(cfg.empPK)), zap.String("access_key", server.Mask(cfg.accessKey)),
 		zap.String("webhook_url", cfg.webhook.URL), zap.String("webhook_secret", server.Mask(cfg.webhook.Secret)), zap.Any("profile", cfg.profile))
-	ln, err := net.Listen("tcp", cfg.addr)
+	ln, err := listener.Listen(cfg.addr)
 	if err != nil {
-		return fmt.Errorf("listen on FISCAL_ADDR: %w", err)
+		return fmt.Errorf("FISCAL_ADDR: %w", err)
 	}
 	sim := fiscal.New(fiscal.Config{EmpCodigo: cfg.empCodigo, EmpPK: cfg.empPK, AccessKey: cfg.accessKey, Logger: log,
 		Webhook: cfg.webhook, Profile: cfg.profile})

@@ -3,7 +3,8 @@
 //	psp [serve]       serve until SIGINT/SIGTERM (default)
 //	psp healthcheck   exit 0 if GET http://$PSP_ADDR/healthz answers 200, else 1
 //
-// Environment: LOG_LEVEL (default info), PSP_ADDR (default 127.0.0.1:8091), DLOCAL_LOGIN,
+// Environment: LOG_LEVEL (default info), PSP_ADDR (default 127.0.0.1:8091;
+// fd:N serves on a listening socket passed down as descriptor N, see pkg/listener), DLOCAL_LOGIN,
 // DLOCAL_TRANS_KEY, DLOCAL_SECRET_KEY (sandbox defaults), PSP_NOTIFY_URL
 // (default none), PSP_RETRY_DELAY (Go duration, default 1s) and the
 // notification faults of loadFaults (PSP_SEED, PSP_LOSS_RATE, ...).
@@ -19,6 +20,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/onceflow/onceflow/pkg/command"
+	"github.com/onceflow/onceflow/pkg/listener"
 	"github.com/onceflow/onceflow/sandbox/internal/server"
 	"github.com/onceflow/onceflow/sandbox/psp"
 )
@@ -42,8 +44,8 @@ func loadConfig(getenv func(string) string) (config, error) {
 		secretKey: server.Env(getenv, "DLOCAL_SECRET_KEY", "sandbox-secret"),
 		notifyURL: getenv("PSP_NOTIFY_URL"),
 	}
-	if _, _, err := net.SplitHostPort(cfg.addr); err != nil {
-		return config{}, fmt.Errorf("PSP_ADDR %q: want host:port", cfg.addr)
+	if _, _, err := net.SplitHostPort(cfg.addr); err != nil && !listener.Inherited(cfg.addr) {
+		return config{}, fmt.Errorf("PSP_ADDR %q: want host:port (or fd:N, a socket passed down)", cfg.addr)
 	}
 	if u, err := url.Parse(cfg.notifyURL); cfg.notifyURL != "" && (err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https")) {
 		return config{}, fmt.Errorf("PSP_NOTIFY_URL %q: want an absolute http(s) URL", cfg.notifyURL)
@@ -82,9 +84,9 @@ func serve(ctx context.Context, log *zap.Logger, cfg config) error {
 	log.Info("config", zap.String("addr", cfg.addr), zap.String("login", cfg.login),
 		zap.String("trans_key", server.Mask(cfg.transKey)), zap.String("secret_key", server.Mask(cfg.secretKey)),
 		zap.String("notify_url", cfg.notifyURL), zap.Duration("retry_delay", cfg.retryDelay), zap.Any("faults", cfg.faults))
-	ln, err := net.Listen("tcp", cfg.addr)
+	ln, err := listener.Listen(cfg.addr)
 	if err != nil {
-		return fmt.Errorf("listen on PSP_ADDR: %w", err)
+		return fmt.Errorf("PSP_ADDR: %w", err)
 	}
 	sim := psp.New(psp.Config{
 		Login: cfg.login, TransKey: cfg.transKey, SecretKey: cfg.secretKey,

@@ -2,36 +2,52 @@ package main
 
 import (
 	"context"
-	"net"
 	"strings"
 	"testing"
 	"time"
 
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest"
+	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/onceflow/onceflow/pkg/testwait"
 )
 
-// freeAddr returns a loopback address nothing listens on right now.
-func freeAddr(tb testing.TB) string {
+// observed is a test logger that also keeps the entries for the test.
+func observed(tb testing.TB) (*zap.Logger, *observer.ObservedLogs) {
+	core, logs := observer.New(zap.InfoLevel)
+	return zap.New(zapcore.NewTee(zaptest.NewLogger(tb).Core(), core)), logs
+}
+
+// listeningAddr waits for the server's "listening" entry and returns the
+// address it reports: the server binds port 0 itself, so no port number is
+// handed out before it is bound.
+func listeningAddr(tb testing.TB, logs *observer.ObservedLogs) string {
 	tb.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
+	var addr string
+	testwait.Until(tb, 5*time.Second, 20*time.Millisecond, "the listening address", func() bool {
+		for _, e := range logs.FilterMessage("listening").All() {
+			addr, _ = e.ContextMap()["addr"].(string)
+		}
+		return addr != ""
+	})
+	return addr
 }
 
 func TestRunServesUntilCancelled(t *testing.T) {
 	t.Parallel()
-	env := map[string]string{"PSP_ADDR": freeAddr(t), "PSP_NOTIFY_URL": "http://127.0.0.1:1/hook"}
+	env := map[string]string{"PSP_ADDR": "127.0.0.1:0", "PSP_NOTIFY_URL": "http://127.0.0.1:1/hook"}
 	getenv := func(k string) string { return env[k] }
-	log := zaptest.NewLogger(t)
+	log, logs := observed(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- run(ctx, log, nil, getenv) }()
+	served := map[string]string{"PSP_ADDR": listeningAddr(t, logs)}
+	probeEnv := func(k string) string { return served[k] }
 
 	deadline := time.Now().Add(5 * time.Second)
-	for run(context.Background(), log, []string{"healthcheck"}, getenv) != nil {
+	for run(context.Background(), log, []string{"healthcheck"}, probeEnv) != nil {
 		if time.Now().After(deadline) {
 			t.Fatal("healthcheck never passed")
 		}

@@ -90,11 +90,8 @@ func (r *run) setUp(ctx context.Context) error {
 		}
 		r.dir, r.tidy = dir, true
 	}
-	port, err := fauxqs.FreePort()
-	if err != nil {
-		return err
-	}
-	if r.pg, err = pgcluster.New(ctx, "", port); err != nil {
+	var err error
+	if r.pg, err = pgcluster.New(ctx, ""); err != nil {
 		return err
 	}
 	if err := r.pg.Start(ctx); err != nil {
@@ -110,7 +107,7 @@ func (r *run) setUp(ctx context.Context) error {
 	if err := r.sqs.Start(); err != nil {
 		return err
 	}
-	fmt.Fprintf(r.out, "chaos: PostgreSQL on 127.0.0.1:%d, SQS on %s, logs in %s\n", port, r.sqs.Endpoint(), r.dir)
+	fmt.Fprintf(r.out, "chaos: PostgreSQL on the socket in %s, SQS on %s, logs in %s\n", r.pg.Socket(), r.sqs.Endpoint(), r.dir)
 	env := append([]string{
 		"RECONCILER_INTERVAL=2s", "RECONCILER_GRACE=20s", "POLL_AFTER=5s", "POLL_EVERY=3s", "POLL_INTERVAL=1s",
 		"APPLY_BACKOFF_CAP=5s", "RELAY_BACKOFF_CAP=5s", "RELAY_LEASE_TTL=3s", "SHUTDOWN_TIMEOUT=5s",

@@ -1,13 +1,19 @@
 // Package pgcluster runs a private, throwaway PostgreSQL cluster (initdb +
-// pg_ctl, trust auth, loopback only) so a chaos run can crash and restart
-// PostgreSQL without touching the server other work uses. As root, the
-// cluster runs as the postgres system user, since PostgreSQL refuses root.
+// pg_ctl, trust auth) so a chaos run can crash and restart PostgreSQL
+// without touching the server other work uses. As root, the cluster runs as
+// the postgres system user, since PostgreSQL refuses root.
+//
+// The cluster listens on a Unix socket in its own directory and on no TCP
+// port: PostgreSQL cannot be handed a listening socket (package listener),
+// and a port number chosen for it beforehand could be taken by another
+// process before it binds; a socket path no one else knows cannot.
 package pgcluster
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"os/exec"
 	"os/user"
@@ -19,15 +25,17 @@ import (
 // Cluster is one private PostgreSQL cluster.
 type Cluster struct {
 	bin, dir string
-	port     int
 	owner    *user.User // nil: run as the current user
 }
 
+// port names the socket file (.s.PGSQL.5432) in the cluster's directory.
+const port = 5432
+
 // New initialises a cluster in a new directory under parent, to listen on
-// 127.0.0.1:port. fsync is off (a crash of the process, which is what chaos
+// a Unix socket in that directory. fsync is off (a crash of the process, which is what chaos
 // does, loses nothing; a crash of the machine would) and synchronous_commit
 // stays on, so a committed transaction survives an immediate shutdown.
-func New(ctx context.Context, parent string, port int) (*Cluster, error) {
+func New(ctx context.Context, parent string) (*Cluster, error) {
 	bin, err := binDir()
 	if err != nil {
 		return nil, err
@@ -36,7 +44,7 @@ func New(ctx context.Context, parent string, port int) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Cluster{bin: bin, dir: dir, port: port}
+	c := &Cluster{bin: bin, dir: dir}
 	if os.Geteuid() == 0 {
 		if err := c.giveToPostgres(); err != nil {
 			return nil, err
@@ -50,12 +58,16 @@ func New(ctx context.Context, parent string, port int) (*Cluster, error) {
 
 // DSN is the cluster's superuser connection string for database name.
 func (c *Cluster) DSN(name string) string {
-	return fmt.Sprintf("postgres://postgres@127.0.0.1:%d/%s?sslmode=disable", c.port, name)
+	q := url.Values{"host": {c.dir}, "port": {strconv.Itoa(port)}, "sslmode": {"disable"}}
+	return "postgres://postgres@/" + name + "?" + q.Encode()
 }
+
+// Socket is the directory of the server's Unix socket.
+func (c *Cluster) Socket() string { return c.dir }
 
 // Start starts the server and waits until it accepts connections.
 func (c *Cluster) Start(ctx context.Context) error {
-	opts := fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=300", c.port, c.dir)
+	opts := fmt.Sprintf("-p %d -k %s -c listen_addresses='' -c fsync=off -c max_connections=300", port, c.dir)
 	if out, err := c.run(ctx, "pg_ctl", "-D", c.data(), "-l", filepath.Join(c.dir, "postgres.log"), "-o", opts, "-w", "-t", "60", "start"); err != nil {
 		return fmt.Errorf("pg_ctl start: %w\n%s", err, out)
 	}

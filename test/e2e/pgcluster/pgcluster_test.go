@@ -2,7 +2,6 @@ package pgcluster
 
 import (
 	"context"
-	"net"
 	"testing"
 	"time"
 
@@ -13,13 +12,7 @@ import (
 func TestCommittedRowSurvivesACrash(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
-	c, err := New(ctx, "", port)
+	c, err := New(ctx, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,14 +10,29 @@ import (
 	"sort"
 	"syscall"
 	"time"
+
+	"github.com/onceflow/onceflow/pkg/listener"
 )
 
 // process is one service or sandbox instance on a fixed address, which
-// keeps across restarts.
+// keeps across restarts. reserved holds the address bound while no process
+// serves on it yet; each start passes the socket down (package listener).
 type process struct {
 	name, bin, addr string
+	reserved        *listener.Reserved
 	cmd             *exec.Cmd
 	exited          chan struct{}
+}
+
+// addrVar is the variable that tells binary bin where to serve.
+func addrVar(bin string) string {
+	switch bin {
+	case "psp":
+		return "PSP_ADDR"
+	case "fiscal":
+		return "FISCAL_ADDR"
+	}
+	return "HTTP_ADDR"
 }
 
 // Names lists the stack's processes running binary bin ("" for all), sorted.
@@ -60,9 +75,15 @@ func (s *Stack) Restart(ctx context.Context, name string) error {
 	}
 	defer logFile.Close()
 	cmd := s.command(context.WithoutCancel(ctx), p.bin, "serve")
-	cmd.Env = append(cmd.Env, "HTTP_ADDR="+p.addr, "RELAY_HOLDER="+name)
+	listen, err := p.pass(cmd)
+	if err != nil {
+		return err
+	}
+	cmd.Env = append(cmd.Env, addrVar(p.bin)+"="+listen, "RELAY_HOLDER="+name)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
-	if err := cmd.Start(); err != nil {
+	err = cmd.Start()
+	p.release() // the child holds the socket now, or no one does
+	if err != nil {
 		return fmt.Errorf("start %s: %w", name, err)
 	}
 	p.cmd, p.exited = cmd, make(chan struct{})
@@ -70,7 +91,31 @@ func (s *Stack) Restart(ctx context.Context, name string) error {
 	return p.waitHealthy(ctx, filepath.Join(s.Dir, name+".log"))
 }
 
+// pass hands the process's socket to cmd: the one reserved at launch, or,
+// on a restart, its address bound again.
+func (p *process) pass(cmd *exec.Cmd) (string, error) {
+	if p.reserved == nil {
+		r, err := listener.Reserve(p.addr)
+		if err != nil {
+			return "", fmt.Errorf("restart %s: %w", p.name, err)
+		}
+		p.reserved = r
+	}
+	return p.reserved.Pass(cmd)
+}
+
+// release closes this process's hold on the reserved socket, if any.
+func (p *process) release() {
+	if p.reserved != nil {
+		_ = p.reserved.Close()
+		p.reserved = nil
+	}
+}
+
 func (p *process) waitHealthy(ctx context.Context, logPath string) error {
+	// The port accepts connections before the process serves them, so
+	// each probe has its own deadline.
+	probe := &http.Client{Timeout: 2 * time.Second}
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
 		select {
@@ -81,7 +126,7 @@ func (p *process) waitHealthy(ctx context.Context, logPath string) error {
 			return ctx.Err()
 		default:
 		}
-		if resp, err := http.Get("http://" + p.addr + "/healthz"); err == nil {
+		if resp, err := probe.Get("http://" + p.addr + "/healthz"); err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
 				return nil

@@ -10,7 +10,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"net"
 	"net/url"
 	"os"
 	"os/exec"
@@ -20,6 +19,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/onceflow/onceflow/pkg/listener"
 	"github.com/onceflow/onceflow/pkg/sqsq"
 )
 
@@ -160,11 +160,14 @@ func (s *Stack) launch(ctx context.Context, o Options) error {
 		names = append(names, "reconciler-1")
 	}
 	for _, name := range names {
-		addr, err := freePort()
+		// Every port is bound from here until its process takes the socket
+		// over, so no two processes can be given the same one.
+		r, err := listener.Reserve("127.0.0.1:0")
 		if err != nil {
 			return err
 		}
-		s.procs[name] = &process{name: name, bin: binary(name), addr: addr}
+		addr := r.Addr()
+		s.procs[name] = &process{name: name, bin: binary(name), addr: addr, reserved: r}
 		s.order = append(s.order, name)
 		if binary(name) == "ingest" {
 			s.IngestURLs = append(s.IngestURLs, "http://"+addr)
@@ -172,7 +175,7 @@ func (s *Stack) launch(ctx context.Context, o Options) error {
 	}
 	s.PSPURL, s.FiscalURL, s.IngestURL = "http://"+s.procs["psp"].addr, "http://"+s.procs["fiscal"].addr, s.IngestURLs[0]
 	s.env = append(s.env, "DLOCAL_BASE_URL="+s.PSPURL, "INVOICY_BASE_URL="+s.FiscalURL+"/InvoiCy",
-		"PSP_ADDR="+s.procs["psp"].addr, "FISCAL_ADDR="+s.procs["fiscal"].addr, "PSP_NOTIFY_URL="+s.IngestURL+"/webhooks/dlocal")
+		"PSP_NOTIFY_URL="+s.IngestURL+"/webhooks/dlocal")
 	if err := s.Migrate(ctx); err != nil {
 		return err
 	}
@@ -219,6 +222,7 @@ func (s *Stack) RunReconciler(ctx context.Context) (string, error) {
 func (s *Stack) Stop() {
 	for _, name := range s.order {
 		s.procs[name].stop(10 * time.Second)
+		s.procs[name].release()
 	}
 	if s.dbName != "" && !s.keepDBName {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -266,15 +270,6 @@ func CreateQueues(ctx context.Context, endpoint string, names map[string]string)
 		}
 	}
 	return nil
-}
-
-func freePort() (string, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer ln.Close()
-	return ln.Addr().String(), nil
 }
 
 func randomHex(n int) string {

@@ -7,12 +7,12 @@ import (
 	"bytes"
 	"context"
 	"io"
-	"net"
 	"os"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/onceflow/onceflow/pkg/listener"
 	"github.com/onceflow/onceflow/pkg/sqstest"
 	"github.com/onceflow/onceflow/services/reconciler/internal/app"
 	"github.com/onceflow/onceflow/services/reconciler/internal/fixture"
@@ -214,15 +214,21 @@ func TestUnknownSubcommand(t *testing.T) {
 	}
 }
 
-// freeAddr returns a loopback address with a port nothing listens on.
-func freeAddr(t *testing.T) string {
+// serveAddr reserves a loopback port for the serve the test starts, sets
+// HTTP_ADDR to hand its socket over (package listener), and returns the
+// address to dial; the port stays bound until serve takes it.
+func serveAddr(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	r, err := listener.Reserve("127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := ln.Addr().String()
-	_ = ln.Close()
+	addr := r.Addr()
+	fd, err := r.Handoff()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("HTTP_ADDR", fd)
 	return addr
 }
 

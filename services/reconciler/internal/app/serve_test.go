@@ -75,8 +75,7 @@ func TestServeReconcilesUnderTheLease(t *testing.T) {
 	seed(t, db)
 	name, url := sqstest.Queue(t, sqsClient, "reconciler-serve", 5)
 	setEnv(t, db, name)
-	addr := freeAddr(t)
-	t.Setenv("HTTP_ADDR", addr)
+	addr := serveAddr(t)
 	t.Setenv("RECONCILER_INTERVAL", "1h") // one run, at start
 
 	stop := startServe(t)
@@ -130,8 +129,7 @@ func TestServeStandsByWhileAnotherHoldsTheLease(t *testing.T) {
 	seed(t, db)
 	name, url := sqstest.Queue(t, sqsClient, "reconciler-serve", 5)
 	setEnv(t, db, name)
-	addr := freeAddr(t)
-	t.Setenv("HTTP_ADDR", addr)
+	addr := serveAddr(t)
 	t.Setenv("RECONCILER_INTERVAL", "100ms")
 	db.Exec(t, `INSERT INTO reconciler.leases (name, holder, token, expires_at)
 VALUES ($1, 'another-instance', 7, now() + interval '1 hour')`, app.LeaseName)

@@ -20,7 +20,11 @@ import (
 	"github.com/onceflow/onceflow/pkg/outbox"
 	"github.com/onceflow/onceflow/pkg/pgtest"
 	"github.com/onceflow/onceflow/pkg/sqstest"
+	"github.com/onceflow/onceflow/pkg/testwait"
 )
+
+// waitTimeout and waitEvery bound this package's testwait.Until.
+const waitTimeout, waitEvery = 60 * time.Second, 10 * time.Millisecond
 
 const (
 	backlog   = 5000
@@ -59,7 +63,7 @@ func TestStandbyTakesOverFromKilledLeader(t *testing.T) {
 	startRelay(t, bin, dsn, queue, "b")
 	insertBacklog(t, pool)
 
-	waitFor(t, "the leader publishing", func() bool { return countRows(t, pool, "published_at IS NOT NULL") >= 2*batchSize })
+	testwait.Until(t, waitTimeout, waitEvery, "the leader publishing", func() bool { return countRows(t, pool, "published_at IS NOT NULL") >= 2*batchSize })
 	if err := a.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +92,7 @@ func TestStandbyTakesOverFromKilledLeader(t *testing.T) {
 	if maxDups := 4 * batchSize; dups > maxDups {
 		t.Errorf("%d duplicate messages, want at most the killed leader's four batches in flight, %d", dups, maxDups)
 	}
-	waitFor(t, "every row published", func() bool { return countRows(t, pool, "published_at IS NOT NULL") == backlog })
+	testwait.Until(t, waitTimeout, waitEvery, "every row published", func() bool { return countRows(t, pool, "published_at IS NOT NULL") == backlog })
 	if n := countRows(t, pool, "parked_at IS NOT NULL"); n != 0 {
 		t.Errorf("%d rows parked", n)
 	}
@@ -130,7 +134,7 @@ func waitForLeader(t *testing.T, pool *pgxpool.Pool, holder string) (string, int
 	t.Helper()
 	var got string
 	var token int64
-	waitFor(t, holder+" leading", func() bool {
+	testwait.Until(t, waitTimeout, waitEvery, holder+" leading", func() bool {
 		err := pool.QueryRow(context.Background(),
 			`SELECT holder, token FROM relay.leases WHERE name = 'outbox:ingest.outbox:0' AND expires_at > now()`).Scan(&got, &token)
 		return err == nil && got == holder
@@ -195,15 +199,4 @@ func receiveAll(t *testing.T, c *sqs.Client, queue string) map[string]int {
 	}
 	t.Fatalf("received %d of %d event keys before the deadline", len(got), backlog)
 	return nil
-}
-
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }

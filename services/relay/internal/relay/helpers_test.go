@@ -26,6 +26,9 @@ import (
 
 var ingestOutbox = outbox.Table{Schema: "ingest", Name: "outbox"}
 
+// waitTimeout and waitEvery bound this package's testwait.Until.
+const waitTimeout, waitEvery = 20 * time.Second, 50 * time.Millisecond
+
 // fixture is a fresh database with the ingest and relay schemas and a fresh
 // queue.
 type fixture struct {
@@ -208,18 +211,6 @@ func (f *fixture) receiveOnce() ([]types.Message, error) {
 		return nil, fmt.Errorf("delete: %w", err)
 	}
 	return out.Messages, nil
-}
-
-// eventually polls cond until it holds or the deadline passes.
-func eventually(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 }
 
 // count runs a count(*) query.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/onceflow/onceflow/pkg/backoff"
 	"github.com/onceflow/onceflow/pkg/outbox"
+	"github.com/onceflow/onceflow/pkg/testwait"
 )
 
 // TestLeaderReportsBacklogAndPrunes checks the backlog gauges against the
@@ -32,7 +33,7 @@ func TestLeaderReportsBacklogAndPrunes(t *testing.T) {
 		t.Fatalf("received %d event keys, want 20", len(got))
 	}
 
-	eventually(t, "published rows pruned", func() bool {
+	testwait.Until(t, waitTimeout, waitEvery, "published rows pruned", func() bool {
 		return f.count(t, `SELECT count(*) FROM ingest.outbox`) == 3 && metric(t, reg, "onceflow_relay_pruned_total") == 20
 	})
 	var oldest time.Time
@@ -45,7 +46,7 @@ func TestLeaderReportsBacklogAndPrunes(t *testing.T) {
 		"onceflow_relay_parked_rows":                              1,
 		"onceflow_relay_oldest_pending_created_timestamp_seconds": float64(oldest.UnixNano()) / 1e9,
 	}
-	eventually(t, "backlog gauges match the table", func() bool {
+	testwait.Until(t, waitTimeout, waitEvery, "backlog gauges match the table", func() bool {
 		for name, v := range want {
 			if metric(t, reg, name) != v {
 				return false

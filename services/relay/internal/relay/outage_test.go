@@ -9,6 +9,7 @@ import (
 	"github.com/onceflow/onceflow/pkg/outbox"
 	"github.com/onceflow/onceflow/pkg/sqsq"
 	"github.com/onceflow/onceflow/pkg/sqstest"
+	"github.com/onceflow/onceflow/pkg/testwait"
 )
 
 // TestSQSOutage stops the SQS server under a running relay: rows back off
@@ -31,7 +32,7 @@ func TestSQSOutage(t *testing.T) {
 		msgs[i] = message(i, billingType)
 	}
 	f.insert(t, msgs...)
-	eventually(t, "every row failed and backed off three times", func() bool {
+	testwait.Until(t, waitTimeout, waitEvery, "every row failed and backed off three times", func() bool {
 		return f.count(t, `SELECT count(*) FROM ingest.outbox
 WHERE attempts >= 3 AND last_error <> '' AND next_attempt_at > created_at`) == len(msgs)
 	})
@@ -52,7 +53,7 @@ WHERE attempts >= 3 AND last_error <> '' AND next_attempt_at > created_at`) == l
 			t.Errorf("event %s never arrived after SQS came back", m.EventKey)
 		}
 	}
-	eventually(t, "every row published", func() bool {
+	testwait.Until(t, waitTimeout, waitEvery, "every row published", func() bool {
 		return f.count(t, `SELECT count(*) FROM ingest.outbox WHERE published_at IS NOT NULL AND parked_at IS NULL`) == len(msgs)
 	})
 	if n := f.count(t, `SELECT max(attempts) FROM ingest.outbox`); n >= s.MaxAttempts {

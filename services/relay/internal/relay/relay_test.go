@@ -13,6 +13,7 @@ import (
 
 	"github.com/onceflow/onceflow/pkg/lease"
 	"github.com/onceflow/onceflow/pkg/outbox"
+	"github.com/onceflow/onceflow/pkg/testwait"
 )
 
 const billingType = "billing.document_requested"
@@ -51,7 +52,7 @@ func TestPublishesEveryRowOnce(t *testing.T) {
 	if len(got) != len(msgs) {
 		t.Fatalf("received %d event keys, want %d", len(got), len(msgs))
 	}
-	eventually(t, "every row marked published", func() bool {
+	testwait.Until(t, waitTimeout, waitEvery, "every row marked published", func() bool {
 		return f.count(t, `SELECT count(*) FROM ingest.outbox WHERE published_at IS NULL`) == 0
 	})
 	if n := metric(t, reg, "onceflow_relay_published_total"); n != float64(len(msgs)) {
@@ -82,7 +83,7 @@ func TestParksUnroutedAndOversizeRows(t *testing.T) {
 	if len(got) != 5 {
 		t.Fatalf("received %d event keys, want the 5 routable ones: %v", len(got), keys(got))
 	}
-	eventually(t, "two rows parked and five published", func() bool {
+	testwait.Until(t, waitTimeout, waitEvery, "two rows parked and five published", func() bool {
 		return f.count(t, `SELECT count(*) FROM ingest.outbox WHERE parked_at IS NOT NULL`) == 2 &&
 			f.count(t, `SELECT count(*) FROM ingest.outbox WHERE published_at IS NOT NULL AND attempts = 0`) == 5
 	})
@@ -109,7 +110,7 @@ func TestOneLeaderPublishes(t *testing.T) {
 	b, regB := f.newRelay(t, testSettings("b"))
 	start(t, a)
 	start(t, b)
-	eventually(t, "a leader", func() bool {
+	testwait.Until(t, waitTimeout, waitEvery, "a leader", func() bool {
 		return metric(t, regA, "onceflow_relay_is_leader")+metric(t, regB, "onceflow_relay_is_leader") == 1
 	})
 
@@ -132,7 +133,7 @@ func TestOneLeaderPublishes(t *testing.T) {
 	if n := metric(t, standby, "onceflow_relay_published_total"); n != 0 {
 		t.Errorf("the standby published %v rows", n)
 	}
-	eventually(t, "the leader counts every row", func() bool {
+	testwait.Until(t, waitTimeout, waitEvery, "the leader counts every row", func() bool {
 		return metric(t, leader, "onceflow_relay_published_total") == 50
 	})
 	if n := f.count(t, `SELECT count(*) FROM relay.leases WHERE holder = $1 AND name = $2`, holder, LeaseName(ingestOutbox, 0)); n != 1 {
@@ -196,7 +197,7 @@ func TestFailedSendsBackOffThenPark(t *testing.T) {
 	start(t, New(f.pool, f.sqs, m, zaptestLogger(t), missing, s))
 	f.insert(t, message(0, billingType))
 
-	eventually(t, "the row parked after 3 attempts", func() bool {
+	testwait.Until(t, waitTimeout, waitEvery, "the row parked after 3 attempts", func() bool {
 		return f.count(t, `SELECT count(*) FROM ingest.outbox WHERE parked_at IS NOT NULL AND attempts = 3 AND parked_reason <> ''`) == 1
 	})
 	if n := metric(t, reg, "onceflow_relay_failed_total"); n != 3 {
@@ -214,7 +215,7 @@ func TestNotificationWakesTheLeader(t *testing.T) {
 	s.PollInterval, s.LeaseTTL = time.Hour, 10*time.Minute // neither polls nor renewals wake it during the test
 	r, _ := f.newRelay(t, s)
 	start(t, r)
-	eventually(t, "the leader listening", func() bool {
+	testwait.Until(t, waitTimeout, waitEvery, "the leader listening", func() bool {
 		return f.count(t, `SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN%'`) == 1
 	})
 
