@@ -44,18 +44,25 @@ func Run(ctx context.Context, args []string, cmds map[string]Func) error {
 }
 
 // Healthcheck probes the running process's /healthz on HTTP_ADDR (default
-// :8080). Container images have no curl, so docker compose health checks call
-// the binary itself. When TLS_CERT_FILE is set the service serves HTTPS
-// (httpserver.UseTLS), so the probe does too, trusting that file.
-func Healthcheck(ctx context.Context) error {
-	addr := os.Getenv("HTTP_ADDR")
-	if addr == "" {
-		addr = ":8080"
+// :8080), reading the process environment; see HealthcheckFrom.
+func Healthcheck(ctx context.Context) error { return HealthcheckFrom(os.Getenv)(ctx) }
+
+// HealthcheckFrom returns the healthcheck subcommand reading HTTP_ADDR and
+// TLS_CERT_FILE through getenv. Container images have no curl, so docker
+// compose health checks call the binary itself. When TLS_CERT_FILE is set
+// the service serves HTTPS (httpserver.UseTLS), so the probe does too,
+// trusting that file.
+func HealthcheckFrom(getenv func(string) string) Func {
+	return func(ctx context.Context) error {
+		addr := getenv("HTTP_ADDR")
+		if addr == "" {
+			addr = ":8080"
+		}
+		if certFile := getenv("TLS_CERT_FILE"); certFile != "" {
+			return ProbeTLS(ctx, addr, certFile)
+		}
+		return Probe(ctx, addr)
 	}
-	if certFile := os.Getenv("TLS_CERT_FILE"); certFile != "" {
-		return ProbeTLS(ctx, addr, certFile)
-	}
-	return Probe(ctx, addr)
 }
 
 // Probe GETs http://addr/healthz, dialling loopback when addr listens on

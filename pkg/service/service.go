@@ -55,8 +55,9 @@ type Spec[C Settings, A App] struct {
 // or from the service's run.
 func Main[C Settings, A App](ctx context.Context, spec Spec[C, A], getenv config.Getenv, args []string, stdout io.Writer) error {
 	cmds := map[string]command.Func{
-		"serve":   func(ctx context.Context) error { return serve(ctx, spec, getenv, stdout) },
-		"migrate": func(ctx context.Context) error { return migrate(ctx, spec.Schema, getenv) },
+		"serve":       func(ctx context.Context) error { return serve(ctx, spec, getenv, stdout) },
+		"migrate":     func(ctx context.Context) error { return migrate(ctx, spec.Schema, getenv) },
+		"healthcheck": command.HealthcheckFrom(getenv),
 	}
 	for name, c := range spec.Commands {
 		cmds[name] = func(ctx context.Context) error { return c(ctx, getenv, stdout) }

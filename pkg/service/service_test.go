@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -94,5 +96,23 @@ func TestUnknownSubcommandListsTheKnownOnes(t *testing.T) {
 	err := service.Main(context.Background(), spec(nil), getenv(nil), []string{"serev"}, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "migrate") || !strings.Contains(err.Error(), "hello") {
 		t.Fatalf("error %v, want the known subcommands listed", err)
+	}
+}
+
+func TestHealthcheckProbesTheAddressGetenvGives(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/healthz" {
+			w.WriteHeader(http.StatusNotFound)
+		}
+	}))
+	defer srv.Close()
+	addr := strings.TrimPrefix(srv.URL, "http://")
+	if err := service.Main(context.Background(), spec(nil), getenv(map[string]string{"HTTP_ADDR": addr}), []string{"healthcheck"}, io.Discard); err != nil {
+		t.Fatalf("healthcheck of a healthy server at %s: %v", addr, err)
+	}
+	srv.Close()
+	if err := service.Main(context.Background(), spec(nil), getenv(map[string]string{"HTTP_ADDR": addr}), []string{"healthcheck"}, io.Discard); err == nil {
+		t.Fatal("healthcheck of a closed server succeeded")
 	}
 }
