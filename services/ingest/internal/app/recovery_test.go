@@ -103,7 +103,7 @@ func TestLostRefundNotificationThePollerCreditsOnce(t *testing.T) {
 	}
 }
 
-// A receipt the PSP keeps failing is parked after APPLY_MAX_ATTEMPTS; an
+// A receipt the PSP keeps failing is parked after INGEST_APPLY_MAX_ATTEMPTS; an
 // operator lists it and sends it back once the cause is fixed.
 func TestParkedReceiptIsListedAndRetried(t *testing.T) {
 	t.Parallel()
