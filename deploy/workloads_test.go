@@ -29,7 +29,7 @@ var shutdownTimeout = setting{"SHUTDOWN_TIMEOUT", 20 * time.Second}
 // inHand bounds the item a service's loops finish before the HTTP drain
 // starts (worker.Group.Run): the outbound call they may be inside.
 var inHand = map[string]setting{
-	"ingest":   {"PSP_TIMEOUT", 10 * time.Second},
+	"ingest":   {"INGEST_PSP_TIMEOUT", 10 * time.Second},
 	"invoicer": {"PROVIDER_TIMEOUT", 15 * time.Second},
 }
 

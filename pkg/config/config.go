@@ -76,7 +76,10 @@ func Load[T any]() (Loaded[T], error) { return LoadFrom[T](os.Getenv) }
 // LoadFrom parses the variables getenv returns into a T and validates it.
 // Errors name the variable and what it expects. A field tagged
 // `renamed:"OLD_NAME"` is also read from OLD_NAME when its own variable is
-// unset; Loaded.Renamed then says which new name to use instead.
+// unset; Loaded.Renamed then says which new name to use instead. A field of
+// type Getenv (tagged `env:"-"`) receives getenv itself, for a config whose
+// settings name further variables only at run time (ingest's sources file
+// refers to secrets as env:NAME).
 func LoadFrom[T any](getenv Getenv) (Loaded[T], error) {
 	environment, renamed := lookup(reflect.TypeFor[T](), getenv)
 	values := map[string]string{}
@@ -89,12 +92,26 @@ func LoadFrom[T any](getenv Getenv) (Loaded[T], error) {
 	if err != nil {
 		return Loaded[T]{}, fmt.Errorf("config: %w", nameVariables[T](err))
 	}
+	keepGetenv(&cfg, getenv)
 	if v, ok := any(cfg).(Validator); ok {
 		if err := v.Validate(); err != nil {
 			return Loaded[T]{}, fmt.Errorf("config: %w", err)
 		}
 	}
 	return Loaded[T]{Value: cfg, Renamed: renamed, values: values}, nil
+}
+
+// keepGetenv sets every top-level field of *cfg of type Getenv to getenv.
+func keepGetenv[T any](cfg *T, getenv Getenv) {
+	v := reflect.ValueOf(cfg).Elem()
+	if v.Kind() != reflect.Struct {
+		return
+	}
+	for i := range v.NumField() {
+		if f := v.Field(i); f.Type() == reflect.TypeFor[Getenv]() && f.CanSet() {
+			f.Set(reflect.ValueOf(getenv))
+		}
+	}
 }
 
 // lookup collects the variables of t's fields (embedded structs included)

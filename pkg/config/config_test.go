@@ -104,3 +104,26 @@ func TestLoadFromNamesBadRenamedVariable(t *testing.T) {
 		t.Fatalf("error %v does not name SVC_WORKERS", err)
 	}
 }
+
+type sourcesSvc struct {
+	config.Common
+	SourcesFile string        `env:"SVC_SOURCES_FILE"`
+	Getenv      config.Getenv `env:"-"`
+}
+
+func TestLoadFromKeepsGetenvForVariablesNamedAtRunTime(t *testing.T) {
+	t.Parallel()
+	env := map[string]string{"SVC_SOURCES_FILE": "/etc/sources.yaml", "STRIPE_SECRET": "whsec_x"}
+	loaded, err := config.LoadFrom[sourcesSvc](func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if loaded.Value.Getenv == nil || loaded.Value.Getenv("STRIPE_SECRET") != "whsec_x" {
+		t.Fatal("the Getenv field does not read the environment the config was loaded from")
+	}
+	for _, f := range loaded.Fields() {
+		if f.String == "whsec_x" {
+			t.Fatalf("fields show a variable only the Getenv field can read: %v", loaded.Fields())
+		}
+	}
+}

@@ -30,8 +30,8 @@ const (
 	eventType   = "charge.succeeded"
 )
 
-// sourcesFile is ingest's WEBHOOK_SOURCES_FILE for the run: dLocal for the
-// pipeline's payments and the bench source for the load.
+// sourcesFile is ingest's INGEST_WEBHOOK_SOURCES_FILE for the run: dLocal
+// for the pipeline's payments and the bench source for the load.
 const sourcesFile = `sources:
   - name: dlocal
     kind: psp

@@ -56,7 +56,7 @@ func (r *run) setUp(ctx context.Context) error {
 		return err
 	}
 	r.progress("building and starting the stack (logs in %s; extra settings %v)", r.dir, r.cfg.Env)
-	env := append([]string{"WEBHOOK_SOURCES_FILE=" + sources}, r.cfg.Env...)
+	env := append([]string{"INGEST_WEBHOOK_SOURCES_FILE=" + sources}, r.cfg.Env...)
 	r.s, err = stack.StartWith(ctx, r.dir, stack.Options{Env: env})
 	if err != nil {
 		return fmt.Errorf("start the stack: %w", err)

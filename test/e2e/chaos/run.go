@@ -109,8 +109,8 @@ func (r *run) setUp(ctx context.Context) error {
 	}
 	fmt.Fprintf(r.out, "chaos: PostgreSQL on the socket in %s, SQS on %s, logs in %s\n", r.pg.Socket(), r.sqs.Endpoint(), r.dir)
 	env := append([]string{
-		"RECONCILER_INTERVAL=2s", "RECONCILER_GRACE=20s", "POLL_AFTER=5s", "POLL_EVERY=3s", "POLL_INTERVAL=1s",
-		"APPLY_BACKOFF_CAP=5s", "RELAY_BACKOFF_CAP=5s", "RELAY_LEASE_TTL=3s", "SHUTDOWN_TIMEOUT=5s",
+		"RECONCILER_INTERVAL=2s", "RECONCILER_GRACE=20s", "INGEST_POLL_AFTER=5s", "INGEST_POLL_EVERY=3s", "INGEST_POLL_INTERVAL=1s",
+		"INGEST_APPLY_BACKOFF_CAP=5s", "RELAY_BACKOFF_CAP=5s", "RELAY_LEASE_TTL=3s", "SHUTDOWN_TIMEOUT=5s",
 		"EMIT_SETTLE=3s", "EMIT_RETRY_CAP=5s", "DGI_POLL_BASE=1s", "DGI_POLL_CAP=5s", "PROVIDER_TIMEOUT=3s", "EMIT_LEASE=10s",
 		"PROVIDER_RATE_LIMIT=0", "PSP_SEED=" + fmt.Sprint(r.cfg.Seed), "FISCAL_SEED=" + fmt.Sprint(r.cfg.Seed),
 	}, append(r.cfg.PSPEnv, r.cfg.FiscalEnv...)...)

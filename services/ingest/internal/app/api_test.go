@@ -18,6 +18,7 @@ func (e *env) apiPost(path string, body any, key string) (int, string) {
 }
 
 func TestCustomerFieldsAreValidatedByDocumentType(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	tests := []struct {
 		name   string
@@ -77,6 +78,7 @@ func with(c customer, field, value string) customer {
 }
 
 func TestIdempotencyKey(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	code, first := e.apiPost("/v1/customers", acme, "key-1")
 	if code != http.StatusCreated {
@@ -118,6 +120,7 @@ func TestIdempotencyKey(t *testing.T) {
 }
 
 func TestOrdersAreValidatedAndListed(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	_, body := e.apiPost("/v1/customers", ana, "")
 	var c struct{ ID string }

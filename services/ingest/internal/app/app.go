@@ -1,25 +1,21 @@
-// Package app is ingest's composition root: it reads the configuration,
-// opens the pool, builds the webhook receiver, the APIs, the apply workers,
-// the status poller and the pruner, and runs them until the context ends.
+// Package app is ingest's composition root: from its configuration it opens
+// the pool, builds the webhook receiver, the APIs, the apply workers, the
+// status poller and the pruner, and runs them until the context ends.
 package app
 
 import (
 	"context"
-	"os"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
-	"github.com/onceflow/onceflow/db"
 	"github.com/onceflow/onceflow/pkg/backoff"
-	"github.com/onceflow/onceflow/pkg/command"
-	"github.com/onceflow/onceflow/pkg/config"
 	"github.com/onceflow/onceflow/pkg/httpclient"
 	"github.com/onceflow/onceflow/pkg/httpserver"
-	"github.com/onceflow/onceflow/pkg/logging"
 	"github.com/onceflow/onceflow/pkg/outbox"
 	"github.com/onceflow/onceflow/pkg/pg"
-	"github.com/onceflow/onceflow/pkg/tracing"
+	"github.com/onceflow/onceflow/pkg/service"
 	"github.com/onceflow/onceflow/pkg/worker"
 	"github.com/onceflow/onceflow/services/ingest/internal/admin"
 	"github.com/onceflow/onceflow/services/ingest/internal/apply"
@@ -32,87 +28,88 @@ import (
 	"github.com/onceflow/onceflow/services/ingest/internal/webhook"
 )
 
-// Run runs the subcommand in args: serve (default), migrate or healthcheck.
-func Run(ctx context.Context, args []string) error {
-	return command.Run(ctx, args, map[string]command.Func{
-		"serve": func(ctx context.Context) error {
-			loaded, err := config.Load[Config]()
-			if err != nil {
-				return err
-			}
-			return Serve(ctx, loaded, nil)
-		},
-		"migrate": db.MigrateCommand("ingest"),
-	})
+// Spec is ingest for service.Main: serve builds it with New.
+var Spec = service.Spec[Config, *App]{Name: "ingest", Schema: "ingest", New: New}
+
+// App is ingest built and listening: Run serves it and runs its loops.
+type App struct {
+	pool  *pgxpool.Pool
+	srv   *httpserver.Server
+	group *worker.Group
 }
 
-// Serve runs ingest with cfg until ctx ends. When listening is non-nil it
-// receives the bound HTTP address (tests use port 0).
-func Serve(ctx context.Context, loaded config.Loaded[Config], listening chan<- string) error {
-	cfg := loaded.Value
-	srcs, err := sources.FromEnv(cfg.SourcesFile, os.Getenv)
+// New reads the webhook sources, opens the pool, builds the HTTP server and
+// the loops, and binds the listener. An error names the setting at fault
+// (the sources file, the TLS files, the address) or the database; whatever
+// New opened is closed again.
+func New(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
+	srcs, err := sources.FromEnv(cfg.SourcesFile, cfg.Getenv)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	scope, err := sources.PSPScope(srcs)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	log, err := logging.New("ingest", cfg.LogLevel)
-	if err != nil {
-		return err
-	}
-	defer func() { _ = log.Sync() }()
-	log.Info("config", loaded.Fields()...)
-	stopTracing, err := tracing.Setup(ctx, "ingest")
-	if err != nil {
-		return err
-	}
-	defer func() { _ = stopTracing(context.WithoutCancel(ctx)) }()
 	pool, err := pg.Open(ctx, cfg.DatabaseURL)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer pool.Close()
+	a := &App{pool: pool}
+	if err := a.build(cfg, srcs, scope, log); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	return a, nil
+}
 
+// build makes the server and the loops and binds the listener.
+func (a *App) build(cfg Config, srcs []webhook.Source, scope string, log *zap.Logger) error {
 	reg := httpserver.NewRegistry()
-	st := store.New(pool)
+	st := store.New(a.pool)
 	reg.MustRegister(housekeeping.NewBacklog(st))
-	srv := httpserver.New(log, cfg.HTTPAddr, reg, httpserver.Check{Name: "postgres", Check: pool.Ping})
-	group := worker.NewGroup(log, worker.Config{StallAfter: cfg.StallTimeout, ShutdownTimeout: cfg.ShutdownTimeout})
-	srv.SetLiveness(group)
-	srv.Profiling(cfg.AdminToken)
+	a.srv = httpserver.New(log, cfg.HTTPAddr, reg, httpserver.Check{Name: "postgres", Check: a.pool.Ping})
+	a.group = worker.NewGroup(log, worker.Config{StallAfter: cfg.StallTimeout, ShutdownTimeout: cfg.ShutdownTimeout})
+	a.srv.SetLiveness(a.group)
 	if cfg.TLSCertFile != "" {
-		if err := srv.UseTLS(cfg.TLSCertFile, cfg.TLSKeyFile); err != nil {
+		if err := a.srv.UseTLS(cfg.TLSCertFile, cfg.TLSKeyFile); err != nil {
 			return err
 		}
 	}
 	wake := make(chan struct{}, 1)
-	webhook.NewHandler(srcs, st, log.Named("webhook"), reg, wake).Register(srv.Echo())
-	httpapi.New(st, cfg.APIToken).Register(srv.Echo())
-	admin.New(st, log.Named("admin"), cfg.AdminToken, wake).Register(srv.Echo())
+	webhook.NewHandler(srcs, st, log.Named("webhook"), reg, wake).Register(a.srv.Echo())
+	httpapi.New(st, cfg.APIToken).Register(a.srv.Echo())
+	admin.New(st, log.Named("admin"), wake).Register(a.srv.Admin(cfg.AdminToken))
+	a.group.Add(loops(cfg, a.pool, st, scope, log, reg, wake)...)
+	return a.srv.Listen()
+}
 
+// Addr is the bound HTTP address (host:port; useful with port 0).
+func (a *App) Addr() string { return a.srv.Addr() }
+
+// Run serves and runs the loops until ctx ends, stops in two phases
+// (worker.Group.Run), then closes the pool. The error is what ended the run
+// early, if anything, or the HTTP server's shutdown error.
+func (a *App) Run(ctx context.Context) error {
+	defer a.pool.Close()
+	return a.group.Run(ctx, a.srv)
+}
+
+// loops are the apply workers, the outbox waker, the status poller (when a
+// source is a PSP) and the pruner.
+func loops(cfg Config, pool *pgxpool.Pool, st *store.Store, scope string, log *zap.Logger, reg prometheus.Registerer, wake chan struct{}) []worker.Loop {
 	waker := outbox.NewWaker(pool, store.Outbox, outbox.WakeEvery)
-	loops := append(workers(cfg, st, log, reg, wake, waker.Wake), waker.Run)
+	all := append(workers(cfg, st, log, reg, wake, waker.Wake), waker.Run)
 	if scope != "" {
-		client := pspClient(cfg)
-		loops = append(loops, poller.New(st, client, log.Named("poller"), reg, poller.Config{
+		all = append(all, poller.New(st, pspClient(cfg), log.Named("poller"), reg, poller.Config{
 			After: cfg.PollAfter, Every: cfg.PollEvery, GiveUp: cfg.PollGiveUp, Interval: cfg.PollInterval,
 			Batch: cfg.PollBatch, Scope: scope,
 		}, wake).Run)
 	}
-	loops = append(loops, housekeeping.NewPruner(st, log.Named("prune"), reg, housekeeping.Config{
+	return append(all, housekeeping.NewPruner(st, log.Named("prune"), reg, housekeeping.Config{
 		ReceiptRetention: cfg.ReceiptRetention, IdempotencyRetention: cfg.IdempotencyRetention,
 		Interval: cfg.PruneInterval, Batch: cfg.PruneBatch,
 	}).Run)
-	if err := srv.Listen(); err != nil {
-		return err
-	}
-	if listening != nil {
-		listening <- srv.Addr()
-	}
-	group.Add(loops...)
-	return group.Run(ctx, srv)
 }
 
 func pspClient(cfg Config) *psp.Client {

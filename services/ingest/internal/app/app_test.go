@@ -7,16 +7,19 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strconv"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"go.uber.org/zap"
 
 	"github.com/onceflow/onceflow/db"
 	"github.com/onceflow/onceflow/pkg/config"
 	"github.com/onceflow/onceflow/pkg/dlocal"
+	"github.com/onceflow/onceflow/pkg/logging"
 	"github.com/onceflow/onceflow/pkg/pgtest"
 	"github.com/onceflow/onceflow/sandbox/psp"
 	"github.com/onceflow/onceflow/services/ingest/internal/app"
@@ -34,16 +37,15 @@ type env struct {
 	pool   *pgxpool.Pool
 }
 
-// start runs the real ingest on port 0 against a fresh database and a PSP
-// sandbox. extra holds more variables as name, value pairs.
+// start runs ingest (app.New, then Run) on port 0 against a fresh database
+// and a PSP sandbox. extra holds more variables as name, value pairs.
 func start(t *testing.T, extra ...string) *env { return startSlow(t, 0, extra...) }
 
 // startSlow is start with a PSP sandbox that answers every request delay
 // late.
 func startSlow(t *testing.T, delay time.Duration, extra ...string) *env {
-	ctx, cancel := context.WithCancel(context.Background())
 	dsn := pgtest.NewDatabase(t)
-	if err := db.Migrate(ctx, dsn, "ingest"); err != nil {
+	if err := db.Migrate(context.Background(), dsn, "ingest"); err != nil {
 		t.Fatal(err)
 	}
 	pspServer := psp.New(psp.Config{Login: login, TransKey: transKey, SecretKey: secret, RetryDelay: 50 * time.Millisecond})
@@ -51,48 +53,59 @@ func startSlow(t *testing.T, delay time.Duration, extra ...string) *env {
 		time.Sleep(delay)
 		pspServer.ServeHTTP(w, r)
 	}))
-	vars := []string{"DATABASE_URL", dsn, "HTTP_ADDR", "127.0.0.1:0", "DLOCAL_BASE_URL", sandbox.URL,
-		"DLOCAL_LOGIN", login, "DLOCAL_TRANS_KEY", transKey, "DLOCAL_SECRET_KEY", secret, "API_TOKEN", token,
-		"ADMIN_TOKEN", adminToken, "APPLY_POLL_INTERVAL", "100ms", "APPLY_BACKOFF_BASE", "100ms", "APPLY_BACKOFF_CAP", "500ms",
-		"POLL_INTERVAL", "100ms", "LOG_LEVEL", "debug"}
-	vars = append(vars, extra...)
-	for i := 0; i < len(vars); i += 2 {
-		t.Setenv(vars[i], vars[i+1])
-	}
-	loaded, err := config.Load[app.Config]()
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := make(chan string, 1)
-	done := make(chan error, 1)
-	go func() { done <- app.Serve(ctx, loaded, addr) }()
-	pool, err := pgxpool.New(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
 	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("serve: %v", err)
-		}
-		pool.Close()
 		sandbox.Close()
 		pspServer.Close()
 	})
-	scheme := "http://"
+	vars := map[string]string{"DATABASE_URL": dsn, "HTTP_ADDR": "127.0.0.1:0", "DLOCAL_BASE_URL": sandbox.URL,
+		"DLOCAL_LOGIN": login, "DLOCAL_TRANS_KEY": transKey, "DLOCAL_SECRET_KEY": secret, "INGEST_API_TOKEN": token,
+		"ADMIN_TOKEN": adminToken, "INGEST_APPLY_POLL_INTERVAL": "100ms", "INGEST_APPLY_BACKOFF_BASE": "100ms",
+		"INGEST_APPLY_BACKOFF_CAP": "500ms", "INGEST_POLL_INTERVAL": "100ms", "LOG_LEVEL": "debug"}
 	for i := 0; i < len(extra); i += 2 {
-		if extra[i] == "TLS_CERT_FILE" {
-			scheme = "https://"
+		vars[extra[i]] = extra[i+1]
+	}
+	pool, err := pgxpool.New(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	a, log := build(t, vars)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- a.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("run: %v", err)
 		}
+		_ = log.Sync()
+	})
+	scheme := "http://"
+	if vars["TLS_CERT_FILE"] != "" {
+		scheme = "https://"
 	}
-	select {
-	case a := <-addr:
-		return &env{t: t, client: http.DefaultClient, ingest: scheme + a, psp: sandbox.URL, pool: pool}
-	case err := <-done:
-		done <- err
+	return &env{t: t, client: http.DefaultClient, ingest: scheme + a.Addr(), psp: sandbox.URL, pool: pool}
+}
+
+// build reads the config from vars alone and builds ingest with a logger on
+// stderr, which TestMain checks for personal data; it logs the config as
+// service.Main does.
+func build(t *testing.T, vars map[string]string) (*app.App, *zap.Logger) {
+	t.Helper()
+	loaded, err := config.LoadFrom[app.Config](func(k string) string { return vars[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	log, err := logging.NewTo(os.Stderr, "ingest", loaded.Value.LogLevel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log.Info("config", loaded.Fields()...)
+	a, err := app.New(context.Background(), loaded.Value, log)
+	if err != nil {
 		t.Fatalf("ingest did not start: %v", err)
-		return nil
 	}
+	return a, log
 }
 
 func (e *env) post(url string, body any, header http.Header) (int, string) {
@@ -210,6 +223,7 @@ func (e *env) waitCount(want int, query string, args ...any) {
 }
 
 func TestPaidPaymentYieldsOneInvoiceEvent(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	e.order("o-1", 122050)
 	id := e.pay("o-1", "1220.50")
@@ -250,6 +264,7 @@ func TestPaidPaymentYieldsOneInvoiceEvent(t *testing.T) {
 }
 
 func TestLatePendingNeverUndoesPaid(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	e.order("o-2", 5000)
 	id := e.pay("o-2", "50.00")
@@ -265,6 +280,7 @@ func TestLatePendingNeverUndoesPaid(t *testing.T) {
 }
 
 func TestAmountMismatchIsRejected(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	e.order("o-3", 1000)
 	id := e.pay("o-3", "20.00")

@@ -7,48 +7,55 @@ import (
 	"github.com/onceflow/onceflow/pkg/config"
 )
 
-// Config is ingest's configuration, read from the environment.
+// Config is ingest's configuration, read from the environment. Its own
+// settings carry the INGEST_ prefix; the names they had before are read for
+// one release (with a warning naming the new one).
 type Config struct {
 	config.Common
 	DLocalBaseURL   string        `env:"DLOCAL_BASE_URL" envDefault:"http://127.0.0.1:8091"`
 	DLocalLogin     string        `env:"DLOCAL_LOGIN"`
 	DLocalTransKey  string        `env:"DLOCAL_TRANS_KEY"`
 	DLocalSecretKey string        `env:"DLOCAL_SECRET_KEY"`
-	PSPTimeout      time.Duration `env:"PSP_TIMEOUT" envDefault:"10s"`
-	APIToken        string        `env:"API_TOKEN"`
+	PSPTimeout      time.Duration `env:"INGEST_PSP_TIMEOUT" renamed:"PSP_TIMEOUT" envDefault:"10s"`
+	APIToken        string        `env:"INGEST_API_TOKEN" renamed:"API_TOKEN"`
 	// SourcesFile is the YAML file of webhook sources; unset, ingest serves
 	// dLocal alone at /webhooks/dlocal.
-	SourcesFile      string        `env:"WEBHOOK_SOURCES_FILE"`
-	Workers          int           `env:"APPLY_WORKERS" envDefault:"8"`
-	ApplyBatch       int           `env:"APPLY_BATCH" envDefault:"20"`
-	ApplyLease       time.Duration `env:"APPLY_LEASE" envDefault:"60s"`
-	ApplyPoll        time.Duration `env:"APPLY_POLL_INTERVAL" envDefault:"1s"`
-	ApplyMaxAttempts int           `env:"APPLY_MAX_ATTEMPTS" envDefault:"20"`
-	ApplyBackoffBase time.Duration `env:"APPLY_BACKOFF_BASE" envDefault:"1s"`
-	ApplyBackoffCap  time.Duration `env:"APPLY_BACKOFF_CAP" envDefault:"10m"`
+	SourcesFile      string        `env:"INGEST_WEBHOOK_SOURCES_FILE" renamed:"WEBHOOK_SOURCES_FILE"`
+	Workers          int           `env:"INGEST_APPLY_WORKERS" renamed:"APPLY_WORKERS" envDefault:"8"`
+	ApplyBatch       int           `env:"INGEST_APPLY_BATCH" renamed:"APPLY_BATCH" envDefault:"20"`
+	ApplyLease       time.Duration `env:"INGEST_APPLY_LEASE" renamed:"APPLY_LEASE" envDefault:"60s"`
+	ApplyPoll        time.Duration `env:"INGEST_APPLY_POLL_INTERVAL" renamed:"APPLY_POLL_INTERVAL" envDefault:"1s"`
+	ApplyMaxAttempts int           `env:"INGEST_APPLY_MAX_ATTEMPTS" renamed:"APPLY_MAX_ATTEMPTS" envDefault:"20"`
+	ApplyBackoffBase time.Duration `env:"INGEST_APPLY_BACKOFF_BASE" renamed:"APPLY_BACKOFF_BASE" envDefault:"1s"`
+	ApplyBackoffCap  time.Duration `env:"INGEST_APPLY_BACKOFF_CAP" renamed:"APPLY_BACKOFF_CAP" envDefault:"10m"`
 	// The status poller re-fetches payments (of orders with a PSP payment
-	// id) and registered refunds that have no final state POLL_AFTER after
-	// they were registered, every POLL_EVERY, until POLL_GIVE_UP; it looks
-	// every POLL_INTERVAL, at up to POLL_BATCH payments and as many refunds.
-	PollAfter    time.Duration `env:"POLL_AFTER" envDefault:"10m"`
-	PollEvery    time.Duration `env:"POLL_EVERY" envDefault:"5m"`
-	PollGiveUp   time.Duration `env:"POLL_GIVE_UP" envDefault:"72h"`
-	PollInterval time.Duration `env:"POLL_INTERVAL" envDefault:"30s"`
-	PollBatch    int           `env:"POLL_BATCH" envDefault:"50"`
-	// Finished receipts are deleted RECEIPT_RETENTION after they arrived
-	// (use 2160h, 90 days, when replaying by hand); idempotency keys after
-	// IDEMPOTENCY_RETENTION. Both in batches of PRUNE_BATCH every
-	// PRUNE_INTERVAL.
-	ReceiptRetention     time.Duration `env:"RECEIPT_RETENTION" envDefault:"168h"`
-	IdempotencyRetention time.Duration `env:"IDEMPOTENCY_RETENTION" envDefault:"24h"`
-	PruneInterval        time.Duration `env:"PRUNE_INTERVAL" envDefault:"1m"`
-	PruneBatch           int           `env:"PRUNE_BATCH" envDefault:"500"`
+	// id) and registered refunds that have no final state
+	// INGEST_POLL_AFTER after they were registered, every INGEST_POLL_EVERY,
+	// until INGEST_POLL_GIVE_UP; it looks every INGEST_POLL_INTERVAL, at up
+	// to INGEST_POLL_BATCH payments and as many refunds.
+	PollAfter    time.Duration `env:"INGEST_POLL_AFTER" renamed:"POLL_AFTER" envDefault:"10m"`
+	PollEvery    time.Duration `env:"INGEST_POLL_EVERY" renamed:"POLL_EVERY" envDefault:"5m"`
+	PollGiveUp   time.Duration `env:"INGEST_POLL_GIVE_UP" renamed:"POLL_GIVE_UP" envDefault:"72h"`
+	PollInterval time.Duration `env:"INGEST_POLL_INTERVAL" renamed:"POLL_INTERVAL" envDefault:"30s"`
+	PollBatch    int           `env:"INGEST_POLL_BATCH" renamed:"POLL_BATCH" envDefault:"50"`
+	// Finished receipts are deleted INGEST_RECEIPT_RETENTION after they
+	// arrived (use 2160h, 90 days, when replaying by hand); idempotency keys
+	// after INGEST_IDEMPOTENCY_RETENTION. Both in batches of
+	// INGEST_PRUNE_BATCH every INGEST_PRUNE_INTERVAL.
+	ReceiptRetention     time.Duration `env:"INGEST_RECEIPT_RETENTION" renamed:"RECEIPT_RETENTION" envDefault:"168h"`
+	IdempotencyRetention time.Duration `env:"INGEST_IDEMPOTENCY_RETENTION" renamed:"IDEMPOTENCY_RETENTION" envDefault:"24h"`
+	PruneInterval        time.Duration `env:"INGEST_PRUNE_INTERVAL" renamed:"PRUNE_INTERVAL" envDefault:"1m"`
+	PruneBatch           int           `env:"INGEST_PRUNE_BATCH" renamed:"PRUNE_BATCH" envDefault:"500"`
 	// TLS is served when both files are set.
 	TLSCertFile string `env:"TLS_CERT_FILE"`
 	TLSKeyFile  string `env:"TLS_KEY_FILE"`
+	// Getenv is the environment the config was read from (config.LoadFrom
+	// sets it): the sources file names its secrets as env:NAME. A Config
+	// built by hand must set it.
+	Getenv config.Getenv `env:"-"`
 }
 
-// Validate checks the values Load cannot.
+// Validate checks the values Load cannot; each message names the variable.
 func (c Config) Validate() error {
 	if err := c.Common.Validate(); err != nil {
 		return err
@@ -60,18 +67,19 @@ func (c Config) Validate() error {
 		{c.DLocalLogin == "", "DLOCAL_LOGIN: want the merchant's dLocal login"},
 		{c.DLocalTransKey == "", "DLOCAL_TRANS_KEY: want the merchant's dLocal trans key"},
 		{c.DLocalSecretKey == "", "DLOCAL_SECRET_KEY: want the merchant's dLocal secret key (it signs API requests)"},
-		{c.Workers < 1, "APPLY_WORKERS: want at least 1"},
-		{c.ApplyBatch < 1, "APPLY_BATCH: want at least 1"},
-		{c.ApplyLease <= 0, "APPLY_LEASE: want a positive duration"},
-		{c.ApplyPoll <= 0, "APPLY_POLL_INTERVAL: want a positive duration"},
-		{c.ApplyMaxAttempts < 1, "APPLY_MAX_ATTEMPTS: want at least 1"},
-		{c.ApplyBackoffBase <= 0 || c.ApplyBackoffCap < c.ApplyBackoffBase, "APPLY_BACKOFF_BASE/APPLY_BACKOFF_CAP: want 0 < base <= cap"},
-		{c.PollAfter < 0 || c.PollEvery <= 0 || c.PollInterval <= 0, "POLL_AFTER/POLL_EVERY/POLL_INTERVAL: want POLL_AFTER >= 0 and positive POLL_EVERY and POLL_INTERVAL"},
-		{c.PollGiveUp <= c.PollAfter, "POLL_GIVE_UP: want a duration longer than POLL_AFTER"},
-		{c.PollBatch < 1, "POLL_BATCH: want at least 1"},
-		{c.ReceiptRetention < 24*time.Hour, "RECEIPT_RETENTION: want at least 24h (168h by default, 2160h with manual replays)"},
-		{c.IdempotencyRetention < time.Hour, "IDEMPOTENCY_RETENTION: want at least 1h"},
-		{c.PruneInterval <= 0 || c.PruneBatch < 1, "PRUNE_INTERVAL/PRUNE_BATCH: want a positive interval and batch"},
+		{c.Workers < 1, "INGEST_APPLY_WORKERS: want at least 1"},
+		{c.ApplyBatch < 1, "INGEST_APPLY_BATCH: want at least 1"},
+		{c.ApplyLease <= 0, "INGEST_APPLY_LEASE: want a positive duration"},
+		{c.ApplyPoll <= 0, "INGEST_APPLY_POLL_INTERVAL: want a positive duration"},
+		{c.ApplyMaxAttempts < 1, "INGEST_APPLY_MAX_ATTEMPTS: want at least 1"},
+		{c.ApplyBackoffBase <= 0 || c.ApplyBackoffCap < c.ApplyBackoffBase, "INGEST_APPLY_BACKOFF_BASE/INGEST_APPLY_BACKOFF_CAP: want 0 < base <= cap"},
+		{c.PollAfter < 0 || c.PollEvery <= 0 || c.PollInterval <= 0,
+			"INGEST_POLL_AFTER/INGEST_POLL_EVERY/INGEST_POLL_INTERVAL: want INGEST_POLL_AFTER >= 0 and positive INGEST_POLL_EVERY and INGEST_POLL_INTERVAL"},
+		{c.PollGiveUp <= c.PollAfter, "INGEST_POLL_GIVE_UP: want a duration longer than INGEST_POLL_AFTER"},
+		{c.PollBatch < 1, "INGEST_POLL_BATCH: want at least 1"},
+		{c.ReceiptRetention < 24*time.Hour, "INGEST_RECEIPT_RETENTION: want at least 24h (168h by default, 2160h with manual replays)"},
+		{c.IdempotencyRetention < time.Hour, "INGEST_IDEMPOTENCY_RETENTION: want at least 1h"},
+		{c.PruneInterval <= 0 || c.PruneBatch < 1, "INGEST_PRUNE_INTERVAL/INGEST_PRUNE_BATCH: want a positive interval and batch"},
 		{(c.TLSCertFile == "") != (c.TLSKeyFile == ""), "TLS_CERT_FILE/TLS_KEY_FILE: set both to serve HTTPS, or neither"},
 	}
 	for _, ch := range checks {

@@ -10,8 +10,8 @@ import (
 )
 
 // TestMain runs the suite with stderr, where every logger of the process
-// writes, captured, and fails it if any test customer's name, fiscal number
-// or email reached a log line.
+// writes (build gives each ingest its logger there), captured, and fails it
+// if any test customer's name, fiscal number or email reached a log line.
 func TestMain(m *testing.M) {
 	r, w, err := os.Pipe()
 	if err != nil {

@@ -28,6 +28,7 @@ func (e *env) refund(paymentID string) string {
 // A refund notified before its payment waits (retrying with backoff) and
 // yields its one credit-note event once the payment is recorded.
 func TestRefundBeforeItsPaymentEndsInOneCreditNote(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	e.order("o-r1", 5000)
 	pay := e.pay("o-r1", "50.00", true)
@@ -50,7 +51,8 @@ func TestRefundBeforeItsPaymentEndsInOneCreditNote(t *testing.T) {
 // A payment whose webhook never comes is found by the status poller and
 // invoiced exactly once; the webhook arriving afterwards is a duplicate.
 func TestLostWebhookThePollerInvoicesOnce(t *testing.T) {
-	e := start(t, "POLL_AFTER", "0s", "POLL_EVERY", "200ms")
+	t.Parallel()
+	e := start(t, "INGEST_POLL_AFTER", "0s", "INGEST_POLL_EVERY", "200ms")
 	pay := e.pay("o-p1", "75.00", true)
 	e.order("o-p1", 7500, pay)
 	e.waitCount(1, "SELECT count(*) FROM ingest.outbox WHERE event_key = $1", "payment:"+pay+":paid")
@@ -72,7 +74,8 @@ func TestLostWebhookThePollerInvoicesOnce(t *testing.T) {
 // A refund whose notification never comes is found by the poller once the
 // merchant registered it, and ends in one credit-note event.
 func TestLostRefundNotificationThePollerCreditsOnce(t *testing.T) {
-	e := start(t, "POLL_AFTER", "0s", "POLL_EVERY", "200ms")
+	t.Parallel()
+	e := start(t, "INGEST_POLL_AFTER", "0s", "INGEST_POLL_EVERY", "200ms")
 	e.order("o-p2", 6000)
 	pay := e.pay("o-p2", "60.00")
 	e.waitCount(1, "SELECT count(*) FROM ingest.outbox WHERE event_key = $1", "payment:"+pay+":paid")
@@ -100,10 +103,11 @@ func TestLostRefundNotificationThePollerCreditsOnce(t *testing.T) {
 	}
 }
 
-// A receipt the PSP keeps failing is parked after APPLY_MAX_ATTEMPTS; an
+// A receipt the PSP keeps failing is parked after INGEST_APPLY_MAX_ATTEMPTS; an
 // operator lists it and sends it back once the cause is fixed.
 func TestParkedReceiptIsListedAndRetried(t *testing.T) {
-	e := start(t, "APPLY_MAX_ATTEMPTS", "2")
+	t.Parallel()
+	e := start(t, "INGEST_APPLY_MAX_ATTEMPTS", "2")
 	body := []byte(`{"id":"D-4-missing","status":"PAID"}`)
 	if code, got := e.deliver("dlocal", body, dlocalSigned(body, secret, time.Now())); code != http.StatusOK {
 		t.Fatalf("deliver: %d %s", code, got)
@@ -159,7 +163,8 @@ func (e *env) pendingReceipts(kinds map[string]string) {
 // Receipts claimed together are recorded in one transaction: their events
 // carry the same transaction id.
 func TestReceiptsClaimedTogetherShareOneCommit(t *testing.T) {
-	e := start(t, "APPLY_WORKERS", "1")
+	t.Parallel()
+	e := start(t, "INGEST_APPLY_WORKERS", "1")
 	e.order("o-t1", 1000)
 	e.order("o-t2", 2000)
 	e.order("o-t3", 3000)
@@ -175,7 +180,8 @@ func TestReceiptsClaimedTogetherShareOneCommit(t *testing.T) {
 // smaller than its refund, so the refund is refused under the payment's
 // lock, in the transaction the batch shares.
 func TestReceiptRefusedInASharedCommitFailsAlone(t *testing.T) {
-	e := start(t, "APPLY_WORKERS", "1")
+	t.Parallel()
+	e := start(t, "INGEST_APPLY_WORKERS", "1")
 	e.order("o-f1", 5000)
 	pay := e.pay("o-f1", "50.00")
 	e.waitCount(1, "SELECT count(*) FROM ingest.outbox WHERE event_key = $1", "payment:"+pay+":paid")
@@ -204,7 +210,8 @@ func TestReceiptRefusedInASharedCommitFailsAlone(t *testing.T) {
 // workers taking the batch over from each other still finish it, each
 // payment invoiced once.
 func TestSlowPSPBatchFinishesWithinItsLease(t *testing.T) {
-	e := startSlow(t, 150*time.Millisecond, "APPLY_WORKERS", "2", "APPLY_LEASE", "1s")
+	t.Parallel()
+	e := startSlow(t, 150*time.Millisecond, "INGEST_APPLY_WORKERS", "2", "INGEST_APPLY_LEASE", "1s")
 	kinds := map[string]string{}
 	for i := range 10 {
 		order := fmt.Sprintf("o-s%d", i)

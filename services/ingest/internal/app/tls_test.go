@@ -55,6 +55,7 @@ func selfSigned(t *testing.T) (certFile, keyFile string, roots *x509.CertPool) {
 }
 
 func TestWebhookOverHTTPS(t *testing.T) {
+	t.Parallel()
 	certFile, keyFile, roots := selfSigned(t)
 	e := start(t, "TLS_CERT_FILE", certFile, "TLS_KEY_FILE", keyFile)
 	if !strings.HasPrefix(e.ingest, "https://") {

@@ -48,7 +48,7 @@ func startWithSources(t *testing.T, extra ...string) *env {
 	if err := os.WriteFile(path, []byte(sourcesFile), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return start(t, append([]string{"WEBHOOK_SOURCES_FILE", path}, extra...)...)
+	return start(t, append([]string{"INGEST_WEBHOOK_SOURCES_FILE", path}, extra...)...)
 }
 
 // deliver posts body to /webhooks/{source} with the headers, as JSON.
@@ -100,6 +100,7 @@ func dlocalSigned(body []byte, secret string, at time.Time) http.Header {
 // second receipt, and refuses tampered, stale and future ones with 401
 // storing nothing.
 func TestEverySchemeAcceptsValidAndRefusesForged(t *testing.T) {
+	t.Parallel()
 	e := startWithSources(t)
 	now := time.Now()
 	stripeBody := []byte(`{"id":"evt_1","object":"event","type":"invoice.paid"}`)
@@ -162,6 +163,7 @@ func TestEverySchemeAcceptsValidAndRefusesForged(t *testing.T) {
 // One event reaching two endpoints (each with its own secret, delivery id
 // and signature) is one receipt: dedupe is by event id within a scope.
 func TestSameEventThroughTwoEndpointsIsOneReceipt(t *testing.T) {
+	t.Parallel()
 	e := startWithSources(t)
 	body := []byte(`{"id":"01a0e783-aae8-7c2d-9f15-2b7d4e6a8c31","type":"invoice.sent"}`)
 	const id = "01a0e783-aae8-7c2d-9f15-2b7d4e6a8c31"
@@ -186,6 +188,7 @@ func TestSameEventThroughTwoEndpointsIsOneReceipt(t *testing.T) {
 }
 
 func TestBadWebhooksAreRefusedAndStoreNothing(t *testing.T) {
+	t.Parallel()
 	e := startWithSources(t)
 	now := time.Now()
 	body := []byte(`{"id":"D-1","status":"PAID"}`)
@@ -243,6 +246,7 @@ func TestBadWebhooksAreRefusedAndStoreNothing(t *testing.T) {
 // A fiscal provider's webhook is deduped by its webhook-id and forwarded to
 // the invoicer as one provider event in the outbox.
 func TestProviderEventReachesTheOutboxOnce(t *testing.T) {
+	t.Parallel()
 	e := startWithSources(t)
 	body := []byte(`{"id":"evt_9","type":"document.status_changed","created_at":"2026-11-30T10:00:00Z","data":{"reference":"123456789012345678","status":"1"}}`)
 	for range 3 {

@@ -28,7 +28,7 @@ func New(st *store.Store, token string) *API { return &API{store: st, token: tok
 
 // Register adds the routes to e.
 func (a *API) Register(e *echo.Echo) {
-	g := e.Group("/v1", httpserver.BearerAuth(a.token, "API_TOKEN"))
+	g := e.Group("/v1", httpserver.BearerAuth(a.token, "INGEST_API_TOKEN"))
 	g.POST("/customers", a.createCustomer, a.idempotent)
 	g.GET("/customers", a.listCustomers)
 	g.GET("/customers/:id", a.getCustomer)

@@ -65,11 +65,11 @@ var namePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,62}$`)
 func Load(path string, getenv func(string) string) ([]webhook.Source, error) {
 	raw, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("WEBHOOK_SOURCES_FILE: %w", err)
+		return nil, fmt.Errorf("INGEST_WEBHOOK_SOURCES_FILE: %w", err)
 	}
 	srcs, err := Parse(raw, getenv)
 	if err != nil {
-		return nil, fmt.Errorf("WEBHOOK_SOURCES_FILE %s: %w", path, err)
+		return nil, fmt.Errorf("INGEST_WEBHOOK_SOURCES_FILE %s: %w", path, err)
 	}
 	return srcs, nil
 }

@@ -87,8 +87,8 @@ func TestFromEnvWithoutFileServesDLocal(t *testing.T) {
 	if err != nil || len(srcs) != 1 || srcs[0].Name != "dlocal" || srcs[0].Kind != webhook.KindPSP {
 		t.Fatalf("FromEnv = %+v, %v", srcs, err)
 	}
-	if _, err := FromEnv("/nonexistent/sources.yaml", env(nil)); err == nil || !strings.Contains(err.Error(), "WEBHOOK_SOURCES_FILE") {
-		t.Fatalf("missing file: %v, want an error naming WEBHOOK_SOURCES_FILE", err)
+	if _, err := FromEnv("/nonexistent/sources.yaml", env(nil)); err == nil || !strings.Contains(err.Error(), "INGEST_WEBHOOK_SOURCES_FILE") {
+		t.Fatalf("missing file: %v, want an error naming INGEST_WEBHOOK_SOURCES_FILE", err)
 	}
 }
 

@@ -1,0 +1,72 @@
+package app_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/onceflow/onceflow/pkg/config"
+	"github.com/onceflow/onceflow/services/ingest/internal/app"
+)
+
+// required are the settings ingest cannot start without.
+var required = map[string]string{"DLOCAL_LOGIN": login, "DLOCAL_TRANS_KEY": transKey, "DLOCAL_SECRET_KEY": secret}
+
+func load(vars map[string]string) (config.Loaded[app.Config], error) {
+	all := map[string]string{}
+	for _, m := range []map[string]string{required, vars} {
+		for k, v := range m {
+			all[k] = v
+		}
+	}
+	return config.LoadFrom[app.Config](func(k string) string { return all[k] })
+}
+
+// The names settings had before the INGEST_ prefix are read for one
+// release, and the new name wins when both are set.
+func TestOldNamesAreStillReadAndTheNewOnesWin(t *testing.T) {
+	t.Parallel()
+	loaded, err := load(map[string]string{"APPLY_WORKERS": "3", "INGEST_APPLY_WORKERS": "5", "POLL_BATCH": "7",
+		"API_TOKEN": "old-token", "WEBHOOK_SOURCES_FILE": "/etc/sources.yaml", "STRIPE_SECRET": "whsec_x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := loaded.Value
+	if c.Workers != 5 {
+		t.Errorf("workers %d, want 5: INGEST_APPLY_WORKERS wins over APPLY_WORKERS", c.Workers)
+	}
+	if c.PollBatch != 7 || c.APIToken != "old-token" || c.SourcesFile != "/etc/sources.yaml" {
+		t.Errorf("poll batch %d, API token %q, sources file %q: want the values of the old names", c.PollBatch, c.APIToken, c.SourcesFile)
+	}
+	want := map[string]string{"POLL_BATCH": "INGEST_POLL_BATCH", "API_TOKEN": "INGEST_API_TOKEN", "WEBHOOK_SOURCES_FILE": "INGEST_WEBHOOK_SOURCES_FILE"}
+	if len(loaded.Renamed) != len(want) {
+		t.Errorf("renamed %v, want %v", loaded.Renamed, want)
+	}
+	for old, nu := range want {
+		if loaded.Renamed[old] != nu {
+			t.Errorf("renamed %v, want %s → %s", loaded.Renamed, old, nu)
+		}
+	}
+	if c.Getenv == nil || c.Getenv("STRIPE_SECRET") != "whsec_x" {
+		t.Error("Getenv does not read the environment the config came from (the sources file's env:NAME secrets)")
+	}
+}
+
+func TestBadSettingsNameTheNewVariable(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		vars map[string]string
+		want string
+	}{
+		{map[string]string{"APPLY_WORKERS": "0"}, "INGEST_APPLY_WORKERS: want at least 1"},
+		{map[string]string{"INGEST_POLL_AFTER": "1h", "POLL_GIVE_UP": "30m"}, "INGEST_POLL_GIVE_UP: want a duration longer than INGEST_POLL_AFTER"},
+		{map[string]string{"RECEIPT_RETENTION": "1h"}, "INGEST_RECEIPT_RETENTION: want at least 24h"},
+		{map[string]string{"PSP_TIMEOUT": "soon"}, "INGEST_PSP_TIMEOUT"},
+		{map[string]string{"DLOCAL_LOGIN": ""}, "DLOCAL_LOGIN: want the merchant's dLocal login"},
+	}
+	for _, tc := range tests {
+		_, err := load(tc.vars)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: error %v, want one containing %q", tc.vars, err, tc.want)
+		}
+	}
+}
