@@ -34,8 +34,9 @@ type Settings interface {
 	Shared() config.Common
 }
 
-// Command is an extra subcommand; it gets the same environment and output.
-type Command func(ctx context.Context, getenv config.Getenv, stdout io.Writer) error
+// Command is an extra subcommand; it gets the same environment and output,
+// and the arguments after its name (its flags).
+type Command func(ctx context.Context, getenv config.Getenv, args []string, stdout io.Writer) error
 
 // Spec describes one service to Main.
 type Spec[C Settings, A App] struct {
@@ -59,8 +60,12 @@ func Main[C Settings, A App](ctx context.Context, spec Spec[C, A], getenv config
 		"migrate":     func(ctx context.Context) error { return migrate(ctx, spec.Schema, getenv) },
 		"healthcheck": command.HealthcheckFrom(getenv),
 	}
+	var rest []string
+	if len(args) > 1 {
+		rest = args[1:]
+	}
 	for name, c := range spec.Commands {
-		cmds[name] = func(ctx context.Context) error { return c(ctx, getenv, stdout) }
+		cmds[name] = func(ctx context.Context) error { return c(ctx, getenv, rest, stdout) }
 	}
 	return command.Run(ctx, args, cmds)
 }

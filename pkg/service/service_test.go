@@ -39,8 +39,8 @@ func spec(ran *testConfig) service.Spec[testConfig, testApp] {
 			return testApp{cfg: cfg, log: log, ran: ran}, nil
 		},
 		Commands: map[string]service.Command{
-			"hello": func(_ context.Context, getenv config.Getenv, stdout io.Writer) error {
-				_, err := io.WriteString(stdout, "hello "+getenv("WHO"))
+			"hello": func(_ context.Context, getenv config.Getenv, args []string, stdout io.Writer) error {
+				_, err := io.WriteString(stdout, strings.Join(append([]string{"hello " + getenv("WHO")}, args...), " "))
 				return err
 			},
 		},
@@ -88,6 +88,17 @@ func TestExtraCommandsGetTheSameEnvironment(t *testing.T) {
 	}
 	if out.String() != "hello ops" {
 		t.Fatalf("hello wrote %q", out.String())
+	}
+}
+
+func TestExtraCommandsGetTheirArguments(t *testing.T) {
+	t.Parallel()
+	var out bytes.Buffer
+	if err := service.Main(context.Background(), spec(nil), getenv(map[string]string{"WHO": "ops"}), []string{"hello", "--loud", "twice"}, &out); err != nil {
+		t.Fatal(err)
+	}
+	if out.String() != "hello ops --loud twice" {
+		t.Fatalf("hello wrote %q, want its arguments after the greeting", out.String())
 	}
 }
 

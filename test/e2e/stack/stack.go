@@ -139,6 +139,7 @@ func StartWith(ctx context.Context, dir string, o Options) (*Stack, error) {
 		"INVOICY_EMP_CODIGO=e2e-emp", "INVOICY_EMP_PK=e2e-pk", "INVOICY_ACCESS_KEY=e2e-access-key",
 		"BILLING_QUEUE="+s.Queues["BILLING"], "PROVIDER_EVENTS_QUEUE="+s.Queues["PROVIDER"], "CONSUMER_WAIT=1s", "INGEST_APPLY_POLL_INTERVAL=200ms", "EMIT_POLL_INTERVAL=200ms",
 		"PSP_RETRY_DELAY=200ms", "RECONCILER_GRACE=0s",
+		"RECONCILER_BILLING_QUEUE="+s.Queues["BILLING"],
 		"RELAY_ROUTES=ingest.outbox=billing.>"+s.Queues["BILLING"]+",provider.>"+s.Queues["PROVIDER"]+";invoicer.outbox=notification.>"+s.Queues["NOTIFY"])
 	s.env = append(s.env, o.Env...)
 	if err := s.launch(ctx, o); err != nil {

@@ -1,7 +1,6 @@
 package app_test
 
 import (
-	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -10,7 +9,6 @@ import (
 	"time"
 
 	"github.com/onceflow/onceflow/pkg/sqstest"
-	"github.com/onceflow/onceflow/services/reconciler/internal/app"
 	"github.com/onceflow/onceflow/services/reconciler/internal/fixture"
 )
 
@@ -30,17 +28,17 @@ func adminDo(t *testing.T, method, url, token string) (int, string) {
 }
 
 func TestOperatorTriggersARunAndListsFindings(t *testing.T) {
+	t.Parallel()
 	sqsClient := sqstest.Client(t)
 	db := fixture.NewDB(t)
 	seed(t, db)
 	db.Exec(t, `INSERT INTO ingest.outbox (event_key, event_type, payload, parked_at, parked_reason)
 		VALUES ('payment:p-parked:paid', 'billing.document_requested', '{}', now(), 'no route')`)
 	name, _ := sqstest.Queue(t, sqsClient, "reconciler-admin", 5)
-	setEnv(t, db, name)
-	addr := serveAddr(t)
-	t.Setenv("RECONCILER_INTERVAL", "1h")
-	t.Setenv("ADMIN_TOKEN", "t-admin")
-	startServe(t)
+	env := testEnv(db, name)
+	env["RECONCILER_INTERVAL"] = "1h"
+	env["ADMIN_TOKEN"] = "t-admin"
+	addr, _ := startServe(t, env)
 	eventually(t, 15*time.Second, "the first run", func() bool { return len(db.Runs(t)) == 1 && db.Runs(t)[0].Finished })
 
 	base := "http://" + addr
@@ -63,19 +61,17 @@ func TestOperatorTriggersARunAndListsFindings(t *testing.T) {
 		t.Fatalf("limit=0: %d, want 400", code)
 	}
 
-	table := captureStdout(t, func() {
-		if err := app.Run(context.Background(), []string{"report"}); err != nil {
-			t.Errorf("report: %v", err)
-		}
-	})
+	table, err := runMain(env, "report")
+	if err != nil {
+		t.Errorf("report: %v", err)
+	}
 	if !strings.Contains(table, "outbox_parked") || !strings.Contains(table, "1 open findings") {
 		t.Fatalf("report table:\n%s", table)
 	}
-	out := captureStdout(t, func() {
-		if err := app.Run(context.Background(), []string{"report", "--json"}); err != nil {
-			t.Errorf("report --json: %v", err)
-		}
-	})
+	out, err := runMain(env, "report", "--json")
+	if err != nil {
+		t.Errorf("report --json: %v", err)
+	}
 	var rep struct {
 		Findings []struct{ Kind, Reference string } `json:"findings"`
 	}

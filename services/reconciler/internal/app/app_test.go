@@ -1,18 +1,19 @@
 package app_test
 
-// Component tests: the real app.Run against a real PostgreSQL and SQS, set up
-// through the environment as in production. t.Setenv rules out t.Parallel.
+// Component tests: the real binary's subcommands (app.Spec through
+// service.Main, as main runs them) and its serve (app.New, App.Run) against a
+// real PostgreSQL and SQS, each configured by its own environment map, so
+// they run in parallel.
 
 import (
 	"bytes"
 	"context"
-	"io"
 	"os"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/onceflow/onceflow/pkg/listener"
+	"github.com/onceflow/onceflow/pkg/service"
 	"github.com/onceflow/onceflow/pkg/sqstest"
 	"github.com/onceflow/onceflow/services/reconciler/internal/app"
 	"github.com/onceflow/onceflow/services/reconciler/internal/fixture"
@@ -39,60 +40,50 @@ func seed(tb testing.TB, db *fixture.DB) {
 
 const summary = "reconcile: checked=4 missing=3 republished=2 missing_events=1 findings=0 closed=0"
 
-// setEnv configures the reconciler for db and the billing queue, with every
-// other setting at its default.
-func setEnv(t *testing.T, db *fixture.DB, queue string) {
-	t.Helper()
-	for k, v := range map[string]string{
-		"DATABASE_URL": db.DSN, "INGEST_DATABASE_URL": "", "INVOICER_DATABASE_URL": "",
-		"BILLING_QUEUE": queue, "LOG_LEVEL": "error", "HTTP_ADDR": "127.0.0.1:0",
+// testEnv configures the reconciler for db and the billing queue, with every
+// other setting at its default; of the process environment it takes only
+// where the SQS emulator is.
+func testEnv(db *fixture.DB, queue string) map[string]string {
+	return map[string]string{
+		"DATABASE_URL": db.DSN, "RECONCILER_BILLING_QUEUE": queue, "LOG_LEVEL": "error", "HTTP_ADDR": "127.0.0.1:0",
 		"RECONCILER_INTERVAL": "1m", "RECONCILER_GRACE": "10m",
-		"RECONCILER_PAGE_SIZE": "500", "RECONCILER_MAX_PER_RUN": "5000",
-		"RECONCILER_AUDIT": "off", "INVOICY_BASE_URL": "",
-	} {
-		t.Setenv(k, v)
+		"RECONCILER_PAGE_SIZE": "500", "RECONCILER_MAX_PER_RUN": "5000", "RECONCILER_AUDIT": "off",
+		"AWS_ENDPOINT_URL_SQS": os.Getenv("AWS_ENDPOINT_URL_SQS"), "AWS_REGION": os.Getenv("AWS_REGION"),
 	}
 }
 
-// captureStdout returns what fn writes to os.Stdout.
-func captureStdout(t *testing.T, fn func()) string {
+// runMain runs the subcommand args as the reconciler binary does, with the
+// settings env holds, and returns what it wrote to stdout.
+func runMain(env map[string]string, args ...string) (string, error) {
+	var out bytes.Buffer
+	err := service.Main(context.Background(), app.Spec, func(k string) string { return env[k] }, args, &out)
+	return out.String(), err
+}
+
+// runTwiceAtOnce runs run-once twice at the same time and returns the two
+// outputs one after the other.
+func runTwiceAtOnce(t *testing.T, env map[string]string) string {
 	t.Helper()
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
+	outs := make(chan string, 2)
+	for range 2 {
+		go func() {
+			out, err := runMain(env, "run-once")
+			if err != nil {
+				t.Errorf("run-once: %v", err)
+			}
+			outs <- out
+		}()
 	}
-	saved := os.Stdout
-	os.Stdout = w
-	read := make(chan string)
-	go func() {
-		var b bytes.Buffer
-		_, _ = io.Copy(&b, r)
-		read <- b.String()
-	}()
-	defer func() { os.Stdout = saved }()
-	fn()
-	_ = w.Close()
-	return <-read
+	return <-outs + <-outs
 }
 
 func TestRunOnceTwiceAtOnce(t *testing.T) {
+	t.Parallel()
 	sqsClient := sqstest.Client(t)
 	db := fixture.NewDB(t)
 	seed(t, db)
 	name, url := sqstest.Queue(t, sqsClient, "reconciler-app", 5)
-	setEnv(t, db, name) // by name: Run resolves it to a URL
-
-	out := captureStdout(t, func() {
-		errs := make(chan error, 2)
-		for range 2 {
-			go func() { errs <- app.Run(context.Background(), []string{"run-once"}) }()
-		}
-		for range 2 {
-			if err := <-errs; err != nil {
-				t.Errorf("run-once: %v", err)
-			}
-		}
-	})
+	out := runTwiceAtOnce(t, testEnv(db, name)) // by name: run-once resolves it to a URL
 
 	if want := summary + "\n" + summary + "\n"; out != want {
 		t.Errorf("stdout = %q, want %q", out, want)
@@ -117,6 +108,7 @@ func TestRunOnceTwiceAtOnce(t *testing.T) {
 // the provider audit on: both exit cleanly, each sees the provider's extra
 // document and our lost one, and they are recorded once each.
 func TestRunOnceTwiceAtOnceWithTheAudit(t *testing.T) {
+	t.Parallel()
 	sqsClient := sqstest.Client(t)
 	db := fixture.NewDB(t)
 	seed(t, db)
@@ -127,25 +119,15 @@ func TestRunOnceTwiceAtOnceWithTheAudit(t *testing.T) {
 	}
 	db.IssuedInvoice(t, "p-lost", "authorized", 12200, nil)
 	name, _ := sqstest.Queue(t, sqsClient, "reconciler-app", 5)
-	setEnv(t, db, name)
+	env := testEnv(db, name)
 	for k, v := range map[string]string{
 		"RECONCILER_AUDIT": "", "INVOICY_BASE_URL": fis.BaseURL, // on, because the provider is named
 		"INVOICY_EMP_CODIGO": fixture.EmpCodigo, "INVOICY_EMP_PK": fixture.EmpPK, "INVOICY_ACCESS_KEY": fixture.AccessKey,
 	} {
-		t.Setenv(k, v)
+		env[k] = v
 	}
 
-	out := captureStdout(t, func() {
-		errs := make(chan error, 2)
-		for range 2 {
-			go func() { errs <- app.Run(context.Background(), []string{"run-once"}) }()
-		}
-		for range 2 {
-			if err := <-errs; err != nil {
-				t.Errorf("run-once: %v", err)
-			}
-		}
-	})
+	out := runTwiceAtOnce(t, env)
 
 	line := "reconcile: checked=4 missing=3 republished=2 missing_events=1 findings=2 closed=0\n"
 	if out != line+line {
@@ -170,13 +152,12 @@ func TestRunOnceTwiceAtOnceWithTheAudit(t *testing.T) {
 }
 
 func TestRunOnceRecordsAFailedRun(t *testing.T) {
+	t.Parallel()
 	sqsClient := sqstest.Client(t)
 	db := fixture.NewDB(t)
 	seed(t, db)
 	_, url := sqstest.Queue(t, sqsClient, "reconciler-app", 5)
-	setEnv(t, db, url+"-gone") // a URL is used as is, so the send fails
-
-	err := app.Run(context.Background(), []string{"run-once"})
+	_, err := runMain(testEnv(db, url+"-gone"), "run-once") // a URL is used as is, so the send fails
 	if err == nil {
 		t.Fatal("run-once succeeded sending to a missing queue")
 	}
@@ -187,19 +168,20 @@ func TestRunOnceRecordsAFailedRun(t *testing.T) {
 }
 
 func TestRunOnceUnknownQueue(t *testing.T) {
+	t.Parallel()
 	db := fixture.NewDB(t)
-	setEnv(t, db, "reconciler-no-such-queue")
-	err := app.Run(context.Background(), []string{"run-once"})
-	if err == nil || !strings.Contains(err.Error(), "BILLING_QUEUE") {
-		t.Fatalf("run-once = %v, want an error naming BILLING_QUEUE", err)
+	_, err := runMain(testEnv(db, "reconciler-no-such-queue"), "run-once")
+	if err == nil || !strings.Contains(err.Error(), "RECONCILER_BILLING_QUEUE") {
+		t.Fatalf("run-once = %v, want an error naming RECONCILER_BILLING_QUEUE", err)
 	}
 }
 
 func TestMigrate(t *testing.T) {
+	t.Parallel()
 	db := fixture.NewDB(t) // already migrated: migrate must be a no-op
-	setEnv(t, db, "unused")
+	env := testEnv(db, "unused")
 	for range 2 {
-		if err := app.Run(context.Background(), []string{"migrate"}); err != nil {
+		if _, err := runMain(env, "migrate"); err != nil {
 			t.Fatalf("migrate: %v", err)
 		}
 	}
@@ -208,28 +190,10 @@ func TestMigrate(t *testing.T) {
 
 func TestUnknownSubcommand(t *testing.T) {
 	t.Parallel()
-	err := app.Run(context.Background(), []string{"reconcile-everything"})
+	_, err := runMain(nil, "reconcile-everything")
 	if err == nil || !strings.Contains(err.Error(), "run-once") {
-		t.Fatalf("Run = %v, want an error listing run-once", err)
+		t.Fatalf("Main = %v, want an error listing run-once", err)
 	}
-}
-
-// serveAddr reserves a loopback port for the serve the test starts, sets
-// HTTP_ADDR to hand its socket over (package listener), and returns the
-// address to dial; the port stays bound until serve takes it.
-func serveAddr(t *testing.T) string {
-	t.Helper()
-	r, err := listener.Reserve("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := r.Addr()
-	fd, err := r.Handoff()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("HTTP_ADDR", fd)
-	return addr
 }
 
 // eventually polls cond until it holds or timeout passes.

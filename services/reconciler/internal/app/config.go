@@ -28,7 +28,7 @@ type Config struct {
 	// reading; empty means DATABASE_URL.
 	RelayDatabaseURL string `env:"RELAY_DATABASE_URL"`
 	// BillingQueue is the queue the invoicer consumes, by name or URL.
-	BillingQueue string `env:"BILLING_QUEUE" envDefault:"onceflow-billing"`
+	BillingQueue string `env:"RECONCILER_BILLING_QUEUE" renamed:"BILLING_QUEUE" envDefault:"onceflow-billing"`
 	// Interval is the time between reconciliations in serve.
 	Interval time.Duration `env:"RECONCILER_INTERVAL" envDefault:"1m"`
 	// Grace is how long a paid payment or succeeded refund may lack its
@@ -40,7 +40,7 @@ type Config struct {
 	MaxPerRun int `env:"RECONCILER_MAX_PER_RUN" envDefault:"5000"`
 	// PushgatewayURL receives run-once's metrics when set (a CronJob is
 	// gone before a scrape).
-	PushgatewayURL string `env:"PUSHGATEWAY_URL"`
+	PushgatewayURL string `env:"RECONCILER_PUSHGATEWAY_URL" renamed:"PUSHGATEWAY_URL"`
 	// Detector thresholds: a receipt pending longer than PendingAfter, a
 	// document in needs_attention longer than AttentionAfter, a row claim
 	// expired longer than ClaimAfter without being taken over, and a relay
@@ -93,7 +93,7 @@ func (c Config) Validate() error {
 		}
 	}
 	if strings.TrimSpace(c.BillingQueue) == "" {
-		errs = append(errs, errors.New("BILLING_QUEUE: want a queue name or URL"))
+		errs = append(errs, errors.New("RECONCILER_BILLING_QUEUE: want a queue name or URL"))
 	}
 	if c.Interval <= 0 {
 		errs = append(errs, errors.New("RECONCILER_INTERVAL: want a positive duration such as 1m"))

@@ -10,23 +10,28 @@ import (
 	"github.com/onceflow/onceflow/services/reconciler/internal/app"
 )
 
-// clearEnv unsets every reconciler variable for the test (empty means unset
-// to the loader), with DATABASE_URL set to dsn.
-func clearEnv(t *testing.T, dsn string) {
-	t.Helper()
-	for _, k := range []string{"INGEST_DATABASE_URL", "INVOICER_DATABASE_URL", "BILLING_QUEUE",
-		"RECONCILER_INTERVAL", "RECONCILER_GRACE", "RECONCILER_PAGE_SIZE", "RECONCILER_MAX_PER_RUN",
-		"RECONCILER_AUDIT", "RECONCILER_AUDIT_DAYS", "INVOICY_BASE_URL", "INVOICY_EMP_CODIGO", "INVOICY_EMP_PK",
-		"INVOICY_ACCESS_KEY", "PROVIDER_TIMEOUT", "PROVIDER_STATUS_MAP"} {
-		t.Setenv(k, "")
-	}
-	t.Setenv("DATABASE_URL", dsn)
+// load reads a Config from env alone, as service.Main reads the process's;
+// a key env lacks is unset.
+func load(env map[string]string) (config.Loaded[app.Config], error) {
+	return config.LoadFrom[app.Config](func(k string) string { return env[k] })
 }
 
+// withProvider adds a complete InvoiCy branch to env, which turns the audit
+// on, and returns env.
+func withProvider(env map[string]string) map[string]string {
+	env["INVOICY_BASE_URL"] = "https://invoicy.example/InvoiCy/"
+	env["INVOICY_EMP_CODIGO"] = "SUC"
+	env["INVOICY_EMP_PK"] = "PK"
+	env["INVOICY_ACCESS_KEY"] = "KEY"
+	return env
+}
+
+const localDSN = "postgres://postgres@127.0.0.1:5432/postgres"
+
 func TestConfigDefaults(t *testing.T) {
+	t.Parallel()
 	const dsn = "postgres://reconciler@db.internal:5432/onceflow"
-	clearEnv(t, dsn)
-	loaded, err := config.Load[app.Config]()
+	loaded, err := load(map[string]string{"DATABASE_URL": dsn})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,9 +48,9 @@ func TestConfigDefaults(t *testing.T) {
 		t.Errorf("IngestDSN, InvoicerDSN = %q, %q; want DATABASE_URL", c.IngestDSN(), c.InvoicerDSN())
 	}
 
-	t.Setenv("INGEST_DATABASE_URL", "postgres://reader@ingest.internal/onceflow")
-	t.Setenv("INVOICER_DATABASE_URL", "postgres://reader@invoicer.internal/onceflow")
-	loaded, err = config.Load[app.Config]()
+	loaded, err = load(map[string]string{"DATABASE_URL": dsn,
+		"INGEST_DATABASE_URL":   "postgres://reader@ingest.internal/onceflow",
+		"INVOICER_DATABASE_URL": "postgres://reader@invoicer.internal/onceflow"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,16 +59,8 @@ func TestConfigDefaults(t *testing.T) {
 	}
 }
 
-// setProvider names a complete InvoiCy branch, which turns the audit on.
-func setProvider(t *testing.T) {
-	t.Helper()
-	t.Setenv("INVOICY_BASE_URL", "https://invoicy.example/InvoiCy/")
-	t.Setenv("INVOICY_EMP_CODIGO", "SUC")
-	t.Setenv("INVOICY_EMP_PK", "PK")
-	t.Setenv("INVOICY_ACCESS_KEY", "KEY")
-}
-
 func TestConfigAuditSwitch(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		audit    string
 		provider bool
@@ -73,12 +70,12 @@ func TestConfigAuditSwitch(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.audit+"/"+strconv.FormatBool(tt.provider), func(t *testing.T) {
-			clearEnv(t, "postgres://postgres@127.0.0.1:5432/postgres")
+			t.Parallel()
+			env := map[string]string{"DATABASE_URL": localDSN, "RECONCILER_AUDIT": tt.audit}
 			if tt.provider {
-				setProvider(t)
+				withProvider(env)
 			}
-			t.Setenv("RECONCILER_AUDIT", tt.audit)
-			loaded, err := config.Load[app.Config]()
+			loaded, err := load(env)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -90,6 +87,7 @@ func TestConfigAuditSwitch(t *testing.T) {
 }
 
 func TestConfigAuditErrorsNameTheVariable(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ key, value string }{
 		{"RECONCILER_AUDIT", "maybe"},
 		{"INVOICY_BASE_URL", "invoicy.example"},
@@ -103,10 +101,10 @@ func TestConfigAuditErrorsNameTheVariable(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.key+"="+tt.value, func(t *testing.T) {
-			clearEnv(t, "postgres://postgres@127.0.0.1:5432/postgres")
-			setProvider(t)
-			t.Setenv(tt.key, tt.value)
-			_, err := config.Load[app.Config]()
+			t.Parallel()
+			env := withProvider(map[string]string{"DATABASE_URL": localDSN})
+			env[tt.key] = tt.value
+			_, err := load(env)
 			if err == nil || !strings.Contains(err.Error(), tt.key) {
 				t.Fatalf("Load = %v, want an error naming %s", err, tt.key)
 			}
@@ -114,9 +112,8 @@ func TestConfigAuditErrorsNameTheVariable(t *testing.T) {
 	}
 
 	t.Run("on without a provider", func(t *testing.T) {
-		clearEnv(t, "postgres://postgres@127.0.0.1:5432/postgres")
-		t.Setenv("RECONCILER_AUDIT", "on")
-		_, err := config.Load[app.Config]()
+		t.Parallel()
+		_, err := load(map[string]string{"DATABASE_URL": localDSN, "RECONCILER_AUDIT": "on"})
 		if err == nil || !strings.Contains(err.Error(), "INVOICY_BASE_URL") {
 			t.Fatalf("Load = %v, want an error naming INVOICY_BASE_URL", err)
 		}
@@ -124,10 +121,11 @@ func TestConfigAuditErrorsNameTheVariable(t *testing.T) {
 }
 
 func TestConfigErrorsNameTheVariable(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ key, value string }{
 		{"INGEST_DATABASE_URL", "mysql://ingest"},
 		{"INVOICER_DATABASE_URL", "not a url"},
-		{"BILLING_QUEUE", " "},
+		{"RECONCILER_BILLING_QUEUE", " "},
 		{"RECONCILER_INTERVAL", "0s"},
 		{"RECONCILER_INTERVAL", "soon"},
 		{"RECONCILER_GRACE", "-1m"},
@@ -138,12 +136,37 @@ func TestConfigErrorsNameTheVariable(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.key+"="+tt.value, func(t *testing.T) {
-			clearEnv(t, "postgres://postgres@127.0.0.1:5432/postgres")
-			t.Setenv(tt.key, tt.value)
-			_, err := config.Load[app.Config]()
+			t.Parallel()
+			_, err := load(map[string]string{"DATABASE_URL": localDSN, tt.key: tt.value})
 			if err == nil || !strings.Contains(err.Error(), tt.key) {
 				t.Fatalf("Load = %v, want an error naming %s", err, tt.key)
 			}
 		})
+	}
+}
+
+// The settings renamed with the RECONCILER_ prefix are still read from their
+// old names for one release, and Loaded.Renamed names the new ones; the new
+// name wins when both are set.
+func TestConfigReadsRenamedSettings(t *testing.T) {
+	t.Parallel()
+	loaded, err := load(map[string]string{"DATABASE_URL": localDSN,
+		"BILLING_QUEUE": "old-billing", "PUSHGATEWAY_URL": "http://gateway.internal:9091"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := loaded.Value; c.BillingQueue != "old-billing" || c.PushgatewayURL != "http://gateway.internal:9091" {
+		t.Errorf("BillingQueue, PushgatewayURL = %q, %q; want the old names' values", c.BillingQueue, c.PushgatewayURL)
+	}
+	want := map[string]string{"BILLING_QUEUE": "RECONCILER_BILLING_QUEUE", "PUSHGATEWAY_URL": "RECONCILER_PUSHGATEWAY_URL"}
+	if len(loaded.Renamed) != len(want) || loaded.Renamed["BILLING_QUEUE"] != want["BILLING_QUEUE"] || loaded.Renamed["PUSHGATEWAY_URL"] != want["PUSHGATEWAY_URL"] {
+		t.Errorf("Renamed = %v, want %v", loaded.Renamed, want)
+	}
+	loaded, err = load(map[string]string{"DATABASE_URL": localDSN, "BILLING_QUEUE": "old", "RECONCILER_BILLING_QUEUE": "new"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if loaded.Value.BillingQueue != "new" || len(loaded.Renamed) != 0 {
+		t.Errorf("with both names: BillingQueue %q, Renamed %v; want the new name's value and no warning", loaded.Value.BillingQueue, loaded.Renamed)
 	}
 }

@@ -1,7 +1,6 @@
 package app_test
 
 import (
-	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -9,13 +8,13 @@ import (
 	"testing"
 
 	"github.com/onceflow/onceflow/pkg/sqstest"
-	"github.com/onceflow/onceflow/services/reconciler/internal/app"
 	"github.com/onceflow/onceflow/services/reconciler/internal/fixture"
 )
 
-// run-once pushes its metrics to the Pushgateway named by PUSHGATEWAY_URL,
-// under the job onceflow-reconciler.
+// run-once pushes its metrics to the Pushgateway named by
+// RECONCILER_PUSHGATEWAY_URL, under the job onceflow-reconciler.
 func TestRunOncePushesItsMetrics(t *testing.T) {
+	t.Parallel()
 	pushed := make(chan string, 1)
 	gateway := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
@@ -29,19 +28,17 @@ func TestRunOncePushesItsMetrics(t *testing.T) {
 	db := fixture.NewDB(t)
 	seed(t, db)
 	name, _ := sqstest.Queue(t, sqsClient, "reconciler-push", 5)
-	setEnv(t, db, name)
-	t.Setenv("PUSHGATEWAY_URL", gateway.URL)
-	captureStdout(t, func() {
-		if err := app.Run(context.Background(), []string{"run-once"}); err != nil {
-			t.Errorf("run-once: %v", err)
-		}
-	})
+	env := testEnv(db, name)
+	env["RECONCILER_PUSHGATEWAY_URL"] = gateway.URL
+	if _, err := runMain(env, "run-once"); err != nil {
+		t.Errorf("run-once: %v", err)
+	}
 	select {
 	case body := <-pushed:
 		if !strings.Contains(body, "onceflow_reconciler_runs_total") || !strings.Contains(body, "onceflow_reconciler_republished_total") {
 			t.Fatalf("pushed metrics lack the run's counters (%d bytes)", len(body))
 		}
 	default:
-		t.Fatal("run-once pushed nothing to PUSHGATEWAY_URL")
+		t.Fatal("run-once pushed nothing to RECONCILER_PUSHGATEWAY_URL")
 	}
 }

@@ -6,17 +6,17 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"text/tabwriter"
 
 	"github.com/onceflow/onceflow/pkg/config"
 	"github.com/onceflow/onceflow/pkg/pg"
+	"github.com/onceflow/onceflow/services/reconciler/internal/admin"
 	"github.com/onceflow/onceflow/services/reconciler/internal/store"
 )
 
-// report prints the open findings: a table for people, or JSON with --json.
-// It reads only the reconciler's own schema.
-func report(ctx context.Context, args []string) error {
+// report prints the open findings to stdout: a table for people, or JSON
+// with --json. It reads only the reconciler's own schema.
+func report(ctx context.Context, getenv config.Getenv, args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("report", flag.ContinueOnError)
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
 	kind := fs.String("kind", "", "only findings of this kind")
@@ -27,7 +27,7 @@ func report(ctx context.Context, args []string) error {
 	if *limit < 1 {
 		return fmt.Errorf("--limit: want 1 or more")
 	}
-	loaded, err := config.Load[config.Common]()
+	loaded, err := config.LoadFrom[config.Common](getenv)
 	if err != nil {
 		return err
 	}
@@ -40,10 +40,10 @@ func report(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	return writeReport(os.Stdout, findingsOut(rows), *asJSON)
+	return writeReport(stdout, admin.OpenFindings(rows), *asJSON)
 }
 
-func writeReport(w io.Writer, open []OpenFinding, asJSON bool) error {
+func writeReport(w io.Writer, open []admin.OpenFinding, asJSON bool) error {
 	if asJSON {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")

@@ -9,59 +9,87 @@ import (
 	"github.com/onceflow/onceflow/pkg/httpserver"
 	"github.com/onceflow/onceflow/pkg/lease"
 	"github.com/onceflow/onceflow/pkg/worker"
+	"github.com/onceflow/onceflow/services/reconciler/internal/admin"
+	"github.com/onceflow/onceflow/services/reconciler/internal/store"
 )
 
 // LeaseName is the lease, in the reconciler schema, that elects the one
 // instance that reconciles on each tick.
 const LeaseName = "reconciler"
 
-// serve reconciles every interval under the lease and serves the operational
+// App is the reconciler's serve: its pools are open, its reconciliation
+// wired and its HTTP server listening.
+type App struct {
+	*engine
+	cfg   Config
+	log   *zap.Logger
+	srv   *httpserver.Server
+	group *worker.Group
+	lease *lease.Lease
+}
+
+// New opens the pools and clients, wires the reconciliation and the HTTP
+// server with the operator endpoints, and binds the listener (HTTP_ADDR
+// 127.0.0.1:0 picks a port; see Addr). On error whatever New opened is
+// closed again.
+func New(ctx context.Context, cfg Config, log *zap.Logger) (_ *App, err error) {
+	e, err := openEngine(ctx, cfg, log)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			e.close()
+		}
+	}()
+	a := &App{engine: e, cfg: cfg, log: log}
+	a.srv = httpserver.New(log.Named("http"), cfg.HTTPAddr, e.reg, e.checks()...)
+	a.group = worker.NewGroup(log, worker.Config{StallAfter: stallAfter(cfg),
+		HardStopAfter: cfg.ShutdownTimeout, ShutdownTimeout: cfg.ShutdownTimeout})
+	a.srv.SetLiveness(a.group)
+	admin.New(e.reconciler, store.New(e.own), log.Named("admin")).Register(a.srv.Admin(cfg.AdminToken))
+	if err := a.srv.Listen(); err != nil {
+		return nil, err
+	}
+	holder := lease.HolderID("reconciler")
+	a.lease = lease.New(e.own, Schema, LeaseName, holder, leaseTTL(cfg.Interval))
+	a.group.Add(func(ctx context.Context) error {
+		a.loop(ctx)
+		return nil
+	})
+	log.Info("reconciling", zap.String("holder", holder), zap.Duration("interval", cfg.Interval))
+	return a, nil
+}
+
+// Addr is the bound HTTP address.
+func (a *App) Addr() string { return a.srv.Addr() }
+
+// Run reconciles every interval under the lease and serves the operational
 // endpoints until ctx ends, then shuts down in two phases (worker.Group):
 // first readiness fails and the loop stops taking new runs while an
 // in-flight run finishes (cut short after SHUTDOWN_TIMEOUT); then the HTTP
 // server and the pools close. /healthz fails when the loop stops ticking.
-func serve(ctx context.Context) error {
-	d, err := open(ctx)
-	if err != nil {
-		return err
-	}
-	defer d.close()
-
-	srv := httpserver.New(d.log.Named("http"), d.cfg.HTTPAddr, d.reg, d.checks()...)
-	group := worker.NewGroup(d.log, worker.Config{StallAfter: stallAfter(d.cfg),
-		HardStopAfter: d.cfg.ShutdownTimeout, ShutdownTimeout: d.cfg.ShutdownTimeout})
-	srv.SetLiveness(group)
-	d.registerAdmin(srv.Echo())
-	srv.Profiling(d.cfg.AdminToken)
-	if err := srv.Listen(); err != nil {
-		return err
-	}
-	holder := lease.HolderID("reconciler")
-	l := lease.New(d.own, Schema, LeaseName, holder, leaseTTL(d.cfg.Interval))
-	group.Add(func(ctx context.Context) error {
-		d.loop(ctx, l)
-		return nil
-	})
-	d.log.Info("reconciling", zap.String("holder", holder), zap.Duration("interval", d.cfg.Interval))
-	return group.Run(ctx, srv)
+func (a *App) Run(ctx context.Context) error {
+	defer a.close()
+	return a.group.Run(ctx, a.srv)
 }
 
 // loop runs a tick at once and then every interval until ctx ends; each run
 // uses worker.InHand, which outlives ctx so that shutdown lets a run finish.
 // It releases the lease on the way out, even after a hard stop, so a standby
 // need not wait for its TTL.
-func (d *deps) loop(ctx context.Context, l *lease.Lease) {
+func (a *App) loop(ctx context.Context) {
 	var token int64
-	worker.Every(ctx, d.cfg.Interval, func(ctx context.Context) {
-		token = d.tick(worker.InHand(ctx), l, token)
+	worker.Every(ctx, a.cfg.Interval, func(ctx context.Context) {
+		token = a.tick(worker.InHand(ctx), token)
 	})
 	if token == 0 {
 		return
 	}
 	release, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
-	if err := l.Release(release, token); err != nil {
-		d.log.Warn("release lease", zap.Error(err))
+	if err := a.lease.Release(release, token); err != nil {
+		a.log.Warn("release lease", zap.Error(err))
 	}
 }
 
@@ -72,22 +100,22 @@ func (d *deps) loop(ctx context.Context, l *lease.Lease) {
 // The lease is not a fence here: the sweep writes only its own runs rows and
 // SQS, and a second instance that reconciles while a slow run outlives the
 // TTL only sends some events twice, which the invoicer ignores.
-func (d *deps) tick(ctx context.Context, l *lease.Lease, held int64) int64 {
-	token, ok, err := l.Acquire(ctx)
+func (a *App) tick(ctx context.Context, held int64) int64 {
+	token, ok, err := a.lease.Acquire(ctx)
 	if err != nil {
-		d.metrics.Failed()
-		d.log.Warn("acquire lease", zap.Error(err))
+		a.metrics.Failed()
+		a.log.Warn("acquire lease", zap.Error(err))
 		return 0
 	}
 	if !ok {
-		d.metrics.Skipped()
-		d.log.Debug("another instance holds the lease")
+		a.metrics.Skipped()
+		a.log.Debug("another instance holds the lease")
 		return 0
 	}
 	if token != held {
-		d.log.Info("took the reconciler lease", zap.Int64("token", token))
+		a.log.Info("took the reconciler lease", zap.Int64("token", token))
 	}
-	_, _ = d.reconciler.Once(ctx) // logged and counted by Once
+	_, _ = a.reconciler.Once(ctx) // logged and counted by Once
 	return token
 }
 

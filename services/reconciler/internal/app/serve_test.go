@@ -9,18 +9,32 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest"
+
+	"github.com/onceflow/onceflow/pkg/config"
 	"github.com/onceflow/onceflow/pkg/sqstest"
 	"github.com/onceflow/onceflow/services/reconciler/internal/app"
 	"github.com/onceflow/onceflow/services/reconciler/internal/fixture"
 )
 
-// startServe runs `serve` until the test ends or stop is called; stop
-// returns Run's error and fails the test if Run does not return in time.
-func startServe(t *testing.T) (stop func() error) {
+// startServe builds serve with app.New from env and runs it until the test
+// ends or stop is called; it returns the HTTP address, and stop returns
+// Run's error and fails the test if Run does not return in time.
+func startServe(t *testing.T, env map[string]string) (addr string, stop func() error) {
 	t.Helper()
+	loaded, err := config.LoadFrom[app.Config](func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
+	a, err := app.New(ctx, loaded.Value, zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel)))
+	if err != nil {
+		cancel()
+		t.Fatalf("New: %v", err)
+	}
 	done := make(chan error, 1)
-	go func() { done <- app.Run(ctx, nil) }() // serve is the default
+	go func() { done <- a.Run(ctx) }()
 	stopped := false
 	stop = func() error {
 		t.Helper()
@@ -38,7 +52,7 @@ func startServe(t *testing.T) (stop func() error) {
 		}
 	}
 	t.Cleanup(func() { _ = stop() })
-	return stop
+	return a.Addr(), stop
 }
 
 // get returns the status and body of GET http://addr+path; status 0 when
@@ -70,15 +84,15 @@ func metric(exposition, series string) float64 {
 }
 
 func TestServeReconcilesUnderTheLease(t *testing.T) {
+	t.Parallel()
 	sqsClient := sqstest.Client(t)
 	db := fixture.NewDB(t)
 	seed(t, db)
 	name, url := sqstest.Queue(t, sqsClient, "reconciler-serve", 5)
-	setEnv(t, db, name)
-	addr := serveAddr(t)
-	t.Setenv("RECONCILER_INTERVAL", "1h") // one run, at start
+	env := testEnv(db, name)
+	env["RECONCILER_INTERVAL"] = "1h" // one run, at start
 
-	stop := startServe(t)
+	addr, stop := startServe(t, env)
 	eventually(t, 15*time.Second, "a finished run", func() bool {
 		runs := db.Runs(t)
 		return len(runs) == 1 && runs[0].Finished
@@ -124,17 +138,17 @@ func TestServeReconcilesUnderTheLease(t *testing.T) {
 }
 
 func TestServeStandsByWhileAnotherHoldsTheLease(t *testing.T) {
+	t.Parallel()
 	sqsClient := sqstest.Client(t)
 	db := fixture.NewDB(t)
 	seed(t, db)
 	name, url := sqstest.Queue(t, sqsClient, "reconciler-serve", 5)
-	setEnv(t, db, name)
-	addr := serveAddr(t)
-	t.Setenv("RECONCILER_INTERVAL", "100ms")
+	env := testEnv(db, name)
+	env["RECONCILER_INTERVAL"] = "100ms"
 	db.Exec(t, `INSERT INTO reconciler.leases (name, holder, token, expires_at)
 VALUES ($1, 'another-instance', 7, now() + interval '1 hour')`, app.LeaseName)
 
-	stop := startServe(t)
+	addr, stop := startServe(t, env)
 	eventually(t, 15*time.Second, "two skipped ticks", func() bool {
 		_, body := get(t, addr, "/metrics")
 		return metric(body, `onceflow_reconciler_runs_total{outcome="skipped"}`) >= 2

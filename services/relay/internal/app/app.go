@@ -1,6 +1,6 @@
-// Package app is the relay's composition root: it reads the configuration,
-// connects PostgreSQL and SQS, and runs one relay per configured outbox next
-// to the operational HTTP server.
+// Package app is the relay's composition root: New connects PostgreSQL and
+// SQS and builds one relay per configured outbox beside the operational
+// HTTP server; Run runs them until its context ends.
 package app
 
 import (
@@ -8,16 +8,13 @@ import (
 	"fmt"
 
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"go.uber.org/zap"
 
-	"github.com/onceflow/onceflow/db"
-	"github.com/onceflow/onceflow/pkg/command"
-	"github.com/onceflow/onceflow/pkg/config"
 	"github.com/onceflow/onceflow/pkg/httpserver"
-	"github.com/onceflow/onceflow/pkg/lease"
-	"github.com/onceflow/onceflow/pkg/logging"
 	"github.com/onceflow/onceflow/pkg/outbox"
 	"github.com/onceflow/onceflow/pkg/pg"
+	"github.com/onceflow/onceflow/pkg/service"
 	"github.com/onceflow/onceflow/pkg/sqsq"
 	"github.com/onceflow/onceflow/pkg/worker"
 	"github.com/onceflow/onceflow/services/relay/internal/admin"
@@ -27,95 +24,94 @@ import (
 // Schema is the PostgreSQL schema the relay owns.
 const Schema = "relay"
 
-// Run runs the subcommand named by args[0]: serve (the default), migrate or
-// healthcheck.
-func Run(ctx context.Context, args []string) error {
-	return command.Run(ctx, args, map[string]command.Func{
-		"serve":   serve,
-		"migrate": db.MigrateCommand(Schema),
-	})
+// Spec is the relay binary as service.Main runs it: serve (the default),
+// migrate and healthcheck.
+var Spec = service.Spec[Config, *App]{Name: "relay", Schema: Schema, New: New}
+
+// App is a relay ready to run: its pool is open, its queues resolved and its
+// HTTP server listening.
+type App struct {
+	log   *zap.Logger
+	pool  *pgxpool.Pool
+	srv   *httpserver.Server
+	group *worker.Group
 }
 
-func serve(ctx context.Context) error {
-	loaded, err := config.Load[Config]()
+// New connects PostgreSQL and SQS, resolves every route's queue, builds one
+// relay per outbox and the HTTP server with the operator endpoints, and
+// binds the listener (HTTP_ADDR 127.0.0.1:0 picks a port; see Addr). Errors
+// are from start-up (database, queues, listen); on error whatever New opened
+// is closed again.
+func New(ctx context.Context, cfg Config, log *zap.Logger) (_ *App, err error) {
+	outboxes, err := relay.ParseRoutes(cfg.Routes)
 	if err != nil {
-		return err
+		return nil, fmt.Errorf("RELAY_ROUTES: %w", err)
 	}
-	cfg := loaded.Value
-	log, err := logging.New("relay", cfg.LogLevel)
-	if err != nil {
-		return err
-	}
-	defer func() { _ = log.Sync() }()
-	if cfg.Holder == "" {
-		cfg.Holder = lease.HolderID("relay")
-	}
-	log.Info("starting", append(loaded.Fields(), zap.String("holder", cfg.Holder))...)
-	return Serve(ctx, log, cfg, nil)
-}
-
-// Serve runs the relay with cfg until ctx ends, then shuts down in two
-// phases: readiness fails and the relays finish their batch in flight and
-// release their leases; then the HTTP server stops within ShutdownTimeout
-// and the pool closes. ready, when not nil, receives the bound HTTP address
-// once the server listens (tests use HTTP_ADDR 127.0.0.1:0). Errors are
-// from start-up (database, queues, listen) or a failing HTTP server.
-func Serve(ctx context.Context, log *zap.Logger, cfg Config, ready func(addr string)) error {
-	if err := cfg.Validate(); err != nil {
-		return fmt.Errorf("config: %w", err)
-	}
-	outboxes, _ := relay.ParseRoutes(cfg.Routes) // checked by Validate
 	// Plan each statement for its own arguments: a generic plan made while
 	// the outbox was small (a sequential scan) would be kept as it grows,
 	// and every mark-published would read the whole table.
 	pool, err := pg.Open(ctx, cfg.DatabaseURL, pg.WithSetting("plan_cache_mode", "force_custom_plan"))
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer pool.Close()
+	defer func() {
+		if err != nil {
+			pool.Close()
+		}
+	}()
 	client, err := sqsq.NewClient(ctx, cfg.AWSRegion, cfg.SQSEndpoint)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := resolveQueues(ctx, client, outboxes); err != nil {
-		return err
+		return nil, err
 	}
+	a, err := build(cfg, log, pool, client, outboxes)
+	if err != nil {
+		return nil, err
+	}
+	if err := a.srv.Listen(); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// build wires the relays, their group and the HTTP server over the opened
+// pool and client.
+func build(cfg Config, log *zap.Logger, pool *pgxpool.Pool, client *sqs.Client, outboxes []relay.Outbox) (*App, error) {
 	reg := httpserver.NewRegistry()
 	metrics, err := relay.NewMetrics(reg)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	settings := cfg.settings()
-	relays := make([]*relay.Relay, len(outboxes))
-	for i, ob := range outboxes {
-		relays[i] = relay.New(pool, client, metrics, log.Named("publisher"), ob, settings)
-	}
-	srv := httpserver.New(log, cfg.HTTPAddr, reg, httpserver.Check{Name: "postgres", Check: pool.Ping})
 	group := worker.NewGroup(log, worker.Config{StallAfter: cfg.StallTimeout, ShutdownTimeout: cfg.ShutdownTimeout})
-	srv.SetLiveness(group)
-	srv.Profiling(cfg.AdminToken)
-	admin.Register(srv.Echo(), cfg.AdminToken, pool, tables(outboxes), log.Named("admin"))
-	if err := srv.Listen(); err != nil {
-		return err
-	}
-	if ready != nil {
-		ready(srv.Addr())
-	}
-	log.Info("serving", zap.String("addr", srv.Addr()), zap.Int("outboxes", len(relays)))
-	return run(ctx, log, srv, group, relays)
-}
-
-// run serves HTTP and runs the relays in group until ctx ends, then shuts
-// down in two phases (worker.Group.Run).
-func run(ctx context.Context, log *zap.Logger, srv *httpserver.Server, group *worker.Group, relays []*relay.Relay) error {
-	for _, r := range relays {
+	for _, ob := range outboxes {
+		r := relay.New(pool, client, metrics, log.Named("publisher"), ob, settings)
 		group.Add(func(ctx context.Context) error {
 			r.Run(ctx)
 			return nil
 		})
 	}
-	err := group.Run(ctx, srv)
-	log.Info("stopped")
+	srv := httpserver.New(log, cfg.HTTPAddr, reg, httpserver.Check{Name: "postgres", Check: pool.Ping})
+	srv.SetLiveness(group)
+	admin.New(pool, tables(outboxes), log.Named("admin")).Register(srv.Admin(cfg.AdminToken))
+	log.Info("relaying", zap.String("holder", settings.Holder), zap.Int("outboxes", len(outboxes)))
+	return &App{log: log, pool: pool, srv: srv, group: group}, nil
+}
+
+// Addr is the bound HTTP address.
+func (a *App) Addr() string { return a.srv.Addr() }
+
+// Run serves HTTP and runs the relays until ctx ends, then shuts down in
+// two phases (worker.Group.Run): readiness fails and the relays finish
+// their batch in flight and release their leases; then the HTTP server
+// stops within SHUTDOWN_TIMEOUT and the pool closes. The error is a failing
+// HTTP server's or its shutdown's.
+func (a *App) Run(ctx context.Context) error {
+	defer a.pool.Close()
+	err := a.group.Run(ctx, a.srv)
+	a.log.Info("stopped")
 	return err
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -64,43 +65,41 @@ func TestServe(t *testing.T) {
 }
 
 // testConfig is the default configuration pointed at dsn and the emulator,
-// with routes and fast timings for a test.
+// with routes and fast timings for a test; of the process environment it
+// reads only where the SQS emulator is.
 func testConfig(t *testing.T, dsn, routes string) Config {
 	t.Helper()
-	loaded, err := config.Load[Config]()
+	env := map[string]string{
+		"DATABASE_URL": dsn, "HTTP_ADDR": "127.0.0.1:0", "RELAY_ROUTES": routes,
+		"RELAY_POLL_INTERVAL": "200ms", "RELAY_LEASE_TTL": "3s", "RELAY_HOLDER": "component-test",
+		"AWS_ENDPOINT_URL_SQS": os.Getenv("AWS_ENDPOINT_URL_SQS"), "AWS_REGION": os.Getenv("AWS_REGION"),
+	}
+	loaded, err := config.LoadFrom[Config](func(k string) string { return env[k] })
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := loaded.Value
-	cfg.DatabaseURL, cfg.HTTPAddr, cfg.Routes = dsn, "127.0.0.1:0", routes
-	cfg.PollInterval, cfg.LeaseTTL, cfg.Holder = 200*time.Millisecond, 3*time.Second, "component-test"
-	return cfg
+	return loaded.Value
 }
 
-// startServe runs Serve until the test ends and returns its HTTP address.
+// startServe builds the relay with New, runs it until the test ends and
+// returns its HTTP address.
 func startServe(t *testing.T, cfg Config) string {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	addrs := make(chan string, 1)
+	a, err := New(ctx, cfg, zaptest.NewLogger(t, zaptest.Level(zap.InfoLevel)))
+	if err != nil {
+		cancel()
+		t.Fatalf("New: %v", err)
+	}
 	done := make(chan error, 1)
-	go func() {
-		done <- Serve(ctx, zaptest.NewLogger(t, zaptest.Level(zap.InfoLevel)), cfg, func(a string) { addrs <- a })
-	}()
+	go func() { done <- a.Run(ctx) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {
-			t.Errorf("Serve returned %v after shutdown, want nil", err)
+			t.Errorf("Run returned %v after shutdown, want nil", err)
 		}
 	})
-	select {
-	case a := <-addrs:
-		return a
-	case err := <-done:
-		t.Fatalf("Serve failed to start: %v", err)
-	case <-time.After(20 * time.Second):
-		t.Fatal("Serve did not start listening")
-	}
-	return ""
+	return a.Addr()
 }
 
 func insertRow(t *testing.T, dsn, key string) {

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -10,12 +11,17 @@ import (
 
 	"github.com/onceflow/onceflow/pkg/config"
 	"github.com/onceflow/onceflow/pkg/pgtest"
+	"github.com/onceflow/onceflow/pkg/service"
 )
 
-// These tests set environment variables, so they cannot run in parallel.
+// load reads a Config from env alone, as service.Main reads the process's.
+func load(env map[string]string) (config.Loaded[Config], error) {
+	return config.LoadFrom[Config](func(k string) string { return env[k] })
+}
 
 func TestConfigDefaults(t *testing.T) {
-	loaded, err := config.Load[Config]()
+	t.Parallel()
+	loaded, err := load(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,6 +41,7 @@ func TestConfigDefaults(t *testing.T) {
 }
 
 func TestConfigErrorsNameTheVariable(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ key, value string }{
 		{"RELAY_ROUTES", "ingest.Outbox=billing.>q"},
 		{"RELAY_ROUTES", "ingest.outbox=billing."},
@@ -54,8 +61,8 @@ func TestConfigErrorsNameTheVariable(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.key+"="+tt.value, func(t *testing.T) {
-			t.Setenv(tt.key, tt.value)
-			_, err := config.Load[Config]()
+			t.Parallel()
+			_, err := load(map[string]string{tt.key: tt.value})
 			if err == nil || !strings.Contains(err.Error(), tt.key) {
 				t.Fatalf("Load with %s=%s: error %v, want one naming %s", tt.key, tt.value, err, tt.key)
 			}
@@ -64,10 +71,11 @@ func TestConfigErrorsNameTheVariable(t *testing.T) {
 }
 
 func TestRunMigrate(t *testing.T) {
+	t.Parallel()
 	dsn := pgtest.NewDatabase(t)
-	t.Setenv("DATABASE_URL", dsn)
+	env := func(k string) string { return map[string]string{"DATABASE_URL": dsn}[k] }
 	ctx := context.Background()
-	if err := Run(ctx, []string{"migrate"}); err != nil {
+	if err := service.Main(ctx, Spec, env, []string{"migrate"}, io.Discard); err != nil {
 		t.Fatalf("migrate: %v", err)
 	}
 	conn, err := pgx.Connect(ctx, dsn)
@@ -79,7 +87,7 @@ func TestRunMigrate(t *testing.T) {
 	if err := conn.QueryRow(ctx, `SELECT count(*) FROM relay.leases`).Scan(&n); err != nil {
 		t.Fatalf("relay.leases after migrate: %v", err)
 	}
-	if err := Run(ctx, []string{"bogus"}); err == nil || !strings.Contains(err.Error(), "migrate, serve") {
+	if err := service.Main(ctx, Spec, env, []string{"bogus"}, io.Discard); err == nil || !strings.Contains(err.Error(), "migrate, serve") {
 		t.Errorf("unknown subcommand error = %v, want one listing migrate and serve", err)
 	}
 }
