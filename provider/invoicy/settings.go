@@ -12,7 +12,7 @@ import (
 // there, the reconciler audits it): one set of variables with one meaning.
 // A service's config embeds Settings. Nothing has a default: an unset
 // INVOICY_BASE_URL means no InvoiCy is named, which the reconciler reads as
-// "no audit" and the invoicer refuses when PROVIDER is invoicy.
+// "no audit" and the invoicer refuses with its invoicy adapter.
 type Settings struct {
 	// BaseURL is the InvoiCy root, e.g. https://appuy.migrate.info/InvoiCy/.
 	BaseURL string `env:"INVOICY_BASE_URL"`

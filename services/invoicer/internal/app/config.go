@@ -38,7 +38,7 @@ const (
 type Config struct {
 	config.Common
 	// Settings name the InvoiCy branch (INVOICY_*), as the reconciler names
-	// it; required when PROVIDER is invoicy.
+	// it; required when INVOICER_PROVIDER is invoicy.
 	invoicy.Settings
 	BillingQueue       string        `env:"INVOICER_BILLING_QUEUE" renamed:"BILLING_QUEUE" envDefault:"onceflow-billing"`
 	ProviderQueue      string        `env:"INVOICER_PROVIDER_EVENTS_QUEUE" renamed:"PROVIDER_EVENTS_QUEUE" envDefault:"onceflow-provider-events"`
