@@ -30,7 +30,7 @@ var shutdownTimeout = setting{"SHUTDOWN_TIMEOUT", 20 * time.Second}
 // starts (worker.Group.Run): the outbound call they may be inside.
 var inHand = map[string]setting{
 	"ingest":   {"INGEST_PSP_TIMEOUT", 10 * time.Second},
-	"invoicer": {"PROVIDER_TIMEOUT", 15 * time.Second},
+	"invoicer": {"INVOICER_PROVIDER_TIMEOUT", 15 * time.Second},
 }
 
 func TestOverlaysRenderTheWholeSystem(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/onceflow/onceflow/pkg/backoff"
 	"github.com/onceflow/onceflow/pkg/money"
+	providerfiscal "github.com/onceflow/onceflow/provider/fiscal"
 )
 
 // dateLayout is the form of CFEFchEmis, FechaIni and FechaFin.
@@ -134,7 +135,7 @@ func (s *Server) draft(it cfeItem) (Document, error) {
 	}
 	date := it.IdDoc.FchEmis
 	if date == "" {
-		date = s.cfg.Now().In(time.FixedZone("UYT", -3*60*60)).Format(dateLayout)
+		date = s.cfg.Now().In(providerfiscal.Montevideo).Format(dateLayout)
 	} else if _, err := time.Parse(dateLayout, date); err != nil {
 		return Document{}, fmt.Errorf("CFEFchEmis %q: want YYYY-MM-DD", date)
 	}

@@ -32,9 +32,9 @@ type Config struct {
 	Profiles    string        // where CPU profiles of the services over the burst go; empty: none taken
 	// Env adds NAME=value settings to every service and sandbox. The
 	// default lifts the invoicer's client-side limit on provider calls
-	// (PROVIDER_RATE_LIMIT, 10 a second as shipped, two calls a document):
-	// kept, it caps the pipeline at 5 documents a second whatever onceflow
-	// does, and the run would measure the limiter.
+	// (INVOICER_PROVIDER_RATE_LIMIT, 10 a second as shipped, two calls a
+	// document): kept, it caps the pipeline at 5 documents a second whatever
+	// onceflow does, and the run would measure the limiter.
 	Env []string
 }
 
@@ -42,7 +42,7 @@ type Config struct {
 func Defaults() Config {
 	return Config{
 		Out: "bench", Warmup: 3 * time.Second, Duration: 15 * time.Second, Concurrency: 8, Rate: 1000,
-		Payments: 2000, PayRate: 100, PayFor: 10 * time.Second, Backlogs: []int{1000, 100_000}, Timeout: 3 * time.Minute, Env: []string{"PROVIDER_RATE_LIMIT=0"},
+		Payments: 2000, PayRate: 100, PayFor: 10 * time.Second, Backlogs: []int{1000, 100_000}, Timeout: 3 * time.Minute, Env: []string{"INVOICER_PROVIDER_RATE_LIMIT=0"},
 	}
 }
 

@@ -76,7 +76,7 @@ Commit the three with the code they measured.
   ingest, relay and the invoicer over the burst's first seconds.
 - ` + "`make bench-readme`" + ` rewrites this page from results.json without running anything
   (after a change to the page's code).
-- The run lifts the invoicer's limit on provider calls (` + "`PROVIDER_RATE_LIMIT=0`" + `): as
+- The run lifts the invoicer's limit on provider calls (` + "`INVOICER_PROVIDER_RATE_LIMIT=0`" + `): as
   shipped, 10 calls a second at two calls a document cap the pipeline at 5 documents/s to
   protect the provider, and the bench would measure the limiter (` + "`ARGS=\"-env ''\"`" + ` shows it).
 
@@ -100,7 +100,7 @@ Commit the three with the code they measured.
   relay alone also needs PostgreSQL.
 - **A rare slow run can be SQS's at-least-once delivery**: a receive answer lost on the
   way leaves its messages hidden for the queue's visibility timeout
-  (` + "`CONSUMER_VISIBILITY`" + `, 30 s), then they are delivered and recorded once each. Each run
+  (` + "`INVOICER_CONSUMER_VISIBILITY`" + `, 30 s), then they are delivered and recorded once each. Each run
   prints its slowest payment by id and hop, to find it in the services' logs.
 `
 

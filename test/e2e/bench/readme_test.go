@@ -28,7 +28,7 @@ func TestReadmeTablesFollowTheResults(t *testing.T) {
 	}
 	page := out.String()
 	for _, row := range []string{
-		"Started 2026-12-01 04:00 UTC on 2 cores: 8 closed-loop workers, 15s windows, a burst of 2000 payments, a steady run at 100 payments/s, settings `PROVIDER_RATE_LIMIT=0`.",
+		"Started 2026-12-01 04:00 UTC on 2 cores: 8 closed-loop workers, 15s windows, a burst of 2000 payments, a steady run at 100 payments/s, settings `INVOICER_PROVIDER_RATE_LIMIT=0`.",
 		"| `pg_ceiling_tps` | 4000 |",
 		"| `ingest_p99_ms_at_1000rps` | 12.3 | p99 latency at that fixed rate, ms |",
 		"| `backlog_1k_s` | 0.10 |",

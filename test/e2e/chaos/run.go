@@ -111,8 +111,10 @@ func (r *run) setUp(ctx context.Context) error {
 	env := append([]string{
 		"RECONCILER_INTERVAL=2s", "RECONCILER_GRACE=20s", "INGEST_POLL_AFTER=5s", "INGEST_POLL_EVERY=3s", "INGEST_POLL_INTERVAL=1s",
 		"INGEST_APPLY_BACKOFF_CAP=5s", "RELAY_BACKOFF_CAP=5s", "RELAY_LEASE_TTL=3s", "SHUTDOWN_TIMEOUT=5s",
-		"EMIT_SETTLE=3s", "EMIT_RETRY_CAP=5s", "DGI_POLL_BASE=1s", "DGI_POLL_CAP=5s", "PROVIDER_TIMEOUT=3s", "EMIT_LEASE=10s",
-		"PROVIDER_RATE_LIMIT=0", "PSP_SEED=" + fmt.Sprint(r.cfg.Seed), "FISCAL_SEED=" + fmt.Sprint(r.cfg.Seed),
+		"INVOICER_EMIT_SETTLE=3s", "INVOICER_EMIT_RETRY_CAP=5s", "INVOICER_DGI_POLL_BASE=1s", "INVOICER_DGI_POLL_CAP=5s",
+		"INVOICER_PROVIDER_TIMEOUT=3s", "INVOICER_EMIT_LEASE=10s", "INVOICER_PROVIDER_RATE_LIMIT=0",
+		"PROVIDER_TIMEOUT=3s", // the reconciler's audit calls
+		"PSP_SEED=" + fmt.Sprint(r.cfg.Seed), "FISCAL_SEED=" + fmt.Sprint(r.cfg.Seed),
 	}, append(r.cfg.PSPEnv, r.cfg.FiscalEnv...)...)
 	r.s, err = stack.StartWith(ctx, r.dir, stack.Options{AdminDSN: r.pg.DSN("postgres"), SQSEndpoint: r.sqs.Endpoint(),
 		Instances: 2, Reconciler: true, Env: env})

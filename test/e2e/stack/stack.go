@@ -137,7 +137,8 @@ func StartWith(ctx context.Context, dir string, o Options) (*Stack, error) {
 	s.env = append(os.Environ(), "DATABASE_URL="+s.Database, "AWS_ENDPOINT_URL_SQS="+o.SQSEndpoint, "LOG_LEVEL=info",
 		"DLOCAL_LOGIN="+Login, "DLOCAL_TRANS_KEY="+TransKey, "DLOCAL_SECRET_KEY="+SecretKey, "INGEST_API_TOKEN="+APIToken, "ADMIN_TOKEN="+AdminToken,
 		"INVOICY_EMP_CODIGO=e2e-emp", "INVOICY_EMP_PK=e2e-pk", "INVOICY_ACCESS_KEY=e2e-access-key",
-		"BILLING_QUEUE="+s.Queues["BILLING"], "PROVIDER_EVENTS_QUEUE="+s.Queues["PROVIDER"], "CONSUMER_WAIT=1s", "INGEST_APPLY_POLL_INTERVAL=200ms", "EMIT_POLL_INTERVAL=200ms",
+		"INGEST_APPLY_POLL_INTERVAL=200ms",
+		"INVOICER_BILLING_QUEUE="+s.Queues["BILLING"], "INVOICER_PROVIDER_EVENTS_QUEUE="+s.Queues["PROVIDER"], "INVOICER_CONSUMER_WAIT=1s", "INVOICER_EMIT_POLL_INTERVAL=200ms",
 		"PSP_RETRY_DELAY=200ms", "RECONCILER_GRACE=0s",
 		"RECONCILER_BILLING_QUEUE="+s.Queues["BILLING"],
 		"RELAY_ROUTES=ingest.outbox=billing.>"+s.Queues["BILLING"]+",provider.>"+s.Queues["PROVIDER"]+";invoicer.outbox=notification.>"+s.Queues["NOTIFY"])

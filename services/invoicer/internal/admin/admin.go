@@ -17,7 +17,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/onceflow/onceflow/pkg/errkind"
-	"github.com/onceflow/onceflow/pkg/httpserver"
 	"github.com/onceflow/onceflow/provider/fiscal"
 	"github.com/onceflow/onceflow/services/invoicer/internal/store"
 )
@@ -33,14 +32,17 @@ type API struct {
 	wake   func()
 }
 
-// Register mounts the endpoints on e under /admin, guarded by token (the
-// ADMIN_TOKEN setting), over the documents of st. lookup is nil for a
-// provider without look-up: then adopt is refused. wake (when set) tells the
-// relay a notification was committed. Handlers answer errors of the errkind
+// New returns the operator API over the documents of st. lookup is nil for
+// a provider without look-up: then adopt is refused. wake (when set) tells
+// the relay a notification was committed.
+func New(st *store.Store, lookup Lookup, log *zap.Logger, wake func()) *API {
+	return &API{store: st, lookup: lookup, log: log, wake: wake}
+}
+
+// Register mounts the endpoints on g, the guarded /admin group
+// (httpserver.Server.Admin). Handlers answer errors of the errkind
 // vocabulary, with a finer code where the API has always had one.
-func Register(e *echo.Echo, token string, st *store.Store, lookup Lookup, log *zap.Logger, wake func()) {
-	a := &API{store: st, lookup: lookup, log: log, wake: wake}
-	g := e.Group("/admin", httpserver.BearerAuth(token, "ADMIN_TOKEN"))
+func (a *API) Register(g *echo.Group) {
 	g.GET("/status", a.status)
 	g.GET("/documents", a.list)
 	g.GET("/documents/:id", a.show)

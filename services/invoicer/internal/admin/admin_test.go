@@ -32,7 +32,7 @@ func TestRetryAndVoidAreRecorded(t *testing.T) {
 	t.Parallel()
 	env := invoicertest.New(t)
 	srv := httpserver.New(zaptest.NewLogger(t), "127.0.0.1:0", prometheus.NewRegistry())
-	admin.Register(srv.Echo(), "tok", env.Store, nil, zaptest.NewLogger(t), nil)
+	admin.New(env.Store, nil, zaptest.NewLogger(t), nil).Register(srv.Admin("tok"))
 	post := func(id int64, body string) int {
 		req := httptest.NewRequest(http.MethodPost, "/admin/documents/"+strconv.FormatInt(id, 10)+"/resolve", strings.NewReader(body))
 		req.Header.Set("Authorization", "Bearer tok")

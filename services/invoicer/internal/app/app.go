@@ -1,26 +1,22 @@
-// Package app is the invoicer's composition root: it reads the
-// configuration, opens the pool and the SQS client, and runs the billing and
-// provider-event consumers, the emission loop and the operator API until the
-// context ends.
+// Package app is the invoicer's composition root: New opens the pool and
+// the SQS client and builds the billing and provider-event consumers, the
+// emission loop and the operator API; Run runs them until the context ends.
 package app
 
 import (
 	"context"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
-	"github.com/onceflow/onceflow/db"
 	"github.com/onceflow/onceflow/pkg/backoff"
-	"github.com/onceflow/onceflow/pkg/command"
-	"github.com/onceflow/onceflow/pkg/config"
 	"github.com/onceflow/onceflow/pkg/httpclient"
 	"github.com/onceflow/onceflow/pkg/httpserver"
-	"github.com/onceflow/onceflow/pkg/logging"
 	"github.com/onceflow/onceflow/pkg/outbox"
 	"github.com/onceflow/onceflow/pkg/pg"
+	"github.com/onceflow/onceflow/pkg/service"
 	"github.com/onceflow/onceflow/pkg/sqsq"
-	"github.com/onceflow/onceflow/pkg/tracing"
 	"github.com/onceflow/onceflow/pkg/worker"
 	"github.com/onceflow/onceflow/provider/fiscal"
 	"github.com/onceflow/onceflow/provider/invoicy"
@@ -32,49 +28,45 @@ import (
 	"github.com/onceflow/onceflow/services/invoicer/internal/store"
 )
 
-// Run runs the subcommand in args: serve (default), migrate or healthcheck.
-func Run(ctx context.Context, args []string) error {
-	return command.Run(ctx, args, map[string]command.Func{
-		"serve": func(ctx context.Context) error {
-			loaded, err := config.Load[Config]()
-			if err != nil {
-				return err
-			}
-			return Serve(ctx, loaded, nil)
-		},
-		"migrate": db.MigrateCommand("invoicer"),
-	})
+// Spec is the invoicer binary: serve, migrate (the invoicer schema) and
+// healthcheck.
+var Spec = service.Spec[Config, *App]{Name: "invoicer", Schema: "invoicer", New: New}
+
+// App is a built invoicer: its pool, its HTTP server (bound) and its loops.
+type App struct {
+	pool  *pgxpool.Pool
+	srv   *httpserver.Server
+	group *worker.Group
 }
 
-// Serve runs the invoicer until ctx ends. When listening is non-nil it
-// receives the bound HTTP address (tests use port 0).
-func Serve(ctx context.Context, loaded config.Loaded[Config], listening chan<- string) error {
-	cfg := loaded.Value
-	log, err := logging.New("invoicer", cfg.LogLevel)
-	if err != nil {
-		return err
-	}
-	defer func() { _ = log.Sync() }()
-	log.Info("config", loaded.Fields()...)
-	stopTracing, err := tracing.Setup(ctx, "invoicer")
-	if err != nil {
-		return err
-	}
-	defer func() { _ = stopTracing(context.WithoutCancel(ctx)) }()
+// New builds the invoicer from cfg: the provider adapter, the pool, the two
+// queues' consumers, the emission workers and the HTTP server with the
+// operator API, bound to HTTP_ADDR. Errors come from the adapter's
+// settings, the database, SQS (a queue that cannot be resolved) or the
+// listener; New then closes what it opened.
+func New(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 	prov, err := newProvider(cfg)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	pool, err := pg.Open(ctx, cfg.DatabaseURL)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer pool.Close()
+	a, err := build(ctx, cfg, pool, prov, log)
+	if err != nil {
+		pool.Close()
+		return nil, err
+	}
+	return a, nil
+}
+
+// build wires the server and the loops over pool and binds the listener.
+func build(ctx context.Context, cfg Config, pool *pgxpool.Pool, prov provider, log *zap.Logger) (*App, error) {
 	reg := httpserver.NewRegistry()
 	srv := httpserver.New(log, cfg.HTTPAddr, reg, httpserver.Check{Name: "postgres", Check: pool.Ping})
 	group := worker.NewGroup(log, worker.Config{StallAfter: cfg.StallTimeout, ShutdownTimeout: cfg.ShutdownTimeout})
 	srv.SetLiveness(group)
-	srv.Profiling(cfg.AdminToken)
 	waker := outbox.NewWaker(pool, notify.Table, outbox.WakeEvery)
 	st := store.New(pool)
 	reg.MustRegister(newDocumentCollector(st, log.Named("metrics")))
@@ -83,25 +75,30 @@ func Serve(ctx context.Context, loaded config.Loaded[Config], listening chan<- s
 	emitter := emit.New(st, prov.Provider, log.Named("emit"), reg, ecfg)
 	receivers, err := newReceivers(ctx, cfg, st, prov.statuses, log, reg, waker.Wake, emitter.Due)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	var lookup admin.Lookup
-	if cfg.ProviderMode == ModeLookup {
-		lookup = prov.Lookup
-	}
-	admin.Register(srv.Echo(), cfg.AdminToken, st, lookup, log.Named("admin"), waker.Wake)
-	loops := append(receivers, waker.Run)
+	admin.New(st, prov.lookup(cfg), log.Named("admin"), waker.Wake).Register(srv.Admin(cfg.AdminToken))
+	group.Add(receivers...)
+	group.Add(waker.Run)
 	for range cfg.EmitWorkers {
-		loops = append(loops, emitter.Run)
+		group.Add(emitter.Run)
 	}
 	if err := srv.Listen(); err != nil {
-		return err
+		return nil, err
 	}
-	if listening != nil {
-		listening <- srv.Addr()
-	}
-	group.Add(loops...)
-	return group.Run(ctx, srv)
+	return &App{pool: pool, srv: srv, group: group}, nil
+}
+
+// Addr is the bound HTTP address (HTTP_ADDR, with the port chosen when it
+// asked for :0).
+func (a *App) Addr() string { return a.srv.Addr() }
+
+// Run serves and runs the loops until ctx ends, stops them in two phases
+// (worker.Group.Run), then closes the pool. The error is the failure that
+// ended the run, if any.
+func (a *App) Run(ctx context.Context) error {
+	defer a.pool.Close()
+	return a.group.Run(ctx, a.srv)
 }
 
 // provider is the configured adapter with what the loop and consumers need
@@ -111,7 +108,16 @@ type provider struct {
 	statuses map[string]fiscal.Status
 }
 
-// newProvider builds the adapter PROVIDER names.
+// lookup is the adapter's look-up for the operator API, or nil in blind
+// mode, where adopt is refused.
+func (p provider) lookup(cfg Config) admin.Lookup {
+	if cfg.ProviderMode != ModeLookup {
+		return nil
+	}
+	return p.Lookup
+}
+
+// newProvider builds the adapter INVOICER_PROVIDER names.
 func newProvider(cfg Config) (provider, error) {
 	statuses, err := cfg.statusMap()
 	if err != nil {
@@ -122,13 +128,13 @@ func newProvider(cfg Config) (provider, error) {
 			RatePerSecond: cfg.ProviderRate, Burst: cfg.ProviderBurst, StatusMap: statuses})
 		return provider{Provider: c, statuses: statuses}, err
 	}
-	c, err := invoicy.New(invoicy.Config{BaseURL: cfg.InvoiCyBaseURL, EmpCodigo: cfg.InvoiCyEmpCodigo, EmpPK: cfg.InvoiCyEmpPK,
-		AccessKey: cfg.InvoiCyAccessKey, Timeout: cfg.ProviderTimeout, StatusMap: statuses,
-		RatePerSecond: cfg.ProviderRate, Burst: cfg.ProviderBurst}, httpclient.New(0))
+	icfg := cfg.Settings.Config()
+	icfg.Timeout, icfg.StatusMap, icfg.RatePerSecond, icfg.Burst = cfg.ProviderTimeout, statuses, cfg.ProviderRate, cfg.ProviderBurst
+	c, err := invoicy.New(icfg, httpclient.New(0))
 	return provider{Provider: c, statuses: statuses}, err
 }
 
-// newReceivers returns CONSUMERS receivers for each of the two queues.
+// newReceivers returns INVOICER_CONSUMERS receivers for each of the two queues.
 func newReceivers(ctx context.Context, cfg Config, st *store.Store, statuses map[string]fiscal.Status, log *zap.Logger, reg prometheus.Registerer, wake, due func()) ([]worker.Loop, error) {
 	client, err := sqsq.NewClient(ctx, cfg.AWSRegion, cfg.SQSEndpoint)
 	if err != nil {

@@ -12,6 +12,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest"
 
 	"github.com/onceflow/onceflow/pkg/config"
 	eventsv1 "github.com/onceflow/onceflow/pkg/eventspb/onceflow/events/v1"
@@ -30,34 +32,28 @@ func serve(t *testing.T, env *invoicertest.Env) (string, func(ev *eventsv1.Billi
 	c := sqstest.Client(t)
 	_, billing := sqstest.Queue(t, c, "invoicer-billing", 5)
 	_, provider := sqstest.Queue(t, c, "invoicer-provider", 5)
-	for k, v := range map[string]string{
+	cfg := load(t, map[string]string{
 		"DATABASE_URL": env.DSN, "HTTP_ADDR": "127.0.0.1:0", "ADMIN_TOKEN": token, "LOG_LEVEL": "warn",
-		"BILLING_QUEUE": billing, "PROVIDER_EVENTS_QUEUE": provider, "CONSUMER_WAIT": "1s",
+		"INVOICER_BILLING_QUEUE": billing, "INVOICER_PROVIDER_EVENTS_QUEUE": provider, "INVOICER_CONSUMER_WAIT": "1s",
 		"INVOICY_BASE_URL": env.BaseURL, "INVOICY_EMP_CODIGO": invoicertest.EmpCodigo, "INVOICY_EMP_PK": invoicertest.EmpPK,
-		"INVOICY_ACCESS_KEY": invoicertest.AccessKey, "PROVIDER_TIMEOUT": "2s", "EMIT_LEASE": "5s", "EMIT_POLL_INTERVAL": "20ms",
-		"EMIT_SETTLE": "200ms", "EMIT_RETRY_BASE": "20ms", "DGI_POLL_BASE": "20ms", "SHUTDOWN_TIMEOUT": "5s",
-	} {
-		t.Setenv(k, v)
-	}
-	loaded, err := config.Load[app.Config]()
+		"INVOICY_ACCESS_KEY": invoicertest.AccessKey, "INVOICER_PROVIDER_TIMEOUT": "2s", "INVOICER_EMIT_LEASE": "5s",
+		"INVOICER_EMIT_POLL_INTERVAL": "20ms", "INVOICER_EMIT_SETTLE": "200ms", "INVOICER_EMIT_RETRY_BASE": "20ms",
+		"INVOICER_DGI_POLL_BASE": "20ms", "SHUTDOWN_TIMEOUT": "5s",
+	})
+	a, err := app.New(context.Background(), cfg, zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	listening, done := make(chan string, 1), make(chan error, 1)
-	go func() { done <- app.Serve(ctx, loaded, listening) }()
+	done := make(chan error, 1)
+	go func() { done <- a.Run(ctx) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {
-			t.Errorf("serve: %v", err)
+			t.Errorf("run: %v", err)
 		}
 	})
-	var addr string
-	select {
-	case addr = <-listening:
-	case err := <-done:
-		t.Fatalf("serve: %v", err)
-	}
+	addr := a.Addr()
 	send := func(ev *eventsv1.BillingEvent) {
 		b, err := eventsv1.Encode(ev)
 		if err != nil {
@@ -108,6 +104,7 @@ type errorBody struct {
 }
 
 func TestOperatorResolvesADuplicate(t *testing.T) {
+	t.Parallel()
 	env := invoicertest.New(t)
 	base, send := serve(t, env)
 	ev := invoicertest.Payment("pay-admin", 100_00, false)
@@ -202,14 +199,26 @@ func get(t *testing.T, url string) string {
 	return string(b)
 }
 
+// load reads a Config from env alone, as service.Main does from getenv.
+func load(t *testing.T, env map[string]string) app.Config {
+	t.Helper()
+	loaded, err := config.LoadFrom[app.Config](func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return loaded.Value
+}
+
 func TestConfigErrorsNameTheVariable(t *testing.T) {
+	t.Parallel()
 	for env, value := range map[string]string{
-		"PROVIDER_MODE": "guess", "UI_RATE": "six", "PROVIDER_STATUS_MAP": "5=great", "PROVIDER": "soap", "CONSUMER_VISIBILITY": "1s",
-		"CREDIT_NOTE_WAIT": "0s", "EMIT_LEASE": "1s",
+		"INVOICER_PROVIDER_MODE": "guess", "INVOICER_UI_RATE": "six", "INVOICER_PROVIDER_STATUS_MAP": "5=great",
+		"INVOICER_PROVIDER": "soap", "INVOICER_CONSUMER_VISIBILITY": "1s", "INVOICER_CREDIT_NOTE_WAIT": "0s",
+		"INVOICER_EMIT_LEASE": "1s",
 	} {
 		t.Run(env, func(t *testing.T) {
-			t.Setenv(env, value)
-			_, err := config.Load[app.Config]()
+			t.Parallel()
+			_, err := config.LoadFrom[app.Config](func(k string) string { return map[string]string{env: value}[k] })
 			if err == nil || !strings.Contains(err.Error(), env) {
 				t.Fatalf("Load with %s=%s: %v, want an error naming it", env, value, err)
 			}

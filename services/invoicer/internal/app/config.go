@@ -2,6 +2,7 @@ package app
 
 import (
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/onceflow/onceflow/pkg/config"
@@ -10,7 +11,7 @@ import (
 	"github.com/onceflow/onceflow/provider/keyed"
 )
 
-// Provider adapters (PROVIDER).
+// Provider adapters (INVOICER_PROVIDER).
 const (
 	// ProviderInvoiCy speaks InvoiCy's SOAP services (docs/wire-invoicy.md).
 	ProviderInvoiCy = "invoicy"
@@ -19,7 +20,7 @@ const (
 	ProviderKeyed = "keyed"
 )
 
-// Provider modes (PROVIDER_MODE).
+// Provider modes (INVOICER_PROVIDER_MODE).
 const (
 	// ModeLookup: the provider answers a look-up by reference; ambiguous
 	// sends are settled by looking up before any resend.
@@ -31,39 +32,40 @@ const (
 
 // Config is the invoicer's configuration, read from the environment.
 // services/invoicer/README.md lists the invoicer's own settings with their
-// defaults; the shared ones are in the top README.
+// defaults; the shared ones are in the top README. The invoicer's own
+// variables carry its prefix, INVOICER_; each is still read under its old
+// name (renamed) for one release.
 type Config struct {
 	config.Common
-	BillingQueue       string        `env:"BILLING_QUEUE" envDefault:"onceflow-billing"`
-	ProviderQueue      string        `env:"PROVIDER_EVENTS_QUEUE" envDefault:"onceflow-provider-events"`
-	ConsumerWait       time.Duration `env:"CONSUMER_WAIT" envDefault:"20s"`
-	ConsumerVisibility time.Duration `env:"CONSUMER_VISIBILITY" envDefault:"30s"`
-	Consumers          int           `env:"CONSUMERS" envDefault:"4"`
-	Provider           string        `env:"PROVIDER" envDefault:"invoicy"`
-	ProviderMode       string        `env:"PROVIDER_MODE" envDefault:"lookup"`
-	ProviderTimeout    time.Duration `env:"PROVIDER_TIMEOUT" envDefault:"15s"`
-	ProviderRate       float64       `env:"PROVIDER_RATE_LIMIT" envDefault:"10"`
-	ProviderBurst      int           `env:"PROVIDER_RATE_BURST" envDefault:"5"`
-	ProviderStatusMap  string        `env:"PROVIDER_STATUS_MAP"`
-	InvoiCyBaseURL     string        `env:"INVOICY_BASE_URL" envDefault:"http://127.0.0.1:8092/InvoiCy"`
-	InvoiCyEmpCodigo   string        `env:"INVOICY_EMP_CODIGO"`
-	InvoiCyEmpPK       string        `env:"INVOICY_EMP_PK"`
-	InvoiCyAccessKey   string        `env:"INVOICY_ACCESS_KEY"`
+	// Settings name the InvoiCy branch (INVOICY_*), as the reconciler names
+	// it; required when INVOICER_PROVIDER is invoicy.
+	invoicy.Settings
+	BillingQueue       string        `env:"INVOICER_BILLING_QUEUE" renamed:"BILLING_QUEUE" envDefault:"onceflow-billing"`
+	ProviderQueue      string        `env:"INVOICER_PROVIDER_EVENTS_QUEUE" renamed:"PROVIDER_EVENTS_QUEUE" envDefault:"onceflow-provider-events"`
+	ConsumerWait       time.Duration `env:"INVOICER_CONSUMER_WAIT" renamed:"CONSUMER_WAIT" envDefault:"20s"`
+	ConsumerVisibility time.Duration `env:"INVOICER_CONSUMER_VISIBILITY" renamed:"CONSUMER_VISIBILITY" envDefault:"30s"`
+	Consumers          int           `env:"INVOICER_CONSUMERS" renamed:"CONSUMERS" envDefault:"4"`
+	Provider           string        `env:"INVOICER_PROVIDER" renamed:"PROVIDER" envDefault:"invoicy"`
+	ProviderMode       string        `env:"INVOICER_PROVIDER_MODE" renamed:"PROVIDER_MODE" envDefault:"lookup"`
+	ProviderTimeout    time.Duration `env:"INVOICER_PROVIDER_TIMEOUT" renamed:"PROVIDER_TIMEOUT" envDefault:"15s"`
+	ProviderRate       float64       `env:"INVOICER_PROVIDER_RATE_LIMIT" renamed:"PROVIDER_RATE_LIMIT" envDefault:"10"`
+	ProviderBurst      int           `env:"INVOICER_PROVIDER_RATE_BURST" renamed:"PROVIDER_RATE_BURST" envDefault:"5"`
+	ProviderStatusMap  string        `env:"INVOICER_PROVIDER_STATUS_MAP" renamed:"PROVIDER_STATUS_MAP"`
 	KeyedBaseURL       string        `env:"KEYED_BASE_URL" envDefault:"http://127.0.0.1:8092/api"`
 	KeyedToken         string        `env:"KEYED_TOKEN"`
-	EmitWorkers        int           `env:"EMIT_WORKERS" envDefault:"16"`
-	EmitBatch          int           `env:"EMIT_BATCH" envDefault:"10"`
-	EmitLease          time.Duration `env:"EMIT_LEASE" envDefault:"60s"`
-	EmitPoll           time.Duration `env:"EMIT_POLL_INTERVAL" envDefault:"500ms"`
-	EmitSettle         time.Duration `env:"EMIT_SETTLE" envDefault:"2m"`
-	EmitRetryBase      time.Duration `env:"EMIT_RETRY_BASE" envDefault:"5s"`
-	EmitRetryCap       time.Duration `env:"EMIT_RETRY_CAP" envDefault:"10m"`
-	DGIPollBase        time.Duration `env:"DGI_POLL_BASE" envDefault:"60s"`
-	DGIPollCap         time.Duration `env:"DGI_POLL_CAP" envDefault:"1h"`
-	SummaryPolls       int           `env:"DGI_SUMMARY_POLLS" envDefault:"48"`
-	UIThreshold        int64         `env:"UI_THRESHOLD" envDefault:"5000"`
-	UIRate             string        `env:"UI_RATE" envDefault:"6.5"`
-	CreditNoteWait     time.Duration `env:"CREDIT_NOTE_WAIT" envDefault:"72h"`
+	EmitWorkers        int           `env:"INVOICER_EMIT_WORKERS" renamed:"EMIT_WORKERS" envDefault:"16"`
+	EmitBatch          int           `env:"INVOICER_EMIT_BATCH" renamed:"EMIT_BATCH" envDefault:"10"`
+	EmitLease          time.Duration `env:"INVOICER_EMIT_LEASE" renamed:"EMIT_LEASE" envDefault:"60s"`
+	EmitPoll           time.Duration `env:"INVOICER_EMIT_POLL_INTERVAL" renamed:"EMIT_POLL_INTERVAL" envDefault:"500ms"`
+	EmitSettle         time.Duration `env:"INVOICER_EMIT_SETTLE" renamed:"EMIT_SETTLE" envDefault:"2m"`
+	EmitRetryBase      time.Duration `env:"INVOICER_EMIT_RETRY_BASE" renamed:"EMIT_RETRY_BASE" envDefault:"5s"`
+	EmitRetryCap       time.Duration `env:"INVOICER_EMIT_RETRY_CAP" renamed:"EMIT_RETRY_CAP" envDefault:"10m"`
+	DGIPollBase        time.Duration `env:"INVOICER_DGI_POLL_BASE" renamed:"DGI_POLL_BASE" envDefault:"60s"`
+	DGIPollCap         time.Duration `env:"INVOICER_DGI_POLL_CAP" renamed:"DGI_POLL_CAP" envDefault:"1h"`
+	SummaryPolls       int           `env:"INVOICER_DGI_SUMMARY_POLLS" renamed:"DGI_SUMMARY_POLLS" envDefault:"48"`
+	UIThreshold        int64         `env:"INVOICER_UI_THRESHOLD" renamed:"UI_THRESHOLD" envDefault:"5000"`
+	UIRate             string        `env:"INVOICER_UI_RATE" renamed:"UI_RATE" envDefault:"6.5"`
+	CreditNoteWait     time.Duration `env:"INVOICER_CREDIT_NOTE_WAIT" renamed:"CREDIT_NOTE_WAIT" envDefault:"72h"`
 }
 
 // Validate checks the values Load cannot; each error names its variable.
@@ -75,23 +77,23 @@ func (c Config) Validate() error {
 		bad bool
 		msg string
 	}{
-		{c.BillingQueue == "", "BILLING_QUEUE: want a queue name or URL"},
-		{c.ProviderQueue == "", "PROVIDER_EVENTS_QUEUE: want a queue name or URL"},
-		{c.ConsumerWait < 0 || c.ConsumerWait > 20*time.Second, "CONSUMER_WAIT: want 0s to 20s"},
-		{c.ConsumerVisibility < 2*time.Second || c.ConsumerVisibility > 12*time.Hour, "CONSUMER_VISIBILITY: want 2s to 12h"},
-		{c.Consumers < 1, "CONSUMERS: want at least 1"},
-		{c.Provider != ProviderInvoiCy && c.Provider != ProviderKeyed, "PROVIDER: want invoicy or keyed"},
-		{c.ProviderMode != ModeLookup && c.ProviderMode != ModeBlind, "PROVIDER_MODE: want lookup or blind"},
-		{c.ProviderTimeout <= 0, "PROVIDER_TIMEOUT: want a positive duration"},
-		{c.ProviderRate < 0 || c.ProviderBurst < 1, "PROVIDER_RATE_LIMIT/PROVIDER_RATE_BURST: want a rate of 0 (no limit) or more and a burst of 1 or more"},
-		{c.EmitWorkers < 1, "EMIT_WORKERS: want at least 1"},
-		{c.EmitBatch < 1, "EMIT_BATCH: want at least 1"},
-		{c.EmitLease <= c.ProviderTimeout*2, "EMIT_LEASE: want more than twice PROVIDER_TIMEOUT, so a claim outlives a look-up and a send"},
-		{c.EmitPoll <= 0, "EMIT_POLL_INTERVAL: want a positive duration"},
-		{c.EmitSettle < 0, "EMIT_SETTLE: want a duration, 0s or more"},
-		{c.EmitRetryBase <= 0 || c.EmitRetryCap < c.EmitRetryBase, "EMIT_RETRY_BASE/EMIT_RETRY_CAP: want 0 < base <= cap"},
-		{c.DGIPollBase <= 0 || c.DGIPollCap < c.DGIPollBase, "DGI_POLL_BASE/DGI_POLL_CAP: want 0 < base <= cap"},
-		{c.CreditNoteWait <= 0, "CREDIT_NOTE_WAIT: want a positive duration"},
+		{c.BillingQueue == "", "INVOICER_BILLING_QUEUE: want a queue name or URL"},
+		{c.ProviderQueue == "", "INVOICER_PROVIDER_EVENTS_QUEUE: want a queue name or URL"},
+		{c.ConsumerWait < 0 || c.ConsumerWait > 20*time.Second, "INVOICER_CONSUMER_WAIT: want 0s to 20s"},
+		{c.ConsumerVisibility < 2*time.Second || c.ConsumerVisibility > 12*time.Hour, "INVOICER_CONSUMER_VISIBILITY: want 2s to 12h"},
+		{c.Consumers < 1, "INVOICER_CONSUMERS: want at least 1"},
+		{c.Provider != ProviderInvoiCy && c.Provider != ProviderKeyed, "INVOICER_PROVIDER: want invoicy or keyed"},
+		{c.ProviderMode != ModeLookup && c.ProviderMode != ModeBlind, "INVOICER_PROVIDER_MODE: want lookup or blind"},
+		{c.ProviderTimeout <= 0, "INVOICER_PROVIDER_TIMEOUT: want a positive duration"},
+		{c.ProviderRate < 0 || c.ProviderBurst < 1, "INVOICER_PROVIDER_RATE_LIMIT/INVOICER_PROVIDER_RATE_BURST: want a rate of 0 (no limit) or more and a burst of 1 or more"},
+		{c.EmitWorkers < 1, "INVOICER_EMIT_WORKERS: want at least 1"},
+		{c.EmitBatch < 1, "INVOICER_EMIT_BATCH: want at least 1"},
+		{c.EmitLease <= c.ProviderTimeout*2, "INVOICER_EMIT_LEASE: want more than twice INVOICER_PROVIDER_TIMEOUT, so a claim outlives a look-up and a send"},
+		{c.EmitPoll <= 0, "INVOICER_EMIT_POLL_INTERVAL: want a positive duration"},
+		{c.EmitSettle < 0, "INVOICER_EMIT_SETTLE: want a duration, 0s or more"},
+		{c.EmitRetryBase <= 0 || c.EmitRetryCap < c.EmitRetryBase, "INVOICER_EMIT_RETRY_BASE/INVOICER_EMIT_RETRY_CAP: want 0 < base <= cap"},
+		{c.DGIPollBase <= 0 || c.DGIPollCap < c.DGIPollBase, "INVOICER_DGI_POLL_BASE/INVOICER_DGI_POLL_CAP: want 0 < base <= cap"},
+		{c.CreditNoteWait <= 0, "INVOICER_CREDIT_NOTE_WAIT: want a positive duration"},
 	}
 	for _, ch := range checks {
 		if ch.bad {
@@ -99,16 +101,21 @@ func (c Config) Validate() error {
 		}
 	}
 	if _, err := c.statusMap(); err != nil {
-		return errors.New("PROVIDER_STATUS_MAP: " + err.Error())
+		return errors.New("INVOICER_PROVIDER_STATUS_MAP: " + err.Error())
 	}
 	if _, err := c.summary(); err != nil {
-		return errors.New("DGI_SUMMARY_POLLS/UI_THRESHOLD/UI_RATE: " + err.Error())
+		return errors.New("INVOICER_DGI_SUMMARY_POLLS/INVOICER_UI_THRESHOLD/INVOICER_UI_RATE: " + err.Error())
+	}
+	if c.Provider == ProviderInvoiCy {
+		if err := c.Settings.Validate(); err != nil {
+			return fmt.Errorf("INVOICER_PROVIDER=invoicy needs an InvoiCy branch: %w", err)
+		}
 	}
 	return nil
 }
 
-// statusMap is the provider's status mapping: PROVIDER_STATUS_MAP, or the
-// adapter's default table.
+// statusMap is the provider's status mapping: INVOICER_PROVIDER_STATUS_MAP,
+// or the adapter's default table.
 func (c Config) statusMap() (map[string]fiscal.Status, error) {
 	switch {
 	case c.ProviderStatusMap != "":

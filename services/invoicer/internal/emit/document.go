@@ -24,7 +24,7 @@ type hold struct {
 // credits more than the invoice (with the credit notes recorded before it).
 func (e *Emitter) document(ctx context.Context, d store.Document) (fiscal.Document, hold, error) {
 	doc := fiscal.Document{
-		Reference: d.Reference, Type: d.CFEType, IssueDate: time.Now().In(uruguay), Currency: d.Currency,
+		Reference: d.Reference, Type: d.CFEType, IssueDate: time.Now().In(fiscal.Montevideo), Currency: d.Currency,
 		TotalMinor: d.AmountMinor, Addendum: fiscal.Addendum(d.SourceKind, d.SourceRef, d.Kind),
 	}
 	if err := json.Unmarshal(d.Buyer, &doc.Buyer); err != nil {
@@ -76,7 +76,3 @@ func (e *Emitter) invoiceOf(ctx context.Context, d store.Document) (store.Docume
 	}
 	return inv, h, nil
 }
-
-// uruguay is the issuer's time zone (UTC-3, no daylight saving since 2015):
-// a document is dated by the Montevideo calendar, not the server's.
-var uruguay = time.FixedZone("UYT", -3*60*60)

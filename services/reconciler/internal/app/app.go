@@ -7,8 +7,6 @@ package app
 import (
 	"context"
 	"fmt"
-	"time"
-	_ "time/tzdata" // America/Montevideo for the audit, in any image
 
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -19,6 +17,7 @@ import (
 	"github.com/onceflow/onceflow/pkg/pg"
 	"github.com/onceflow/onceflow/pkg/service"
 	"github.com/onceflow/onceflow/pkg/sqsq"
+	"github.com/onceflow/onceflow/provider/fiscal"
 	"github.com/onceflow/onceflow/provider/invoicy"
 	"github.com/onceflow/onceflow/services/reconciler/internal/audit"
 	"github.com/onceflow/onceflow/services/reconciler/internal/detect"
@@ -126,21 +125,14 @@ func newAuditor(cfg Config, invoicer *store.InvoicerReader) (*audit.Auditor, err
 	if err != nil {
 		return nil, fmt.Errorf("PROVIDER_STATUS_MAP: %w", err)
 	}
-	client, err := invoicy.New(invoicy.Config{BaseURL: cfg.InvoiCyBaseURL, EmpCodigo: cfg.InvoiCyEmpCodigo,
-		EmpPK: cfg.InvoiCyEmpPK, AccessKey: cfg.InvoiCyAccessKey, Timeout: cfg.ProviderTimeout, StatusMap: statuses}, nil)
+	icfg := cfg.Settings.Config()
+	icfg.Timeout, icfg.StatusMap = cfg.ProviderTimeout, statuses
+	client, err := invoicy.New(icfg, nil)
 	if err != nil {
 		return nil, fmt.Errorf("INVOICY_*: %w", err)
 	}
-	loc, err := time.LoadLocation(uruguay)
-	if err != nil {
-		return nil, fmt.Errorf("audit time zone: %w", err)
-	}
-	return audit.New(client, invoicer, audit.Config{Days: cfg.AuditDays, Location: loc, PageSize: cfg.PageSize}), nil
+	return audit.New(client, invoicer, audit.Config{Days: cfg.AuditDays, Location: fiscal.Montevideo, PageSize: cfg.PageSize}), nil
 }
-
-// uruguay is the time zone InvoiCy Uruguay dates documents in; the
-// time/tzdata import makes it load in images without a zoneinfo database.
-const uruguay = "America/Montevideo"
 
 // billingQueue returns the SQS client and the billing queue's URL.
 func billingQueue(ctx context.Context, cfg Config) (*sqs.Client, string, error) {

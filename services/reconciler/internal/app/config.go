@@ -10,6 +10,7 @@ import (
 	"github.com/onceflow/onceflow/pkg/config"
 	"github.com/onceflow/onceflow/pkg/pg"
 	"github.com/onceflow/onceflow/provider/fiscal"
+	"github.com/onceflow/onceflow/provider/invoicy"
 )
 
 // Config is the reconciler's configuration, read from the environment.
@@ -57,12 +58,9 @@ type Config struct {
 	// AuditDays is how many calendar days (Montevideo time) the audit
 	// covers, ending today: 2 is yesterday and today.
 	AuditDays int `env:"RECONCILER_AUDIT_DAYS" envDefault:"2"`
-	// The InvoiCy branch to audit and how to reach it, named as the
-	// invoicer names them.
-	InvoiCyBaseURL    string        `env:"INVOICY_BASE_URL"`
-	InvoiCyEmpCodigo  string        `env:"INVOICY_EMP_CODIGO"`
-	InvoiCyEmpPK      string        `env:"INVOICY_EMP_PK"`
-	InvoiCyAccessKey  string        `env:"INVOICY_ACCESS_KEY"`
+	// Settings name the InvoiCy branch to audit and how to reach it
+	// (INVOICY_*), the invoicer's settings type.
+	invoicy.Settings
 	ProviderTimeout   time.Duration `env:"PROVIDER_TIMEOUT" envDefault:"15s"`
 	ProviderStatusMap string        `env:"PROVIDER_STATUS_MAP"`
 }
@@ -124,7 +122,7 @@ func (c Config) Validate() error {
 // AuditEnabled reports whether runs audit the provider: RECONCILER_AUDIT=on,
 // or unset with INVOICY_BASE_URL set.
 func (c Config) AuditEnabled() bool {
-	return c.Audit == AuditOn || (c.Audit == "" && c.InvoiCyBaseURL != "")
+	return c.Audit == AuditOn || (c.Audit == "" && c.Settings.Named())
 }
 
 // validateAudit checks the audit's settings, and the provider's only when
@@ -137,15 +135,8 @@ func (c Config) validateAudit() []error {
 		return nil
 	}
 	var errs []error
-	if u, err := url.Parse(c.InvoiCyBaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		errs = append(errs, errors.New("INVOICY_BASE_URL: want the InvoiCy root as an http(s) URL, required while RECONCILER_AUDIT is on"))
-	}
-	for _, v := range []struct{ name, value string }{
-		{"INVOICY_EMP_CODIGO", c.InvoiCyEmpCodigo}, {"INVOICY_EMP_PK", c.InvoiCyEmpPK}, {"INVOICY_ACCESS_KEY", c.InvoiCyAccessKey},
-	} {
-		if strings.TrimSpace(v.value) == "" {
-			errs = append(errs, fmt.Errorf("%s: required while the provider audit is on (RECONCILER_AUDIT)", v.name))
-		}
+	if err := c.Settings.Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("the provider audit is on (RECONCILER_AUDIT) and needs its InvoiCy branch: %w", err))
 	}
 	if c.AuditDays < 1 || c.AuditDays > 31 {
 		errs = append(errs, fmt.Errorf("RECONCILER_AUDIT_DAYS: want 1 to 31, got %d", c.AuditDays))

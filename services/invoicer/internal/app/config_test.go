@@ -1,0 +1,95 @@
+package app_test
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/onceflow/onceflow/pkg/config"
+	"github.com/onceflow/onceflow/services/invoicer/internal/app"
+)
+
+// TestConfigReadsOldNamesForOneRelease checks the INVOICER_ renames: an old
+// name alone is still read (and reported, for the warning), and when both
+// are set the new name wins.
+func TestConfigReadsOldNamesForOneRelease(t *testing.T) {
+	t.Parallel()
+	env := map[string]string{
+		"EMIT_WORKERS": "3", "CREDIT_NOTE_WAIT": "24h", // old names alone
+		"EMIT_BATCH": "9", "INVOICER_EMIT_BATCH": "7", // both: the new one wins
+		"INVOICER_CONSUMERS": "2", // the new name alone
+		"INVOICY_BASE_URL":   "https://invoicy.example/InvoiCy/", "INVOICY_EMP_CODIGO": "SUC", "INVOICY_EMP_PK": "PK", "INVOICY_ACCESS_KEY": "KEY",
+	}
+	loaded, err := config.LoadFrom[app.Config](func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := loaded.Value
+	if c.EmitWorkers != 3 || c.CreditNoteWait != 24*time.Hour {
+		t.Errorf("workers %d, credit-note wait %s; want 3 and 24h from the old names", c.EmitWorkers, c.CreditNoteWait)
+	}
+	if c.EmitBatch != 7 {
+		t.Errorf("batch %d, want 7: INVOICER_EMIT_BATCH wins over EMIT_BATCH", c.EmitBatch)
+	}
+	if c.Consumers != 2 {
+		t.Errorf("consumers %d, want 2 from INVOICER_CONSUMERS", c.Consumers)
+	}
+	want := map[string]string{"EMIT_WORKERS": "INVOICER_EMIT_WORKERS", "CREDIT_NOTE_WAIT": "INVOICER_CREDIT_NOTE_WAIT"}
+	if !reflect.DeepEqual(loaded.Renamed, want) {
+		t.Errorf("renamed %v, want %v: only old names actually read are reported", loaded.Renamed, want)
+	}
+}
+
+// TestOwnSettingsCarryThePrefix checks every variable of the invoicer's
+// Config: its own carry INVOICER_ and name their old variable; shared ones
+// (config.Common) and the providers' accounts (INVOICY_*, KEYED_*) keep
+// their names.
+func TestOwnSettingsCarryThePrefix(t *testing.T) {
+	t.Parallel()
+	typ := reflect.TypeFor[app.Config]()
+	for i := range typ.NumField() {
+		f := typ.Field(i)
+		if f.Anonymous {
+			continue // config.Common and invoicy.Settings
+		}
+		name, old := f.Tag.Get("env"), f.Tag.Get("renamed")
+		switch {
+		case strings.HasPrefix(name, "KEYED_"):
+			if old != "" {
+				t.Errorf("%s: renamed from %s, want the account's name kept", f.Name, old)
+			}
+		case !strings.HasPrefix(name, "INVOICER_") || old == "" || "INVOICER_"+old != name:
+			t.Errorf("%s: env %q renamed %q, want INVOICER_<old> renamed from <old>", f.Name, name, old)
+		}
+	}
+}
+
+// TestInvoiCyBranchIsRequiredOnlyForInvoiCy checks the InvoiCy settings the
+// invoicer shares with the reconciler: no default root, so the invoicy
+// adapter needs INVOICY_BASE_URL and its credentials, and the keyed one
+// does not.
+func TestInvoiCyBranchIsRequiredOnlyForInvoiCy(t *testing.T) {
+	t.Parallel()
+	branch := map[string]string{"INVOICY_BASE_URL": "https://invoicy.example/InvoiCy/", "INVOICY_EMP_CODIGO": "SUC",
+		"INVOICY_EMP_PK": "PK", "INVOICY_ACCESS_KEY": "KEY"}
+	for _, missing := range []string{"INVOICY_BASE_URL", "INVOICY_EMP_CODIGO", "INVOICY_EMP_PK", "INVOICY_ACCESS_KEY"} {
+		env := map[string]string{}
+		for k, v := range branch {
+			if k != missing {
+				env[k] = v
+			}
+		}
+		_, err := config.LoadFrom[app.Config](func(k string) string { return env[k] })
+		if err == nil || !strings.Contains(err.Error(), missing) {
+			t.Errorf("without %s: %v, want an error naming it", missing, err)
+		}
+	}
+	keyed := map[string]string{"INVOICER_PROVIDER": "keyed"}
+	if _, err := config.LoadFrom[app.Config](func(k string) string { return keyed[k] }); err != nil {
+		t.Errorf("keyed without INVOICY_*: %v, want no error", err)
+	}
+	if s := load(t, branch).Settings; s.BaseURL != branch["INVOICY_BASE_URL"] || s.EmpCodigo != "SUC" || s.EmpPK != "PK" || s.AccessKey != "KEY" {
+		t.Errorf("settings %+v, want the branch given", s)
+	}
+}
