@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io/fs"
 
-	"github.com/onceflow/onceflow/pkg/config"
 	"github.com/onceflow/onceflow/pkg/pg"
 )
 
@@ -38,16 +37,4 @@ func Migrate(ctx context.Context, dsn, schema string) error {
 		return err
 	}
 	return pg.Migrate(ctx, dsn, schema, fsys)
-}
-
-// MigrateCommand is a service's `migrate` subcommand: it applies schema's
-// migrations to the database DATABASE_URL names.
-func MigrateCommand(schema string) func(context.Context) error {
-	return func(ctx context.Context) error {
-		loaded, err := config.Load[config.Common]()
-		if err != nil {
-			return err
-		}
-		return Migrate(ctx, loaded.Value.DatabaseURL, schema)
-	}
 }

@@ -7,7 +7,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/onceflow/onceflow/pkg/fauxqs"
-	"github.com/onceflow/onceflow/pkg/sqsq"
+	"github.com/onceflow/onceflow/pkg/sqsclient"
 )
 
 // Fauxqs is a private fauxqs server for tests that stop and restart SQS.
@@ -40,7 +40,7 @@ func (f *Fauxqs) Endpoint() string { return f.srv.Endpoint() }
 // Client returns an SQS client for this server.
 func (f *Fauxqs) Client() *sqs.Client {
 	f.tb.Helper()
-	c, err := sqsq.NewClient(context.Background(), "us-east-1", f.Endpoint())
+	c, err := sqsclient.NewClient(context.Background(), "us-east-1", f.Endpoint())
 	if err != nil {
 		f.tb.Fatalf("sqs client: %v", err)
 	}

@@ -14,7 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/onceflow/onceflow/pkg/pgtest"
-	"github.com/onceflow/onceflow/pkg/sqsq"
+	"github.com/onceflow/onceflow/pkg/sqsclient"
 )
 
 // Client returns a client for AWS_ENDPOINT_URL_SQS, failing the test with
@@ -31,7 +31,7 @@ func Client(tb testing.TB) *sqs.Client {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	c, err := sqsq.NewClient(ctx, region, endpoint)
+	c, err := sqsclient.NewClient(ctx, region, endpoint)
 	if err != nil {
 		tb.Fatalf("sqs client: %v", err)
 	}
@@ -51,7 +51,7 @@ func Queue(tb testing.TB, c *sqs.Client, prefix string, maxReceive int) (name, u
 	name = prefix + "-" + hex.EncodeToString(b)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	url, err := sqsq.EnsureQueue(ctx, c, name, maxReceive)
+	url, err := sqsclient.EnsureQueue(ctx, c, name, maxReceive)
 	if err != nil {
 		tb.Fatalf("create test queue: %v", err)
 	}
@@ -59,7 +59,7 @@ func Queue(tb testing.TB, c *sqs.Client, prefix string, maxReceive int) (name, u
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		for _, n := range []string{name, name + "-dlq"} {
-			if u, err := sqsq.QueueURL(ctx, c, n); err == nil {
+			if u, err := sqsclient.QueueURL(ctx, c, n); err == nil {
 				_, _ = c.DeleteQueue(ctx, &sqs.DeleteQueueInput{QueueUrl: aws.String(u)})
 			}
 		}

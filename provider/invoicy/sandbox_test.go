@@ -9,7 +9,7 @@ import (
 
 	"github.com/onceflow/onceflow/provider/fiscal"
 	"github.com/onceflow/onceflow/provider/invoicy"
-	sandbox "github.com/onceflow/onceflow/sandbox/fiscal"
+	"github.com/onceflow/onceflow/sandbox/fiscalsim"
 )
 
 const (
@@ -20,9 +20,9 @@ const (
 
 // startSandbox runs the fiscal sandbox and returns it with its InvoiCy base
 // URL (under /InvoiCy/, like the real hosts).
-func startSandbox(tb testing.TB) (*sandbox.Server, string) {
+func startSandbox(tb testing.TB) (*fiscalsim.Server, string) {
 	tb.Helper()
-	sb := sandbox.New(sandbox.Config{EmpCodigo: sbEmpCodigo, EmpPK: sbEmpPK, AccessKey: sbAccessKey})
+	sb := fiscalsim.New(fiscalsim.Config{EmpCodigo: sbEmpCodigo, EmpPK: sbEmpPK, AccessKey: sbAccessKey})
 	srv := httptest.NewServer(sb)
 	tb.Cleanup(srv.Close)
 	return sb, srv.URL + "/InvoiCy/"

@@ -13,7 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/jackc/pgx/v5"
 
-	"github.com/onceflow/onceflow/pkg/sqsq"
+	"github.com/onceflow/onceflow/pkg/sqsclient"
 	"github.com/onceflow/onceflow/test/e2e/stack"
 )
 
@@ -92,11 +92,11 @@ func purge(ctx context.Context, t *testing.T, name string) {
 	if region == "" {
 		region = "us-east-1"
 	}
-	client, err := sqsq.NewClient(ctx, region, os.Getenv("AWS_ENDPOINT_URL_SQS"))
+	client, err := sqsclient.NewClient(ctx, region, os.Getenv("AWS_ENDPOINT_URL_SQS"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	url, err := sqsq.QueueURL(ctx, client, name)
+	url, err := sqsclient.QueueURL(ctx, client, name)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-// Command fiscal runs the InvoiCy simulator (package sandbox/fiscal).
+// Command fiscal runs the InvoiCy simulator (package sandbox/fiscalsim).
 //
 //	fiscal [serve]       serve until SIGINT/SIGTERM (default)
 //	fiscal healthcheck   exit 0 if GET http://$FISCAL_ADDR/healthz answers 200, else 1
@@ -19,7 +19,7 @@ import (
 
 	"github.com/onceflow/onceflow/pkg/command"
 	"github.com/onceflow/onceflow/pkg/listener"
-	"github.com/onceflow/onceflow/sandbox/fiscal"
+	"github.com/onceflow/onceflow/sandbox/fiscalsim"
 	"github.com/onceflow/onceflow/sandbox/internal/server"
 )
 
@@ -29,8 +29,8 @@ func main() { server.Main("fiscal", run) }
 type config struct {
 	addr                        string
 	empCodigo, empPK, accessKey string
-	webhook                     fiscal.Webhook
-	profile                     fiscal.Profile
+	webhook                     fiscalsim.Webhook
+	profile                     fiscalsim.Profile
 }
 
 func loadConfig(getenv func(string) string) (config, error) {
@@ -39,12 +39,12 @@ func loadConfig(getenv func(string) string) (config, error) {
 		empCodigo: server.Env(getenv, "INVOICY_EMP_CODIGO", "sandbox-emp"),
 		empPK:     server.Env(getenv, "INVOICY_EMP_PK", "sandbox-partner-key"),
 		accessKey: server.Env(getenv, "INVOICY_ACCESS_KEY", "sandbox-access-key"),
-		webhook:   fiscal.Webhook{URL: getenv("FISCAL_WEBHOOK_URL"), Secret: getenv("FISCAL_WEBHOOK_SECRET")},
+		webhook:   fiscalsim.Webhook{URL: getenv("FISCAL_WEBHOOK_URL"), Secret: getenv("FISCAL_WEBHOOK_SECRET")},
 	}
 	if _, _, err := net.SplitHostPort(cfg.addr); err != nil && !listener.Inherited(cfg.addr) {
 		return config{}, fmt.Errorf("FISCAL_ADDR %q: want host:port (or fd:N, a socket passed down)", cfg.addr)
 	}
-	if err := fiscal.CheckWebhook(cfg.webhook); err != nil {
+	if err := fiscalsim.CheckWebhook(cfg.webhook); err != nil {
 		return config{}, fmt.Errorf("FISCAL_WEBHOOK_SECRET: %w", err)
 	}
 	profile, err := loadProfile(getenv)
@@ -82,7 +82,7 @@ func serve(ctx context.Context, log *zap.Logger, cfg config) error {
 	if err != nil {
 		return fmt.Errorf("FISCAL_ADDR: %w", err)
 	}
-	sim := fiscal.New(fiscal.Config{EmpCodigo: cfg.empCodigo, EmpPK: cfg.empPK, AccessKey: cfg.accessKey, Logger: log,
+	sim := fiscalsim.New(fiscalsim.Config{EmpCodigo: cfg.empCodigo, EmpPK: cfg.empPK, AccessKey: cfg.accessKey, Logger: log,
 		Webhook: cfg.webhook, Profile: cfg.profile})
 	return server.Serve(ctx, log, ln, sim)
 }

@@ -1,7 +1,7 @@
 package main
 
 import (
-	"github.com/onceflow/onceflow/sandbox/fiscal"
+	"github.com/onceflow/onceflow/sandbox/fiscalsim"
 	"github.com/onceflow/onceflow/sandbox/internal/server"
 )
 
@@ -16,8 +16,8 @@ import (
 //	FISCAL_DUPLICATE_RATE    0–1, chance a document is stored twice
 //	FISCAL_PENDING_RATE      0–1, chance DGI answers pending for 1..FISCAL_PENDING_POLLS_MAX queries (default 3)
 //	FISCAL_REJECT_RATE       0–1, chance DGI rejects the document
-func loadProfile(getenv func(string) string) (fiscal.Profile, error) {
-	prof := fiscal.Profile{Seed: 1, PendingPollsMax: 3}
+func loadProfile(getenv func(string) string) (fiscalsim.Profile, error) {
+	prof := fiscalsim.Profile{Seed: 1, PendingPollsMax: 3}
 	p := server.NewEnvParser(getenv)
 	p.Seed("FISCAL_SEED", &prof.Seed)
 	p.Duration("FISCAL_LATENCY_MAX", &prof.LatencyMax)

@@ -4,7 +4,7 @@ import (
 	"time"
 
 	"github.com/onceflow/onceflow/sandbox/internal/server"
-	"github.com/onceflow/onceflow/sandbox/psp"
+	"github.com/onceflow/onceflow/sandbox/pspsim"
 )
 
 // loadFaults reads the notification faults from the environment; every
@@ -18,8 +18,8 @@ import (
 //	PSP_STALE_RATE          0–1, chance a stale PENDING follows a PAID
 //	PSP_PENDING_FIRST_RATE  0–1, chance a payment starts PENDING, PAID PSP_PENDING_FOR later (default 2s)
 //	PSP_TIME_SCALE          factor on dLocal's retry schedule, e.g. 0.000278 (an hour is a second)
-func loadFaults(getenv func(string) string) (psp.Faults, error) {
-	f := psp.Faults{Seed: 1, MaxCopies: 3, PendingFor: 2 * time.Second}
+func loadFaults(getenv func(string) string) (pspsim.Faults, error) {
+	f := pspsim.Faults{Seed: 1, MaxCopies: 3, PendingFor: 2 * time.Second}
 	p := server.NewEnvParser(getenv)
 	p.Seed("PSP_SEED", &f.Seed)
 	p.Rate("PSP_DUPLICATE_RATE", &f.DuplicateRate)

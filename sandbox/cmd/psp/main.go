@@ -1,4 +1,4 @@
-// Command psp runs the dLocal simulator (package sandbox/psp).
+// Command psp runs the dLocal simulator (package sandbox/pspsim).
 //
 //	psp [serve]       serve until SIGINT/SIGTERM (default)
 //	psp healthcheck   exit 0 if GET http://$PSP_ADDR/healthz answers 200, else 1
@@ -22,7 +22,7 @@ import (
 	"github.com/onceflow/onceflow/pkg/command"
 	"github.com/onceflow/onceflow/pkg/listener"
 	"github.com/onceflow/onceflow/sandbox/internal/server"
-	"github.com/onceflow/onceflow/sandbox/psp"
+	"github.com/onceflow/onceflow/sandbox/pspsim"
 )
 
 func main() { server.Main("psp", run) }
@@ -33,7 +33,7 @@ type config struct {
 	login, transKey, secretKey string
 	notifyURL                  string
 	retryDelay                 time.Duration
-	faults                     psp.Faults
+	faults                     pspsim.Faults
 }
 
 func loadConfig(getenv func(string) string) (config, error) {
@@ -88,7 +88,7 @@ func serve(ctx context.Context, log *zap.Logger, cfg config) error {
 	if err != nil {
 		return fmt.Errorf("PSP_ADDR: %w", err)
 	}
-	sim := psp.New(psp.Config{
+	sim := pspsim.New(pspsim.Config{
 		Login: cfg.login, TransKey: cfg.transKey, SecretKey: cfg.secretKey,
 		NotifyURL: cfg.notifyURL, RetryDelay: cfg.retryDelay, Logger: log, Faults: cfg.faults,
 	})

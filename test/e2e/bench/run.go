@@ -15,7 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/onceflow/onceflow/pkg/sqsq"
+	"github.com/onceflow/onceflow/pkg/sqsclient"
 	"github.com/onceflow/onceflow/test/e2e/stack"
 )
 
@@ -70,7 +70,7 @@ func (r *run) setUp(ctx context.Context) error {
 	if r.ceiling, err = openPool(ctx, r.s.Database, r.cfg.Concurrency); err != nil {
 		return err
 	}
-	if r.sqs, err = sqsq.NewClient(ctx, region(), os.Getenv("AWS_ENDPOINT_URL_SQS")); err != nil {
+	if r.sqs, err = sqsclient.NewClient(ctx, region(), os.Getenv("AWS_ENDPOINT_URL_SQS")); err != nil {
 		return err
 	}
 	transport := http.DefaultTransport.(*http.Transport).Clone()
@@ -116,7 +116,7 @@ func (r *run) tearDown(ok bool) {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		for _, q := range r.queues {
-			if url, err := sqsq.QueueURL(ctx, r.sqs, q); err == nil {
+			if url, err := sqsclient.QueueURL(ctx, r.sqs, q); err == nil {
 				_, _ = r.sqs.DeleteQueue(ctx, &sqs.DeleteQueueInput{QueueUrl: aws.String(url)})
 			}
 		}

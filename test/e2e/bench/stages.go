@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/onceflow/onceflow/pkg/backoff"
-	"github.com/onceflow/onceflow/pkg/sqsq"
+	"github.com/onceflow/onceflow/pkg/sqsclient"
 
 	"github.com/onceflow/onceflow/test/e2e/stack"
 )
@@ -179,7 +179,7 @@ func (r *run) relay(ctx context.Context, res *Results) error {
 // of its own: the SQS endpoint's ceiling for the relay's way of sending.
 func (r *run) rawSQS(ctx context.Context, res *Results) error {
 	name := "onceflow-bench-raw-" + r.tag
-	url, err := sqsq.EnsureQueue(ctx, r.sqs, name, 5)
+	url, err := sqsclient.EnsureQueue(ctx, r.sqs, name, 5)
 	if err != nil {
 		return err
 	}

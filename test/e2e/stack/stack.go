@@ -20,7 +20,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/onceflow/onceflow/pkg/listener"
-	"github.com/onceflow/onceflow/pkg/sqsq"
+	"github.com/onceflow/onceflow/pkg/sqsclient"
 )
 
 // Binaries are the commands the stack runs, by name, with their packages.
@@ -262,12 +262,12 @@ func CreateQueues(ctx context.Context, endpoint string, names map[string]string)
 	if region == "" {
 		region = "us-east-1"
 	}
-	c, err := sqsq.NewClient(ctx, region, endpoint)
+	c, err := sqsclient.NewClient(ctx, region, endpoint)
 	if err != nil {
 		return err
 	}
 	for _, n := range names {
-		if _, err := sqsq.EnsureQueue(ctx, c, n, 5); err != nil {
+		if _, err := sqsclient.EnsureQueue(ctx, c, n, 5); err != nil {
 			return err
 		}
 	}

@@ -16,7 +16,7 @@ import (
 
 	"github.com/onceflow/onceflow/pkg/dlocal"
 	"github.com/onceflow/onceflow/pkg/pgtest"
-	"github.com/onceflow/onceflow/sandbox/psp"
+	"github.com/onceflow/onceflow/sandbox/pspsim"
 )
 
 const login, transKey, secret, apiToken, adminToken = "m-login", "m-trans", "m-secret", "m-api-token", "m-admin-token"
@@ -67,7 +67,7 @@ func (l *logs) addr(t *testing.T, done <-chan error) string {
 func TestRunServesAPaymentFromTheOutside(t *testing.T) {
 	t.Parallel()
 	dsn := pgtest.NewDatabase(t)
-	pspServer := psp.New(psp.Config{Login: login, TransKey: transKey, SecretKey: secret, RetryDelay: 50 * time.Millisecond})
+	pspServer := pspsim.New(pspsim.Config{Login: login, TransKey: transKey, SecretKey: secret, RetryDelay: 50 * time.Millisecond})
 	sandbox := httptest.NewServer(pspServer)
 	t.Cleanup(func() {
 		sandbox.Close()

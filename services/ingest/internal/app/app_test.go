@@ -21,7 +21,7 @@ import (
 	"github.com/onceflow/onceflow/pkg/dlocal"
 	"github.com/onceflow/onceflow/pkg/logging"
 	"github.com/onceflow/onceflow/pkg/pgtest"
-	"github.com/onceflow/onceflow/sandbox/psp"
+	"github.com/onceflow/onceflow/sandbox/pspsim"
 	"github.com/onceflow/onceflow/services/ingest/internal/app"
 )
 
@@ -48,7 +48,7 @@ func startSlow(t *testing.T, delay time.Duration, extra ...string) *env {
 	if err := db.Migrate(context.Background(), dsn, "ingest"); err != nil {
 		t.Fatal(err)
 	}
-	pspServer := psp.New(psp.Config{Login: login, TransKey: transKey, SecretKey: secret, RetryDelay: 50 * time.Millisecond})
+	pspServer := pspsim.New(pspsim.Config{Login: login, TransKey: transKey, SecretKey: secret, RetryDelay: 50 * time.Millisecond})
 	sandbox := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		time.Sleep(delay)
 		pspServer.ServeHTTP(w, r)

@@ -11,7 +11,7 @@ import (
 
 	"github.com/onceflow/onceflow/pkg/dlocal"
 	"github.com/onceflow/onceflow/pkg/errkind"
-	"github.com/onceflow/onceflow/sandbox/psp"
+	"github.com/onceflow/onceflow/sandbox/pspsim"
 )
 
 func TestStatusCodeIsAStringOrANumber(t *testing.T) {
@@ -56,7 +56,7 @@ func TestSuccessContradictedByItsCodeIsNotTrusted(t *testing.T) {
 // Against the PSP sandbox: a payment's string code and a refund's number
 // code, the decimal amounts and the creation dates.
 func TestFetchesFromTheSandbox(t *testing.T) {
-	sb := psp.New(psp.Config{Login: "l", TransKey: "t", SecretKey: "s"})
+	sb := pspsim.New(pspsim.Config{Login: "l", TransKey: "t", SecretKey: "s"})
 	srv := httptest.NewServer(sb)
 	defer srv.Close()
 	defer sb.Close()

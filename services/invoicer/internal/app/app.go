@@ -16,11 +16,11 @@ import (
 	"github.com/onceflow/onceflow/pkg/outbox"
 	"github.com/onceflow/onceflow/pkg/pg"
 	"github.com/onceflow/onceflow/pkg/service"
-	"github.com/onceflow/onceflow/pkg/sqsq"
+	"github.com/onceflow/onceflow/pkg/sqsclient"
 	"github.com/onceflow/onceflow/pkg/worker"
 	"github.com/onceflow/onceflow/provider/fiscal"
 	"github.com/onceflow/onceflow/provider/invoicy"
-	"github.com/onceflow/onceflow/provider/keyed"
+	"github.com/onceflow/onceflow/provider/keyedjson"
 	"github.com/onceflow/onceflow/services/invoicer/internal/admin"
 	"github.com/onceflow/onceflow/services/invoicer/internal/consumer"
 	"github.com/onceflow/onceflow/services/invoicer/internal/emit"
@@ -124,7 +124,7 @@ func newProvider(cfg Config) (provider, error) {
 		return provider{}, err
 	}
 	if cfg.Provider == ProviderKeyed {
-		c, err := keyed.New(keyed.Config{BaseURL: cfg.KeyedBaseURL, Token: cfg.KeyedToken, Timeout: cfg.ProviderTimeout,
+		c, err := keyedjson.New(keyedjson.Config{BaseURL: cfg.KeyedBaseURL, Token: cfg.KeyedToken, Timeout: cfg.ProviderTimeout,
 			RatePerSecond: cfg.ProviderRate, Burst: cfg.ProviderBurst, StatusMap: statuses})
 		return provider{Provider: c, statuses: statuses}, err
 	}
@@ -136,15 +136,15 @@ func newProvider(cfg Config) (provider, error) {
 
 // newReceivers returns INVOICER_CONSUMERS receivers for each of the two queues.
 func newReceivers(ctx context.Context, cfg Config, st *store.Store, statuses map[string]fiscal.Status, log *zap.Logger, reg prometheus.Registerer, wake, due func()) ([]worker.Loop, error) {
-	client, err := sqsq.NewClient(ctx, cfg.AWSRegion, cfg.SQSEndpoint)
+	client, err := sqsclient.NewClient(ctx, cfg.AWSRegion, cfg.SQSEndpoint)
 	if err != nil {
 		return nil, err
 	}
-	billingURL, err := sqsq.QueueURL(ctx, client, cfg.BillingQueue)
+	billingURL, err := sqsclient.QueueURL(ctx, client, cfg.BillingQueue)
 	if err != nil {
 		return nil, err
 	}
-	providerURL, err := sqsq.QueueURL(ctx, client, cfg.ProviderQueue)
+	providerURL, err := sqsclient.QueueURL(ctx, client, cfg.ProviderQueue)
 	if err != nil {
 		return nil, err
 	}

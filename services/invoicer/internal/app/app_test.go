@@ -18,7 +18,7 @@ import (
 	"github.com/onceflow/onceflow/pkg/config"
 	eventsv1 "github.com/onceflow/onceflow/pkg/eventspb/onceflow/events/v1"
 	"github.com/onceflow/onceflow/pkg/sqstest"
-	sandbox "github.com/onceflow/onceflow/sandbox/fiscal"
+	"github.com/onceflow/onceflow/sandbox/fiscalsim"
 	"github.com/onceflow/onceflow/services/invoicer/internal/app"
 	"github.com/onceflow/onceflow/services/invoicer/internal/invoicertest"
 )
@@ -108,7 +108,7 @@ func TestOperatorResolvesADuplicate(t *testing.T) {
 	env := invoicertest.New(t)
 	base, send := serve(t, env)
 	ev := invoicertest.Payment("pay-admin", 100_00, false)
-	env.Sandbox.SetRule(sandbox.AnyReference, sandbox.Rule{Duplicate: true})
+	env.Sandbox.SetRule(fiscalsim.AnyReference, fiscalsim.Rule{Duplicate: true})
 	send(ev)
 	send(ev) // a redelivery changes nothing
 

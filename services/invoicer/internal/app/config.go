@@ -8,7 +8,7 @@ import (
 	"github.com/onceflow/onceflow/pkg/config"
 	"github.com/onceflow/onceflow/provider/fiscal"
 	"github.com/onceflow/onceflow/provider/invoicy"
-	"github.com/onceflow/onceflow/provider/keyed"
+	"github.com/onceflow/onceflow/provider/keyedjson"
 )
 
 // Provider adapters (INVOICER_PROVIDER).
@@ -121,7 +121,7 @@ func (c Config) statusMap() (map[string]fiscal.Status, error) {
 	case c.ProviderStatusMap != "":
 		return fiscal.ParseStatusMap(c.ProviderStatusMap)
 	case c.Provider == ProviderKeyed:
-		return keyed.DefaultStatusMap(), nil
+		return keyedjson.DefaultStatusMap(), nil
 	}
 	return invoicy.DefaultStatusMap(), nil
 }

@@ -16,7 +16,7 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	eventsv1 "github.com/onceflow/onceflow/pkg/eventspb/onceflow/events/v1"
-	"github.com/onceflow/onceflow/pkg/sqsq"
+	"github.com/onceflow/onceflow/pkg/sqsclient"
 	"github.com/onceflow/onceflow/pkg/sqstest"
 	"github.com/onceflow/onceflow/pkg/tracing"
 	"github.com/onceflow/onceflow/provider/fiscal"
@@ -36,7 +36,7 @@ func newQueue(tb testing.TB, maxReceive int) queue {
 	tb.Helper()
 	c := sqstest.Client(tb)
 	name, url := sqstest.Queue(tb, c, "invoicer-test", maxReceive)
-	dlq, err := sqsq.QueueURL(context.Background(), c, name+"-dlq")
+	dlq, err := sqsclient.QueueURL(context.Background(), c, name+"-dlq")
 	if err != nil {
 		tb.Fatal(err)
 	}

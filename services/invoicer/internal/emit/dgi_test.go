@@ -10,8 +10,8 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/onceflow/onceflow/provider/fiscal"
-	"github.com/onceflow/onceflow/provider/keyed"
-	sandbox "github.com/onceflow/onceflow/sandbox/fiscal"
+	"github.com/onceflow/onceflow/provider/keyedjson"
+	"github.com/onceflow/onceflow/sandbox/fiscalsim"
 	"github.com/onceflow/onceflow/services/invoicer/internal/emit"
 	"github.com/onceflow/onceflow/services/invoicer/internal/invoicertest"
 	"github.com/onceflow/onceflow/services/invoicer/internal/store"
@@ -21,7 +21,7 @@ func TestPendingDGIIsPolledUntilAuthorized(t *testing.T) {
 	t.Parallel()
 	env := invoicertest.New(t)
 	d := env.Record(t, invoicertest.Payment("pay-dgi", 100_000_00, true))
-	env.Sandbox.SetRule(d.Reference, sandbox.Rule{PendingPolls: 3})
+	env.Sandbox.SetRule(d.Reference, fiscalsim.Rule{PendingPolls: 3})
 	w := newWorker(t, env, fast(t), 5*time.Second)
 
 	d = until(t, env, w, d.Reference, settled)
@@ -43,7 +43,7 @@ func TestSmallETicketIsIssuedAfter48Polls(t *testing.T) {
 	small := env.Record(t, invoicertest.Payment("pay-small", 1_000_00, false))    // UYU 1,000: well under 5,000 UI
 	large := env.Record(t, invoicertest.Payment("pay-large", 40_000_00, false))   // UYU 40,000: over 5,000 UI at 6.4123
 	factura := env.Record(t, invoicertest.Payment("pay-factura", 1_000_00, true)) // small, but an e-Factura
-	env.Sandbox.SetRule(sandbox.AnyReference, sandbox.Rule{PendingPolls: -1})
+	env.Sandbox.SetRule(fiscalsim.AnyReference, fiscalsim.Rule{PendingPolls: -1})
 	w := newWorker(t, env, fast(t), 5*time.Second)
 
 	got := until(t, env, w, small.Reference, settled)
@@ -70,7 +70,7 @@ func TestCreditNoteWaitsForItsInvoice(t *testing.T) {
 	inv := env.Record(t, invoicertest.Payment("pay-cn", 1_220_00, false))
 	note := env.Record(t, invoicertest.Refund("ref-cn", "pay-cn", 1_000_00))
 	over := env.Record(t, invoicertest.Refund("ref-cn-2", "pay-cn", 300_00)) // 1,000 + 300 > 1,220
-	env.Sandbox.SetRule(inv.Reference, sandbox.Rule{PendingPolls: 3})
+	env.Sandbox.SetRule(inv.Reference, fiscalsim.Rule{PendingPolls: 3})
 	w := newWorker(t, env, fast(t), 5*time.Second)
 
 	note = until(t, env, w, note.Reference, settled)
@@ -82,7 +82,7 @@ func TestCreditNoteWaitsForItsInvoice(t *testing.T) {
 	if len(docs) != 2 || docs[0].Reference != inv.Reference || docs[1].Reference != note.Reference {
 		t.Fatalf("sandbox holds %+v; want the invoice, then the credit note", docs)
 	}
-	want := sandbox.DocumentRef{Type: 101, Series: *inv.ProviderSeries, Number: int(*inv.ProviderNumber), Date: inv.IssueDate.Format("2006-01-02"), Reason: "Refund"}
+	want := fiscalsim.DocumentRef{Type: 101, Series: *inv.ProviderSeries, Number: int(*inv.ProviderNumber), Date: inv.IssueDate.Format("2006-01-02"), Reason: "Refund"}
 	if docs[1].Type != 102 || len(docs[1].RefersTo) != 1 || docs[1].RefersTo[0] != want {
 		t.Fatalf("credit note type %d refers to %+v, want 102 referring to %+v", docs[1].Type, docs[1].RefersTo, want)
 	}
@@ -120,7 +120,7 @@ func TestBlindProviderAmbiguousSendNeedsAttention(t *testing.T) {
 	env := invoicertest.New(t)
 	ok := env.Record(t, invoicertest.Payment("pay-blind-ok", 100_00, false))
 	d := env.Record(t, invoicertest.Payment("pay-blind", 100_00, false))
-	env.Sandbox.SetRule(d.Reference, sandbox.Rule{HangAfterCommit: 1})
+	env.Sandbox.SetRule(d.Reference, fiscalsim.Rule{HangAfterCommit: 1})
 	cfg := fast(t)
 	cfg.Blind = true
 	w := newWorker(t, env, cfg, 300*time.Millisecond)
@@ -148,12 +148,12 @@ func TestKeyedProviderResendsWithoutSettling(t *testing.T) {
 	env := invoicertest.New(t)
 	d := env.Record(t, invoicertest.Payment("pay-keyed", 100_00, false))
 	lost := env.Record(t, invoicertest.Payment("pay-keyed-lost", 100_00, false))
-	env.Sandbox.SetRule(d.Reference, sandbox.Rule{FailBefore: 1})
-	env.Sandbox.SetRule(lost.Reference, sandbox.Rule{HangAfterCommit: 1})
+	env.Sandbox.SetRule(d.Reference, fiscalsim.Rule{FailBefore: 1})
+	env.Sandbox.SetRule(lost.Reference, fiscalsim.Rule{HangAfterCommit: 1})
 	cfg := fast(t)
 	cfg.Settle = time.Hour // an idempotent provider never waits for it
 	reg := prometheus.NewRegistry()
-	client, err := keyed.New(keyed.Config{BaseURL: env.KeyedURL, Token: invoicertest.AccessKey, Timeout: 300 * time.Millisecond})
+	client, err := keyedjson.New(keyedjson.Config{BaseURL: env.KeyedURL, Token: invoicertest.AccessKey, Timeout: 300 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 
 	"github.com/onceflow/onceflow/pkg/backoff"
 	"github.com/onceflow/onceflow/provider/fiscal"
-	sandbox "github.com/onceflow/onceflow/sandbox/fiscal"
+	"github.com/onceflow/onceflow/sandbox/fiscalsim"
 	"github.com/onceflow/onceflow/services/invoicer/internal/emit"
 	"github.com/onceflow/onceflow/services/invoicer/internal/invoicertest"
 	"github.com/onceflow/onceflow/services/invoicer/internal/store"
@@ -103,7 +103,7 @@ func TestTimeoutAfterCommitIsAdoptedByLookup(t *testing.T) {
 	t.Parallel()
 	env := invoicertest.New(t)
 	d := env.Record(t, invoicertest.Payment("pay-timeout", 1220_00, false))
-	env.Sandbox.SetRule(d.Reference, sandbox.Rule{HangAfterCommit: 1})
+	env.Sandbox.SetRule(d.Reference, fiscalsim.Rule{HangAfterCommit: 1})
 	w := newWorker(t, env, fast(t), 300*time.Millisecond)
 
 	d = until(t, env, w, d.Reference, settled)
@@ -126,7 +126,7 @@ func TestServerErrorBeforeActingIsResentOnce(t *testing.T) {
 	t.Parallel()
 	env := invoicertest.New(t)
 	d := env.Record(t, invoicertest.Payment("pay-5xx", 500_00, false))
-	env.Sandbox.SetRule(d.Reference, sandbox.Rule{FailBefore: 1})
+	env.Sandbox.SetRule(d.Reference, fiscalsim.Rule{FailBefore: 1})
 	w := newWorker(t, env, fast(t), 5*time.Second)
 
 	d = until(t, env, w, d.Reference, settled)
@@ -145,7 +145,7 @@ func TestDuplicateUnderOneReferenceNeedsAttention(t *testing.T) {
 	t.Parallel()
 	env := invoicertest.New(t)
 	d := env.Record(t, invoicertest.Payment("pay-dup", 100_00, false))
-	env.Sandbox.SetRule(d.Reference, sandbox.Rule{Duplicate: true})
+	env.Sandbox.SetRule(d.Reference, fiscalsim.Rule{Duplicate: true})
 	w := newWorker(t, env, fast(t), 5*time.Second)
 
 	d = until(t, env, w, d.Reference, settled)
@@ -194,7 +194,7 @@ func TestExpiredLeaseLateResultIsRefused(t *testing.T) {
 	d := env.Record(t, invoicertest.Payment("pay-lease", 100_00, false))
 	// The sandbox stores the document at once and answers 1.5 s later,
 	// long after the first worker's 300 ms lease has expired.
-	env.Sandbox.SetRule(d.Reference, sandbox.Rule{HangAfterCommit: 1, HangMS: 1500})
+	env.Sandbox.SetRule(d.Reference, fiscalsim.Rule{HangAfterCommit: 1, HangMS: 1500})
 	cfg := fast(t)
 	cfg.Lease = 300 * time.Millisecond
 	first, second := newWorker(t, env, cfg, 5*time.Second), newWorker(t, env, cfg, 5*time.Second)

@@ -17,7 +17,7 @@ import (
 	eventsv1 "github.com/onceflow/onceflow/pkg/eventspb/onceflow/events/v1"
 	"github.com/onceflow/onceflow/pkg/pgtest"
 	"github.com/onceflow/onceflow/provider/invoicy"
-	sandbox "github.com/onceflow/onceflow/sandbox/fiscal"
+	"github.com/onceflow/onceflow/sandbox/fiscalsim"
 	"github.com/onceflow/onceflow/services/invoicer/internal/consumer"
 	"github.com/onceflow/onceflow/services/invoicer/internal/store"
 )
@@ -34,12 +34,12 @@ type Env struct {
 	DSN      string
 	Pool     *pgxpool.Pool
 	Store    *store.Store
-	Sandbox  *sandbox.Server
+	Sandbox  *fiscalsim.Server
 	BaseURL  string // the sandbox's InvoiCy root
 	KeyedURL string // the sandbox's keyed JSON API root
 }
 
-// New migrates a fresh database and starts a sandbox.
+// New migrates a fresh database and starts a fiscal sandbox.
 func New(tb testing.TB) *Env {
 	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -53,7 +53,7 @@ func New(tb testing.TB) *Env {
 		tb.Fatalf("pool: %v", err)
 	}
 	tb.Cleanup(pool.Close)
-	sb := sandbox.New(sandbox.Config{EmpCodigo: EmpCodigo, EmpPK: EmpPK, AccessKey: AccessKey})
+	sb := fiscalsim.New(fiscalsim.Config{EmpCodigo: EmpCodigo, EmpPK: EmpPK, AccessKey: AccessKey})
 	srv := httptest.NewServer(sb)
 	tb.Cleanup(srv.Close)
 	return &Env{DSN: dsn, Pool: pool, Store: store.New(pool), Sandbox: sb, BaseURL: srv.URL + "/InvoiCy/", KeyedURL: srv.URL + "/api"}

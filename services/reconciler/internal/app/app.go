@@ -16,7 +16,7 @@ import (
 	"github.com/onceflow/onceflow/pkg/httpserver"
 	"github.com/onceflow/onceflow/pkg/pg"
 	"github.com/onceflow/onceflow/pkg/service"
-	"github.com/onceflow/onceflow/pkg/sqsq"
+	"github.com/onceflow/onceflow/pkg/sqsclient"
 	"github.com/onceflow/onceflow/provider/fiscal"
 	"github.com/onceflow/onceflow/provider/invoicy"
 	"github.com/onceflow/onceflow/services/reconciler/internal/audit"
@@ -136,11 +136,11 @@ func newAuditor(cfg Config, invoicer *store.InvoicerReader) (*audit.Auditor, err
 
 // billingQueue returns the SQS client and the billing queue's URL.
 func billingQueue(ctx context.Context, cfg Config) (*sqs.Client, string, error) {
-	client, err := sqsq.NewClient(ctx, cfg.AWSRegion, cfg.SQSEndpoint)
+	client, err := sqsclient.NewClient(ctx, cfg.AWSRegion, cfg.SQSEndpoint)
 	if err != nil {
 		return nil, "", fmt.Errorf("sqs: %w", err)
 	}
-	url, err := sqsq.QueueURL(ctx, client, cfg.BillingQueue)
+	url, err := sqsclient.QueueURL(ctx, client, cfg.BillingQueue)
 	if err != nil {
 		return nil, "", fmt.Errorf("RECONCILER_BILLING_QUEUE: %w", err)
 	}

@@ -14,7 +14,7 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/onceflow/onceflow/provider/fiscal"
-	sandbox "github.com/onceflow/onceflow/sandbox/fiscal"
+	"github.com/onceflow/onceflow/sandbox/fiscalsim"
 	"github.com/onceflow/onceflow/services/reconciler/internal/audit"
 	"github.com/onceflow/onceflow/services/reconciler/internal/fixture"
 	"github.com/onceflow/onceflow/services/reconciler/internal/reconcile"
@@ -66,7 +66,7 @@ func (e *env) emit(t *testing.T, payment string, totalMinor int64, daysAgo int) 
 // reference; the adapter answers that the outcome is ambiguous.
 func (e *env) duplicate(t *testing.T, payment string) {
 	t.Helper()
-	e.fis.Sandbox.SetRule(ref(payment), sandbox.Rule{Duplicate: true})
+	e.fis.Sandbox.SetRule(ref(payment), fiscalsim.Rule{Duplicate: true})
 	err := e.fis.Emit(payment, 12200, e.day(0))
 	if n := e.fis.Sandbox.CountByReference(ref(payment)); !errors.Is(err, fiscal.ErrAmbiguous) || n != 2 {
 		t.Fatalf("emit with duplicates = %v, %d documents; want ambiguous and 2", err, n)
@@ -114,7 +114,7 @@ func seed(t *testing.T, e *env) {
 	e.record(t, "p-undated", "pending_dgi", 12200, -1) // acknowledged, created today, lost
 	e.duplicate(t, "p-dup")
 	e.record(t, "p-dup", "authorized", 12200, 0)
-	e.fis.Sandbox.SetRule(ref("p-state"), sandbox.Rule{Reject: true})
+	e.fis.Sandbox.SetRule(ref("p-state"), fiscalsim.Rule{Reject: true})
 	e.emit(t, "p-state", 12200, 0)
 	e.record(t, "p-state", "authorized", 12200, 0)
 	e.emit(t, "p-amount", 12200, 0)
@@ -174,7 +174,7 @@ func TestAuditFindingsSayWhatDiffersWithoutBuyerData(t *testing.T) {
 	e := newEnv(t)
 	e.emit(t, "p-amount", 12200, 0)
 	e.record(t, "p-amount", "authorized", 15000, 0)
-	e.fis.Sandbox.SetRule(ref("p-state"), sandbox.Rule{Reject: true})
+	e.fis.Sandbox.SetRule(ref("p-state"), fiscalsim.Rule{Reject: true})
 	e.emit(t, "p-state", 12200, 0)
 	e.record(t, "p-state", "authorized", 12200, 0)
 	if _, err := e.reconciler(t, e.fis.Client).Once(t.Context()); err != nil {

@@ -15,7 +15,7 @@ import (
 	"github.com/onceflow/onceflow/pkg/outbox"
 	"github.com/onceflow/onceflow/pkg/pg"
 	"github.com/onceflow/onceflow/pkg/service"
-	"github.com/onceflow/onceflow/pkg/sqsq"
+	"github.com/onceflow/onceflow/pkg/sqsclient"
 	"github.com/onceflow/onceflow/pkg/worker"
 	"github.com/onceflow/onceflow/services/relay/internal/admin"
 	"github.com/onceflow/onceflow/services/relay/internal/relay"
@@ -59,7 +59,7 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (_ *App, err error) {
 			pool.Close()
 		}
 	}()
-	client, err := sqsq.NewClient(ctx, cfg.AWSRegion, cfg.SQSEndpoint)
+	client, err := sqsclient.NewClient(ctx, cfg.AWSRegion, cfg.SQSEndpoint)
 	if err != nil {
 		return nil, err
 	}
@@ -127,7 +127,7 @@ func tables(outboxes []relay.Outbox) []outbox.Table {
 func resolveQueues(ctx context.Context, c *sqs.Client, outboxes []relay.Outbox) error {
 	for _, ob := range outboxes {
 		for i, r := range ob.Routes {
-			url, err := sqsq.QueueURL(ctx, c, r.Queue)
+			url, err := sqsclient.QueueURL(ctx, c, r.Queue)
 			if err != nil {
 				return fmt.Errorf("RELAY_ROUTES: outbox %s: %w", ob.Table, err)
 			}

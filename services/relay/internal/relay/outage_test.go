@@ -7,7 +7,7 @@ import (
 
 	"github.com/onceflow/onceflow/pkg/backoff"
 	"github.com/onceflow/onceflow/pkg/outbox"
-	"github.com/onceflow/onceflow/pkg/sqsq"
+	"github.com/onceflow/onceflow/pkg/sqsclient"
 	"github.com/onceflow/onceflow/pkg/sqstest"
 	"github.com/onceflow/onceflow/pkg/testwait"
 )
@@ -44,7 +44,7 @@ WHERE attempts >= 3 AND last_error <> '' AND next_attempt_at > created_at`) == l
 	}
 
 	server.Start() // empty: the queue comes back under the same URL
-	if _, err := sqsq.EnsureQueue(context.Background(), f.sqs, queueLabel(f.queue), 5); err != nil {
+	if _, err := sqsclient.EnsureQueue(context.Background(), f.sqs, queueLabel(f.queue), 5); err != nil {
 		t.Fatal(err)
 	}
 	got := f.receive(t, len(msgs))

@@ -1,7 +1,7 @@
-// Package sqsq builds the Amazon SQS client every service uses and resolves
+// Package sqsclient builds the Amazon SQS client every service uses and resolves
 // queue names to URLs. One binary talks to AWS, LocalStack or fauxqs: only the
 // endpoint changes.
-package sqsq
+package sqsclient
 
 import (
 	"context"

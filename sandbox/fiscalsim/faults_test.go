@@ -1,4 +1,4 @@
-package fiscal_test
+package fiscalsim_test
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 	"go.uber.org/zap/zaptest"
 
-	"github.com/onceflow/onceflow/sandbox/fiscal"
+	"github.com/onceflow/onceflow/sandbox/fiscalsim"
 )
 
 // putRule sets a fault rule through the HTTP control endpoint.
@@ -54,7 +54,7 @@ func TestFaultRules(t *testing.T) {
 	t.Run("duplicate stores two documents under one reference", func(t *testing.T) {
 		t.Parallel()
 		srv, base := start(t)
-		srv.SetRule(fiscal.AnyReference, fiscal.Rule{Duplicate: true})
+		srv.SetRule(fiscalsim.AnyReference, fiscalsim.Rule{Duplicate: true})
 		ret := call(t, base+"/InvoiCy/aws_emissionfactura.aspx", emitEnvelope(goodAuth(), d.cfeXML()))
 		if len(ret.CFEs) != 2 || srv.CountByReference(ref) != 2 || query(t, base, byReference(ref)).CFEs[1].CFENro != 2 {
 			t.Fatalf("answer %+v, %d stored; want two numbers under one reference", ret.CFEs, srv.CountByReference(ref))
@@ -63,7 +63,7 @@ func TestFaultRules(t *testing.T) {
 	t.Run("rejection", func(t *testing.T) {
 		t.Parallel()
 		srv, base := start(t)
-		srv.SetRule(ref, fiscal.Rule{Reject: true})
+		srv.SetRule(ref, fiscalsim.Rule{Reject: true})
 		if got := emit(t, base, d); got.CFEStatus != 3 {
 			t.Fatalf("CFEStatus %d, want 3", got.CFEStatus)
 		}
@@ -71,7 +71,7 @@ func TestFaultRules(t *testing.T) {
 	t.Run("DGI pending for two polls, then authorized", func(t *testing.T) {
 		t.Parallel()
 		srv, base := start(t)
-		srv.SetRule(ref, fiscal.Rule{PendingPolls: 2})
+		srv.SetRule(ref, fiscalsim.Rule{PendingPolls: 2})
 		var got []int
 		got = append(got, emit(t, base, d).CFEStatus)
 		for range 3 {
@@ -84,7 +84,7 @@ func TestFaultRules(t *testing.T) {
 	t.Run("timeout after commit", func(t *testing.T) {
 		t.Parallel()
 		srv, base := start(t)
-		srv.SetRule(ref, fiscal.Rule{HangAfterCommit: 1})
+		srv.SetRule(ref, fiscalsim.Rule{HangAfterCommit: 1})
 		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 		defer cancel()
 		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, base+"/InvoiCy/aws_emissionfactura.aspx", strings.NewReader(emitEnvelope(goodAuth(), d.cfeXML())))
@@ -147,11 +147,11 @@ func TestWebhookOnStatusChange(t *testing.T) {
 		got <- ev.Data.Reference + ":" + ev.Data.Status
 	}))
 	defer hook.Close()
-	srv := fiscal.New(fiscal.Config{EmpCodigo: testCodigo, EmpPK: testPK, AccessKey: testKey, Now: fixedNow,
-		Logger: zaptest.NewLogger(t), Webhook: fiscal.Webhook{URL: hook.URL, Secret: secret}})
+	srv := fiscalsim.New(fiscalsim.Config{EmpCodigo: testCodigo, EmpPK: testPK, AccessKey: testKey, Now: fixedNow,
+		Logger: zaptest.NewLogger(t), Webhook: fiscalsim.Webhook{URL: hook.URL, Secret: secret}})
 	hs := httptest.NewServer(srv)
 	defer hs.Close()
-	srv.SetRule(ref, fiscal.Rule{PendingPolls: 1})
+	srv.SetRule(ref, fiscalsim.Rule{PendingPolls: 1})
 	emit(t, hs.URL, doc{typ: 101, ref: ref, date: "2026-11-30"})
 	query(t, hs.URL, byReference(ref))
 	seen := map[string]bool{}

@@ -1,4 +1,4 @@
-package fiscal_test
+package fiscalsim_test
 
 import (
 	"encoding/json"
@@ -6,14 +6,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/onceflow/onceflow/sandbox/fiscal"
+	"github.com/onceflow/onceflow/sandbox/fiscalsim"
 )
 
 func TestKeyedAPIDeduplicatesByKey(t *testing.T) {
 	t.Parallel()
 	srv, base := start(t)
 	body := `{"reference":"` + ref + `","type":101,"issue_date":"2026-11-30","currency":"UYU","total":"10.50","addendum":"a"}`
-	send := func(token, key string) (int, fiscal.KeyedDocument) {
+	send := func(token, key string) (int, fiscalsim.KeyedDocument) {
 		req, _ := http.NewRequest(http.MethodPost, base+"/api/documents", strings.NewReader(body))
 		req.Header.Set("Authorization", "Bearer "+token)
 		req.Header.Set("Idempotency-Key", key)
@@ -22,7 +22,7 @@ func TestKeyedAPIDeduplicatesByKey(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer resp.Body.Close()
-		var d fiscal.KeyedDocument
+		var d fiscalsim.KeyedDocument
 		_ = json.NewDecoder(resp.Body).Decode(&d)
 		return resp.StatusCode, d
 	}

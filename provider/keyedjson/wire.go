@@ -1,4 +1,4 @@
-package keyed
+package keyedjson
 
 import (
 	"encoding/json"

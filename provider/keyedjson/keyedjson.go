@@ -1,4 +1,4 @@
-// Package keyed adapts a generic JSON e-invoicing provider that takes an
+// Package keyedjson adapts a generic JSON e-invoicing provider that takes an
 // Idempotency-Key on emission and answers a GET by that key:
 //
 //	POST {base}/documents        Idempotency-Key: <reference>   → the document
@@ -12,7 +12,7 @@
 // Like the InvoiCy adapter, errors wrap fiscal.ErrRefused (the provider
 // surely did not act) or fiscal.ErrAmbiguous (it may have); the package logs
 // nothing and its errors carry no bodies.
-package keyed
+package keyedjson
 
 import (
 	"bytes"

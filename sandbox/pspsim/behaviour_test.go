@@ -1,4 +1,4 @@
-package psp_test
+package pspsim_test
 
 import (
 	"encoding/json"
@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/onceflow/onceflow/sandbox/psp"
+	"github.com/onceflow/onceflow/sandbox/pspsim"
 )
 
 // statuses reads the status of each notification received within wait.
@@ -28,9 +28,9 @@ func statuses(t *testing.T, rc receiver, wait time.Duration) []string {
 
 func TestDuplicatesAndLossFollowTheSeed(t *testing.T) {
 	t.Parallel()
-	run := func() (psp.Stats, int) {
+	run := func() (pspsim.Stats, int) {
 		rc := newReceiver(t)
-		e := start(t, psp.Config{Faults: psp.Faults{Seed: 42, DuplicateRate: 0.5, MaxCopies: 3, LossRate: 0.2}})
+		e := start(t, pspsim.Config{Faults: pspsim.Faults{Seed: 42, DuplicateRate: 0.5, MaxCopies: 3, LossRate: 0.2}})
 		for range 40 {
 			createPayment(t, e, "", rc.url)
 		}
@@ -53,7 +53,7 @@ func TestDuplicatesAndLossFollowTheSeed(t *testing.T) {
 func TestStalePendingArrivesAfterPaid(t *testing.T) {
 	t.Parallel()
 	rc := newReceiver(t)
-	e := start(t, psp.Config{Faults: psp.Faults{StaleRate: 1, DelayMax: 20 * time.Millisecond}})
+	e := start(t, pspsim.Config{Faults: pspsim.Faults{StaleRate: 1, DelayMax: 20 * time.Millisecond}})
 	createPayment(t, e, "", rc.url)
 	got := statuses(t, rc, 300*time.Millisecond)
 	if len(got) != 2 || got[0] != "PAID" || got[1] != "PENDING" {
@@ -69,7 +69,7 @@ func TestStalePendingArrivesAfterPaid(t *testing.T) {
 func TestPendingFirstTurnsPaidLater(t *testing.T) {
 	t.Parallel()
 	rc := newReceiver(t)
-	e := start(t, psp.Config{Faults: psp.Faults{PendingFirstRate: 1, PendingFor: 50 * time.Millisecond}})
+	e := start(t, pspsim.Config{Faults: pspsim.Faults{PendingFirstRate: 1, PendingFor: 50 * time.Millisecond}})
 	id := createPayment(t, e, "", rc.url)
 	if got := statuses(t, rc, 300*time.Millisecond); len(got) != 2 || got[0] != "PENDING" || got[1] != "PAID" {
 		t.Fatalf("notifications = %v, want PENDING then PAID", got)
@@ -83,7 +83,7 @@ func TestRetriesFollowDLocalScheduleScaled(t *testing.T) {
 	t.Parallel()
 	rc := newReceiver(t, http.StatusInternalServerError, http.StatusInternalServerError)
 	// An hour becomes 50 ms: the two retries come about 50 ms apart.
-	e := start(t, psp.Config{Faults: psp.Faults{TimeScale: 0.05 / 3600}})
+	e := start(t, pspsim.Config{Faults: pspsim.Faults{TimeScale: 0.05 / 3600}})
 	createPayment(t, e, "", rc.url)
 	start := time.Now()
 	rc.next(t)

@@ -1,4 +1,4 @@
-package keyed_test
+package keyedjson_test
 
 import (
 	"context"
@@ -8,23 +8,23 @@ import (
 	"time"
 
 	"github.com/onceflow/onceflow/provider/fiscal"
-	"github.com/onceflow/onceflow/provider/keyed"
-	sandbox "github.com/onceflow/onceflow/sandbox/fiscal"
+	"github.com/onceflow/onceflow/provider/keyedjson"
+	"github.com/onceflow/onceflow/sandbox/fiscalsim"
 )
 
 const token = "keyed-token"
 
-func start(tb testing.TB) (*sandbox.Server, string) {
+func start(tb testing.TB) (*fiscalsim.Server, string) {
 	tb.Helper()
-	sb := sandbox.New(sandbox.Config{EmpCodigo: "x", EmpPK: "y", AccessKey: token})
+	sb := fiscalsim.New(fiscalsim.Config{EmpCodigo: "x", EmpPK: "y", AccessKey: token})
 	srv := httptest.NewServer(sb)
 	tb.Cleanup(srv.Close)
 	return sb, srv.URL + "/api"
 }
 
-func client(tb testing.TB, base, tok string) *keyed.Client {
+func client(tb testing.TB, base, tok string) *keyedjson.Client {
 	tb.Helper()
-	c, err := keyed.New(keyed.Config{BaseURL: base, Token: tok, Timeout: 2 * time.Second})
+	c, err := keyedjson.New(keyedjson.Config{BaseURL: base, Token: tok, Timeout: 2 * time.Second})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -79,14 +79,14 @@ func TestOutcomes(t *testing.T) {
 	if _, err := client(t, base, "wrong").Emit(ctx, doc); !errors.Is(err, fiscal.ErrRefused) {
 		t.Fatalf("wrong token: %v, want refused", err)
 	}
-	sb.SetRule(doc.Reference, sandbox.Rule{FailBefore: 1})
+	sb.SetRule(doc.Reference, fiscalsim.Rule{FailBefore: 1})
 	if _, err := client(t, base, token).Emit(ctx, doc); !errors.Is(err, fiscal.ErrAmbiguous) {
 		t.Fatalf("503: %v, want ambiguous", err)
 	}
 	if _, err := client(t, "http://127.0.0.1:1", token).Emit(ctx, doc); !errors.Is(err, fiscal.ErrRefused) {
 		t.Fatalf("connection refused: %v, want refused (never sent)", err)
 	}
-	if _, err := keyed.New(keyed.Config{BaseURL: "ftp://x", Token: token, Timeout: time.Second}); err == nil {
+	if _, err := keyedjson.New(keyedjson.Config{BaseURL: "ftp://x", Token: token, Timeout: time.Second}); err == nil {
 		t.Fatal("ftp base accepted")
 	}
 }

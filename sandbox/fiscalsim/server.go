@@ -1,4 +1,4 @@
-// Package fiscal simulates InvoiCy Uruguay's SOAP web services as onceflow
+// Package fiscalsim simulates InvoiCy Uruguay's SOAP web services as onceflow
 // speaks them (docs/wire-invoicy.md): emission (aws_emissionfactura.aspx) and
 // query (aws_consultafactura.aspx), a generic keyed JSON API (/api/documents,
 // see keyed.go), plus JSON /sandbox endpoints to inspect what was issued. State lives in memory and is lost when the process stops.
@@ -18,7 +18,7 @@
 // reference, DGI answers that stay pending, rejections. With a Webhook
 // configured, every status change is also POSTed as a signed provider
 // webhook (see webhook.go).
-package fiscal
+package fiscalsim
 
 import (
 	"net/http"

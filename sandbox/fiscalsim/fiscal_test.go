@@ -1,4 +1,4 @@
-package fiscal_test
+package fiscalsim_test
 
 import (
 	"net/http"

@@ -1,4 +1,4 @@
-package fiscal_test
+package fiscalsim_test
 
 import (
 	"bytes"
@@ -16,7 +16,7 @@ import (
 
 	"go.uber.org/zap/zaptest"
 
-	"github.com/onceflow/onceflow/sandbox/fiscal"
+	"github.com/onceflow/onceflow/sandbox/fiscalsim"
 )
 
 // A test client speaking docs/wire-invoicy.md independently of the server's
@@ -31,9 +31,9 @@ const (
 func fixedNow() time.Time { return time.Date(2026, 11, 30, 15, 4, 5, 0, time.UTC) }
 
 // start runs a simulator behind a real HTTP server.
-func start(tb testing.TB) (*fiscal.Server, string) {
+func start(tb testing.TB) (*fiscalsim.Server, string) {
 	tb.Helper()
-	srv := fiscal.New(fiscal.Config{
+	srv := fiscalsim.New(fiscalsim.Config{
 		EmpCodigo: testCodigo, EmpPK: testPK, AccessKey: testKey,
 		Now: fixedNow, Logger: zaptest.NewLogger(tb),
 	})

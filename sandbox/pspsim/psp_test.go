@@ -1,4 +1,4 @@
-package psp_test
+package pspsim_test
 
 import (
 	"bytes"
@@ -8,12 +8,12 @@ import (
 	"time"
 
 	"github.com/onceflow/onceflow/pkg/dlocal"
-	"github.com/onceflow/onceflow/sandbox/psp"
+	"github.com/onceflow/onceflow/sandbox/pspsim"
 )
 
 func TestCreateAndGetPayment(t *testing.T) {
 	t.Parallel()
-	e := start(t, psp.Config{})
+	e := start(t, pspsim.Config{})
 	tests := []struct {
 		description, status, code string
 	}{
@@ -53,7 +53,7 @@ func TestCreateAndGetPayment(t *testing.T) {
 
 func TestAPIErrors(t *testing.T) {
 	t.Parallel()
-	e := start(t, psp.Config{})
+	e := start(t, pspsim.Config{})
 	body := paymentBody("", "")
 	tests := []struct {
 		name     string
@@ -102,7 +102,7 @@ func TestAPIErrors(t *testing.T) {
 
 func TestInvalidPaymentParams(t *testing.T) {
 	t.Parallel()
-	e := start(t, psp.Config{})
+	e := start(t, pspsim.Config{})
 	tests := []struct{ name, body, param string }{
 		{"float noise", `{"amount":12.345,"currency":"UYU","country":"UY","payment_method_id":"CARD","order_id":"o"}`, "amount"},
 		{"zero", `{"amount":0,"currency":"UYU","country":"UY","payment_method_id":"CARD","order_id":"o"}`, "amount"},
@@ -124,7 +124,7 @@ func TestInvalidPaymentParams(t *testing.T) {
 func TestPaymentNotificationIsSigned(t *testing.T) {
 	t.Parallel()
 	rc := newReceiver(t)
-	e := start(t, psp.Config{})
+	e := start(t, pspsim.Config{})
 	id := createPayment(t, e, "", rc.url)
 
 	n := rc.next(t)
@@ -147,7 +147,7 @@ func TestPaymentNotificationIsSigned(t *testing.T) {
 func TestNotificationFallsBackToConfiguredURL(t *testing.T) {
 	t.Parallel()
 	rc := newReceiver(t)
-	e := start(t, psp.Config{NotifyURL: rc.url})
+	e := start(t, pspsim.Config{NotifyURL: rc.url})
 	id := createPayment(t, e, "", "")
 	if got := decode(t, rc.next(t).body); got["id"] != id {
 		t.Fatalf("notification for %v, want %s", got["id"], id)
@@ -157,7 +157,7 @@ func TestNotificationFallsBackToConfiguredURL(t *testing.T) {
 func TestNotificationRetriesUntil2xx(t *testing.T) {
 	t.Parallel()
 	rc := newReceiver(t, http.StatusInternalServerError, http.StatusServiceUnavailable)
-	e := start(t, psp.Config{})
+	e := start(t, pspsim.Config{})
 	createPayment(t, e, "", rc.url)
 	first := rc.next(t)
 	for range 2 {
@@ -178,7 +178,7 @@ func TestNotificationGivesUpAfter12Attempts(t *testing.T) {
 		statuses[i] = http.StatusInternalServerError
 	}
 	rc := newReceiver(t, statuses...)
-	e := start(t, psp.Config{RetryDelay: time.Millisecond})
+	e := start(t, pspsim.Config{RetryDelay: time.Millisecond})
 	createPayment(t, e, "", rc.url)
 	for range 12 {
 		rc.next(t)
@@ -192,7 +192,7 @@ func TestNotificationGivesUpAfter12Attempts(t *testing.T) {
 func TestResendCopies(t *testing.T) {
 	t.Parallel()
 	rc := newReceiver(t)
-	e := start(t, psp.Config{})
+	e := start(t, pspsim.Config{})
 	id := createPayment(t, e, "", rc.url)
 	rc.next(t) // the creation notification
 
@@ -224,7 +224,7 @@ func TestResendCopies(t *testing.T) {
 func TestForceStatusPendingToPaid(t *testing.T) {
 	t.Parallel()
 	rc := newReceiver(t)
-	e := start(t, psp.Config{})
+	e := start(t, pspsim.Config{})
 	id := createPayment(t, e, "100", rc.url)
 	if got := decode(t, rc.next(t).body); got["status"] != "PENDING" || got["status_code"] != "100" {
 		t.Fatalf("first notification = %v", got)
@@ -244,7 +244,7 @@ func TestForceStatusPendingToPaid(t *testing.T) {
 
 func TestStatsAndHealth(t *testing.T) {
 	t.Parallel()
-	e := start(t, psp.Config{})
+	e := start(t, pspsim.Config{})
 	createPayment(t, e, "", "")
 	req, _ := http.NewRequest(http.MethodGet, e.url+"/sandbox/stats", nil)
 	status, raw := do(t, req)

@@ -1,4 +1,4 @@
-package psp
+package pspsim
 
 import (
 	"encoding/json"

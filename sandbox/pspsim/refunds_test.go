@@ -1,4 +1,4 @@
-package psp_test
+package pspsim_test
 
 import (
 	"bytes"
@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/onceflow/onceflow/pkg/dlocal"
-	"github.com/onceflow/onceflow/sandbox/psp"
+	"github.com/onceflow/onceflow/sandbox/pspsim"
 )
 
 func refundBody(paymentID, amount, currency, notifyURL string) string {
@@ -27,7 +27,7 @@ func refundBody(paymentID, amount, currency, notifyURL string) string {
 // refunded total may reach but never exceed the payment amount.
 func TestRefundLedger(t *testing.T) {
 	t.Parallel()
-	e := start(t, psp.Config{})
+	e := start(t, pspsim.Config{})
 	paid := createPayment(t, e, "", "")
 	steps := []struct {
 		name             string
@@ -64,7 +64,7 @@ func TestRefundLedger(t *testing.T) {
 
 func TestRefundRefused(t *testing.T) {
 	t.Parallel()
-	e := start(t, psp.Config{})
+	e := start(t, pspsim.Config{})
 	rejected := createPayment(t, e, "300", "")
 	pending := createPayment(t, e, "100", "")
 	tests := []struct {
@@ -91,7 +91,7 @@ func TestRefundRefused(t *testing.T) {
 func TestRefundObjectAndNotification(t *testing.T) {
 	t.Parallel()
 	rc := newReceiver(t)
-	e := start(t, psp.Config{})
+	e := start(t, pspsim.Config{})
 	paid := createPayment(t, e, "", "")
 
 	status, raw := do(t, signed(t, http.MethodPost, e.url+"/refunds", refundBody(paid, "20.50", "UYU", rc.url)))

@@ -1,4 +1,4 @@
-package psp_test
+package pspsim_test
 
 import (
 	"bytes"
@@ -13,7 +13,7 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/onceflow/onceflow/pkg/dlocal"
-	"github.com/onceflow/onceflow/sandbox/psp"
+	"github.com/onceflow/onceflow/sandbox/pspsim"
 )
 
 const (
@@ -27,13 +27,13 @@ func fixedNow() time.Time { return time.Date(2026, 11, 30, 15, 4, 5, 123e6, time
 
 // env is a running simulator with its API base URL.
 type env struct {
-	srv *psp.Server
+	srv *pspsim.Server
 	url string
 }
 
 // start runs a simulator behind a real HTTP server; cfg's credentials, clock,
 // logger and retry delay are filled in when empty.
-func start(tb testing.TB, cfg psp.Config) env {
+func start(tb testing.TB, cfg pspsim.Config) env {
 	tb.Helper()
 	cfg.Login, cfg.TransKey, cfg.SecretKey = testLogin, testTransKey, testSecret
 	cfg.Now = fixedNow
@@ -41,7 +41,7 @@ func start(tb testing.TB, cfg psp.Config) env {
 	if cfg.RetryDelay == 0 {
 		cfg.RetryDelay = 10 * time.Millisecond
 	}
-	srv := psp.New(cfg)
+	srv := pspsim.New(cfg)
 	hs := httptest.NewServer(srv)
 	tb.Cleanup(func() {
 		hs.Close()

@@ -1,4 +1,4 @@
-package psp
+package pspsim
 
 import (
 	"math/rand/v2"

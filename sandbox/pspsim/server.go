@@ -1,8 +1,8 @@
-// Package psp simulates dLocal's Payins API for tests and the local stack:
+// Package pspsim simulates dLocal's Payins API for tests and the local stack:
 // signed JSON requests for payments and refunds, signed notifications with
 // retries, and unauthenticated /sandbox endpoints to inspect and steer it.
 // State lives in memory and is lost when the process stops.
-package psp
+package pspsim
 
 import (
 	"context"
