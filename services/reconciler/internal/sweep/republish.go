@@ -2,7 +2,11 @@ package sweep
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"strings"
+
+	"github.com/aws/smithy-go"
 
 	"go.uber.org/zap"
 
@@ -10,11 +14,29 @@ import (
 	"github.com/onceflow/onceflow/services/reconciler/internal/store"
 )
 
+// maxFailuresInARow is how many sends may fail one after the other before
+// the run ends: beyond a few refused events, the queue itself is failing.
+const maxFailuresInARow = 10
+
+// unreachable reports whether err says the queue, not the message, is the
+// problem: it does not exist or we may not send to it.
+func unreachable(err error) bool {
+	var apiErr smithy.APIError
+	if !errors.As(err, &apiErr) {
+		return false
+	}
+	code := apiErr.ErrorCode()
+	return strings.Contains(code, "NonExistentQueue") || strings.Contains(code, "QueueDoesNotExist") ||
+		strings.Contains(code, "AccessDenied")
+}
+
 // republish sends the outbox event of source id to the billing queue again,
 // or counts it as a missing event when ingest never wrote one. A send SQS
 // refuses opens (or refreshes) its KindRepublishFailed finding and is no
-// error: the run goes on. sent says the event went out; an error is the
-// database's, or ctx's.
+// error: the run goes on. A queue that does not exist or refuses us, or
+// maxFailuresInARow failed sends, end the run instead with an error (the
+// next run starts from the positions saved), as do the database's and
+// ctx's. sent says the event went out.
 func (r *run) republish(ctx context.Context, src source, id string) (sent bool, err error) {
 	key := src.eventKey(id)
 	log := r.log.With(zap.String("source_kind", src.kind), zap.String("source_ref", id), zap.String("event_key", key))
@@ -32,14 +54,16 @@ func (r *run) republish(ctx context.Context, src source, id string) (sent bool, 
 		return false, err
 	}
 	if _, err := r.sender.SendMessage(ctx, Message(r.cfg.QueueURL, ev)); err != nil {
-		if ctx.Err() != nil {
-			return false, ctx.Err()
+		r.failures++
+		if ctx.Err() != nil || unreachable(err) || r.failures >= maxFailuresInARow {
+			return false, fmt.Errorf("send %s: %w", key, err)
 		}
 		r.res.Failed++
 		r.metrics.failed.Inc()
 		log.Warn("document missing, and sending its event again failed", zap.Error(err))
 		return false, r.own.SeeFinding(ctx, store.Finding{Kind: KindRepublishFailed, Reference: key, Detail: clip(err.Error())})
 	}
+	r.failures = 0
 	r.res.Republished++
 	r.metrics.republished.Inc()
 	log.Info("document missing, event sent again", zap.String("type", ev.EventType))

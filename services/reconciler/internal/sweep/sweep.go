@@ -146,8 +146,8 @@ func New(ingest *store.IngestReader, invoicer *store.InvoicerReader, sender Send
 // recent pass from the watermark kept in own, then a slice of the full
 // pass. It returns the counts so far together with the first error: a
 // database failure ends the run, and the next run starts from the
-// positions saved so far. A send SQS refuses does not: it becomes a
-// finding and the run goes on.
+// positions saved so far, as does a queue that is missing or refuses us.
+// An event SQS refuses does not: it becomes a finding and the run goes on.
 func (s *Sweeper) Run(ctx context.Context, own *store.Store) (Result, error) {
 	cutoff := time.Now().Add(-s.cfg.Grace)
 	r := &run{Sweeper: s, own: own, retried: map[string]bool{}}
@@ -171,9 +171,10 @@ func (s *Sweeper) Run(ctx context.Context, own *store.Store) (Result, error) {
 // event keys it already retried (sent once per run at most).
 type run struct {
 	*Sweeper
-	own     *store.Store
-	res     Result
-	retried map[string]bool
+	own      *store.Store
+	res      Result
+	retried  map[string]bool
+	failures int // sends failed one after the other
 }
 
 // source is one kind of thing that must have a document.

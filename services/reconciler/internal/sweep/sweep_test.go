@@ -225,4 +225,3 @@ func TestSweepAcrossDatabases(t *testing.T) {
 		t.Errorf("queue holds %+v, want %+v", msgs, want)
 	}
 }
-
