@@ -159,3 +159,64 @@ func TestSweepWatermarkReadsOnlyNewRowsAndTheFullPassFindsOldOnes(t *testing.T) 
 		found = got.Republished == 3
 	}
 }
+
+// A queue that does not exist is no refused event: the run stops with an
+// error, reports what it had done so far and opens no finding.
+func TestSweepMissingQueueEndsTheRun(t *testing.T) {
+	t.Parallel()
+	sqsClient := sqstest.Client(t)
+	db := fixture.NewDB(t)
+	db.Payment(t, "p1", time.Now().Add(-time.Hour))
+	db.Outbox(t, fixture.PaymentPaid("p1"))
+	_, queueURL := sqstest.Queue(t, sqsClient, "reconciler-sweep", 5)
+	cfg := sweep.Config{QueueURL: queueURL + "-gone", Grace: 10 * time.Minute, PageSize: 500, MaxPerRun: 5000}
+	s := sweep.New(store.NewIngestReader(db.Pool), store.NewInvoicerReader(db.Pool), sqsClient, cfg, zaptest.NewLogger(t), sweep.NewMetrics(prometheus.NewRegistry()))
+
+	got, err := s.Run(context.Background(), store.New(db.Pool))
+	if err == nil {
+		t.Fatal("Run succeeded sending to a missing queue")
+	}
+	if want := (sweep.Result{Checked: 1, Missing: 1}); got != want {
+		t.Errorf("Run = %+v, want %+v", got, want)
+	}
+	if n := openFinding(t, db, sweep.KindRepublishFailed, "payment:p1:paid"); n != 0 {
+		t.Errorf("a missing queue opened a republish_failed finding")
+	}
+}
+
+// Ten refused events in a row end a run (the queue looks down), but the
+// ones it recorded are only retried by the next, which goes past them: a
+// run never keeps stopping at the same rows.
+func TestSweepManyRefusedEventsDoNotStopEveryRun(t *testing.T) {
+	t.Parallel()
+	sqsClient := sqstest.Client(t)
+	db := fixture.NewDB(t)
+	old := time.Now().Add(-time.Hour)
+	for i := range 12 {
+		id := fmt.Sprintf("p%02d", i)
+		ev := fixture.PaymentPaid(id)
+		if i < 11 {
+			ev.Payload = "refused\x00by SQS"
+		}
+		db.Payment(t, id, old.Add(time.Duration(i)*time.Second))
+		db.Outbox(t, ev)
+	}
+	s, queueURL, _ := newSweeper(t, db, sqsClient, sweep.Config{})
+	own := store.New(db.Pool)
+	if _, err := s.Run(context.Background(), own); err == nil {
+		t.Fatal("ten refused sends in a row did not end the run")
+	}
+	for run := 2; run <= 3; run++ {
+		got, err := s.Run(context.Background(), own)
+		if err != nil {
+			t.Fatalf("run %d: %v", run, err)
+		}
+		if got.Failed != 11 {
+			t.Errorf("run %d refused %d events, want the 11 once each (%+v)", run, got.Failed, got)
+		}
+	}
+	msgs := fixture.Receive(t, sqsClient, queueURL, 2)
+	if len(msgs) != 2 || msgs[0].Attrs["event_key"] != "payment:p11:paid" {
+		t.Errorf("queue holds %+v, want p11's event from each of the two runs", msgs)
+	}
+}

@@ -88,6 +88,7 @@ func (r *run) retryFailed(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		r.failures = 0 // a known refused event failing again says nothing of the queue
 		if done {
 			if err := r.own.CloseFinding(ctx, KindRepublishFailed, f.Reference); err != nil {
 				return err
