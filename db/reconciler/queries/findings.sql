@@ -31,3 +31,9 @@ SELECT kind, count(*) AS open
 FROM reconciler.findings
 WHERE closed_at IS NULL
 GROUP BY kind;
+
+-- name: FindingClose :execrows
+-- FindingClose closes the open finding of @kind and @reference, if any.
+UPDATE reconciler.findings
+SET closed_at = now()
+WHERE closed_at IS NULL AND kind = @kind AND reference = @reference;

@@ -24,7 +24,7 @@ import (
 
 type noSweep struct{}
 
-func (noSweep) Run(context.Context) (sweep.Result, error) { return sweep.Result{}, nil }
+func (noSweep) Run(context.Context, *store.Store) (sweep.Result, error) { return sweep.Result{}, nil }
 
 // env is one test's database and fiscal sandbox.
 type env struct {

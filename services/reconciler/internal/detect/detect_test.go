@@ -20,7 +20,7 @@ import (
 
 type noSweep struct{}
 
-func (noSweep) Run(context.Context) (sweep.Result, error) { return sweep.Result{}, nil }
+func (noSweep) Run(context.Context, *store.Store) (sweep.Result, error) { return sweep.Result{}, nil }
 
 // stuck seeds one case of every kind, plus work that is not (yet) stuck.
 func stuck(t *testing.T, db *fixture.DB) {

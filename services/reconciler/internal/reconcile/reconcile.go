@@ -25,9 +25,10 @@ const (
 	OutcomeSkipped = "skipped" // another instance held the lease
 )
 
-// Sweeper is the missing-document sweep as Once uses it.
+// Sweeper is the missing-document sweep as Once uses it; it keeps where it
+// stands, and the sends that failed, in the reconciler's own schema, own.
 type Sweeper interface {
-	Run(ctx context.Context) (sweep.Result, error)
+	Run(ctx context.Context, own *store.Store) (sweep.Result, error)
 }
 
 // Checker is one family of checks: it reports what it sees now, and owns
@@ -113,7 +114,7 @@ func (r *Reconciler) Once(ctx context.Context) (Summary, error) {
 	}
 	log := r.log.With(zap.Int64("run_id", run.ID))
 	sum := Summary{RunID: run.ID}
-	sum.Sweep, err = r.sweep.Run(ctx)
+	sum.Sweep, err = r.sweep.Run(ctx, r.runs)
 	if err != nil {
 		err = fmt.Errorf("sweep: %w", err)
 	}
@@ -125,7 +126,8 @@ func (r *Reconciler) Once(ctx context.Context) (Summary, error) {
 	}
 	fields := []zap.Field{
 		zap.Int("checked", sum.Sweep.Checked), zap.Int("missing", sum.Sweep.Missing),
-		zap.Int("republished", sum.Sweep.Republished), zap.Int("missing_events", sum.Sweep.MissingEvents),
+		zap.Int("full_checked", sum.Sweep.FullChecked), zap.Int("republished", sum.Sweep.Republished),
+		zap.Int("missing_events", sum.Sweep.MissingEvents), zap.Int("republish_failed", sum.Sweep.Failed),
 		zap.Bool("capped", sum.Sweep.Capped), zap.Int("findings", sum.Findings), zap.Int("closed", sum.Closed),
 		zap.Duration("took", time.Since(start)),
 	}

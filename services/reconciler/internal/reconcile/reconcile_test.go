@@ -17,7 +17,7 @@ import (
 // sweepFunc adapts a function to reconcile.Sweeper.
 type sweepFunc func(context.Context) (sweep.Result, error)
 
-func (f sweepFunc) Run(ctx context.Context) (sweep.Result, error) { return f(ctx) }
+func (f sweepFunc) Run(ctx context.Context, _ *store.Store) (sweep.Result, error) { return f(ctx) }
 
 func TestOnceRecordsTheRun(t *testing.T) {
 	t.Parallel()

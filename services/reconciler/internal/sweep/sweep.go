@@ -6,6 +6,14 @@
 // by design: the invoicer records documents with ON CONFLICT DO NOTHING, so an
 // event that arrives twice still yields one document.
 //
+// A run's cost does not grow with history. The recent pass looks only at
+// what became final since the last run's watermark (minus an overlap, for
+// late commits and clock skew); the full pass re-checks older history a
+// bounded slice per run, from a cursor, and starts over once it reaches
+// the recent pass. Both positions are kept in reconciler.sweep_state. A
+// send SQS refuses becomes a finding (KindRepublishFailed), retried each
+// run, and the run goes on with the next rows.
+//
 // The sweep reads ingest and invoicer through their own connections (which may
 // be different databases), a page at a time with short keyset queries, and
 // holds no transaction open; it never writes either schema.
@@ -13,7 +21,6 @@ package sweep
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -21,7 +28,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
-	"github.com/onceflow/onceflow/pkg/errkind"
 	"github.com/onceflow/onceflow/pkg/outbox"
 	"github.com/onceflow/onceflow/services/reconciler/internal/store"
 )
@@ -30,6 +36,22 @@ import (
 type Sender interface {
 	SendMessage(ctx context.Context, in *sqs.SendMessageInput, optFns ...func(*sqs.Options)) (*sqs.SendMessageOutput, error)
 }
+
+// Defaults of the Config fields a zero value leaves unset.
+const (
+	// DefaultOverlap is how far before the watermark the recent pass
+	// starts again: it covers a payment committed late or stamped by a
+	// clock behind the reconciler's.
+	DefaultOverlap = time.Hour
+	// DefaultFullSlice is how many payments, and as many refunds, the full
+	// pass re-checks per run.
+	DefaultFullSlice = 5000
+)
+
+// KindRepublishFailed is the finding of a missing document whose event
+// SQS refused; its reference is the event key. Each run tries it again and
+// closes it once the document exists or the event is sent.
+const KindRepublishFailed = "republish_failed"
 
 // Config tunes the sweep.
 type Config struct {
@@ -40,18 +62,26 @@ type Config struct {
 	Grace time.Duration
 	// PageSize is how many payments or refunds one query reads.
 	PageSize int
-	// MaxPerRun caps the events one Run sends, so that a misconfigured
-	// invoicer database (which makes every document look missing) cannot
-	// flood the queue; the rest wait for the next run.
+	// MaxPerRun caps the events one Run sends (or fails to), so that a
+	// misconfigured invoicer database (which makes every document look
+	// missing) cannot flood the queue; the rest wait for the next run.
 	MaxPerRun int
+	// Overlap is how far before its watermark the recent pass starts;
+	// zero means DefaultOverlap.
+	Overlap time.Duration
+	// FullSlice is how many of each source the full pass re-checks per
+	// run; zero means DefaultFullSlice.
+	FullSlice int
 }
 
 // Result counts what one Run saw and did.
 type Result struct {
-	Checked       int  // payments and refunds past the grace period
+	Checked       int  // payments and refunds past the grace period examined, by both passes
+	FullChecked   int  // of those, the ones the full pass's slice examined
 	Missing       int  // of those, the ones without their document
-	Republished   int  // missing ones whose event was sent again
+	Republished   int  // events sent again (failed ones retried included)
 	MissingEvents int  // missing ones without an outbox row to send
+	Failed        int  // events SQS refused: each is a KindRepublishFailed finding
 	Capped        bool // Run stopped at MaxPerRun
 }
 
@@ -59,6 +89,8 @@ type Result struct {
 type Metrics struct {
 	republished   prometheus.Counter
 	missingEvents prometheus.Counter
+	failed        prometheus.Counter
+	checked       *prometheus.CounterVec
 }
 
 // NewMetrics registers the sweep's counters with reg.
@@ -72,13 +104,22 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "onceflow_reconciler_missing_events_total",
 			Help: "Paid payments or succeeded refunds without a document whose outbox event does not exist either.",
 		}),
+		failed: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "onceflow_reconciler_republish_failures_total",
+			Help: "Billing events the sweep could not send again (each an open republish_failed finding).",
+		}),
+		checked: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "onceflow_reconciler_sweep_checked_total",
+			Help: "Payments and refunds the sweep examined, by pass (recent: since the watermark; full: the slice of older history).",
+		}, []string{"pass"}),
 	}
-	reg.MustRegister(m.republished, m.missingEvents)
+	reg.MustRegister(m.republished, m.missingEvents, m.failed, m.checked)
 	return m
 }
 
 // Sweeper runs the sweep. It is safe for concurrent use, and two sweeps at
-// once (two run-once jobs, a job and the leader) only send some events twice.
+// once (two run-once jobs, a job and the leader) only send some events twice
+// and re-check some rows.
 type Sweeper struct {
 	ingest   *store.IngestReader
 	invoicer *store.InvoicerReader
@@ -91,33 +132,49 @@ type Sweeper struct {
 // New returns a Sweeper reading payments, refunds and the outbox through
 // ingest, documents through invoicer, and sending with sender.
 func New(ingest *store.IngestReader, invoicer *store.InvoicerReader, sender Sender, cfg Config, log *zap.Logger, m *Metrics) *Sweeper {
+	if cfg.Overlap <= 0 {
+		cfg.Overlap = DefaultOverlap
+	}
+	if cfg.FullSlice <= 0 {
+		cfg.FullSlice = DefaultFullSlice
+	}
 	return &Sweeper{ingest: ingest, invoicer: invoicer, sender: sender, cfg: cfg, log: log, metrics: m}
 }
 
-// Run sweeps the payments, then the refunds, that became final before
-// now minus the grace period. It returns the counts so far together with the
-// first error: a database or SQS failure ends the run, and the next run starts
-// over, which is harmless since sending an event twice is.
-func (s *Sweeper) Run(ctx context.Context) (Result, error) {
+// Run retries the sends that failed before, then sweeps the payments, then
+// the refunds, that became final before now minus the grace period: the
+// recent pass from the watermark kept in own, then a slice of the full
+// pass. It returns the counts so far together with the first error: a
+// database failure ends the run, and the next run starts from the
+// positions saved so far, as does a queue that is missing or refuses us.
+// An event SQS refuses does not: it becomes a finding and the run goes on.
+func (s *Sweeper) Run(ctx context.Context, own *store.Store) (Result, error) {
 	cutoff := time.Now().Add(-s.cfg.Grace)
-	var res Result
+	r := &run{Sweeper: s, own: own, retried: map[string]bool{}}
+	if err := r.retryFailed(ctx); err != nil {
+		return r.res, err
+	}
 	for _, src := range s.sources() {
-		if err := s.sweep(ctx, src, cutoff, &res); err != nil {
-			return res, err
+		if err := r.sweep(ctx, src, cutoff); err != nil {
+			return r.res, err
 		}
-		if res.Capped {
+		if r.res.Capped {
 			s.log.Warn("sweep stopped at the per-run maximum", zap.Int("max_per_run", s.cfg.MaxPerRun),
 				zap.String("source_kind", src.kind))
 			break
 		}
 	}
-	return res, nil
+	return r.res, nil
 }
 
-// cursor is a keyset position: when a source became final, and its id.
-type cursor struct {
-	at time.Time
-	id string
+// run is one Run's state: where it records, what it counted, and the
+// event keys it already retried (sent once per run at most).
+type run struct {
+	*Sweeper
+	own      *store.Store
+	res      Result
+	retried  map[string]bool
+	failures int // sends failed one after the other
 }
 
 // source is one kind of thing that must have a document.
@@ -125,7 +182,7 @@ type source struct {
 	kind     string                 // fiscal_documents.source_kind
 	docKind  string                 // fiscal_documents.kind
 	eventKey func(id string) string // its event's key in ingest.outbox
-	page     func(context.Context, time.Time, cursor, int) ([]cursor, error)
+	page     func(context.Context, time.Time, store.Position, int) ([]store.Position, error)
 }
 
 func (s *Sweeper) sources() []source {
@@ -141,111 +198,28 @@ func PaymentEventKey(id string) string { return "payment:" + id + ":paid" }
 // RefundEventKey is the outbox key ingest gives a refund's succeeded event.
 func RefundEventKey(id string) string { return "refund:" + id + ":succeeded" }
 
-func (s *Sweeper) paymentsPage(ctx context.Context, before time.Time, after cursor, limit int) ([]cursor, error) {
-	rows, err := s.ingest.PaymentsPaidBefore(ctx, before, store.Payment{ID: after.id, PaidAt: after.at}, limit)
+func (s *Sweeper) paymentsPage(ctx context.Context, before time.Time, after store.Position, limit int) ([]store.Position, error) {
+	rows, err := s.ingest.PaymentsPaidBefore(ctx, before, store.Payment{ID: after.ID, PaidAt: after.At}, limit)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]cursor, len(rows))
+	out := make([]store.Position, len(rows))
 	for i, r := range rows {
-		out[i] = cursor{at: r.PaidAt, id: r.ID}
+		out[i] = store.Position{At: r.PaidAt, ID: r.ID}
 	}
 	return out, nil
 }
 
-func (s *Sweeper) refundsPage(ctx context.Context, before time.Time, after cursor, limit int) ([]cursor, error) {
-	rows, err := s.ingest.RefundsSucceededBefore(ctx, before, store.Refund{ID: after.id, SucceededAt: after.at}, limit)
+func (s *Sweeper) refundsPage(ctx context.Context, before time.Time, after store.Position, limit int) ([]store.Position, error) {
+	rows, err := s.ingest.RefundsSucceededBefore(ctx, before, store.Refund{ID: after.ID, SucceededAt: after.At}, limit)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]cursor, len(rows))
+	out := make([]store.Position, len(rows))
 	for i, r := range rows {
-		out[i] = cursor{at: r.SucceededAt, id: r.ID}
+		out[i] = store.Position{At: r.SucceededAt, ID: r.ID}
 	}
 	return out, nil
-}
-
-// sweep walks src page by page from the oldest, republishing what is missing.
-func (s *Sweeper) sweep(ctx context.Context, src source, cutoff time.Time, res *Result) error {
-	var after cursor // the zero time sorts before every real one
-	for {
-		page, err := src.page(ctx, cutoff, after, s.cfg.PageSize)
-		if err != nil {
-			return err
-		}
-		res.Checked += len(page)
-		missing, err := s.missing(ctx, src, page)
-		if err != nil {
-			return err
-		}
-		for _, id := range missing {
-			if res.Republished >= s.cfg.MaxPerRun {
-				res.Capped = true
-				return nil
-			}
-			res.Missing++
-			if err := s.republish(ctx, src, id, res); err != nil {
-				return err
-			}
-		}
-		if len(page) < s.cfg.PageSize {
-			return nil
-		}
-		after = page[len(page)-1]
-	}
-}
-
-// missing returns the ids in page that have no document of src's kind.
-func (s *Sweeper) missing(ctx context.Context, src source, page []cursor) ([]string, error) {
-	if len(page) == 0 {
-		return nil, nil
-	}
-	ids := make([]string, len(page))
-	for i, c := range page {
-		ids[i] = c.id
-	}
-	have, err := s.invoicer.SourcesWithDocument(ctx, src.kind, src.docKind, ids)
-	if err != nil {
-		return nil, err
-	}
-	found := make(map[string]bool, len(have))
-	for _, ref := range have {
-		found[ref] = true
-	}
-	var out []string
-	for _, id := range ids {
-		if !found[id] {
-			out = append(out, id)
-		}
-	}
-	return out, nil
-}
-
-// republish sends the outbox event of source id to the billing queue again,
-// or counts it as a missing event when ingest never wrote one.
-func (s *Sweeper) republish(ctx context.Context, src source, id string, res *Result) error {
-	key := src.eventKey(id)
-	log := s.log.With(zap.String("source_kind", src.kind), zap.String("source_ref", id), zap.String("event_key", key))
-	ev, err := s.ingest.Event(ctx, key)
-	if errkind.Is(err, errkind.NotFound) {
-		// Counted, logged and alerted on (OnceflowMissingEvents): ingest
-		// recorded the payment as paid without its event, which only a
-		// person can explain.
-		res.MissingEvents++
-		s.metrics.missingEvents.Inc()
-		log.Warn("document missing and no outbox event to send again")
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	if _, err := s.sender.SendMessage(ctx, Message(s.cfg.QueueURL, ev)); err != nil {
-		return fmt.Errorf("send %s: %w", key, err)
-	}
-	res.Republished++
-	s.metrics.republished.Inc()
-	log.Info("document missing, event sent again", zap.String("type", ev.EventType))
-	return nil
 }
 
 // Message is the SQS message for an outbox event, with the attributes the

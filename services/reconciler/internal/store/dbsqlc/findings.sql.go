@@ -10,6 +10,21 @@ import (
 	"time"
 )
 
+const findingClose = `-- name: FindingClose :execrows
+UPDATE reconciler.findings
+SET closed_at = now()
+WHERE closed_at IS NULL AND kind = $1 AND reference = $2
+`
+
+// FindingClose closes the open finding of @kind and @reference, if any.
+func (q *Queries) FindingClose(ctx context.Context, kind string, reference string) (int64, error) {
+	result, err := q.db.Exec(ctx, findingClose, kind, reference)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const findingSeen = `-- name: FindingSeen :exec
 INSERT INTO reconciler.findings AS f (kind, reference, detail)
 VALUES ($1, $2, $3)

@@ -228,6 +228,17 @@ type ReconcilerRun struct {
 	FindingsClosed int32
 }
 
+type ReconcilerSweepState struct {
+	SourceKind     string
+	RecentAt       *time.Time
+	RecentID       string
+	FullAt         *time.Time
+	FullID         string
+	FullPasses     int64
+	FullFinishedAt *time.Time
+	UpdatedAt      time.Time
+}
+
 type RelayLease struct {
 	Name      string
 	Holder    string

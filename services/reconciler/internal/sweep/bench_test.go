@@ -1,0 +1,90 @@
+package sweep_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/onceflow/onceflow/pkg/sqstest"
+	"github.com/onceflow/onceflow/services/reconciler/internal/fixture"
+	"github.com/onceflow/onceflow/services/reconciler/internal/store"
+	"github.com/onceflow/onceflow/services/reconciler/internal/sweep"
+)
+
+// seedHistory writes n payments paid 60 days ago and later, a second
+// apart, each with its invoice, in three INSERT … SELECT statements.
+func seedHistory(tb testing.TB, db *fixture.DB, n int) {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+	defer cancel()
+	for _, sql := range []string{
+		`INSERT INTO ingest.customers (doc_type, doc_country, doc_number, legal_name) VALUES ('CI', 'UY', '12345672', 'Bench Buyer')`,
+		`INSERT INTO ingest.orders (merchant_order_id, customer_id, amount_minor, currency, psp_payment_id)
+SELECT 'order-h' || g, (SELECT id FROM ingest.customers LIMIT 1), 12200, 'UYU', 'h' || g FROM generate_series(1, $1) g`,
+		`INSERT INTO ingest.payments (id, order_id, status, status_rank, amount_minor, currency, paid_at)
+SELECT o.psp_payment_id, o.id, 'PAID', 40, 12200, 'UYU', now() - interval '60 days' + substr(o.psp_payment_id, 2)::int * interval '1 second'
+FROM ingest.orders o WHERE o.psp_payment_id LIKE 'h%'`,
+		`INSERT INTO invoicer.fiscal_documents (source_kind, source_ref, kind, event_key, reference, cfe_type, amount_minor, currency, buyer)
+SELECT 'payment', 'h' || g, 'invoice', 'payment:h' || g || ':paid', (1000000000 + g)::text, 101, 12200, 'UYU', '{}'
+FROM generate_series(1, $1) g`,
+		`ANALYZE`,
+	} {
+		var args []any
+		if strings.Contains(sql, "$1") {
+			args = append(args, n)
+		}
+		if _, err := db.Pool.Exec(ctx, sql, args...); err != nil {
+			tb.Fatalf("seed %d: %v", n, err)
+		}
+	}
+	for i := range 3 { // a few recent payments whose invoice is missing
+		id := fmt.Sprintf("recent-%d", i)
+		db.Payment(tb, id, time.Now().Add(-15*time.Minute))
+		db.Outbox(tb, fixture.PaymentPaid(id))
+	}
+}
+
+// BenchmarkSweepSteadyState times one sweep run once the watermark is set
+// (a recent pass over what became final since, plus one slice of the full
+// pass) over 10,000 and over 1,000,000 historical paid payments with their
+// invoices, and prints both and their ratio, which must stay under 2:
+//
+//	go test -run '^$' -bench BenchmarkSweepSteadyState -benchtime 20x ./services/reconciler/internal/sweep/
+//
+// Seeding the million takes a minute or two, so it is never part of go test.
+func BenchmarkSweepSteadyState(b *testing.B) {
+	sqsClient := sqstest.Client(b)
+	sizes := []int{10_000, 1_000_000}
+	perRun := map[int]time.Duration{}
+	for _, n := range sizes {
+		db := fixture.NewDB(b)
+		seedHistory(b, db, n)
+		s, _, _ := newSweeper(b, db, sqsClient, sweep.Config{PageSize: 500})
+		own := store.New(db.Pool)
+		if _, err := s.Run(context.Background(), own); err != nil { // sets the watermark
+			b.Fatal(err)
+		}
+		b.Run(fmt.Sprintf("history=%d", n), func(b *testing.B) {
+			var checked int
+			for b.Loop() {
+				res, err := s.Run(context.Background(), own)
+				if err != nil {
+					b.Fatal(err)
+				}
+				checked = res.Checked
+			}
+			perRun[n] = b.Elapsed() / time.Duration(b.N)
+			b.ReportMetric(float64(checked), "rows/run")
+		})
+	}
+	small, large := perRun[sizes[0]], perRun[sizes[1]]
+	if small > 0 && large > 0 {
+		ratio := float64(large) / float64(small)
+		fmt.Printf("sweep steady-state run: history=%d %v, history=%d %v, ratio %.2f\n", sizes[0], small, sizes[1], large, ratio)
+		if ratio > 2 {
+			b.Errorf("a run over %d payments takes %.2f times one over %d, want at most 2", sizes[1], ratio, sizes[0])
+		}
+	}
+}

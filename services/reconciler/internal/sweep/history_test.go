@@ -1,0 +1,222 @@
+package sweep_test
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap/zaptest"
+
+	"github.com/onceflow/onceflow/pkg/sqstest"
+	"github.com/onceflow/onceflow/services/reconciler/internal/fixture"
+	"github.com/onceflow/onceflow/services/reconciler/internal/store"
+	"github.com/onceflow/onceflow/services/reconciler/internal/sweep"
+)
+
+// newSweeper is a sweep over db sending to a fresh queue, whose URL it
+// returns, and its registry.
+func newSweeper(tb testing.TB, db *fixture.DB, c *sqs.Client, cfg sweep.Config) (*sweep.Sweeper, string, *prometheus.Registry) {
+	tb.Helper()
+	_, queueURL := sqstest.Queue(tb, c, "reconciler-sweep", 5)
+	cfg.QueueURL, cfg.Grace, cfg.PageSize, cfg.MaxPerRun = queueURL, 10*time.Minute, max(cfg.PageSize, 2), 5000
+	reg := prometheus.NewRegistry()
+	return sweep.New(store.NewIngestReader(db.Pool), store.NewInvoicerReader(db.Pool), c, cfg, zaptest.NewLogger(tb), sweep.NewMetrics(reg)), queueURL, reg
+}
+
+// openFinding returns the seen count of the open finding of kind and
+// reference, 0 when there is none.
+func openFinding(tb testing.TB, db *fixture.DB, kind, reference string) int {
+	tb.Helper()
+	var n int
+	err := db.Pool.QueryRow(context.Background(), `SELECT coalesce(max(seen_count), 0) FROM reconciler.findings
+WHERE kind = $1 AND reference = $2 AND closed_at IS NULL`, kind, reference).Scan(&n)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return n
+}
+
+// An event SQS refuses (a NUL character in its body) becomes a finding and
+// the run goes on: the rows after it are still sent. Each run tries it
+// again, and the finding closes once its document exists.
+func TestSweepRefusedEventIsAFindingAndTheRunGoesOn(t *testing.T) {
+	t.Parallel()
+	sqsClient := sqstest.Client(t)
+	db := fixture.NewDB(t)
+	old := time.Now().Add(-time.Hour)
+	poison := fixture.PaymentPaid("p0")
+	poison.Payload = "refused\x00by SQS"
+	db.Payment(t, "p0", old)
+	db.Outbox(t, poison)
+	for i := 1; i <= 2; i++ {
+		id := fmt.Sprintf("p%d", i)
+		db.Payment(t, id, old.Add(time.Duration(i)*time.Second))
+		db.Outbox(t, fixture.PaymentPaid(id))
+	}
+	s, queueURL, reg := newSweeper(t, db, sqsClient, sweep.Config{})
+	own := store.New(db.Pool)
+
+	got, err := s.Run(context.Background(), own)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if want := (sweep.Result{Checked: 3, Missing: 3, Republished: 2, Failed: 1}); got != want {
+		t.Errorf("Run = %+v, want %+v", got, want)
+	}
+	msgs := fixture.Receive(t, sqsClient, queueURL, 2)
+	sortMessages(msgs)
+	if want := []fixture.Message{message(fixture.PaymentPaid("p1")), message(fixture.PaymentPaid("p2"))}; !reflect.DeepEqual(msgs, want) {
+		t.Errorf("queue holds %+v, want %+v", msgs, want)
+	}
+	assertCounter(t, reg, "onceflow_reconciler_republish_failures_total", 1)
+	if n := openFinding(t, db, sweep.KindRepublishFailed, "payment:p0:paid"); n != 1 {
+		t.Fatalf("open republish_failed finding seen %d times, want 1", n)
+	}
+
+	// The next run tries it again: still refused, still open.
+	if _, err := s.Run(context.Background(), own); err != nil {
+		t.Fatalf("second Run: %v", err)
+	}
+	if n := openFinding(t, db, sweep.KindRepublishFailed, "payment:p0:paid"); n != 2 {
+		t.Fatalf("after a second refusal the finding is seen %d times, want 2 (open)", n)
+	}
+	// Its document appears (an operator issued it): the next run closes it.
+	db.Invoice(t, "p0")
+	if _, err := s.Run(context.Background(), own); err != nil {
+		t.Fatalf("third Run: %v", err)
+	}
+	if n := openFinding(t, db, sweep.KindRepublishFailed, "payment:p0:paid"); n != 0 {
+		t.Fatal("the finding stays open although the document exists")
+	}
+}
+
+// After a complete pass, a run reads only what became final since (its
+// recent pass), plus one bounded slice of older history (its full pass);
+// a payment older than the watermark whose document is missing is still
+// found within the full pass's slices.
+func TestSweepWatermarkReadsOnlyNewRowsAndTheFullPassFindsOldOnes(t *testing.T) {
+	t.Parallel()
+	sqsClient := sqstest.Client(t)
+	db := fixture.NewDB(t)
+	const history, slice = 20, 5
+	old := time.Now().Add(-3 * time.Hour)
+	for i := range history {
+		id := fmt.Sprintf("h%02d", i)
+		db.Payment(t, id, old.Add(time.Duration(i)*time.Second))
+		db.Invoice(t, id)
+	}
+	s, _, _ := newSweeper(t, db, sqsClient, sweep.Config{Overlap: time.Hour, FullSlice: slice, PageSize: 2})
+	own := store.New(db.Pool)
+	// A first run has no watermark: its recent pass starts an overlap
+	// before the cutoff and the full pass takes the rest a slice a time;
+	// the pass is complete once the full pass has finished once.
+	for runs := 0; ; runs++ {
+		if _, err := s.Run(context.Background(), own); err != nil {
+			t.Fatal(err)
+		}
+		if st, err := own.SweepState(context.Background(), "payment"); err != nil || st.FullPasses > 0 {
+			break
+		}
+		if runs > history/slice+1 {
+			t.Fatal("the full pass never finished")
+		}
+	}
+
+	// Two new payments without their invoice, past the grace period, and
+	// one paid long ago that no earlier run saw (its paid_at written late,
+	// as a repair does): older than the watermark minus the overlap.
+	for _, id := range []string{"n1", "n2"} {
+		db.Payment(t, id, time.Now().Add(-15*time.Minute))
+		db.Outbox(t, fixture.PaymentPaid(id))
+	}
+	db.Payment(t, "late", time.Now().Add(-2*time.Hour))
+	db.Outbox(t, fixture.PaymentPaid("late"))
+
+	got, err := s.Run(context.Background(), own)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if recent := got.Checked - got.FullChecked; recent != 2 || got.FullChecked > slice {
+		t.Fatalf("run after a complete pass read %d recent rows and %d of history (%+v), want the 2 new and at most %d",
+			recent, got.FullChecked, got, slice)
+	}
+	found := got.Republished == 3
+	for runs := 0; !found; runs++ {
+		if runs > (history+1)/slice+1 {
+			t.Fatal("the full pass never found the old payment without its invoice")
+		}
+		got, err := s.Run(context.Background(), own)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if recent := got.Checked - got.FullChecked; recent != 2 || got.FullChecked > slice {
+			t.Fatalf("a later run read %d recent rows and %d of history, want 2 and at most %d", recent, got.FullChecked, slice)
+		}
+		found = got.Republished == 3
+	}
+}
+
+// A queue that does not exist is no refused event: the run stops with an
+// error, reports what it had done so far and opens no finding.
+func TestSweepMissingQueueEndsTheRun(t *testing.T) {
+	t.Parallel()
+	sqsClient := sqstest.Client(t)
+	db := fixture.NewDB(t)
+	db.Payment(t, "p1", time.Now().Add(-time.Hour))
+	db.Outbox(t, fixture.PaymentPaid("p1"))
+	_, queueURL := sqstest.Queue(t, sqsClient, "reconciler-sweep", 5)
+	cfg := sweep.Config{QueueURL: queueURL + "-gone", Grace: 10 * time.Minute, PageSize: 500, MaxPerRun: 5000}
+	s := sweep.New(store.NewIngestReader(db.Pool), store.NewInvoicerReader(db.Pool), sqsClient, cfg, zaptest.NewLogger(t), sweep.NewMetrics(prometheus.NewRegistry()))
+
+	got, err := s.Run(context.Background(), store.New(db.Pool))
+	if err == nil {
+		t.Fatal("Run succeeded sending to a missing queue")
+	}
+	if want := (sweep.Result{Checked: 1, Missing: 1}); got != want {
+		t.Errorf("Run = %+v, want %+v", got, want)
+	}
+	if n := openFinding(t, db, sweep.KindRepublishFailed, "payment:p1:paid"); n != 0 {
+		t.Errorf("a missing queue opened a republish_failed finding")
+	}
+}
+
+// Ten refused events in a row end a run (the queue looks down), but the
+// ones it recorded are only retried by the next, which goes past them: a
+// run never keeps stopping at the same rows.
+func TestSweepManyRefusedEventsDoNotStopEveryRun(t *testing.T) {
+	t.Parallel()
+	sqsClient := sqstest.Client(t)
+	db := fixture.NewDB(t)
+	old := time.Now().Add(-time.Hour)
+	for i := range 12 {
+		id := fmt.Sprintf("p%02d", i)
+		ev := fixture.PaymentPaid(id)
+		if i < 11 {
+			ev.Payload = "refused\x00by SQS"
+		}
+		db.Payment(t, id, old.Add(time.Duration(i)*time.Second))
+		db.Outbox(t, ev)
+	}
+	s, queueURL, _ := newSweeper(t, db, sqsClient, sweep.Config{})
+	own := store.New(db.Pool)
+	if _, err := s.Run(context.Background(), own); err == nil {
+		t.Fatal("ten refused sends in a row did not end the run")
+	}
+	for run := 2; run <= 3; run++ {
+		got, err := s.Run(context.Background(), own)
+		if err != nil {
+			t.Fatalf("run %d: %v", run, err)
+		}
+		if got.Failed != 11 {
+			t.Errorf("run %d refused %d events, want the 11 once each (%+v)", run, got.Failed, got)
+		}
+	}
+	msgs := fixture.Receive(t, sqsClient, queueURL, 2)
+	if len(msgs) != 2 || msgs[0].Attrs["event_key"] != "payment:p11:paid" {
+		t.Errorf("queue holds %+v, want p11's event from each of the two runs", msgs)
+	}
+}

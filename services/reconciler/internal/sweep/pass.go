@@ -1,0 +1,125 @@
+package sweep
+
+import (
+	"context"
+	"time"
+
+	"github.com/onceflow/onceflow/services/reconciler/internal/store"
+)
+
+// sweep runs src's recent pass and then, unless the run is capped, a slice
+// of its full pass over the history before the recent pass's start.
+func (r *run) sweep(ctx context.Context, src source, cutoff time.Time) error {
+	st, err := r.own.SweepState(ctx, src.kind)
+	if err != nil {
+		return err
+	}
+	from := cutoff.Add(-r.cfg.Overlap) // no watermark yet: the full pass covers the rest
+	if !st.Recent.At.IsZero() {
+		from = st.Recent.At.Add(-r.cfg.Overlap)
+	}
+	if err := r.recent(ctx, src, store.Position{At: from}, cutoff); err != nil || r.res.Capped {
+		return err
+	}
+	return r.full(ctx, src, st.Full, from)
+}
+
+// recent checks src's rows final in [from, cutoff), saving the watermark
+// after each page; once it is through, the watermark is cutoff.
+func (r *run) recent(ctx context.Context, src source, from store.Position, cutoff time.Time) error {
+	after := from
+	for {
+		page, err := src.page(ctx, cutoff, after, r.cfg.PageSize)
+		if err != nil {
+			return err
+		}
+		r.metrics.checked.WithLabelValues("recent").Add(float64(len(page)))
+		if err := r.check(ctx, src, page); err != nil || r.res.Capped {
+			return err
+		}
+		if len(page) < r.cfg.PageSize {
+			return r.own.AdvanceSweepRecent(ctx, src.kind, store.Position{At: cutoff})
+		}
+		after = page[len(page)-1]
+		if err := r.own.AdvanceSweepRecent(ctx, src.kind, after); err != nil {
+			return err
+		}
+	}
+}
+
+// full checks at most FullSlice of src's rows final before before, from
+// the full pass's cursor, saving the cursor after each page; reaching
+// before finishes the pass, and the next starts from the oldest.
+func (r *run) full(ctx context.Context, src source, after store.Position, before time.Time) error {
+	for budget := r.cfg.FullSlice; budget > 0; {
+		limit := min(r.cfg.PageSize, budget)
+		page, err := src.page(ctx, before, after, limit)
+		if err != nil {
+			return err
+		}
+		r.res.FullChecked += len(page)
+		r.metrics.checked.WithLabelValues("full").Add(float64(len(page)))
+		if err := r.check(ctx, src, page); err != nil || r.res.Capped {
+			return err
+		}
+		if len(page) < limit {
+			return r.own.FinishSweepFull(ctx, src.kind)
+		}
+		budget -= len(page)
+		after = page[len(page)-1]
+		if err := r.own.AdvanceSweepFull(ctx, src.kind, after); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// check counts page and sends again the events of its rows that have no
+// document, until the run's cap.
+func (r *run) check(ctx context.Context, src source, page []store.Position) error {
+	r.res.Checked += len(page)
+	ids := make([]string, len(page))
+	for i, p := range page {
+		ids[i] = p.ID
+	}
+	missing, err := r.missing(ctx, src, ids)
+	if err != nil {
+		return err
+	}
+	for _, id := range missing {
+		if r.res.Republished+r.res.Failed >= r.cfg.MaxPerRun {
+			r.res.Capped = true
+			return nil
+		}
+		r.res.Missing++
+		if r.retried[src.eventKey(id)] {
+			continue
+		}
+		if _, err := r.republish(ctx, src, id); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// missing returns the ids that have no document of src's kind.
+func (s *Sweeper) missing(ctx context.Context, src source, ids []string) ([]string, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	have, err := s.invoicer.SourcesWithDocument(ctx, src.kind, src.docKind, ids)
+	if err != nil {
+		return nil, err
+	}
+	found := make(map[string]bool, len(have))
+	for _, ref := range have {
+		found[ref] = true
+	}
+	var out []string
+	for _, id := range ids {
+		if !found[id] {
+			out = append(out, id)
+		}
+	}
+	return out, nil
+}
