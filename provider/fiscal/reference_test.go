@@ -29,6 +29,29 @@ func TestReferenceStable(t *testing.T) {
 	}
 }
 
+// The sequence after a collision is frozen too (values computed with
+// Python's hashlib).
+func TestReferencesSequence(t *testing.T) {
+	t.Parallel()
+	refs := References("payment", "D-4-abc", KindInvoice)
+	want := []string{"997043242926837602", "803040837151583459", "541943293913170438"}
+	if len(refs) != ReferenceCandidates {
+		t.Fatalf("%d references, want %d", len(refs), ReferenceCandidates)
+	}
+	for i, w := range want {
+		if refs[i] != w {
+			t.Errorf("References[%d] = %s, want %s", i, refs[i], w)
+		}
+	}
+	seen := make(map[string]bool)
+	for _, r := range refs {
+		if !ValidReference(r) || seen[r] {
+			t.Fatalf("reference %s invalid or repeated in %v", r, refs)
+		}
+		seen[r] = true
+	}
+}
+
 func TestReferenceShape(t *testing.T) {
 	t.Parallel()
 	seen := make(map[string]string)

@@ -1,14 +1,22 @@
 -- name: DocumentRecord :batchone
 -- Records the documents billing events ask for, one statement each, all
 -- sent in one round trip; a redelivered event inserts nothing and returns
--- no row.
+-- no row. A document takes the first of its @candidates that no other
+-- source's document holds (a reference collision takes the next one); none
+-- left fails the insert (reference is NOT NULL).
 INSERT INTO invoicer.fiscal_documents
     (source_kind, source_ref, kind, event_key, reference, cfe_type, amount_minor, currency,
      buyer, lines, original_source_ref, traceparent)
-VALUES (@source_kind, @source_ref, @kind, @event_key, @reference, @cfe_type, @amount_minor, @currency,
-        @buyer, @lines, @original_source_ref, @traceparent)
+VALUES (@source_kind, @source_ref, @kind, @event_key,
+        (SELECT c.ref FROM unnest(@candidates::text[]) WITH ORDINALITY AS c(ref, n)
+         WHERE NOT EXISTS (
+             SELECT 1 FROM invoicer.fiscal_documents o
+             WHERE o.reference = c.ref
+               AND NOT (o.source_kind = @source_kind AND o.source_ref = @source_ref AND o.kind = @kind))
+         ORDER BY c.n LIMIT 1),
+        @cfe_type, @amount_minor, @currency, @buyer, @lines, @original_source_ref, @traceparent)
 ON CONFLICT (source_kind, source_ref, kind) DO NOTHING
-RETURNING id;
+RETURNING id, reference;
 
 -- name: DocumentClaimDue :many
 -- Claims due documents not leased by a live worker; every later write must

@@ -211,6 +211,33 @@ func TestBillingBatchRecordsEachEventOnce(t *testing.T) {
 	}
 }
 
+func TestReferenceCollisionTakesTheNextReference(t *testing.T) {
+	t.Parallel()
+	env := invoicertest.New(t)
+	ctx := context.Background()
+	// Another source's document holds the reference pay-coll would take.
+	held := fiscal.Reference("payment", "pay-coll", fiscal.KindInvoice)
+	holder := env.Record(t, invoicertest.Payment("pay-holder", 100_00, false))
+	if _, err := env.Pool.Exec(ctx, "UPDATE invoicer.fiscal_documents SET reference = $1 WHERE id = $2", held, holder.ID); err != nil {
+		t.Fatal(err)
+	}
+	billing := consumer.NewBilling(env.Store, zaptest.NewLogger(t), nil)
+	msgs := messages(t, []any{invoicertest.Payment("pay-coll", 100_00, false), invoicertest.Payment("pay-coll", 100_00, false)})
+
+	outcomes(t, billing.Handle(ctx, msgs), []string{"recorded", "duplicate"})
+	var ref string
+	if err := env.Pool.QueryRow(ctx, "SELECT reference FROM invoicer.fiscal_documents WHERE source_ref = 'pay-coll'").Scan(&ref); err != nil {
+		t.Fatalf("pay-coll's document: %v", err)
+	}
+	if ref == held || !fiscal.ValidReference(ref) {
+		t.Fatalf("pay-coll took reference %q, want a valid one other than the held %s", ref, held)
+	}
+	outcomes(t, billing.Handle(ctx, msgs[:1]), []string{"duplicate"})
+	if n := documents(t, env); n != 2 {
+		t.Fatalf("%d documents after a redelivery, want 2", n)
+	}
+}
+
 // messages makes a batch of events, each message with a traceparent of its
 // own.
 func messages(tb testing.TB, events []any) []consumer.Message {

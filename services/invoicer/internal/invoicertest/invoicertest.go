@@ -97,10 +97,11 @@ func (e *Env) Record(tb testing.TB, ev *eventsv1.BillingEvent) store.Document {
 	if err != nil {
 		tb.Fatalf("params: %v", err)
 	}
-	if err := e.Store.RecordDocuments(context.Background(), []store.NewDocument{p})[0]; err != nil {
-		tb.Fatalf("record: %v", err)
+	rec := e.Store.RecordDocuments(context.Background(), []store.NewDocument{p})[0]
+	if rec.Err != nil {
+		tb.Fatalf("record: %v", rec.Err)
 	}
-	return e.Document(tb, p.Reference)
+	return e.Document(tb, rec.Reference)
 }
 
 // Document returns the document with reference ref.
