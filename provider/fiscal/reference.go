@@ -82,9 +82,14 @@ func Addendum(sourceKind, sourceRef string, kind Kind) string {
 }
 
 // Matches reports whether h is the provider's copy of doc: same reference,
-// same CFE type and same addendum (hence same source).
+// same CFE type, same addendum (hence same source) and the same total when
+// the provider states one (a zero TotalMinor is a total not given).
 func (h Held) Matches(doc Document) bool {
-	return h.Reference == doc.Reference && h.Type == doc.Type && h.Addendum == doc.Addendum
+	return h.Reference == doc.Reference && h.Type == doc.Type && h.Addendum == doc.Addendum && h.sameTotal(doc)
+}
+
+func (h Held) sameTotal(doc Document) bool {
+	return h.TotalMinor == 0 || h.TotalMinor == doc.TotalMinor
 }
 
 // Verdict is what a look-up by reference means for the document about to be
@@ -143,6 +148,10 @@ func Classify(doc Document, held []Held) (Verdict, Held, string) {
 		return VerdictConflict, Held{}, fmt.Sprintf(
 			"provider holds another source's document under reference %s: addendum %q, expected %q",
 			doc.Reference, h.Addendum, doc.Addendum)
+	case !h.sameTotal(doc):
+		return VerdictConflict, Held{}, fmt.Sprintf(
+			"provider holds a total of %d minor units under reference %s, expected %d",
+			h.TotalMinor, doc.Reference, doc.TotalMinor)
 	}
 	return VerdictAdopt, h, ""
 }

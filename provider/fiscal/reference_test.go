@@ -90,6 +90,10 @@ func TestClassify(t *testing.T) {
 	otherSource.Addendum = Addendum("payment", "D-4-zzz", KindInvoice)
 	otherRef := ours
 	otherRef.Reference = "123"
+	otherTotal := ours
+	otherTotal.TotalMinor = doc.TotalMinor + 1
+	totalGiven := ours
+	totalGiven.TotalMinor = doc.TotalMinor
 
 	tests := []struct {
 		name   string
@@ -103,6 +107,8 @@ func TestClassify(t *testing.T) {
 		{"another type", []Held{otherType}, VerdictConflict, "type 111"},
 		{"another source", []Held{otherSource}, VerdictConflict, "another source"},
 		{"another reference", []Held{otherRef}, VerdictConflict, "returned reference"},
+		{"another total", []Held{otherTotal}, VerdictConflict, "total"},
+		{"ours with its total", []Held{totalGiven}, VerdictAdopt, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -111,7 +117,7 @@ func TestClassify(t *testing.T) {
 			if v != tt.want {
 				t.Fatalf("verdict = %s, want %s (reason %q)", v, tt.want, reason)
 			}
-			if v == VerdictAdopt && h != ours {
+			if v == VerdictAdopt && h != tt.held[0] {
 				t.Errorf("adopted %+v, want %+v", h, ours)
 			}
 			if v != VerdictConflict && reason != "" {

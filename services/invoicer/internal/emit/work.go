@@ -98,14 +98,16 @@ func (e *Emitter) pending(d store.Document, r result) result {
 }
 
 // send emits doc, already marked as possibly in flight, and classifies the
-// answer.
+// answer. A successful send's answer goes through the checks of a look-up
+// (fiscal.Classify): one that is not ours (another type, source or total)
+// parks the document for an operator, as a look-up finding it would.
 func (e *Emitter) send(ctx context.Context, d store.Document, doc fiscal.Document, c *calls) result {
 	start := time.Now()
 	held, err := e.provider.Emit(ctx, doc)
 	c.add(e.attempt(d.ID, "emit", start, string(held.Status), err))
 	switch {
 	case err == nil:
-		return e.adopt(d, held, "sent")
+		return e.answered(d, doc, held)
 	case errors.Is(err, fiscal.ErrInvalidDocument):
 		return e.attention(d, "invalid", err.Error())
 	case errkind.Is(err, errkind.Refused):
@@ -118,6 +120,16 @@ func (e *Emitter) send(ctx context.Context, d store.Document, doc fiscal.Documen
 		after = e.cfg.Retry.Delay(int(d.Attempts))
 	}
 	return result{outcome: "unknown", status: fiscal.StatusUnknown, unknownSince: &now, after: after, lastError: err.Error()}
+}
+
+// answered adopts the answer of a successful send when it is ours, and
+// otherwise parks d with the reason a look-up would give.
+func (e *Emitter) answered(d store.Document, doc fiscal.Document, held fiscal.Held) result {
+	verdict, match, reason := fiscal.Classify(doc, []fiscal.Held{held})
+	if verdict != fiscal.VerdictAdopt {
+		return e.attention(d, "conflict", "the send's answer is not ours: "+reason)
+	}
+	return e.adopt(d, match, "sent")
 }
 
 // attention parks d for an operator.
