@@ -81,7 +81,7 @@ func Serve(ctx context.Context, loaded config.Loaded[Config], listening chan<- s
 	ecfg := emitConfig(cfg)
 	ecfg.Wake = waker.Wake
 	emitter := emit.New(st, prov.Provider, log.Named("emit"), reg, ecfg)
-	receivers, err := newReceivers(ctx, cfg, st, prov.statuses, log, reg, waker.Wake, emitter.Due)
+	receivers, err := newReceivers(ctx, cfg, st, prov, log, reg, waker.Wake, emitter.Due)
 	if err != nil {
 		return err
 	}
@@ -111,6 +111,16 @@ type provider struct {
 	statuses map[string]fiscal.Status
 }
 
+// holder is the provider whose events the invoicer applies, confirmed by
+// a look-up unless PROVIDER_MODE is blind.
+func (p provider) holder(cfg Config) consumer.Holder {
+	h := consumer.Holder{Name: cfg.Provider, Lookup: p.Lookup}
+	if cfg.ProviderMode == ModeBlind {
+		h.Lookup = nil
+	}
+	return h
+}
+
 // newProvider builds the adapter PROVIDER names.
 func newProvider(cfg Config) (provider, error) {
 	statuses, err := cfg.statusMap()
@@ -129,7 +139,7 @@ func newProvider(cfg Config) (provider, error) {
 }
 
 // newReceivers returns CONSUMERS receivers for each of the two queues.
-func newReceivers(ctx context.Context, cfg Config, st *store.Store, statuses map[string]fiscal.Status, log *zap.Logger, reg prometheus.Registerer, wake, due func()) ([]worker.Loop, error) {
+func newReceivers(ctx context.Context, cfg Config, st *store.Store, prov provider, log *zap.Logger, reg prometheus.Registerer, wake, due func()) ([]worker.Loop, error) {
 	client, err := sqsq.NewClient(ctx, cfg.AWSRegion, cfg.SQSEndpoint)
 	if err != nil {
 		return nil, err
@@ -146,7 +156,7 @@ func newReceivers(ctx context.Context, cfg Config, st *store.Store, statuses map
 	opts := consumer.Options{Wait: cfg.ConsumerWait, Visibility: cfg.ConsumerVisibility}
 	billing := consumer.NewReceiver(client, billingURL, "billing", consumer.NewBilling(st, log.Named("billing"), due).Handle,
 		log.Named("billing"), counter, opts)
-	events := consumer.NewReceiver(client, providerURL, "provider", consumer.Each(consumer.NewProvider(st, statuses, log.Named("provider"), wake).Handle),
+	events := consumer.NewReceiver(client, providerURL, "provider", consumer.Each(consumer.NewProvider(st, prov.statuses, prov.holder(cfg), log.Named("provider"), wake).Handle),
 		log.Named("provider"), counter, opts)
 	var loops []worker.Loop
 	for range cfg.Consumers {

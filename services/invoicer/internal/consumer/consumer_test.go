@@ -329,10 +329,7 @@ func TestProviderEventsMoveDocumentsForwardOnly(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	pending := env.Record(t, invoicertest.Payment("pay-event", 100_00, false))
 	notSent := env.Record(t, invoicertest.Payment("pay-event-2", 100_00, false))
-	if _, err := env.Pool.Exec(context.Background(), `UPDATE invoicer.fiscal_documents SET status = 'pending_dgi', provider_series = 'A', provider_number = 7,
-due_at = now() + interval '1 hour' WHERE id = $1`, pending.ID); err != nil {
-		t.Fatal(err)
-	}
+	env.Hold(t, pending, fiscal.StatusPendingDGI, "") // the sandbox authorized it meanwhile
 	if _, err := env.Pool.Exec(context.Background(), `UPDATE invoicer.fiscal_documents SET due_at = now() + interval '1 hour' WHERE id = $1`, notSent.ID); err != nil {
 		t.Fatal(err)
 	}
@@ -343,7 +340,7 @@ due_at = now() + interval '1 hour' WHERE id = $1`, pending.ID); err != nil {
 		}
 		return string(b)
 	}
-	h := consumer.NewProvider(env.Store, invoicy.DefaultStatusMap(), zaptest.NewLogger(t), nil)
+	h := consumer.NewProvider(env.Store, invoicy.DefaultStatusMap(), holder(t, env), zaptest.NewLogger(t), nil)
 	run(t, q, consumer.Each(h.Handle), reg, 30*time.Second, 1)
 
 	q.send(t, event(pending.Reference, "5"))
@@ -373,4 +370,52 @@ func deref[T any](p *T) T {
 		return zero
 	}
 	return *p
+}
+
+// holder is the sandbox as the InvoiCy provider holding the documents.
+func holder(tb testing.TB, env *invoicertest.Env) consumer.Holder {
+	tb.Helper()
+	return consumer.Holder{Name: "invoicy", Lookup: env.Client(tb, 5*time.Second).Lookup}
+}
+
+func TestProviderEventsApplyOnlyConfirmedFromTheHolder(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name           string
+		from           fiscal.Status // here; the provider holds it authorized
+		addendum       string        // of the provider's copy, when not ours
+		provider, code string        // the event's
+		outcome        string
+		want           fiscal.Status
+	}{
+		{"confirmed", fiscal.StatusPendingDGI, "", "invoicy", "5", "adopted", fiscal.StatusAuthorized},
+		{"from another provider", fiscal.StatusPendingDGI, "", "keyed", "5", "foreign_provider", fiscal.StatusPendingDGI},
+		{"rejected, the provider says authorized", fiscal.StatusPendingDGI, "", "invoicy", "3", "unconfirmed", fiscal.StatusPendingDGI},
+		{"voided, the provider says authorized", fiscal.StatusAuthorized, "", "invoicy", "6", "unconfirmed", fiscal.StatusAuthorized},
+		{"held for another source", fiscal.StatusPendingDGI, "onceflow payment pay-other invoice", "invoicy", "5", "unconfirmed", fiscal.StatusPendingDGI},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			env := invoicertest.New(t)
+			d := env.Record(t, invoicertest.Payment("pay-confirm", 100_00, false))
+			number := env.Hold(t, d, tc.from, tc.addendum)
+			h := consumer.NewProvider(env.Store, invoicy.DefaultStatusMap(), holder(t, env), zaptest.NewLogger(t), nil)
+			b, err := eventsv1.Encode(&eventsv1.ProviderEvent{EventId: "evt-1", Provider: tc.provider, Reference: d.Reference, ProviderStatus: tc.code})
+			if err != nil {
+				t.Fatal(err)
+			}
+
+			outcome, err := h.Handle(context.Background(), string(b))
+			if err != nil || outcome != tc.outcome {
+				t.Fatalf("outcome %s (%v), want %s", outcome, err, tc.outcome)
+			}
+			got := env.Document(t, d.Reference)
+			if got.Status != tc.want || deref(got.ProviderNumber) != number {
+				t.Fatalf("document %s number %d, want %s number %d", got.Status, deref(got.ProviderNumber), tc.want, number)
+			}
+			if keys := env.Outbox(t); (tc.outcome == "adopted") != (len(keys) == 1) {
+				t.Fatalf("outbox %v after %s", keys, tc.outcome)
+			}
+		})
+	}
 }
