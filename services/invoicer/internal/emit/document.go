@@ -24,7 +24,7 @@ type hold struct {
 // credits more than the invoice (with the credit notes recorded before it).
 func (e *Emitter) document(ctx context.Context, d store.Document) (fiscal.Document, hold, error) {
 	doc := fiscal.Document{
-		Reference: d.Reference, Type: d.CFEType, IssueDate: time.Now().In(uruguay), Currency: d.Currency,
+		Reference: d.Reference, Type: d.CFEType, IssueDate: e.cfg.now().In(uruguay), Currency: d.Currency,
 		TotalMinor: d.AmountMinor, Addendum: fiscal.Addendum(d.SourceKind, d.SourceRef, d.Kind),
 	}
 	if err := json.Unmarshal(d.Buyer, &doc.Buyer); err != nil {
@@ -61,7 +61,7 @@ func (e *Emitter) invoiceOf(ctx context.Context, d store.Document) (store.Docume
 		h.wait = "invoice " + inv.Reference + " is " + string(inv.Status) + ", not authorized yet"
 	}
 	if h.wait != "" {
-		if time.Since(d.CreatedAt) > e.cfg.CreditNoteWait {
+		if e.cfg.now().Sub(d.CreatedAt) > e.cfg.CreditNoteWait {
 			return inv, hold{attention: h.wait + " after waiting " + e.cfg.CreditNoteWait.String()}, nil
 		}
 		return inv, h, nil

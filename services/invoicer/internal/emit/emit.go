@@ -55,6 +55,16 @@ type Config struct {
 	// Wake tells the relay a notification was committed; nil waits for
 	// its poll.
 	Wake func()
+	// Clock is the pod's clock; nil is time.Now. Tests skew it.
+	Clock func() time.Time
+}
+
+// now reads the pod's clock.
+func (c Config) now() time.Time {
+	if c.Clock == nil {
+		return time.Now()
+	}
+	return c.Clock()
 }
 
 // Emitter sends recorded documents to the provider exactly once.
@@ -118,7 +128,7 @@ func (e *Emitter) Run(ctx context.Context) error {
 func (e *Emitter) Round(ctx context.Context) (int, error) {
 	// Taken before the claim, so the time measured from it is never less
 	// than the time the claim's lease has really run.
-	token, claimed := uuid.New(), time.Now()
+	token, claimed := uuid.New(), e.cfg.now()
 	docs, err := e.store.ClaimDue(ctx, token, e.cfg.Lease, int32(e.cfg.Batch))
 	if err != nil {
 		return 0, err
@@ -153,7 +163,7 @@ func (e *Emitter) Round(ctx context.Context) (int, error) {
 // caught later: the send marker and the result are written only under the
 // token and the claimed status, so d is at most looked up, never sent.
 func (e *Emitter) leased(ctx context.Context, d store.Document, token uuid.UUID, claimed time.Time) bool {
-	if time.Since(claimed) < e.cfg.renewAfter() {
+	if e.cfg.now().Sub(claimed) < e.cfg.renewAfter() {
 		return true
 	}
 	held, err := e.store.RenewLease(ctx, d.ID, token, e.cfg.Lease)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/google/uuid"
 	"go.opentelemetry.io/otel/attribute"
@@ -40,7 +39,7 @@ func (e *Emitter) sendAll(ctx, inHand context.Context, jobs []*job, token uuid.U
 	if len(jobs) == 0 {
 		return
 	}
-	marked := time.Now()
+	marked := e.cfg.now()
 	if ctx.Err() == nil {
 		e.mark(inHand, jobs, token)
 	}
@@ -137,7 +136,7 @@ func (e *Emitter) saveTx(ctx context.Context, jobs []*job, token uuid.UUID) ([]e
 		}
 		results := make([]store.Result, len(jobs))
 		for i, j := range jobs {
-			results[i] = toSave(j.d, token, j.res)
+			results[i] = toSave(j.d, token, j.res, e.cfg.now())
 		}
 		f, err := tx.SaveResults(ctx, results)
 		copy(fenced, f)

@@ -51,9 +51,9 @@ func (e *Emitter) work(ctx context.Context, d store.Document, c *calls) (result,
 		return e.attention(d, "conflict", reason), nil
 	case d.Status == fiscal.StatusPendingDGI:
 		return e.attention(d, "lost", "the provider no longer lists document "+d.Reference+" it reported pending at DGI"), nil
-	case d.UnknownSince != nil && !e.idempotent && time.Since(*d.UnknownSince) < e.cfg.Settle:
+	case d.UnknownSince != nil && !e.idempotent && e.cfg.now().Sub(*d.UnknownSince) < e.cfg.Settle:
 		return result{outcome: "settling", status: fiscal.StatusUnknown, unknownSince: d.UnknownSince,
-			after: time.Until(d.UnknownSince.Add(e.cfg.Settle)), lastError: deref(d.LastError)}, nil
+			after: d.UnknownSince.Add(e.cfg.Settle).Sub(e.cfg.now()), lastError: deref(d.LastError)}, nil
 	}
 	return result{}, &doc
 }
@@ -115,7 +115,7 @@ func (e *Emitter) send(ctx context.Context, d store.Document, doc fiscal.Documen
 	case e.cfg.Blind:
 		return e.attention(d, "ambiguous", "send outcome unknown and the provider can neither be looked up nor deduplicate: "+err.Error())
 	}
-	now, after := time.Now(), e.cfg.Settle
+	now, after := e.cfg.now(), e.cfg.Settle
 	if e.idempotent {
 		after = e.cfg.Retry.Delay(int(d.Attempts))
 	}
