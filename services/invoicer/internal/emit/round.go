@@ -136,7 +136,7 @@ func (e *Emitter) saveTx(ctx context.Context, jobs []*job, token uuid.UUID) ([]e
 		}
 		results := make([]store.Result, len(jobs))
 		for i, j := range jobs {
-			results[i] = toSave(j.d, token, j.res, e.cfg.now())
+			results[i] = toSave(j.d, token, j.res)
 		}
 		f, err := tx.SaveResults(ctx, results)
 		copy(fenced, f)

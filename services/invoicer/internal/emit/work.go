@@ -17,16 +17,18 @@ type result struct {
 	held         *fiscal.Held  // the provider's copy, when known
 	after        time.Duration // when to look at it again, if not final
 	unknownSince *time.Time
+	unknownNow   bool // unknown from now on, by the database's clock
 	dgiPolls     int32
 	lastError    string
 	attention    string
 }
 
-// work runs the first half of one attempt for d: look up, then adopt,
-// flag or wait, which decides the result, or send, which returns the
-// document to send instead; the round marks and sends it (sendAll).
-func (e *Emitter) work(ctx context.Context, d store.Document, c *calls) (result, *fiscal.Document) {
-	doc, hold, err := e.document(ctx, d)
+// work runs the first half of one attempt for d at now, the database's
+// time: look up, then adopt, flag or wait, which decides the result, or
+// send, which returns the document to send instead; the round marks and
+// sends it (sendAll).
+func (e *Emitter) work(ctx context.Context, d store.Document, now time.Time, c *calls) (result, *fiscal.Document) {
+	doc, hold, err := e.document(ctx, d, now)
 	switch {
 	case err != nil:
 		return e.retry(d, "build_failed", err), nil
@@ -51,9 +53,9 @@ func (e *Emitter) work(ctx context.Context, d store.Document, c *calls) (result,
 		return e.attention(d, "conflict", reason), nil
 	case d.Status == fiscal.StatusPendingDGI:
 		return e.attention(d, "lost", "the provider no longer lists document "+d.Reference+" it reported pending at DGI"), nil
-	case d.UnknownSince != nil && !e.idempotent && e.cfg.now().Sub(*d.UnknownSince) < e.cfg.Settle:
+	case d.UnknownSince != nil && !e.idempotent && now.Sub(*d.UnknownSince) < e.cfg.Settle:
 		return result{outcome: "settling", status: fiscal.StatusUnknown, unknownSince: d.UnknownSince,
-			after: d.UnknownSince.Add(e.cfg.Settle).Sub(e.cfg.now()), lastError: deref(d.LastError)}, nil
+			after: d.UnknownSince.Add(e.cfg.Settle).Sub(now), lastError: deref(d.LastError)}, nil
 	}
 	return result{}, &doc
 }
@@ -115,11 +117,11 @@ func (e *Emitter) send(ctx context.Context, d store.Document, doc fiscal.Documen
 	case e.cfg.Blind:
 		return e.attention(d, "ambiguous", "send outcome unknown and the provider can neither be looked up nor deduplicate: "+err.Error())
 	}
-	now, after := e.cfg.now(), e.cfg.Settle
+	after := e.cfg.Settle
 	if e.idempotent {
 		after = e.cfg.Retry.Delay(int(d.Attempts))
 	}
-	return result{outcome: "unknown", status: fiscal.StatusUnknown, unknownSince: &now, after: after, lastError: err.Error()}
+	return result{outcome: "unknown", status: fiscal.StatusUnknown, unknownNow: true, after: after, lastError: err.Error()}
 }
 
 // answered adopts the answer of a successful send when it is ours, and

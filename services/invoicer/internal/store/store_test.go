@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"testing"
-	"time"
 
 	"github.com/google/uuid"
 
@@ -53,7 +52,7 @@ func fencedSave(tb testing.TB, st *store.Store, d store.Document) error {
 	err := st.InTx(context.Background(), func(tx *store.Tx) error {
 		var err error
 		fenced, err = tx.SaveResults(context.Background(), []store.Result{{ID: d.ID, LeaseToken: uuid.New(),
-			ClaimedStatus: d.Status, Status: fiscal.StatusUnknown, DueAt: time.Now()}})
+			ClaimedStatus: d.Status, Status: fiscal.StatusUnknown}})
 		return err
 	})
 	if err != nil {

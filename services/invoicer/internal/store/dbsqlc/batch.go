@@ -116,10 +116,12 @@ UPDATE invoicer.fiscal_documents
 SET status = $1, provider_series = $2, provider_number = $3,
     provider_status = $4, provider_cae = $5,
     provider_security_code = $6, provider_url = $7,
-    issue_date = $8, unknown_since = $9, due_at = $10,
-    dgi_polls = $11, last_error = $12, attention_reason = $13,
+    issue_date = $8,
+    unknown_since = CASE WHEN $9::bool THEN now() ELSE $10::timestamptz END,
+    due_at = now() + make_interval(secs => $11::float8),
+    dgi_polls = $12, last_error = $13, attention_reason = $14,
     lease_token = NULL, lease_expires_at = NULL, updated_at = now()
-WHERE id = $14 AND lease_token = $15 AND status = $16
+WHERE id = $15 AND lease_token = $16 AND status = $17
 RETURNING id
 `
 
@@ -138,8 +140,9 @@ type DocumentSaveResultParams struct {
 	ProviderSecurityCode *string
 	ProviderUrl          *string
 	IssueDate            *time.Time
+	UnknownSinceNow      bool
 	UnknownSince         *time.Time
-	DueAt                time.Time
+	DueInSeconds         float64
 	DgiPolls             int32
 	LastError            *string
 	AttentionReason      *string
@@ -151,7 +154,8 @@ type DocumentSaveResultParams struct {
 // Saves attempts' results, one statement each, all sent in one round trip;
 // each only while the caller's lease is still held and nobody (a provider
 // event, an operator) changed the status meanwhile: no row for a result
-// refused.
+// refused. Times are the database's: due @due_in_seconds from now(), and
+// unknown since now() when @unknown_since_now.
 func (q *Queries) DocumentSaveResult(ctx context.Context, arg []DocumentSaveResultParams) *DocumentSaveResultBatchResults {
 	batch := &pgx.Batch{}
 	for _, a := range arg {
@@ -164,8 +168,9 @@ func (q *Queries) DocumentSaveResult(ctx context.Context, arg []DocumentSaveResu
 			a.ProviderSecurityCode,
 			a.ProviderUrl,
 			a.IssueDate,
+			a.UnknownSinceNow,
 			a.UnknownSince,
-			a.DueAt,
+			a.DueInSeconds,
 			a.DgiPolls,
 			a.LastError,
 			a.AttentionReason,
