@@ -387,19 +387,25 @@ func TestProviderEventsApplyOnlyConfirmedFromTheHolder(t *testing.T) {
 		provider, code string        // the event's
 		outcome        string
 		want           fiscal.Status
+		blind          bool // the provider cannot be looked up
 	}{
-		{"confirmed", fiscal.StatusPendingDGI, "", "invoicy", "5", "adopted", fiscal.StatusAuthorized},
-		{"from another provider", fiscal.StatusPendingDGI, "", "keyed", "5", "foreign_provider", fiscal.StatusPendingDGI},
-		{"rejected, the provider says authorized", fiscal.StatusPendingDGI, "", "invoicy", "3", "unconfirmed", fiscal.StatusPendingDGI},
-		{"voided, the provider says authorized", fiscal.StatusAuthorized, "", "invoicy", "6", "unconfirmed", fiscal.StatusAuthorized},
-		{"held for another source", fiscal.StatusPendingDGI, "onceflow payment pay-other invoice", "invoicy", "5", "unconfirmed", fiscal.StatusPendingDGI},
+		{"confirmed", fiscal.StatusPendingDGI, "", "invoicy", "5", "adopted", fiscal.StatusAuthorized, false},
+		{"from another provider", fiscal.StatusPendingDGI, "", "keyed", "5", "foreign_provider", fiscal.StatusPendingDGI, false},
+		{"rejected, the provider says authorized", fiscal.StatusPendingDGI, "", "invoicy", "3", "unconfirmed", fiscal.StatusPendingDGI, false},
+		{"voided, the provider says authorized", fiscal.StatusAuthorized, "", "invoicy", "6", "unconfirmed", fiscal.StatusAuthorized, false},
+		{"held for another source", fiscal.StatusPendingDGI, "onceflow payment pay-other invoice", "invoicy", "5", "unconfirmed", fiscal.StatusPendingDGI, false},
+		{"blind: applied as it comes", fiscal.StatusPendingDGI, "", "invoicy", "5", "adopted", fiscal.StatusAuthorized, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			env := invoicertest.New(t)
 			d := env.Record(t, invoicertest.Payment("pay-confirm", 100_00, false))
 			number := env.Hold(t, d, tc.from, tc.addendum)
-			h := consumer.NewProvider(env.Store, invoicy.DefaultStatusMap(), holder(t, env), zaptest.NewLogger(t), nil)
+			hold := holder(t, env)
+			if tc.blind {
+				hold.Lookup = nil
+			}
+			h := consumer.NewProvider(env.Store, invoicy.DefaultStatusMap(), hold, zaptest.NewLogger(t), nil)
 			b, err := eventsv1.Encode(&eventsv1.ProviderEvent{EventId: "evt-1", Provider: tc.provider, Reference: d.Reference, ProviderStatus: tc.code})
 			if err != nil {
 				t.Fatal(err)
@@ -415,6 +421,9 @@ func TestProviderEventsApplyOnlyConfirmedFromTheHolder(t *testing.T) {
 			}
 			if keys := env.Outbox(t); (tc.outcome == "adopted") != (len(keys) == 1) {
 				t.Fatalf("outbox %v after %s", keys, tc.outcome)
+			}
+			if queries := env.Sandbox.Stats().Queries; tc.blind && queries != 0 {
+				t.Fatalf("%d look-ups in blind mode, want none", queries)
 			}
 		})
 	}

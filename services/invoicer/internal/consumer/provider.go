@@ -1,6 +1,7 @@
 package consumer
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -121,7 +122,8 @@ func (p *Provider) adopt(ctx context.Context, d store.Document, to fiscal.Status
 			outcome = "stale" // changed meanwhile; the next event or look-up decides
 			return err
 		}
-		return notify.Insert(ctx, tx, d, notify.Change{Status: to, Series: deref(a.ProviderSeries), Number: deref(a.ProviderNumber)})
+		return notify.Insert(ctx, tx, d, notify.Change{Status: to,
+			Series: deref(cmp.Or(a.ProviderSeries, d.ProviderSeries)), Number: deref(cmp.Or(a.ProviderNumber, d.ProviderNumber))})
 	})
 	return outcome, err
 }
