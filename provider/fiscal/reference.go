@@ -20,11 +20,43 @@ import (
 // that type the provider's CFENumReferencia as a number (int64). The encoding
 // is unambiguous because source kinds and kinds are fixed words without "|".
 // Distinct sources can still collide (about one in 9e17 per pair); the
-// addendum (see Addendum) tells them apart at look-up time.
+// addendum (see Addendum) tells them apart at look-up time, and a document
+// whose reference another source already holds takes the next one of
+// References.
 func Reference(sourceKind, sourceRef string, kind Kind) string {
-	h := sha256.Sum256([]byte("v1|" + sourceKind + "|" + sourceRef + "|" + string(kind)))
-	n := binary.BigEndian.Uint64(h[:8])
-	return strconv.FormatUint(n%900_000_000_000_000_000+100_000_000_000_000_000, 10)
+	return ReferenceAt(sourceKind, sourceRef, kind, 0)
+}
+
+// ReferenceCandidates is how many references References offers a document:
+// should every one be held by other sources (about one in 9e17 to the
+// power of ReferenceCandidates), the document cannot be recorded.
+const ReferenceCandidates = 8
+
+// ReferenceAt returns the n-th reference of the sequence a document may take
+// (n from 0): ReferenceAt(…, 0) is Reference, and n > 0 hashes
+// "v1|" + sourceKind + "|" + sourceRef + "|" + kind + "|" + decimal(n) the
+// same way. Like Reference it is frozen: the same inputs give the same
+// sequence forever.
+func ReferenceAt(sourceKind, sourceRef string, kind Kind, n int) string {
+	key := "v1|" + sourceKind + "|" + sourceRef + "|" + string(kind)
+	if n > 0 {
+		key += "|" + strconv.Itoa(n)
+	}
+	h := sha256.Sum256([]byte(key))
+	v := binary.BigEndian.Uint64(h[:8])
+	return strconv.FormatUint(v%900_000_000_000_000_000+100_000_000_000_000_000, 10)
+}
+
+// References returns the first ReferenceCandidates references of a
+// document's sequence (see ReferenceAt), in the order it takes them: the
+// first no other source holds is its reference. A redelivered event yields
+// the same sequence, so it finds its own document again.
+func References(sourceKind, sourceRef string, kind Kind) []string {
+	refs := make([]string, ReferenceCandidates)
+	for n := range refs {
+		refs[n] = ReferenceAt(sourceKind, sourceRef, kind, n)
+	}
+	return refs
 }
 
 // ValidReference reports whether s has the form of a provider reference: 1 to
@@ -50,9 +82,14 @@ func Addendum(sourceKind, sourceRef string, kind Kind) string {
 }
 
 // Matches reports whether h is the provider's copy of doc: same reference,
-// same CFE type and same addendum (hence same source).
+// same CFE type, same addendum (hence same source) and the same total when
+// the provider states one (a zero TotalMinor is a total not given).
 func (h Held) Matches(doc Document) bool {
-	return h.Reference == doc.Reference && h.Type == doc.Type && h.Addendum == doc.Addendum
+	return h.Reference == doc.Reference && h.Type == doc.Type && h.Addendum == doc.Addendum && h.sameTotal(doc)
+}
+
+func (h Held) sameTotal(doc Document) bool {
+	return h.TotalMinor == 0 || h.TotalMinor == doc.TotalMinor
 }
 
 // Verdict is what a look-up by reference means for the document about to be
@@ -111,6 +148,10 @@ func Classify(doc Document, held []Held) (Verdict, Held, string) {
 		return VerdictConflict, Held{}, fmt.Sprintf(
 			"provider holds another source's document under reference %s: addendum %q, expected %q",
 			doc.Reference, h.Addendum, doc.Addendum)
+	case !h.sameTotal(doc):
+		return VerdictConflict, Held{}, fmt.Sprintf(
+			"provider holds a total of %d minor units under reference %s, expected %d",
+			h.TotalMinor, doc.Reference, doc.TotalMinor)
 	}
 	return VerdictAdopt, h, ""
 }

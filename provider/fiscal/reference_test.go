@@ -29,6 +29,29 @@ func TestReferenceStable(t *testing.T) {
 	}
 }
 
+// The sequence after a collision is frozen too (values computed with
+// Python's hashlib).
+func TestReferencesSequence(t *testing.T) {
+	t.Parallel()
+	refs := References("payment", "D-4-abc", KindInvoice)
+	want := []string{"997043242926837602", "803040837151583459", "541943293913170438"}
+	if len(refs) != ReferenceCandidates {
+		t.Fatalf("%d references, want %d", len(refs), ReferenceCandidates)
+	}
+	for i, w := range want {
+		if refs[i] != w {
+			t.Errorf("References[%d] = %s, want %s", i, refs[i], w)
+		}
+	}
+	seen := make(map[string]bool)
+	for _, r := range refs {
+		if !ValidReference(r) || seen[r] {
+			t.Fatalf("reference %s invalid or repeated in %v", r, refs)
+		}
+		seen[r] = true
+	}
+}
+
 func TestReferenceShape(t *testing.T) {
 	t.Parallel()
 	seen := make(map[string]string)
@@ -67,6 +90,10 @@ func TestClassify(t *testing.T) {
 	otherSource.Addendum = Addendum("payment", "D-4-zzz", KindInvoice)
 	otherRef := ours
 	otherRef.Reference = "123"
+	otherTotal := ours
+	otherTotal.TotalMinor = doc.TotalMinor + 1
+	totalGiven := ours
+	totalGiven.TotalMinor = doc.TotalMinor
 
 	tests := []struct {
 		name   string
@@ -80,6 +107,8 @@ func TestClassify(t *testing.T) {
 		{"another type", []Held{otherType}, VerdictConflict, "type 111"},
 		{"another source", []Held{otherSource}, VerdictConflict, "another source"},
 		{"another reference", []Held{otherRef}, VerdictConflict, "returned reference"},
+		{"another total", []Held{otherTotal}, VerdictConflict, "total"},
+		{"ours with its total", []Held{totalGiven}, VerdictAdopt, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -88,7 +117,7 @@ func TestClassify(t *testing.T) {
 			if v != tt.want {
 				t.Fatalf("verdict = %s, want %s (reason %q)", v, tt.want, reason)
 			}
-			if v == VerdictAdopt && h != ours {
+			if v == VerdictAdopt && h != tt.held[0] {
 				t.Errorf("adopted %+v, want %+v", h, ours)
 			}
 			if v != VerdictConflict && reason != "" {

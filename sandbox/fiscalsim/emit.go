@@ -104,7 +104,7 @@ func (s *Server) emit(w http.ResponseWriter, r *http.Request) {
 		s.log.Info("holding the answer of a stored document (injected)", zap.String("reference", drafts[0].Reference))
 		hold(r.Context(), act.hangFor)
 	}
-	s.answer(w, opEmit, "EnvioCFERetorno", msgOK, "OK", issued)
+	s.answer(w, opEmit, "EnvioCFERetorno", msgOK, "OK", misdescribe(issued, act))
 }
 
 // refuse answers msgCod ≠ 0 with an empty ListaCFE and counts the refusal.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/onceflow/onceflow/pkg/backoff"
+	"github.com/onceflow/onceflow/pkg/money"
 	"github.com/onceflow/onceflow/sandbox/internal/server"
 )
 
@@ -43,7 +44,19 @@ type Rule struct {
 	PendingPolls int `json:"pending_polls,omitempty"`
 	// Reject stores new documents rejected by DGI (CFEStatus 3).
 	Reject bool `json:"reject,omitempty"`
+	// WrongAnswer stores each emitted document as sent but describes it
+	// wrongly in the emission's answer: "type" (another CFE type),
+	// "addendum" (another source's addendum) or "total" (one more cent).
+	// Queries still answer what is stored.
+	WrongAnswer string `json:"wrong_answer,omitempty"`
 }
+
+// Values of Rule.WrongAnswer.
+const (
+	WrongType     = "type"
+	WrongAddendum = "addendum"
+	WrongTotal    = "total"
+)
 
 // action is what one request does, taken from a Rule under the lock.
 type action struct {
@@ -54,6 +67,7 @@ type action struct {
 	duplicate bool
 	pending   int
 	reject    bool
+	wrong     string
 }
 
 // SetRule injects r into requests for reference (AnyReference for every
@@ -88,7 +102,7 @@ func (s *Server) take(reference string, emit bool) action {
 	if !emit {
 		return a
 	}
-	a.duplicate, a.pending, a.reject = r.Duplicate, r.PendingPolls, r.Reject
+	a.duplicate, a.pending, a.reject, a.wrong = r.Duplicate, r.PendingPolls, r.Reject, r.WrongAnswer
 	switch {
 	case r.FailBefore > 0:
 		r.FailBefore--
@@ -121,6 +135,12 @@ func (s *Server) putRule(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "invalid_rule", "want a JSON fault rule: "+err.Error())
 		return
 	}
+	switch rule.WrongAnswer {
+	case "", WrongType, WrongAddendum, WrongTotal:
+	default:
+		writeError(w, http.StatusBadRequest, "invalid_rule", "wrong_answer: want type, addendum or total")
+		return
+	}
 	ref := r.PathValue("reference")
 	if ref != AnyReference && !digits(ref) {
 		writeError(w, http.StatusBadRequest, "invalid_reference", "want digits or *")
@@ -147,4 +167,28 @@ func writeError(w http.ResponseWriter, status int, code, message string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
+}
+
+// misdescribe returns docs as an answer describes them under act: altered
+// as act.wrong asks, or unchanged. The stored documents are not touched.
+func misdescribe(docs []Document, act action) []Document {
+	if act.wrong == "" {
+		return docs
+	}
+	out := make([]Document, len(docs))
+	for i, d := range docs {
+		d = d.clone()
+		switch act.wrong {
+		case WrongType:
+			d.Type++
+		case WrongAddendum:
+			d.Addendum += " (another source)"
+		case WrongTotal:
+			if total, err := money.ParseMinor(d.Total); err == nil {
+				d.Total = money.FormatMinor(total + 1)
+			}
+		}
+		out[i] = d
+	}
+	return out
 }

@@ -68,6 +68,20 @@ func TestFaultRules(t *testing.T) {
 			t.Fatalf("CFEStatus %d, want 3", got.CFEStatus)
 		}
 	})
+	t.Run("a wrong answer describes another document; the query what is stored", func(t *testing.T) {
+		t.Parallel()
+		srv, base := start(t)
+		srv.SetRule(ref, fiscalsim.Rule{WrongAnswer: fiscalsim.WrongType})
+		if got := emit(t, base, d); got.CFETipo != 102 {
+			t.Fatalf("answer CFETipo %d, want 102", got.CFETipo)
+		}
+		if got := query(t, base, byReference(ref)).CFEs[0]; got.CFETipo != 101 {
+			t.Fatalf("query CFETipo %d, want the stored 101", got.CFETipo)
+		}
+		if code := putRule(t, base, ref, `{"wrong_answer":"colour"}`); code != http.StatusBadRequest {
+			t.Fatalf("PUT an unknown wrong_answer: %d, want 400", code)
+		}
+	})
 	t.Run("DGI pending for two polls, then authorized", func(t *testing.T) {
 		t.Parallel()
 		srv, base := start(t)

@@ -113,7 +113,7 @@ func (s *Server) keyedEmit(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(keyed(d))
+	_ = json.NewEncoder(w).Encode(keyed(misdescribe([]Document{d}, act)[0]))
 }
 
 // keyedDraft validates a keyed request into a draft document.

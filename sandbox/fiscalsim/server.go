@@ -15,7 +15,8 @@
 // Faults are injected per reference with Rules (Server.SetRule, or
 // PUT /sandbox/faults/{reference}): latency, HTTP 503 before acting, a
 // stored document whose answer never comes in time, duplicates under one
-// reference, DGI answers that stay pending, rejections. With a Webhook
+// reference, DGI answers that stay pending, rejections, emission answers
+// that describe another document than the one stored. With a Webhook
 // configured, every status change is also POSTed as a signed provider
 // webhook (see webhook.go).
 package fiscalsim

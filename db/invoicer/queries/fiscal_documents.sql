@@ -1,18 +1,28 @@
 -- name: DocumentRecord :batchone
 -- Records the documents billing events ask for, one statement each, all
 -- sent in one round trip; a redelivered event inserts nothing and returns
--- no row.
+-- no row. A document takes the first of its @candidates that no other
+-- source's document holds (a reference collision takes the next one); none
+-- left fails the insert (reference is NOT NULL).
 INSERT INTO invoicer.fiscal_documents
     (source_kind, source_ref, kind, event_key, reference, cfe_type, amount_minor, currency,
      buyer, lines, original_source_ref, traceparent)
-VALUES (@source_kind, @source_ref, @kind, @event_key, @reference, @cfe_type, @amount_minor, @currency,
-        @buyer, @lines, @original_source_ref, @traceparent)
+VALUES (@source_kind, @source_ref, @kind, @event_key,
+        (SELECT c.ref FROM unnest(@candidates::text[]) WITH ORDINALITY AS c(ref, n)
+         WHERE NOT EXISTS (
+             SELECT 1 FROM invoicer.fiscal_documents o
+             WHERE o.reference = c.ref
+               AND NOT (o.source_kind = @source_kind AND o.source_ref = @source_ref AND o.kind = @kind))
+         ORDER BY c.n LIMIT 1),
+        @cfe_type, @amount_minor, @currency, @buyer, @lines, @original_source_ref, @traceparent)
 ON CONFLICT (source_kind, source_ref, kind) DO NOTHING
-RETURNING id;
+RETURNING id, reference;
 
 -- name: DocumentClaimDue :many
 -- Claims due documents not leased by a live worker; every later write must
--- present the returned lease token.
+-- present the returned lease token. Each row comes with the database's
+-- clock (db_now), the one clock the emission loop compares with the
+-- documents' times.
 UPDATE invoicer.fiscal_documents d
 SET lease_token = @lease_token, lease_expires_at = now() + make_interval(secs => @lease_seconds::float8),
     attempts = d.attempts + 1, updated_at = now()
@@ -23,7 +33,7 @@ WHERE d.id IN (
     ORDER BY due_at, id
     LIMIT @max_rows
     FOR UPDATE SKIP LOCKED)
-RETURNING d.*;
+RETURNING sqlc.embed(d), now()::timestamptz AS db_now;
 
 -- name: DocumentGetInvoiceOf :one
 -- The invoice recorded for a payment, which a credit note must reference.
@@ -34,12 +44,15 @@ WHERE source_kind = 'payment' AND source_ref = @payment_ref AND kind = 'invoice'
 -- Saves attempts' results, one statement each, all sent in one round trip;
 -- each only while the caller's lease is still held and nobody (a provider
 -- event, an operator) changed the status meanwhile: no row for a result
--- refused.
+-- refused. Times are the database's: due @due_in_seconds from now(), and
+-- unknown since now() when @unknown_since_now.
 UPDATE invoicer.fiscal_documents
 SET status = @status, provider_series = @provider_series, provider_number = @provider_number,
     provider_status = @provider_status, provider_cae = @provider_cae,
     provider_security_code = @provider_security_code, provider_url = @provider_url,
-    issue_date = @issue_date, unknown_since = @unknown_since, due_at = @due_at,
+    issue_date = @issue_date,
+    unknown_since = CASE WHEN @unknown_since_now::bool THEN now() ELSE sqlc.narg(unknown_since)::timestamptz END,
+    due_at = now() + make_interval(secs => @due_in_seconds::float8),
     dgi_polls = @dgi_polls, last_error = @last_error, attention_reason = @attention_reason,
     lease_token = NULL, lease_expires_at = NULL, updated_at = now()
 WHERE id = @id AND lease_token = @lease_token AND status = @claimed_status

@@ -19,7 +19,7 @@ import (
 	"github.com/onceflow/onceflow/pkg/dlocal"
 	"github.com/onceflow/onceflow/pkg/httpclient"
 	"github.com/onceflow/onceflow/pkg/pgtest"
-	sandbox "github.com/onceflow/onceflow/sandbox/psp"
+	"github.com/onceflow/onceflow/sandbox/pspsim"
 	"github.com/onceflow/onceflow/services/ingest/internal/apply"
 	"github.com/onceflow/onceflow/services/ingest/internal/psp"
 	"github.com/onceflow/onceflow/services/ingest/internal/store"
@@ -51,7 +51,7 @@ func newEnv(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(pool.Close)
-	pspServer := sandbox.New(sandbox.Config{Login: login, TransKey: transKey, SecretKey: secret})
+	pspServer := pspsim.New(pspsim.Config{Login: login, TransKey: transKey, SecretKey: secret})
 	srv := httptest.NewServer(pspServer)
 	t.Cleanup(func() { srv.Close(); pspServer.Close() })
 	st := store.New(pool)

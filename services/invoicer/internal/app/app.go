@@ -73,7 +73,7 @@ func build(ctx context.Context, cfg Config, pool *pgxpool.Pool, prov provider, l
 	ecfg := emitConfig(cfg)
 	ecfg.Wake = waker.Wake
 	emitter := emit.New(st, prov.Provider, log.Named("emit"), reg, ecfg)
-	receivers, err := newReceivers(ctx, cfg, st, prov.statuses, log, reg, waker.Wake, emitter.Due)
+	receivers, err := newReceivers(ctx, cfg, st, prov, log, reg, waker.Wake, emitter.Due)
 	if err != nil {
 		return nil, err
 	}
@@ -117,6 +117,16 @@ func (p provider) lookup(cfg Config) admin.Lookup {
 	return p.Lookup
 }
 
+// holder is the provider whose events the invoicer applies, confirmed by
+// a look-up unless INVOICER_PROVIDER_MODE is blind.
+func (p provider) holder(cfg Config) consumer.Holder {
+	h := consumer.Holder{Name: cfg.Provider, Lookup: p.Lookup}
+	if cfg.ProviderMode == ModeBlind {
+		h.Lookup = nil
+	}
+	return h
+}
+
 // newProvider builds the adapter INVOICER_PROVIDER names.
 func newProvider(cfg Config) (provider, error) {
 	statuses, err := cfg.statusMap()
@@ -135,7 +145,7 @@ func newProvider(cfg Config) (provider, error) {
 }
 
 // newReceivers returns INVOICER_CONSUMERS receivers for each of the two queues.
-func newReceivers(ctx context.Context, cfg Config, st *store.Store, statuses map[string]fiscal.Status, log *zap.Logger, reg prometheus.Registerer, wake, due func()) ([]worker.Loop, error) {
+func newReceivers(ctx context.Context, cfg Config, st *store.Store, prov provider, log *zap.Logger, reg prometheus.Registerer, wake, due func()) ([]worker.Loop, error) {
 	client, err := sqsclient.NewClient(ctx, cfg.AWSRegion, cfg.SQSEndpoint)
 	if err != nil {
 		return nil, err
@@ -152,7 +162,7 @@ func newReceivers(ctx context.Context, cfg Config, st *store.Store, statuses map
 	opts := consumer.Options{Wait: cfg.ConsumerWait, Visibility: cfg.ConsumerVisibility}
 	billing := consumer.NewReceiver(client, billingURL, "billing", consumer.NewBilling(st, log.Named("billing"), due).Handle,
 		log.Named("billing"), counter, opts)
-	events := consumer.NewReceiver(client, providerURL, "provider", consumer.Each(consumer.NewProvider(st, statuses, log.Named("provider"), wake).Handle),
+	events := consumer.NewReceiver(client, providerURL, "provider", consumer.Each(consumer.NewProvider(st, prov.statuses, prov.holder(cfg), log.Named("provider"), wake).Handle),
 		log.Named("provider"), counter, opts)
 	var loops []worker.Loop
 	for range cfg.Consumers {

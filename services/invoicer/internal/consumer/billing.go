@@ -32,8 +32,9 @@ func NewBilling(st *store.Store, log *zap.Logger, recorded func()) *Billing {
 
 // entry is one well-formed billing event of a batch.
 type entry struct {
-	msg    int // its index in the batch
-	params store.NewDocument
+	msg       int // its index in the batch
+	params    store.NewDocument
+	reference string // the reference it took, once recorded
 }
 
 // Handle records the documents a batch of billing events asks for, in one
@@ -56,11 +57,13 @@ func (b *Billing) Handle(ctx context.Context, msgs []Message) []Result {
 	// Inserted in one order (the first of equal references wins), so two
 	// batches holding the same events wait for each other instead of
 	// deadlocking.
-	slices.SortStableFunc(entries, func(x, y entry) int { return strings.Compare(x.params.Reference, y.params.Reference) })
+	slices.SortStableFunc(entries, func(x, y entry) int {
+		return strings.Compare(x.params.References[0], y.params.References[0])
+	})
 	if err := b.recordTogether(ctx, entries, res); err != nil {
 		b.log.Warn("record batch; recording each event alone", zap.Int("events", len(entries)), zap.Error(err))
-		for _, e := range entries {
-			_ = b.record(ctx, b.store, []entry{e}, res)
+		for i := range entries {
+			_ = b.record(ctx, b.store, entries[i:i+1], res)
 		}
 	}
 	b.report(entries, res)
@@ -89,23 +92,25 @@ func (b *Billing) recordTogether(ctx context.Context, entries []entry, res []Res
 
 // recorder records documents: the store, or one of its transactions.
 type recorder interface {
-	RecordDocuments(ctx context.Context, docs []store.NewDocument) []error
+	RecordDocuments(ctx context.Context, docs []store.NewDocument) []store.Recorded
 }
 
 // record inserts entries' documents with q, their statements pipelined,
-// setting each one's result in res; it returns the first error.
+// setting each one's result in res and the reference each took; it returns
+// the first error.
 func (b *Billing) record(ctx context.Context, q recorder, entries []entry, res []Result) (first error) {
 	docs := make([]store.NewDocument, len(entries))
 	for i, e := range entries {
 		docs[i] = e.params
 	}
-	for i, err := range q.RecordDocuments(ctx, docs) {
+	for i, rec := range q.RecordDocuments(ctx, docs) {
 		r := Result{Outcome: "recorded"}
+		entries[i].reference = rec.Reference
 		switch {
-		case errors.Is(err, store.ErrDuplicate):
+		case errors.Is(rec.Err, store.ErrDuplicate):
 			r.Outcome = "duplicate"
-		case err != nil:
-			r = Result{Outcome: "error", Err: err}
+		case rec.Err != nil:
+			r = Result{Outcome: "error", Err: rec.Err}
 			first = cmp.Or(first, r.Err)
 		}
 		res[entries[i].msg] = r
@@ -123,7 +128,7 @@ func (b *Billing) report(entries []entry, res []Result) {
 			b.log.Info("document already recorded", zap.String("event_key", e.params.EventKey))
 		case "recorded":
 			fresh = true
-			b.log.Info("document recorded", zap.String("event_key", e.params.EventKey), zap.String("reference", e.params.Reference), zap.Int32("cfe_type", int32(e.params.CFEType)))
+			b.log.Info("document recorded", zap.String("event_key", e.params.EventKey), zap.String("reference", e.reference), zap.Int32("cfe_type", int32(e.params.CFEType)))
 		}
 	}
 	if fresh && b.recorded != nil {
@@ -167,7 +172,7 @@ func Params(ev *eventsv1.BillingEvent) (store.NewDocument, error) {
 	}
 	p := store.NewDocument{
 		SourceKind: ev.SourceKind, SourceRef: ev.SourceRef, Kind: kind, EventKey: ev.EventKey,
-		Reference: fiscal.Reference(ev.SourceKind, ev.SourceRef, kind), CFEType: fiscal.TypeFor(buyer, kind),
+		References: fiscal.References(ev.SourceKind, ev.SourceRef, kind), CFEType: fiscal.TypeFor(buyer, kind),
 		AmountMinor: ev.AmountMinor, Currency: ev.Currency, Buyer: buyerJSON, Lines: linesJSON,
 	}
 	if kind == fiscal.KindCreditNote {

@@ -211,6 +211,33 @@ func TestBillingBatchRecordsEachEventOnce(t *testing.T) {
 	}
 }
 
+func TestReferenceCollisionTakesTheNextReference(t *testing.T) {
+	t.Parallel()
+	env := invoicertest.New(t)
+	ctx := context.Background()
+	// Another source's document holds the reference pay-coll would take.
+	held := fiscal.Reference("payment", "pay-coll", fiscal.KindInvoice)
+	holder := env.Record(t, invoicertest.Payment("pay-holder", 100_00, false))
+	if _, err := env.Pool.Exec(ctx, "UPDATE invoicer.fiscal_documents SET reference = $1 WHERE id = $2", held, holder.ID); err != nil {
+		t.Fatal(err)
+	}
+	billing := consumer.NewBilling(env.Store, zaptest.NewLogger(t), nil)
+	msgs := messages(t, []any{invoicertest.Payment("pay-coll", 100_00, false), invoicertest.Payment("pay-coll", 100_00, false)})
+
+	outcomes(t, billing.Handle(ctx, msgs), []string{"recorded", "duplicate"})
+	var ref string
+	if err := env.Pool.QueryRow(ctx, "SELECT reference FROM invoicer.fiscal_documents WHERE source_ref = 'pay-coll'").Scan(&ref); err != nil {
+		t.Fatalf("pay-coll's document: %v", err)
+	}
+	if ref == held || !fiscal.ValidReference(ref) {
+		t.Fatalf("pay-coll took reference %q, want a valid one other than the held %s", ref, held)
+	}
+	outcomes(t, billing.Handle(ctx, msgs[:1]), []string{"duplicate"})
+	if n := documents(t, env); n != 2 {
+		t.Fatalf("%d documents after a redelivery, want 2", n)
+	}
+}
+
 // messages makes a batch of events, each message with a traceparent of its
 // own.
 func messages(tb testing.TB, events []any) []consumer.Message {
@@ -302,10 +329,7 @@ func TestProviderEventsMoveDocumentsForwardOnly(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	pending := env.Record(t, invoicertest.Payment("pay-event", 100_00, false))
 	notSent := env.Record(t, invoicertest.Payment("pay-event-2", 100_00, false))
-	if _, err := env.Pool.Exec(context.Background(), `UPDATE invoicer.fiscal_documents SET status = 'pending_dgi', provider_series = 'A', provider_number = 7,
-due_at = now() + interval '1 hour' WHERE id = $1`, pending.ID); err != nil {
-		t.Fatal(err)
-	}
+	env.Hold(t, pending, fiscal.StatusPendingDGI, "") // the sandbox authorized it meanwhile
 	if _, err := env.Pool.Exec(context.Background(), `UPDATE invoicer.fiscal_documents SET due_at = now() + interval '1 hour' WHERE id = $1`, notSent.ID); err != nil {
 		t.Fatal(err)
 	}
@@ -316,7 +340,7 @@ due_at = now() + interval '1 hour' WHERE id = $1`, pending.ID); err != nil {
 		}
 		return string(b)
 	}
-	h := consumer.NewProvider(env.Store, invoicy.DefaultStatusMap(), zaptest.NewLogger(t), nil)
+	h := consumer.NewProvider(env.Store, invoicy.DefaultStatusMap(), holder(t, env), zaptest.NewLogger(t), nil)
 	run(t, q, consumer.Each(h.Handle), reg, 30*time.Second, 1)
 
 	q.send(t, event(pending.Reference, "5"))
@@ -346,4 +370,61 @@ func deref[T any](p *T) T {
 		return zero
 	}
 	return *p
+}
+
+// holder is the sandbox as the InvoiCy provider holding the documents.
+func holder(tb testing.TB, env *invoicertest.Env) consumer.Holder {
+	tb.Helper()
+	return consumer.Holder{Name: "invoicy", Lookup: env.Client(tb, 5*time.Second).Lookup}
+}
+
+func TestProviderEventsApplyOnlyConfirmedFromTheHolder(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name           string
+		from           fiscal.Status // here; the provider holds it authorized
+		addendum       string        // of the provider's copy, when not ours
+		provider, code string        // the event's
+		outcome        string
+		want           fiscal.Status
+		blind          bool // the provider cannot be looked up
+	}{
+		{"confirmed", fiscal.StatusPendingDGI, "", "invoicy", "5", "adopted", fiscal.StatusAuthorized, false},
+		{"from another provider", fiscal.StatusPendingDGI, "", "keyed", "5", "foreign_provider", fiscal.StatusPendingDGI, false},
+		{"rejected, the provider says authorized", fiscal.StatusPendingDGI, "", "invoicy", "3", "unconfirmed", fiscal.StatusPendingDGI, false},
+		{"voided, the provider says authorized", fiscal.StatusAuthorized, "", "invoicy", "6", "unconfirmed", fiscal.StatusAuthorized, false},
+		{"held for another source", fiscal.StatusPendingDGI, "onceflow payment pay-other invoice", "invoicy", "5", "unconfirmed", fiscal.StatusPendingDGI, false},
+		{"blind: applied as it comes", fiscal.StatusPendingDGI, "", "invoicy", "5", "adopted", fiscal.StatusAuthorized, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			env := invoicertest.New(t)
+			d := env.Record(t, invoicertest.Payment("pay-confirm", 100_00, false))
+			number := env.Hold(t, d, tc.from, tc.addendum)
+			hold := holder(t, env)
+			if tc.blind {
+				hold.Lookup = nil
+			}
+			h := consumer.NewProvider(env.Store, invoicy.DefaultStatusMap(), hold, zaptest.NewLogger(t), nil)
+			b, err := eventsv1.Encode(&eventsv1.ProviderEvent{EventId: "evt-1", Provider: tc.provider, Reference: d.Reference, ProviderStatus: tc.code})
+			if err != nil {
+				t.Fatal(err)
+			}
+
+			outcome, err := h.Handle(context.Background(), string(b))
+			if err != nil || outcome != tc.outcome {
+				t.Fatalf("outcome %s (%v), want %s", outcome, err, tc.outcome)
+			}
+			got := env.Document(t, d.Reference)
+			if got.Status != tc.want || deref(got.ProviderNumber) != number {
+				t.Fatalf("document %s number %d, want %s number %d", got.Status, deref(got.ProviderNumber), tc.want, number)
+			}
+			if keys := env.Outbox(t); (tc.outcome == "adopted") != (len(keys) == 1) {
+				t.Fatalf("outbox %v after %s", keys, tc.outcome)
+			}
+			if queries := env.Sandbox.Stats().Queries; tc.blind && queries != 0 {
+				t.Fatalf("%d look-ups in blind mode, want none", queries)
+			}
+		})
+	}
 }

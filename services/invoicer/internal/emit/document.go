@@ -18,13 +18,14 @@ type hold struct {
 	wait, attention string
 }
 
-// document rebuilds what is sent from d. A credit note needs its invoice
+// document rebuilds what is sent from d, dated now (the database's time).
+// A credit note needs its invoice
 // authorized first, since it references the invoice's type, series, number
 // and date; it waits for that at most Config.CreditNoteWait, and it never
 // credits more than the invoice (with the credit notes recorded before it).
-func (e *Emitter) document(ctx context.Context, d store.Document) (fiscal.Document, hold, error) {
+func (e *Emitter) document(ctx context.Context, d store.Document, now time.Time) (fiscal.Document, hold, error) {
 	doc := fiscal.Document{
-		Reference: d.Reference, Type: d.CFEType, IssueDate: time.Now().In(fiscal.Montevideo), Currency: d.Currency,
+		Reference: d.Reference, Type: d.CFEType, IssueDate: now.In(fiscal.Montevideo), Currency: d.Currency,
 		TotalMinor: d.AmountMinor, Addendum: fiscal.Addendum(d.SourceKind, d.SourceRef, d.Kind),
 	}
 	if err := json.Unmarshal(d.Buyer, &doc.Buyer); err != nil {
@@ -37,7 +38,7 @@ func (e *Emitter) document(ctx context.Context, d store.Document) (fiscal.Docume
 		// A credit note the provider already holds is only looked up.
 		return doc, hold{}, nil
 	}
-	inv, h, err := e.invoiceOf(ctx, d)
+	inv, h, err := e.invoiceOf(ctx, d, now)
 	if err != nil || h != (hold{}) {
 		return doc, h, err
 	}
@@ -48,7 +49,7 @@ func (e *Emitter) document(ctx context.Context, d store.Document) (fiscal.Docume
 
 // invoiceOf returns the authorized invoice credit note d corrects, or why d
 // must wait or be parked.
-func (e *Emitter) invoiceOf(ctx context.Context, d store.Document) (store.Document, hold, error) {
+func (e *Emitter) invoiceOf(ctx context.Context, d store.Document, now time.Time) (store.Document, hold, error) {
 	payment := *d.OriginalSourceRef
 	inv, err := e.store.InvoiceOf(ctx, payment)
 	var h hold
@@ -61,7 +62,7 @@ func (e *Emitter) invoiceOf(ctx context.Context, d store.Document) (store.Docume
 		h.wait = "invoice " + inv.Reference + " is " + string(inv.Status) + ", not authorized yet"
 	}
 	if h.wait != "" {
-		if time.Since(d.CreatedAt) > e.cfg.CreditNoteWait {
+		if now.Sub(d.CreatedAt) > e.cfg.CreditNoteWait {
 			return inv, hold{attention: h.wait + " after waiting " + e.cfg.CreditNoteWait.String()}, nil
 		}
 		return inv, h, nil

@@ -55,6 +55,18 @@ type Config struct {
 	// Wake tells the relay a notification was committed; nil waits for
 	// its poll.
 	Wake func()
+	// Clock is the pod's clock; nil is time.Now. The loop only measures
+	// durations with it; every time it compares with a document's is the
+	// database's (see dbClock). Tests skew it.
+	Clock func() time.Time
+}
+
+// now reads the pod's clock.
+func (c Config) now() time.Time {
+	if c.Clock == nil {
+		return time.Now()
+	}
+	return c.Clock()
 }
 
 // Emitter sends recorded documents to the provider exactly once.
@@ -118,11 +130,12 @@ func (e *Emitter) Run(ctx context.Context) error {
 func (e *Emitter) Round(ctx context.Context) (int, error) {
 	// Taken before the claim, so the time measured from it is never less
 	// than the time the claim's lease has really run.
-	token, claimed := uuid.New(), time.Now()
-	docs, err := e.store.ClaimDue(ctx, token, e.cfg.Lease, int32(e.cfg.Batch))
+	token, claimed := uuid.New(), e.cfg.now()
+	claim, err := e.store.ClaimDue(ctx, token, e.cfg.Lease, int32(e.cfg.Batch))
 	if err != nil {
 		return 0, err
 	}
+	docs, clock := claim.Documents, e.dbClock(claim.Now)
 	// A document in hand is finished even when shutdown begins: cancelling a
 	// send half way would turn a clean outcome into an ambiguous one. The
 	// provider client's timeout bounds the wait. Documents not yet started
@@ -137,7 +150,7 @@ func (e *Emitter) Round(ctx context.Context) (int, error) {
 			continue
 		}
 		j := e.start(inHand, d)
-		j.res, j.doc = e.work(j.ctx, d, &j.calls)
+		j.res, j.doc = e.work(j.ctx, d, clock.now(), &j.calls)
 		jobs = append(jobs, j)
 	}
 	e.sendAll(ctx, inHand, jobs, token)
@@ -153,7 +166,7 @@ func (e *Emitter) Round(ctx context.Context) (int, error) {
 // caught later: the send marker and the result are written only under the
 // token and the claimed status, so d is at most looked up, never sent.
 func (e *Emitter) leased(ctx context.Context, d store.Document, token uuid.UUID, claimed time.Time) bool {
-	if time.Since(claimed) < e.cfg.renewAfter() {
+	if e.cfg.now().Sub(claimed) < e.cfg.renewAfter() {
 		return true
 	}
 	held, err := e.store.RenewLease(ctx, d.ID, token, e.cfg.Lease)
@@ -163,6 +176,25 @@ func (e *Emitter) leased(ctx context.Context, d store.Document, token uuid.UUID,
 	}
 	return true
 }
+
+// dbClock reads the database's clock: its time at a round's claim, moved on
+// by the time the pod has measured since. A duration measured on the pod's
+// (monotonic) clock is right however far its wall clock is off, so the
+// loop never compares a pod's time with one the database wrote.
+type dbClock struct {
+	at    time.Time // the database's time at the claim
+	local time.Time // the pod's time once the claim had returned
+	pod   func() time.Time
+}
+
+// dbClock starts a dbClock at the database's time at, just read.
+func (e *Emitter) dbClock(at time.Time) dbClock {
+	return dbClock{at: at, local: e.cfg.now(), pod: e.cfg.now}
+}
+
+// now is the database's time now, never ahead of it: the claim's time was
+// read before the pod's.
+func (c dbClock) now() time.Time { return c.at.Add(c.pod().Sub(c.local)) }
 
 // renewAfter is how old a claim may be and still serve a document without
 // a renewal: every document starts with at least two thirds of the lease

@@ -188,6 +188,35 @@ func TestReferenceHeldByAnotherTypeNeedsAttention(t *testing.T) {
 	}
 }
 
+func TestSendAnsweredWithAnotherDocumentNeedsAttention(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ wrong, reason string }{
+		{fiscalsim.WrongType, "type 102"},
+		{fiscalsim.WrongAddendum, "another source"},
+		{fiscalsim.WrongTotal, "total"},
+	} {
+		t.Run(tc.wrong, func(t *testing.T) {
+			t.Parallel()
+			env := invoicertest.New(t)
+			d := env.Record(t, invoicertest.Payment("pay-wrong-"+tc.wrong, 100_00, false))
+			env.Sandbox.SetRule(d.Reference, fiscalsim.Rule{WrongAnswer: tc.wrong})
+			w := newWorker(t, env, fast(t), 5*time.Second)
+
+			d = until(t, env, w, d.Reference, settled)
+			reason := deref(d.AttentionReason)
+			if d.Status != fiscal.StatusNeedsAttention || !strings.Contains(reason, "not ours") || !strings.Contains(reason, tc.reason) {
+				t.Fatalf("status %s (%q), want needs_attention: the answer is not ours, naming %q", d.Status, reason, tc.reason)
+			}
+			if n := env.Sandbox.CountByReference(d.Reference); n != 1 || d.ProviderNumber != nil {
+				t.Fatalf("%d documents at the sandbox, number %v adopted; want the one sent, nothing adopted", n, deref(d.ProviderNumber))
+			}
+			if keys := env.Outbox(t); len(keys) != 1 || !strings.HasPrefix(keys[0], "document:"+d.Reference+":needs_attention") {
+				t.Fatalf("outbox %v, want one needs_attention notification", keys)
+			}
+		})
+	}
+}
+
 func TestExpiredLeaseLateResultIsRefused(t *testing.T) {
 	t.Parallel()
 	env := invoicertest.New(t)

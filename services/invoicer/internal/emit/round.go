@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/google/uuid"
 	"go.opentelemetry.io/otel/attribute"
@@ -40,7 +39,7 @@ func (e *Emitter) sendAll(ctx, inHand context.Context, jobs []*job, token uuid.U
 	if len(jobs) == 0 {
 		return
 	}
-	marked := time.Now()
+	marked := e.cfg.now()
 	if ctx.Err() == nil {
 		e.mark(inHand, jobs, token)
 	}

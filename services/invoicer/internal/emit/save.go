@@ -12,11 +12,12 @@ import (
 	"github.com/onceflow/onceflow/services/invoicer/internal/store"
 )
 
-// toSave is what saving r for d, claimed with token, writes.
+// toSave is what saving r for d, claimed with token, writes; its times are
+// the database's.
 func toSave(d store.Document, token uuid.UUID, r result) store.Result {
 	p := store.Result{
 		ID: d.ID, LeaseToken: token, ClaimedStatus: d.Status, Status: r.status, UnknownSince: r.unknownSince,
-		DueAt: time.Now().Add(r.after), DGIPolls: r.dgiPolls, LastError: optional(r.lastError), AttentionReason: optional(r.attention),
+		UnknownSinceNow: r.unknownNow, DueIn: r.after, DGIPolls: r.dgiPolls, LastError: optional(r.lastError), AttentionReason: optional(r.attention),
 		ProviderSeries: d.ProviderSeries, ProviderNumber: d.ProviderNumber, ProviderStatus: d.ProviderStatus,
 		ProviderCAE: d.ProviderCAE, ProviderSecurityCode: d.ProviderSecurityCode, ProviderURL: d.ProviderURL, IssueDate: d.IssueDate,
 	}

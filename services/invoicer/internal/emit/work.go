@@ -17,16 +17,18 @@ type result struct {
 	held         *fiscal.Held  // the provider's copy, when known
 	after        time.Duration // when to look at it again, if not final
 	unknownSince *time.Time
+	unknownNow   bool // unknown from now on, by the database's clock
 	dgiPolls     int32
 	lastError    string
 	attention    string
 }
 
-// work runs the first half of one attempt for d: look up, then adopt,
-// flag or wait, which decides the result, or send, which returns the
-// document to send instead; the round marks and sends it (sendAll).
-func (e *Emitter) work(ctx context.Context, d store.Document, c *calls) (result, *fiscal.Document) {
-	doc, hold, err := e.document(ctx, d)
+// work runs the first half of one attempt for d at now, the database's
+// time: look up, then adopt, flag or wait, which decides the result, or
+// send, which returns the document to send instead; the round marks and
+// sends it (sendAll).
+func (e *Emitter) work(ctx context.Context, d store.Document, now time.Time, c *calls) (result, *fiscal.Document) {
+	doc, hold, err := e.document(ctx, d, now)
 	switch {
 	case err != nil:
 		return e.retry(d, "build_failed", err), nil
@@ -51,9 +53,9 @@ func (e *Emitter) work(ctx context.Context, d store.Document, c *calls) (result,
 		return e.attention(d, "conflict", reason), nil
 	case d.Status == fiscal.StatusPendingDGI:
 		return e.attention(d, "lost", "the provider no longer lists document "+d.Reference+" it reported pending at DGI"), nil
-	case d.UnknownSince != nil && !e.idempotent && time.Since(*d.UnknownSince) < e.cfg.Settle:
+	case d.UnknownSince != nil && !e.idempotent && now.Sub(*d.UnknownSince) < e.cfg.Settle:
 		return result{outcome: "settling", status: fiscal.StatusUnknown, unknownSince: d.UnknownSince,
-			after: time.Until(d.UnknownSince.Add(e.cfg.Settle)), lastError: deref(d.LastError)}, nil
+			after: d.UnknownSince.Add(e.cfg.Settle).Sub(now), lastError: deref(d.LastError)}, nil
 	}
 	return result{}, &doc
 }
@@ -98,14 +100,16 @@ func (e *Emitter) pending(d store.Document, r result) result {
 }
 
 // send emits doc, already marked as possibly in flight, and classifies the
-// answer.
+// answer. A successful send's answer goes through the checks of a look-up
+// (fiscal.Classify): one that is not ours (another type, source or total)
+// parks the document for an operator, as a look-up finding it would.
 func (e *Emitter) send(ctx context.Context, d store.Document, doc fiscal.Document, c *calls) result {
 	start := time.Now()
 	held, err := e.provider.Emit(ctx, doc)
 	c.add(e.attempt(d.ID, "emit", start, string(held.Status), err))
 	switch {
 	case err == nil:
-		return e.adopt(d, held, "sent")
+		return e.answered(d, doc, held)
 	case errors.Is(err, fiscal.ErrInvalidDocument):
 		return e.attention(d, "invalid", err.Error())
 	case errkind.Is(err, errkind.Refused):
@@ -113,11 +117,21 @@ func (e *Emitter) send(ctx context.Context, d store.Document, doc fiscal.Documen
 	case e.cfg.Blind:
 		return e.attention(d, "ambiguous", "send outcome unknown and the provider can neither be looked up nor deduplicate: "+err.Error())
 	}
-	now, after := time.Now(), e.cfg.Settle
+	after := e.cfg.Settle
 	if e.idempotent {
 		after = e.cfg.Retry.Delay(int(d.Attempts))
 	}
-	return result{outcome: "unknown", status: fiscal.StatusUnknown, unknownSince: &now, after: after, lastError: err.Error()}
+	return result{outcome: "unknown", status: fiscal.StatusUnknown, unknownNow: true, after: after, lastError: err.Error()}
+}
+
+// answered adopts the answer of a successful send when it is ours, and
+// otherwise parks d with the reason a look-up would give.
+func (e *Emitter) answered(d store.Document, doc fiscal.Document, held fiscal.Held) result {
+	verdict, match, reason := fiscal.Classify(doc, []fiscal.Held{held})
+	if verdict != fiscal.VerdictAdopt {
+		return e.attention(d, "conflict", "the send's answer is not ours: "+reason)
+	}
+	return e.adopt(d, match, "sent")
 }
 
 // attention parks d for an operator.

@@ -16,6 +16,7 @@ import (
 	"github.com/onceflow/onceflow/db"
 	eventsv1 "github.com/onceflow/onceflow/pkg/eventspb/onceflow/events/v1"
 	"github.com/onceflow/onceflow/pkg/pgtest"
+	"github.com/onceflow/onceflow/provider/fiscal"
 	"github.com/onceflow/onceflow/provider/invoicy"
 	"github.com/onceflow/onceflow/sandbox/fiscalsim"
 	"github.com/onceflow/onceflow/services/invoicer/internal/consumer"
@@ -97,10 +98,11 @@ func (e *Env) Record(tb testing.TB, ev *eventsv1.BillingEvent) store.Document {
 	if err != nil {
 		tb.Fatalf("params: %v", err)
 	}
-	if err := e.Store.RecordDocuments(context.Background(), []store.NewDocument{p})[0]; err != nil {
-		tb.Fatalf("record: %v", err)
+	rec := e.Store.RecordDocuments(context.Background(), []store.NewDocument{p})[0]
+	if rec.Err != nil {
+		tb.Fatalf("record: %v", rec.Err)
 	}
-	return e.Document(tb, p.Reference)
+	return e.Document(tb, rec.Reference)
 }
 
 // Document returns the document with reference ref.
@@ -121,6 +123,29 @@ func (e *Env) Attempts(tb testing.TB, id int64) []store.Attempt {
 		tb.Fatalf("attempts: %v", err)
 	}
 	return a
+}
+
+// Hold makes the sandbox hold d (an e-Ticket recorded from Payment) under
+// d's reference as if it had been sent, with addendum instead of d's own
+// when addendum is set, and sets d's status here to status, due in an hour.
+// It returns the number the sandbox gave it.
+func (e *Env) Hold(tb testing.TB, d store.Document, status fiscal.Status, addendum string) int64 {
+	tb.Helper()
+	if addendum == "" {
+		addendum = fiscal.Addendum(d.SourceKind, d.SourceRef, d.Kind)
+	}
+	doc := fiscal.Document{Reference: d.Reference, Type: d.CFEType, IssueDate: time.Now(), Currency: d.Currency,
+		TotalMinor: d.AmountMinor, Addendum: addendum,
+		Lines: []fiscal.Line{{Description: "Plan", Quantity: 1, UnitMinor: d.AmountMinor, AmountMinor: d.AmountMinor}}}
+	held, err := e.Client(tb, 5*time.Second).Emit(context.Background(), doc)
+	if err != nil {
+		tb.Fatalf("hold %s at the sandbox: %v", d.Reference, err)
+	}
+	if _, err := e.Pool.Exec(context.Background(), `UPDATE invoicer.fiscal_documents SET status = $1, provider_series = $2,
+provider_number = $3, due_at = now() + interval '1 hour' WHERE id = $4`, status, held.Series, held.Number, d.ID); err != nil {
+		tb.Fatalf("hold %s: %v", d.Reference, err)
+	}
+	return held.Number
 }
 
 // Outbox returns the event keys in the invoicer's outbox, in order.

@@ -14,14 +14,28 @@ import (
 	"github.com/onceflow/onceflow/services/invoicer/internal/store/dbsqlc"
 )
 
+// Claim is a batch of documents claimed under one token.
+type Claim struct {
+	Documents []Document
+	// Now is the database's clock when the claim was made (zero when
+	// nothing was claimed): the one clock to compare the documents' times
+	// (unknown since, created) with.
+	Now time.Time
+}
+
 // ClaimDue claims up to limit due documents not leased by a live worker,
 // under token for lease; every later write about them must present token.
-func (q queries) ClaimDue(ctx context.Context, token uuid.UUID, lease time.Duration, limit int32) ([]Document, error) {
+// Due and leased are judged by the database's clock.
+func (q queries) ClaimDue(ctx context.Context, token uuid.UUID, lease time.Duration, limit int32) (Claim, error) {
 	rows, err := q.q.DocumentClaimDue(ctx, &token, lease.Seconds(), limit)
 	if err != nil {
-		return nil, pg.Interpret(err, "claim due documents")
+		return Claim{}, pg.Interpret(err, "claim due documents")
 	}
-	return documentsFromRows(rows), nil
+	c := Claim{Documents: make([]Document, len(rows))}
+	for i, r := range rows {
+		c.Documents[i], c.Now = documentFromRow(r.InvoicerFiscalDocument), r.DbNow
+	}
+	return c, nil
 }
 
 // RenewLease gives document id, claimed with token, a full lease again; it
@@ -59,6 +73,7 @@ func (q queries) MarkSending(ctx context.Context, token uuid.UUID, lease time.Du
 
 // Result is what an emission attempt decided for a claimed document: its
 // next status, when to look at it again and the provider's copy as known.
+// Its times are reckoned from the database's clock when it is saved.
 type Result struct {
 	ID                   int64
 	LeaseToken           uuid.UUID
@@ -71,8 +86,9 @@ type Result struct {
 	ProviderSecurityCode *string
 	ProviderURL          *string
 	IssueDate            *time.Time
-	UnknownSince         *time.Time
-	DueAt                time.Time
+	UnknownSince         *time.Time    // kept as given, unless UnknownSinceNow
+	UnknownSinceNow      bool          // unknown since the database's now()
+	DueIn                time.Duration // due this long after the database's now()
 	DGIPolls             int32
 	LastError            *string
 	AttentionReason      *string
@@ -83,7 +99,8 @@ func (r Result) params() dbsqlc.DocumentSaveResultParams {
 		ID: r.ID, LeaseToken: &r.LeaseToken, ClaimedStatus: string(r.ClaimedStatus), Status: string(r.Status),
 		ProviderSeries: r.ProviderSeries, ProviderNumber: r.ProviderNumber, ProviderStatus: r.ProviderStatus,
 		ProviderCae: r.ProviderCAE, ProviderSecurityCode: r.ProviderSecurityCode, ProviderUrl: r.ProviderURL,
-		IssueDate: r.IssueDate, UnknownSince: r.UnknownSince, DueAt: r.DueAt, DgiPolls: r.DGIPolls,
+		IssueDate: r.IssueDate, UnknownSince: r.UnknownSince, UnknownSinceNow: r.UnknownSinceNow,
+		DueInSeconds: r.DueIn.Seconds(), DgiPolls: r.DGIPolls,
 		LastError: r.LastError, AttentionReason: r.AttentionReason,
 	}
 }

@@ -18,7 +18,7 @@ type NewDocument struct {
 	SourceRef         string
 	Kind              fiscal.Kind
 	EventKey          string
-	Reference         string
+	References        []string // fiscal.References: it takes the first no other source holds
 	CFEType           fiscal.CFEType
 	AmountMinor       int64
 	Currency          string
@@ -31,30 +31,43 @@ type NewDocument struct {
 func (d NewDocument) params() dbsqlc.DocumentRecordParams {
 	return dbsqlc.DocumentRecordParams{
 		SourceKind: d.SourceKind, SourceRef: d.SourceRef, Kind: string(d.Kind), EventKey: d.EventKey,
-		Reference: d.Reference, CfeType: int32(d.CFEType), AmountMinor: d.AmountMinor, Currency: d.Currency,
+		Candidates: d.References, CfeType: int32(d.CFEType), AmountMinor: d.AmountMinor, Currency: d.Currency,
 		Buyer: d.Buyer, Lines: d.Lines, OriginalSourceRef: d.OriginalSourceRef, Traceparent: d.Traceparent,
 	}
 }
 
+// Recorded is what recording one NewDocument did.
+type Recorded struct {
+	ID        int64
+	Reference string // the one of its References it took
+	// Err is nil when the document was recorded, ErrDuplicate when its
+	// event had been recorded before (nothing is inserted), and otherwise
+	// the statement's error (one of kind Invalid when every reference is
+	// held by other sources), after which the transaction must not commit.
+	Err error
+}
+
 // RecordDocuments inserts docs, one statement each, all sent in one round
-// trip. errs[i] is nil when docs[i] was recorded, ErrDuplicate when its
-// event had been recorded before (nothing is inserted), and otherwise the
-// statement's error, after which the transaction must not commit.
-func (q queries) RecordDocuments(ctx context.Context, docs []NewDocument) (errs []error) {
+// trip; out[i] says what became of docs[i]. Each takes the first of its
+// References no other source's document holds, so a reference collision
+// takes the next reference of the sequence instead of failing.
+func (q queries) RecordDocuments(ctx context.Context, docs []NewDocument) (out []Recorded) {
 	params := make([]dbsqlc.DocumentRecordParams, len(docs))
 	for i, d := range docs {
 		params[i] = d.params()
 	}
-	errs = make([]error, len(docs))
-	q.q.DocumentRecord(ctx, params).QueryRow(func(i int, _ int64, err error) {
+	out = make([]Recorded, len(docs))
+	q.q.DocumentRecord(ctx, params).QueryRow(func(i int, row dbsqlc.DocumentRecordRow, err error) {
 		switch {
 		case errors.Is(err, pgx.ErrNoRows):
-			errs[i] = ErrDuplicate
+			out[i].Err = ErrDuplicate
 		case err != nil:
-			errs[i] = pg.Interpret(err, "record %s", docs[i].EventKey)
+			out[i].Err = pg.Interpret(err, "record %s", docs[i].EventKey)
+		default:
+			out[i] = Recorded{ID: row.ID, Reference: row.Reference}
 		}
 	})
-	return errs
+	return out
 }
 
 // Adoption moves a document forward to the provider's status, with the

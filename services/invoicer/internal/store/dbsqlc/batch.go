@@ -22,10 +22,16 @@ const documentRecord = `-- name: DocumentRecord :batchone
 INSERT INTO invoicer.fiscal_documents
     (source_kind, source_ref, kind, event_key, reference, cfe_type, amount_minor, currency,
      buyer, lines, original_source_ref, traceparent)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8,
-        $9, $10, $11, $12)
+VALUES ($1, $2, $3, $4,
+        (SELECT c.ref FROM unnest($5::text[]) WITH ORDINALITY AS c(ref, n)
+         WHERE NOT EXISTS (
+             SELECT 1 FROM invoicer.fiscal_documents o
+             WHERE o.reference = c.ref
+               AND NOT (o.source_kind = $1 AND o.source_ref = $2 AND o.kind = $3))
+         ORDER BY c.n LIMIT 1),
+        $6, $7, $8, $9, $10, $11, $12)
 ON CONFLICT (source_kind, source_ref, kind) DO NOTHING
-RETURNING id
+RETURNING id, reference
 `
 
 type DocumentRecordBatchResults struct {
@@ -39,7 +45,7 @@ type DocumentRecordParams struct {
 	SourceRef         string
 	Kind              string
 	EventKey          string
-	Reference         string
+	Candidates        []string
 	CfeType           int32
 	AmountMinor       int64
 	Currency          string
@@ -49,9 +55,16 @@ type DocumentRecordParams struct {
 	Traceparent       string
 }
 
+type DocumentRecordRow struct {
+	ID        int64
+	Reference string
+}
+
 // Records the documents billing events ask for, one statement each, all
 // sent in one round trip; a redelivered event inserts nothing and returns
-// no row.
+// no row. A document takes the first of its @candidates that no other
+// source's document holds (a reference collision takes the next one); none
+// left fails the insert (reference is NOT NULL).
 func (q *Queries) DocumentRecord(ctx context.Context, arg []DocumentRecordParams) *DocumentRecordBatchResults {
 	batch := &pgx.Batch{}
 	for _, a := range arg {
@@ -60,7 +73,7 @@ func (q *Queries) DocumentRecord(ctx context.Context, arg []DocumentRecordParams
 			a.SourceRef,
 			a.Kind,
 			a.EventKey,
-			a.Reference,
+			a.Candidates,
 			a.CfeType,
 			a.AmountMinor,
 			a.Currency,
@@ -75,20 +88,20 @@ func (q *Queries) DocumentRecord(ctx context.Context, arg []DocumentRecordParams
 	return &DocumentRecordBatchResults{br, len(arg), false}
 }
 
-func (b *DocumentRecordBatchResults) QueryRow(f func(int, int64, error)) {
+func (b *DocumentRecordBatchResults) QueryRow(f func(int, DocumentRecordRow, error)) {
 	defer b.br.Close()
 	for t := 0; t < b.tot; t++ {
-		var id int64
+		var i DocumentRecordRow
 		if b.closed {
 			if f != nil {
-				f(t, id, ErrBatchAlreadyClosed)
+				f(t, i, ErrBatchAlreadyClosed)
 			}
 			continue
 		}
 		row := b.br.QueryRow()
-		err := row.Scan(&id)
+		err := row.Scan(&i.ID, &i.Reference)
 		if f != nil {
-			f(t, id, err)
+			f(t, i, err)
 		}
 	}
 }
@@ -103,10 +116,12 @@ UPDATE invoicer.fiscal_documents
 SET status = $1, provider_series = $2, provider_number = $3,
     provider_status = $4, provider_cae = $5,
     provider_security_code = $6, provider_url = $7,
-    issue_date = $8, unknown_since = $9, due_at = $10,
-    dgi_polls = $11, last_error = $12, attention_reason = $13,
+    issue_date = $8,
+    unknown_since = CASE WHEN $9::bool THEN now() ELSE $10::timestamptz END,
+    due_at = now() + make_interval(secs => $11::float8),
+    dgi_polls = $12, last_error = $13, attention_reason = $14,
     lease_token = NULL, lease_expires_at = NULL, updated_at = now()
-WHERE id = $14 AND lease_token = $15 AND status = $16
+WHERE id = $15 AND lease_token = $16 AND status = $17
 RETURNING id
 `
 
@@ -125,8 +140,9 @@ type DocumentSaveResultParams struct {
 	ProviderSecurityCode *string
 	ProviderUrl          *string
 	IssueDate            *time.Time
+	UnknownSinceNow      bool
 	UnknownSince         *time.Time
-	DueAt                time.Time
+	DueInSeconds         float64
 	DgiPolls             int32
 	LastError            *string
 	AttentionReason      *string
@@ -138,7 +154,8 @@ type DocumentSaveResultParams struct {
 // Saves attempts' results, one statement each, all sent in one round trip;
 // each only while the caller's lease is still held and nobody (a provider
 // event, an operator) changed the status meanwhile: no row for a result
-// refused.
+// refused. Times are the database's: due @due_in_seconds from now(), and
+// unknown since now() when @unknown_since_now.
 func (q *Queries) DocumentSaveResult(ctx context.Context, arg []DocumentSaveResultParams) *DocumentSaveResultBatchResults {
 	batch := &pgx.Batch{}
 	for _, a := range arg {
@@ -151,8 +168,9 @@ func (q *Queries) DocumentSaveResult(ctx context.Context, arg []DocumentSaveResu
 			a.ProviderSecurityCode,
 			a.ProviderUrl,
 			a.IssueDate,
+			a.UnknownSinceNow,
 			a.UnknownSince,
-			a.DueAt,
+			a.DueInSeconds,
 			a.DgiPolls,
 			a.LastError,
 			a.AttentionReason,

@@ -71,52 +71,60 @@ WHERE d.id IN (
     ORDER BY due_at, id
     LIMIT $3
     FOR UPDATE SKIP LOCKED)
-RETURNING d.id, d.source_kind, d.source_ref, d.kind, d.event_key, d.reference, d.cfe_type, d.status, d.amount_minor, d.currency, d.buyer, d.lines, d.original_source_ref, d.provider_series, d.provider_number, d.provider_status, d.provider_cae, d.provider_security_code, d.provider_url, d.issue_date, d.attempts, d.unknown_since, d.lease_token, d.lease_expires_at, d.due_at, d.dgi_polls, d.last_error, d.attention_reason, d.created_at, d.updated_at, d.traceparent
+RETURNING d.id, d.source_kind, d.source_ref, d.kind, d.event_key, d.reference, d.cfe_type, d.status, d.amount_minor, d.currency, d.buyer, d.lines, d.original_source_ref, d.provider_series, d.provider_number, d.provider_status, d.provider_cae, d.provider_security_code, d.provider_url, d.issue_date, d.attempts, d.unknown_since, d.lease_token, d.lease_expires_at, d.due_at, d.dgi_polls, d.last_error, d.attention_reason, d.created_at, d.updated_at, d.traceparent, now()::timestamptz AS db_now
 `
 
+type DocumentClaimDueRow struct {
+	InvoicerFiscalDocument InvoicerFiscalDocument
+	DbNow                  time.Time
+}
+
 // Claims due documents not leased by a live worker; every later write must
-// present the returned lease token.
-func (q *Queries) DocumentClaimDue(ctx context.Context, leaseToken *uuid.UUID, leaseSeconds float64, maxRows int32) ([]InvoicerFiscalDocument, error) {
+// present the returned lease token. Each row comes with the database's
+// clock (db_now), the one clock the emission loop compares with the
+// documents' times.
+func (q *Queries) DocumentClaimDue(ctx context.Context, leaseToken *uuid.UUID, leaseSeconds float64, maxRows int32) ([]DocumentClaimDueRow, error) {
 	rows, err := q.db.Query(ctx, documentClaimDue, leaseToken, leaseSeconds, maxRows)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	items := []InvoicerFiscalDocument{}
+	items := []DocumentClaimDueRow{}
 	for rows.Next() {
-		var i InvoicerFiscalDocument
+		var i DocumentClaimDueRow
 		if err := rows.Scan(
-			&i.ID,
-			&i.SourceKind,
-			&i.SourceRef,
-			&i.Kind,
-			&i.EventKey,
-			&i.Reference,
-			&i.CfeType,
-			&i.Status,
-			&i.AmountMinor,
-			&i.Currency,
-			&i.Buyer,
-			&i.Lines,
-			&i.OriginalSourceRef,
-			&i.ProviderSeries,
-			&i.ProviderNumber,
-			&i.ProviderStatus,
-			&i.ProviderCae,
-			&i.ProviderSecurityCode,
-			&i.ProviderUrl,
-			&i.IssueDate,
-			&i.Attempts,
-			&i.UnknownSince,
-			&i.LeaseToken,
-			&i.LeaseExpiresAt,
-			&i.DueAt,
-			&i.DgiPolls,
-			&i.LastError,
-			&i.AttentionReason,
-			&i.CreatedAt,
-			&i.UpdatedAt,
-			&i.Traceparent,
+			&i.InvoicerFiscalDocument.ID,
+			&i.InvoicerFiscalDocument.SourceKind,
+			&i.InvoicerFiscalDocument.SourceRef,
+			&i.InvoicerFiscalDocument.Kind,
+			&i.InvoicerFiscalDocument.EventKey,
+			&i.InvoicerFiscalDocument.Reference,
+			&i.InvoicerFiscalDocument.CfeType,
+			&i.InvoicerFiscalDocument.Status,
+			&i.InvoicerFiscalDocument.AmountMinor,
+			&i.InvoicerFiscalDocument.Currency,
+			&i.InvoicerFiscalDocument.Buyer,
+			&i.InvoicerFiscalDocument.Lines,
+			&i.InvoicerFiscalDocument.OriginalSourceRef,
+			&i.InvoicerFiscalDocument.ProviderSeries,
+			&i.InvoicerFiscalDocument.ProviderNumber,
+			&i.InvoicerFiscalDocument.ProviderStatus,
+			&i.InvoicerFiscalDocument.ProviderCae,
+			&i.InvoicerFiscalDocument.ProviderSecurityCode,
+			&i.InvoicerFiscalDocument.ProviderUrl,
+			&i.InvoicerFiscalDocument.IssueDate,
+			&i.InvoicerFiscalDocument.Attempts,
+			&i.InvoicerFiscalDocument.UnknownSince,
+			&i.InvoicerFiscalDocument.LeaseToken,
+			&i.InvoicerFiscalDocument.LeaseExpiresAt,
+			&i.InvoicerFiscalDocument.DueAt,
+			&i.InvoicerFiscalDocument.DgiPolls,
+			&i.InvoicerFiscalDocument.LastError,
+			&i.InvoicerFiscalDocument.AttentionReason,
+			&i.InvoicerFiscalDocument.CreatedAt,
+			&i.InvoicerFiscalDocument.UpdatedAt,
+			&i.InvoicerFiscalDocument.Traceparent,
+			&i.DbNow,
 		); err != nil {
 			return nil, err
 		}
