@@ -3,6 +3,7 @@ package consumer_test
 import (
 	"context"
 	"fmt"
+	"github.com/onceflow/onceflow/pkg/testwait"
 	"slices"
 	"strconv"
 	"sync/atomic"
@@ -86,17 +87,6 @@ func run(tb testing.TB, q queue, h consumer.BatchHandler, reg prometheus.Registe
 	})
 }
 
-func waitFor(tb testing.TB, what string, cond func() bool) {
-	tb.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			tb.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 func body(tb testing.TB, ev *eventsv1.BillingEvent) string {
 	tb.Helper()
 	b, err := eventsv1.Encode(ev)
@@ -124,10 +114,10 @@ func TestRedeliveredBillingEventAddsNoRow(t *testing.T) {
 	q.send(t, ev, ev, ev)
 	run(t, q, consumer.NewBilling(env.Store, zaptest.NewLogger(t), nil).Handle, reg, 30*time.Second, 2)
 
-	waitFor(t, "three messages handled", func() bool {
+	testwait.Until(t, 30*time.Second, 20*time.Millisecond, "three messages handled", func() bool {
 		return invoicertest.Metric(t, reg, "onceflow_invoicer_messages_total", nil) == 3
 	})
-	waitFor(t, "the queue to be empty", func() bool { return q.left(t, q.url) == 0 })
+	testwait.Until(t, 30*time.Second, 20*time.Millisecond, "the queue to be empty", func() bool { return q.left(t, q.url) == 0 })
 	if n := documents(t, env); n != 1 {
 		t.Fatalf("%d documents recorded from one event delivered three times, want 1", n)
 	}
@@ -146,7 +136,7 @@ func TestPoisonMessageIsCountedAndLeftForTheDLQ(t *testing.T) {
 	q.send(t, "not json", body(t, noKind))
 	run(t, q, consumer.NewBilling(env.Store, zaptest.NewLogger(t), nil).Handle, reg, time.Second, 1)
 
-	waitFor(t, "both messages in the dead-letter queue", func() bool { return q.left(t, q.dlq) == 2 })
+	testwait.Until(t, 30*time.Second, 20*time.Millisecond, "both messages in the dead-letter queue", func() bool { return q.left(t, q.dlq) == 2 })
 	if got := invoicertest.Metric(t, reg, "onceflow_invoicer_messages_total", map[string]string{"outcome": "poison"}); got < 4 {
 		t.Fatalf("%v poison receipts counted, want each message counted on both receives", got)
 	}
@@ -316,7 +306,7 @@ func TestSlowBatchStaysHidden(t *testing.T) {
 	q.send(t, "slow")
 	run(t, q, consumer.Each(slow), prometheus.NewRegistry(), time.Second, 3)
 
-	waitFor(t, "the message to be handled and deleted", func() bool { return calls.Load() > 0 && q.left(t, q.url) == 0 })
+	testwait.Until(t, 30*time.Second, 20*time.Millisecond, "the message to be handled and deleted", func() bool { return calls.Load() > 0 && q.left(t, q.url) == 0 })
 	if n := calls.Load(); n != 1 {
 		t.Fatalf("handled %d times, want once: the visibility was not extended", n)
 	}
@@ -344,9 +334,9 @@ func TestProviderEventsMoveDocumentsForwardOnly(t *testing.T) {
 	run(t, q, consumer.Each(h.Handle), reg, 30*time.Second, 1)
 
 	q.send(t, event(pending.Reference, "5"))
-	waitFor(t, "the authorization to be adopted", func() bool { return env.Document(t, pending.Reference).Status == fiscal.StatusAuthorized })
+	testwait.Until(t, 30*time.Second, 20*time.Millisecond, "the authorization to be adopted", func() bool { return env.Document(t, pending.Reference).Status == fiscal.StatusAuthorized })
 	q.send(t, event(pending.Reference, "4"), event(notSent.Reference, "5"), event("999", "5"), "{")
-	waitFor(t, "the other events", func() bool { return invoicertest.Metric(t, reg, "onceflow_invoicer_messages_total", nil) >= 5 })
+	testwait.Until(t, 30*time.Second, 20*time.Millisecond, "the other events", func() bool { return invoicertest.Metric(t, reg, "onceflow_invoicer_messages_total", nil) >= 5 })
 
 	if d := env.Document(t, pending.Reference); d.Status != fiscal.StatusAuthorized || deref(d.ProviderStatus) != "5" {
 		t.Fatalf("after a late pending event the document is %s (%v), want still authorized (5)", d.Status, deref(d.ProviderStatus))

@@ -2,6 +2,7 @@ package emit_test
 
 import (
 	"context"
+	"github.com/onceflow/onceflow/pkg/testwait"
 	"strings"
 	"testing"
 	"time"
@@ -230,7 +231,7 @@ func TestExpiredLeaseLateResultIsRefused(t *testing.T) {
 
 	done := make(chan error, 1)
 	go func() { _, err := first.Round(context.Background()); done <- err }()
-	waitFor(t, "the first send to be stored and its lease to expire", func() bool {
+	testwait.Until(t, 30*time.Second, 10*time.Millisecond, "the first send to be stored and its lease to expire", func() bool {
 		cur := env.Document(t, d.Reference)
 		return env.Sandbox.CountByReference(d.Reference) == 1 && cur.LeaseExpiresAt != nil && time.Now().After(cur.LeaseExpiresAt.Add(50*time.Millisecond))
 	})
@@ -257,16 +258,6 @@ func TestExpiredLeaseLateResultIsRefused(t *testing.T) {
 }
 
 // waitFor polls cond until it holds, failing after 30 s.
-func waitFor(tb testing.TB, what string, cond func() bool) {
-	tb.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			tb.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
 
 func TestWorkerDeadDuringSendIsTreatedAsUnknown(t *testing.T) {
 	t.Parallel()

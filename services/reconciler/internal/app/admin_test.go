@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"encoding/json"
+	"github.com/onceflow/onceflow/pkg/testwait"
 	"io"
 	"net/http"
 	"strings"
@@ -9,7 +10,7 @@ import (
 	"time"
 
 	"github.com/onceflow/onceflow/pkg/sqstest"
-	"github.com/onceflow/onceflow/services/reconciler/internal/fixture"
+	"github.com/onceflow/onceflow/services/reconciler/internal/reconcilertest"
 )
 
 func adminDo(t *testing.T, method, url, token string) (int, string) {
@@ -30,7 +31,7 @@ func adminDo(t *testing.T, method, url, token string) (int, string) {
 func TestOperatorTriggersARunAndListsFindings(t *testing.T) {
 	t.Parallel()
 	sqsClient := sqstest.Client(t)
-	db := fixture.NewDB(t)
+	db := reconcilertest.NewDB(t)
 	seed(t, db)
 	db.Exec(t, `INSERT INTO ingest.outbox (event_key, event_type, payload, parked_at, parked_reason)
 		VALUES ('payment:p-parked:paid', 'billing.document_requested', '{}', now(), 'no route')`)
@@ -39,7 +40,7 @@ func TestOperatorTriggersARunAndListsFindings(t *testing.T) {
 	env["RECONCILER_INTERVAL"] = "1h"
 	env["ADMIN_TOKEN"] = "t-admin"
 	addr, _ := startServe(t, env)
-	eventually(t, 15*time.Second, "the first run", func() bool { return len(db.Runs(t)) == 1 && db.Runs(t)[0].Finished })
+	testwait.Until(t, 15*time.Second, 50*time.Millisecond, "the first run", func() bool { return len(db.Runs(t)) == 1 && db.Runs(t)[0].Finished })
 
 	base := "http://" + addr
 	if code, _ := adminDo(t, http.MethodPost, base+"/admin/runs", ""); code != http.StatusUnauthorized {

@@ -16,26 +16,26 @@ import (
 	"github.com/onceflow/onceflow/pkg/service"
 	"github.com/onceflow/onceflow/pkg/sqstest"
 	"github.com/onceflow/onceflow/services/reconciler/internal/app"
-	"github.com/onceflow/onceflow/services/reconciler/internal/fixture"
+	"github.com/onceflow/onceflow/services/reconciler/internal/reconcilertest"
 )
 
 // seed writes one of each case the sweep distinguishes: 3 old payments and 1
 // old refund are checked; an invoice exists for p-invoiced only; the event
 // of p-missing and of r1 is sent again; p-noevent has no outbox row;
 // p-recent is inside the grace period.
-func seed(tb testing.TB, db *fixture.DB) {
+func seed(tb testing.TB, db *reconcilertest.DB) {
 	tb.Helper()
 	old, recent := time.Now().Add(-time.Hour), time.Now().Add(-time.Minute)
 	db.Payment(tb, "p-invoiced", old)
-	db.Outbox(tb, fixture.PaymentPaid("p-invoiced"))
+	db.Outbox(tb, reconcilertest.PaymentPaid("p-invoiced"))
 	db.Invoice(tb, "p-invoiced")
 	db.Payment(tb, "p-missing", old)
-	db.Outbox(tb, fixture.PaymentPaid("p-missing"))
+	db.Outbox(tb, reconcilertest.PaymentPaid("p-missing"))
 	db.Payment(tb, "p-noevent", old)
 	db.Payment(tb, "p-recent", recent)
-	db.Outbox(tb, fixture.PaymentPaid("p-recent"))
+	db.Outbox(tb, reconcilertest.PaymentPaid("p-recent"))
 	db.Refund(tb, "r1", "p-invoiced", old)
-	db.Outbox(tb, fixture.RefundSucceeded("r1"))
+	db.Outbox(tb, reconcilertest.RefundSucceeded("r1"))
 }
 
 const summary = "reconcile: checked=4 missing=3 republished=2 missing_events=1 findings=0 closed=0"
@@ -43,7 +43,7 @@ const summary = "reconcile: checked=4 missing=3 republished=2 missing_events=1 f
 // testEnv configures the reconciler for db and the billing queue, with every
 // other setting at its default; of the process environment it takes only
 // where the SQS emulator is.
-func testEnv(db *fixture.DB, queue string) map[string]string {
+func testEnv(db *reconcilertest.DB, queue string) map[string]string {
 	return map[string]string{
 		"DATABASE_URL": db.DSN, "RECONCILER_BILLING_QUEUE": queue, "LOG_LEVEL": "error", "HTTP_ADDR": "127.0.0.1:0",
 		"RECONCILER_INTERVAL": "1m", "RECONCILER_GRACE": "10m",
@@ -80,7 +80,7 @@ func runTwiceAtOnce(t *testing.T, env map[string]string) string {
 func TestRunOnceTwiceAtOnce(t *testing.T) {
 	t.Parallel()
 	sqsClient := sqstest.Client(t)
-	db := fixture.NewDB(t)
+	db := reconcilertest.NewDB(t)
 	seed(t, db)
 	name, url := sqstest.Queue(t, sqsClient, "reconciler-app", 5)
 	out := runTwiceAtOnce(t, testEnv(db, name)) // by name: run-once resolves it to a URL
@@ -88,7 +88,7 @@ func TestRunOnceTwiceAtOnce(t *testing.T) {
 	if want := summary + "\n" + summary + "\n"; out != want {
 		t.Errorf("stdout = %q, want %q", out, want)
 	}
-	want := fixture.Run{Checked: 4, Republished: 2, Finished: true}
+	want := reconcilertest.Run{Checked: 4, Republished: 2, Finished: true}
 	runs := db.Runs(t)
 	if len(runs) != 2 || runs[0] != want || runs[1] != want {
 		t.Errorf("runs = %+v, want two of %+v", runs, want)
@@ -96,7 +96,7 @@ func TestRunOnceTwiceAtOnce(t *testing.T) {
 	// Neither run records documents, so each sends both events: the invoicer
 	// records each once whatever the count.
 	perKey := map[string]int{}
-	for _, m := range fixture.Receive(t, sqsClient, url, 4) {
+	for _, m := range reconcilertest.Receive(t, sqsClient, url, 4) {
 		perKey[m.Attrs["event_key"]]++
 	}
 	if len(perKey) != 2 || perKey["payment:p-missing:paid"] != 2 || perKey["refund:r1:succeeded"] != 2 {
@@ -110,9 +110,9 @@ func TestRunOnceTwiceAtOnce(t *testing.T) {
 func TestRunOnceTwiceAtOnceWithTheAudit(t *testing.T) {
 	t.Parallel()
 	sqsClient := sqstest.Client(t)
-	db := fixture.NewDB(t)
+	db := reconcilertest.NewDB(t)
 	seed(t, db)
-	fis := fixture.NewFiscal(t)
+	fis := reconcilertest.NewFiscal(t)
 	today := time.Now()
 	if err := fis.Emit("p-provider-only", 12200, today); err != nil {
 		t.Fatal(err)
@@ -122,7 +122,7 @@ func TestRunOnceTwiceAtOnceWithTheAudit(t *testing.T) {
 	env := testEnv(db, name)
 	for k, v := range map[string]string{
 		"RECONCILER_AUDIT": "", "INVOICY_BASE_URL": fis.BaseURL, // on, because the provider is named
-		"INVOICY_EMP_CODIGO": fixture.EmpCodigo, "INVOICY_EMP_PK": fixture.EmpPK, "INVOICY_ACCESS_KEY": fixture.AccessKey,
+		"INVOICY_EMP_CODIGO": reconcilertest.EmpCodigo, "INVOICY_EMP_PK": reconcilertest.EmpPK, "INVOICY_ACCESS_KEY": reconcilertest.AccessKey,
 	} {
 		env[k] = v
 	}
@@ -145,7 +145,7 @@ func TestRunOnceTwiceAtOnceWithTheAudit(t *testing.T) {
 		}
 		open = append(open, s)
 	}
-	want := []string{"audit_missing_here " + fixture.InvoiceReference("p-provider-only"), "audit_missing_there " + fixture.InvoiceReference("p-lost")}
+	want := []string{"audit_missing_here " + reconcilertest.InvoiceReference("p-provider-only"), "audit_missing_there " + reconcilertest.InvoiceReference("p-lost")}
 	if strings.Join(open, "\n") != strings.Join(want, "\n") {
 		t.Errorf("open findings = %q, want %q", open, want)
 	}
@@ -154,7 +154,7 @@ func TestRunOnceTwiceAtOnceWithTheAudit(t *testing.T) {
 func TestRunOnceRecordsAFailedRun(t *testing.T) {
 	t.Parallel()
 	sqsClient := sqstest.Client(t)
-	db := fixture.NewDB(t)
+	db := reconcilertest.NewDB(t)
 	seed(t, db)
 	_, url := sqstest.Queue(t, sqsClient, "reconciler-app", 5)
 	_, err := runMain(testEnv(db, url+"-gone"), "run-once") // a URL is used as is, so the send fails
@@ -169,7 +169,7 @@ func TestRunOnceRecordsAFailedRun(t *testing.T) {
 
 func TestRunOnceUnknownQueue(t *testing.T) {
 	t.Parallel()
-	db := fixture.NewDB(t)
+	db := reconcilertest.NewDB(t)
 	_, err := runMain(testEnv(db, "reconciler-no-such-queue"), "run-once")
 	if err == nil || !strings.Contains(err.Error(), "RECONCILER_BILLING_QUEUE") {
 		t.Fatalf("run-once = %v, want an error naming RECONCILER_BILLING_QUEUE", err)
@@ -178,7 +178,7 @@ func TestRunOnceUnknownQueue(t *testing.T) {
 
 func TestMigrate(t *testing.T) {
 	t.Parallel()
-	db := fixture.NewDB(t) // already migrated: migrate must be a no-op
+	db := reconcilertest.NewDB(t) // already migrated: migrate must be a no-op
 	env := testEnv(db, "unused")
 	for range 2 {
 		if _, err := runMain(env, "migrate"); err != nil {
@@ -197,13 +197,3 @@ func TestUnknownSubcommand(t *testing.T) {
 }
 
 // eventually polls cond until it holds or timeout passes.
-func eventually(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", timeout, what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/onceflow/onceflow/pkg/sqstest"
-	"github.com/onceflow/onceflow/services/reconciler/internal/fixture"
+	"github.com/onceflow/onceflow/services/reconciler/internal/reconcilertest"
 )
 
 // run-once pushes its metrics to the Pushgateway named by
@@ -25,7 +25,7 @@ func TestRunOncePushesItsMetrics(t *testing.T) {
 	}))
 	defer gateway.Close()
 	sqsClient := sqstest.Client(t)
-	db := fixture.NewDB(t)
+	db := reconcilertest.NewDB(t)
 	seed(t, db)
 	name, _ := sqstest.Queue(t, sqsClient, "reconciler-push", 5)
 	env := testEnv(db, name)

@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"context"
+	"github.com/onceflow/onceflow/pkg/testwait"
 	"io"
 	"net/http"
 	"strconv"
@@ -15,7 +16,7 @@ import (
 	"github.com/onceflow/onceflow/pkg/config"
 	"github.com/onceflow/onceflow/pkg/sqstest"
 	"github.com/onceflow/onceflow/services/reconciler/internal/app"
-	"github.com/onceflow/onceflow/services/reconciler/internal/fixture"
+	"github.com/onceflow/onceflow/services/reconciler/internal/reconcilertest"
 )
 
 // startServe builds serve with app.New from env and runs it until the test
@@ -86,21 +87,21 @@ func metric(exposition, series string) float64 {
 func TestServeReconcilesUnderTheLease(t *testing.T) {
 	t.Parallel()
 	sqsClient := sqstest.Client(t)
-	db := fixture.NewDB(t)
+	db := reconcilertest.NewDB(t)
 	seed(t, db)
 	name, url := sqstest.Queue(t, sqsClient, "reconciler-serve", 5)
 	env := testEnv(db, name)
 	env["RECONCILER_INTERVAL"] = "1h" // one run, at start
 
 	addr, stop := startServe(t, env)
-	eventually(t, 15*time.Second, "a finished run", func() bool {
+	testwait.Until(t, 15*time.Second, 50*time.Millisecond, "a finished run", func() bool {
 		runs := db.Runs(t)
 		return len(runs) == 1 && runs[0].Finished
 	})
-	if runs := db.Runs(t); runs[0] != (fixture.Run{Checked: 4, Republished: 2, Finished: true}) {
+	if runs := db.Runs(t); runs[0] != (reconcilertest.Run{Checked: 4, Republished: 2, Finished: true}) {
 		t.Errorf("run = %+v", runs[0])
 	}
-	if msgs := fixture.Receive(t, sqsClient, url, 2); len(msgs) != 2 {
+	if msgs := reconcilertest.Receive(t, sqsClient, url, 2); len(msgs) != 2 {
 		t.Errorf("queue holds %d messages, want 2", len(msgs))
 	}
 	for _, path := range []string{"/healthz", "/readyz"} {
@@ -140,7 +141,7 @@ func TestServeReconcilesUnderTheLease(t *testing.T) {
 func TestServeStandsByWhileAnotherHoldsTheLease(t *testing.T) {
 	t.Parallel()
 	sqsClient := sqstest.Client(t)
-	db := fixture.NewDB(t)
+	db := reconcilertest.NewDB(t)
 	seed(t, db)
 	name, url := sqstest.Queue(t, sqsClient, "reconciler-serve", 5)
 	env := testEnv(db, name)
@@ -149,7 +150,7 @@ func TestServeStandsByWhileAnotherHoldsTheLease(t *testing.T) {
 VALUES ($1, 'another-instance', 7, now() + interval '1 hour')`, app.LeaseName)
 
 	addr, stop := startServe(t, env)
-	eventually(t, 15*time.Second, "two skipped ticks", func() bool {
+	testwait.Until(t, 15*time.Second, 50*time.Millisecond, "two skipped ticks", func() bool {
 		_, body := get(t, addr, "/metrics")
 		return metric(body, `onceflow_reconciler_runs_total{outcome="skipped"}`) >= 2
 	})
@@ -159,13 +160,13 @@ VALUES ($1, 'another-instance', 7, now() + interval '1 hour')`, app.LeaseName)
 	if runs := db.Runs(t); len(runs) != 0 {
 		t.Errorf("a standby reconciled: runs = %+v", runs)
 	}
-	if msgs := fixture.Receive(t, sqsClient, url, 0); len(msgs) != 0 {
+	if msgs := reconcilertest.Receive(t, sqsClient, url, 0); len(msgs) != 0 {
 		t.Errorf("a standby sent %d messages", len(msgs))
 	}
 }
 
 // leaseHeld reports whether the reconciler lease is held and unexpired.
-func leaseHeld(t *testing.T, db *fixture.DB) bool {
+func leaseHeld(t *testing.T, db *reconcilertest.DB) bool {
 	t.Helper()
 	var held bool
 	err := db.Pool.QueryRow(context.Background(),

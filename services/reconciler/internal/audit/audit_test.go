@@ -16,7 +16,7 @@ import (
 	"github.com/onceflow/onceflow/provider/fiscal"
 	"github.com/onceflow/onceflow/sandbox/fiscalsim"
 	"github.com/onceflow/onceflow/services/reconciler/internal/audit"
-	"github.com/onceflow/onceflow/services/reconciler/internal/fixture"
+	"github.com/onceflow/onceflow/services/reconciler/internal/reconcilertest"
 	"github.com/onceflow/onceflow/services/reconciler/internal/reconcile"
 	"github.com/onceflow/onceflow/services/reconciler/internal/store"
 	"github.com/onceflow/onceflow/services/reconciler/internal/sweep"
@@ -28,8 +28,8 @@ func (noSweep) Run(context.Context, *store.Store) (sweep.Result, error) { return
 
 // env is one test's database and fiscal sandbox.
 type env struct {
-	db  *fixture.DB
-	fis *fixture.Fiscal
+	db  *reconcilertest.DB
+	fis *reconcilertest.Fiscal
 	loc *time.Location
 }
 
@@ -39,7 +39,7 @@ func newEnv(t *testing.T) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &env{db: fixture.NewDB(t), fis: fixture.NewFiscal(t), loc: loc}
+	return &env{db: reconcilertest.NewDB(t), fis: reconcilertest.NewFiscal(t), loc: loc}
 }
 
 // reconciler runs the audit of provider p (yesterday and today) alone.
@@ -48,7 +48,7 @@ func (e *env) reconciler(t *testing.T, p audit.Provider) *reconcile.Reconciler {
 	return reconcile.New(store.New(e.db.Pool), noSweep{}, zaptest.NewLogger(t), reconcile.NewMetrics(prometheus.NewRegistry()), a)
 }
 
-var ref = fixture.InvoiceReference
+var ref = reconcilertest.InvoiceReference
 
 // day is the Montevideo calendar day daysAgo days before today.
 func (e *env) day(daysAgo int) time.Time { return time.Now().In(e.loc).AddDate(0, 0, -daysAgo) }
@@ -215,7 +215,7 @@ func TestAFailingAuditClosesNothing(t *testing.T) {
 
 	gone := httptest.NewServer(e.fis.Sandbox)
 	gone.Close() // a provider that does not answer
-	sum, err := e.reconciler(t, fixture.InvoiCy(t, gone.URL+"/InvoiCy/")).Once(t.Context())
+	sum, err := e.reconciler(t, reconcilertest.InvoiCy(t, gone.URL+"/InvoiCy/")).Once(t.Context())
 	if err == nil || !strings.Contains(err.Error(), "audit") {
 		t.Fatalf("run against an unreachable provider = %v, want an audit error", err)
 	}

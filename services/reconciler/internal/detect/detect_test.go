@@ -12,7 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/onceflow/onceflow/services/reconciler/internal/detect"
-	"github.com/onceflow/onceflow/services/reconciler/internal/fixture"
+	"github.com/onceflow/onceflow/services/reconciler/internal/reconcilertest"
 	"github.com/onceflow/onceflow/services/reconciler/internal/reconcile"
 	"github.com/onceflow/onceflow/services/reconciler/internal/store"
 	"github.com/onceflow/onceflow/services/reconciler/internal/sweep"
@@ -23,7 +23,7 @@ type noSweep struct{}
 func (noSweep) Run(context.Context, *store.Store) (sweep.Result, error) { return sweep.Result{}, nil }
 
 // stuck seeds one case of every kind, plus work that is not (yet) stuck.
-func stuck(t *testing.T, db *fixture.DB) {
+func stuck(t *testing.T, db *reconcilertest.DB) {
 	db.Exec(t, `INSERT INTO ingest.outbox (event_key, event_type, payload, parked_at, parked_reason)
 		VALUES ('payment:p1:paid', 'billing.document_requested', '{}', now(), 'no route'),
 		       ('payment:p2:paid', 'billing.document_requested', '{}', NULL, NULL)`)
@@ -44,14 +44,14 @@ func stuck(t *testing.T, db *fixture.DB) {
 		('outbox:invoicer.outbox:0', 'relay-b', 1, now() + interval '10 seconds')`)
 }
 
-func reconciler(t *testing.T, db *fixture.DB) *reconcile.Reconciler {
+func reconciler(t *testing.T, db *reconcilertest.DB) *reconcile.Reconciler {
 	cfg := detect.Config{PendingAfter: 15 * time.Minute, AttentionAfter: time.Hour,
 		ClaimAfter: 10 * time.Minute, LeaseAfter: 5 * time.Minute, MaxPerKind: 100}
 	d := detect.New(store.NewIngestReader(db.Pool), store.NewInvoicerReader(db.Pool), store.NewRelayReader(db.Pool), cfg)
 	return reconcile.New(store.New(db.Pool), noSweep{}, zaptest.NewLogger(t), reconcile.NewMetrics(prometheus.NewRegistry()), d)
 }
 
-func open(t *testing.T, db *fixture.DB) []string {
+func open(t *testing.T, db *reconcilertest.DB) []string {
 	t.Helper()
 	rows, err := store.New(db.Pool).OpenFindings(t.Context(), "", 100)
 	if err != nil {
@@ -66,7 +66,7 @@ func open(t *testing.T, db *fixture.DB) []string {
 }
 
 func TestStuckWorkBecomesOneFindingEachAndClosesWhenResolved(t *testing.T) {
-	db := fixture.NewDB(t)
+	db := reconcilertest.NewDB(t)
 	stuck(t, db)
 	r := reconciler(t, db)
 	for range 2 {

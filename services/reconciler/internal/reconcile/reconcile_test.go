@@ -8,7 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"go.uber.org/zap/zaptest"
 
-	"github.com/onceflow/onceflow/services/reconciler/internal/fixture"
+	"github.com/onceflow/onceflow/services/reconciler/internal/reconcilertest"
 	"github.com/onceflow/onceflow/services/reconciler/internal/reconcile"
 	"github.com/onceflow/onceflow/services/reconciler/internal/store"
 	"github.com/onceflow/onceflow/services/reconciler/internal/sweep"
@@ -24,7 +24,7 @@ func TestOnceRecordsTheRun(t *testing.T) {
 	tests := []struct {
 		name    string
 		sweep   func(ctx context.Context, cancel context.CancelFunc) (sweep.Result, error)
-		wantRun fixture.Run
+		wantRun reconcilertest.Run
 		wantErr string
 		outcome string
 	}{{
@@ -32,7 +32,7 @@ func TestOnceRecordsTheRun(t *testing.T) {
 		sweep: func(context.Context, context.CancelFunc) (sweep.Result, error) {
 			return sweep.Result{Checked: 7, Missing: 2, Republished: 2}, nil
 		},
-		wantRun: fixture.Run{Checked: 7, Republished: 2, Finished: true},
+		wantRun: reconcilertest.Run{Checked: 7, Republished: 2, Finished: true},
 		outcome: reconcile.OutcomeOK,
 	}, {
 		// Shutdown cancels the run's context mid-sweep: the row is still
@@ -42,14 +42,14 @@ func TestOnceRecordsTheRun(t *testing.T) {
 			cancel()
 			return sweep.Result{Checked: 3, Missing: 1, Republished: 1}, ctx.Err()
 		},
-		wantRun: fixture.Run{Checked: 3, Republished: 1, Finished: true},
+		wantRun: reconcilertest.Run{Checked: 3, Republished: 1, Finished: true},
 		wantErr: "sweep: context canceled",
 		outcome: reconcile.OutcomeError,
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			db := fixture.NewDB(t)
+			db := reconcilertest.NewDB(t)
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			reg := prometheus.NewRegistry()

@@ -8,14 +8,14 @@ import (
 	"time"
 
 	"github.com/onceflow/onceflow/pkg/sqstest"
-	"github.com/onceflow/onceflow/services/reconciler/internal/fixture"
+	"github.com/onceflow/onceflow/services/reconciler/internal/reconcilertest"
 	"github.com/onceflow/onceflow/services/reconciler/internal/store"
 	"github.com/onceflow/onceflow/services/reconciler/internal/sweep"
 )
 
 // seedHistory writes n payments paid 60 days ago and later, a second
 // apart, each with its invoice, in three INSERT … SELECT statements.
-func seedHistory(tb testing.TB, db *fixture.DB, n int) {
+func seedHistory(tb testing.TB, db *reconcilertest.DB, n int) {
 	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
@@ -42,7 +42,7 @@ FROM generate_series(1, $1) g`,
 	for i := range 3 { // a few recent payments whose invoice is missing
 		id := fmt.Sprintf("recent-%d", i)
 		db.Payment(tb, id, time.Now().Add(-15*time.Minute))
-		db.Outbox(tb, fixture.PaymentPaid(id))
+		db.Outbox(tb, reconcilertest.PaymentPaid(id))
 	}
 }
 
@@ -59,7 +59,7 @@ func BenchmarkSweepSteadyState(b *testing.B) {
 	sizes := []int{10_000, 1_000_000}
 	perRun := map[int]time.Duration{}
 	for _, n := range sizes {
-		db := fixture.NewDB(b)
+		db := reconcilertest.NewDB(b)
 		seedHistory(b, db, n)
 		s, _, _ := newSweeper(b, db, sqsClient, sweep.Config{PageSize: 500})
 		own := store.New(db.Pool)

@@ -12,14 +12,14 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/onceflow/onceflow/pkg/sqstest"
-	"github.com/onceflow/onceflow/services/reconciler/internal/fixture"
+	"github.com/onceflow/onceflow/services/reconciler/internal/reconcilertest"
 	"github.com/onceflow/onceflow/services/reconciler/internal/store"
 	"github.com/onceflow/onceflow/services/reconciler/internal/sweep"
 )
 
 // newSweeper is a sweep over db sending to a fresh queue, whose URL it
 // returns, and its registry.
-func newSweeper(tb testing.TB, db *fixture.DB, c *sqs.Client, cfg sweep.Config) (*sweep.Sweeper, string, *prometheus.Registry) {
+func newSweeper(tb testing.TB, db *reconcilertest.DB, c *sqs.Client, cfg sweep.Config) (*sweep.Sweeper, string, *prometheus.Registry) {
 	tb.Helper()
 	_, queueURL := sqstest.Queue(tb, c, "reconciler-sweep", 5)
 	cfg.QueueURL, cfg.Grace, cfg.PageSize, cfg.MaxPerRun = queueURL, 10*time.Minute, max(cfg.PageSize, 2), 5000
@@ -29,7 +29,7 @@ func newSweeper(tb testing.TB, db *fixture.DB, c *sqs.Client, cfg sweep.Config) 
 
 // openFinding returns the seen count of the open finding of kind and
 // reference, 0 when there is none.
-func openFinding(tb testing.TB, db *fixture.DB, kind, reference string) int {
+func openFinding(tb testing.TB, db *reconcilertest.DB, kind, reference string) int {
 	tb.Helper()
 	var n int
 	err := db.Pool.QueryRow(context.Background(), `SELECT coalesce(max(seen_count), 0) FROM reconciler.findings
@@ -46,16 +46,16 @@ WHERE kind = $1 AND reference = $2 AND closed_at IS NULL`, kind, reference).Scan
 func TestSweepRefusedEventIsAFindingAndTheRunGoesOn(t *testing.T) {
 	t.Parallel()
 	sqsClient := sqstest.Client(t)
-	db := fixture.NewDB(t)
+	db := reconcilertest.NewDB(t)
 	old := time.Now().Add(-time.Hour)
-	poison := fixture.PaymentPaid("p0")
+	poison := reconcilertest.PaymentPaid("p0")
 	poison.Payload = "refused\x00by SQS"
 	db.Payment(t, "p0", old)
 	db.Outbox(t, poison)
 	for i := 1; i <= 2; i++ {
 		id := fmt.Sprintf("p%d", i)
 		db.Payment(t, id, old.Add(time.Duration(i)*time.Second))
-		db.Outbox(t, fixture.PaymentPaid(id))
+		db.Outbox(t, reconcilertest.PaymentPaid(id))
 	}
 	s, queueURL, reg := newSweeper(t, db, sqsClient, sweep.Config{})
 	own := store.New(db.Pool)
@@ -67,9 +67,9 @@ func TestSweepRefusedEventIsAFindingAndTheRunGoesOn(t *testing.T) {
 	if want := (sweep.Result{Checked: 3, Missing: 3, Republished: 2, Failed: 1}); got != want {
 		t.Errorf("Run = %+v, want %+v", got, want)
 	}
-	msgs := fixture.Receive(t, sqsClient, queueURL, 2)
+	msgs := reconcilertest.Receive(t, sqsClient, queueURL, 2)
 	sortMessages(msgs)
-	if want := []fixture.Message{message(fixture.PaymentPaid("p1")), message(fixture.PaymentPaid("p2"))}; !reflect.DeepEqual(msgs, want) {
+	if want := []reconcilertest.Message{message(reconcilertest.PaymentPaid("p1")), message(reconcilertest.PaymentPaid("p2"))}; !reflect.DeepEqual(msgs, want) {
 		t.Errorf("queue holds %+v, want %+v", msgs, want)
 	}
 	assertCounter(t, reg, "onceflow_reconciler_republish_failures_total", 1)
@@ -101,7 +101,7 @@ func TestSweepRefusedEventIsAFindingAndTheRunGoesOn(t *testing.T) {
 func TestSweepWatermarkReadsOnlyNewRowsAndTheFullPassFindsOldOnes(t *testing.T) {
 	t.Parallel()
 	sqsClient := sqstest.Client(t)
-	db := fixture.NewDB(t)
+	db := reconcilertest.NewDB(t)
 	const history, slice = 20, 5
 	old := time.Now().Add(-3 * time.Hour)
 	for i := range history {
@@ -131,10 +131,10 @@ func TestSweepWatermarkReadsOnlyNewRowsAndTheFullPassFindsOldOnes(t *testing.T) 
 	// as a repair does): older than the watermark minus the overlap.
 	for _, id := range []string{"n1", "n2"} {
 		db.Payment(t, id, time.Now().Add(-15*time.Minute))
-		db.Outbox(t, fixture.PaymentPaid(id))
+		db.Outbox(t, reconcilertest.PaymentPaid(id))
 	}
 	db.Payment(t, "late", time.Now().Add(-2*time.Hour))
-	db.Outbox(t, fixture.PaymentPaid("late"))
+	db.Outbox(t, reconcilertest.PaymentPaid("late"))
 
 	got, err := s.Run(context.Background(), own)
 	if err != nil {
@@ -165,9 +165,9 @@ func TestSweepWatermarkReadsOnlyNewRowsAndTheFullPassFindsOldOnes(t *testing.T) 
 func TestSweepMissingQueueEndsTheRun(t *testing.T) {
 	t.Parallel()
 	sqsClient := sqstest.Client(t)
-	db := fixture.NewDB(t)
+	db := reconcilertest.NewDB(t)
 	db.Payment(t, "p1", time.Now().Add(-time.Hour))
-	db.Outbox(t, fixture.PaymentPaid("p1"))
+	db.Outbox(t, reconcilertest.PaymentPaid("p1"))
 	_, queueURL := sqstest.Queue(t, sqsClient, "reconciler-sweep", 5)
 	cfg := sweep.Config{QueueURL: queueURL + "-gone", Grace: 10 * time.Minute, PageSize: 500, MaxPerRun: 5000}
 	s := sweep.New(store.NewIngestReader(db.Pool), store.NewInvoicerReader(db.Pool), sqsClient, cfg, zaptest.NewLogger(t), sweep.NewMetrics(prometheus.NewRegistry()))
@@ -190,11 +190,11 @@ func TestSweepMissingQueueEndsTheRun(t *testing.T) {
 func TestSweepManyRefusedEventsDoNotStopEveryRun(t *testing.T) {
 	t.Parallel()
 	sqsClient := sqstest.Client(t)
-	db := fixture.NewDB(t)
+	db := reconcilertest.NewDB(t)
 	old := time.Now().Add(-time.Hour)
 	for i := range 12 {
 		id := fmt.Sprintf("p%02d", i)
-		ev := fixture.PaymentPaid(id)
+		ev := reconcilertest.PaymentPaid(id)
 		if i < 11 {
 			ev.Payload = "refused\x00by SQS"
 		}
@@ -215,7 +215,7 @@ func TestSweepManyRefusedEventsDoNotStopEveryRun(t *testing.T) {
 			t.Errorf("run %d refused %d events, want the 11 once each (%+v)", run, got.Failed, got)
 		}
 	}
-	msgs := fixture.Receive(t, sqsClient, queueURL, 2)
+	msgs := reconcilertest.Receive(t, sqsClient, queueURL, 2)
 	if len(msgs) != 2 || msgs[0].Attrs["event_key"] != "payment:p11:paid" {
 		t.Errorf("queue holds %+v, want p11's event from each of the two runs", msgs)
 	}

@@ -12,7 +12,7 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/onceflow/onceflow/pkg/sqstest"
-	"github.com/onceflow/onceflow/services/reconciler/internal/fixture"
+	"github.com/onceflow/onceflow/services/reconciler/internal/reconcilertest"
 	"github.com/onceflow/onceflow/services/reconciler/internal/store"
 	"github.com/onceflow/onceflow/services/reconciler/internal/sweep"
 )
@@ -20,7 +20,7 @@ import (
 const traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
 
 // attrs is what the relay puts on a billing event's message.
-func attrs(ev fixture.Event) map[string]string {
+func attrs(ev reconcilertest.Event) map[string]string {
 	a := map[string]string{"type": ev.Type, "event_key": ev.Key, "content_type": "application/json"}
 	if ev.Traceparent != "" {
 		a["traceparent"] = ev.Traceparent
@@ -28,8 +28,8 @@ func attrs(ev fixture.Event) map[string]string {
 	return a
 }
 
-func message(ev fixture.Event) fixture.Message {
-	return fixture.Message{Body: ev.Payload, Attrs: attrs(ev)}
+func message(ev reconcilertest.Event) reconcilertest.Message {
+	return reconcilertest.Message{Body: ev.Payload, Attrs: attrs(ev)}
 }
 
 func TestSweep(t *testing.T) {
@@ -37,68 +37,68 @@ func TestSweep(t *testing.T) {
 	sqsClient := sqstest.Client(t)
 	old := time.Now().Add(-time.Hour).Truncate(time.Second)
 	recent := time.Now().Add(-time.Minute)
-	traced := fixture.PaymentPaid("p1")
+	traced := reconcilertest.PaymentPaid("p1")
 	traced.Traceparent = traceparent
 
 	tests := []struct {
 		name      string
 		pageSize  int
 		maxPerRun int
-		seed      func(testing.TB, *fixture.DB)
+		seed      func(testing.TB, *reconcilertest.DB)
 		want      sweep.Result
-		wantMsgs  []fixture.Message
+		wantMsgs  []reconcilertest.Message
 	}{{
 		name: "old payment without invoice is sent again with its attributes",
-		seed: func(tb testing.TB, db *fixture.DB) {
+		seed: func(tb testing.TB, db *reconcilertest.DB) {
 			db.Payment(tb, "p1", old)
 			db.Outbox(tb, traced)
 		},
 		want:     sweep.Result{Checked: 1, Missing: 1, Republished: 1},
-		wantMsgs: []fixture.Message{message(traced)},
+		wantMsgs: []reconcilertest.Message{message(traced)},
 	}, {
 		name: "old payment with its invoice is left alone",
-		seed: func(tb testing.TB, db *fixture.DB) {
+		seed: func(tb testing.TB, db *reconcilertest.DB) {
 			db.Payment(tb, "p1", old)
-			db.Outbox(tb, fixture.PaymentPaid("p1"))
+			db.Outbox(tb, reconcilertest.PaymentPaid("p1"))
 			db.Invoice(tb, "p1")
 		},
 		want: sweep.Result{Checked: 1},
 	}, {
 		name: "payment paid within the grace period is left alone",
-		seed: func(tb testing.TB, db *fixture.DB) {
+		seed: func(tb testing.TB, db *reconcilertest.DB) {
 			db.Payment(tb, "p1", recent)
-			db.Outbox(tb, fixture.PaymentPaid("p1"))
+			db.Outbox(tb, reconcilertest.PaymentPaid("p1"))
 		},
 		want: sweep.Result{},
 	}, {
 		name: "unpaid payment is left alone",
-		seed: func(tb testing.TB, db *fixture.DB) {
+		seed: func(tb testing.TB, db *reconcilertest.DB) {
 			db.Payment(tb, "p1", time.Time{})
 		},
 		want: sweep.Result{},
 	}, {
 		name: "old refund without credit note is sent again",
-		seed: func(tb testing.TB, db *fixture.DB) {
+		seed: func(tb testing.TB, db *reconcilertest.DB) {
 			db.Payment(tb, "p1", old)
 			db.Invoice(tb, "p1")
 			db.Refund(tb, "r1", "p1", old)
-			db.Outbox(tb, fixture.RefundSucceeded("r1"))
+			db.Outbox(tb, reconcilertest.RefundSucceeded("r1"))
 		},
 		want:     sweep.Result{Checked: 2, Missing: 1, Republished: 1},
-		wantMsgs: []fixture.Message{message(fixture.RefundSucceeded("r1"))},
+		wantMsgs: []reconcilertest.Message{message(reconcilertest.RefundSucceeded("r1"))},
 	}, {
 		name: "old refund with its credit note is left alone",
-		seed: func(tb testing.TB, db *fixture.DB) {
+		seed: func(tb testing.TB, db *reconcilertest.DB) {
 			db.Payment(tb, "p1", old)
 			db.Invoice(tb, "p1")
 			db.Refund(tb, "r1", "p1", old)
-			db.Outbox(tb, fixture.RefundSucceeded("r1"))
+			db.Outbox(tb, reconcilertest.RefundSucceeded("r1"))
 			db.CreditNote(tb, "r1", "p1")
 		},
 		want: sweep.Result{Checked: 2},
 	}, {
 		name: "pending refund is left alone",
-		seed: func(tb testing.TB, db *fixture.DB) {
+		seed: func(tb testing.TB, db *reconcilertest.DB) {
 			db.Payment(tb, "p1", old)
 			db.Invoice(tb, "p1")
 			db.Refund(tb, "r1", "p1", time.Time{})
@@ -106,45 +106,45 @@ func TestSweep(t *testing.T) {
 		want: sweep.Result{Checked: 1},
 	}, {
 		name: "paid payment without outbox row is a missing event, not a message",
-		seed: func(tb testing.TB, db *fixture.DB) {
+		seed: func(tb testing.TB, db *reconcilertest.DB) {
 			db.Payment(tb, "p1", old)
 		},
 		want: sweep.Result{Checked: 1, Missing: 1, MissingEvents: 1},
 	}, {
 		name:     "pages through payments paid at the same instant",
 		pageSize: 2,
-		seed: func(tb testing.TB, db *fixture.DB) {
+		seed: func(tb testing.TB, db *reconcilertest.DB) {
 			for i := range 5 {
 				id := fmt.Sprintf("p%d", i)
 				db.Payment(tb, id, old)
-				db.Outbox(tb, fixture.PaymentPaid(id))
+				db.Outbox(tb, reconcilertest.PaymentPaid(id))
 			}
 			db.Invoice(tb, "p2")
 		},
 		want: sweep.Result{Checked: 5, Missing: 4, Republished: 4},
-		wantMsgs: []fixture.Message{
-			message(fixture.PaymentPaid("p0")), message(fixture.PaymentPaid("p1")),
-			message(fixture.PaymentPaid("p3")), message(fixture.PaymentPaid("p4")),
+		wantMsgs: []reconcilertest.Message{
+			message(reconcilertest.PaymentPaid("p0")), message(reconcilertest.PaymentPaid("p1")),
+			message(reconcilertest.PaymentPaid("p3")), message(reconcilertest.PaymentPaid("p4")),
 		},
 	}, {
 		name:      "stops at the per-run maximum",
 		maxPerRun: 2,
-		seed: func(tb testing.TB, db *fixture.DB) {
+		seed: func(tb testing.TB, db *reconcilertest.DB) {
 			for i := range 3 {
 				id := fmt.Sprintf("p%d", i)
 				db.Payment(tb, id, old.Add(time.Duration(i)*time.Second))
-				db.Outbox(tb, fixture.PaymentPaid(id))
+				db.Outbox(tb, reconcilertest.PaymentPaid(id))
 			}
 		},
 		want: sweep.Result{Checked: 3, Missing: 2, Republished: 2, Capped: true},
-		wantMsgs: []fixture.Message{
-			message(fixture.PaymentPaid("p0")), message(fixture.PaymentPaid("p1")),
+		wantMsgs: []reconcilertest.Message{
+			message(reconcilertest.PaymentPaid("p0")), message(reconcilertest.PaymentPaid("p1")),
 		},
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			db := fixture.NewDB(t)
+			db := reconcilertest.NewDB(t)
 			tt.seed(t, db)
 			_, queueURL := sqstest.Queue(t, sqsClient, "reconciler-sweep", 5)
 			cfg := sweep.Config{QueueURL: queueURL, Grace: 10 * time.Minute, PageSize: 500, MaxPerRun: 5000}
@@ -164,7 +164,7 @@ func TestSweep(t *testing.T) {
 			if got != tt.want {
 				t.Errorf("Run = %+v, want %+v", got, tt.want)
 			}
-			msgs := fixture.Receive(t, sqsClient, queueURL, len(tt.wantMsgs))
+			msgs := reconcilertest.Receive(t, sqsClient, queueURL, len(tt.wantMsgs))
 			sortMessages(msgs)
 			if len(msgs) != len(tt.wantMsgs) || (len(msgs) > 0 && !reflect.DeepEqual(msgs, tt.wantMsgs)) {
 				t.Errorf("queue holds %+v, want %+v", msgs, tt.wantMsgs)
@@ -175,7 +175,7 @@ func TestSweep(t *testing.T) {
 	}
 }
 
-func sortMessages(msgs []fixture.Message) {
+func sortMessages(msgs []reconcilertest.Message) {
 	sort.Slice(msgs, func(i, j int) bool { return msgs[i].Attrs["event_key"] < msgs[j].Attrs["event_key"] })
 }
 
@@ -201,11 +201,11 @@ func assertCounter(tb testing.TB, reg *prometheus.Registry, name string, want in
 func TestSweepAcrossDatabases(t *testing.T) {
 	t.Parallel()
 	sqsClient := sqstest.Client(t)
-	ingest, invoicer := fixture.NewDB(t), fixture.NewDB(t)
+	ingest, invoicer := reconcilertest.NewDB(t), reconcilertest.NewDB(t)
 	old := time.Now().Add(-time.Hour)
 	for _, id := range []string{"p1", "p2"} {
 		ingest.Payment(t, id, old)
-		ingest.Outbox(t, fixture.PaymentPaid(id))
+		ingest.Outbox(t, reconcilertest.PaymentPaid(id))
 	}
 	invoicer.Invoice(t, "p1")
 	_, queueURL := sqstest.Queue(t, sqsClient, "reconciler-sweep", 5)
@@ -220,8 +220,8 @@ func TestSweepAcrossDatabases(t *testing.T) {
 	if want := (sweep.Result{Checked: 2, Missing: 1, Republished: 1}); got != want {
 		t.Errorf("Run = %+v, want %+v", got, want)
 	}
-	msgs := fixture.Receive(t, sqsClient, queueURL, 1)
-	if want := []fixture.Message{message(fixture.PaymentPaid("p2"))}; !reflect.DeepEqual(msgs, want) {
+	msgs := reconcilertest.Receive(t, sqsClient, queueURL, 1)
+	if want := []reconcilertest.Message{message(reconcilertest.PaymentPaid("p2"))}; !reflect.DeepEqual(msgs, want) {
 		t.Errorf("queue holds %+v, want %+v", msgs, want)
 	}
 }
