@@ -10,6 +10,26 @@ import (
 	"github.com/google/uuid"
 )
 
+type IngestCase struct {
+	ID           int64
+	Kind         string
+	Subject      string
+	Psp          string
+	PspPaymentID string
+	PspRefundID  string
+	OrderID      string
+	AmountMinor  *int64
+	Currency     string
+	ReceiptID    *int64
+	Evidence     []byte
+	OpenedAt     time.Time
+	UpdatedAt    time.Time
+	ClosedAt     *time.Time
+	ClosedBy     *string
+	Action       *string
+	Reason       *string
+}
+
 type IngestCustomer struct {
 	ID         uuid.UUID
 	DocType    string

@@ -10,6 +10,26 @@ import (
 	"github.com/google/uuid"
 )
 
+type InvoicerCase struct {
+	ID           int64
+	Kind         string
+	Subject      string
+	Psp          string
+	PspPaymentID string
+	PspRefundID  string
+	OrderID      string
+	AmountMinor  *int64
+	Currency     string
+	DocumentID   *int64
+	Evidence     []byte
+	OpenedAt     time.Time
+	UpdatedAt    time.Time
+	ClosedAt     *time.Time
+	ClosedBy     *string
+	Action       *string
+	Reason       *string
+}
+
 type InvoicerDocumentResolution struct {
 	ID         int64
 	DocumentID int64

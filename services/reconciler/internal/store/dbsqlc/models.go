@@ -10,6 +10,26 @@ import (
 	"github.com/google/uuid"
 )
 
+type IngestCase struct {
+	ID           int64
+	Kind         string
+	Subject      string
+	Psp          string
+	PspPaymentID string
+	PspRefundID  string
+	OrderID      string
+	AmountMinor  *int64
+	Currency     string
+	ReceiptID    *int64
+	Evidence     []byte
+	OpenedAt     time.Time
+	UpdatedAt    time.Time
+	ClosedAt     *time.Time
+	ClosedBy     *string
+	Action       *string
+	Reason       *string
+}
+
 type IngestCustomer struct {
 	ID         uuid.UUID
 	DocType    string
@@ -120,6 +140,26 @@ type IngestWebhookReceipt struct {
 	Traceparent    string
 }
 
+type InvoicerCase struct {
+	ID           int64
+	Kind         string
+	Subject      string
+	Psp          string
+	PspPaymentID string
+	PspRefundID  string
+	OrderID      string
+	AmountMinor  *int64
+	Currency     string
+	DocumentID   *int64
+	Evidence     []byte
+	OpenedAt     time.Time
+	UpdatedAt    time.Time
+	ClosedAt     *time.Time
+	ClosedBy     *string
+	Action       *string
+	Reason       *string
+}
+
 type InvoicerDocumentResolution struct {
 	ID         int64
 	DocumentID int64
@@ -195,6 +235,25 @@ type InvoicerOutbox struct {
 	PublishedAt   *time.Time
 	ParkedAt      *time.Time
 	ParkedReason  *string
+}
+
+type ReconcilerCase struct {
+	ID           int64
+	Kind         string
+	Subject      string
+	Psp          string
+	PspPaymentID string
+	PspRefundID  string
+	OrderID      string
+	AmountMinor  *int64
+	Currency     string
+	Evidence     []byte
+	OpenedAt     time.Time
+	UpdatedAt    time.Time
+	ClosedAt     *time.Time
+	ClosedBy     *string
+	Action       *string
+	Reason       *string
 }
 
 type ReconcilerFinding struct {
