@@ -18,6 +18,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, os.Getenv, os.Args[1:], os.Stdout); err != nil {
+		stop()
 		fmt.Fprintln(os.Stderr, "invoicer:", err)
 		os.Exit(1)
 	}
