@@ -28,7 +28,7 @@ func (w *Worker) preparePayment(ctx context.Context, id string) (write, error) {
 	if err != nil {
 		return nil, fmt.Errorf("order of payment %s: %w", p.ID, err)
 	}
-	if reason := mismatch(p, o); reason != "" {
+	if reason := mismatch(p, o); reason != "" && !w.accepted(ctx, p) {
 		rej := errRejected{reason: fmt.Sprintf("payment %s does not match order %s: %s", p.ID, o.MerchantOrderID, reason)}
 		if p.Status == StatusPaid {
 			rej.kase = unmatchedPayment(p, o, reason)
@@ -78,4 +78,11 @@ func recordPayment(ctx context.Context, r *records, p psp.Payment, o store.Order
 	}
 	r.event(ctx, msg)
 	return nil
+}
+
+// accepted reports whether paid payment p is recorded PAID already: an
+// operator accepted it as a sale of its own, so seeing it again is no case.
+func (w *Worker) accepted(ctx context.Context, p psp.Payment) bool {
+	stored, err := w.store.Payment(ctx, p.ID)
+	return err == nil && p.Status == StatusPaid && stored.Status == StatusPaid
 }

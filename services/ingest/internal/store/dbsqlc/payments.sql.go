@@ -49,6 +49,7 @@ const paymentOtherPaid = `-- name: PaymentOtherPaid :many
 SELECT p.id, p.amount_minor, p.currency
 FROM ingest.orders o JOIN ingest.payments p ON p.order_id = o.id
 WHERE o.id = $1 AND p.status = 'PAID' AND p.id <> $2::text
+  AND NOT EXISTS (SELECT 1 FROM ingest.payments self WHERE self.id = $2::text AND self.status = 'PAID')
 FOR UPDATE OF o
 `
 
@@ -59,7 +60,8 @@ type PaymentOtherPaidRow struct {
 }
 
 // Locks the order, so two payments of it are checked one after the other,
-// and returns its PAID payments other than payment_id.
+// and returns its PAID payments other than payment_id; none when payment_id
+// is itself recorded PAID (an operator accepted it as a separate sale).
 func (q *Queries) PaymentOtherPaid(ctx context.Context, orderID uuid.UUID, paymentID string) ([]PaymentOtherPaidRow, error) {
 	rows, err := q.db.Query(ctx, paymentOtherPaid, orderID, paymentID)
 	if err != nil {
