@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/onceflow/onceflow/pkg/dlocal"
 	eventsv1 "github.com/onceflow/onceflow/pkg/eventspb/onceflow/events/v1"
@@ -259,5 +260,44 @@ func TestUnknownOrderReappliedAndParkedAcknowledged(t *testing.T) {
 	}
 	if code, body := e.resolve("ingest-"+itoa(pid), op("acknowledge", "test refund of nothing")); code != http.StatusOK {
 		t.Fatalf("acknowledge: %d %s", code, body)
+	}
+}
+
+// A refund parked because its payment was unknown: once the payment is
+// recorded, replay applies it and asks for its credit note.
+func TestParkedRefundReplayed(t *testing.T) {
+	t.Parallel()
+	e := start(t, "INGEST_APPLY_MAX_ATTEMPTS", "2")
+	e.order("o-replay", 1000)
+	paid := e.pay("o-replay", "10.00", true)
+	code, body := e.post(e.psp+"/refunds", map[string]any{"payment_id": paid, "notification_url": e.ingest + "/webhooks/dlocal"},
+		http.Header{dlocal.HeaderLogin: {login}, dlocal.HeaderTransKey: {transKey}})
+	if code != http.StatusOK {
+		t.Fatalf("refund: %d %s", code, body)
+	}
+	var refund struct{ ID string }
+	_ = json.Unmarshal([]byte(body), &refund)
+	e.waitCount(1, "SELECT count(*) FROM ingest.cases WHERE kind = 'parked_receipt' AND psp_refund_id = $1 AND closed_at IS NULL", refund.ID)
+	var id int64
+	if err := e.pool.QueryRow(context.Background(), "SELECT id FROM ingest.cases WHERE kind = 'parked_receipt'").Scan(&id); err != nil {
+		t.Fatal(err)
+	}
+	// The payment's notification arrives at last.
+	note := []byte(`{"id":"` + paid + `","status":"PAID","amount":10.00,"currency":"UYU","order_id":"o-replay"}`)
+	req, _ := http.NewRequest(http.MethodPost, e.ingest+"/webhooks/dlocal", bytes.NewReader(note))
+	date := dlocal.FormatDate(time.Now())
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set(dlocal.HeaderDate, date)
+	req.Header.Set(dlocal.HeaderAuthorization, dlocal.Authorization(dlocal.Sign(secret, login, date, note)))
+	if code, body := e.do(req); code != http.StatusOK {
+		t.Fatalf("payment notification: %d %s", code, body)
+	}
+	e.waitCount(1, "SELECT count(*) FROM ingest.payments WHERE id = $1 AND status = 'PAID'", paid)
+	if code, body := e.resolve("ingest-"+itoa(id), op("replay", "payment recorded")); code != http.StatusOK {
+		t.Fatalf("replay: %d %s", code, body)
+	}
+	e.waitCount(1, "SELECT count(*) FROM ingest.outbox WHERE event_key = $1", "refund:"+refund.ID+":succeeded")
+	if n := e.count("SELECT count(*) FROM ingest.cases WHERE closed_at IS NULL"); n != 0 {
+		t.Fatalf("open cases after the replay = %d, want 0", n)
 	}
 }
