@@ -86,7 +86,7 @@ func (a *API) resolveCase(c echo.Context) error {
 		return err
 	}
 	a.log.Info("operator closed case", zap.String("case", caseJSON(closed).ID), zap.String("kind", closed.Kind),
-		zap.String("action", closed.Action), zap.String("actor", closed.ClosedBy))
+		zap.String("action", closed.Action)) // never the actor: a person's name
 	if req.Action == ActionReapply || req.Action == ActionReplay {
 		select {
 		case a.wake <- struct{}{}:
