@@ -45,3 +45,15 @@ SELECT * FROM ingest.orders
 WHERE (created_at, id) > (@after_created, @after_id::uuid)
 ORDER BY created_at, id
 LIMIT @max_rows;
+
+-- name: OrderLock :one
+-- Locks an order an operator amends until the transaction ends.
+SELECT * FROM ingest.orders WHERE id = @id FOR UPDATE;
+
+-- name: OrderAmend :one
+-- An operator's amendment of an order's amount, currency, lines and PSP
+-- payment.
+UPDATE ingest.orders
+SET amount_minor = @amount_minor, currency = @currency, lines = @lines, psp_payment_id = @psp_payment_id
+WHERE id = @id
+RETURNING *;

@@ -17,3 +17,13 @@ SELECT * FROM ingest.payments WHERE id = @id;
 -- Locks a payment until the transaction ends, so two refunds of it are
 -- checked against its amount one after the other; returns the amount.
 SELECT amount_minor FROM ingest.payments WHERE id = @id FOR UPDATE;
+
+-- name: PaymentOtherPaid :many
+-- Locks the order, so two payments of it are checked one after the other,
+-- and returns its PAID payments other than payment_id; none when payment_id
+-- is itself recorded PAID (an operator accepted it as a separate sale).
+SELECT p.id, p.amount_minor, p.currency
+FROM ingest.orders o JOIN ingest.payments p ON p.order_id = o.id
+WHERE o.id = @order_id AND p.status = 'PAID' AND p.id <> @payment_id::text
+  AND NOT EXISTS (SELECT 1 FROM ingest.payments self WHERE self.id = @payment_id::text AND self.status = 'PAID')
+FOR UPDATE OF o;

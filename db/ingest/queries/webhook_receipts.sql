@@ -65,11 +65,13 @@ WHERE id = @id AND status IN ('parked', 'rejected')
 RETURNING id, source, event_id, event_type;
 
 -- name: ReceiptPrune :execrows
--- Deletes up to max_rows finished receipts received before the cutoff.
+-- Deletes up to max_rows finished receipts received before the cutoff; a
+-- receipt an open case holds on to is kept.
 DELETE FROM ingest.webhook_receipts
 WHERE id IN (
     SELECT old.id FROM ingest.webhook_receipts old
     WHERE old.status IN ('done', 'rejected') AND old.received_at < @cutoff
+      AND NOT EXISTS (SELECT 1 FROM ingest.cases c WHERE c.receipt_id = old.id AND c.closed_at IS NULL)
     ORDER BY old.received_at
     LIMIT @max_rows
     FOR UPDATE SKIP LOCKED);
@@ -87,3 +89,12 @@ SELECT status, count(*) AS receipts
 FROM ingest.webhook_receipts
 GROUP BY status
 ORDER BY status;
+
+-- name: ReceiptRequeue :one
+-- Sends a receipt back to the worker (an operator's reapply or replay),
+-- whatever it ended as, with its attempts reset.
+UPDATE ingest.webhook_receipts
+SET status = 'pending', attempts = 0, next_attempt_at = now(), processed_at = NULL,
+    lease_token = NULL, lease_expires_at = NULL
+WHERE id = @id
+RETURNING id;

@@ -1,6 +1,7 @@
 // Package admin serves ingest's operator endpoints on the /admin group
-// (which the admin token guards): the receipts' status, the parked ones, and
-// sending one back to the apply worker.
+// (which the admin token guards): the receipts' status, the parked ones,
+// sending one back to the apply worker, and ingest's cases (docs/cases.md):
+// listing them and closing one with an operator's action.
 package admin
 
 import (
@@ -28,12 +29,15 @@ func New(st *store.Store, log *zap.Logger, wake chan<- struct{}) *API {
 	return &API{store: st, log: log, wake: wake}
 }
 
-// Register adds the status and receipts routes to g, the guarded /admin
+// Register adds the status, receipts and cases routes to g, the guarded /admin
 // group (httpserver.Server.Admin).
 func (a *API) Register(g *echo.Group) {
 	g.GET("/status", a.status)
 	g.GET("/receipts/parked", a.listParked)
 	g.POST("/receipts/:id/retry", a.retry)
+	g.GET("/cases", a.listCases)
+	g.GET("/cases/:id", a.getCase)
+	g.POST("/cases/:id/resolve", a.resolveCase)
 }
 
 // Status is ingest's part of the pipeline state.

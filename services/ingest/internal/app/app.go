@@ -67,7 +67,7 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 func (a *App) build(cfg Config, srcs []webhook.Source, scope string, log *zap.Logger) error {
 	reg := httpserver.NewRegistry()
 	st := store.New(a.pool)
-	reg.MustRegister(housekeeping.NewBacklog(st))
+	reg.MustRegister(housekeeping.NewBacklog(st), housekeeping.NewCases(st))
 	a.srv = httpserver.New(log, cfg.HTTPAddr, reg, httpserver.Check{Name: "postgres", Check: a.pool.Ping})
 	a.group = worker.NewGroup(log, worker.Config{StallAfter: cfg.StallTimeout, ShutdownTimeout: cfg.ShutdownTimeout})
 	a.srv.SetLiveness(a.group)

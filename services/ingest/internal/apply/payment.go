@@ -6,6 +6,8 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/onceflow/onceflow/pkg/errkind"
+
 	"github.com/onceflow/onceflow/services/ingest/internal/psp"
 	"github.com/onceflow/onceflow/services/ingest/internal/store"
 )
@@ -20,15 +22,41 @@ func (w *Worker) preparePayment(ctx context.Context, id string) (write, error) {
 	w.log.Debug("payment fetched", zap.String("id", p.ID), zap.String("status", p.Status),
 		zap.String("status_code", p.StatusCode), zap.Time("psp_created", p.Created))
 	o, c, err := w.store.OrderWithCustomerByMerchantID(ctx, p.OrderID)
+	if errkind.Is(err, errkind.NotFound) {
+		return nil, errUnknownOrder{p: p, err: err}
+	}
 	if err != nil {
-		return nil, fmt.Errorf("order of payment %s, not recorded yet: %w", p.ID, err)
+		return nil, fmt.Errorf("order of payment %s: %w", p.ID, err)
 	}
-	if p.AmountMinor != o.AmountMinor || p.Currency != o.Currency {
-		return nil, errRejected{reason: fmt.Sprintf("payment %s does not match order %s: amount or currency differs", p.ID, o.MerchantOrderID)}
+	if reason := mismatch(p, o); reason != "" && !w.accepted(ctx, p) {
+		rej := errRejected{reason: fmt.Sprintf("payment %s does not match order %s: %s", p.ID, o.MerchantOrderID, reason)}
+		if p.Status == StatusPaid {
+			rej.kase = unmatchedPayment(p, o, reason)
+		}
+		return nil, rej
 	}
-	return func(_ *store.Tx, r *records) error {
+	return func(tx *store.Tx, r *records) error {
+		if err := checkFirstPaid(ctx, tx, p, o); err != nil {
+			return err
+		}
 		return recordPayment(ctx, r, p, o, c)
 	}, nil
+}
+
+// checkFirstPaid locks p's order and refuses a paid p when the order
+// already has another PAID payment: a payment must match the order's
+// recorded one, so a second is a case, never a second invoice.
+func checkFirstPaid(ctx context.Context, tx *store.Tx, p psp.Payment, o store.Order) error {
+	if p.Status != StatusPaid {
+		return nil
+	}
+	others, err := tx.OtherPaidPayments(ctx, o.ID, p.ID)
+	if err != nil || len(others) == 0 {
+		return err
+	}
+	kase := unmatchedPayment(p, o, ReasonSecondPayment)
+	kase.Evidence["first_payment_id"] = others[0].ID
+	return errRejected{reason: fmt.Sprintf("payment %s is a second paid payment on order %s", p.ID, o.MerchantOrderID), kase: kase}
 }
 
 // recordPayment moves the payment's state forward, links the order the
@@ -50,4 +78,11 @@ func recordPayment(ctx context.Context, r *records, p psp.Payment, o store.Order
 	}
 	r.event(ctx, msg)
 	return nil
+}
+
+// accepted reports whether paid payment p is recorded PAID already: an
+// operator accepted it as a sale of its own, so seeing it again is no case.
+func (w *Worker) accepted(ctx context.Context, p psp.Payment) bool {
+	stored, err := w.store.Payment(ctx, p.ID)
+	return err == nil && p.Status == StatusPaid && stored.Status == StatusPaid
 }

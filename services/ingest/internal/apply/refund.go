@@ -28,7 +28,8 @@ func (w *Worker) prepareRefund(ctx context.Context, id string) (write, error) {
 		return nil, fmt.Errorf("refund %s waits: payment %s is %s, not PAID", r.ID, payment.ID, payment.Status)
 	}
 	if r.Currency != payment.Currency {
-		return nil, errRejected{reason: fmt.Sprintf("refund %s currency differs from payment %s", r.ID, payment.ID)}
+		return nil, errRejected{reason: fmt.Sprintf("refund %s currency differs from payment %s", r.ID, payment.ID),
+			kase: refusedRefund(r, ReasonCurrencyMismatch, map[string]any{"payment_currency": payment.Currency})}
 	}
 	o, c, err := w.store.OrderWithCustomer(ctx, payment.OrderID)
 	if err != nil {
@@ -81,7 +82,8 @@ func checkRefundable(ctx context.Context, tx *store.Tx, r psp.Refund) error {
 		return err
 	}
 	if refunded+r.AmountMinor > paid {
-		return errRejected{reason: fmt.Sprintf("refund %s would exceed payment %s", r.ID, r.PaymentID)}
+		return errRejected{reason: fmt.Sprintf("refund %s would exceed payment %s", r.ID, r.PaymentID),
+			kase: refusedRefund(r, ReasonOverRefund, map[string]any{"payment_amount_minor": paid, "refunded_minor": refunded})}
 	}
 	return nil
 }

@@ -162,8 +162,12 @@ func (w *Worker) prepare(ctx context.Context, r store.Receipt) (write, error) {
 }
 
 // errRejected marks a receipt whose authoritative state contradicts the
-// order: it is finished as rejected and nothing is emitted.
-type errRejected struct{ reason string }
+// order: it is finished as rejected and nothing is emitted; with a case,
+// the case opens in the same transaction, holding on to the receipt.
+type errRejected struct {
+	reason string
+	kase   *store.Case
+}
 
 func (e errRejected) Error() string { return e.reason }
 
@@ -180,7 +184,7 @@ func (w *Worker) settle(ctx context.Context, s *staged, token uuid.UUID) {
 	case errors.As(s.err, &rej):
 		outcome = "rejected"
 		log.Warn("receipt rejected", zap.String("reason", rej.reason))
-		w.finish(ctx, s.r.ID, token, "rejected", &rej.reason)
+		w.reject(ctx, s.r, token, rej)
 	case errors.Is(s.err, errLostClaim):
 		outcome = "lost"
 		log.Info("receipt taken over by another worker")
@@ -195,7 +199,13 @@ func (w *Worker) retryLater(ctx context.Context, log *zap.Logger, r store.Receip
 	attempt := r.Attempts + 1
 	park := attempt >= w.cfg.MaxAttempts
 	next := time.Now().Add(w.cfg.Backoff.Delay(attempt))
-	if err := w.store.RetryReceiptLater(ctx, r.ID, token, cause.Error(), next, park); err != nil {
+	var err error
+	if park {
+		err = w.park(ctx, r, token, cause, next)
+	} else {
+		err = w.store.RetryReceiptLater(ctx, r.ID, token, cause.Error(), next, false)
+	}
+	if err != nil {
 		log.Error("record receipt failure", zap.Error(err))
 	}
 	if park {
@@ -206,9 +216,16 @@ func (w *Worker) retryLater(ctx context.Context, log *zap.Logger, r store.Receip
 	return "retry"
 }
 
-func (w *Worker) finish(ctx context.Context, id int64, token uuid.UUID, status string, reason *string) {
-	if err := w.store.FinishReceipt(ctx, id, token, status, reason); err != nil {
-		w.log.Error("finish receipt", zap.Int64("receipt", id), zap.Error(err))
+// reject finishes r as rejected, with its case when rej has one.
+func (w *Worker) reject(ctx context.Context, r store.Receipt, token uuid.UUID, rej errRejected) {
+	var err error
+	if rej.kase != nil {
+		err = w.rejectWithCase(ctx, r, token, rej)
+	} else {
+		err = w.store.FinishReceipt(ctx, r.ID, token, "rejected", &rej.reason)
+	}
+	if err != nil {
+		w.log.Error("finish receipt", zap.Int64("receipt", r.ID), zap.Error(err))
 	}
 }
 

@@ -35,6 +35,7 @@ func (a *API) Register(e *echo.Echo) {
 	g.POST("/orders", a.createOrder, a.idempotent)
 	g.GET("/orders", a.listOrders)
 	g.GET("/orders/:id", a.getOrder)
+	g.PATCH("/orders/:id", a.amendOrder, requireKey, a.idempotent)
 	g.POST("/refunds", a.watchRefund, a.idempotent)
 }
 

@@ -47,7 +47,7 @@ func (a *API) idempotent(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		c.Request().Body = io.NopCloser(bytes.NewReader(body))
 		hash := sha256.Sum256(body)
-		route := c.Path()
+		route := c.Request().URL.Path // with the id: a key names one request to one resource
 		ctx := c.Request().Context()
 		claimed, err := a.store.BeginIdempotent(ctx, route, key, hash[:], time.Now().Add(-staleClaim))
 		if err != nil {

@@ -84,3 +84,25 @@ func orderFromRow(r dbsqlc.IngestOrder) Order {
 	return Order{ID: r.ID, MerchantOrderID: r.MerchantOrderID, CustomerID: r.CustomerID, AmountMinor: r.AmountMinor,
 		Currency: r.Currency, Lines: r.Lines, PSPPaymentID: r.PspPaymentID, CreatedAt: r.CreatedAt}
 }
+
+// LockOrder returns order id locked until tx ends, or an error of kind
+// NotFound.
+func (t *Tx) LockOrder(ctx context.Context, id uuid.UUID) (Order, error) {
+	row, err := t.q.OrderLock(ctx, id)
+	if err != nil {
+		return Order{}, pg.Interpret(err, "order %s", id)
+	}
+	return orderFromRow(row), nil
+}
+
+// AmendOrder writes o's amount, currency, lines and PSP payment in tx and
+// returns it as stored. A PSP payment id another order holds is an error of
+// kind Conflict.
+func (t *Tx) AmendOrder(ctx context.Context, o Order) (Order, error) {
+	row, err := t.q.OrderAmend(ctx, dbsqlc.OrderAmendParams{ID: o.ID, AmountMinor: o.AmountMinor, Currency: o.Currency,
+		Lines: o.Lines, PspPaymentID: o.PSPPaymentID})
+	if err != nil {
+		return Order{}, pg.Interpret(err, "amend order %s", o.ID)
+	}
+	return orderFromRow(row), nil
+}

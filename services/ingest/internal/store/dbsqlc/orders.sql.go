@@ -12,6 +12,47 @@ import (
 	"github.com/google/uuid"
 )
 
+const orderAmend = `-- name: OrderAmend :one
+UPDATE ingest.orders
+SET amount_minor = $1, currency = $2, lines = $3, psp_payment_id = $4
+WHERE id = $5
+RETURNING id, merchant_order_id, customer_id, amount_minor, currency, lines, psp_payment_id, created_at, polled_at, polls
+`
+
+type OrderAmendParams struct {
+	AmountMinor  int64
+	Currency     string
+	Lines        []byte
+	PspPaymentID *string
+	ID           uuid.UUID
+}
+
+// An operator's amendment of an order's amount, currency, lines and PSP
+// payment.
+func (q *Queries) OrderAmend(ctx context.Context, arg OrderAmendParams) (IngestOrder, error) {
+	row := q.db.QueryRow(ctx, orderAmend,
+		arg.AmountMinor,
+		arg.Currency,
+		arg.Lines,
+		arg.PspPaymentID,
+		arg.ID,
+	)
+	var i IngestOrder
+	err := row.Scan(
+		&i.ID,
+		&i.MerchantOrderID,
+		&i.CustomerID,
+		&i.AmountMinor,
+		&i.Currency,
+		&i.Lines,
+		&i.PspPaymentID,
+		&i.CreatedAt,
+		&i.PolledAt,
+		&i.Polls,
+	)
+	return i, err
+}
+
 const orderClaimUnsettled = `-- name: OrderClaimUnsettled :many
 UPDATE ingest.orders o
 SET polled_at = now(), polls = polls + 1
@@ -167,6 +208,29 @@ func (q *Queries) OrderList(ctx context.Context, afterCreated time.Time, afterID
 		return nil, err
 	}
 	return items, nil
+}
+
+const orderLock = `-- name: OrderLock :one
+SELECT id, merchant_order_id, customer_id, amount_minor, currency, lines, psp_payment_id, created_at, polled_at, polls FROM ingest.orders WHERE id = $1 FOR UPDATE
+`
+
+// Locks an order an operator amends until the transaction ends.
+func (q *Queries) OrderLock(ctx context.Context, id uuid.UUID) (IngestOrder, error) {
+	row := q.db.QueryRow(ctx, orderLock, id)
+	var i IngestOrder
+	err := row.Scan(
+		&i.ID,
+		&i.MerchantOrderID,
+		&i.CustomerID,
+		&i.AmountMinor,
+		&i.Currency,
+		&i.Lines,
+		&i.PspPaymentID,
+		&i.CreatedAt,
+		&i.PolledAt,
+		&i.Polls,
+	)
+	return i, err
 }
 
 const orderWithCustomer = `-- name: OrderWithCustomer :one

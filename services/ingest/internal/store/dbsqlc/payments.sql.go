@@ -7,6 +7,8 @@ package dbsqlc
 
 import (
 	"context"
+
+	"github.com/google/uuid"
 )
 
 const paymentGet = `-- name: PaymentGet :one
@@ -41,4 +43,41 @@ func (q *Queries) PaymentLock(ctx context.Context, id string) (int64, error) {
 	var amount_minor int64
 	err := row.Scan(&amount_minor)
 	return amount_minor, err
+}
+
+const paymentOtherPaid = `-- name: PaymentOtherPaid :many
+SELECT p.id, p.amount_minor, p.currency
+FROM ingest.orders o JOIN ingest.payments p ON p.order_id = o.id
+WHERE o.id = $1 AND p.status = 'PAID' AND p.id <> $2::text
+  AND NOT EXISTS (SELECT 1 FROM ingest.payments self WHERE self.id = $2::text AND self.status = 'PAID')
+FOR UPDATE OF o
+`
+
+type PaymentOtherPaidRow struct {
+	ID          string
+	AmountMinor int64
+	Currency    string
+}
+
+// Locks the order, so two payments of it are checked one after the other,
+// and returns its PAID payments other than payment_id; none when payment_id
+// is itself recorded PAID (an operator accepted it as a separate sale).
+func (q *Queries) PaymentOtherPaid(ctx context.Context, orderID uuid.UUID, paymentID string) ([]PaymentOtherPaidRow, error) {
+	rows, err := q.db.Query(ctx, paymentOtherPaid, orderID, paymentID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []PaymentOtherPaidRow{}
+	for rows.Next() {
+		var i PaymentOtherPaidRow
+		if err := rows.Scan(&i.ID, &i.AmountMinor, &i.Currency); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }

@@ -243,18 +243,37 @@ DELETE FROM ingest.webhook_receipts
 WHERE id IN (
     SELECT old.id FROM ingest.webhook_receipts old
     WHERE old.status IN ('done', 'rejected') AND old.received_at < $1
+      AND NOT EXISTS (SELECT 1 FROM ingest.cases c WHERE c.receipt_id = old.id AND c.closed_at IS NULL)
     ORDER BY old.received_at
     LIMIT $2
     FOR UPDATE SKIP LOCKED)
 `
 
-// Deletes up to max_rows finished receipts received before the cutoff.
+// Deletes up to max_rows finished receipts received before the cutoff; a
+// receipt an open case holds on to is kept.
 func (q *Queries) ReceiptPrune(ctx context.Context, cutoff time.Time, maxRows int32) (int64, error) {
 	result, err := q.db.Exec(ctx, receiptPrune, cutoff, maxRows)
 	if err != nil {
 		return 0, err
 	}
 	return result.RowsAffected(), nil
+}
+
+const receiptRequeue = `-- name: ReceiptRequeue :one
+UPDATE ingest.webhook_receipts
+SET status = 'pending', attempts = 0, next_attempt_at = now(), processed_at = NULL,
+    lease_token = NULL, lease_expires_at = NULL
+WHERE id = $1
+RETURNING id
+`
+
+// Sends a receipt back to the worker (an operator's reapply or replay),
+// whatever it ended as, with its attempts reset.
+func (q *Queries) ReceiptRequeue(ctx context.Context, id int64) (int64, error) {
+	row := q.db.QueryRow(ctx, receiptRequeue, id)
+	var id_2 int64
+	err := row.Scan(&id_2)
+	return id_2, err
 }
 
 const receiptRetry = `-- name: ReceiptRetry :one
