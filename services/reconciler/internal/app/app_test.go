@@ -29,6 +29,8 @@ func seed(tb testing.TB, db *reconcilertest.DB) {
 	db.Payment(tb, "p-invoiced", old)
 	db.Outbox(tb, reconcilertest.PaymentPaid("p-invoiced"))
 	db.Invoice(tb, "p-invoiced")
+	// Authorized long ago: outside the period the audit compares.
+	db.Exec(tb, `UPDATE invoicer.fiscal_documents SET issue_date = '2000-01-01' WHERE source_ref = 'p-invoiced'`)
 	db.Payment(tb, "p-missing", old)
 	db.Outbox(tb, reconcilertest.PaymentPaid("p-missing"))
 	db.Payment(tb, "p-noevent", old)
