@@ -45,3 +45,16 @@ SELECT kind, count(*) AS open, min(opened_at)::timestamptz AS oldest
 FROM reconciler.cases
 WHERE closed_at IS NULL
 GROUP BY kind;
+
+-- name: CaseOpenUnlessClosed :exec
+-- CaseOpenUnlessClosed opens a case like CaseOpenOrTouch unless a case of
+-- @kind about @subject was closed already: an audit disagreement an
+-- operator acknowledged is not opened again by the next audit seeing it.
+INSERT INTO reconciler.cases AS c (kind, subject, psp, psp_payment_id, psp_refund_id, order_id,
+                                   amount_minor, currency, evidence)
+SELECT @kind, @subject, @psp, @psp_payment_id, @psp_refund_id, @order_id,
+       sqlc.narg(amount_minor), @currency, @evidence
+WHERE NOT EXISTS (SELECT 1 FROM reconciler.cases d
+                  WHERE d.kind = @kind AND d.subject = @subject AND d.closed_at IS NOT NULL)
+ON CONFLICT (kind, subject) WHERE closed_at IS NULL
+DO UPDATE SET updated_at = now(), evidence = excluded.evidence;

@@ -151,6 +151,24 @@ func TestRunOnceTwiceAtOnceWithTheAudit(t *testing.T) {
 	if strings.Join(open, "\n") != strings.Join(want, "\n") {
 		t.Errorf("open findings = %q, want %q", open, want)
 	}
+	// Each disagreement is also an audit_disagreement case, once.
+	var cases []string
+	rows, err = db.Pool.Query(t.Context(), `SELECT subject FROM reconciler.cases
+WHERE kind = 'audit_disagreement' AND closed_at IS NULL ORDER BY subject`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			t.Fatal(err)
+		}
+		cases = append(cases, s)
+	}
+	wantCases := []string{"audit:" + strings.ReplaceAll(want[0], " ", ":"), "audit:" + strings.ReplaceAll(want[1], " ", ":")}
+	if strings.Join(cases, "\n") != strings.Join(wantCases, "\n") {
+		t.Errorf("open audit_disagreement cases = %q, want %q", cases, wantCases)
+	}
 }
 
 func TestRunOnceRecordsAFailedRun(t *testing.T) {

@@ -68,17 +68,20 @@ func str(s *string) string {
 	return *s
 }
 
+func evidence(v any) ([]byte, error) {
+	if v == nil {
+		return []byte("{}"), nil
+	}
+	return json.Marshal(v)
+}
+
 // OpenCase opens c in the reconciler's schema, or refreshes the open case
 // of its kind and subject (evidence, updated_at), and returns it. Its
 // errors are the database's.
 func (s *Store) OpenCase(ctx context.Context, c NewCase) (Case, error) {
-	ev := []byte("{}")
-	if c.Evidence != nil {
-		b, err := json.Marshal(c.Evidence)
-		if err != nil {
-			return Case{}, err
-		}
-		ev = b
+	ev, err := evidence(c.Evidence)
+	if err != nil {
+		return Case{}, err
 	}
 	row, err := s.q.CaseOpenOrTouch(ctx, dbsqlc.CaseOpenOrTouchParams{Kind: c.Kind, Subject: c.Subject,
 		Psp: c.PSP, PspPaymentID: c.PSPPaymentID, PspRefundID: c.PSPRefundID, OrderID: c.OrderID,
@@ -87,6 +90,20 @@ func (s *Store) OpenCase(ctx context.Context, c NewCase) (Case, error) {
 		return Case{}, pg.Interpret(err, "open case %s %s", c.Kind, c.Subject)
 	}
 	return caseFrom("reconciler", row), nil
+}
+
+// OpenCaseUnlessClosed opens or refreshes c like OpenCase, unless a case of
+// its kind and subject was closed already (an operator decided it). Its
+// errors are the database's.
+func (s *Store) OpenCaseUnlessClosed(ctx context.Context, c NewCase) error {
+	ev, err := evidence(c.Evidence)
+	if err != nil {
+		return err
+	}
+	err = s.q.CaseOpenUnlessClosed(ctx, dbsqlc.CaseOpenUnlessClosedParams{Kind: c.Kind, Subject: c.Subject,
+		Psp: c.PSP, PspPaymentID: c.PSPPaymentID, PspRefundID: c.PSPRefundID, OrderID: c.OrderID,
+		AmountMinor: c.AmountMinor, Currency: c.Currency, Evidence: ev})
+	return pg.Interpret(err, "open case %s %s", c.Kind, c.Subject)
 }
 
 // Cases lists the reconciler's cases that f selects, oldest first. Its

@@ -142,6 +142,47 @@ func (q *Queries) CaseOpenOrTouch(ctx context.Context, arg CaseOpenOrTouchParams
 	return i, err
 }
 
+const caseOpenUnlessClosed = `-- name: CaseOpenUnlessClosed :exec
+INSERT INTO reconciler.cases AS c (kind, subject, psp, psp_payment_id, psp_refund_id, order_id,
+                                   amount_minor, currency, evidence)
+SELECT $1, $2, $3, $4, $5, $6,
+       $7, $8, $9
+WHERE NOT EXISTS (SELECT 1 FROM reconciler.cases d
+                  WHERE d.kind = $1 AND d.subject = $2 AND d.closed_at IS NOT NULL)
+ON CONFLICT (kind, subject) WHERE closed_at IS NULL
+DO UPDATE SET updated_at = now(), evidence = excluded.evidence
+`
+
+type CaseOpenUnlessClosedParams struct {
+	Kind         string
+	Subject      string
+	Psp          string
+	PspPaymentID string
+	PspRefundID  string
+	OrderID      string
+	AmountMinor  *int64
+	Currency     string
+	Evidence     []byte
+}
+
+// CaseOpenUnlessClosed opens a case like CaseOpenOrTouch unless a case of
+// @kind about @subject was closed already: an audit disagreement an
+// operator acknowledged is not opened again by the next audit seeing it.
+func (q *Queries) CaseOpenUnlessClosed(ctx context.Context, arg CaseOpenUnlessClosedParams) error {
+	_, err := q.db.Exec(ctx, caseOpenUnlessClosed,
+		arg.Kind,
+		arg.Subject,
+		arg.Psp,
+		arg.PspPaymentID,
+		arg.PspRefundID,
+		arg.OrderID,
+		arg.AmountMinor,
+		arg.Currency,
+		arg.Evidence,
+	)
+	return err
+}
+
 const casesList = `-- name: CasesList :many
 SELECT id, kind, subject, psp, psp_payment_id, psp_refund_id, order_id, amount_minor, currency, evidence, opened_at, updated_at, closed_at, closed_by, action, reason FROM reconciler.cases
 WHERE ($1::text = 'all' OR ($1::text = 'open') = (closed_at IS NULL))
