@@ -47,17 +47,21 @@ SELECT id, kind, subject, psp, psp_payment_id, psp_refund_id, order_id, amount_m
        evidence, opened_at, updated_at, closed_at, closed_by, action, reason
 FROM invoicer.cases WHERE id = @id;
 
--- name: InvoicerCasesOpenAboutPayments :many
--- InvoicerCasesOpenAboutPayments returns the payment ids among @ids whose
--- invoice has an open invoicer case (one without a refund id).
-SELECT DISTINCT psp_payment_id::text AS id FROM invoicer.cases
-WHERE closed_at IS NULL AND psp_refund_id = '' AND psp_payment_id = ANY(@ids::text[]);
-
--- name: InvoicerCasesOpenAboutRefunds :many
--- InvoicerCasesOpenAboutRefunds returns the refund ids among @ids whose
--- credit note has an open invoicer case.
-SELECT DISTINCT psp_refund_id::text AS id FROM invoicer.cases
-WHERE closed_at IS NULL AND psp_refund_id = ANY(@ids::text[]);
+-- name: InvoicerCasesOpenAboutSources :many
+-- InvoicerCasesOpenAboutSources returns the ids among @ids (payments or
+-- refunds, by @source_kind) that an open invoicer case is about: through
+-- the document it holds on to, or through its psp_payment_id (a payment's
+-- case has no refund id) or psp_refund_id.
+SELECT d.source_ref::text AS id
+FROM invoicer.cases c JOIN invoicer.fiscal_documents d ON d.id = c.document_id
+WHERE c.closed_at IS NULL AND d.source_kind = @source_kind::text AND d.source_ref = ANY(@ids::text[])
+UNION
+SELECT c.psp_payment_id FROM invoicer.cases c
+WHERE c.closed_at IS NULL AND @source_kind::text = 'payment' AND c.psp_refund_id = ''
+  AND c.psp_payment_id = ANY(@ids::text[])
+UNION
+SELECT c.psp_refund_id FROM invoicer.cases c
+WHERE c.closed_at IS NULL AND @source_kind::text = 'refund' AND c.psp_refund_id = ANY(@ids::text[]);
 
 -- name: InvoicerCasesOpenStats :many
 -- InvoicerCasesOpenStats counts the invoicer's open cases of @kind with the

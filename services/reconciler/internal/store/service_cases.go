@@ -71,16 +71,10 @@ func (r *InvoicerReader) Case(ctx context.Context, id int64) (Case, error) {
 }
 
 // SourcesWithOpenCase returns the ids among ids of sourceKind (payment or
-// refund) whose document has an open invoicer case. Its errors are the
-// database's.
+// refund) that an open invoicer case is about, through its document or its
+// PSP ids. Its errors are the database's.
 func (r *InvoicerReader) SourcesWithOpenCase(ctx context.Context, sourceKind string, ids []string) ([]string, error) {
-	var out []string
-	var err error
-	if sourceKind == "refund" {
-		out, err = r.q.InvoicerCasesOpenAboutRefunds(ctx, ids)
-	} else {
-		out, err = r.q.InvoicerCasesOpenAboutPayments(ctx, ids)
-	}
+	out, err := r.q.InvoicerCasesOpenAboutSources(ctx, sourceKind, ids)
 	return out, pg.Interpret(err, "invoicer cases about")
 }
 

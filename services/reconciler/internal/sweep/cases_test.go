@@ -25,7 +25,7 @@ func TestSweepMissingDocumentCases(t *testing.T) {
 	sqsClient := sqstest.Client(t)
 	db := reconcilertest.NewDB(t)
 	old := time.Now().Add(-time.Hour)
-	for _, id := range []string{"p1", "p2", "p3"} {
+	for _, id := range []string{"p1", "p2", "p3", "p4"} {
 		db.Payment(t, id, old)
 		db.Outbox(t, reconcilertest.PaymentPaid(id))
 	}
@@ -33,6 +33,10 @@ func TestSweepMissingDocumentCases(t *testing.T) {
 	db.Exec(t, `UPDATE invoicer.fiscal_documents SET status = 'rejected' WHERE source_ref = 'p1'`)
 	db.Exec(t, `INSERT INTO ingest.cases (kind, subject, psp_payment_id) VALUES ('unmatched_payment', 'payment:p2', 'p2')`)
 	db.Exec(t, `INSERT INTO invoicer.cases (kind, subject, psp_payment_id) VALUES ('document_refused', 'document:9', 'p3')`)
+	db.Invoice(t, "p4") // its case names only the document it holds on to
+	db.Exec(t, `UPDATE invoicer.fiscal_documents SET status = 'needs_attention' WHERE source_ref = 'p4'`)
+	db.Exec(t, `INSERT INTO invoicer.cases (kind, subject, document_id)
+		SELECT 'needs_attention', 'document:' || id, id FROM invoicer.fiscal_documents WHERE source_ref = 'p4'`)
 	_, queueURL := sqstest.Queue(t, sqsClient, "reconciler-sweep", 5)
 	cfg := sweep.Config{QueueURL: queueURL, Grace: 10 * time.Minute, PageSize: 500, MaxPerRun: 5000}
 	s := sweep.New(store.NewIngestReader(db.Pool), store.NewInvoicerReader(db.Pool), sqsClient, cfg,
@@ -44,7 +48,7 @@ func TestSweepMissingDocumentCases(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
-	if want := (sweep.Result{Checked: 3, Missing: 1, Republished: 1, Cases: 1}); got != want {
+	if want := (sweep.Result{Checked: 4, Missing: 1, Republished: 1, Cases: 1}); got != want {
 		t.Errorf("Run = %+v, want %+v", got, want)
 	}
 	cases, err := own.Cases(ctx, store.CaseFilter{Status: "all", Limit: 10})

@@ -309,42 +309,25 @@ func (q *Queries) InvoicerCasesList(ctx context.Context, status string, kind str
 	return items, nil
 }
 
-const invoicerCasesOpenAboutPayments = `-- name: InvoicerCasesOpenAboutPayments :many
-SELECT DISTINCT psp_payment_id::text AS id FROM invoicer.cases
-WHERE closed_at IS NULL AND psp_refund_id = '' AND psp_payment_id = ANY($1::text[])
+const invoicerCasesOpenAboutSources = `-- name: InvoicerCasesOpenAboutSources :many
+SELECT d.source_ref::text AS id
+FROM invoicer.cases c JOIN invoicer.fiscal_documents d ON d.id = c.document_id
+WHERE c.closed_at IS NULL AND d.source_kind = $1::text AND d.source_ref = ANY($2::text[])
+UNION
+SELECT c.psp_payment_id FROM invoicer.cases c
+WHERE c.closed_at IS NULL AND $1::text = 'payment' AND c.psp_refund_id = ''
+  AND c.psp_payment_id = ANY($2::text[])
+UNION
+SELECT c.psp_refund_id FROM invoicer.cases c
+WHERE c.closed_at IS NULL AND $1::text = 'refund' AND c.psp_refund_id = ANY($2::text[])
 `
 
-// InvoicerCasesOpenAboutPayments returns the payment ids among @ids whose
-// invoice has an open invoicer case (one without a refund id).
-func (q *Queries) InvoicerCasesOpenAboutPayments(ctx context.Context, ids []string) ([]string, error) {
-	rows, err := q.db.Query(ctx, invoicerCasesOpenAboutPayments, ids)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []string{}
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		items = append(items, id)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
-const invoicerCasesOpenAboutRefunds = `-- name: InvoicerCasesOpenAboutRefunds :many
-SELECT DISTINCT psp_refund_id::text AS id FROM invoicer.cases
-WHERE closed_at IS NULL AND psp_refund_id = ANY($1::text[])
-`
-
-// InvoicerCasesOpenAboutRefunds returns the refund ids among @ids whose
-// credit note has an open invoicer case.
-func (q *Queries) InvoicerCasesOpenAboutRefunds(ctx context.Context, ids []string) ([]string, error) {
-	rows, err := q.db.Query(ctx, invoicerCasesOpenAboutRefunds, ids)
+// InvoicerCasesOpenAboutSources returns the ids among @ids (payments or
+// refunds, by @source_kind) that an open invoicer case is about: through
+// the document it holds on to, or through its psp_payment_id (a payment's
+// case has no refund id) or psp_refund_id.
+func (q *Queries) InvoicerCasesOpenAboutSources(ctx context.Context, sourceKind string, ids []string) ([]string, error) {
+	rows, err := q.db.Query(ctx, invoicerCasesOpenAboutSources, sourceKind, ids)
 	if err != nil {
 		return nil, err
 	}
