@@ -1,10 +1,22 @@
--- name: DocumentsExistingForSources :many
--- DocumentsExistingForSources returns the subset of @source_refs that already
--- have a document of @kind for @source_kind (served by the (source_kind,
--- source_ref, kind) unique index). Read through the read-only invoicer
--- connection: ingest and invoicer may be different databases, so the sweep
--- never joins them and asks each in turn.
+-- name: DocumentsValidForSources :many
+-- DocumentsValidForSources returns the subset of @source_refs that have a
+-- valid document of @kind for @source_kind: one DGI authorized or the
+-- provider issued. A rejected, voided or unfinished document does not
+-- count (docs/cases.md). Served by the (source_kind, source_ref, kind)
+-- unique index. Read through the read-only invoicer connection: ingest and
+-- invoicer may be different databases, so the sweep never joins them and
+-- asks each in turn.
 SELECT source_ref
+FROM invoicer.fiscal_documents
+WHERE source_kind = @source_kind
+  AND kind = @kind
+  AND source_ref = ANY(@source_refs::text[])
+  AND status IN ('authorized', 'issued');
+
+-- name: DocumentsStatusForSources :many
+-- DocumentsStatusForSources returns the status of every document of @kind
+-- for @source_kind among @source_refs, for a missing_document case's evidence.
+SELECT source_ref, status
 FROM invoicer.fiscal_documents
 WHERE source_kind = @source_kind
   AND kind = @kind

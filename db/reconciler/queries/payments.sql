@@ -12,3 +12,9 @@ WHERE paid_at IS NOT NULL
   AND (paid_at, id) > (@after_paid_at::timestamptz, @after_id::text)
 ORDER BY paid_at, id
 LIMIT @page_size;
+
+-- name: PaymentMoney :one
+-- PaymentMoney returns the money of payment @id and its order, for a case.
+SELECT p.id, p.amount_minor, p.currency, coalesce(o.merchant_order_id, '')::text AS order_id
+FROM ingest.payments p LEFT JOIN ingest.orders o ON o.id = p.order_id
+WHERE p.id = @id;

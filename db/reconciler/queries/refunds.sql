@@ -11,3 +11,11 @@ WHERE succeeded_at IS NOT NULL
   AND (succeeded_at, id) > (@after_succeeded_at::timestamptz, @after_id::text)
 ORDER BY succeeded_at, id
 LIMIT @page_size;
+
+-- name: RefundMoney :one
+-- RefundMoney returns the money of refund @id, its payment and order, for a case.
+SELECT r.id, r.payment_id, r.amount_minor, r.currency, coalesce(o.merchant_order_id, '')::text AS order_id
+FROM ingest.refunds r
+JOIN ingest.payments p ON p.id = r.payment_id
+LEFT JOIN ingest.orders o ON o.id = p.order_id
+WHERE r.id = @id;

@@ -94,7 +94,7 @@ func openEngine(ctx context.Context, cfg Config, log *zap.Logger) (_ *engine, er
 		log.Info("provider audit off: set INVOICY_BASE_URL or RECONCILER_AUDIT=on to enable it")
 	}
 	own := store.New(e.own)
-	e.reg.MustRegister(findings.NewGauge(own))
+	e.reg.MustRegister(findings.NewGauge(own), findings.NewCasesGauge(own, ingest, invoicer))
 	e.reconciler = reconcile.New(own, sw, log.Named("reconcile"), e.metrics, checks...)
 	return e, nil
 }

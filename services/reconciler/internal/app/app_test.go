@@ -29,6 +29,8 @@ func seed(tb testing.TB, db *reconcilertest.DB) {
 	db.Payment(tb, "p-invoiced", old)
 	db.Outbox(tb, reconcilertest.PaymentPaid("p-invoiced"))
 	db.Invoice(tb, "p-invoiced")
+	// Authorized long ago: outside the period the audit compares.
+	db.Exec(tb, `UPDATE invoicer.fiscal_documents SET issue_date = '2000-01-01' WHERE source_ref = 'p-invoiced'`)
 	db.Payment(tb, "p-missing", old)
 	db.Outbox(tb, reconcilertest.PaymentPaid("p-missing"))
 	db.Payment(tb, "p-noevent", old)
@@ -148,6 +150,24 @@ func TestRunOnceTwiceAtOnceWithTheAudit(t *testing.T) {
 	want := []string{"audit_missing_here " + reconcilertest.InvoiceReference("p-provider-only"), "audit_missing_there " + reconcilertest.InvoiceReference("p-lost")}
 	if strings.Join(open, "\n") != strings.Join(want, "\n") {
 		t.Errorf("open findings = %q, want %q", open, want)
+	}
+	// Each disagreement is also an audit_disagreement case, once.
+	var cases []string
+	rows, err = db.Pool.Query(t.Context(), `SELECT subject FROM reconciler.cases
+WHERE kind = 'audit_disagreement' AND closed_at IS NULL ORDER BY subject`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			t.Fatal(err)
+		}
+		cases = append(cases, s)
+	}
+	wantCases := []string{"audit:" + strings.ReplaceAll(want[0], " ", ":"), "audit:" + strings.ReplaceAll(want[1], " ", ":")}
+	if strings.Join(cases, "\n") != strings.Join(wantCases, "\n") {
+		t.Errorf("open audit_disagreement cases = %q, want %q", cases, wantCases)
 	}
 }
 

@@ -47,7 +47,10 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (_ *App, err error) {
 	a.group = worker.NewGroup(log, worker.Config{StallAfter: stallAfter(cfg),
 		HardStopAfter: cfg.ShutdownTimeout, ShutdownTimeout: cfg.ShutdownTimeout})
 	a.srv.SetLiveness(a.group)
-	admin.New(e.reconciler, store.New(e.own), log.Named("admin")).Register(a.srv.Admin(cfg.AdminToken))
+	g := a.srv.Admin(cfg.AdminToken)
+	admin.New(e.reconciler, store.New(e.own), log.Named("admin")).Register(g)
+	admin.NewCases(store.New(e.own), store.NewIngestReader(e.ingest), store.NewInvoicerReader(e.invoicer),
+		log.Named("admin")).Register(g)
 	if err := a.srv.Listen(); err != nil {
 		return nil, err
 	}

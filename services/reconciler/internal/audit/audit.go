@@ -2,7 +2,8 @@
 // with invoicer.fiscal_documents: documents the provider holds that we have
 // no record of, documents we hold as acknowledged that the provider lacks,
 // several provider documents under one reference, and documents whose state
-// or amount differ. Each becomes a finding.
+// or amount differ. Each becomes a finding, and an audit_disagreement case
+// (subject audit:<finding kind>:<reference>) an operator acknowledges.
 //
 // Findings name references, types, numbers, states and amounts, never buyer
 // data.
@@ -32,6 +33,10 @@ const (
 	// AmountMismatch: the totals or currencies differ.
 	AmountMismatch = "audit_amount_mismatch"
 )
+
+// CaseKind is the case every disagreement also opens (docs/cases.md),
+// closed by an operator's acknowledge.
+const CaseKind = "audit_disagreement"
 
 // Kinds are every kind an audit run checks, so a run closes those it no
 // longer sees.
@@ -74,6 +79,10 @@ func (a *Auditor) Name() string { return "audit" }
 
 // Kinds implements reconcile.Checker.
 func (a *Auditor) Kinds() []string { return Kinds }
+
+// CaseKind says each finding of the audit is also an audit_disagreement
+// case (reconcile opens it).
+func (a *Auditor) CaseKind() string { return CaseKind }
 
 // Period returns the first and last calendar day, as midnights in
 // cfg.Location, that an audit at now covers.

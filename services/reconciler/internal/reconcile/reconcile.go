@@ -39,6 +39,14 @@ type Checker interface {
 	Run(ctx context.Context, now time.Time) ([]store.Finding, error)
 }
 
+// CaseChecker is a Checker whose findings are also cases of CaseKind (the
+// audit's disagreements): each opens one, subject
+// "audit:<finding kind>:<reference>", unless an operator closed it already.
+type CaseChecker interface {
+	Checker
+	CaseKind() string
+}
+
 // Summary is what one reconciliation did.
 type Summary struct {
 	RunID    int64
@@ -155,11 +163,26 @@ func (r *Reconciler) check(ctx context.Context, started time.Time, sum *Summary)
 			sum.Findings += len(found)
 			sum.Closed += int(closed)
 		}
+		if cc, ok := c.(CaseChecker); ok && err == nil {
+			err = r.openCases(ctx, cc.CaseKind(), found)
+		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", c.Name(), err))
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// openCases opens a case of kind for each finding.
+func (r *Reconciler) openCases(ctx context.Context, kind string, found []store.Finding) error {
+	for _, f := range found {
+		err := r.runs.OpenCaseUnlessClosed(ctx, store.NewCase{Kind: kind, Subject: "audit:" + f.Kind + ":" + f.Reference,
+			Evidence: map[string]string{"finding": f.Kind, "reference": f.Reference, "detail": f.Detail}})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // finish closes the runs row. It uses a context that outlives ctx's

@@ -123,3 +123,31 @@ func (r *IngestReader) Event(ctx context.Context, key string) (Event, error) {
 	}
 	return Event{EventKey: row.EventKey, EventType: row.EventType, Payload: row.Payload, Traceparent: row.Traceparent}, nil
 }
+
+// Money is what a payment or refund moved: for a case's columns.
+type Money struct {
+	PaymentID   string // the payment, or the refunded one
+	AmountMinor int64
+	Currency    string
+	OrderID     string // the merchant's order id; "" when unknown
+}
+
+// PaymentMoney returns payment id's money; errkind.NotFound when there is
+// no such payment.
+func (r *IngestReader) PaymentMoney(ctx context.Context, id string) (Money, error) {
+	row, err := r.q.PaymentMoney(ctx, id)
+	if err != nil {
+		return Money{}, pg.Interpret(err, "payment %s", id)
+	}
+	return Money{PaymentID: row.ID, AmountMinor: row.AmountMinor, Currency: row.Currency, OrderID: row.OrderID}, nil
+}
+
+// RefundMoney returns refund id's money; errkind.NotFound when there is no
+// such refund.
+func (r *IngestReader) RefundMoney(ctx context.Context, id string) (Money, error) {
+	row, err := r.q.RefundMoney(ctx, id)
+	if err != nil {
+		return Money{}, pg.Interpret(err, "refund %s", id)
+	}
+	return Money{PaymentID: row.PaymentID, AmountMinor: row.AmountMinor, Currency: row.Currency, OrderID: row.OrderID}, nil
+}

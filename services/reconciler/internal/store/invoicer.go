@@ -73,14 +73,29 @@ func (r *InvoicerReader) StuckDocuments(ctx context.Context, claimExpiredBefore,
 	return out, nil
 }
 
-// SourcesWithDocument returns the subset of sourceRefs of sourceKind that
-// already have a document of kind. Its errors are the database's.
-func (r *InvoicerReader) SourcesWithDocument(ctx context.Context, sourceKind, kind string, sourceRefs []string) ([]string, error) {
-	refs, err := r.q.DocumentsExistingForSources(ctx, sourceKind, kind, sourceRefs)
+// SourcesWithValidDocument returns the subset of sourceRefs of sourceKind
+// that have a valid document of kind: authorized or issued (a rejected one
+// never counts). Its errors are the database's.
+func (r *InvoicerReader) SourcesWithValidDocument(ctx context.Context, sourceKind, kind string, sourceRefs []string) ([]string, error) {
+	refs, err := r.q.DocumentsValidForSources(ctx, sourceKind, kind, sourceRefs)
 	if err != nil {
-		return nil, pg.Interpret(err, "read %s documents", kind)
+		return nil, pg.Interpret(err, "read valid %s documents", kind)
 	}
 	return refs, nil
+}
+
+// DocumentStatuses returns the status of the document of kind of each of
+// sourceRefs that has one, by source ref. Its errors are the database's.
+func (r *InvoicerReader) DocumentStatuses(ctx context.Context, sourceKind, kind string, sourceRefs []string) (map[string]string, error) {
+	rows, err := r.q.DocumentsStatusForSources(ctx, sourceKind, kind, sourceRefs)
+	if err != nil {
+		return nil, pg.Interpret(err, "read %s statuses", kind)
+	}
+	out := make(map[string]string, len(rows))
+	for _, row := range rows {
+		out[row.SourceRef] = row.Status
+	}
+	return out, nil
 }
 
 // AuditPeriodDocuments returns one page of at most limit documents of p,

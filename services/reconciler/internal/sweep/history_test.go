@@ -64,7 +64,7 @@ func TestSweepRefusedEventIsAFindingAndTheRunGoesOn(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
-	if want := (sweep.Result{Checked: 3, Missing: 3, Republished: 2, Failed: 1}); got != want {
+	if want := (sweep.Result{Checked: 3, Missing: 3, Republished: 2, Failed: 1, Cases: 3}); got != want {
 		t.Errorf("Run = %+v, want %+v", got, want)
 	}
 	msgs := reconcilertest.Receive(t, sqsClient, queueURL, 2)
@@ -75,6 +75,12 @@ func TestSweepRefusedEventIsAFindingAndTheRunGoesOn(t *testing.T) {
 	assertCounter(t, reg, "onceflow_reconciler_republish_failures_total", 1)
 	if n := openFinding(t, db, sweep.KindRepublishFailed, "payment:p0:paid"); n != 1 {
 		t.Fatalf("open republish_failed finding seen %d times, want 1", n)
+	}
+	// The refused send feeds p0's missing_document case.
+	var event string
+	if err := db.Pool.QueryRow(context.Background(), `SELECT evidence->>'event' FROM reconciler.cases
+WHERE kind = 'missing_document' AND subject = 'payment:p0' AND closed_at IS NULL`).Scan(&event); err != nil || event != "send_failed" {
+		t.Errorf("p0's missing_document case says event %q (%v), want send_failed", event, err)
 	}
 
 	// The next run tries it again: still refused, still open.

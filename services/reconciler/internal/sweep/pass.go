@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/onceflow/onceflow/services/reconciler/internal/store"
@@ -93,33 +94,65 @@ func (r *run) check(ctx context.Context, src source, page []store.Position) erro
 		}
 		r.res.Missing++
 		if r.retried[src.eventKey(id)] {
-			continue
+			continue // retryFailed sent it and opened its case this run
 		}
-		if _, err := r.republish(ctx, src, id); err != nil {
+		outcome, err := r.republish(ctx, src, id)
+		if err != nil {
+			return err
+		}
+		if err := r.openMissing(ctx, src, id, outcome); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// missing returns the ids that have no document of src's kind.
+// missing returns the ids that have neither a valid document of src's
+// kind nor an open case about them in ingest or the invoicer (a case there
+// already holds them in front of a person).
 func (s *Sweeper) missing(ctx context.Context, src source, ids []string) ([]string, error) {
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	have, err := s.invoicer.SourcesWithDocument(ctx, src.kind, src.docKind, ids)
+	have, err := s.invoicer.SourcesWithValidDocument(ctx, src.kind, src.docKind, ids)
 	if err != nil {
 		return nil, err
 	}
-	found := make(map[string]bool, len(have))
+	skip := make(map[string]bool, len(have))
 	for _, ref := range have {
-		found[ref] = true
+		skip[ref] = true
 	}
+	rest := without(ids, skip)
+	if len(rest) == 0 {
+		return nil, nil
+	}
+	held, err := s.invoicer.SourcesWithOpenCase(ctx, src.kind, rest)
+	if err != nil {
+		return nil, err
+	}
+	for _, id := range held {
+		skip[id] = true
+	}
+	subjects := make([]string, len(rest))
+	for i, id := range rest {
+		subjects[i] = src.kind + ":" + id
+	}
+	held, err = s.ingest.SubjectsWithOpenCase(ctx, subjects)
+	if err != nil {
+		return nil, err
+	}
+	for _, subject := range held {
+		skip[strings.TrimPrefix(subject, src.kind+":")] = true
+	}
+	return without(rest, skip), nil
+}
+
+func without(ids []string, skip map[string]bool) []string {
 	var out []string
 	for _, id := range ids {
-		if !found[id] {
+		if !skip[id] {
 			out = append(out, id)
 		}
 	}
-	return out, nil
+	return out
 }

@@ -36,8 +36,9 @@ func unreachable(err error) bool {
 // error: the run goes on. A queue that does not exist or refuses us, or
 // maxFailuresInARow failed sends, end the run instead with an error (the
 // next run starts from the positions saved), as do the database's and
-// ctx's. sent says the event went out.
-func (r *run) republish(ctx context.Context, src source, id string) (sent bool, err error) {
+// ctx's. The outcome says what happened: outcomeSent, outcomeNoEvent or
+// outcomeSendFailed.
+func (r *run) republish(ctx context.Context, src source, id string) (outcome string, err error) {
 	key := src.eventKey(id)
 	log := r.log.With(zap.String("source_kind", src.kind), zap.String("source_ref", id), zap.String("event_key", key))
 	ev, err := r.ingest.Event(ctx, key)
@@ -48,26 +49,26 @@ func (r *run) republish(ctx context.Context, src source, id string) (sent bool, 
 		r.res.MissingEvents++
 		r.metrics.missingEvents.Inc()
 		log.Warn("document missing and no outbox event to send again")
-		return false, nil
+		return outcomeNoEvent, nil
 	}
 	if err != nil {
-		return false, err
+		return "", err
 	}
 	if _, err := r.sender.SendMessage(ctx, Message(r.cfg.QueueURL, ev)); err != nil {
 		r.failures++
 		if ctx.Err() != nil || unreachable(err) || r.failures >= maxFailuresInARow {
-			return false, fmt.Errorf("send %s: %w", key, err)
+			return "", fmt.Errorf("send %s: %w", key, err)
 		}
 		r.res.Failed++
 		r.metrics.failed.Inc()
 		log.Warn("document missing, and sending its event again failed", zap.Error(err))
-		return false, r.own.SeeFinding(ctx, store.Finding{Kind: KindRepublishFailed, Reference: key, Detail: clip(err.Error())})
+		return outcomeSendFailed, r.own.SeeFinding(ctx, store.Finding{Kind: KindRepublishFailed, Reference: key, Detail: clip(err.Error())})
 	}
 	r.failures = 0
 	r.res.Republished++
 	r.metrics.republished.Inc()
 	log.Info("document missing, event sent again", zap.String("type", ev.EventType))
-	return true, nil
+	return outcomeSent, nil
 }
 
 // retryFailed takes up the open KindRepublishFailed findings, at most
@@ -105,7 +106,11 @@ func (r *run) retry(ctx context.Context, src source, id string) (bool, error) {
 	if err != nil || len(missing) == 0 {
 		return err == nil, err
 	}
-	return r.republish(ctx, src, id)
+	outcome, err := r.republish(ctx, src, id)
+	if err != nil {
+		return false, err
+	}
+	return outcome == outcomeSent, r.openMissing(ctx, src, id, outcome)
 }
 
 // sourceOf finds the source and id of an event key.

@@ -14,6 +14,14 @@
 // send SQS refuses becomes a finding (KindRepublishFailed), retried each
 // run, and the run goes on with the next rows.
 //
+// A document counts only when it is valid (authorized or issued). Each
+// payment or refund found without one, and without an open case in ingest
+// or the invoicer, also opens (or refreshes) a missing_document case in
+// reconciler.cases, whose evidence says what became of its event (a
+// refused send feeds the case: its evidence says send_failed, and the
+// republish_failed finding stays the sweep's retry record); the case
+// closes by itself once a valid document exists.
+//
 // The sweep reads ingest and invoicer through their own connections (which may
 // be different databases), a page at a time with short keyset queries, and
 // holds no transaction open; it never writes either schema.
@@ -83,6 +91,8 @@ type Result struct {
 	MissingEvents int  // missing ones without an outbox row to send
 	Failed        int  // events SQS refused: each is a KindRepublishFailed finding
 	Capped        bool // Run stopped at MaxPerRun
+	Cases         int  // missing_document cases opened or seen again
+	Resolved      int  // missing_document cases closed because their document now exists
 }
 
 // Metrics are the sweep's Prometheus counters.
@@ -151,6 +161,9 @@ func New(ingest *store.IngestReader, invoicer *store.InvoicerReader, sender Send
 func (s *Sweeper) Run(ctx context.Context, own *store.Store) (Result, error) {
 	cutoff := time.Now().Add(-s.cfg.Grace)
 	r := &run{Sweeper: s, own: own, retried: map[string]bool{}}
+	if err := r.closeResolved(ctx); err != nil {
+		return r.res, err
+	}
 	if err := r.retryFailed(ctx); err != nil {
 		return r.res, err
 	}

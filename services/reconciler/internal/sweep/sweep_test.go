@@ -161,6 +161,11 @@ func TestSweep(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Run: %v", err)
 			}
+			if !tt.want.Capped {
+				tt.want.Cases = tt.want.Missing // each missing one opens its case
+			} else {
+				tt.want.Cases = tt.want.Republished
+			}
 			if got != tt.want {
 				t.Errorf("Run = %+v, want %+v", got, tt.want)
 			}
@@ -217,7 +222,7 @@ func TestSweepAcrossDatabases(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
-	if want := (sweep.Result{Checked: 2, Missing: 1, Republished: 1}); got != want {
+	if want := (sweep.Result{Checked: 2, Missing: 1, Republished: 1, Cases: 1}); got != want {
 		t.Errorf("Run = %+v, want %+v", got, want)
 	}
 	msgs := reconcilertest.Receive(t, sqsClient, queueURL, 1)

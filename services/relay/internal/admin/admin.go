@@ -5,7 +5,9 @@
 package admin
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -13,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/labstack/echo/v4"
 	"go.uber.org/zap"
 
@@ -28,9 +31,16 @@ const (
 	maxBodyBytes  = 4096
 )
 
+// DB is what the endpoints change rows through: a pool, which can also
+// open the transaction an unpark runs in (*pgxpool.Pool is one).
+type DB interface {
+	outbox.Querier
+	Begin(ctx context.Context) (pgx.Tx, error)
+}
+
 // API answers the operator endpoints for a fixed set of outboxes.
 type API struct {
-	db     outbox.Querier
+	db     DB
 	tables map[string]outbox.Table
 	names  []string
 	log    *zap.Logger
@@ -38,7 +48,7 @@ type API struct {
 
 // New returns the endpoints for tables, reading and changing their rows
 // through db.
-func New(db outbox.Querier, tables []outbox.Table, log *zap.Logger) *API {
+func New(db DB, tables []outbox.Table, log *zap.Logger) *API {
 	a := &API{db: db, tables: map[string]outbox.Table{}, log: log}
 	for _, t := range tables {
 		a.tables[t.String()] = t
@@ -125,15 +135,55 @@ func (a *API) unpark(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	ok, err := outbox.Unpark(c.Request().Context(), a.db, t, id)
+	req, err := decodeUnpark(c.Request().Body)
+	if err != nil {
+		return err
+	}
+	ok, err := a.unparkAs(c.Request().Context(), t, id, req)
 	if err != nil {
 		return err
 	}
 	if !ok {
 		return httpserver.NewHTTPError(http.StatusNotFound, "not_parked", fmt.Sprintf("%s has no parked row %d", t, id))
 	}
-	a.log.Info("unparked outbox row", zap.String("outbox", t.String()), zap.Int64("id", id))
+	a.log.Info("unparked outbox row", zap.String("outbox", t.String()), zap.Int64("id", id), zap.String("actor", req.Actor))
 	return c.JSON(http.StatusOK, map[string]any{"outbox": t.String(), "id": id, "unparked": true})
+}
+
+// unparkRequest is the optional body of POST .../parked/:id/unpark: who
+// unparks the row and why, recorded on the row's parked_outbox_row case
+// (docs/cases.md) when the producer's trigger closes it.
+type unparkRequest struct {
+	Actor  string `json:"actor"`
+	Reason string `json:"reason"`
+}
+
+// decodeUnpark reads an unpark body; an empty one is allowed (the case is
+// then closed by the relay's database user, without a reason).
+func decodeUnpark(body io.Reader) (unparkRequest, error) {
+	var req unparkRequest
+	dec := json.NewDecoder(io.LimitReader(body, maxBodyBytes))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil && !errors.Is(err, io.EOF) {
+		return req, httpserver.NewHTTPError(http.StatusBadRequest, "invalid_body",
+			"want JSON {actor, reason} or no body: "+err.Error())
+	}
+	return req, nil
+}
+
+// unparkAs unparks row id of t in a transaction that first sets
+// onceflow.actor and onceflow.reason (SET LOCAL), which the producer's
+// trigger writes on the case it closes.
+func (a *API) unparkAs(ctx context.Context, t outbox.Table, id int64, req unparkRequest) (ok bool, err error) {
+	err = pgx.BeginFunc(ctx, a.db, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT set_config('onceflow.actor', $1, true), set_config('onceflow.reason', $2, true)`,
+			req.Actor, req.Reason); err != nil {
+			return fmt.Errorf("set actor: %w", err)
+		}
+		ok, err = outbox.Unpark(ctx, tx, t, id)
+		return err
+	})
+	return ok, err
 }
 
 // replayRequest is the body of POST /admin/outboxes/:outbox/replay: an id

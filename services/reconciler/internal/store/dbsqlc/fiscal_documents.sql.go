@@ -130,21 +130,59 @@ func (q *Queries) DocumentsAuditPeriod(ctx context.Context, arg DocumentsAuditPe
 	return items, nil
 }
 
-const documentsExistingForSources = `-- name: DocumentsExistingForSources :many
-SELECT source_ref
+const documentsStatusForSources = `-- name: DocumentsStatusForSources :many
+SELECT source_ref, status
 FROM invoicer.fiscal_documents
 WHERE source_kind = $1
   AND kind = $2
   AND source_ref = ANY($3::text[])
 `
 
-// DocumentsExistingForSources returns the subset of @source_refs that already
-// have a document of @kind for @source_kind (served by the (source_kind,
-// source_ref, kind) unique index). Read through the read-only invoicer
-// connection: ingest and invoicer may be different databases, so the sweep
-// never joins them and asks each in turn.
-func (q *Queries) DocumentsExistingForSources(ctx context.Context, sourceKind string, kind string, sourceRefs []string) ([]string, error) {
-	rows, err := q.db.Query(ctx, documentsExistingForSources, sourceKind, kind, sourceRefs)
+type DocumentsStatusForSourcesRow struct {
+	SourceRef string
+	Status    string
+}
+
+// DocumentsStatusForSources returns the status of every document of @kind
+// for @source_kind among @source_refs, for a missing_document case's evidence.
+func (q *Queries) DocumentsStatusForSources(ctx context.Context, sourceKind string, kind string, sourceRefs []string) ([]DocumentsStatusForSourcesRow, error) {
+	rows, err := q.db.Query(ctx, documentsStatusForSources, sourceKind, kind, sourceRefs)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []DocumentsStatusForSourcesRow{}
+	for rows.Next() {
+		var i DocumentsStatusForSourcesRow
+		if err := rows.Scan(&i.SourceRef, &i.Status); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const documentsValidForSources = `-- name: DocumentsValidForSources :many
+SELECT source_ref
+FROM invoicer.fiscal_documents
+WHERE source_kind = $1
+  AND kind = $2
+  AND source_ref = ANY($3::text[])
+  AND status IN ('authorized', 'issued')
+`
+
+// DocumentsValidForSources returns the subset of @source_refs that have a
+// valid document of @kind for @source_kind: one DGI authorized or the
+// provider issued. A rejected, voided or unfinished document does not
+// count (docs/cases.md). Served by the (source_kind, source_ref, kind)
+// unique index. Read through the read-only invoicer connection: ingest and
+// invoicer may be different databases, so the sweep never joins them and
+// asks each in turn.
+func (q *Queries) DocumentsValidForSources(ctx context.Context, sourceKind string, kind string, sourceRefs []string) ([]string, error) {
+	rows, err := q.db.Query(ctx, documentsValidForSources, sourceKind, kind, sourceRefs)
 	if err != nil {
 		return nil, err
 	}

@@ -10,6 +10,32 @@ import (
 	"time"
 )
 
+const paymentMoney = `-- name: PaymentMoney :one
+SELECT p.id, p.amount_minor, p.currency, coalesce(o.merchant_order_id, '')::text AS order_id
+FROM ingest.payments p LEFT JOIN ingest.orders o ON o.id = p.order_id
+WHERE p.id = $1
+`
+
+type PaymentMoneyRow struct {
+	ID          string
+	AmountMinor int64
+	Currency    string
+	OrderID     string
+}
+
+// PaymentMoney returns the money of payment @id and its order, for a case.
+func (q *Queries) PaymentMoney(ctx context.Context, id string) (PaymentMoneyRow, error) {
+	row := q.db.QueryRow(ctx, paymentMoney, id)
+	var i PaymentMoneyRow
+	err := row.Scan(
+		&i.ID,
+		&i.AmountMinor,
+		&i.Currency,
+		&i.OrderID,
+	)
+	return i, err
+}
+
 const paymentsPaidBefore = `-- name: PaymentsPaidBefore :many
 SELECT id, paid_at::timestamptz AS paid_at
 FROM ingest.payments

@@ -10,6 +10,36 @@ import (
 	"time"
 )
 
+const refundMoney = `-- name: RefundMoney :one
+SELECT r.id, r.payment_id, r.amount_minor, r.currency, coalesce(o.merchant_order_id, '')::text AS order_id
+FROM ingest.refunds r
+JOIN ingest.payments p ON p.id = r.payment_id
+LEFT JOIN ingest.orders o ON o.id = p.order_id
+WHERE r.id = $1
+`
+
+type RefundMoneyRow struct {
+	ID          string
+	PaymentID   string
+	AmountMinor int64
+	Currency    string
+	OrderID     string
+}
+
+// RefundMoney returns the money of refund @id, its payment and order, for a case.
+func (q *Queries) RefundMoney(ctx context.Context, id string) (RefundMoneyRow, error) {
+	row := q.db.QueryRow(ctx, refundMoney, id)
+	var i RefundMoneyRow
+	err := row.Scan(
+		&i.ID,
+		&i.PaymentID,
+		&i.AmountMinor,
+		&i.Currency,
+		&i.OrderID,
+	)
+	return i, err
+}
+
 const refundsSucceededBefore = `-- name: RefundsSucceededBefore :many
 SELECT id, succeeded_at::timestamptz AS succeeded_at
 FROM ingest.refunds
