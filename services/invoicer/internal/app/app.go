@@ -178,6 +178,6 @@ func emitConfig(cfg Config) emit.Config {
 		Batch: cfg.EmitBatch, Lease: cfg.EmitLease, CallTimeout: cfg.ProviderTimeout, Poll: cfg.EmitPoll, Settle: cfg.EmitSettle,
 		Retry:   backoff.Policy{Base: cfg.EmitRetryBase, Cap: cfg.EmitRetryCap},
 		DGIPoll: backoff.Policy{Base: cfg.DGIPollBase, Cap: cfg.DGIPollCap},
-		Summary: summary, CreditNoteWait: cfg.CreditNoteWait, Blind: cfg.ProviderMode == ModeBlind,
+		Summary: summary, CreditNoteWait: cfg.CreditNoteWait, RefusedCaseAfter: cfg.RefusedCaseAfter, Blind: cfg.ProviderMode == ModeBlind,
 	}
 }

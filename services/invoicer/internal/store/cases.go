@@ -72,6 +72,14 @@ func DocumentCase(kind string, d Document, evidence map[string]any) Case {
 	return c
 }
 
+// RejectedCase is the document_rejected case of d, which DGI or the
+// provider rejected with providerStatus, the provider's status code.
+func RejectedCase(d Document, providerStatus string) Case {
+	return DocumentCase(CaseDocumentRejected, d, map[string]any{
+		"provider_status": providerStatus, "reference": d.Reference, "cfe_type": int32(d.CFEType), "kind": string(d.Kind),
+		"source_kind": d.SourceKind, "revision": d.Revision})
+}
+
 // DocumentSubject is the subject of a case about document id.
 func DocumentSubject(id int64) string { return "document:" + strconv.FormatInt(id, 10) }
 
