@@ -47,6 +47,9 @@ func (a *API) Register(g *echo.Group) {
 	g.GET("/documents", a.list)
 	g.GET("/documents/:id", a.show)
 	g.POST("/documents/:id/resolve", a.resolve)
+	g.GET("/cases", a.listCases)
+	g.GET("/cases/:id", a.showCase)
+	g.POST("/cases/:id/resolve", a.resolveCase)
 }
 
 // Status is the invoicer's part of the pipeline state.
