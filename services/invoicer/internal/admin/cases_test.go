@@ -129,7 +129,8 @@ func TestRejectedInvoiceIsReissuedAndItsCreditNoteFollows(t *testing.T) {
 	again, err := k.env.Store.InvoiceOf(context.Background(), "pay-reissue")
 	if err != nil || again.ID == inv.ID || again.Revision != 1 || deref(again.ReplacesID) != inv.ID ||
 		again.Reference == inv.Reference || again.Reference != fiscal.RevisionReferences("payment", "pay-reissue", fiscal.KindInvoice, 1)[0] {
-		t.Fatalf("invoice of the payment %+v, %v; want revision 1 under a new reference replacing %d", again, err, inv.ID)
+		t.Fatalf("invoice of the payment: id %d revision %d replacing %v under %s, %v; want revision 1 under a new reference replacing %d",
+			again.ID, again.Revision, again.ReplacesID, again.Reference, err, inv.ID)
 	}
 	again = k.until(t, again.Reference, final)
 	note = k.until(t, note.Reference, final)
