@@ -3,6 +3,7 @@ package admin_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -20,6 +21,7 @@ import (
 	"github.com/onceflow/onceflow/provider/fiscal"
 	"github.com/onceflow/onceflow/sandbox/fiscalsim"
 	"github.com/onceflow/onceflow/services/invoicer/internal/admin"
+	"github.com/onceflow/onceflow/services/invoicer/internal/consumer"
 	"github.com/onceflow/onceflow/services/invoicer/internal/emit"
 	"github.com/onceflow/onceflow/services/invoicer/internal/invoicertest"
 	"github.com/onceflow/onceflow/services/invoicer/internal/store"
@@ -131,6 +133,14 @@ func TestRejectedInvoiceIsReissuedAndItsCreditNoteFollows(t *testing.T) {
 		again.Reference == inv.Reference || again.Reference != fiscal.RevisionReferences("payment", "pay-reissue", fiscal.KindInvoice, 1)[0] {
 		t.Fatalf("invoice of the payment: id %d revision %d replacing %v under %s, %v; want revision 1 under a new reference replacing %d",
 			again.ID, again.Revision, again.ReplacesID, again.Reference, err, inv.ID)
+	}
+	// A redelivered billing event records nothing: the payment keeps one live invoice.
+	p, err := consumer.Params(invoicertest.Payment("pay-reissue", 1_220_00, false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec := k.env.Store.RecordDocuments(context.Background(), []store.NewDocument{p})[0]; !errors.Is(rec.Err, store.ErrDuplicate) {
+		t.Fatalf("redelivered event: %+v, want a duplicate", rec)
 	}
 	again = k.until(t, again.Reference, final)
 	note = k.until(t, note.Reference, final)
