@@ -35,10 +35,19 @@ func (e *Emitter) caseFor(j *job, p store.Result) (store.Case, bool) {
 		return store.RejectedCase(d, deref(p.ProviderStatus)), true
 	case r.status == fiscal.StatusNeedsAttention && d.Status != fiscal.StatusNeedsAttention:
 		return store.DocumentCase(store.CaseNeedsAttention, d, map[string]any{
-			"outcome": r.outcome, "document_status": string(d.Status), "attempts": d.Attempts}), true
+			"outcome": r.outcome, "document_status": string(d.Status), "attempts": d.Attempts, "reason": clip(r.attention)}), true
 	case p.Refused && d.Refusals+1 >= int32(e.cfg.RefusedCaseAfter):
 		return store.DocumentCase(store.CaseDocumentRefused, d, map[string]any{
 			"outcome": r.outcome, "refusals": d.Refusals + 1, "document_status": string(d.Status), "attempts": d.Attempts}), true
 	}
 	return store.Case{}, false
+}
+
+// clip bounds a reason kept as evidence. Attention reasons name references,
+// types, amounts and addenda, never buyer data.
+func clip(s string) string {
+	if len(s) > 500 {
+		return s[:500]
+	}
+	return s
 }

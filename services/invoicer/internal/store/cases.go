@@ -52,6 +52,8 @@ func caseFromRow(r dbsqlc.InvoicerCase) Case {
 		PSPRefundID: r.PspRefundID, OrderID: r.OrderID, AmountMinor: r.AmountMinor, Currency: r.Currency,
 		DocumentID: r.DocumentID, OpenedAt: r.OpenedAt, UpdatedAt: r.UpdatedAt, ClosedAt: r.ClosedAt,
 		ClosedBy: r.ClosedBy, Action: r.Action, Reason: r.Reason}
+	// evidence is jsonb written by OpenCase or the outbox trigger: always
+	// an object.
 	_ = json.Unmarshal(r.Evidence, &c.Evidence)
 	return c
 }
