@@ -149,10 +149,11 @@ SET due_at = now(), refusals = 0, lease_token = NULL, lease_expires_at = NULL, u
 WHERE id = @id AND status IN ('pending', 'unknown');
 
 -- name: DocumentVoid :execrows
--- Gives a document up (an operator's void): it is never sent again.
+-- Gives a document not yet held by the provider up (an operator's void of
+-- a refused document): it is never sent again.
 UPDATE invoicer.fiscal_documents
 SET status = 'voided', lease_token = NULL, lease_expires_at = NULL, updated_at = now()
-WHERE id = @id AND status = @from_status;
+WHERE id = @id AND status = @from_status AND status IN ('pending', 'unknown');
 
 -- name: DocumentReissue :one
 -- Records the corrected copy of document @replaces_id under the next

@@ -40,7 +40,8 @@ func (a *API) resolveAttention(c echo.Context, x store.Case, r CaseResolution) e
 
 // resolveDocumentCase applies a document_rejected or document_refused
 // case's action to its document and closes the case, in one transaction:
-// retry makes a refused document due now with its refusals reset; void
+// retry makes a refused document due now with its refusals reset (or only
+// closes the case when a later attempt got the document through); void
 // gives it up; reissue records a corrected copy under the next revision
 // (a refused original is given up first, a rejected one is kept as it is)
 // and makes the credit notes waiting for a re-issued invoice due.
@@ -76,6 +77,8 @@ func (a *API) act(ctx context.Context, tx *store.Tx, x store.Case, d store.Docum
 	moved := true
 	var err error
 	switch {
+	case action == "retry" && (d.Status == fiscal.StatusAuthorized || d.Status == fiscal.StatusIssued):
+		// A later attempt went through on its own: nothing to retry.
 	case action == "retry":
 		moved, err = tx.RetryRefused(ctx, d.ID)
 	case action == "void" || (action == "reissue" && x.Kind == store.CaseDocumentRefused):

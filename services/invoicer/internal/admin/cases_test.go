@@ -240,3 +240,26 @@ func deref[T any](p *T) T {
 	}
 	return *p
 }
+
+func TestRefusedDocumentThatWentThroughIsNeverVoided(t *testing.T) {
+	t.Parallel()
+	k := newCaseKit(t)
+	d := k.env.Record(t, invoicertest.Payment("pay-refused-healed", 500_00, false))
+	k.env.Sandbox.SetRule(d.Reference, fiscalsim.Rule{Refuse: true})
+	k.until(t, d.Reference, func(d store.Document) bool { return d.Refusals >= 2 })
+	c := k.theCase(t, store.CaseDocumentRefused)
+	k.env.Sandbox.SetRule(d.Reference, fiscalsim.Rule{}) // the fault heals; the backoff retries get it through
+	if d = k.until(t, d.Reference, final); d.Status != fiscal.StatusAuthorized {
+		t.Fatalf("document %s, want authorized once the provider takes it", d.Status)
+	}
+	if code := k.resolve(t, c.ID, `{"action":"void","actor":"ana","reason":"x"}`, nil); code != http.StatusConflict {
+		t.Fatalf("void of an authorized document: %d, want 409", code)
+	}
+	var closed admin.Case
+	if code := k.resolve(t, c.ID, `{"action":"retry","actor":"ana","reason":"went through on its own"}`, &closed); code != http.StatusOK || closed.ClosedAt == nil {
+		t.Fatalf("retry: %d %+v, want the case closed", code, closed)
+	}
+	if got := k.env.Document(t, d.Reference); got.Status != fiscal.StatusAuthorized {
+		t.Fatalf("document %s after closing its case, want still authorized", got.Status)
+	}
+}

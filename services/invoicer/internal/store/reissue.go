@@ -40,8 +40,9 @@ func (q queries) RetryRefused(ctx context.Context, id int64) (bool, error) {
 	return n > 0, nil
 }
 
-// Void gives document id up if its status is still from: it is never sent
-// again. It reports false when the status had changed.
+// Void gives document id up if its status is still from, pending or
+// unknown (never a document the provider holds): it is never sent again.
+// It reports false otherwise.
 func (q queries) Void(ctx context.Context, id int64, from fiscal.Status) (bool, error) {
 	n, err := q.q.DocumentVoid(ctx, id, string(from))
 	if err != nil {

@@ -595,10 +595,11 @@ func (q *Queries) DocumentRetryRefused(ctx context.Context, id int64) (int64, er
 const documentVoid = `-- name: DocumentVoid :execrows
 UPDATE invoicer.fiscal_documents
 SET status = 'voided', lease_token = NULL, lease_expires_at = NULL, updated_at = now()
-WHERE id = $1 AND status = $2
+WHERE id = $1 AND status = $2 AND status IN ('pending', 'unknown')
 `
 
-// Gives a document up (an operator's void): it is never sent again.
+// Gives a document not yet held by the provider up (an operator's void of
+// a refused document): it is never sent again.
 func (q *Queries) DocumentVoid(ctx context.Context, iD int64, fromStatus string) (int64, error) {
 	result, err := q.db.Exec(ctx, documentVoid, iD, fromStatus)
 	if err != nil {
