@@ -155,3 +155,18 @@ func Classify(doc Document, held []Held) (Verdict, Held, string) {
 	}
 	return VerdictAdopt, h, ""
 }
+
+// RevisionReferences returns the reference candidates of a re-issued
+// document's revision rev (rev ≥ 1): ReferenceAt's derivation over the key
+// "v1|" + sourceKind + "|" + sourceRef + "|" + kind + "|r" + decimal(rev),
+// then "|" + decimal(n) for the n-th candidate (n > 0). The "r" keeps every
+// revision's keys apart from revision 0's (References), whose suffixes are
+// bare digits. Frozen like Reference: the same inputs give the same
+// sequence forever.
+func RevisionReferences(sourceKind, sourceRef string, kind Kind, rev int) []string {
+	refs := make([]string, ReferenceCandidates)
+	for n := range refs {
+		refs[n] = ReferenceAt(sourceKind, sourceRef, kind+Kind("|r"+strconv.Itoa(rev)), n)
+	}
+	return refs
+}

@@ -88,6 +88,11 @@ func (s *Server) emit(w http.ResponseWriter, r *http.Request) {
 	}
 	act := s.take(drafts[0].Reference, true)
 	_ = backoff.Sleep(r.Context(), act.latency)
+	if act.refuse {
+		s.count(func(st *Stats) { st.Injected++ })
+		s.refuse(w, opEmit, "EnvioCFERetorno", msgInvalid, "document refused (injected)")
+		return
+	}
 	if act.fail {
 		s.count(func(st *Stats) { st.Injected++ })
 		s.log.Info("emission failed before acting (injected)", zap.String("reference", drafts[0].Reference))

@@ -44,6 +44,10 @@ type Rule struct {
 	PendingPolls int `json:"pending_polls,omitempty"`
 	// Reject stores new documents rejected by DGI (CFEStatus 3).
 	Reject bool `json:"reject,omitempty"`
+	// Refuse answers every emission with a refusal (MsgCod ≠ 0) without
+	// storing anything, until the rule is replaced or cleared: a document
+	// the provider refuses every time.
+	Refuse bool `json:"refuse,omitempty"`
 	// WrongAnswer stores each emitted document as sent but describes it
 	// wrongly in the emission's answer: "type" (another CFE type),
 	// "addendum" (another source's addendum) or "total" (one more cent).
@@ -67,6 +71,7 @@ type action struct {
 	duplicate bool
 	pending   int
 	reject    bool
+	refuse    bool
 	wrong     string
 }
 
@@ -102,7 +107,7 @@ func (s *Server) take(reference string, emit bool) action {
 	if !emit {
 		return a
 	}
-	a.duplicate, a.pending, a.reject, a.wrong = r.Duplicate, r.PendingPolls, r.Reject, r.WrongAnswer
+	a.duplicate, a.pending, a.reject, a.wrong, a.refuse = r.Duplicate, r.PendingPolls, r.Reject, r.WrongAnswer, r.Refuse
 	switch {
 	case r.FailBefore > 0:
 		r.FailBefore--

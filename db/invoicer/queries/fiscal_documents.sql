@@ -15,7 +15,7 @@ VALUES (@source_kind, @source_ref, @kind, @event_key,
                AND NOT (o.source_kind = @source_kind AND o.source_ref = @source_ref AND o.kind = @kind))
          ORDER BY c.n LIMIT 1),
         @cfe_type, @amount_minor, @currency, @buyer, @lines, @original_source_ref, @traceparent)
-ON CONFLICT (source_kind, source_ref, kind) DO NOTHING
+ON CONFLICT (source_kind, source_ref, kind, revision) DO NOTHING
 RETURNING id, reference;
 
 -- name: DocumentClaimDue :many
@@ -36,9 +36,12 @@ WHERE d.id IN (
 RETURNING sqlc.embed(d), now()::timestamptz AS db_now;
 
 -- name: DocumentGetInvoiceOf :one
--- The invoice recorded for a payment, which a credit note must reference.
+-- The invoice recorded for a payment, which a credit note must reference:
+-- its latest revision (a re-issue replaces a rejected or refused one).
 SELECT * FROM invoicer.fiscal_documents
-WHERE source_kind = 'payment' AND source_ref = @payment_ref AND kind = 'invoice';
+WHERE source_kind = 'payment' AND source_ref = @payment_ref AND kind = 'invoice'
+ORDER BY revision DESC
+LIMIT 1;
 
 -- name: DocumentSaveResult :batchone
 -- Saves attempts' results, one statement each, all sent in one round trip;
@@ -54,6 +57,7 @@ SET status = @status, provider_series = @provider_series, provider_number = @pro
     unknown_since = CASE WHEN @unknown_since_now::bool THEN now() ELSE sqlc.narg(unknown_since)::timestamptz END,
     due_at = now() + make_interval(secs => @due_in_seconds::float8),
     dgi_polls = @dgi_polls, last_error = @last_error, attention_reason = @attention_reason,
+    refusals = CASE WHEN @refused::bool THEN refusals + 1 ELSE 0 END,
     lease_token = NULL, lease_expires_at = NULL, updated_at = now()
 WHERE id = @id AND lease_token = @lease_token AND status = @claimed_status
 RETURNING id;
@@ -136,3 +140,38 @@ SET unknown_since = now(), lease_expires_at = now() + make_interval(secs => @lea
 FROM unnest(@ids::bigint[]) WITH ORDINALITY AS c(id, n)
 WHERE d.id = c.id AND d.lease_token = @lease_token AND d.status = (@claimed_statuses::text[])[c.n]
 RETURNING d.id;
+
+-- name: DocumentRetryRefused :execrows
+-- Makes a refused document due now with its refusal count reset (an
+-- operator's retry of a document_refused case).
+UPDATE invoicer.fiscal_documents
+SET due_at = now(), refusals = 0, lease_token = NULL, lease_expires_at = NULL, updated_at = now()
+WHERE id = @id AND status IN ('pending', 'unknown');
+
+-- name: DocumentVoid :execrows
+-- Gives a document not yet held by the provider up (an operator's void of
+-- a refused document): it is never sent again.
+UPDATE invoicer.fiscal_documents
+SET status = 'voided', lease_token = NULL, lease_expires_at = NULL, updated_at = now()
+WHERE id = @id AND status = @from_status AND status IN ('pending', 'unknown');
+
+-- name: DocumentReissue :one
+-- Records the corrected copy of document @replaces_id under the next
+-- revision and the first of @candidates no document holds; the replaced
+-- row is kept as it is.
+INSERT INTO invoicer.fiscal_documents
+    (source_kind, source_ref, kind, event_key, reference, cfe_type, amount_minor, currency,
+     buyer, lines, original_source_ref, traceparent, revision, replaces_id)
+SELECT o.source_kind, o.source_ref, o.kind, o.event_key,
+       (SELECT c.ref FROM unnest(@candidates::text[]) WITH ORDINALITY AS c(ref, n)
+        WHERE NOT EXISTS (SELECT 1 FROM invoicer.fiscal_documents h WHERE h.reference = c.ref)
+        ORDER BY c.n LIMIT 1),
+       o.cfe_type, o.amount_minor, o.currency,
+       o.buyer, o.lines, o.original_source_ref, o.traceparent, o.revision + 1, o.id
+FROM invoicer.fiscal_documents o WHERE o.id = @replaces_id
+RETURNING *;
+
+-- name: DocumentMakeCreditNotesDue :execrows
+-- Makes the credit notes waiting for payment @payment_ref's invoice due now.
+UPDATE invoicer.fiscal_documents SET due_at = now(), updated_at = now()
+WHERE kind = 'credit_note' AND original_source_ref = @payment_ref AND status = 'pending';

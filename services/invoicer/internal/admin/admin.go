@@ -47,6 +47,9 @@ func (a *API) Register(g *echo.Group) {
 	g.GET("/documents", a.list)
 	g.GET("/documents/:id", a.show)
 	g.POST("/documents/:id/resolve", a.resolve)
+	g.GET("/cases", a.listCases)
+	g.GET("/cases/:id", a.showCase)
+	g.POST("/cases/:id/resolve", a.resolveCase)
 }
 
 // Status is the invoicer's part of the pipeline state.
@@ -109,6 +112,9 @@ type Document struct {
 	AttentionReason *string    `json:"attention_reason,omitempty"`
 	CreatedAt       time.Time  `json:"created_at"`
 	UpdatedAt       time.Time  `json:"updated_at"`
+	Revision        int32      `json:"revision"`              // 0, or the re-issue's number
+	ReplacesID      *int64     `json:"replaces_id,omitempty"` // the document a re-issue replaces
+	Refusals        int32      `json:"refusals"`              // consecutive refusals of its send
 }
 
 func view(d store.Document) Document {
@@ -117,7 +123,7 @@ func view(d store.Document) Document {
 		Series: d.ProviderSeries, Number: d.ProviderNumber, ProviderStatus: d.ProviderStatus, CAE: d.ProviderCAE,
 		SecurityCode: d.ProviderSecurityCode, VerifyURL: d.ProviderURL, IssueDate: d.IssueDate, Attempts: d.Attempts,
 		DGIPolls: d.DGIPolls, DueAt: d.DueAt, LastError: d.LastError, AttentionReason: d.AttentionReason,
-		CreatedAt: d.CreatedAt, UpdatedAt: d.UpdatedAt}
+		CreatedAt: d.CreatedAt, UpdatedAt: d.UpdatedAt, Revision: d.Revision, ReplacesID: d.ReplacesID, Refusals: d.Refusals}
 }
 
 // list serves GET /admin/documents?status=&limit=&before=, newest first.

@@ -140,6 +140,10 @@ func (a *API) apply(ctx context.Context, d store.Document, r Resolution, change 
 			Reason: r.Reason, FromStatus: d.Status, ToStatus: change.Status}); err != nil {
 			return err
 		}
+		if err := tx.CloseCaseOf(ctx, store.CaseNeedsAttention, store.DocumentSubject(d.ID),
+			store.Closing{Actor: r.Actor, Action: r.Action, Reason: r.Reason}); err != nil {
+			return err
+		}
 		return notify.Insert(ctx, tx, d, change)
 	})
 }

@@ -69,7 +69,7 @@ func build(ctx context.Context, cfg Config, pool *pgxpool.Pool, prov provider, l
 	srv.SetLiveness(group)
 	waker := outbox.NewWaker(pool, notify.Table, outbox.WakeEvery)
 	st := store.New(pool)
-	reg.MustRegister(newDocumentCollector(st, log.Named("metrics")))
+	reg.MustRegister(newDocumentCollector(st, log.Named("metrics")), newCaseCollector(st, log.Named("metrics")))
 	ecfg := emitConfig(cfg)
 	ecfg.Wake = waker.Wake
 	emitter := emit.New(st, prov.Provider, log.Named("emit"), reg, ecfg)
@@ -178,6 +178,6 @@ func emitConfig(cfg Config) emit.Config {
 		Batch: cfg.EmitBatch, Lease: cfg.EmitLease, CallTimeout: cfg.ProviderTimeout, Poll: cfg.EmitPoll, Settle: cfg.EmitSettle,
 		Retry:   backoff.Policy{Base: cfg.EmitRetryBase, Cap: cfg.EmitRetryCap},
 		DGIPoll: backoff.Policy{Base: cfg.DGIPollBase, Cap: cfg.DGIPollCap},
-		Summary: summary, CreditNoteWait: cfg.CreditNoteWait, Blind: cfg.ProviderMode == ModeBlind,
+		Summary: summary, CreditNoteWait: cfg.CreditNoteWait, RefusedCaseAfter: cfg.RefusedCaseAfter, Blind: cfg.ProviderMode == ModeBlind,
 	}
 }

@@ -132,6 +132,17 @@ func TestOperatorResolvesADuplicate(t *testing.T) {
 	if code := call(t, "GET", base+"/admin/status", token, "", &st); code != http.StatusOK || st.Documents["needs_attention"] != 1 || st.Documents["authorized"] != 0 {
 		t.Fatalf("status: %d %+v, want one document in needs_attention", code, st)
 	}
+	var cases struct {
+		Cases []struct{ ID, Kind, Subject string }
+	}
+	if code := call(t, "GET", base+"/admin/cases?kind=needs_attention", token, "", &cases); code != http.StatusOK ||
+		len(cases.Cases) != 1 || cases.Cases[0].Subject != "document:"+strconv.FormatInt(parked.ID, 10) {
+		t.Fatalf("open cases: %d %+v, want the parked document's needs_attention case", code, cases)
+	}
+	if m := get(t, base+"/metrics"); !strings.Contains(m, `onceflow_cases_open{kind="needs_attention",service="invoicer"} 1`) ||
+		!strings.Contains(m, `onceflow_case_oldest_open_age_seconds{kind="needs_attention",service="invoicer"}`) {
+		t.Fatal("metrics lack the open needs_attention case")
+	}
 	var e errorBody
 	if code := call(t, "GET", base+"/admin/documents", "wrong", "", &e); code != http.StatusUnauthorized || e.Error.Code != "unauthorized" {
 		t.Fatalf("wrong token: %d %+v", code, e)
@@ -177,7 +188,8 @@ func TestOperatorResolvesADuplicate(t *testing.T) {
 	}
 	metrics := get(t, base+"/metrics")
 	for _, want := range []string{`onceflow_invoicer_documents{status="authorized"} 1`, "onceflow_invoicer_needs_attention_documents 0",
-		`onceflow_invoicer_messages_total{outcome="duplicate",queue="billing"} 1`, "onceflow_invoicer_documents_due 0"} {
+		`onceflow_invoicer_messages_total{outcome="duplicate",queue="billing"} 1`, "onceflow_invoicer_documents_due 0",
+		`onceflow_cases_open{kind="needs_attention",service="invoicer"} 0`, `onceflow_cases_open{kind="document_rejected",service="invoicer"} 0`} {
 		if !strings.Contains(metrics, want) {
 			t.Errorf("metrics lack %q", want)
 		}

@@ -66,6 +66,9 @@ type Config struct {
 	UIThreshold        int64         `env:"INVOICER_UI_THRESHOLD" renamed:"UI_THRESHOLD" envDefault:"5000"`
 	UIRate             string        `env:"INVOICER_UI_RATE" renamed:"UI_RATE" envDefault:"6.5"`
 	CreditNoteWait     time.Duration `env:"INVOICER_CREDIT_NOTE_WAIT" renamed:"CREDIT_NOTE_WAIT" envDefault:"72h"`
+	// RefusedCaseAfter: consecutive refusals of a send that open a
+	// document_refused case (the send is still retried with backoff).
+	RefusedCaseAfter int `env:"INVOICER_REFUSED_CASE_AFTER" envDefault:"5"`
 }
 
 // Validate checks the values Load cannot; each error names its variable.
@@ -94,6 +97,7 @@ func (c Config) Validate() error {
 		{c.EmitRetryBase <= 0 || c.EmitRetryCap < c.EmitRetryBase, "INVOICER_EMIT_RETRY_BASE/INVOICER_EMIT_RETRY_CAP: want 0 < base <= cap"},
 		{c.DGIPollBase <= 0 || c.DGIPollCap < c.DGIPollBase, "INVOICER_DGI_POLL_BASE/INVOICER_DGI_POLL_CAP: want 0 < base <= cap"},
 		{c.CreditNoteWait <= 0, "INVOICER_CREDIT_NOTE_WAIT: want a positive duration"},
+		{c.RefusedCaseAfter < 1, "INVOICER_REFUSED_CASE_AFTER: want an integer >= 1"},
 	}
 	for _, ch := range checks {
 		if ch.bad {

@@ -59,7 +59,8 @@ func TestOwnSettingsCarryThePrefix(t *testing.T) {
 			if old != "" {
 				t.Errorf("%s: renamed from %s, want the account's name kept", f.Name, old)
 			}
-		case !strings.HasPrefix(name, "INVOICER_") || old == "" || "INVOICER_"+old != name:
+		case !strings.HasPrefix(name, "INVOICER_") || (old != "" && "INVOICER_"+old != name):
+			// Settings added after the rename have no old name.
 			t.Errorf("%s: env %q renamed %q, want INVOICER_<old> renamed from <old>", f.Name, name, old)
 		}
 	}
@@ -91,5 +92,21 @@ func TestInvoiCyBranchIsRequiredOnlyForInvoiCy(t *testing.T) {
 	}
 	if s := load(t, branch).Settings; s.BaseURL != branch["INVOICY_BASE_URL"] || s.EmpCodigo != "SUC" || s.EmpPK != "PK" || s.AccessKey != "KEY" {
 		t.Errorf("settings %+v, want the branch given", s)
+	}
+}
+
+// TestRefusedCaseAfter checks INVOICER_REFUSED_CASE_AFTER: 5 by default,
+// and a value below 1 stops the service with a message naming it.
+func TestRefusedCaseAfter(t *testing.T) {
+	t.Parallel()
+	if n := load(t, map[string]string{"INVOICER_PROVIDER": "keyed"}).RefusedCaseAfter; n != 5 {
+		t.Errorf("default %d, want 5", n)
+	}
+	for _, v := range []string{"0", "-1"} {
+		env := map[string]string{"INVOICER_PROVIDER": "keyed", "INVOICER_REFUSED_CASE_AFTER": v}
+		_, err := config.LoadFrom[app.Config](func(k string) string { return env[k] })
+		if err == nil || !strings.Contains(err.Error(), "INVOICER_REFUSED_CASE_AFTER") {
+			t.Errorf("%s: %v, want an error naming INVOICER_REFUSED_CASE_AFTER", v, err)
+		}
 	}
 }

@@ -22,8 +22,10 @@ import (
 	"github.com/onceflow/onceflow/pkg/tracing"
 	"github.com/onceflow/onceflow/provider/fiscal"
 	"github.com/onceflow/onceflow/provider/invoicy"
+	"github.com/onceflow/onceflow/sandbox/fiscalsim"
 	"github.com/onceflow/onceflow/services/invoicer/internal/consumer"
 	"github.com/onceflow/onceflow/services/invoicer/internal/invoicertest"
+	"github.com/onceflow/onceflow/services/invoicer/internal/store"
 )
 
 // queue is a fresh SQS queue with a dead-letter queue after maxReceive.
@@ -416,5 +418,26 @@ func TestProviderEventsApplyOnlyConfirmedFromTheHolder(t *testing.T) {
 				t.Fatalf("%d look-ups in blind mode, want none", queries)
 			}
 		})
+	}
+}
+
+func TestConfirmedRejectionOpensACase(t *testing.T) {
+	t.Parallel()
+	env := invoicertest.New(t)
+	d := env.Record(t, invoicertest.Payment("pay-dgi-rejects", 100_00, false))
+	env.Sandbox.SetRule(d.Reference, fiscalsim.Rule{Reject: true})
+	env.Hold(t, d, fiscal.StatusPendingDGI, "") // DGI rejected it after the send
+	h := consumer.NewProvider(env.Store, invoicy.DefaultStatusMap(), holder(t, env), zaptest.NewLogger(t), nil)
+	b, err := eventsv1.Encode(&eventsv1.ProviderEvent{EventId: "evt-rej", Provider: "invoicy", Reference: d.Reference, ProviderStatus: "3"})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	if outcome, err := h.Handle(context.Background(), string(b)); err != nil || outcome != "adopted" {
+		t.Fatalf("outcome %s (%v), want adopted", outcome, err)
+	}
+	c, err := env.Store.OpenCaseOf(context.Background(), store.CaseDocumentRejected, store.DocumentSubject(d.ID))
+	if err != nil || deref(c.DocumentID) != d.ID || c.PSPPaymentID != "pay-dgi-rejects" || c.Evidence["provider_status"] != "3" {
+		t.Fatalf("case %+v, %v; want an open document_rejected case with the provider's status 3", c, err)
 	}
 }

@@ -122,6 +122,11 @@ func (p *Provider) adopt(ctx context.Context, d store.Document, to fiscal.Status
 			outcome = "stale" // changed meanwhile; the next event or look-up decides
 			return err
 		}
+		if to == fiscal.StatusRejected {
+			if _, err := tx.OpenCase(ctx, store.RejectedCase(d, deref(a.ProviderStatus))); err != nil {
+				return err
+			}
+		}
 		return notify.Insert(ctx, tx, d, notify.Change{Status: to,
 			Series: deref(cmp.Or(a.ProviderSeries, d.ProviderSeries)), Number: deref(cmp.Or(a.ProviderNumber, d.ProviderNumber))})
 	})

@@ -49,6 +49,9 @@ type Config struct {
 	DGIPoll        backoff.Policy // re-checks of documents pending at DGI
 	Summary        fiscal.DailySummary
 	CreditNoteWait time.Duration // how long a credit note may wait for its invoice
+	// RefusedCaseAfter is how many consecutive refusals of a send open a
+	// document_refused case; the document is still retried with backoff.
+	RefusedCaseAfter int
 	// Blind: the provider has neither look-up nor idempotency. Nothing is
 	// looked up and an ambiguous send goes to needs_attention.
 	Blind bool

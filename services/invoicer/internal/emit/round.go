@@ -143,6 +143,9 @@ func (e *Emitter) saveTx(ctx context.Context, jobs []*job, token uuid.UUID) ([]e
 		if err != nil {
 			return err
 		}
+		if err := e.openCases(ctx, tx, jobs, results, fenced); err != nil {
+			return err
+		}
 		msgs, err := notifications(jobs, results, fenced)
 		if err != nil {
 			return err

@@ -17,7 +17,7 @@ import (
 func toSave(d store.Document, token uuid.UUID, r result) store.Result {
 	p := store.Result{
 		ID: d.ID, LeaseToken: token, ClaimedStatus: d.Status, Status: r.status, UnknownSince: r.unknownSince,
-		UnknownSinceNow: r.unknownNow, DueIn: r.after, DGIPolls: r.dgiPolls, LastError: optional(r.lastError), AttentionReason: optional(r.attention),
+		UnknownSinceNow: r.unknownNow, DueIn: r.after, DGIPolls: r.dgiPolls, LastError: optional(r.lastError), AttentionReason: optional(r.attention), Refused: r.outcome == "refused",
 		ProviderSeries: d.ProviderSeries, ProviderNumber: d.ProviderNumber, ProviderStatus: d.ProviderStatus,
 		ProviderCAE: d.ProviderCAE, ProviderSecurityCode: d.ProviderSecurityCode, ProviderURL: d.ProviderURL, IssueDate: d.IssueDate,
 	}

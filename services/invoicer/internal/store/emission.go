@@ -92,6 +92,7 @@ type Result struct {
 	DGIPolls             int32
 	LastError            *string
 	AttentionReason      *string
+	Refused              bool // the provider refused the send: one more consecutive refusal (else none)
 }
 
 func (r Result) params() dbsqlc.DocumentSaveResultParams {
@@ -101,7 +102,7 @@ func (r Result) params() dbsqlc.DocumentSaveResultParams {
 		ProviderCae: r.ProviderCAE, ProviderSecurityCode: r.ProviderSecurityCode, ProviderUrl: r.ProviderURL,
 		IssueDate: r.IssueDate, UnknownSince: r.UnknownSince, UnknownSinceNow: r.UnknownSinceNow,
 		DueInSeconds: r.DueIn.Seconds(), DgiPolls: r.DGIPolls,
-		LastError: r.LastError, AttentionReason: r.AttentionReason,
+		LastError: r.LastError, AttentionReason: r.AttentionReason, Refused: r.Refused,
 	}
 }
 

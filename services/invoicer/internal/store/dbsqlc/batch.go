@@ -30,7 +30,7 @@ VALUES ($1, $2, $3, $4,
                AND NOT (o.source_kind = $1 AND o.source_ref = $2 AND o.kind = $3))
          ORDER BY c.n LIMIT 1),
         $6, $7, $8, $9, $10, $11, $12)
-ON CONFLICT (source_kind, source_ref, kind) DO NOTHING
+ON CONFLICT (source_kind, source_ref, kind, revision) DO NOTHING
 RETURNING id, reference
 `
 
@@ -120,8 +120,9 @@ SET status = $1, provider_series = $2, provider_number = $3,
     unknown_since = CASE WHEN $9::bool THEN now() ELSE $10::timestamptz END,
     due_at = now() + make_interval(secs => $11::float8),
     dgi_polls = $12, last_error = $13, attention_reason = $14,
+    refusals = CASE WHEN $15::bool THEN refusals + 1 ELSE 0 END,
     lease_token = NULL, lease_expires_at = NULL, updated_at = now()
-WHERE id = $15 AND lease_token = $16 AND status = $17
+WHERE id = $16 AND lease_token = $17 AND status = $18
 RETURNING id
 `
 
@@ -146,6 +147,7 @@ type DocumentSaveResultParams struct {
 	DgiPolls             int32
 	LastError            *string
 	AttentionReason      *string
+	Refused              bool
 	ID                   int64
 	LeaseToken           *uuid.UUID
 	ClaimedStatus        string
@@ -174,6 +176,7 @@ func (q *Queries) DocumentSaveResult(ctx context.Context, arg []DocumentSaveResu
 			a.DgiPolls,
 			a.LastError,
 			a.AttentionReason,
+			a.Refused,
 			a.ID,
 			a.LeaseToken,
 			a.ClaimedStatus,

@@ -71,7 +71,7 @@ WHERE d.id IN (
     ORDER BY due_at, id
     LIMIT $3
     FOR UPDATE SKIP LOCKED)
-RETURNING d.id, d.source_kind, d.source_ref, d.kind, d.event_key, d.reference, d.cfe_type, d.status, d.amount_minor, d.currency, d.buyer, d.lines, d.original_source_ref, d.provider_series, d.provider_number, d.provider_status, d.provider_cae, d.provider_security_code, d.provider_url, d.issue_date, d.attempts, d.unknown_since, d.lease_token, d.lease_expires_at, d.due_at, d.dgi_polls, d.last_error, d.attention_reason, d.created_at, d.updated_at, d.traceparent, now()::timestamptz AS db_now
+RETURNING d.id, d.source_kind, d.source_ref, d.kind, d.event_key, d.reference, d.cfe_type, d.status, d.amount_minor, d.currency, d.buyer, d.lines, d.original_source_ref, d.provider_series, d.provider_number, d.provider_status, d.provider_cae, d.provider_security_code, d.provider_url, d.issue_date, d.attempts, d.unknown_since, d.lease_token, d.lease_expires_at, d.due_at, d.dgi_polls, d.last_error, d.attention_reason, d.created_at, d.updated_at, d.traceparent, d.revision, d.replaces_id, d.refusals, now()::timestamptz AS db_now
 `
 
 type DocumentClaimDueRow struct {
@@ -124,6 +124,9 @@ func (q *Queries) DocumentClaimDue(ctx context.Context, leaseToken *uuid.UUID, l
 			&i.InvoicerFiscalDocument.CreatedAt,
 			&i.InvoicerFiscalDocument.UpdatedAt,
 			&i.InvoicerFiscalDocument.Traceparent,
+			&i.InvoicerFiscalDocument.Revision,
+			&i.InvoicerFiscalDocument.ReplacesID,
+			&i.InvoicerFiscalDocument.Refusals,
 			&i.DbNow,
 		); err != nil {
 			return nil, err
@@ -200,7 +203,7 @@ func (q *Queries) DocumentDueStats(ctx context.Context) (DocumentDueStatsRow, er
 }
 
 const documentGet = `-- name: DocumentGet :one
-SELECT id, source_kind, source_ref, kind, event_key, reference, cfe_type, status, amount_minor, currency, buyer, lines, original_source_ref, provider_series, provider_number, provider_status, provider_cae, provider_security_code, provider_url, issue_date, attempts, unknown_since, lease_token, lease_expires_at, due_at, dgi_polls, last_error, attention_reason, created_at, updated_at, traceparent FROM invoicer.fiscal_documents WHERE id = $1
+SELECT id, source_kind, source_ref, kind, event_key, reference, cfe_type, status, amount_minor, currency, buyer, lines, original_source_ref, provider_series, provider_number, provider_status, provider_cae, provider_security_code, provider_url, issue_date, attempts, unknown_since, lease_token, lease_expires_at, due_at, dgi_polls, last_error, attention_reason, created_at, updated_at, traceparent, revision, replaces_id, refusals FROM invoicer.fiscal_documents WHERE id = $1
 `
 
 func (q *Queries) DocumentGet(ctx context.Context, id int64) (InvoicerFiscalDocument, error) {
@@ -238,12 +241,15 @@ func (q *Queries) DocumentGet(ctx context.Context, id int64) (InvoicerFiscalDocu
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.Traceparent,
+		&i.Revision,
+		&i.ReplacesID,
+		&i.Refusals,
 	)
 	return i, err
 }
 
 const documentGetByReference = `-- name: DocumentGetByReference :one
-SELECT id, source_kind, source_ref, kind, event_key, reference, cfe_type, status, amount_minor, currency, buyer, lines, original_source_ref, provider_series, provider_number, provider_status, provider_cae, provider_security_code, provider_url, issue_date, attempts, unknown_since, lease_token, lease_expires_at, due_at, dgi_polls, last_error, attention_reason, created_at, updated_at, traceparent FROM invoicer.fiscal_documents WHERE reference = $1
+SELECT id, source_kind, source_ref, kind, event_key, reference, cfe_type, status, amount_minor, currency, buyer, lines, original_source_ref, provider_series, provider_number, provider_status, provider_cae, provider_security_code, provider_url, issue_date, attempts, unknown_since, lease_token, lease_expires_at, due_at, dgi_polls, last_error, attention_reason, created_at, updated_at, traceparent, revision, replaces_id, refusals FROM invoicer.fiscal_documents WHERE reference = $1
 `
 
 func (q *Queries) DocumentGetByReference(ctx context.Context, reference string) (InvoicerFiscalDocument, error) {
@@ -281,16 +287,22 @@ func (q *Queries) DocumentGetByReference(ctx context.Context, reference string) 
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.Traceparent,
+		&i.Revision,
+		&i.ReplacesID,
+		&i.Refusals,
 	)
 	return i, err
 }
 
 const documentGetInvoiceOf = `-- name: DocumentGetInvoiceOf :one
-SELECT id, source_kind, source_ref, kind, event_key, reference, cfe_type, status, amount_minor, currency, buyer, lines, original_source_ref, provider_series, provider_number, provider_status, provider_cae, provider_security_code, provider_url, issue_date, attempts, unknown_since, lease_token, lease_expires_at, due_at, dgi_polls, last_error, attention_reason, created_at, updated_at, traceparent FROM invoicer.fiscal_documents
+SELECT id, source_kind, source_ref, kind, event_key, reference, cfe_type, status, amount_minor, currency, buyer, lines, original_source_ref, provider_series, provider_number, provider_status, provider_cae, provider_security_code, provider_url, issue_date, attempts, unknown_since, lease_token, lease_expires_at, due_at, dgi_polls, last_error, attention_reason, created_at, updated_at, traceparent, revision, replaces_id, refusals FROM invoicer.fiscal_documents
 WHERE source_kind = 'payment' AND source_ref = $1 AND kind = 'invoice'
+ORDER BY revision DESC
+LIMIT 1
 `
 
-// The invoice recorded for a payment, which a credit note must reference.
+// The invoice recorded for a payment, which a credit note must reference:
+// its latest revision (a re-issue replaces a rejected or refused one).
 func (q *Queries) DocumentGetInvoiceOf(ctx context.Context, paymentRef string) (InvoicerFiscalDocument, error) {
 	row := q.db.QueryRow(ctx, documentGetInvoiceOf, paymentRef)
 	var i InvoicerFiscalDocument
@@ -326,12 +338,15 @@ func (q *Queries) DocumentGetInvoiceOf(ctx context.Context, paymentRef string) (
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.Traceparent,
+		&i.Revision,
+		&i.ReplacesID,
+		&i.Refusals,
 	)
 	return i, err
 }
 
 const documentList = `-- name: DocumentList :many
-SELECT id, source_kind, source_ref, kind, event_key, reference, cfe_type, status, amount_minor, currency, buyer, lines, original_source_ref, provider_series, provider_number, provider_status, provider_cae, provider_security_code, provider_url, issue_date, attempts, unknown_since, lease_token, lease_expires_at, due_at, dgi_polls, last_error, attention_reason, created_at, updated_at, traceparent FROM invoicer.fiscal_documents
+SELECT id, source_kind, source_ref, kind, event_key, reference, cfe_type, status, amount_minor, currency, buyer, lines, original_source_ref, provider_series, provider_number, provider_status, provider_cae, provider_security_code, provider_url, issue_date, attempts, unknown_since, lease_token, lease_expires_at, due_at, dgi_polls, last_error, attention_reason, created_at, updated_at, traceparent, revision, replaces_id, refusals FROM invoicer.fiscal_documents
 WHERE ($1::text IS NULL OR status = $1) AND ($2::bigint = 0 OR id < $2)
 ORDER BY id DESC
 LIMIT $3
@@ -379,6 +394,9 @@ func (q *Queries) DocumentList(ctx context.Context, status *string, beforeID int
 			&i.CreatedAt,
 			&i.UpdatedAt,
 			&i.Traceparent,
+			&i.Revision,
+			&i.ReplacesID,
+			&i.Refusals,
 		); err != nil {
 			return nil, err
 		}
@@ -388,6 +406,20 @@ func (q *Queries) DocumentList(ctx context.Context, status *string, beforeID int
 		return nil, err
 	}
 	return items, nil
+}
+
+const documentMakeCreditNotesDue = `-- name: DocumentMakeCreditNotesDue :execrows
+UPDATE invoicer.fiscal_documents SET due_at = now(), updated_at = now()
+WHERE kind = 'credit_note' AND original_source_ref = $1 AND status = 'pending'
+`
+
+// Makes the credit notes waiting for payment @payment_ref's invoice due now.
+func (q *Queries) DocumentMakeCreditNotesDue(ctx context.Context, paymentRef *string) (int64, error) {
+	result, err := q.db.Exec(ctx, documentMakeCreditNotesDue, paymentRef)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }
 
 const documentMakeDue = `-- name: DocumentMakeDue :execrows
@@ -451,6 +483,65 @@ func (q *Queries) DocumentMarkSending(ctx context.Context, arg DocumentMarkSendi
 	return items, nil
 }
 
+const documentReissue = `-- name: DocumentReissue :one
+INSERT INTO invoicer.fiscal_documents
+    (source_kind, source_ref, kind, event_key, reference, cfe_type, amount_minor, currency,
+     buyer, lines, original_source_ref, traceparent, revision, replaces_id)
+SELECT o.source_kind, o.source_ref, o.kind, o.event_key,
+       (SELECT c.ref FROM unnest($1::text[]) WITH ORDINALITY AS c(ref, n)
+        WHERE NOT EXISTS (SELECT 1 FROM invoicer.fiscal_documents h WHERE h.reference = c.ref)
+        ORDER BY c.n LIMIT 1),
+       o.cfe_type, o.amount_minor, o.currency,
+       o.buyer, o.lines, o.original_source_ref, o.traceparent, o.revision + 1, o.id
+FROM invoicer.fiscal_documents o WHERE o.id = $2
+RETURNING id, source_kind, source_ref, kind, event_key, reference, cfe_type, status, amount_minor, currency, buyer, lines, original_source_ref, provider_series, provider_number, provider_status, provider_cae, provider_security_code, provider_url, issue_date, attempts, unknown_since, lease_token, lease_expires_at, due_at, dgi_polls, last_error, attention_reason, created_at, updated_at, traceparent, revision, replaces_id, refusals
+`
+
+// Records the corrected copy of document @replaces_id under the next
+// revision and the first of @candidates no document holds; the replaced
+// row is kept as it is.
+func (q *Queries) DocumentReissue(ctx context.Context, candidates []string, replacesID int64) (InvoicerFiscalDocument, error) {
+	row := q.db.QueryRow(ctx, documentReissue, candidates, replacesID)
+	var i InvoicerFiscalDocument
+	err := row.Scan(
+		&i.ID,
+		&i.SourceKind,
+		&i.SourceRef,
+		&i.Kind,
+		&i.EventKey,
+		&i.Reference,
+		&i.CfeType,
+		&i.Status,
+		&i.AmountMinor,
+		&i.Currency,
+		&i.Buyer,
+		&i.Lines,
+		&i.OriginalSourceRef,
+		&i.ProviderSeries,
+		&i.ProviderNumber,
+		&i.ProviderStatus,
+		&i.ProviderCae,
+		&i.ProviderSecurityCode,
+		&i.ProviderUrl,
+		&i.IssueDate,
+		&i.Attempts,
+		&i.UnknownSince,
+		&i.LeaseToken,
+		&i.LeaseExpiresAt,
+		&i.DueAt,
+		&i.DgiPolls,
+		&i.LastError,
+		&i.AttentionReason,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.Traceparent,
+		&i.Revision,
+		&i.ReplacesID,
+		&i.Refusals,
+	)
+	return i, err
+}
+
 const documentRenewLease = `-- name: DocumentRenewLease :execrows
 UPDATE invoicer.fiscal_documents
 SET lease_expires_at = now() + make_interval(secs => $1::float8)
@@ -479,6 +570,38 @@ WHERE id = $1 AND status = 'needs_attention'
 // before anything is sent.
 func (q *Queries) DocumentRetry(ctx context.Context, id int64) (int64, error) {
 	result, err := q.db.Exec(ctx, documentRetry, id)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const documentRetryRefused = `-- name: DocumentRetryRefused :execrows
+UPDATE invoicer.fiscal_documents
+SET due_at = now(), refusals = 0, lease_token = NULL, lease_expires_at = NULL, updated_at = now()
+WHERE id = $1 AND status IN ('pending', 'unknown')
+`
+
+// Makes a refused document due now with its refusal count reset (an
+// operator's retry of a document_refused case).
+func (q *Queries) DocumentRetryRefused(ctx context.Context, id int64) (int64, error) {
+	result, err := q.db.Exec(ctx, documentRetryRefused, id)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const documentVoid = `-- name: DocumentVoid :execrows
+UPDATE invoicer.fiscal_documents
+SET status = 'voided', lease_token = NULL, lease_expires_at = NULL, updated_at = now()
+WHERE id = $1 AND status = $2 AND status IN ('pending', 'unknown')
+`
+
+// Gives a document not yet held by the provider up (an operator's void of
+// a refused document): it is never sent again.
+func (q *Queries) DocumentVoid(ctx context.Context, iD int64, fromStatus string) (int64, error) {
+	result, err := q.db.Exec(ctx, documentVoid, iD, fromStatus)
 	if err != nil {
 		return 0, err
 	}

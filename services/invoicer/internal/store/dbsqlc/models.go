@@ -83,6 +83,9 @@ type InvoicerFiscalDocument struct {
 	CreatedAt            time.Time
 	UpdatedAt            time.Time
 	Traceparent          string
+	Revision             int32
+	ReplacesID           *int64
+	Refusals             int32
 }
 
 type InvoicerLease struct {

@@ -1,0 +1,87 @@
+package emit_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/onceflow/onceflow/pkg/errkind"
+	"github.com/onceflow/onceflow/provider/fiscal"
+	"github.com/onceflow/onceflow/sandbox/fiscalsim"
+	"github.com/onceflow/onceflow/services/invoicer/internal/invoicertest"
+	"github.com/onceflow/onceflow/services/invoicer/internal/store"
+)
+
+// openCase returns the open case of kind about d, failing the test when
+// there is none.
+func openCase(tb testing.TB, env *invoicertest.Env, kind string, d store.Document) store.Case {
+	tb.Helper()
+	c, err := env.Store.OpenCaseOf(context.Background(), kind, store.DocumentSubject(d.ID))
+	if err != nil {
+		tb.Fatalf("open %s case of document %d: %v", kind, d.ID, err)
+	}
+	return c
+}
+
+func TestRejectedDocumentOpensACase(t *testing.T) {
+	t.Parallel()
+	env := invoicertest.New(t)
+	inv := env.Record(t, invoicertest.Payment("pay-rej", 1_220_00, false))
+	note := env.Record(t, invoicertest.Refund("ref-rej", "pay-rej", 1_000_00))
+	env.Sandbox.SetRule(inv.Reference, fiscalsim.Rule{Reject: true})
+	w := newWorker(t, env, fast(t), 5*time.Second)
+
+	inv = until(t, env, w, inv.Reference, settled)
+	if inv.Status != fiscal.StatusRejected {
+		t.Fatalf("invoice %s, want rejected", inv.Status)
+	}
+	c := openCase(t, env, store.CaseDocumentRejected, inv)
+	if deref(c.DocumentID) != inv.ID || deref(c.AmountMinor) != 1_220_00 || c.Currency != "UYU" || c.PSPPaymentID != "pay-rej" ||
+		c.Evidence["provider_status"] == "" || c.Evidence["provider_status"] == nil {
+		t.Fatalf("case %+v, want the document, its money, the payment and the provider's status", c)
+	}
+	// The credit note waits: a rejected invoice is no invoice.
+	for range 5 {
+		if _, err := w.Round(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if note = env.Document(t, note.Reference); note.Status != fiscal.StatusPending || env.Sandbox.CountByReference(note.Reference) != 0 {
+		t.Fatalf("credit note %s, sent %d times; want it pending, never sent", note.Status, env.Sandbox.CountByReference(note.Reference))
+	}
+}
+
+func TestSendRefusedNTimesOpensACase(t *testing.T) {
+	t.Parallel()
+	env := invoicertest.New(t)
+	d := env.Record(t, invoicertest.Payment("pay-refused", 500_00, false))
+	env.Sandbox.SetRule(d.Reference, fiscalsim.Rule{Refuse: true})
+	cfg := fast(t)
+	cfg.RefusedCaseAfter = 3
+	w := newWorker(t, env, cfg, 5*time.Second)
+
+	d = until(t, env, w, d.Reference, func(d store.Document) bool { return d.Refusals >= 2 })
+	if _, err := env.Store.OpenCaseOf(context.Background(), store.CaseDocumentRefused, store.DocumentSubject(d.ID)); !errkind.Is(err, errkind.NotFound) {
+		t.Fatalf("after 2 refusals: %v, want no case yet", err)
+	}
+	d = until(t, env, w, d.Reference, func(d store.Document) bool { return d.Refusals >= 4 })
+	c := openCase(t, env, store.CaseDocumentRefused, d)
+	if d.Status != fiscal.StatusPending || deref(c.AmountMinor) != 500_00 || c.Evidence["refusals"] != float64(4) || !c.UpdatedAt.After(c.OpenedAt) {
+		t.Fatalf("document %s, case %+v; want the document still retried and one case, seen again at the 4th refusal", d.Status, c)
+	}
+}
+
+func TestNeedsAttentionOpensACase(t *testing.T) {
+	t.Parallel()
+	env := invoicertest.New(t)
+	note := env.Record(t, invoicertest.Refund("ref-orphan-case", "pay-never", 100_00))
+	cfg := fast(t)
+	cfg.CreditNoteWait = 100 * time.Millisecond
+	w := newWorker(t, env, cfg, 5*time.Second)
+
+	note = until(t, env, w, note.Reference, settled)
+	c := openCase(t, env, store.CaseNeedsAttention, note)
+	if note.Status != fiscal.StatusNeedsAttention || c.PSPRefundID != "ref-orphan-case" || c.PSPPaymentID != "pay-never" {
+		t.Fatalf("document %s, case %+v; want needs_attention with its case", note.Status, c)
+	}
+}
