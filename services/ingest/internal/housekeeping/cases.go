@@ -12,7 +12,7 @@ import (
 // caseKinds are the kinds ingest opens, reported as 0 when none is open
 // so a dashboard tells "none" from "not scraped".
 var caseKinds = []string{store.CaseUnmatchedPayment, store.CaseRefusedRefund, store.CaseParkedReceipt,
-	store.CaseChargeback, store.CaseParkedOutboxRow}
+	store.CaseChargeback}
 
 // Cases exports, at each scrape, ingest's open cases per kind and the age
 // of the oldest, computed by the database's clock.
@@ -49,6 +49,9 @@ func (c *Cases) Collect(ch chan<- prometheus.Metric) {
 	}
 	seen := map[string]bool{}
 	for _, s := range stats {
+		if s.Kind == store.CaseParkedOutboxRow {
+			continue // the relay\'s cases: the reconciler reports them (service="relay")
+		}
 		seen[s.Kind] = true
 		ch <- prometheus.MustNewConstMetric(c.open, prometheus.GaugeValue, float64(s.Open), s.Kind)
 		ch <- prometheus.MustNewConstMetric(c.oldest, prometheus.GaugeValue, s.Oldest.Seconds(), s.Kind)

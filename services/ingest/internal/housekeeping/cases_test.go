@@ -51,13 +51,15 @@ func TestPruneKeepsReceiptsOfOpenCases(t *testing.T) {
 }
 
 // The cases collector reports open cases per kind and the oldest one's
-// age by the database's clock, and 0 for ingest's kinds with none open.
+// age by the database's clock, and 0 for ingest's kinds with none open; a
+// parked outbox row's case is the relay's, which the reconciler reports.
 func TestCasesReportsOpenCasesByKind(t *testing.T) {
 	p := pool(t)
 	_, err := p.Exec(t.Context(), `INSERT INTO ingest.cases (kind, subject, opened_at) VALUES
 		('unmatched_payment', 'payment:a', now() - interval '1 hour'),
 		('unmatched_payment', 'payment:b', now() - interval '1 minute'),
-		('refused_refund', 'refund:c', now() - interval '10 minutes')`)
+		('refused_refund', 'refund:c', now() - interval '10 minutes'),
+		('parked_outbox_row', 'outbox:9', now() - interval '5 minutes')`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +72,6 @@ func TestCasesReportsOpenCasesByKind(t *testing.T) {
 # HELP onceflow_cases_open Open cases (docs/cases.md) by kind.
 # TYPE onceflow_cases_open gauge
 onceflow_cases_open{kind="chargeback",service="ingest"} 0
-onceflow_cases_open{kind="parked_outbox_row",service="ingest"} 0
 onceflow_cases_open{kind="parked_receipt",service="ingest"} 0
 onceflow_cases_open{kind="refused_refund",service="ingest"} 1
 onceflow_cases_open{kind="unmatched_payment",service="ingest"} 2

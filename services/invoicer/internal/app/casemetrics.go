@@ -12,7 +12,7 @@ import (
 
 // caseKinds are the kinds of case the invoicer opens, reported at 0 when
 // none is open so that each kind's series exists.
-var caseKinds = []string{store.CaseDocumentRejected, store.CaseDocumentRefused, store.CaseNeedsAttention, store.CaseParkedOutboxRow}
+var caseKinds = []string{store.CaseDocumentRejected, store.CaseDocumentRefused, store.CaseNeedsAttention}
 
 // caseCollector reports the invoicer's open cases at scrape time: how many
 // per kind and the oldest one's age, both computed by the database.
@@ -48,6 +48,9 @@ func (c *caseCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	byKind := map[string]store.CaseStats{}
 	for _, s := range stats {
+		if s.Kind == store.CaseParkedOutboxRow {
+			continue // the relay\'s cases: the reconciler reports them (service="relay")
+		}
 		byKind[s.Kind] = s
 	}
 	for _, k := range caseKinds {
