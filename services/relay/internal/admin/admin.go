@@ -19,7 +19,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"go.uber.org/zap"
 
-	"github.com/onceflow/onceflow/pkg/httpserver"
+	"github.com/onceflow/onceflow/pkg/errkind"
 	"github.com/onceflow/onceflow/pkg/outbox"
 )
 
@@ -144,7 +144,7 @@ func (a *API) unpark(c echo.Context) error {
 		return err
 	}
 	if !ok {
-		return httpserver.NewHTTPError(http.StatusNotFound, "not_parked", fmt.Sprintf("%s has no parked row %d", t, id))
+		return errkind.Coded(errkind.NotFound, "not_parked", "%s has no parked row %d", t, id)
 	}
 	a.log.Info("unparked outbox row", zap.String("outbox", t.String()), zap.Int64("id", id), zap.String("actor", req.Actor))
 	return c.JSON(http.StatusOK, map[string]any{"outbox": t.String(), "id": id, "unparked": true})
@@ -165,7 +165,7 @@ func decodeUnpark(body io.Reader) (unparkRequest, error) {
 	dec := json.NewDecoder(io.LimitReader(body, maxBodyBytes))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&req); err != nil && !errors.Is(err, io.EOF) {
-		return req, httpserver.NewHTTPError(http.StatusBadRequest, "invalid_body",
+		return req, errkind.Coded(errkind.Invalid, "invalid_body", "%s",
 			"want JSON {actor, reason} or no body: "+err.Error())
 	}
 	return req, nil
@@ -231,7 +231,7 @@ func decodeReplay(body io.Reader) (replayRequest, error) {
 	dec := json.NewDecoder(io.LimitReader(body, maxBodyBytes))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&req); err != nil {
-		return req, httpserver.NewHTTPError(http.StatusBadRequest, "invalid_body",
+		return req, errkind.Coded(errkind.Invalid, "invalid_body", "%s",
 			"want JSON {from_id, to_id} and/or {from, to} (RFC 3339), optional limit: "+err.Error())
 	}
 	ids := req.FromID != 0 || req.ToID != 0
@@ -248,20 +248,20 @@ func decodeReplay(body io.Reader) (replayRequest, error) {
 		req.Limit = defaultReplay
 	}
 	if req.Limit < 1 || req.Limit > maxReplay {
-		return req, httpserver.NewHTTPError(http.StatusBadRequest, "invalid_limit", fmt.Sprintf("want limit from 1 to %d", maxReplay))
+		return req, errkind.Coded(errkind.Invalid, "invalid_limit", "want limit from 1 to %d", maxReplay)
 	}
 	return req, nil
 }
 
 func invalidRange(msg string) error {
-	return httpserver.NewHTTPError(http.StatusBadRequest, "invalid_range", msg)
+	return errkind.Coded(errkind.Invalid, "invalid_range", "%s", msg)
 }
 
 // table resolves the :outbox path parameter to a configured outbox.
 func (a *API) table(c echo.Context) (outbox.Table, error) {
 	t, ok := a.tables[c.Param("outbox")]
 	if !ok {
-		return t, httpserver.NewHTTPError(http.StatusNotFound, "unknown_outbox", "want one of "+strings.Join(a.names, ", "))
+		return t, errkind.Coded(errkind.NotFound, "unknown_outbox", "want one of %s", strings.Join(a.names, ", "))
 	}
 	return t, nil
 }
@@ -273,7 +273,7 @@ func intParam(v, name string, def, lo, hi int64) (int64, error) {
 	}
 	n, err := strconv.ParseInt(v, 10, 64)
 	if err != nil || n < lo || n > hi {
-		return 0, httpserver.NewHTTPError(http.StatusBadRequest, "invalid_"+name, fmt.Sprintf("want %s from %d to %d", name, lo, hi))
+		return 0, errkind.Coded(errkind.Invalid, "invalid_"+name, "want %s from %d to %d", name, lo, hi)
 	}
 	return n, nil
 }
