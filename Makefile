@@ -13,9 +13,10 @@ STACK_ENV := eval "$$(scripts/stack.sh env)"
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-13s %s\n", $$1, $$2}'
 
-generate: ## Regenerate sqlc stores and protobuf code (needs sqlc, buf, protoc-gen-go; see .ci/run)
+generate: ## Regenerate sqlc stores, protobuf code and the PrometheusRule from deploy/prometheus/alerts.yaml (needs sqlc, buf, protoc-gen-go; see .ci/run)
 	cd db && sqlc generate
 	cd proto && buf generate
+	go generate ./deploy
 
 verify: ## Check generated code is fresh, gofmt, go vet
 	cd db && sqlc diff

@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
@@ -40,6 +41,7 @@ var decoder = func() runtime.Decoder {
 	for _, add := range []func(*runtime.Scheme) error{
 		appsv1.AddToScheme, batchv1.AddToScheme, corev1.AddToScheme,
 		policyv1.AddToScheme, autoscalingv2.AddToScheme, networkingv1.AddToScheme,
+		schedulingv1.AddToScheme,
 	} {
 		if err := add(scheme); err != nil {
 			panic(err)
@@ -48,16 +50,23 @@ var decoder = func() runtime.Decoder {
 	return serializer.NewCodecFactory(scheme, serializer.EnableStrict).UniversalDeserializer()
 }()
 
-// customGroups are the API groups decoded as unstructured objects.
-var customGroups = []string{"keda.sh"}
+// customGroups are the API groups decoded as unstructured objects: KEDA's
+// and the Prometheus Operator's.
+var customGroups = []string{"keda.sh", "monitoring.coreos.com"}
 
 // render runs kustomize on overlays/<overlay> in-process and decodes every
 // manifest.
 func render(tb testing.TB, overlay string) rendered {
 	tb.Helper()
-	resMap, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), "overlays/"+overlay)
+	return renderDir(tb, overlay, "overlays/"+overlay)
+}
+
+// renderDir renders the kustomization in dir as overlay.
+func renderDir(tb testing.TB, overlay, dir string) rendered {
+	tb.Helper()
+	resMap, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), dir)
 	if err != nil {
-		tb.Fatalf("kustomize overlays/%s: %v", overlay, err)
+		tb.Fatalf("kustomize %s: %v", dir, err)
 	}
 	out := rendered{overlay: overlay}
 	for _, res := range resMap.Resources() {
@@ -115,7 +124,9 @@ type workload struct {
 
 func (w workload) String() string { return fmt.Sprintf("%s/%s", w.kind, w.name) }
 
-// workloads returns every pod template: Deployments, CronJobs and Jobs.
+// workloads returns every pod template: Deployments, CronJobs and Jobs. A
+// Job is named by the app it runs (app.kubernetes.io/name): its object name
+// carries the release (deploy/README.md, "Order of a rollout").
 func workloads(r rendered) []workload {
 	var out []workload
 	for _, d := range all[*appsv1.Deployment](r) {
@@ -125,7 +136,7 @@ func workloads(r rendered) []workload {
 		out = append(out, workload{"CronJob", c.Name, c.Spec.JobTemplate.Spec.Template})
 	}
 	for _, j := range all[*batchv1.Job](r) {
-		out = append(out, workload{"Job", j.Name, j.Spec.Template})
+		out = append(out, workload{"Job", j.Labels["app.kubernetes.io/name"], j.Spec.Template})
 	}
 	return out
 }

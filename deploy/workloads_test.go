@@ -47,7 +47,7 @@ func TestOverlaysRenderTheWholeSystem(t *testing.T) {
 		}
 		for _, o := range r.objects {
 			m := metaOf(t, o)
-			if _, isNS := o.(*corev1.Namespace); !isNS && m.GetNamespace() != namespace {
+			if !clusterScoped(o) && m.GetNamespace() != namespace {
 				t.Errorf("%T %s is in namespace %q, want %q", o, m.GetName(), m.GetNamespace(), namespace)
 			}
 		}
@@ -260,10 +260,7 @@ func TestReconcilerRunsOnceAtATime(t *testing.T) {
 func TestMigrationJobMigratesThenAppliesRoles(t *testing.T) {
 	t.Parallel()
 	forEachOverlay(t, func(t *testing.T, r rendered) {
-		j := named[*batchv1.Job](r, "migrate")
-		if j == nil {
-			t.Fatal("no Job migrate")
-		}
+		j := migrateJob(t, r)
 		c := onlyContainer(t, "migrate", j.Spec.Template.Spec)
 		if !strings.Contains(c.Image, "onceflow/migrate") {
 			t.Errorf("image %q, want the db/cmd/migrate image", c.Image)
