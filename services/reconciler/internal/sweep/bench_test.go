@@ -14,7 +14,7 @@ import (
 )
 
 // seedHistory writes n payments paid 60 days ago and later, a second
-// apart, each with its invoice, in three INSERT … SELECT statements.
+// apart, each with its authorized invoice (only a valid document counts), in three INSERT … SELECT statements.
 func seedHistory(tb testing.TB, db *reconcilertest.DB, n int) {
 	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
@@ -26,8 +26,8 @@ SELECT 'order-h' || g, (SELECT id FROM ingest.customers LIMIT 1), 12200, 'UYU', 
 		`INSERT INTO ingest.payments (id, order_id, status, status_rank, amount_minor, currency, paid_at)
 SELECT o.psp_payment_id, o.id, 'PAID', 40, 12200, 'UYU', now() - interval '60 days' + substr(o.psp_payment_id, 2)::int * interval '1 second'
 FROM ingest.orders o WHERE o.psp_payment_id LIKE 'h%'`,
-		`INSERT INTO invoicer.fiscal_documents (source_kind, source_ref, kind, event_key, reference, cfe_type, amount_minor, currency, buyer)
-SELECT 'payment', 'h' || g, 'invoice', 'payment:h' || g || ':paid', (1000000000 + g)::text, 101, 12200, 'UYU', '{}'
+		`INSERT INTO invoicer.fiscal_documents (source_kind, source_ref, kind, event_key, reference, cfe_type, amount_minor, currency, buyer, status)
+SELECT 'payment', 'h' || g, 'invoice', 'payment:h' || g || ':paid', (1000000000 + g)::text, 101, 12200, 'UYU', '{}', 'authorized'
 FROM generate_series(1, $1) g`,
 		`ANALYZE`,
 	} {
