@@ -33,11 +33,15 @@ func TestPromtoolCheckRules(t *testing.T) {
 	promtool(t, "check", "rules", "alerts.yaml")
 }
 
+// ruleTestFiles are the promtool rule tests: alerts_test.yaml evaluates
+// every minute, alerts_days_test.yaml every ten for the days-long windows.
+var ruleTestFiles = []string{"alerts_test.yaml", "alerts_days_test.yaml"}
+
 // The rule unit tests pass: each alert fires on its bad series and stays
-// quiet on its good one (deploy/prometheus/alerts_test.yaml).
+// quiet on its good one.
 func TestPromtoolTestRules(t *testing.T) {
 	t.Parallel()
-	promtool(t, "test", "rules", "alerts_test.yaml")
+	promtool(t, append([]string{"test", "rules"}, ruleTestFiles...)...)
 }
 
 type ruleTests struct {
@@ -58,21 +62,23 @@ func TestEveryAlertHasARuleTestEachWay(t *testing.T) {
 	if err := yaml.Unmarshal([]byte(readRepoFile(t, "deploy/prometheus/alerts.yaml")), &rules); err != nil {
 		t.Fatal(err)
 	}
-	b, err := os.ReadFile(filepath.Join("prometheus", "alerts_test.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var tests ruleTests
-	if err := yaml.Unmarshal(b, &tests); err != nil {
-		t.Fatal(err)
-	}
 	fires, quiet := map[string]bool{}, map[string]bool{}
-	for _, g := range tests.Tests {
-		for _, c := range g.Cases {
-			if len(c.Exp) > 0 {
-				fires[c.Alert] = true
-			} else {
-				quiet[c.Alert] = true
+	for _, name := range ruleTestFiles {
+		b, err := os.ReadFile(filepath.Join("prometheus", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var tests ruleTests
+		if err := yaml.Unmarshal(b, &tests); err != nil {
+			t.Fatal(err)
+		}
+		for _, g := range tests.Tests {
+			for _, c := range g.Cases {
+				if len(c.Exp) > 0 {
+					fires[c.Alert] = true
+				} else {
+					quiet[c.Alert] = true
+				}
 			}
 		}
 	}
