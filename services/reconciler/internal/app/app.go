@@ -34,7 +34,7 @@ const Schema = "reconciler"
 //
 //	serve     (default) reconcile every RECONCILER_INTERVAL while holding the
 //	          reconciler lease, serving /healthz, /readyz and /metrics
-//	run-once  one reconciliation, then print a summary line; for a CronJob
+//	run-once  one reconciliation, then print a summary line; for a manual run
 //	report    print the open findings as a table, or JSON with --json
 //	migrate   apply the reconciler schema's migrations
 //	healthcheck ask a running serve's /healthz

@@ -43,7 +43,7 @@ type Config struct {
 	PageSize int `env:"RECONCILER_PAGE_SIZE" envDefault:"500"`
 	// MaxPerRun caps the events one reconciliation sends again.
 	MaxPerRun int `env:"RECONCILER_MAX_PER_RUN" envDefault:"5000"`
-	// PushgatewayURL receives run-once's metrics when set (a CronJob is
+	// PushgatewayURL receives run-once's metrics when set (a one-off run is
 	// gone before a scrape).
 	PushgatewayURL string `env:"RECONCILER_PUSHGATEWAY_URL" renamed:"PUSHGATEWAY_URL"`
 	// Detector thresholds: a receipt pending longer than PendingAfter, a
