@@ -24,7 +24,7 @@ const metricsNamespace = "monitoring"
 
 // TestNetworkPolicyIngress checks who may connect to each pod: anyone to
 // ingest's HTTP port, only the monitoring namespace to the other services'
-// metrics, nobody to the reconciler and migration pods.
+// metrics (the reconciler's among them), nobody to the migration pod.
 func TestNetworkPolicyIngress(t *testing.T) {
 	t.Parallel()
 	forEachOverlay(t, func(t *testing.T, r rendered) {
@@ -59,7 +59,7 @@ func checkIngressShape(t *testing.T, w workload, public, metrics int) {
 		t.Errorf("%s: webhooks cannot reach it", w)
 	case w.name != "ingest" && public > 0:
 		t.Errorf("%s: accepts traffic from anywhere; only ingest should", w)
-	case (w.name == "relay" || w.name == "invoicer") && metrics == 0:
+	case w.kind == "Deployment" && w.name != "ingest" && metrics == 0:
 		t.Errorf("%s: Prometheus in %s cannot scrape it", w, metricsNamespace)
 	}
 }

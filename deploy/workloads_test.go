@@ -8,14 +8,13 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
-// services are the long-running Deployments; the reconciler runs as a
-// CronJob and the migrations as a Job.
-var services = []string{"ingest", "relay", "invoicer"}
+// services are the long-running Deployments (the reconciler's serve among
+// them, so Prometheus scrapes its metrics); the migrations run as a Job.
+var services = []string{"ingest", "relay", "invoicer", "reconciler"}
 
 // setting is a duration setting and its default in the service's config.
 type setting struct {
@@ -31,6 +30,8 @@ var shutdownTimeout = setting{"SHUTDOWN_TIMEOUT", 20 * time.Second}
 var inHand = map[string]setting{
 	"ingest":   {"INGEST_PSP_TIMEOUT", 10 * time.Second},
 	"invoicer": {"INVOICER_PROVIDER_TIMEOUT", 15 * time.Second},
+	// The reconciler's run in flight is cut short after SHUTDOWN_TIMEOUT.
+	"reconciler": shutdownTimeout,
 }
 
 func TestOverlaysRenderTheWholeSystem(t *testing.T) {
@@ -41,7 +42,7 @@ func TestOverlaysRenderTheWholeSystem(t *testing.T) {
 			got = append(got, w.String())
 		}
 		slices.Sort(got)
-		want := []string{"CronJob/reconciler", "Deployment/ingest", "Deployment/invoicer", "Deployment/relay", "Job/migrate"}
+		want := []string{"Deployment/ingest", "Deployment/invoicer", "Deployment/reconciler", "Deployment/relay", "Job/migrate"}
 		if !slices.Equal(got, want) {
 			t.Errorf("workloads %v, want %v", got, want)
 		}
@@ -237,22 +238,30 @@ func TestImages(t *testing.T) {
 	})
 }
 
-func TestReconcilerRunsOnceAtATime(t *testing.T) {
+// TestReconcilerServesOneReplica checks the reconciler runs serve in one
+// replica, replaced rather than surged: its lease already keeps a second pod
+// idle, and Recreate lets the new pod take the lease its predecessor
+// released instead of waiting out the TTL. A CronJob's run-once would take
+// its metrics with it when the job's pod ends.
+func TestReconcilerServesOneReplica(t *testing.T) {
 	t.Parallel()
 	forEachOverlay(t, func(t *testing.T, r rendered) {
-		cj := named[*batchv1.CronJob](r, "reconciler")
-		if cj == nil {
-			t.Fatal("no CronJob reconciler")
+		d := named[*appsv1.Deployment](r, "reconciler")
+		if d == nil {
+			t.Fatal("no Deployment reconciler")
 		}
-		if cj.Spec.ConcurrencyPolicy != batchv1.ForbidConcurrent {
-			t.Errorf("concurrencyPolicy %q, want Forbid", cj.Spec.ConcurrencyPolicy)
+		if d.Spec.Replicas == nil || *d.Spec.Replicas != 1 || autoscaled(r, "reconciler") {
+			t.Errorf("reconciler replicas %v (autoscaled %v), want exactly 1", replicasOf(d), autoscaled(r, "reconciler"))
 		}
-		c := onlyContainer(t, "reconciler", cj.Spec.JobTemplate.Spec.Template.Spec)
-		if !slices.Equal(c.Args, []string{"run-once"}) || len(c.Command) > 0 {
-			t.Errorf("reconciler command %v args %v, want the image's entrypoint with [run-once]", c.Command, c.Args)
+		if d.Spec.Strategy.Type != appsv1.RecreateDeploymentStrategyType {
+			t.Errorf("strategy %q, want Recreate", d.Spec.Strategy.Type)
 		}
-		if cj.Spec.JobTemplate.Spec.ActiveDeadlineSeconds == nil {
-			t.Error("a reconciler run has no deadline: a stuck run would block every later one (Forbid)")
+		c := onlyContainer(t, "reconciler", d.Spec.Template.Spec)
+		if !slices.Equal(c.Args, []string{"serve"}) || len(c.Command) > 0 {
+			t.Errorf("reconciler command %v args %v, want the image's entrypoint with [serve]", c.Command, c.Args)
+		}
+		if _, set := envValue(t, r, c, "RECONCILER_PUSHGATEWAY_URL"); set {
+			t.Error("RECONCILER_PUSHGATEWAY_URL is set: serve is scraped, and the egress policy blocks a Pushgateway")
 		}
 	})
 }

@@ -6,7 +6,7 @@
 -- left fails the insert (reference is NOT NULL).
 INSERT INTO invoicer.fiscal_documents
     (source_kind, source_ref, kind, event_key, reference, cfe_type, amount_minor, currency,
-     buyer, lines, original_source_ref, traceparent)
+     buyer, lines, original_source_ref, traceparent, accepted_at)
 VALUES (@source_kind, @source_ref, @kind, @event_key,
         (SELECT c.ref FROM unnest(@candidates::text[]) WITH ORDINALITY AS c(ref, n)
          WHERE NOT EXISTS (
@@ -14,7 +14,8 @@ VALUES (@source_kind, @source_ref, @kind, @event_key,
              WHERE o.reference = c.ref
                AND NOT (o.source_kind = @source_kind AND o.source_ref = @source_ref AND o.kind = @kind))
          ORDER BY c.n LIMIT 1),
-        @cfe_type, @amount_minor, @currency, @buyer, @lines, @original_source_ref, @traceparent)
+        @cfe_type, @amount_minor, @currency, @buyer, @lines, @original_source_ref, @traceparent,
+        sqlc.narg(accepted_at)::timestamptz)
 ON CONFLICT (source_kind, source_ref, kind, revision) DO NOTHING
 RETURNING id, reference;
 
@@ -161,13 +162,13 @@ WHERE id = @id AND status = @from_status AND status IN ('pending', 'unknown');
 -- row is kept as it is.
 INSERT INTO invoicer.fiscal_documents
     (source_kind, source_ref, kind, event_key, reference, cfe_type, amount_minor, currency,
-     buyer, lines, original_source_ref, traceparent, revision, replaces_id)
+     buyer, lines, original_source_ref, traceparent, revision, replaces_id, accepted_at)
 SELECT o.source_kind, o.source_ref, o.kind, o.event_key,
        (SELECT c.ref FROM unnest(@candidates::text[]) WITH ORDINALITY AS c(ref, n)
         WHERE NOT EXISTS (SELECT 1 FROM invoicer.fiscal_documents h WHERE h.reference = c.ref)
         ORDER BY c.n LIMIT 1),
        o.cfe_type, o.amount_minor, o.currency,
-       o.buyer, o.lines, o.original_source_ref, o.traceparent, o.revision + 1, o.id
+       o.buyer, o.lines, o.original_source_ref, o.traceparent, o.revision + 1, o.id, o.accepted_at
 FROM invoicer.fiscal_documents o WHERE o.id = @replaces_id
 RETURNING *;
 

@@ -18,6 +18,7 @@ import (
 
 	"github.com/onceflow/onceflow/pkg/errkind"
 	"github.com/onceflow/onceflow/provider/fiscal"
+	"github.com/onceflow/onceflow/services/invoicer/internal/notify"
 	"github.com/onceflow/onceflow/services/invoicer/internal/store"
 )
 
@@ -30,6 +31,7 @@ type API struct {
 	lookup Lookup
 	log    *zap.Logger
 	wake   func()
+	valid  *notify.Valid
 }
 
 // New returns the operator API over the documents of st. lookup is nil for
@@ -37,6 +39,13 @@ type API struct {
 // the relay a notification was committed.
 func New(st *store.Store, lookup Lookup, log *zap.Logger, wake func()) *API {
 	return &API{store: st, lookup: lookup, log: log, wake: wake}
+}
+
+// WithValid makes a measure the documents an operator's resolution makes
+// valid, and returns a.
+func (a *API) WithValid(v *notify.Valid) *API {
+	a.valid = v
+	return a
 }
 
 // Register mounts the endpoints on g, the guarded /admin group

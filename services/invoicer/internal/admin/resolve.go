@@ -122,7 +122,7 @@ func (a *API) pick(ctx context.Context, d store.Document, r Resolution) (fiscal.
 // apply moves d to change, records the resolution and queues the
 // notification, in one transaction.
 func (a *API) apply(ctx context.Context, d store.Document, r Resolution, change notify.Change, h *fiscal.Held) error {
-	return notify.Commit(ctx, a.store, a.wake, func(tx *store.Tx) error {
+	err := notify.Commit(ctx, a.store, a.wake, func(tx *store.Tx) error {
 		var moved bool
 		var err error
 		if r.Action == "retry" {
@@ -146,6 +146,10 @@ func (a *API) apply(ctx context.Context, d store.Document, r Resolution, change 
 		}
 		return notify.Insert(ctx, tx, d, change)
 	})
+	if err == nil {
+		a.valid.Observe(d, change.Status)
+	}
+	return err
 }
 
 // adoption moves d to change, with the provider's fields of h when set.

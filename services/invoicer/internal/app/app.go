@@ -72,12 +72,13 @@ func build(ctx context.Context, cfg Config, pool *pgxpool.Pool, prov provider, l
 	reg.MustRegister(newDocumentCollector(st, log.Named("metrics")), newCaseCollector(st, log.Named("metrics")))
 	ecfg := emitConfig(cfg)
 	ecfg.Wake = waker.Wake
+	ecfg.Valid = notify.NewValid(reg, nil)
 	emitter := emit.New(st, prov.Provider, log.Named("emit"), reg, ecfg)
-	receivers, err := newReceivers(ctx, cfg, st, prov, log, reg, waker.Wake, emitter.Due)
+	receivers, err := newReceivers(ctx, cfg, st, prov, log, reg, ecfg.Valid, waker.Wake, emitter.Due)
 	if err != nil {
 		return nil, err
 	}
-	admin.New(st, prov.lookup(cfg), log.Named("admin"), waker.Wake).Register(srv.Admin(cfg.AdminToken))
+	admin.New(st, prov.lookup(cfg), log.Named("admin"), waker.Wake).WithValid(ecfg.Valid).Register(srv.Admin(cfg.AdminToken))
 	group.Add(receivers...)
 	group.Add(waker.Run)
 	for range cfg.EmitWorkers {
@@ -145,7 +146,7 @@ func newProvider(cfg Config) (provider, error) {
 }
 
 // newReceivers returns INVOICER_CONSUMERS receivers for each of the two queues.
-func newReceivers(ctx context.Context, cfg Config, st *store.Store, prov provider, log *zap.Logger, reg prometheus.Registerer, wake, due func()) ([]worker.Loop, error) {
+func newReceivers(ctx context.Context, cfg Config, st *store.Store, prov provider, log *zap.Logger, reg prometheus.Registerer, valid *notify.Valid, wake, due func()) ([]worker.Loop, error) {
 	client, err := sqsclient.NewClient(ctx, cfg.AWSRegion, cfg.SQSEndpoint)
 	if err != nil {
 		return nil, err
@@ -162,7 +163,7 @@ func newReceivers(ctx context.Context, cfg Config, st *store.Store, prov provide
 	opts := consumer.Options{Wait: cfg.ConsumerWait, Visibility: cfg.ConsumerVisibility}
 	billing := consumer.NewReceiver(client, billingURL, "billing", consumer.NewBilling(st, log.Named("billing"), due).Handle,
 		log.Named("billing"), counter, opts)
-	events := consumer.NewReceiver(client, providerURL, "provider", consumer.Each(consumer.NewProvider(st, prov.statuses, prov.holder(cfg), log.Named("provider"), wake).Handle),
+	events := consumer.NewReceiver(client, providerURL, "provider", consumer.Each(consumer.NewProvider(st, prov.statuses, prov.holder(cfg), log.Named("provider"), wake).WithValid(valid).Handle),
 		log.Named("provider"), counter, opts)
 	var loops []worker.Loop
 	for range cfg.Consumers {

@@ -178,5 +178,9 @@ func Params(ev *eventsv1.BillingEvent) (store.NewDocument, error) {
 	if kind == fiscal.KindCreditNote {
 		p.OriginalSourceRef = &ev.PaymentRef
 	}
+	if ev.OccurredAt.IsValid() {
+		at := ev.OccurredAt.AsTime()
+		p.AcceptedAt = &at
+	}
 	return p, nil
 }

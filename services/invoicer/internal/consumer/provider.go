@@ -44,6 +44,7 @@ type Provider struct {
 	holder   Holder
 	log      *zap.Logger
 	wake     func()
+	valid    *notify.Valid
 }
 
 // NewProvider returns the provider-event handler over the documents of st;
@@ -52,6 +53,13 @@ type Provider struct {
 // tells the relay a notification was committed.
 func NewProvider(st *store.Store, statuses map[string]fiscal.Status, holder Holder, log *zap.Logger, wake func()) *Provider {
 	return &Provider{store: st, statuses: statuses, holder: holder, log: log, wake: wake}
+}
+
+// WithValid makes p measure the documents its events make valid, and
+// returns p.
+func (p *Provider) WithValid(v *notify.Valid) *Provider {
+	p.valid = v
+	return p
 }
 
 // Handle adopts a provider event from the provider holding the documents.
@@ -130,6 +138,9 @@ func (p *Provider) adopt(ctx context.Context, d store.Document, to fiscal.Status
 		return notify.Insert(ctx, tx, d, notify.Change{Status: to,
 			Series: deref(cmp.Or(a.ProviderSeries, d.ProviderSeries)), Number: deref(cmp.Or(a.ProviderNumber, d.ProviderNumber))})
 	})
+	if err == nil && outcome == "adopted" {
+		p.valid.Observe(d, a.Status)
+	}
 	return outcome, err
 }
 

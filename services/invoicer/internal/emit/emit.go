@@ -24,6 +24,7 @@ import (
 	"github.com/onceflow/onceflow/pkg/tracing"
 	"github.com/onceflow/onceflow/pkg/worker"
 	"github.com/onceflow/onceflow/provider/fiscal"
+	"github.com/onceflow/onceflow/services/invoicer/internal/notify"
 	"github.com/onceflow/onceflow/services/invoicer/internal/store"
 )
 
@@ -58,6 +59,8 @@ type Config struct {
 	// Wake tells the relay a notification was committed; nil waits for
 	// its poll.
 	Wake func()
+	// Valid measures documents becoming valid (nil: not measured).
+	Valid *notify.Valid
 	// Clock is the pod's clock; nil is time.Now. The loop only measures
 	// durations with it; every time it compares with a document's is the
 	// database's (see dbClock). Tests skew it.

@@ -191,6 +191,7 @@ func (e *Emitter) finish(j *job, err error) {
 	case err != nil:
 		log.Error("save emission result", zap.Error(err))
 	default:
+		e.cfg.Valid.Observe(j.d, r.status)
 		log.Info("emission attempt", zap.String("last_error", r.lastError))
 	}
 }

@@ -45,10 +45,11 @@ type Document struct {
 	AttentionReason      *string
 	CreatedAt            time.Time
 	UpdatedAt            time.Time
-	Traceparent          string // the payment's trace
-	Revision             int32  // 0, or how many times it was re-issued
-	ReplacesID           *int64 // the document a re-issue replaces
-	Refusals             int32  // the provider's consecutive refusals of its send
+	Traceparent          string     // the payment's trace
+	Revision             int32      // 0, or how many times it was re-issued
+	ReplacesID           *int64     // the document a re-issue replaces
+	Refusals             int32      // the provider's consecutive refusals of its send
+	AcceptedAt           *time.Time // when ingest accepted its payment or refund; nil for older rows
 }
 
 func documentFromRow(r dbsqlc.InvoicerFiscalDocument) Document {
@@ -61,7 +62,7 @@ func documentFromRow(r dbsqlc.InvoicerFiscalDocument) Document {
 		IssueDate: r.IssueDate, Attempts: r.Attempts, UnknownSince: r.UnknownSince, LeaseToken: r.LeaseToken,
 		LeaseExpiresAt: r.LeaseExpiresAt, DueAt: r.DueAt, DGIPolls: r.DgiPolls, LastError: r.LastError,
 		AttentionReason: r.AttentionReason, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, Traceparent: r.Traceparent,
-		Revision: r.Revision, ReplacesID: r.ReplacesID, Refusals: r.Refusals,
+		Revision: r.Revision, ReplacesID: r.ReplacesID, Refusals: r.Refusals, AcceptedAt: r.AcceptedAt,
 	}
 }
 

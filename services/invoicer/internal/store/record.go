@@ -26,6 +26,7 @@ type NewDocument struct {
 	Lines             []byte  // []fiscal.Line as JSON
 	OriginalSourceRef *string // the payment a credit note corrects
 	Traceparent       string
+	AcceptedAt        *time.Time // when ingest accepted the payment or refund (the event's occurred_at)
 }
 
 func (d NewDocument) params() dbsqlc.DocumentRecordParams {
@@ -33,6 +34,7 @@ func (d NewDocument) params() dbsqlc.DocumentRecordParams {
 		SourceKind: d.SourceKind, SourceRef: d.SourceRef, Kind: string(d.Kind), EventKey: d.EventKey,
 		Candidates: d.References, CfeType: int32(d.CFEType), AmountMinor: d.AmountMinor, Currency: d.Currency,
 		Buyer: d.Buyer, Lines: d.Lines, OriginalSourceRef: d.OriginalSourceRef, Traceparent: d.Traceparent,
+		AcceptedAt: d.AcceptedAt,
 	}
 }
 

@@ -34,7 +34,7 @@ const Schema = "reconciler"
 //
 //	serve     (default) reconcile every RECONCILER_INTERVAL while holding the
 //	          reconciler lease, serving /healthz, /readyz and /metrics
-//	run-once  one reconciliation, then print a summary line; for a CronJob
+//	run-once  one reconciliation, then print a summary line; for a manual run
 //	report    print the open findings as a table, or JSON with --json
 //	migrate   apply the reconciler schema's migrations
 //	healthcheck ask a running serve's /healthz
@@ -49,6 +49,7 @@ var Spec = service.Spec[Config, *App]{
 // by openEngine: serve (New) and run-once share it.
 type engine struct {
 	reg        *prometheus.Registry
+	sqs        *sqs.Client
 	own        *pgxpool.Pool // the reconciler schema: runs, findings, leases
 	ingest     *pgxpool.Pool // read-only
 	invoicer   *pgxpool.Pool // read-only
@@ -74,6 +75,7 @@ func openEngine(ctx context.Context, cfg Config, log *zap.Logger) (_ *engine, er
 	if err != nil {
 		return nil, err
 	}
+	e.sqs = sender
 	ingest, invoicer := store.NewIngestReader(e.ingest), store.NewInvoicerReader(e.invoicer)
 	sw := sweep.New(ingest, invoicer, sender, sweep.Config{
 		QueueURL: queueURL, Grace: cfg.Grace, PageSize: cfg.PageSize, MaxPerRun: cfg.MaxPerRun,

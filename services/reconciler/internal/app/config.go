@@ -32,6 +32,10 @@ type Config struct {
 	BillingQueue string `env:"RECONCILER_BILLING_QUEUE" renamed:"BILLING_QUEUE" envDefault:"onceflow-billing"`
 	// Interval is the time between reconciliations in serve.
 	Interval time.Duration `env:"RECONCILER_INTERVAL" envDefault:"1m"`
+	// DeadLetterQueues are the dead-letter queues, by name, whose depth serve
+	// reports as onceflow_dead_letter_messages every DeadLetterInterval.
+	DeadLetterQueues   []string      `env:"RECONCILER_DEAD_LETTER_QUEUES" envDefault:"onceflow-billing-dlq,onceflow-provider-events-dlq,onceflow-notifications-dlq"`
+	DeadLetterInterval time.Duration `env:"RECONCILER_DEAD_LETTER_INTERVAL" envDefault:"1m"`
 	// Grace is how long a paid payment or succeeded refund may lack its
 	// document before the sweep sends its event again.
 	Grace time.Duration `env:"RECONCILER_GRACE" envDefault:"10m"`
@@ -39,7 +43,7 @@ type Config struct {
 	PageSize int `env:"RECONCILER_PAGE_SIZE" envDefault:"500"`
 	// MaxPerRun caps the events one reconciliation sends again.
 	MaxPerRun int `env:"RECONCILER_MAX_PER_RUN" envDefault:"5000"`
-	// PushgatewayURL receives run-once's metrics when set (a CronJob is
+	// PushgatewayURL receives run-once's metrics when set (a one-off run is
 	// gone before a scrape).
 	PushgatewayURL string `env:"RECONCILER_PUSHGATEWAY_URL" renamed:"PUSHGATEWAY_URL"`
 	// Detector thresholds: a receipt pending longer than PendingAfter, a
@@ -95,6 +99,9 @@ func (c Config) Validate() error {
 	}
 	if c.Interval <= 0 {
 		errs = append(errs, errors.New("RECONCILER_INTERVAL: want a positive duration such as 1m"))
+	}
+	if c.DeadLetterInterval <= 0 {
+		errs = append(errs, errors.New("RECONCILER_DEAD_LETTER_INTERVAL: want a positive duration such as 1m"))
 	}
 	if c.Grace < 0 {
 		errs = append(errs, errors.New("RECONCILER_GRACE: want a duration of zero or more, such as 10m"))

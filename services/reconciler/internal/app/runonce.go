@@ -45,8 +45,8 @@ func runOnce(ctx context.Context, getenv config.Getenv, _ []string, stdout io.Wr
 }
 
 // push sends the run's metrics to the Pushgateway at url
-// (RECONCILER_PUSHGATEWAY_URL), when set: a CronJob's process is gone before
-// Prometheus could scrape it.
+// (RECONCILER_PUSHGATEWAY_URL), when set: a one-off process is gone before
+// Prometheus could scrape it. The manifests run serve, which is scraped.
 func (e *engine) push(ctx context.Context, url string) error {
 	if url == "" {
 		return nil

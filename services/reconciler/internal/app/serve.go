@@ -10,6 +10,7 @@ import (
 	"github.com/onceflow/onceflow/pkg/lease"
 	"github.com/onceflow/onceflow/pkg/worker"
 	"github.com/onceflow/onceflow/services/reconciler/internal/admin"
+	"github.com/onceflow/onceflow/services/reconciler/internal/deadletter"
 	"github.com/onceflow/onceflow/services/reconciler/internal/store"
 )
 
@@ -58,6 +59,11 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (_ *App, err error) {
 	a.lease = lease.New(e.own, Schema, LeaseName, holder, leaseTTL(cfg.Interval))
 	a.group.Add(func(ctx context.Context) error {
 		a.loop(ctx)
+		return nil
+	})
+	dead := deadletter.New(e.sqs, cfg.DeadLetterQueues, e.reg, log.Named("deadletter"))
+	a.group.Add(func(ctx context.Context) error {
+		worker.Every(ctx, cfg.DeadLetterInterval, dead.Read)
 		return nil
 	})
 	log.Info("reconciling", zap.String("holder", holder), zap.Duration("interval", cfg.Interval))

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
 
@@ -92,6 +94,11 @@ func TestServeReconcilesUnderTheLease(t *testing.T) {
 	name, url := sqstest.Queue(t, sqsClient, "reconciler-serve", 5)
 	env := testEnv(db, name)
 	env["RECONCILER_INTERVAL"] = "1h" // one run, at start
+	dlq, dlqURL := sqstest.Queue(t, sqsClient, "reconciler-dlq", 5)
+	if _, err := sqsClient.SendMessage(t.Context(), &sqs.SendMessageInput{QueueUrl: aws.String(dlqURL), MessageBody: aws.String("poison")}); err != nil {
+		t.Fatal(err)
+	}
+	env["RECONCILER_DEAD_LETTER_QUEUES"] = dlq
 
 	addr, stop := startServe(t, env)
 	testwait.Until(t, 15*time.Second, 50*time.Millisecond, "a finished run", func() bool {
@@ -120,6 +127,10 @@ func TestServeReconcilesUnderTheLease(t *testing.T) {
 			t.Errorf("%s = %v, want %v", series, got, want)
 		}
 	}
+	testwait.Until(t, 10*time.Second, 50*time.Millisecond, "the dead-letter queue's depth in /metrics", func() bool {
+		_, body := get(t, addr, "/metrics")
+		return metric(body, `onceflow_dead_letter_messages{queue="`+dlq+`"}`) == 1
+	})
 	if metric(body, "onceflow_reconciler_last_run_timestamp_seconds") < float64(time.Now().Add(-time.Minute).Unix()) {
 		t.Error("onceflow_reconciler_last_run_timestamp_seconds is not recent")
 	}

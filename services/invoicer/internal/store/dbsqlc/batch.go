@@ -21,7 +21,7 @@ var (
 const documentRecord = `-- name: DocumentRecord :batchone
 INSERT INTO invoicer.fiscal_documents
     (source_kind, source_ref, kind, event_key, reference, cfe_type, amount_minor, currency,
-     buyer, lines, original_source_ref, traceparent)
+     buyer, lines, original_source_ref, traceparent, accepted_at)
 VALUES ($1, $2, $3, $4,
         (SELECT c.ref FROM unnest($5::text[]) WITH ORDINALITY AS c(ref, n)
          WHERE NOT EXISTS (
@@ -29,7 +29,8 @@ VALUES ($1, $2, $3, $4,
              WHERE o.reference = c.ref
                AND NOT (o.source_kind = $1 AND o.source_ref = $2 AND o.kind = $3))
          ORDER BY c.n LIMIT 1),
-        $6, $7, $8, $9, $10, $11, $12)
+        $6, $7, $8, $9, $10, $11, $12,
+        $13::timestamptz)
 ON CONFLICT (source_kind, source_ref, kind, revision) DO NOTHING
 RETURNING id, reference
 `
@@ -53,6 +54,7 @@ type DocumentRecordParams struct {
 	Lines             []byte
 	OriginalSourceRef *string
 	Traceparent       string
+	AcceptedAt        *time.Time
 }
 
 type DocumentRecordRow struct {
@@ -81,6 +83,7 @@ func (q *Queries) DocumentRecord(ctx context.Context, arg []DocumentRecordParams
 			a.Lines,
 			a.OriginalSourceRef,
 			a.Traceparent,
+			a.AcceptedAt,
 		}
 		batch.Queue(documentRecord, vals...)
 	}

@@ -71,7 +71,7 @@ WHERE d.id IN (
     ORDER BY due_at, id
     LIMIT $3
     FOR UPDATE SKIP LOCKED)
-RETURNING d.id, d.source_kind, d.source_ref, d.kind, d.event_key, d.reference, d.cfe_type, d.status, d.amount_minor, d.currency, d.buyer, d.lines, d.original_source_ref, d.provider_series, d.provider_number, d.provider_status, d.provider_cae, d.provider_security_code, d.provider_url, d.issue_date, d.attempts, d.unknown_since, d.lease_token, d.lease_expires_at, d.due_at, d.dgi_polls, d.last_error, d.attention_reason, d.created_at, d.updated_at, d.traceparent, d.revision, d.replaces_id, d.refusals, now()::timestamptz AS db_now
+RETURNING d.id, d.source_kind, d.source_ref, d.kind, d.event_key, d.reference, d.cfe_type, d.status, d.amount_minor, d.currency, d.buyer, d.lines, d.original_source_ref, d.provider_series, d.provider_number, d.provider_status, d.provider_cae, d.provider_security_code, d.provider_url, d.issue_date, d.attempts, d.unknown_since, d.lease_token, d.lease_expires_at, d.due_at, d.dgi_polls, d.last_error, d.attention_reason, d.created_at, d.updated_at, d.traceparent, d.revision, d.replaces_id, d.refusals, d.accepted_at, now()::timestamptz AS db_now
 `
 
 type DocumentClaimDueRow struct {
@@ -127,6 +127,7 @@ func (q *Queries) DocumentClaimDue(ctx context.Context, leaseToken *uuid.UUID, l
 			&i.InvoicerFiscalDocument.Revision,
 			&i.InvoicerFiscalDocument.ReplacesID,
 			&i.InvoicerFiscalDocument.Refusals,
+			&i.InvoicerFiscalDocument.AcceptedAt,
 			&i.DbNow,
 		); err != nil {
 			return nil, err
@@ -203,7 +204,7 @@ func (q *Queries) DocumentDueStats(ctx context.Context) (DocumentDueStatsRow, er
 }
 
 const documentGet = `-- name: DocumentGet :one
-SELECT id, source_kind, source_ref, kind, event_key, reference, cfe_type, status, amount_minor, currency, buyer, lines, original_source_ref, provider_series, provider_number, provider_status, provider_cae, provider_security_code, provider_url, issue_date, attempts, unknown_since, lease_token, lease_expires_at, due_at, dgi_polls, last_error, attention_reason, created_at, updated_at, traceparent, revision, replaces_id, refusals FROM invoicer.fiscal_documents WHERE id = $1
+SELECT id, source_kind, source_ref, kind, event_key, reference, cfe_type, status, amount_minor, currency, buyer, lines, original_source_ref, provider_series, provider_number, provider_status, provider_cae, provider_security_code, provider_url, issue_date, attempts, unknown_since, lease_token, lease_expires_at, due_at, dgi_polls, last_error, attention_reason, created_at, updated_at, traceparent, revision, replaces_id, refusals, accepted_at FROM invoicer.fiscal_documents WHERE id = $1
 `
 
 func (q *Queries) DocumentGet(ctx context.Context, id int64) (InvoicerFiscalDocument, error) {
@@ -244,12 +245,13 @@ func (q *Queries) DocumentGet(ctx context.Context, id int64) (InvoicerFiscalDocu
 		&i.Revision,
 		&i.ReplacesID,
 		&i.Refusals,
+		&i.AcceptedAt,
 	)
 	return i, err
 }
 
 const documentGetByReference = `-- name: DocumentGetByReference :one
-SELECT id, source_kind, source_ref, kind, event_key, reference, cfe_type, status, amount_minor, currency, buyer, lines, original_source_ref, provider_series, provider_number, provider_status, provider_cae, provider_security_code, provider_url, issue_date, attempts, unknown_since, lease_token, lease_expires_at, due_at, dgi_polls, last_error, attention_reason, created_at, updated_at, traceparent, revision, replaces_id, refusals FROM invoicer.fiscal_documents WHERE reference = $1
+SELECT id, source_kind, source_ref, kind, event_key, reference, cfe_type, status, amount_minor, currency, buyer, lines, original_source_ref, provider_series, provider_number, provider_status, provider_cae, provider_security_code, provider_url, issue_date, attempts, unknown_since, lease_token, lease_expires_at, due_at, dgi_polls, last_error, attention_reason, created_at, updated_at, traceparent, revision, replaces_id, refusals, accepted_at FROM invoicer.fiscal_documents WHERE reference = $1
 `
 
 func (q *Queries) DocumentGetByReference(ctx context.Context, reference string) (InvoicerFiscalDocument, error) {
@@ -290,12 +292,13 @@ func (q *Queries) DocumentGetByReference(ctx context.Context, reference string) 
 		&i.Revision,
 		&i.ReplacesID,
 		&i.Refusals,
+		&i.AcceptedAt,
 	)
 	return i, err
 }
 
 const documentGetInvoiceOf = `-- name: DocumentGetInvoiceOf :one
-SELECT id, source_kind, source_ref, kind, event_key, reference, cfe_type, status, amount_minor, currency, buyer, lines, original_source_ref, provider_series, provider_number, provider_status, provider_cae, provider_security_code, provider_url, issue_date, attempts, unknown_since, lease_token, lease_expires_at, due_at, dgi_polls, last_error, attention_reason, created_at, updated_at, traceparent, revision, replaces_id, refusals FROM invoicer.fiscal_documents
+SELECT id, source_kind, source_ref, kind, event_key, reference, cfe_type, status, amount_minor, currency, buyer, lines, original_source_ref, provider_series, provider_number, provider_status, provider_cae, provider_security_code, provider_url, issue_date, attempts, unknown_since, lease_token, lease_expires_at, due_at, dgi_polls, last_error, attention_reason, created_at, updated_at, traceparent, revision, replaces_id, refusals, accepted_at FROM invoicer.fiscal_documents
 WHERE source_kind = 'payment' AND source_ref = $1 AND kind = 'invoice'
 ORDER BY revision DESC
 LIMIT 1
@@ -341,12 +344,13 @@ func (q *Queries) DocumentGetInvoiceOf(ctx context.Context, paymentRef string) (
 		&i.Revision,
 		&i.ReplacesID,
 		&i.Refusals,
+		&i.AcceptedAt,
 	)
 	return i, err
 }
 
 const documentList = `-- name: DocumentList :many
-SELECT id, source_kind, source_ref, kind, event_key, reference, cfe_type, status, amount_minor, currency, buyer, lines, original_source_ref, provider_series, provider_number, provider_status, provider_cae, provider_security_code, provider_url, issue_date, attempts, unknown_since, lease_token, lease_expires_at, due_at, dgi_polls, last_error, attention_reason, created_at, updated_at, traceparent, revision, replaces_id, refusals FROM invoicer.fiscal_documents
+SELECT id, source_kind, source_ref, kind, event_key, reference, cfe_type, status, amount_minor, currency, buyer, lines, original_source_ref, provider_series, provider_number, provider_status, provider_cae, provider_security_code, provider_url, issue_date, attempts, unknown_since, lease_token, lease_expires_at, due_at, dgi_polls, last_error, attention_reason, created_at, updated_at, traceparent, revision, replaces_id, refusals, accepted_at FROM invoicer.fiscal_documents
 WHERE ($1::text IS NULL OR status = $1) AND ($2::bigint = 0 OR id < $2)
 ORDER BY id DESC
 LIMIT $3
@@ -397,6 +401,7 @@ func (q *Queries) DocumentList(ctx context.Context, status *string, beforeID int
 			&i.Revision,
 			&i.ReplacesID,
 			&i.Refusals,
+			&i.AcceptedAt,
 		); err != nil {
 			return nil, err
 		}
@@ -486,15 +491,15 @@ func (q *Queries) DocumentMarkSending(ctx context.Context, arg DocumentMarkSendi
 const documentReissue = `-- name: DocumentReissue :one
 INSERT INTO invoicer.fiscal_documents
     (source_kind, source_ref, kind, event_key, reference, cfe_type, amount_minor, currency,
-     buyer, lines, original_source_ref, traceparent, revision, replaces_id)
+     buyer, lines, original_source_ref, traceparent, revision, replaces_id, accepted_at)
 SELECT o.source_kind, o.source_ref, o.kind, o.event_key,
        (SELECT c.ref FROM unnest($1::text[]) WITH ORDINALITY AS c(ref, n)
         WHERE NOT EXISTS (SELECT 1 FROM invoicer.fiscal_documents h WHERE h.reference = c.ref)
         ORDER BY c.n LIMIT 1),
        o.cfe_type, o.amount_minor, o.currency,
-       o.buyer, o.lines, o.original_source_ref, o.traceparent, o.revision + 1, o.id
+       o.buyer, o.lines, o.original_source_ref, o.traceparent, o.revision + 1, o.id, o.accepted_at
 FROM invoicer.fiscal_documents o WHERE o.id = $2
-RETURNING id, source_kind, source_ref, kind, event_key, reference, cfe_type, status, amount_minor, currency, buyer, lines, original_source_ref, provider_series, provider_number, provider_status, provider_cae, provider_security_code, provider_url, issue_date, attempts, unknown_since, lease_token, lease_expires_at, due_at, dgi_polls, last_error, attention_reason, created_at, updated_at, traceparent, revision, replaces_id, refusals
+RETURNING id, source_kind, source_ref, kind, event_key, reference, cfe_type, status, amount_minor, currency, buyer, lines, original_source_ref, provider_series, provider_number, provider_status, provider_cae, provider_security_code, provider_url, issue_date, attempts, unknown_since, lease_token, lease_expires_at, due_at, dgi_polls, last_error, attention_reason, created_at, updated_at, traceparent, revision, replaces_id, refusals, accepted_at
 `
 
 // Records the corrected copy of document @replaces_id under the next
@@ -538,6 +543,7 @@ func (q *Queries) DocumentReissue(ctx context.Context, candidates []string, repl
 		&i.Revision,
 		&i.ReplacesID,
 		&i.Refusals,
+		&i.AcceptedAt,
 	)
 	return i, err
 }

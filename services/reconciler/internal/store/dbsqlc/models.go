@@ -216,6 +216,7 @@ type InvoicerFiscalDocument struct {
 	Revision             int32
 	ReplacesID           *int64
 	Refusals             int32
+	AcceptedAt           *time.Time
 }
 
 type InvoicerLease struct {
