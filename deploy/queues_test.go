@@ -32,14 +32,16 @@ type queueDef struct {
 
 // wantAccess is who may do what: the least privilege each service needs,
 // read from the code (relay routes, the invoicer's consumers and KEDA
-// trigger, the reconciler's sweep).
+// trigger, the reconciler's sweep and dead-letter gauge).
 var wantAccess = map[string]map[string][]string{
 	"RelayPolicy": {"sqs:GetQueueUrl": {"onceflow-billing", "onceflow-notifications", "onceflow-provider-events"},
 		"sqs:SendMessage": {"onceflow-billing", "onceflow-notifications", "onceflow-provider-events"}},
 	"InvoicerPolicy": {"sqs:GetQueueUrl": {"onceflow-billing", "onceflow-provider-events"},
 		"sqs:ReceiveMessage": {"onceflow-billing", "onceflow-provider-events"}, "sqs:DeleteMessage": {"onceflow-billing", "onceflow-provider-events"},
 		"sqs:ChangeMessageVisibility": {"onceflow-billing", "onceflow-provider-events"}, "sqs:GetQueueAttributes": {"onceflow-billing"}},
-	"ReconcilerPolicy": {"sqs:GetQueueUrl": {"onceflow-billing"}, "sqs:SendMessage": {"onceflow-billing"}},
+	"ReconcilerPolicy": {"sqs:GetQueueUrl": {"onceflow-billing", "onceflow-billing-dlq", "onceflow-notifications-dlq", "onceflow-provider-events-dlq"},
+		"sqs:SendMessage":        {"onceflow-billing"},
+		"sqs:GetQueueAttributes": {"onceflow-billing-dlq", "onceflow-notifications-dlq", "onceflow-provider-events-dlq"}},
 }
 
 func loadTemplate(t *testing.T) cfnTemplate {
