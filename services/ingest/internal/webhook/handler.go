@@ -6,6 +6,7 @@ import (
 	"mime"
 	"net/http"
 	"time"
+	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus"
@@ -74,6 +75,11 @@ func (h *Handler) receive(c echo.Context) error {
 	}
 	if err := src.Verifier.Verify(c.Request().Header, body, time.Now()); err != nil {
 		return h.refuseSignature(c, name, err)
+	}
+	if !utf8.Valid(body) {
+		// JSON is UTF-8 (RFC 8259); a decoder would quietly replace the
+		// bad bytes, so two different ids could share a key.
+		return h.refuse(c, name, errkind.Invalid, "invalid_body", "body is not valid UTF-8")
 	}
 	rec, err := src.Identify(c.Request().Header, body)
 	if err != nil {
