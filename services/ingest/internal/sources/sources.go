@@ -49,7 +49,8 @@ type Spec struct {
 	// Tolerance bounds the signed timestamp's distance from now, e.g. "5m";
 	// "0s" turns the check off.
 	Tolerance string `yaml:"tolerance"`
-	// Dedupe is dlocal, body:<field> or header:<name>.
+	// Dedupe is dlocal, body:<field> or header:<name>; a header only if
+	// the scheme signs it (standard's webhook-id).
 	Dedupe string `yaml:"dedupe"`
 	// DedupeScope groups sources whose events share ids (one sender
 	// reaching two endpoints); it defaults to the name.
@@ -127,6 +128,9 @@ func (s Spec) build(getenv func(string) string) (webhook.Source, error) {
 	}
 	maxBytes, err := s.maxBytes()
 	if err != nil {
+		return webhook.Source{}, err
+	}
+	if err := checkStrength(s.Scheme, secrets); err != nil {
 		return webhook.Source{}, err
 	}
 	scope := s.DedupeScope
@@ -240,6 +244,11 @@ func (s Spec) identify(kind webhook.Kind) (webhook.Identifier, error) {
 	from, name, _ := strings.Cut(rule, ":")
 	if name == "" || (from != "body" && from != "header") {
 		return nil, errors.New("dedupe: want dlocal, body:<field> or header:<name>")
+	}
+	if from == "header" {
+		if err := checkSignedHeader(s.Scheme, name); err != nil {
+			return nil, err
+		}
 	}
 	return webhook.EventIdentifier(from, name, kind), nil
 }
