@@ -50,6 +50,10 @@ type Source struct {
 // two events never share a key.
 const maxIDLength = 255
 
+// maxStatusLength bounds a dLocal status, part of the dedupe key: the
+// unique index refuses keys over about 2700 bytes (a 500, retried forever).
+const maxStatusLength = 32
+
 // DLocalIdentifier keys a dLocal notification on the object id and its
 // status, since dLocal sends no event id: a retried notification is a
 // duplicate, a new status is a new receipt. A body with payment_id is a
@@ -63,8 +67,8 @@ func DLocalIdentifier(_ http.Header, body []byte) (Receipt, error) {
 	if err := json.Unmarshal(body, &obj); err != nil {
 		return Receipt{}, errors.New("body is not a JSON object")
 	}
-	if obj.ID == "" || obj.Status == "" || len(obj.ID) > maxIDLength {
-		return Receipt{}, errors.New("body lacks id or status")
+	if obj.ID == "" || obj.Status == "" || len(obj.ID) > maxIDLength || len(obj.Status) > maxStatusLength {
+		return Receipt{}, errors.New("body lacks id or status (or one is too long)")
 	}
 	if !storable(obj.ID) || !storable(obj.Status) {
 		return Receipt{}, errors.New("id or status holds a NUL character")
