@@ -77,7 +77,7 @@ func (a *App) build(cfg Config, srcs []webhook.Source, scope string, log *zap.Lo
 		}
 	}
 	wake := make(chan struct{}, 1)
-	webhook.NewHandler(srcs, st, log.Named("webhook"), reg, wake).Register(a.srv.Echo())
+	webhook.NewHandler(srcs, st, log.Named("webhook"), reg, wake, cfg.WebhookMaxInFlight).Register(a.srv.Echo())
 	httpapi.New(st, cfg.APIToken).Register(a.srv.Echo())
 	admin.New(st, log.Named("admin"), wake).Register(a.srv.Admin(cfg.AdminToken))
 	a.group.Add(loops(cfg, a.pool, st, scope, log, reg, wake)...)

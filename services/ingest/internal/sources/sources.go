@@ -8,12 +8,14 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"regexp"
 	"strings"
 	"time"
 
 	"go.yaml.in/yaml/v3"
+	"golang.org/x/time/rate"
 
 	"github.com/onceflow/onceflow/pkg/webhooksig"
 	"github.com/onceflow/onceflow/services/ingest/internal/webhook"
@@ -57,6 +59,11 @@ type Spec struct {
 	DedupeScope string `yaml:"dedupe_scope"`
 	// MaxBodyBytes limits the body; 1 MiB by default.
 	MaxBodyBytes int64 `yaml:"max_body_bytes"`
+	// RatePerSecond limits the deliveries taken per second (0, the
+	// default, for no limit); Burst is how many may come at once (by
+	// default the rate, rounded up).
+	RatePerSecond float64 `yaml:"rate_per_second"`
+	Burst         int     `yaml:"burst"`
 }
 
 var namePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,62}$`)
@@ -133,11 +140,15 @@ func (s Spec) build(getenv func(string) string) (webhook.Source, error) {
 	if err := checkStrength(s.Scheme, secrets); err != nil {
 		return webhook.Source{}, err
 	}
+	limiter, err := s.limiter()
+	if err != nil {
+		return webhook.Source{}, err
+	}
 	scope := s.DedupeScope
 	if scope == "" {
 		scope = s.Name
 	}
-	return webhook.Source{Name: s.Name, Kind: kind, Scope: scope, MaxBytes: maxBytes, Verifier: verifier, Identify: identify}, nil
+	return webhook.Source{Name: s.Name, Kind: kind, Scope: scope, MaxBytes: maxBytes, Verifier: verifier, Identify: identify, Limiter: limiter}, nil
 }
 
 func parseKind(k string) (webhook.Kind, error) {
@@ -180,6 +191,25 @@ func (s Spec) tolerance() (time.Duration, error) {
 		return 0, errors.New("tolerance: want a duration such as 5m, or 0s for no check")
 	}
 	return d, nil
+}
+
+// limiter returns the source's rate limiter, or nil for none.
+func (s Spec) limiter() (*rate.Limiter, error) {
+	switch {
+	case s.RatePerSecond < 0 || math.IsNaN(s.RatePerSecond) || math.IsInf(s.RatePerSecond, 0):
+		return nil, errors.New("rate_per_second: want a positive number, or 0 for no limit")
+	case s.Burst < 0:
+		return nil, errors.New("burst: want a positive number of deliveries")
+	case s.RatePerSecond == 0 && s.Burst != 0:
+		return nil, errors.New("burst: goes with rate_per_second")
+	case s.RatePerSecond == 0:
+		return nil, nil
+	}
+	burst := s.Burst
+	if burst == 0 {
+		burst = int(math.Ceil(s.RatePerSecond))
+	}
+	return rate.NewLimiter(rate.Limit(s.RatePerSecond), burst), nil
 }
 
 func (s Spec) maxBytes() (int64, error) {

@@ -58,3 +58,20 @@ func TestDedupeHeaderMustBeSigned(t *testing.T) {
 		})
 	}
 }
+
+func TestRateLimitFields(t *testing.T) {
+	t.Parallel()
+	const src = `sources: [{name: a, kind: generic, scheme: stripe, secrets: [whsec_0123456789abcdef]`
+	srcs, err := Parse([]byte(src+`, rate_per_second: 2.5}]`), env(nil))
+	if err != nil || srcs[0].Limiter == nil || srcs[0].Limiter.Burst() != 3 || srcs[0].Limiter.Limit() != 2.5 {
+		t.Fatalf("rate 2.5: %+v, %v; want a limiter of 2.5/s with burst 3", srcs, err)
+	}
+	if srcs, err := Parse([]byte(src+`}]`), env(nil)); err != nil || srcs[0].Limiter != nil {
+		t.Fatalf("no rate: %+v, %v; want no limiter", srcs, err)
+	}
+	for _, bad := range []string{`, rate_per_second: -1}]`, `, rate_per_second: .nan}]`, `, burst: 5}]`, `, rate_per_second: 1, burst: -1}]`} {
+		if _, err := Parse([]byte(src+bad), env(nil)); err == nil || !strings.Contains(err.Error(), `source "a" (#1)`) {
+			t.Errorf("%s: %v, want an error naming the source", bad, err)
+		}
+	}
+}

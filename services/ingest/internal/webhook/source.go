@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
+	"golang.org/x/time/rate"
 
 	"github.com/onceflow/onceflow/pkg/webhooksig"
 )
@@ -44,6 +45,7 @@ type Source struct {
 	MaxBytes int64
 	Verifier webhooksig.Verifier
 	Identify Identifier
+	Limiter  *rate.Limiter // deliveries per second; nil for no limit
 }
 
 // maxIDLength bounds event ids; longer ones are refused, not truncated, so
