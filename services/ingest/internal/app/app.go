@@ -103,7 +103,7 @@ func loops(cfg Config, pool *pgxpool.Pool, st *store.Store, scope string, log *z
 	if scope != "" {
 		all = append(all, poller.New(st, pspClient(cfg), log.Named("poller"), reg, poller.Config{
 			After: cfg.PollAfter, Every: cfg.PollEvery, GiveUp: cfg.PollGiveUp, Interval: cfg.PollInterval,
-			Batch: cfg.PollBatch, Scope: scope,
+			Batch: cfg.PollBatch, Scope: scope, RoundTimeout: cfg.PollRoundTimeout,
 		}, wake).Run)
 	}
 	return append(all, housekeeping.NewPruner(st, log.Named("prune"), reg, housekeeping.Config{

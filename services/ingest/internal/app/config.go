@@ -43,6 +43,8 @@ type Config struct {
 	PollGiveUp   time.Duration `env:"INGEST_POLL_GIVE_UP" renamed:"POLL_GIVE_UP" envDefault:"72h"`
 	PollInterval time.Duration `env:"INGEST_POLL_INTERVAL" renamed:"POLL_INTERVAL" envDefault:"30s"`
 	PollBatch    int           `env:"INGEST_POLL_BATCH" renamed:"POLL_BATCH" envDefault:"50"`
+	// PollRoundTimeout bounds one poller round, PSP calls included.
+	PollRoundTimeout time.Duration `env:"INGEST_POLL_ROUND_TIMEOUT" envDefault:"1m"`
 	// Finished receipts are deleted INGEST_RECEIPT_RETENTION after they
 	// arrived (use 2160h, 90 days, when replaying by hand); idempotency keys
 	// after INGEST_IDEMPOTENCY_RETENTION. Both in batches of
@@ -83,6 +85,7 @@ func (c Config) Validate() error {
 			"INGEST_POLL_AFTER/INGEST_POLL_EVERY/INGEST_POLL_INTERVAL: want INGEST_POLL_AFTER >= 0 and positive INGEST_POLL_EVERY and INGEST_POLL_INTERVAL"},
 		{c.PollGiveUp <= c.PollAfter, "INGEST_POLL_GIVE_UP: want a duration longer than INGEST_POLL_AFTER"},
 		{c.PollBatch < 1, "INGEST_POLL_BATCH: want at least 1"},
+		{c.PollRoundTimeout <= 0 || c.PollRoundTimeout >= c.StallTimeout, "INGEST_POLL_ROUND_TIMEOUT: want a positive duration shorter than LOOP_STALL_TIMEOUT"},
 		{c.ReceiptRetention < 24*time.Hour, "INGEST_RECEIPT_RETENTION: want at least 24h (168h by default, 2160h with manual replays)"},
 		{c.IdempotencyRetention < time.Hour, "INGEST_IDEMPOTENCY_RETENTION: want at least 1h"},
 		{c.PruneInterval <= 0 || c.PruneBatch < 1, "INGEST_PRUNE_INTERVAL/INGEST_PRUNE_BATCH: want a positive interval and batch"},
