@@ -21,7 +21,7 @@ sources:
   - {name: limited, kind: generic, scheme: hmac_sha256, header: X-Signature, secrets: [` + plainSecret + `], rate_per_second: 0.001, burst: 2}
 `
 
-func startIntake(t *testing.T, extra ...string) *env {
+func startIntake(t testing.TB, extra ...string) *env {
 	path := filepath.Join(t.TempDir(), "sources.yaml")
 	if err := os.WriteFile(path, []byte(intakeSources), 0o600); err != nil {
 		t.Fatal(err)

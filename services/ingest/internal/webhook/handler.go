@@ -2,7 +2,6 @@ package webhook
 
 import (
 	"errors"
-	"io"
 	"mime"
 	"net/http"
 	"time"
@@ -72,7 +71,7 @@ func (h *Handler) receive(c echo.Context) error {
 		return err
 	}
 	defer release()
-	body, err := io.ReadAll(http.MaxBytesReader(c.Response(), c.Request().Body, src.MaxBytes))
+	body, err := readBody(c, src.MaxBytes)
 	var tooBig *http.MaxBytesError
 	if errors.As(err, &tooBig) {
 		return h.refuseStatus(c, name, http.StatusRequestEntityTooLarge, "body_too_large", "body exceeds the source's limit")

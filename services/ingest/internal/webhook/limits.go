@@ -1,6 +1,7 @@
 package webhook
 
 import (
+	"io"
 	"net/http"
 	"strconv"
 
@@ -30,4 +31,21 @@ func (h *Handler) admit(c echo.Context, src Source) (release func(), err error) 
 		c.Response().Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds))
 		return nil, h.refuseStatus(c, src.Name, http.StatusServiceUnavailable, "busy", "too many webhook deliveries in flight; retry later")
 	}
+}
+
+// readBody reads the request body, up to limit bytes. A body announcing its
+// Content-Length is read into one buffer of that size, so a delivery in
+// flight holds its size and not the up to twice as much (and the garbage)
+// of a growing buffer; a body without one is read growing.
+func readBody(c echo.Context, limit int64) ([]byte, error) {
+	r := c.Request()
+	body := http.MaxBytesReader(c.Response(), r.Body, limit)
+	if n := r.ContentLength; n > 0 && n <= limit {
+		buf := make([]byte, n)
+		if _, err := io.ReadFull(body, buf); err != nil {
+			return nil, err
+		}
+		return buf, nil
+	}
+	return io.ReadAll(body)
 }
