@@ -32,6 +32,15 @@ build: ## Build every binary into bin/
 test: ## Run every test; starts PostgreSQL and fauxqs when they are not running
 	$(STACK_ENV); go test -count=1 ./...
 
+.PHONY: fuzz
+FUZZTIME ?= 30s
+fuzz: ## Run every Go fuzz target (func FuzzX) for FUZZTIME each (default 30s); crashers land in the package's testdata/fuzz, which make test replays
+	@for dir in $$(grep -rl --include='*_test.go' '^func Fuzz' pkg services provider sandbox | xargs -n1 dirname | sort -u); do \
+	  for target in $$(go test -list '^Fuzz' ./$$dir | grep '^Fuzz'); do \
+	    echo "== ./$$dir $$target"; go test -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) ./$$dir; \
+	  done; \
+	done
+
 bench: ## Measure ingest, the relay and the whole pipeline beside their PostgreSQL and SQS ceilings; writes bench/results.json, bench/e2e_latency.png and bench/README.md (flags via ARGS)
 	$(STACK_ENV); go run ./test/e2e/cmd/bench $(ARGS)
 

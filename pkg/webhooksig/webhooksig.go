@@ -45,16 +45,18 @@ type Verifier interface {
 }
 
 // checkTime refuses a signed timestamp outside now ± tolerance; a zero
-// tolerance turns the check off.
+// tolerance turns the check off. It compares instants, not their
+// difference: a Duration saturates some 292 years out, and the negation of
+// the saturated minimum is itself, so a far-future timestamp once passed.
 func checkTime(signed, now time.Time, tolerance time.Duration) error {
 	if tolerance <= 0 {
 		return nil
 	}
-	switch age := now.Sub(signed); {
-	case age > tolerance:
-		return refuse(Stale, "signature timestamp is %s old, over the %s tolerance", age.Round(time.Second), tolerance)
-	case -age > tolerance:
-		return refuse(Future, "signature timestamp is %s ahead, over the %s tolerance", (-age).Round(time.Second), tolerance)
+	switch {
+	case signed.Before(now.Add(-tolerance)):
+		return refuse(Stale, "signature timestamp is %s old, over the %s tolerance", now.Sub(signed).Round(time.Second), tolerance)
+	case signed.After(now.Add(tolerance)):
+		return refuse(Future, "signature timestamp is %s ahead, over the %s tolerance", signed.Sub(now).Round(time.Second), tolerance)
 	}
 	return nil
 }

@@ -17,3 +17,20 @@ var (
 	// before any resend.
 	ErrAmbiguous = errkind.New(errkind.Ambiguous, "outcome unknown, the provider may have acted")
 )
+
+// StatusOutcome classifies a provider's non-2xx HTTP status: ErrRefused
+// only for the 4xx answers that prove the provider did nothing with the
+// request (400, 401, 403, 404, 409, 422, 429, …), ErrAmbiguous for every
+// other status. 408 Request Timeout, 425 Too Early and 499 Client Closed
+// Request can come from a proxy or gateway after the request was passed on,
+// so they prove nothing; nor does a 1xx or 3xx, nor a 5xx.
+func StatusOutcome(status int) error {
+	switch status {
+	case 408, 425, 499:
+		return ErrAmbiguous
+	}
+	if status >= 400 && status < 500 {
+		return ErrRefused
+	}
+	return ErrAmbiguous
+}

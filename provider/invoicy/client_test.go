@@ -148,6 +148,8 @@ func TestEmitOutcomes(t *testing.T) {
 		{"malformed document", reply(200, strings.Replace(retornoXML("EnvioCFERetorno", 0, heldFor(doc, "5")),
 			"<CFETotMntPagar>1220.00", "<CFETotMntPagar>1.220,00", 1)), fiscal.ErrAmbiguous},
 		{"MsgCod 1", reply(200, retornoXML("EnvioCFERetorno", 1)), fiscal.ErrRefused},
+		{"http 408", reply(408, ""), fiscal.ErrAmbiguous},
+		{"http 499", reply(499, ""), fiscal.ErrAmbiguous},
 		{"http 400", reply(400, ""), fiscal.ErrRefused},
 		{"http 401", reply(401, ""), fiscal.ErrRefused},
 	}

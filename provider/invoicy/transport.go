@@ -95,12 +95,10 @@ func (c *Client) call(ctx context.Context, op operation, payload []byte) (retorn
 		return retorno{}, fmt.Errorf("%w: not sent: %w", fiscal.ErrRefused, err)
 	}
 	defer resp.Body.Close()
-	switch {
-	case resp.StatusCode >= 400 && resp.StatusCode < 500:
-		return retorno{}, fmt.Errorf("%w: HTTP %d", fiscal.ErrRefused, resp.StatusCode)
-	case resp.StatusCode < 200 || resp.StatusCode > 299:
-		// 5xx, and anything else we cannot read as a definite refusal.
-		return retorno{}, fmt.Errorf("%w: HTTP %d", fiscal.ErrAmbiguous, resp.StatusCode)
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		// Only a 4xx that proves nothing was done is a refusal; 408, 5xx
+		// and anything else we cannot read as one are ambiguous.
+		return retorno{}, fmt.Errorf("%w: HTTP %d", fiscal.StatusOutcome(resp.StatusCode), resp.StatusCode)
 	}
 	answer, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer+1))
 	if err != nil {

@@ -133,13 +133,8 @@ func (c *Client) Lookup(ctx context.Context, reference string) ([]fiscal.Held, e
 	return []fiscal.Held{h}, nil
 }
 
-// classify tells a refusal (4xx other than 408) from an ambiguous status.
-func classify(status int) error {
-	if status >= 400 && status < 500 && status != http.StatusRequestTimeout {
-		return fiscal.ErrRefused
-	}
-	return fiscal.ErrAmbiguous
-}
+// classify tells a refusal from an ambiguous status (fiscal.StatusOutcome).
+func classify(status int) error { return fiscal.StatusOutcome(status) }
 
 // do sends one request and returns the status and body. A failure before
 // the request left this process is fiscal.ErrRefused, after it

@@ -3,6 +3,7 @@ package keyedjson_test
 import (
 	"context"
 	"errors"
+	"net/http"
 	"net/http/httptest"
 	"testing"
 	"time"
@@ -88,5 +89,19 @@ func TestOutcomes(t *testing.T) {
 	}
 	if _, err := keyedjson.New(keyedjson.Config{BaseURL: "ftp://x", Token: token, Timeout: time.Second}); err == nil {
 		t.Fatal("ftp base accepted")
+	}
+}
+
+// TestStatusesThatProveNothing: a 408 (or 425, 499) may come from a proxy
+// after the request was passed on, so Emit must call it ambiguous; a plain
+// 400 stays a refusal.
+func TestStatusesThatProveNothing(t *testing.T) {
+	t.Parallel()
+	for status, want := range map[int]error{408: fiscal.ErrAmbiguous, 425: fiscal.ErrAmbiguous, 499: fiscal.ErrAmbiguous, 400: fiscal.ErrRefused} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(status) }))
+		t.Cleanup(srv.Close)
+		if _, err := client(t, srv.URL, token).Emit(context.Background(), document("423456789012345678", nil)); !errors.Is(err, want) {
+			t.Errorf("HTTP %d: %v, want %v", status, err, want)
+		}
 	}
 }

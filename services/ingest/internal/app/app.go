@@ -77,7 +77,7 @@ func (a *App) build(cfg Config, srcs []webhook.Source, scope string, log *zap.Lo
 		}
 	}
 	wake := make(chan struct{}, 1)
-	webhook.NewHandler(srcs, st, log.Named("webhook"), reg, wake).Register(a.srv.Echo())
+	webhook.NewHandler(srcs, st, log.Named("webhook"), reg, wake, cfg.WebhookMaxInFlight).Register(a.srv.Echo())
 	httpapi.New(st, cfg.APIToken).Register(a.srv.Echo())
 	admin.New(st, log.Named("admin"), wake).Register(a.srv.Admin(cfg.AdminToken))
 	a.group.Add(loops(cfg, a.pool, st, scope, log, reg, wake)...)
@@ -103,7 +103,7 @@ func loops(cfg Config, pool *pgxpool.Pool, st *store.Store, scope string, log *z
 	if scope != "" {
 		all = append(all, poller.New(st, pspClient(cfg), log.Named("poller"), reg, poller.Config{
 			After: cfg.PollAfter, Every: cfg.PollEvery, GiveUp: cfg.PollGiveUp, Interval: cfg.PollInterval,
-			Batch: cfg.PollBatch, Scope: scope,
+			Batch: cfg.PollBatch, Scope: scope, RoundTimeout: cfg.PollRoundTimeout,
 		}, wake).Run)
 	}
 	return append(all, housekeeping.NewPruner(st, log.Named("prune"), reg, housekeeping.Config{

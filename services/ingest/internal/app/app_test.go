@@ -30,7 +30,7 @@ const (
 )
 
 type env struct {
-	t      *testing.T
+	t      testing.TB
 	client *http.Client
 	ingest string
 	psp    string
@@ -39,11 +39,11 @@ type env struct {
 
 // start runs ingest (app.New, then Run) on port 0 against a fresh database
 // and a PSP sandbox. extra holds more variables as name, value pairs.
-func start(t *testing.T, extra ...string) *env { return startSlow(t, 0, extra...) }
+func start(t testing.TB, extra ...string) *env { return startSlow(t, 0, extra...) }
 
 // startSlow is start with a PSP sandbox that answers every request delay
 // late.
-func startSlow(t *testing.T, delay time.Duration, extra ...string) *env {
+func startSlow(t testing.TB, delay time.Duration, extra ...string) *env {
 	dsn := pgtest.NewDatabase(t)
 	if err := db.Migrate(context.Background(), dsn, "ingest"); err != nil {
 		t.Fatal(err)
@@ -90,7 +90,7 @@ func startSlow(t *testing.T, delay time.Duration, extra ...string) *env {
 // build reads the config from vars alone and builds ingest with a logger on
 // stderr, which TestMain checks for personal data; it logs the config as
 // service.Main does.
-func build(t *testing.T, vars map[string]string) (*app.App, *zap.Logger) {
+func build(t testing.TB, vars map[string]string) (*app.App, *zap.Logger) {
 	t.Helper()
 	loaded, err := config.LoadFrom[app.Config](func(k string) string { return vars[k] })
 	if err != nil {

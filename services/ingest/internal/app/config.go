@@ -20,14 +20,19 @@ type Config struct {
 	APIToken        string        `env:"INGEST_API_TOKEN" renamed:"API_TOKEN"`
 	// SourcesFile is the YAML file of webhook sources; unset, ingest serves
 	// dLocal alone at /webhooks/dlocal.
-	SourcesFile      string        `env:"INGEST_WEBHOOK_SOURCES_FILE" renamed:"WEBHOOK_SOURCES_FILE"`
-	Workers          int           `env:"INGEST_APPLY_WORKERS" renamed:"APPLY_WORKERS" envDefault:"8"`
-	ApplyBatch       int           `env:"INGEST_APPLY_BATCH" renamed:"APPLY_BATCH" envDefault:"20"`
-	ApplyLease       time.Duration `env:"INGEST_APPLY_LEASE" renamed:"APPLY_LEASE" envDefault:"60s"`
-	ApplyPoll        time.Duration `env:"INGEST_APPLY_POLL_INTERVAL" renamed:"APPLY_POLL_INTERVAL" envDefault:"1s"`
-	ApplyMaxAttempts int           `env:"INGEST_APPLY_MAX_ATTEMPTS" renamed:"APPLY_MAX_ATTEMPTS" envDefault:"20"`
-	ApplyBackoffBase time.Duration `env:"INGEST_APPLY_BACKOFF_BASE" renamed:"APPLY_BACKOFF_BASE" envDefault:"1s"`
-	ApplyBackoffCap  time.Duration `env:"INGEST_APPLY_BACKOFF_CAP" renamed:"APPLY_BACKOFF_CAP" envDefault:"10m"`
+	SourcesFile string `env:"INGEST_WEBHOOK_SOURCES_FILE" renamed:"WEBHOOK_SOURCES_FILE"`
+	// WebhookMaxInFlight bounds the webhook deliveries read and recorded at
+	// once, across sources; beyond it a delivery is answered 503 with
+	// Retry-After before its body is read. Each holds up to its source's
+	// max_body_bytes (1 MiB by default): 64 × 1 MiB bounds bodies to 64 MiB.
+	WebhookMaxInFlight int           `env:"INGEST_WEBHOOK_MAX_IN_FLIGHT" envDefault:"64"`
+	Workers            int           `env:"INGEST_APPLY_WORKERS" renamed:"APPLY_WORKERS" envDefault:"8"`
+	ApplyBatch         int           `env:"INGEST_APPLY_BATCH" renamed:"APPLY_BATCH" envDefault:"20"`
+	ApplyLease         time.Duration `env:"INGEST_APPLY_LEASE" renamed:"APPLY_LEASE" envDefault:"60s"`
+	ApplyPoll          time.Duration `env:"INGEST_APPLY_POLL_INTERVAL" renamed:"APPLY_POLL_INTERVAL" envDefault:"1s"`
+	ApplyMaxAttempts   int           `env:"INGEST_APPLY_MAX_ATTEMPTS" renamed:"APPLY_MAX_ATTEMPTS" envDefault:"20"`
+	ApplyBackoffBase   time.Duration `env:"INGEST_APPLY_BACKOFF_BASE" renamed:"APPLY_BACKOFF_BASE" envDefault:"1s"`
+	ApplyBackoffCap    time.Duration `env:"INGEST_APPLY_BACKOFF_CAP" renamed:"APPLY_BACKOFF_CAP" envDefault:"10m"`
 	// The status poller re-fetches payments (of orders with a PSP payment
 	// id) and registered refunds that have no final state
 	// INGEST_POLL_AFTER after they were registered, every INGEST_POLL_EVERY,
@@ -38,6 +43,8 @@ type Config struct {
 	PollGiveUp   time.Duration `env:"INGEST_POLL_GIVE_UP" renamed:"POLL_GIVE_UP" envDefault:"72h"`
 	PollInterval time.Duration `env:"INGEST_POLL_INTERVAL" renamed:"POLL_INTERVAL" envDefault:"30s"`
 	PollBatch    int           `env:"INGEST_POLL_BATCH" renamed:"POLL_BATCH" envDefault:"50"`
+	// PollRoundTimeout bounds one poller round, PSP calls included.
+	PollRoundTimeout time.Duration `env:"INGEST_POLL_ROUND_TIMEOUT" envDefault:"1m"`
 	// Finished receipts are deleted INGEST_RECEIPT_RETENTION after they
 	// arrived (use 2160h, 90 days, when replaying by hand); idempotency keys
 	// after INGEST_IDEMPOTENCY_RETENTION. Both in batches of
@@ -68,6 +75,7 @@ func (c Config) Validate() error {
 		{c.DLocalTransKey == "", "DLOCAL_TRANS_KEY: want the merchant's dLocal trans key"},
 		{c.DLocalSecretKey == "", "DLOCAL_SECRET_KEY: want the merchant's dLocal secret key (it signs API requests)"},
 		{c.Workers < 1, "INGEST_APPLY_WORKERS: want at least 1"},
+		{c.WebhookMaxInFlight < 1, "INGEST_WEBHOOK_MAX_IN_FLIGHT: want at least 1"},
 		{c.ApplyBatch < 1, "INGEST_APPLY_BATCH: want at least 1"},
 		{c.ApplyLease <= 0, "INGEST_APPLY_LEASE: want a positive duration"},
 		{c.ApplyPoll <= 0, "INGEST_APPLY_POLL_INTERVAL: want a positive duration"},
@@ -77,6 +85,7 @@ func (c Config) Validate() error {
 			"INGEST_POLL_AFTER/INGEST_POLL_EVERY/INGEST_POLL_INTERVAL: want INGEST_POLL_AFTER >= 0 and positive INGEST_POLL_EVERY and INGEST_POLL_INTERVAL"},
 		{c.PollGiveUp <= c.PollAfter, "INGEST_POLL_GIVE_UP: want a duration longer than INGEST_POLL_AFTER"},
 		{c.PollBatch < 1, "INGEST_POLL_BATCH: want at least 1"},
+		{c.PollRoundTimeout <= 0 || c.PollRoundTimeout >= c.StallTimeout, "INGEST_POLL_ROUND_TIMEOUT: want a positive duration shorter than LOOP_STALL_TIMEOUT"},
 		{c.ReceiptRetention < 24*time.Hour, "INGEST_RECEIPT_RETENTION: want at least 24h (168h by default, 2160h with manual replays)"},
 		{c.IdempotencyRetention < time.Hour, "INGEST_IDEMPOTENCY_RETENTION: want at least 1h"},
 		{c.PruneInterval <= 0 || c.PruneBatch < 1, "INGEST_PRUNE_INTERVAL/INGEST_PRUNE_BATCH: want a positive interval and batch"},

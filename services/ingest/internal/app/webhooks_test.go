@@ -25,7 +25,7 @@ const (
 	providerSecret = "whsec_cHJvdmlkZXItc2VjcmV0LW9mLTI0LWJ5dGVz"
 	companySecret  = "fa_company_secret"
 	accountSecret  = "fa_account_secret"
-	plainSecret    = "plain-secret"
+	plainSecret    = "plain-secret-of-24-bytes"
 )
 
 // sourcesFile is every scheme at once; the two Factuarea endpoints share a
@@ -36,9 +36,9 @@ sources:
   - {name: stripe, kind: generic, scheme: stripe, secrets: [` + stripeSecret + `]}
   - {name: standard, kind: generic, scheme: standard, secrets: [` + standardSecret + `]}
   - {name: factuarea-company, kind: generic, scheme: timestamped, header: Factuarea-Signature,
-     secrets: [` + companySecret + `], dedupe: "header:Factuarea-Event-Id", dedupe_scope: factuarea}
+     secrets: [` + companySecret + `], dedupe: "body:id", dedupe_scope: factuarea}
   - {name: factuarea-account, kind: generic, scheme: timestamped, header: Factuarea-Signature,
-     secrets: [` + accountSecret + `], dedupe: "header:Factuarea-Event-Id", dedupe_scope: factuarea}
+     secrets: [` + accountSecret + `], dedupe: "body:id", dedupe_scope: factuarea}
   - {name: plain, kind: generic, scheme: hmac_sha256, header: X-Signature, secrets: [` + plainSecret + `], max_body_bytes: 2048}
   - {name: invoicy, kind: fiscal_provider, scheme: standard, secrets: [` + providerSecret + `]}
 `
@@ -193,6 +193,8 @@ func TestBadWebhooksAreRefusedAndStoreNothing(t *testing.T) {
 	now := time.Now()
 	body := []byte(`{"id":"D-1","status":"PAID"}`)
 	big := []byte(`{"id":"p-big","pad":"` + strings.Repeat("x", 4096) + `"}`)
+	latin1 := []byte("{\"id\":\"p-\xe9t\xe9\"}") // ISO-8859-1, not UTF-8
+	nul := []byte(`{"id":"p-\u0000"}`)
 	tests := []struct {
 		name, source string
 		body         []byte
@@ -207,6 +209,8 @@ func TestBadWebhooksAreRefusedAndStoreNothing(t *testing.T) {
 		{"wrong content type", "dlocal", body, dlocalSigned(body, secret, now), "text/plain", 415, "unsupported_media_type"},
 		{"body over the source's limit", "plain", big, plainSigned(big, plainSecret), "", 413, "body_too_large"},
 		{"malformed JSON, valid signature", "plain", []byte(`{"id":`), plainSigned([]byte(`{"id":`), plainSecret), "", 400, "invalid_body"},
+		{"invalid UTF-8, valid signature", "plain", latin1, plainSigned(latin1, plainSecret), "", 400, "invalid_body"},
+		{"NUL in the id, valid signature", "plain", nul, plainSigned(nul, plainSecret), "", 400, "invalid_body"},
 		{"no id, valid signature", "stripe", []byte(`{"object":"event"}`), stripeSigned([]byte(`{"object":"event"}`), stripeSecret, now), "", 400, "invalid_body"},
 		{"dlocal without status", "dlocal", []byte(`{"id":"D-1"}`), dlocalSigned([]byte(`{"id":"D-1"}`), secret, now), "", 400, "invalid_body"},
 		{"provider event without reference", "invoicy", []byte(`{"type":"document.status_changed","data":{"status":"1"}}`),
@@ -266,5 +270,19 @@ func TestProviderEventReachesTheOutboxOnce(t *testing.T) {
 	}
 	if n := e.count("SELECT count(*) FROM ingest.outbox"); n != 1 {
 		t.Fatalf("outbox rows = %d, want 1", n)
+	}
+}
+
+// A multibyte event type longer than the stored limit is cut on a
+// character boundary and stored, not refused by PostgreSQL with a 500.
+func TestLongMultibyteTypeIsStored(t *testing.T) {
+	t.Parallel()
+	e := startWithSources(t)
+	body := []byte(`{"id":"p-long-type","type":"x` + strings.Repeat("é", 60) + `"}`)
+	if code, got := e.deliver("plain", body, plainSigned(body, plainSecret)); code != http.StatusOK {
+		t.Fatalf("got %d %s, want 200", code, got)
+	}
+	if n := e.count("SELECT count(*) FROM ingest.webhook_receipts WHERE event_id = 'p-long-type' AND octet_length(event_type) = 99"); n != 1 {
+		t.Fatalf("receipts with the type cut to 99 bytes = %d, want 1", n)
 	}
 }

@@ -3,9 +3,12 @@
 package httpapi
 
 import (
+	"bytes"
 	"encoding/json"
+	"io"
 	"net/http"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
@@ -57,13 +60,44 @@ func (f fieldErrors) answer(c echo.Context) error {
 	})
 }
 
+// bind decodes the JSON body into v. A body that is not UTF-8, or whose
+// strings hold a NUL (which PostgreSQL's text refuses), is refused: the
+// decoder would otherwise replace bad bytes without a word.
 func bind(c echo.Context, v any) error {
-	dec := json.NewDecoder(http.MaxBytesReader(c.Response(), c.Request().Body, maxBody))
+	body, err := io.ReadAll(http.MaxBytesReader(c.Response(), c.Request().Body, maxBody))
+	if err != nil {
+		return httpserver.NewHTTPError(http.StatusRequestEntityTooLarge, "body_too_large", "body over 1 MiB")
+	}
+	if !utf8.Valid(body) || hasEscapedNUL(body) {
+		return errkind.Coded(errkind.Invalid, "invalid_text", "body is not UTF-8 text without NUL characters")
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		return errkind.Coded(errkind.Invalid, "malformed_json", "body is not the expected JSON object: %s", err)
 	}
 	return nil
+}
+
+// hasEscapedNUL reports whether a JSON text holds the escape \u0000 (one
+// preceded by an odd number of backslashes; \\u0000 is a backslash and
+// text).
+func hasEscapedNUL(body []byte) bool {
+	for off := 0; ; {
+		i := bytes.Index(body[off:], []byte(`u0000`))
+		if i < 0 {
+			return false
+		}
+		i += off
+		n := 0
+		for j := i - 1; j >= 0 && body[j] == '\\'; j-- {
+			n++
+		}
+		if n%2 == 1 {
+			return true
+		}
+		off = i + 1
+	}
 }
 
 func parseID(c echo.Context) (uuid.UUID, error) {

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"math"
 	"net/mail"
 	"regexp"
 	"strconv"
@@ -106,17 +107,37 @@ func validateOrder(in Order) fieldErrors {
 	if !currencyCode.MatchString(in.Currency) {
 		errs["currency"] = "want an ISO 4217 code such as UYU"
 	}
+	validateLines(in, errs)
+	return errs
+}
+
+// validateLines checks each line's arithmetic and that the lines add up,
+// refusing products and sums that overflow int64 (they would wrap and
+// could pass the equality checks).
+func validateLines(in Order, errs fieldErrors) {
 	var sum int64
+	overflow := false
 	for i, l := range in.Lines {
-		if strings.TrimSpace(l.Description) == "" || l.Quantity < 1 || l.UnitMinor < 0 || l.AmountMinor != l.Quantity*l.UnitMinor {
+		switch {
+		case strings.TrimSpace(l.Description) == "" || l.Quantity < 1 || l.UnitMinor < 0:
+			errs[linesField(i)] = "want a description, a quantity of at least 1 and amount_minor = quantity × unit_minor"
+		case l.UnitMinor > math.MaxInt64/l.Quantity:
+			errs[linesField(i)] = "quantity × unit_minor is too large"
+		case l.AmountMinor != l.Quantity*l.UnitMinor:
 			errs[linesField(i)] = "want a description, a quantity of at least 1 and amount_minor = quantity × unit_minor"
 		}
-		sum += l.AmountMinor
+		if l.AmountMinor < 0 || sum > math.MaxInt64-l.AmountMinor {
+			overflow = true
+		} else {
+			sum += l.AmountMinor
+		}
 	}
-	if len(in.Lines) > 0 && sum != in.AmountMinor {
+	switch {
+	case overflow:
+		errs["lines"] = "line amounts add up to more than an amount can be"
+	case len(in.Lines) > 0 && sum != in.AmountMinor:
 		errs["lines"] = "line amounts must add up to amount_minor"
 	}
-	return errs
 }
 
 func linesField(i int) string { return "lines[" + strconv.Itoa(i) + "]" }

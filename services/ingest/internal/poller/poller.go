@@ -31,6 +31,11 @@ type Config struct {
 	Interval time.Duration // how often to look for such orders
 	Batch    int           // orders per look
 	Scope    string        // the PSP source's dedupe scope
+	// RoundTimeout bounds one round, PSP calls included: a PSP that takes
+	// connections and never answers costs one round this long, not a
+	// batch of call timeouts. The objects a round leaves are polled again
+	// after Every. Zero means no bound.
+	RoundTimeout time.Duration
 }
 
 // Poller re-fetches unsettled payments.
@@ -66,6 +71,11 @@ func (p *Poller) Run(ctx context.Context) error {
 // Round claims one batch of unsettled payments and one of refunds and
 // re-fetches each; it returns how many receipts it recorded.
 func (p *Poller) Round(ctx context.Context) (int, error) {
+	if p.cfg.RoundTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, p.cfg.RoundTimeout)
+		defer cancel()
+	}
 	now := time.Now()
 	window := store.PollWindow{
 		SettleBefore: now.Add(-p.cfg.After), GiveUpBefore: now.Add(-p.cfg.GiveUp),
@@ -79,13 +89,7 @@ func (p *Poller) Round(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	recorded := 0
-	for _, id := range payments {
-		recorded += p.poll(ctx, "payment", id, p.paymentStatus)
-	}
-	for _, id := range refunds {
-		recorded += p.poll(ctx, "refund", id, p.refundStatus)
-	}
+	recorded := p.pollAll(ctx, "payment", payments, p.paymentStatus) + p.pollAll(ctx, "refund", refunds, p.refundStatus)
 	if recorded > 0 {
 		select {
 		case p.wake <- struct{}{}:
@@ -93,6 +97,21 @@ func (p *Poller) Round(ctx context.Context) (int, error) {
 		}
 	}
 	return recorded, nil
+}
+
+// pollAll polls each id, beating the loop's heartbeat before each call (a
+// round of slow calls is progress, not a stall), until ctx ends.
+func (p *Poller) pollAll(ctx context.Context, kind string, ids []string, status func(context.Context, string) (string, error)) int {
+	recorded := 0
+	for i, id := range ids {
+		if ctx.Err() != nil {
+			p.log.Warn("poll round out of time", zap.String("kind", kind), zap.Int("left", len(ids)-i))
+			break
+		}
+		worker.Beat(ctx)
+		recorded += p.poll(ctx, kind, id, status)
+	}
+	return recorded
 }
 
 func (p *Poller) paymentStatus(ctx context.Context, id string) (string, error) {

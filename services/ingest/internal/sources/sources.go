@@ -8,12 +8,14 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"regexp"
 	"strings"
 	"time"
 
 	"go.yaml.in/yaml/v3"
+	"golang.org/x/time/rate"
 
 	"github.com/onceflow/onceflow/pkg/webhooksig"
 	"github.com/onceflow/onceflow/services/ingest/internal/webhook"
@@ -49,13 +51,19 @@ type Spec struct {
 	// Tolerance bounds the signed timestamp's distance from now, e.g. "5m";
 	// "0s" turns the check off.
 	Tolerance string `yaml:"tolerance"`
-	// Dedupe is dlocal, body:<field> or header:<name>.
+	// Dedupe is dlocal, body:<field> or header:<name>; a header only if
+	// the scheme signs it (standard's webhook-id).
 	Dedupe string `yaml:"dedupe"`
 	// DedupeScope groups sources whose events share ids (one sender
 	// reaching two endpoints); it defaults to the name.
 	DedupeScope string `yaml:"dedupe_scope"`
 	// MaxBodyBytes limits the body; 1 MiB by default.
 	MaxBodyBytes int64 `yaml:"max_body_bytes"`
+	// RatePerSecond limits the deliveries taken per second (0, the
+	// default, for no limit); Burst is how many may come at once (by
+	// default the rate, rounded up).
+	RatePerSecond float64 `yaml:"rate_per_second"`
+	Burst         int     `yaml:"burst"`
 }
 
 var namePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,62}$`)
@@ -129,11 +137,18 @@ func (s Spec) build(getenv func(string) string) (webhook.Source, error) {
 	if err != nil {
 		return webhook.Source{}, err
 	}
+	if err := checkStrength(s.Scheme, secrets); err != nil {
+		return webhook.Source{}, err
+	}
+	limiter, err := s.limiter()
+	if err != nil {
+		return webhook.Source{}, err
+	}
 	scope := s.DedupeScope
 	if scope == "" {
 		scope = s.Name
 	}
-	return webhook.Source{Name: s.Name, Kind: kind, Scope: scope, MaxBytes: maxBytes, Verifier: verifier, Identify: identify}, nil
+	return webhook.Source{Name: s.Name, Kind: kind, Scope: scope, MaxBytes: maxBytes, Verifier: verifier, Identify: identify, Limiter: limiter}, nil
 }
 
 func parseKind(k string) (webhook.Kind, error) {
@@ -176,6 +191,25 @@ func (s Spec) tolerance() (time.Duration, error) {
 		return 0, errors.New("tolerance: want a duration such as 5m, or 0s for no check")
 	}
 	return d, nil
+}
+
+// limiter returns the source's rate limiter, or nil for none.
+func (s Spec) limiter() (*rate.Limiter, error) {
+	switch {
+	case s.RatePerSecond < 0 || math.IsNaN(s.RatePerSecond) || math.IsInf(s.RatePerSecond, 0):
+		return nil, errors.New("rate_per_second: want a positive number, or 0 for no limit")
+	case s.Burst < 0:
+		return nil, errors.New("burst: want a positive number of deliveries")
+	case s.RatePerSecond == 0 && s.Burst != 0:
+		return nil, errors.New("burst: goes with rate_per_second")
+	case s.RatePerSecond == 0:
+		return nil, nil
+	}
+	burst := s.Burst
+	if burst == 0 {
+		burst = int(math.Ceil(s.RatePerSecond))
+	}
+	return rate.NewLimiter(rate.Limit(s.RatePerSecond), burst), nil
 }
 
 func (s Spec) maxBytes() (int64, error) {
@@ -240,6 +274,11 @@ func (s Spec) identify(kind webhook.Kind) (webhook.Identifier, error) {
 	from, name, _ := strings.Cut(rule, ":")
 	if name == "" || (from != "body" && from != "header") {
 		return nil, errors.New("dedupe: want dlocal, body:<field> or header:<name>")
+	}
+	if from == "header" {
+		if err := checkSignedHeader(s.Scheme, name); err != nil {
+			return nil, err
+		}
 	}
 	return webhook.EventIdentifier(from, name, kind), nil
 }

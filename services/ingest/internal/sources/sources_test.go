@@ -16,7 +16,7 @@ func TestParseAppliesDefaults(t *testing.T) {
 	srcs, err := Parse([]byte(`
 sources:
   - {name: dlocal, kind: psp, scheme: dlocal, login: env:L, secrets: [env:S]}
-  - {name: stripe, kind: generic, scheme: stripe, secrets: [whsec_x]}
+  - {name: stripe, kind: generic, scheme: stripe, secrets: [whsec_0123456789abcdef]}
   - {name: invoicy, kind: fiscal_provider, scheme: standard, secrets: ["whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"], max_body_bytes: 4096, tolerance: 2m}
 `), env(map[string]string{"L": "login", "S": "secret"}))
 	if err != nil {
@@ -56,7 +56,7 @@ func TestBadFilesNameTheSourceAndField(t *testing.T) {
 		{"bad dedupe", `sources: [{name: a, kind: generic, scheme: stripe, secrets: [x], dedupe: "query:id"}]`, `source "a" (#1): dedupe`},
 		{"psp with another scheme", `sources: [{name: a, kind: psp, scheme: stripe, secrets: [x], dedupe: dlocal}]`, `source "a" (#1): scheme`},
 		{"dlocal without login", `sources: [{name: a, kind: psp, scheme: dlocal, secrets: [x]}]`, `source "a" (#1): login`},
-		{"duplicate name", "sources:\n - {name: a, kind: generic, scheme: stripe, secrets: [x]}\n - {name: a, kind: generic, scheme: stripe, secrets: [x]}", `source "a" (#2): name: used twice`},
+		{"duplicate name", "sources:\n - {name: a, kind: generic, scheme: stripe, secrets: [whsec_0123456789abcdef]}\n - {name: a, kind: generic, scheme: stripe, secrets: [whsec_0123456789abcdef]}", `source "a" (#2): name: used twice`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

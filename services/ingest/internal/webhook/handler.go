@@ -2,10 +2,10 @@ package webhook
 
 import (
 	"errors"
-	"io"
 	"mime"
 	"net/http"
 	"time"
+	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus"
@@ -29,12 +29,14 @@ type Handler struct {
 	received   chan<- struct{}
 	receipts   *prometheus.CounterVec
 	signatures *prometheus.CounterVec
+	inFlight   chan struct{} // one token per request being read or recorded
 }
 
-// NewHandler returns a handler for the sources. received is nudged (without
-// blocking) after each new receipt so a worker wakes up.
-func NewHandler(sources []Source, st *store.Store, log *zap.Logger, reg prometheus.Registerer, received chan<- struct{}) *Handler {
-	h := &Handler{sources: map[string]Source{}, store: st, log: log, received: received,
+// NewHandler returns a handler for the sources that reads and records at
+// most maxInFlight deliveries at once (at least 1). received is nudged
+// (without blocking) after each new receipt so a worker wakes up.
+func NewHandler(sources []Source, st *store.Store, log *zap.Logger, reg prometheus.Registerer, received chan<- struct{}, maxInFlight int) *Handler {
+	h := &Handler{sources: map[string]Source{}, store: st, log: log, received: received, inFlight: make(chan struct{}, max(maxInFlight, 1)),
 		receipts: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "onceflow_ingest_receipts_total", Help: "Webhook deliveries by source and outcome (accepted, duplicate, or the refusal code).",
 		}, []string{"source", "outcome"}),
@@ -64,7 +66,12 @@ func (h *Handler) receive(c echo.Context) error {
 	if mt, _, _ := mime.ParseMediaType(c.Request().Header.Get("Content-Type")); mt != "application/json" {
 		return h.refuseStatus(c, name, http.StatusUnsupportedMediaType, "unsupported_media_type", "want Content-Type application/json")
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(c.Response(), c.Request().Body, src.MaxBytes))
+	release, err := h.admit(c, src)
+	if err != nil {
+		return err
+	}
+	defer release()
+	body, err := readBody(c, src.MaxBytes)
 	var tooBig *http.MaxBytesError
 	if errors.As(err, &tooBig) {
 		return h.refuseStatus(c, name, http.StatusRequestEntityTooLarge, "body_too_large", "body exceeds the source's limit")
@@ -74,6 +81,11 @@ func (h *Handler) receive(c echo.Context) error {
 	}
 	if err := src.Verifier.Verify(c.Request().Header, body, time.Now()); err != nil {
 		return h.refuseSignature(c, name, err)
+	}
+	if !utf8.Valid(body) {
+		// JSON is UTF-8 (RFC 8259); a decoder would quietly replace the
+		// bad bytes, so two different ids could share a key.
+		return h.refuse(c, name, errkind.Invalid, "invalid_body", "body is not valid UTF-8")
 	}
 	rec, err := src.Identify(c.Request().Header, body)
 	if err != nil {
@@ -131,7 +143,7 @@ func (h *Handler) refuse(c echo.Context, source string, k errkind.Kind, code, me
 }
 
 // refuseStatus is refuse for the statuses no error kind stands for (401,
-// 413, 415).
+// 413, 415, 429, and the 503 of a full intake).
 func (h *Handler) refuseStatus(c echo.Context, source string, status int, code, message string) error {
 	h.refused(c, source, code)
 	return httpserver.NewHTTPError(status, code, message)

@@ -9,8 +9,10 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
+	"golang.org/x/time/rate"
 
 	"github.com/onceflow/onceflow/pkg/webhooksig"
 )
@@ -43,11 +45,16 @@ type Source struct {
 	MaxBytes int64
 	Verifier webhooksig.Verifier
 	Identify Identifier
+	Limiter  *rate.Limiter // deliveries per second; nil for no limit
 }
 
 // maxIDLength bounds event ids; longer ones are refused, not truncated, so
 // two events never share a key.
 const maxIDLength = 255
+
+// maxStatusLength bounds a dLocal status, part of the dedupe key: the
+// unique index refuses keys over about 2700 bytes (a 500, retried forever).
+const maxStatusLength = 32
 
 // DLocalIdentifier keys a dLocal notification on the object id and its
 // status, since dLocal sends no event id: a retried notification is a
@@ -62,8 +69,11 @@ func DLocalIdentifier(_ http.Header, body []byte) (Receipt, error) {
 	if err := json.Unmarshal(body, &obj); err != nil {
 		return Receipt{}, errors.New("body is not a JSON object")
 	}
-	if obj.ID == "" || obj.Status == "" || len(obj.ID) > maxIDLength {
-		return Receipt{}, errors.New("body lacks id or status")
+	if obj.ID == "" || obj.Status == "" || len(obj.ID) > maxIDLength || len(obj.Status) > maxStatusLength {
+		return Receipt{}, errors.New("body lacks id or status (or one is too long)")
+	}
+	if !storable(obj.ID) || !storable(obj.Status) {
+		return Receipt{}, errors.New("id or status holds a NUL character")
 	}
 	kind := "payment"
 	if obj.PaymentID != "" {
@@ -97,15 +107,19 @@ func EventIdentifier(from, name string, kind Kind) Identifier {
 		if from == "body" {
 			id = stringValue(fields[0])
 		}
-		if id == "" || len(id) > maxIDLength {
-			return Receipt{}, fmt.Errorf("want an event id of 1 to %d characters in %s %s", maxIDLength, from, name)
+		if id == "" || len(id) > maxIDLength || !storable(id) {
+			return Receipt{}, fmt.Errorf("want an event id of 1 to %d bytes of UTF-8 text without NUL in %s %s", maxIDLength, from, name)
 		}
 		if kind == KindFiscalProvider {
 			if _, err := ParseProviderEvent(body); err != nil {
 				return Receipt{}, err
 			}
 		}
-		return Receipt{DedupeKey: "event:" + id, EventID: id, EventType: clip(stringValue(fields[1]), 100)}, nil
+		typ := stringValue(fields[1])
+		if !storable(typ) {
+			return Receipt{}, errors.New("type: want UTF-8 text without NUL")
+		}
+		return Receipt{DedupeKey: "event:" + id, EventID: id, EventType: clip(typ, maxTypeLength)}, nil
 	}
 }
 
@@ -117,9 +131,24 @@ func stringValue(r gjson.Result) string {
 	return r.Str
 }
 
+// maxTypeLength bounds the stored event type, in bytes; a longer type is
+// kept cut (it only labels the receipt).
+const maxTypeLength = 100
+
+// clip cuts s to at most n bytes on a character boundary, so the result is
+// valid UTF-8 whenever s is.
 func clip(s string, n int) string {
-	if len(s) > n {
-		return s[:n]
+	if len(s) <= n {
+		return s
 	}
-	return s
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+// storable reports whether PostgreSQL's text accepts s: valid UTF-8 and no
+// NUL character (JSON can carry one as \u0000).
+func storable(s string) bool {
+	return utf8.ValidString(s) && !strings.ContainsRune(s, 0)
 }

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // benchBody is a Stripe-shaped event like the ones `make bench` sends.
@@ -61,6 +62,55 @@ func BenchmarkEventIdentifier(b *testing.B) {
 	for b.Loop() {
 		if _, err := id(http.Header{}, benchBody); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// Text that PostgreSQL's text refuses (invalid UTF-8, NUL) is an invalid
+// body, not a 500; a long multibyte type is cut on a character boundary.
+func TestIdentifierKeepsTextStorable(t *testing.T) {
+	t.Parallel()
+	longType := strings.Repeat("é", 60) // 120 bytes; byte 100 is inside no character, 99 is
+	r, err := EventIdentifier("body", "id", KindGeneric)(http.Header{}, []byte(`{"id":"e","type":"x`+longType+`"}`))
+	if err != nil || !utf8.ValidString(r.EventType) || len(r.EventType) != 99 {
+		t.Fatalf("long type: %q (%d bytes), %v; want 99 bytes of valid UTF-8", r.EventType, len(r.EventType), err)
+	}
+	for name, tc := range map[string]struct {
+		body   string
+		header string
+	}{
+		"NUL in the id":            {body: `{"id":"a\u0000b"}`},
+		"NUL in the type":          {body: `{"id":"e","type":"t\u0000"}`},
+		"lone surrogate in the id": {body: `{"id":"\ud800"}`},
+		"invalid UTF-8 header id":  {body: `{}`, header: "msg\xff"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			from, h := "body", http.Header{}
+			if tc.header != "" {
+				from = "header"
+				h.Set("Webhook-Id", tc.header)
+			}
+			if r, err := EventIdentifier(from, map[string]string{"body": "id", "header": "Webhook-Id"}[from], KindGeneric)(h, []byte(tc.body)); err == nil && !storable(r.EventID) {
+				t.Fatalf("got %+v, want an error or storable text", r)
+			} else if err == nil && tc.body != `{"id":"\ud800"}` {
+				t.Fatalf("got %+v, want an error", r)
+			}
+		})
+	}
+	if _, err := DLocalIdentifier(nil, []byte(`{"id":"D\u0000","status":"PAID"}`)); err == nil {
+		t.Fatal("dLocal id with NUL accepted")
+	}
+}
+
+func TestClipKeepsCharacters(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		in   string
+		n    int
+		want string
+	}{{"abc", 5, "abc"}, {"abc", 2, "ab"}, {"aé", 2, "a"}, {"日本", 4, "日"}, {"日本", 6, "日本"}, {"é", 0, ""}} {
+		if got := clip(tc.in, tc.n); got != tc.want {
+			t.Errorf("clip(%q, %d) = %q, want %q", tc.in, tc.n, got, tc.want)
 		}
 	}
 }

@@ -1,0 +1,111 @@
+package app_test
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/onceflow/onceflow/pkg/testwait"
+)
+
+// intakeSources is a plain source and one limited to two deliveries, then
+// one every 1000 s.
+const intakeSources = `
+sources:
+  - {name: plain, kind: generic, scheme: hmac_sha256, header: X-Signature, secrets: [` + plainSecret + `]}
+  - {name: limited, kind: generic, scheme: hmac_sha256, header: X-Signature, secrets: [` + plainSecret + `], rate_per_second: 0.001, burst: 2}
+`
+
+func startIntake(t testing.TB, extra ...string) *env {
+	path := filepath.Join(t.TempDir(), "sources.yaml")
+	if err := os.WriteFile(path, []byte(intakeSources), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return start(t, append([]string{"INGEST_WEBHOOK_SOURCES_FILE", path}, extra...)...)
+}
+
+// post sends a delivery and returns the answer's status, Retry-After and
+// body.
+func (e *env) postWebhook(source string, body []byte, h http.Header) (int, string, string) {
+	e.t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, e.ingest+"/webhooks/"+source, bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	for k, v := range h {
+		req.Header[k] = v
+	}
+	resp, err := e.client.Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	got, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, resp.Header.Get("Retry-After"), string(got)
+}
+
+// Slow uploads holding every slot make the next delivery a 503 with
+// Retry-After and a JSON error, before its body is read; once they end, a
+// valid delivery is accepted again.
+func TestWebhooksInFlightAreBounded(t *testing.T) {
+	t.Parallel()
+	e := startIntake(t, "INGEST_WEBHOOK_MAX_IN_FLIGHT", "2")
+	var writers []*io.PipeWriter
+	done := make(chan struct{}, 2)
+	for range 2 {
+		r, w := io.Pipe()
+		writers = append(writers, w)
+		req, _ := http.NewRequest(http.MethodPost, e.ingest+"/webhooks/plain", r)
+		req.Header.Set("Content-Type", "application/json")
+		go func() {
+			if resp, err := e.client.Do(req); err == nil {
+				resp.Body.Close()
+			}
+			done <- struct{}{}
+		}()
+		go func() { _, _ = w.Write([]byte(`{"id":"slow",`)) }() // then nothing, until closed
+	}
+	probe := []byte(`{"id":"probe"}`)
+	var code int
+	var retry, body string
+	testwait.Until(t, 10*time.Second, 10*time.Millisecond, "the two slow uploads to fill the intake", func() bool {
+		code, retry, body = e.postWebhook("plain", probe, nil)
+		return code == http.StatusServiceUnavailable
+	})
+	if retry != "1" || !strings.Contains(body, `"code":"busy"`) {
+		t.Fatalf("full intake answered Retry-After %q, body %s; want 1 and a JSON error with code busy", retry, body)
+	}
+	for _, w := range writers {
+		_ = w.Close()
+	}
+	<-done
+	<-done
+	valid := []byte(`{"id":"after-the-storm"}`)
+	if code, _, got := e.postWebhook("plain", valid, plainSigned(valid, plainSecret)); code != http.StatusOK || !strings.Contains(got, "accepted") {
+		t.Fatalf("after the slow uploads ended: %d %s, want 200 accepted", code, got)
+	}
+}
+
+// A source over its rate limit answers 429 with Retry-After; others are
+// not affected.
+func TestWebhookSourceRateLimit(t *testing.T) {
+	t.Parallel()
+	e := startIntake(t)
+	for i, want := range []int{http.StatusOK, http.StatusOK, http.StatusTooManyRequests} {
+		body := []byte(`{"id":"r-` + string(rune('a'+i)) + `"}`)
+		code, retry, got := e.postWebhook("limited", body, plainSigned(body, plainSecret))
+		if code != want || (want == http.StatusTooManyRequests && (retry != "1" || !strings.Contains(got, `"code":"rate_limited"`))) {
+			t.Fatalf("delivery %d: %d (Retry-After %q) %s, want %d", i+1, code, retry, got, want)
+		}
+	}
+	body := []byte(`{"id":"other-source"}`)
+	if code, _, got := e.postWebhook("plain", body, plainSigned(body, plainSecret)); code != http.StatusOK {
+		t.Fatalf("another source: %d %s, want 200", code, got)
+	}
+	if n := e.count("SELECT count(*) FROM ingest.webhook_receipts"); n != 3 {
+		t.Fatalf("receipts = %d, want 3 (the limited delivery stored nothing)", n)
+	}
+}

@@ -1,0 +1,50 @@
+package httpapi
+
+import (
+	"math"
+	"testing"
+
+	"github.com/onceflow/onceflow/services/ingest/internal/apply"
+)
+
+// Line arithmetic that overflows int64 would wrap and could pass the
+// equality checks; it is refused naming the line or "lines".
+func TestValidateOrderRefusesOverflow(t *testing.T) {
+	t.Parallel()
+	order := func(amount int64, lines ...apply.OrderLine) Order {
+		return Order{MerchantOrderID: "o-1", AmountMinor: amount, Currency: "UYU", Lines: lines}
+	}
+	big := int64(1)<<62 + 50 // 2 × big wraps to -2^63 + 100
+	wrapped := big * 2
+	for _, tc := range []struct {
+		name  string
+		in    Order
+		field string
+	}{
+		{"product wraps, sum matches", order(99, apply.OrderLine{Description: "a", Quantity: 2, UnitMinor: big, AmountMinor: wrapped},
+			apply.OrderLine{Description: "b", Quantity: 1, UnitMinor: math.MaxInt64, AmountMinor: math.MaxInt64}), "lines[0]"},
+		{"sum wraps", order(math.MinInt64+1, apply.OrderLine{Description: "a", Quantity: 1, UnitMinor: math.MaxInt64, AmountMinor: math.MaxInt64},
+			apply.OrderLine{Description: "b", Quantity: 1, UnitMinor: 2, AmountMinor: 2}), "lines"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if errs := validateOrder(tc.in); errs[tc.field] == "" {
+				t.Fatalf("errors %v, want one for %s", errs, tc.field)
+			}
+		})
+	}
+	ok := order(30, apply.OrderLine{Description: "a", Quantity: 3, UnitMinor: 10, AmountMinor: 30})
+	if errs := validateOrder(ok); len(errs) != 0 {
+		t.Fatalf("valid order refused: %v", errs)
+	}
+}
+
+func TestHasEscapedNUL(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]bool{
+		`{"a":"\u0000"}`: true, `{"a":"x\\\u0000"}`: true, `{"a":"\\u0000"}`: false, `{"a":"u0000"}`: false, `{"a":"\\u0000 \u0000"}`: true, `{}`: false,
+	} {
+		if got := hasEscapedNUL([]byte(in)); got != want {
+			t.Errorf("hasEscapedNUL(%s) = %v, want %v", in, got, want)
+		}
+	}
+}

@@ -1,0 +1,154 @@
+package poller
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap/zaptest"
+
+	"github.com/onceflow/onceflow/db"
+	"github.com/onceflow/onceflow/pkg/pgtest"
+	"github.com/onceflow/onceflow/pkg/worker"
+	"github.com/onceflow/onceflow/services/ingest/internal/psp"
+	"github.com/onceflow/onceflow/services/ingest/internal/store"
+)
+
+// fakePSP answers payments with status PENDING, after call runs.
+type fakePSP struct {
+	mu    sync.Mutex
+	calls int
+	call  func(ctx context.Context, n int) error
+}
+
+func (f *fakePSP) Payment(ctx context.Context, id string) (psp.Payment, error) {
+	f.mu.Lock()
+	f.calls++
+	n := f.calls
+	f.mu.Unlock()
+	if err := f.call(ctx, n); err != nil {
+		return psp.Payment{}, err
+	}
+	return psp.Payment{ID: id, Status: "PENDING"}, nil
+}
+
+func (f *fakePSP) Refund(context.Context, string) (psp.Refund, error) {
+	return psp.Refund{}, context.Canceled
+}
+
+func (f *fakePSP) count() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.calls
+}
+
+// newPoller returns a poller over a fresh database holding n unsettled
+// orders, due at once.
+func newPoller(t *testing.T, n int, p *fakePSP, roundTimeout time.Duration) *Poller {
+	t.Helper()
+	dsn := pgtest.NewDatabase(t)
+	if err := db.Migrate(context.Background(), dsn, "ingest"); err != nil {
+		t.Fatal(err)
+	}
+	pool, err := pgxpool.New(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	st := store.New(pool)
+	c, err := st.InsertCustomer(t.Context(), store.Customer{DocType: "OTHER", DocCountry: "UY", DocNumber: "ABC", LegalName: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		id := "D-" + string(rune('a'+i))
+		if _, err := st.InsertOrder(t.Context(), store.Order{MerchantOrderID: "m-" + id, CustomerID: c.ID, AmountMinor: 100,
+			Currency: "UYU", Lines: []byte("[]"), PSPPaymentID: &id}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return New(st, p, zaptest.NewLogger(t), prometheus.NewRegistry(), Config{
+		After: -time.Minute, Every: time.Hour, GiveUp: time.Hour, Interval: time.Hour, Batch: 10, Scope: "dlocal", RoundTimeout: roundTimeout,
+	}, make(chan struct{}, 1))
+}
+
+// A PSP that takes the call and never answers costs one round its bound,
+// not a batch of call timeouts: the round ends and the rest wait.
+func TestRoundIsBoundedByTime(t *testing.T) {
+	t.Parallel()
+	hang := &fakePSP{call: func(ctx context.Context, _ int) error {
+		<-ctx.Done() // a PSP that never answers; only the round's bound ends the call
+		return ctx.Err()
+	}}
+	p := newPoller(t, 3, hang, 200*time.Millisecond)
+	done := make(chan error, 1)
+	go func() {
+		_, err := p.Round(t.Context())
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Round: %v", err)
+		}
+	case <-time.After(time.Minute): // a guard against hanging, not a measurement
+		t.Fatal("Round did not end: it has no time bound")
+	}
+	if n := hang.count(); n != 1 {
+		t.Fatalf("PSP calls = %d, want 1 (the calls after the bound are left to the next round)", n)
+	}
+}
+
+// idleServer is a worker.Server with nothing to serve.
+type idleServer struct{ stop chan struct{} }
+
+func (s idleServer) Addr() string                   { return "none" }
+func (s idleServer) Serve() error                   { <-s.stop; return nil }
+func (s idleServer) Drain()                         {}
+func (s idleServer) Shutdown(context.Context) error { close(s.stop); return nil }
+
+// The poller beats its heartbeat before every PSP call: at each call, the
+// last beat is later than the end of the call before, so a long round of
+// slow calls is not taken for a stall.
+func TestRoundBeatsPerCall(t *testing.T) {
+	t.Parallel()
+	const stallAfter = time.Hour
+	g := worker.NewGroup(zaptest.NewLogger(t), worker.Config{StallAfter: stallAfter, ShutdownTimeout: time.Second})
+	var prevEnd time.Time
+	stale := make(chan int, 10)
+	pspFake := &fakePSP{call: func(_ context.Context, n int) error {
+		// Stalled at prevEnd + StallAfter means no beat since prevEnd.
+		if n > 1 && g.Stalled(prevEnd.Add(stallAfter).Add(time.Nanosecond)) != nil {
+			stale <- n
+		}
+		prevEnd = time.Now().Add(-time.Microsecond)
+		return nil
+	}}
+	p := newPoller(t, 4, pspFake, time.Minute)
+	rounds := make(chan struct{})
+	g.Add(func(ctx context.Context) error {
+		worker.Beat(ctx)
+		_, err := p.Round(ctx)
+		close(rounds)
+		<-ctx.Done()
+		return err
+	})
+	ctx, cancel := context.WithCancel(t.Context())
+	ran := make(chan error, 1)
+	go func() { ran <- g.Run(ctx, idleServer{stop: make(chan struct{})}) }()
+	<-rounds
+	cancel()
+	if err := <-ran; err != nil {
+		t.Fatal(err)
+	}
+	close(stale)
+	for n := range stale {
+		t.Errorf("call %d: no heartbeat since the call before", n)
+	}
+	if n := pspFake.count(); n != 4 {
+		t.Fatalf("PSP calls = %d, want 4", n)
+	}
+}
