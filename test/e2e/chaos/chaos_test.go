@@ -21,10 +21,12 @@ func (w logWriter) Write(p []byte) (int, error) {
 
 // ciProfile is the chaos run `make test` keeps forever: 300 payments, five
 // SIGKILLs, one SQS restart that loses its messages and one PostgreSQL
-// crash, with the default PSP faults.
+// crash, with the default PSP faults and a few of each business fault
+// (mismatched and second payments, rejected and refused invoices).
 func ciProfile() Config {
 	cfg := Defaults()
 	cfg.Payments, cfg.Kills, cfg.KillEvery, cfg.Quiesce = 300, 5, 3*time.Second, 3*time.Minute
+	cfg.MismatchShare, cfg.DoublePayShare, cfg.RefuseShare = 0.02, 0.02, 0.02
 	return cfg
 }
 
@@ -41,8 +43,8 @@ func TestChaosCIProfile(t *testing.T) {
 	if !res.OK() {
 		t.Fatalf("%s\nproblems:\n%s", res, strings.Join(res.Problems, "\n"))
 	}
-	if res.Payments != cfg.Payments || res.Kills != cfg.Kills || res.SQSRestarts != 1 || res.PGRestarts != 1 {
-		t.Fatalf("the run did not do what the profile says: %s", res)
+	if res.Payments <= cfg.Payments || res.Cases == 0 || res.Rejected == 0 || res.Kills != cfg.Kills || res.SQSRestarts != 1 || res.PGRestarts != 1 {
+		t.Fatalf("the run did not do what the profile says (second payments, cases, rejections): %s rejected=%d", res, res.Rejected)
 	}
 	if res.Documents != res.Payments+res.Refunds {
 		t.Fatalf("documents = %d, want one per payment and refund (%d)", res.Documents, res.Payments+res.Refunds)
