@@ -57,10 +57,11 @@ func Defaults() Config {
 type Result struct {
 	Payments, Refunds, Documents int // Payments counts second payments too
 	Duplicates, Missing          int
-	Rejected                     int // documents DGI rejected: kept, never valid
-	Cases, Closed, Open          int // cases of every service, at the end
-	Injected                     int // duplicates the fiscal sandbox made on purpose
-	Attention                    int // needs_attention documents not explained by an injected duplicate
+	Rejected                     int            // documents DGI rejected: kept, never valid
+	Cases, Closed, Open          int            // cases of every service, at the end
+	ByAction                     map[string]int // cases by "kind/action" ("kind/open" while open)
+	Injected                     int            // duplicates the fiscal sandbox made on purpose
+	Attention                    int            // needs_attention documents not explained by an injected duplicate
 	Kills, SQSRestarts           int
 	PGRestarts                   int
 	Elapsed                      time.Duration

@@ -81,6 +81,27 @@ func kinds(cases []caseJSON) string {
 	return " (" + strings.Join(parts, " ") + ")"
 }
 
+// caseActions counts the cases by "kind/action" ("kind/open" while open).
+func (r *run) caseActions(ctx context.Context) (map[string]int, error) {
+	rows, err := r.db.Query(ctx, `SELECT kind || '/' || coalesce(action, 'open'), count(*)
+		FROM (SELECT kind, action FROM ingest.cases UNION ALL SELECT kind, action FROM invoicer.cases
+			UNION ALL SELECT kind, action FROM reconciler.cases) c GROUP BY 1 ORDER BY 1`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]int{}
+	for rows.Next() {
+		var k string
+		var n int
+		if err := rows.Scan(&k, &n); err != nil {
+			return nil, err
+		}
+		out[k] = n
+	}
+	return out, rows.Err()
+}
+
 // caseCounts counts every service's cases, and those still open, in the
 // database; refundedAtPSP counts cases closed without a document.
 func (r *run) caseCounts(ctx context.Context) (total, open, refundedAtPSP int, err error) {
@@ -116,6 +137,9 @@ func (r *run) result(ctx context.Context) (Result, error) {
 		return Result{}, fmt.Errorf("cases: %w", err)
 	}
 	res.Cases, res.Closed, res.Open = total, total-open, open
+	if res.ByAction, err = r.caseActions(ctx); err != nil {
+		return Result{}, fmt.Errorf("cases: %w", err)
+	}
 	if open > 0 {
 		res.Problems = append(res.Problems, fmt.Sprintf("%d cases still open", open))
 	}

@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"sort"
 	"strings"
 	"syscall"
 
@@ -45,6 +46,7 @@ func main() {
 	}
 	fmt.Printf("chaos: the fiscal sandbox duplicated %d documents on purpose; each was parked and resolved by the operator\n", res.Injected)
 	fmt.Printf("chaos: DGI rejected %d documents (kept, never counted as valid); the operator closed %d of %d cases\n", res.Rejected, res.Closed, res.Cases)
+	fmt.Println("chaos: cases by kind/action:", byAction(res.ByAction))
 	fmt.Println(res)
 	if !res.OK() {
 		os.Exit(1)
@@ -110,4 +112,18 @@ func split(s string) []string {
 		}
 	}
 	return out
+}
+
+// byAction formats the case tally in a stable order.
+func byAction(n map[string]int) string {
+	keys := make([]string, 0, len(n))
+	for k := range n {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s=%d", k, n[k])
+	}
+	return strings.Join(parts, " ")
 }
