@@ -61,7 +61,7 @@ func (r *run) openCases(ctx context.Context) ([]caseJSON, error) {
 // accepted as its own sale, a second payment invoiced as a separate sale,
 // an order recorded late re-applied, a rejected document re-issued, a
 // refused one retried after the sandbox's fault is lifted, a parked outbox
-// row unparked, an audit disagreement acknowledged only when the money it
+// row unparked, a parked receipt replayed, an audit disagreement acknowledged only when the money it
 // names provably has its one valid document. missing_document cases close
 // themselves once the document exists; anything else stays open and fails
 // the run. No case is closed as refunded at the PSP: the run refunds no
@@ -102,6 +102,8 @@ func (r *run) closeCase(ctx context.Context, c caseJSON, docs []stack.Document) 
 		return r.resolve(ctx, c, "retry", "the provider's fault was lifted")
 	case "parked_outbox_row":
 		return r.unpark(ctx, c)
+	case "parked_receipt": // used its attempts while services died; a new failure opens a new case
+		return r.resolve(ctx, c, "replay", "the outage is over: applied again")
 	case "audit_disagreement":
 		if !r.proven(c, docs) {
 			return false, nil
