@@ -53,6 +53,9 @@ type plan struct {
 	company     bool
 	refund      bool
 	partial     bool
+	mismatch    bool // paid at the PSP for another amount than the order's
+	double      bool // the order gets a second PAID payment
+	refuse      bool // the fiscal sandbox refuses its invoice until lifted
 }
 
 func plans(cfg Config) []plan {
@@ -65,6 +68,14 @@ func plans(cfg Config) []plan {
 			refund:      rnd.Float64() < cfg.RefundShare,
 			partial:     rnd.Float64() < cfg.PartialShare,
 		}
+	}
+	faults := rand.New(rand.NewPCG(cfg.Seed, cfg.Seed+3))
+	for i := range out {
+		p := &out[i]
+		p.mismatch = faults.Float64() < cfg.MismatchShare
+		p.double = !p.mismatch && faults.Float64() < cfg.DoublePayShare
+		p.refuse = faults.Float64() < cfg.RefuseShare
+		p.refund = p.refund && !p.mismatch && !p.double // their payment waits for an operator
 	}
 	return out
 }

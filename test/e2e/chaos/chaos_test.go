@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/onceflow/onceflow/test/e2e/stack"
 )
 
@@ -21,10 +23,12 @@ func (w logWriter) Write(p []byte) (int, error) {
 
 // ciProfile is the chaos run `make test` keeps forever: 300 payments, five
 // SIGKILLs, one SQS restart that loses its messages and one PostgreSQL
-// crash, with the default PSP faults.
+// crash, with the default PSP faults and a few of each business fault
+// (mismatched and second payments, rejected and refused invoices).
 func ciProfile() Config {
 	cfg := Defaults()
 	cfg.Payments, cfg.Kills, cfg.KillEvery, cfg.Quiesce = 300, 5, 3*time.Second, 3*time.Minute
+	cfg.MismatchShare, cfg.DoublePayShare, cfg.RefuseShare = 0.02, 0.02, 0.02
 	return cfg
 }
 
@@ -37,12 +41,12 @@ func TestChaosCIProfile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Log(res)
+	t.Log(res, res.ByAction)
 	if !res.OK() {
 		t.Fatalf("%s\nproblems:\n%s", res, strings.Join(res.Problems, "\n"))
 	}
-	if res.Payments != cfg.Payments || res.Kills != cfg.Kills || res.SQSRestarts != 1 || res.PGRestarts != 1 {
-		t.Fatalf("the run did not do what the profile says: %s", res)
+	if res.Payments <= cfg.Payments || res.Cases == 0 || res.Rejected == 0 || res.Kills != cfg.Kills || res.SQSRestarts != 1 || res.PGRestarts != 1 {
+		t.Fatalf("the run did not do what the profile says (second payments, cases, rejections): %s rejected=%d", res, res.Rejected)
 	}
 	if res.Documents != res.Payments+res.Refunds {
 		t.Fatalf("documents = %d, want one per payment and refund (%d)", res.Documents, res.Payments+res.Refunds)
@@ -50,12 +54,15 @@ func TestChaosCIProfile(t *testing.T) {
 }
 
 // The checker can fail: a document planted at the fiscal sandbox behind
-// onceflow's back is a duplicate, and one dropped from it is missing.
+// onceflow's back is a duplicate, one dropped from it is missing, and a
+// case no operator closed (a chargeback, which the harness never closes)
+// is open.
 func TestCheckerCatchesPlantedAndDroppedDocuments(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	cfg := Defaults()
 	cfg.Payments, cfg.RefundShare, cfg.Kills, cfg.SQSRestarts, cfg.PGRestarts = 10, 0, 0, 0, 0
+	cfg.MismatchShare, cfg.DoublePayShare, cfg.RefuseShare = 0, 0, 0
 	cfg.KillEvery, cfg.Dir = 200*time.Millisecond, t.TempDir()
 	tamper := func(ctx context.Context, s *stack.Stack) error {
 		docs, err := s.Documents(ctx)
@@ -66,13 +73,28 @@ func TestCheckerCatchesPlantedAndDroppedDocuments(t *testing.T) {
 		if err := s.Sandbox(ctx, http.MethodPost, "/sandbox/documents", planted); err != nil {
 			return err
 		}
-		return s.Sandbox(ctx, http.MethodDelete, "/sandbox/documents/"+docs[1].Reference, nil)
+		if err := s.Sandbox(ctx, http.MethodDelete, "/sandbox/documents/"+docs[1].Reference, nil); err != nil {
+			return err
+		}
+		return openCase(ctx, s)
 	}
 	res, err := runWith(ctx, cfg, logWriter{t}, tamper)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.OK() || res.Duplicates != 1 || res.Missing != 1 {
-		t.Fatalf("%s: want duplicates=1 missing=1 and a failed run", res)
+	if res.OK() || res.Duplicates != 1 || res.Missing != 1 || res.Open != 1 || res.Closed != res.Cases-1 {
+		t.Fatalf("%s: want duplicates=1 missing=1 open=1 and a failed run", res)
 	}
+}
+
+// openCase opens a chargeback case at ingest, as its apply worker would.
+func openCase(ctx context.Context, s *stack.Stack) error {
+	conn, err := pgx.Connect(ctx, s.Database)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	_, err = conn.Exec(ctx, `INSERT INTO ingest.cases (kind, subject, psp, psp_payment_id, amount_minor, currency)
+		VALUES ('chargeback', 'payment:planted', 'dlocal', 'planted', 100, 'UYU')`)
+	return err
 }

@@ -16,59 +16,82 @@ type Source struct {
 
 // Verdict is what the fiscal sandbox holds against what was paid and refunded.
 type Verdict struct {
-	Documents  int      // documents onceflow made for the sources
-	Duplicates int      // documents beyond the first per source, injected ones excepted
-	Missing    int      // sources without a document
+	Documents  int      // valid documents onceflow made for the sources
+	Duplicates int      // valid documents beyond the first per source, injected ones excepted
+	Missing    int      // sources without a valid document
+	Rejected   int      // documents DGI rejected: kept for the record, never valid
 	Injected   int      // duplicates the sandbox made on purpose
 	Problems   []string // one line per source that is not exactly right
 }
 
-// finalStatuses are the CFEStatus values after which nothing changes:
-// authorized (5), rejected by DGI (3), voided (6 is not used; see
-// docs/wire-invoicy.md).
-var finalStatuses = map[int]bool{5: true, 3: true}
+// CFEStatus values of the fiscal sandbox (docs/wire-invoicy.md): a document
+// is valid once DGI authorized it; a rejected one never counts.
+const (
+	statusRejected   = 3
+	statusAuthorized = 5
+)
 
 // Check compares the sandbox's documents with the sources: each source must
-// have exactly one document, of its type, in a final state. Documents the
-// sandbox duplicated on purpose are counted apart.
+// have exactly one valid (authorized) document, of its type, and nothing
+// else but rejected ones. Documents the sandbox duplicated on purpose are
+// counted apart.
 func Check(sources []Source, docs []stack.Document) Verdict {
 	held := stack.BySource(docs)
 	var v Verdict
-	for _, src := range sources {
-		made := 0
-		for _, d := range held[src.Key] {
-			if d.Injected {
-				v.Injected++
-				continue
-			}
-			made++
-			v.Documents++
-			if d.Type != src.WantType {
-				v.Problems = append(v.Problems, fmt.Sprintf("%s: document of type %d, want %d", src.Key, d.Type, src.WantType))
-			}
-			if !finalStatuses[d.Status] {
-				v.Problems = append(v.Problems, fmt.Sprintf("%s: document %s is not final (CFEStatus %d)", src.Key, d.Reference, d.Status))
-			}
-		}
-		switch {
-		case made == 0:
-			v.Missing++
-			v.Problems = append(v.Problems, src.Key+": no document")
-		case made > 1:
-			v.Duplicates += made - 1
-			v.Problems = append(v.Problems, fmt.Sprintf("%s: %d documents", src.Key, made))
-		}
-	}
 	known := map[string]bool{}
 	for _, src := range sources {
 		known[src.Key] = true
+		v.source(src, held[src.Key])
 	}
 	for key, ds := range held {
-		if !known[key] {
-			v.Duplicates += len(ds)
-			v.Problems = append(v.Problems, fmt.Sprintf("%s: %d documents for nothing the driver paid or refunded", key, len(ds)))
+		if known[key] {
+			continue
+		}
+		if n := countValid(ds); n > 0 {
+			v.Duplicates += n
+			v.Problems = append(v.Problems, fmt.Sprintf("%s: %d documents for nothing the driver paid or refunded", key, n))
 		}
 	}
 	sort.Strings(v.Problems)
 	return v
+}
+
+// source checks one source's documents.
+func (v *Verdict) source(src Source, ds []stack.Document) {
+	valid := 0
+	for _, d := range ds {
+		switch {
+		case d.Injected:
+			v.Injected++
+		case d.Status == statusRejected:
+			v.Rejected++
+		case d.Status != statusAuthorized:
+			v.Problems = append(v.Problems, fmt.Sprintf("%s: document %s is not final (CFEStatus %d)", src.Key, d.Reference, d.Status))
+		default:
+			valid++
+			v.Documents++
+			if d.Type != src.WantType {
+				v.Problems = append(v.Problems, fmt.Sprintf("%s: document of type %d, want %d", src.Key, d.Type, src.WantType))
+			}
+		}
+	}
+	switch {
+	case valid == 0:
+		v.Missing++
+		v.Problems = append(v.Problems, src.Key+": no valid document")
+	case valid > 1:
+		v.Duplicates += valid - 1
+		v.Problems = append(v.Problems, fmt.Sprintf("%s: %d valid documents", src.Key, valid))
+	}
+}
+
+// countValid counts the authorized documents onceflow made among ds.
+func countValid(ds []stack.Document) int {
+	n := 0
+	for _, d := range ds {
+		if !d.Injected && d.Status == statusAuthorized {
+			n++
+		}
+	}
+	return n
 }

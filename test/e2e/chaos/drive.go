@@ -34,9 +34,18 @@ func (r *run) drive(ctx context.Context) error {
 func (r *run) payOne(ctx context.Context, i int, p plan) error {
 	ingest := r.s.IngestURLs[i%len(r.s.IngestURLs)]
 	orderID := fmt.Sprintf("chaos-%d-%d", r.cfg.Seed, i)
-	pay, err := r.s.CreatePayment(ctx, orderID, p.amountMinor, ingest+"/webhooks/dlocal")
+	pspAmount := p.amountMinor
+	if p.mismatch {
+		pspAmount += 100 // one peso more than the order
+	}
+	pay, err := r.s.CreatePayment(ctx, orderID, pspAmount, ingest+"/webhooks/dlocal")
 	if err != nil {
 		return err
+	}
+	if p.refuse {
+		if err := r.refuse(ctx, pay); err != nil {
+			return err
+		}
 	}
 	var customer struct {
 		ID string `json:"id"`
@@ -51,10 +60,29 @@ func (r *run) payOne(ctx context.Context, i int, p plan) error {
 	}
 	r.add(Source{Key: "payment:" + pay, WantType: docType(p.company, false)})
 	r.paid.Add(1)
+	if p.double {
+		return r.payAgain(ctx, orderID, pay, p, ingest)
+	}
 	if !p.refund {
 		return nil
 	}
 	return r.refundOne(ctx, i, pay, p, ingest)
+}
+
+// payAgain pays orderID a second time once its first payment is PAID at
+// the PSP: ingest opens an unmatched_payment case (second_payment) for
+// whichever of the two it applies second.
+func (r *run) payAgain(ctx context.Context, orderID, first string, p plan, ingest string) error {
+	if err := r.waitPaid(ctx, first); err != nil {
+		return err
+	}
+	pay, err := r.s.CreatePayment(ctx, orderID, p.amountMinor, ingest+"/webhooks/dlocal")
+	if err != nil {
+		return err
+	}
+	r.add(Source{Key: "payment:" + pay, WantType: docType(p.company, false)})
+	r.seconds.Add(1)
+	return nil
 }
 
 func (r *run) refundOne(ctx context.Context, i int, pay string, p plan, ingest string) error {

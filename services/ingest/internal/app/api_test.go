@@ -119,6 +119,37 @@ func TestIdempotencyKey(t *testing.T) {
 	}
 }
 
+// A create retried under its Idempotency-Key after the first attempt
+// committed the order but died before finishing the key (a SIGKILL or a
+// PostgreSQL crash, seen in the chaos run; the stale claim is taken again)
+// answers the order, not 409, when the body is the same; another body under
+// the merchant order id is still a conflict.
+func TestOrderRetriedAfterACrashIsTheSameOrder(t *testing.T) {
+	t.Parallel()
+	e := start(t)
+	_, body := e.apiPost("/v1/customers", ana, "")
+	var c struct{ ID string }
+	_ = json.Unmarshal([]byte(body), &c)
+	order := map[string]any{"merchant_order_id": "o-crash", "customer_id": c.ID, "amount_minor": 100, "currency": "UYU", "psp_payment_id": "D-crash"}
+	code, first := e.apiPost("/v1/orders", order, "order-o-crash")
+	if code != http.StatusCreated {
+		t.Fatalf("first: %d %s", code, first)
+	}
+	if _, err := e.pool.Exec(t.Context(), "DELETE FROM ingest.idempotency_keys WHERE key = 'order-o-crash'"); err != nil {
+		t.Fatal(err) // as if the attempt died before FinishIdempotent and its claim went stale
+	}
+	if code, again := e.apiPost("/v1/orders", order, "order-o-crash"); code != http.StatusCreated || again != first {
+		t.Fatalf("retry: %d %s, want 201 and the first order %s", code, again, first)
+	}
+	other := map[string]any{"merchant_order_id": "o-crash", "customer_id": c.ID, "amount_minor": 200, "currency": "UYU"}
+	if code, got := e.apiPost("/v1/orders", other, "order-o-crash-2"); code != http.StatusConflict {
+		t.Fatalf("another order under the merchant id: %d %s, want 409", code, got)
+	}
+	if n := e.count("SELECT count(*) FROM ingest.orders"); n != 1 {
+		t.Fatalf("orders = %d, want 1", n)
+	}
+}
+
 func TestOrdersAreValidatedAndListed(t *testing.T) {
 	t.Parallel()
 	e := start(t)

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"encoding/json"
 	"net/http"
+	"reflect"
 	"strings"
 
 	"github.com/google/uuid"
@@ -96,10 +97,30 @@ func (a *API) createOrder(c echo.Context) error {
 	if errkind.Is(err, errkind.Invalid) {
 		return fieldErrors{"customer_id": "no such customer"}.answer(c)
 	}
+	if err != nil && c.Request().Header.Get("Idempotency-Key") != "" {
+		if same, ok := a.sameOrder(c, in); ok { // an earlier attempt committed before its key was finished
+			return c.JSON(http.StatusCreated, same)
+		}
+	}
 	if err != nil {
 		return conflict(err, "an order with this merchant_order_id or psp_payment_id exists")
 	}
 	return c.JSON(http.StatusCreated, orderOut(row))
+}
+
+// sameOrder returns the order recorded under in's merchant order id when it
+// is exactly in: the retry of a create whose first attempt committed the
+// order but died (a crash, a lost database) before finishing its
+// Idempotency-Key, so the key was claimed again.
+func (a *API) sameOrder(c echo.Context, in Order) (Order, bool) {
+	o, _, err := a.store.OrderWithCustomerByMerchantID(c.Request().Context(), in.MerchantOrderID)
+	if err != nil {
+		return Order{}, false
+	}
+	got := orderOut(o)
+	same, want := got, in
+	same.Lines, want.Lines, want.ID = nil, nil, got.ID // no lines are stored as null or []
+	return got, reflect.DeepEqual(same, want) && len(got.Lines) == len(in.Lines) && (len(in.Lines) == 0 || reflect.DeepEqual(got.Lines, in.Lines))
 }
 
 func (a *API) getOrder(c echo.Context) error {

@@ -120,7 +120,8 @@ func (a *API) pick(ctx context.Context, d store.Document, r Resolution) (fiscal.
 }
 
 // apply moves d to change, records the resolution and queues the
-// notification, in one transaction.
+// notification, in one transaction; adopting a document DGI rejected opens
+// its document_rejected case, as the emitter would.
 func (a *API) apply(ctx context.Context, d store.Document, r Resolution, change notify.Change, h *fiscal.Held) error {
 	err := notify.Commit(ctx, a.store, a.wake, func(tx *store.Tx) error {
 		var moved bool
@@ -143,6 +144,11 @@ func (a *API) apply(ctx context.Context, d store.Document, r Resolution, change 
 		if err := tx.CloseCaseOf(ctx, store.CaseNeedsAttention, store.DocumentSubject(d.ID),
 			store.Closing{Actor: r.Actor, Action: r.Action, Reason: r.Reason}); err != nil {
 			return err
+		}
+		if change.Status == fiscal.StatusRejected && h != nil { // adopted a rejected CFE: re-issuing it is a case
+			if _, err := tx.OpenCase(ctx, store.RejectedCase(d, h.ProviderStatus)); err != nil {
+				return err
+			}
 		}
 		return notify.Insert(ctx, tx, d, change)
 	})

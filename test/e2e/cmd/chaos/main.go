@@ -2,10 +2,13 @@
 // processes (two of ingest, relay and invoicer) on a private PostgreSQL and
 // SQS, payments and refunds through misbehaving sandboxes, SIGKILLs, an SQS
 // restart that loses its messages and a PostgreSQL crash; then it checks
-// that every payment and refund became exactly one document. It prints one
-// summary line and exits 1 on any duplicate or missing document.
+// that every payment and refund became exactly one valid document. Business
+// faults (mismatched and second payments, rejected and refused documents)
+// become cases, which the harness closes through the admin API as an
+// operator would. It prints one summary line and exits 1 on any duplicate
+// or missing document or open case.
 //
-//	go run ./test/e2e/cmd/chaos -payments 1000 -kills 12
+//	go run ./test/e2e/cmd/chaos -payments 2000 -kills 10 -mismatch-share 0.02 -double-pay-share 0.01
 package main
 
 import (
@@ -15,6 +18,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"sort"
 	"strings"
 	"syscall"
 
@@ -41,6 +45,8 @@ func main() {
 		fmt.Println("chaos: problem:", p)
 	}
 	fmt.Printf("chaos: the fiscal sandbox duplicated %d documents on purpose; each was parked and resolved by the operator\n", res.Injected)
+	fmt.Printf("chaos: DGI rejected %d documents (kept, never counted as valid); the operator closed %d of %d cases\n", res.Rejected, res.Closed, res.Cases)
+	fmt.Println("chaos: cases by kind/action:", byAction(res.ByAction))
 	fmt.Println(res)
 	if !res.OK() {
 		os.Exit(1)
@@ -55,6 +61,9 @@ func parse(args []string) (chaos.Config, error) {
 	fs.Float64Var(&cfg.RefundShare, "refund-share", cfg.RefundShare, "share of payments refunded (0-1)")
 	fs.Float64Var(&cfg.PartialShare, "partial-share", cfg.PartialShare, "share of refunds that refund half (0-1)")
 	fs.Float64Var(&cfg.CompanyShare, "company-share", cfg.CompanyShare, "share of buyers with a RUT (0-1)")
+	fs.Float64Var(&cfg.MismatchShare, "mismatch-share", cfg.MismatchShare, "share of payments paid at the PSP for another amount than their order's (0-1)")
+	fs.Float64Var(&cfg.DoublePayShare, "double-pay-share", cfg.DoublePayShare, "share of orders that get a second PAID payment (0-1)")
+	fs.Float64Var(&cfg.RefuseShare, "refuse-share", cfg.RefuseShare, "share of invoices the fiscal sandbox refuses until the operator lifts the fault (0-1)")
 	fs.IntVar(&cfg.Concurrency, "concurrency", cfg.Concurrency, "payments in flight at once")
 	fs.IntVar(&cfg.Kills, "kills", cfg.Kills, "SIGKILLs of a random service, each followed by a restart")
 	fs.DurationVar(&cfg.KillEvery, "kill-every", cfg.KillEvery, "time between disruptions")
@@ -82,9 +91,9 @@ func parse(args []string) (chaos.Config, error) {
 	case cfg.Kills < 0 || cfg.KillEvery <= 0:
 		return cfg, fmt.Errorf("-kills: want 0 or more; -kill-every: want a positive duration")
 	}
-	for _, share := range []float64{cfg.RefundShare, cfg.PartialShare, cfg.CompanyShare} {
+	for _, share := range []float64{cfg.RefundShare, cfg.PartialShare, cfg.CompanyShare, cfg.MismatchShare, cfg.DoublePayShare, cfg.RefuseShare} {
 		if share < 0 || share > 1 {
-			return cfg, fmt.Errorf("-refund-share, -partial-share, -company-share: want 0 to 1")
+			return cfg, fmt.Errorf("-refund-share, -partial-share, -company-share, -mismatch-share, -double-pay-share, -refuse-share: want 0 to 1")
 		}
 	}
 	for _, kv := range append(cfg.PSPEnv, cfg.FiscalEnv...) {
@@ -103,4 +112,18 @@ func split(s string) []string {
 		}
 	}
 	return out
+}
+
+// byAction formats the case tally in a stable order.
+func byAction(n map[string]int) string {
+	keys := make([]string, 0, len(n))
+	for k := range n {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s=%d", k, n[k])
+	}
+	return strings.Join(parts, " ")
 }
