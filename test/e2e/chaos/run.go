@@ -116,8 +116,8 @@ func (r *run) setUp(ctx context.Context) error {
 		"INGEST_APPLY_BACKOFF_CAP=5s", "RELAY_BACKOFF_CAP=5s", "RELAY_LEASE_TTL=3s", "SHUTDOWN_TIMEOUT=5s",
 		"INVOICER_EMIT_SETTLE=3s", "INVOICER_EMIT_RETRY_CAP=5s", "INVOICER_DGI_POLL_BASE=1s", "INVOICER_DGI_POLL_CAP=5s",
 		"INVOICER_PROVIDER_TIMEOUT=3s", "INVOICER_EMIT_LEASE=10s", "INVOICER_PROVIDER_RATE_LIMIT=0",
-		"PROVIDER_TIMEOUT=3s",           // the reconciler's audit calls
-		"INVOICER_REFUSED_CASE_AFTER=3", // a refused invoice becomes a case within seconds
+		"RECONCILER_PROVIDER_TIMEOUT=3s", // the reconciler's audit calls
+		"INVOICER_REFUSED_CASE_AFTER=3",  // a refused invoice becomes a case within seconds
 		"PSP_SEED=" + fmt.Sprint(r.cfg.Seed), "FISCAL_SEED=" + fmt.Sprint(r.cfg.Seed),
 	}, append(r.cfg.PSPEnv, r.cfg.FiscalEnv...)...)
 	r.s, err = stack.StartWith(ctx, r.dir, stack.Options{AdminDSN: r.pg.DSN("postgres"), SQSEndpoint: r.sqs.Endpoint(),

@@ -125,7 +125,7 @@ func (e *engine) openPools(ctx context.Context, cfg Config) (err error) {
 func newAuditor(cfg Config, invoicer *store.InvoicerReader) (*audit.Auditor, error) {
 	statuses, err := cfg.statusMap()
 	if err != nil {
-		return nil, fmt.Errorf("PROVIDER_STATUS_MAP: %w", err)
+		return nil, fmt.Errorf("RECONCILER_PROVIDER_STATUS_MAP: %w", err)
 	}
 	icfg := cfg.Settings.Config()
 	icfg.Timeout, icfg.StatusMap = cfg.ProviderTimeout, statuses

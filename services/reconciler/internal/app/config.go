@@ -65,8 +65,8 @@ type Config struct {
 	// Settings name the InvoiCy branch to audit and how to reach it
 	// (INVOICY_*), the invoicer's settings type.
 	invoicy.Settings
-	ProviderTimeout   time.Duration `env:"PROVIDER_TIMEOUT" envDefault:"15s"`
-	ProviderStatusMap string        `env:"PROVIDER_STATUS_MAP"`
+	ProviderTimeout   time.Duration `env:"RECONCILER_PROVIDER_TIMEOUT" renamed:"PROVIDER_TIMEOUT" envDefault:"15s"`
+	ProviderStatusMap string        `env:"RECONCILER_PROVIDER_STATUS_MAP" renamed:"PROVIDER_STATUS_MAP"`
 }
 
 // Values of RECONCILER_AUDIT.
@@ -149,15 +149,15 @@ func (c Config) validateAudit() []error {
 		errs = append(errs, fmt.Errorf("RECONCILER_AUDIT_DAYS: want 1 to 31, got %d", c.AuditDays))
 	}
 	if c.ProviderTimeout <= 0 {
-		errs = append(errs, errors.New("PROVIDER_TIMEOUT: want a positive duration such as 15s"))
+		errs = append(errs, errors.New("RECONCILER_PROVIDER_TIMEOUT: want a positive duration such as 15s"))
 	}
 	if _, err := c.statusMap(); err != nil {
-		errs = append(errs, fmt.Errorf("PROVIDER_STATUS_MAP: %w", err))
+		errs = append(errs, fmt.Errorf("RECONCILER_PROVIDER_STATUS_MAP: %w", err))
 	}
 	return errs
 }
 
-// statusMap is PROVIDER_STATUS_MAP, or nil for the adapter's default.
+// statusMap is RECONCILER_PROVIDER_STATUS_MAP, or nil for the adapter's default.
 func (c Config) statusMap() (map[string]fiscal.Status, error) {
 	if c.ProviderStatusMap == "" {
 		return nil, nil

@@ -96,8 +96,8 @@ func TestConfigAuditErrorsNameTheVariable(t *testing.T) {
 		{"INVOICY_ACCESS_KEY", " "},
 		{"RECONCILER_AUDIT_DAYS", "0"},
 		{"RECONCILER_AUDIT_DAYS", "90"},
-		{"PROVIDER_TIMEOUT", "0s"},
-		{"PROVIDER_STATUS_MAP", "5=paid"},
+		{"RECONCILER_PROVIDER_TIMEOUT", "0s"},
+		{"RECONCILER_PROVIDER_STATUS_MAP", "5=paid"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.key+"="+tt.value, func(t *testing.T) {
