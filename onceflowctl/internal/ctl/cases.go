@@ -9,27 +9,9 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-)
 
-// caseJSON is a case as the services answer it (docs/cases.md).
-type caseJSON struct {
-	ID           string          `json:"id"`
-	Service      string          `json:"service"`
-	Kind         string          `json:"kind"`
-	Subject      string          `json:"subject"`
-	PSPPaymentID string          `json:"psp_payment_id"`
-	PSPRefundID  string          `json:"psp_refund_id"`
-	OrderID      string          `json:"order_id"`
-	AmountMinor  *int64          `json:"amount_minor"`
-	Currency     string          `json:"currency"`
-	Evidence     json.RawMessage `json:"evidence"`
-	OpenedAt     string          `json:"opened_at"`
-	ClosedAt     string          `json:"closed_at"`
-	ClosedBy     string          `json:"closed_by"`
-	Action       string          `json:"action"`
-	Reason       string          `json:"reason"`
-	Actions      []string        `json:"actions"`
-}
+	"github.com/onceflow/onceflow/pkg/cases"
+)
 
 func casesCmd(o *options) *cobra.Command {
 	c := &cobra.Command{
@@ -59,7 +41,7 @@ func casesList(o *options) *cobra.Command {
 				q.Set("service", service)
 			}
 			var page struct {
-				Cases []caseJSON `json:"cases"`
+				Cases []cases.View `json:"cases"`
 			}
 			raw, err := o.client("reconciler").call(cmd.Context(), http.MethodGet, "/admin/cases?"+q.Encode(), nil, &page)
 			if err != nil {
@@ -99,23 +81,22 @@ func casesShow(o *options) *cobra.Command {
 	}
 }
 
-func (o *options) getCase(cmd *cobra.Command, id string) (caseJSON, json.RawMessage, error) {
-	var k caseJSON
+func (o *options) getCase(cmd *cobra.Command, id string) (cases.View, json.RawMessage, error) {
+	var k cases.View
 	raw, err := o.client("reconciler").call(cmd.Context(), http.MethodGet, "/admin/cases/"+url.PathEscape(id), nil, &k)
 	return k, raw, err
 }
 
 // parseCaseID splits "<service>-<n>".
 func parseCaseID(id string) (string, int64, error) {
-	svc, num, _ := strings.Cut(id, "-")
-	n, err := strconv.ParseInt(num, 10, 64)
-	if err != nil || n < 1 || (svc != "ingest" && svc != "invoicer" && svc != "reconciler") {
+	svc, n, ok := cases.ParseID(id)
+	if !ok {
 		return "", 0, &Error{ExitUsage, fmt.Errorf("ID: want <service>-<number>, e.g. ingest-17 (service ingest, invoicer or reconciler), got %q", id)}
 	}
 	return svc, n, nil
 }
 
-func money(k caseJSON) string {
+func money(k cases.View) string {
 	if k.AmountMinor == nil {
 		return "-"
 	}
@@ -129,7 +110,7 @@ func abs(n int64) int64 {
 	return n
 }
 
-func state(k caseJSON) string {
+func state(k cases.View) string {
 	if k.ClosedAt == "" {
 		return "open"
 	}

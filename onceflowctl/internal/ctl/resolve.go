@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/onceflow/onceflow/pkg/cases"
 )
 
 // resolveFlags are cases resolve's flags, sent as the resolve body.
@@ -37,7 +39,7 @@ func casesResolve(o *options) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if k.Kind == "parked_outbox_row" {
+			if k.Kind == cases.ParkedOutboxRow {
 				if err := o.unparkCase(cmd, k, f); err != nil {
 					return err
 				}
@@ -67,8 +69,8 @@ func casesResolve(o *options) *cobra.Command {
 // unparkCase closes a parked_outbox_row case the only way it closes: the
 // relay unparks its row (subject outbox:<id> of the owning service's
 // outbox), and the producer's trigger records actor and reason.
-func (o *options) unparkCase(cmd *cobra.Command, k caseJSON, f resolveFlags) error {
-	if f.Action != "unpark" {
+func (o *options) unparkCase(cmd *cobra.Command, k cases.View, f resolveFlags) error {
+	if f.Action != cases.ActionUnpark {
 		return &Error{ExitUsage, fmt.Errorf("--action: a parked_outbox_row case closes with unpark, got %q", f.Action)}
 	}
 	if k.ClosedAt != "" {

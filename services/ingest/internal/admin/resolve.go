@@ -9,19 +9,10 @@ import (
 	"github.com/labstack/echo/v4"
 	"go.uber.org/zap"
 
+	"github.com/onceflow/onceflow/pkg/cases"
 	"github.com/onceflow/onceflow/pkg/errkind"
 	"github.com/onceflow/onceflow/services/ingest/internal/apply"
 	"github.com/onceflow/onceflow/services/ingest/internal/store"
-)
-
-// Operator actions on ingest's cases (docs/cases.md).
-const (
-	ActionReapply       = "reapply"
-	ActionAcceptAsSale  = "accept_as_sale"
-	ActionSeparateSale  = "separate_sale"
-	ActionRefundedAtPSP = "refunded_at_psp"
-	ActionReplay        = "replay"
-	ActionAcknowledge   = "acknowledge"
 )
 
 // actions lists what closes c: none once it is closed, and for an
@@ -31,20 +22,20 @@ func actions(c store.Case) []string {
 		return []string{}
 	}
 	switch c.Kind {
-	case store.CaseUnmatchedPayment:
+	case cases.UnmatchedPayment:
 		switch c.Evidence["reason"] {
 		case apply.ReasonSecondPayment:
-			return []string{ActionSeparateSale, ActionRefundedAtPSP}
+			return []string{cases.ActionSeparateSale, cases.ActionRefundedAtPSP}
 		case apply.ReasonUnknownOrder:
-			return []string{ActionReapply, ActionRefundedAtPSP}
+			return []string{cases.ActionReapply, cases.ActionRefundedAtPSP}
 		}
-		return []string{ActionReapply, ActionAcceptAsSale, ActionRefundedAtPSP}
-	case store.CaseRefusedRefund:
-		return []string{ActionReapply, ActionRefundedAtPSP, ActionAcknowledge}
-	case store.CaseParkedReceipt:
-		return []string{ActionReplay, ActionAcknowledge}
-	case store.CaseChargeback:
-		return []string{ActionAcknowledge}
+		return []string{cases.ActionReapply, cases.ActionAcceptAsSale, cases.ActionRefundedAtPSP}
+	case cases.RefusedRefund:
+		return []string{cases.ActionReapply, cases.ActionRefundedAtPSP, cases.ActionAcknowledge}
+	case cases.ParkedReceipt:
+		return []string{cases.ActionReplay, cases.ActionAcknowledge}
+	case cases.Chargeback:
+		return []string{cases.ActionAcknowledge}
 	}
 	return []string{} // parked_outbox_row: unpark at the relay
 }
@@ -63,7 +54,7 @@ func (r Resolution) check() error {
 			return errkind.Coded(errkind.Invalid, "missing_field", "%s: required", f.name)
 		}
 	}
-	if r.Action == ActionRefundedAtPSP && strings.TrimSpace(r.PSPRefundID) == "" {
+	if r.Action == cases.ActionRefundedAtPSP && strings.TrimSpace(r.PSPRefundID) == "" {
 		return errkind.Coded(errkind.Invalid, "missing_field", "psp_refund_id: required for refunded_at_psp")
 	}
 	return nil
@@ -87,7 +78,7 @@ func (a *API) resolveCase(c echo.Context) error {
 	}
 	a.log.Info("operator closed case", zap.String("case", caseJSON(closed).ID), zap.String("kind", closed.Kind),
 		zap.String("action", closed.Action)) // never the actor: a person's name
-	if req.Action == ActionReapply || req.Action == ActionReplay {
+	if req.Action == cases.ActionReapply || req.Action == cases.ActionReplay {
 		select {
 		case a.wake <- struct{}{}:
 		default:
@@ -126,12 +117,12 @@ func (a *API) resolve(ctx context.Context, id int64, req Resolution) (store.Case
 // act does what action writes besides the closing record.
 func (a *API) act(ctx context.Context, tx *store.Tx, k store.Case, action string) error {
 	switch action {
-	case ActionReapply, ActionReplay:
+	case cases.ActionReapply, cases.ActionReplay:
 		if k.ReceiptID == nil {
 			return errkind.Coded(errkind.Refused, "no_receipt", "the case holds no receipt to apply again")
 		}
 		return tx.RequeueReceipt(ctx, *k.ReceiptID)
-	case ActionAcceptAsSale, ActionSeparateSale:
+	case cases.ActionAcceptAsSale, cases.ActionSeparateSale:
 		return a.recordSale(ctx, tx, k)
 	}
 	return nil // refunded_at_psp, acknowledge: the closing record is all

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/onceflow/onceflow/pkg/cases"
 	"github.com/onceflow/onceflow/services/ingest/internal/psp"
 	"github.com/onceflow/onceflow/services/ingest/internal/store"
 )
@@ -30,7 +31,7 @@ func unmatchedPayment(p psp.Payment, o store.Order, reason string) *store.Case {
 	if o.MerchantOrderID != "" {
 		ev["order_amount_minor"], ev["order_currency"] = o.AmountMinor, o.Currency
 	}
-	return &store.Case{Kind: store.CaseUnmatchedPayment, Subject: "payment:" + p.ID, PSPPaymentID: p.ID,
+	return &store.Case{Kind: cases.UnmatchedPayment, Subject: "payment:" + p.ID, PSPPaymentID: p.ID,
 		OrderID: p.OrderID, AmountMinor: &amount, Currency: p.Currency, Evidence: ev}
 }
 
@@ -53,7 +54,7 @@ func refusedRefund(r psp.Refund, reason string, extra map[string]any) *store.Cas
 	for k, v := range extra {
 		ev[k] = v
 	}
-	return &store.Case{Kind: store.CaseRefusedRefund, Subject: "refund:" + r.ID, PSPPaymentID: r.PaymentID,
+	return &store.Case{Kind: cases.RefusedRefund, Subject: "refund:" + r.ID, PSPPaymentID: r.PaymentID,
 		PSPRefundID: r.ID, AmountMinor: &amount, Currency: r.Currency, Evidence: ev}
 }
 
@@ -101,7 +102,7 @@ func parkedCase(r store.Receipt, cause error) store.Case {
 	if errors.As(cause, &unknown) && unknown.p.Status == StatusPaid {
 		return *unmatchedPayment(unknown.p, store.Order{}, ReasonUnknownOrder)
 	}
-	c := store.Case{Kind: store.CaseParkedReceipt, Subject: fmt.Sprintf("receipt:%d", r.ID),
+	c := store.Case{Kind: cases.ParkedReceipt, Subject: fmt.Sprintf("receipt:%d", r.ID),
 		Evidence: map[string]any{"event_type": r.EventType, "event_id": r.EventID, "attempts": r.Attempts + 1}}
 	switch r.EventType {
 	case "payment":

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/onceflow/onceflow/pkg/cases"
 	"github.com/onceflow/onceflow/pkg/testwait"
 	"github.com/onceflow/onceflow/services/ingest/internal/store"
 	"github.com/onceflow/onceflow/services/ingest/internal/webhook"
@@ -88,7 +89,7 @@ func TestUnmatchedPaymentOpensCase(t *testing.T) {
 		if got := e.settle("payment", id); got != tc.wantReceipt {
 			t.Fatalf("%s: receipt %s, want %s", tc.name, got, tc.wantReceipt)
 		}
-		c := e.openCase(store.CaseUnmatchedPayment, "payment:"+id)
+		c := e.openCase(cases.UnmatchedPayment, "payment:"+id)
 		if c.Evidence["reason"] != tc.reason || c.AmountMinor == nil || *c.AmountMinor != int64(tc.amount)*100 ||
 			c.Currency != tc.currency || c.PSPPaymentID != id || c.OrderID != tc.order || c.PSP != "dlocal" || c.ReceiptID == nil {
 			t.Fatalf("%s: case %+v, want reason %s, %d %s of order %s with its receipt", tc.name, c, tc.reason, tc.amount*100, tc.currency, tc.order)
@@ -111,7 +112,7 @@ func TestSecondPaidPaymentOpensCase(t *testing.T) {
 	if got := e.settle("payment", second); got != "rejected" {
 		t.Fatalf("second receipt %s, want rejected with a case", got)
 	}
-	c := e.openCase(store.CaseUnmatchedPayment, "payment:"+second)
+	c := e.openCase(cases.UnmatchedPayment, "payment:"+second)
 	if c.Evidence["reason"] != "second_payment" || c.Evidence["first_payment_id"] != first {
 		t.Fatalf("case evidence %v, want second_payment after %s", c.Evidence, first)
 	}
@@ -142,7 +143,7 @@ func TestRefusedRefundAndParkedReceiptOpenCases(t *testing.T) {
 	if got := e.settle("refund", refund); got != "rejected" {
 		t.Fatalf("refund receipt %s, want rejected", got)
 	}
-	c := e.openCase(store.CaseRefusedRefund, "refund:"+refund)
+	c := e.openCase(cases.RefusedRefund, "refund:"+refund)
 	if c.Evidence["reason"] != "over_refund" || *c.AmountMinor != 5000 || c.PSPPaymentID != id {
 		t.Fatalf("refused refund case %+v", c)
 	}
@@ -160,7 +161,7 @@ func TestRefusedRefundAndParkedReceiptOpenCases(t *testing.T) {
 	if err := e.pool.QueryRow(t.Context(), "SELECT id FROM ingest.webhook_receipts WHERE event_id = $1", orphan).Scan(&receipt); err != nil {
 		t.Fatal(err)
 	}
-	p := e.openCase(store.CaseParkedReceipt, fmt.Sprintf("receipt:%d", receipt))
+	p := e.openCase(cases.ParkedReceipt, fmt.Sprintf("receipt:%d", receipt))
 	if p.PSPRefundID != orphan || *p.ReceiptID != receipt {
 		t.Fatalf("parked receipt case %+v", p)
 	}

@@ -8,17 +8,9 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/onceflow/onceflow/pkg/cases"
 	"github.com/onceflow/onceflow/pkg/pg"
 	"github.com/onceflow/onceflow/services/ingest/internal/store/dbsqlc"
-)
-
-// Case kinds ingest opens (docs/cases.md).
-const (
-	CaseUnmatchedPayment = "unmatched_payment"
-	CaseRefusedRefund    = "refused_refund"
-	CaseParkedReceipt    = "parked_receipt"
-	CaseChargeback       = "chargeback"
-	CaseParkedOutboxRow  = "parked_outbox_row"
 )
 
 // Case is a situation a person must decide: the money it concerns, the
@@ -115,23 +107,16 @@ func (t *Tx) CloseCase(ctx context.Context, id int64, cl CaseClosing) (Case, err
 	return caseFromRow(row), nil
 }
 
-// CaseStat is the open cases of one kind and the oldest one's age.
-type CaseStat struct {
-	Kind   string
-	Open   int64
-	Oldest time.Duration
-}
-
 // OpenCaseStats returns the open cases per kind, ages by the database's
 // clock.
-func (s *Store) OpenCaseStats(ctx context.Context) ([]CaseStat, error) {
+func (s *Store) OpenCaseStats(ctx context.Context) ([]cases.Stat, error) {
 	rows, err := s.q.CaseOpenStats(ctx)
 	if err != nil {
 		return nil, pg.Interpret(err, "open case stats")
 	}
-	out := make([]CaseStat, len(rows))
+	out := make([]cases.Stat, len(rows))
 	for i, r := range rows {
-		out[i] = CaseStat{Kind: r.Kind, Open: r.Open, Oldest: time.Duration(r.OldestAgeSeconds * float64(time.Second))}
+		out[i] = cases.Stat{Kind: r.Kind, Open: r.Open, OldestAge: time.Duration(r.OldestAgeSeconds * float64(time.Second))}
 	}
 	return out, nil
 }

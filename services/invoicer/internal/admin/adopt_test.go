@@ -10,12 +10,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap/zaptest"
 
+	"github.com/onceflow/onceflow/pkg/cases"
 	"github.com/onceflow/onceflow/pkg/httpserver"
 	"github.com/onceflow/onceflow/provider/fiscal"
 	"github.com/onceflow/onceflow/sandbox/fiscalsim"
 	"github.com/onceflow/onceflow/services/invoicer/internal/admin"
 	"github.com/onceflow/onceflow/services/invoicer/internal/invoicertest"
-	"github.com/onceflow/onceflow/services/invoicer/internal/store"
 )
 
 // An operator who adopts the provider's document for a needs_attention one
@@ -39,7 +39,7 @@ func TestAdoptingARejectedDocumentOpensItsCase(t *testing.T) {
 	if err != nil || len(held) != 2 {
 		t.Fatalf("look-up: %+v, %v; want two documents", held, err)
 	}
-	c := k.theCase(t, store.CaseNeedsAttention)
+	c := k.theCase(t, cases.NeedsAttention)
 	body := `{"action":"adopt","actor":"ana","reason":"voided the other","series":"` + held[0].Series + `","number":` + strconv.FormatInt(held[0].Number, 10) + `}`
 	if code := k.resolve(t, c.ID, body, nil); code != http.StatusOK {
 		t.Fatalf("adopt: %d", code)
@@ -47,7 +47,7 @@ func TestAdoptingARejectedDocumentOpensItsCase(t *testing.T) {
 	if got := k.env.Document(t, d.Reference); got.Status != fiscal.StatusRejected {
 		t.Fatalf("document %s after adopting a rejected one, want rejected", got.Status)
 	}
-	rejected := k.theCase(t, store.CaseDocumentRejected)
+	rejected := k.theCase(t, cases.DocumentRejected)
 	if code := k.resolve(t, rejected.ID, `{"action":"reissue","actor":"ana","reason":"corrected"}`, nil); code != http.StatusOK {
 		t.Fatalf("reissue: %d", code)
 	}

@@ -6,6 +6,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"go.uber.org/zap"
 
+	"github.com/onceflow/onceflow/pkg/cases"
 	"github.com/onceflow/onceflow/pkg/errkind"
 	"github.com/onceflow/onceflow/provider/fiscal"
 	"github.com/onceflow/onceflow/services/invoicer/internal/notify"
@@ -81,7 +82,7 @@ func (a *API) act(ctx context.Context, tx *store.Tx, x store.Case, d store.Docum
 		// A later attempt went through on its own: nothing to retry.
 	case action == "retry":
 		moved, err = tx.RetryRefused(ctx, d.ID)
-	case action == "void" || (action == "reissue" && x.Kind == store.CaseDocumentRefused):
+	case action == "void" || (action == "reissue" && x.Kind == cases.DocumentRefused):
 		moved, err = tx.Void(ctx, d.ID, d.Status)
 	case action == "reissue":
 		moved = d.Status == fiscal.StatusRejected

@@ -3,59 +3,32 @@ package admin
 import (
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/onceflow/onceflow/pkg/cases"
 	"github.com/onceflow/onceflow/pkg/errkind"
 	"github.com/onceflow/onceflow/services/invoicer/internal/store"
 )
 
-// caseActions are the actions that close each kind of case the invoicer
-// owns (docs/cases.md). A parked outbox row is unparked through the relay.
-var caseActions = map[string][]string{
-	store.CaseDocumentRejected: {"reissue"},
-	store.CaseDocumentRefused:  {"retry", "reissue", "void"},
-	store.CaseNeedsAttention:   {"adopt", "retry", "void"},
-	store.CaseParkedOutboxRow:  {},
-}
-
-// Case is a case as the API shows it (docs/cases.md).
-type Case struct {
-	ID           string         `json:"id"`
-	Service      string         `json:"service"`
-	Kind         string         `json:"kind"`
-	Subject      string         `json:"subject"`
-	PSP          string         `json:"psp,omitempty"`
-	PSPPaymentID string         `json:"psp_payment_id,omitempty"`
-	PSPRefundID  string         `json:"psp_refund_id,omitempty"`
-	OrderID      string         `json:"order_id,omitempty"`
-	AmountMinor  *int64         `json:"amount_minor,omitempty"`
-	Currency     string         `json:"currency,omitempty"`
-	DocumentID   *int64         `json:"document_id,omitempty"`
-	Evidence     map[string]any `json:"evidence"`
-	OpenedAt     time.Time      `json:"opened_at"`
-	UpdatedAt    time.Time      `json:"updated_at"`
-	ClosedAt     *time.Time     `json:"closed_at,omitempty"`
-	ClosedBy     *string        `json:"closed_by,omitempty"`
-	Action       *string        `json:"action,omitempty"`
-	Reason       *string        `json:"reason,omitempty"`
-	Actions      []string       `json:"actions"`
-}
-
-func caseView(c store.Case) Case {
-	v := Case{ID: "invoicer-" + strconv.FormatInt(c.ID, 10), Service: "invoicer", Kind: c.Kind, Subject: c.Subject,
-		PSP: c.PSP, PSPPaymentID: c.PSPPaymentID, PSPRefundID: c.PSPRefundID, OrderID: c.OrderID,
-		AmountMinor: c.AmountMinor, Currency: c.Currency, DocumentID: c.DocumentID, Evidence: c.Evidence,
-		OpenedAt: c.OpenedAt, UpdatedAt: c.UpdatedAt, ClosedAt: c.ClosedAt, ClosedBy: c.ClosedBy,
-		Action: c.Action, Reason: c.Reason, Actions: []string{}}
-	if v.Evidence == nil {
-		v.Evidence = map[string]any{}
+// caseActions are the actions that close a kind of case the invoicer owns
+// (docs/cases.md); none for parked_outbox_row, unparked through the relay.
+func caseActions(kind string) []string {
+	if kind == cases.ParkedOutboxRow {
+		return []string{}
 	}
+	return cases.Actions(kind)
+}
+
+func caseView(c store.Case) cases.View {
+	v := cases.View{ID: cases.ID("invoicer", c.ID), Service: "invoicer", Kind: c.Kind, Subject: c.Subject,
+		PSP: c.PSP, PSPPaymentID: c.PSPPaymentID, PSPRefundID: c.PSPRefundID, OrderID: c.OrderID,
+		AmountMinor: c.AmountMinor, Currency: c.Currency, DocumentID: c.DocumentID, Evidence: cases.Evidence(c.Evidence),
+		OpenedAt: cases.Stamp(&c.OpenedAt), UpdatedAt: cases.Stamp(&c.UpdatedAt), ClosedAt: cases.Stamp(c.ClosedAt),
+		ClosedBy: cases.Deref(c.ClosedBy), Action: cases.Deref(c.Action), Reason: cases.Deref(c.Reason), Actions: []string{}}
 	if c.ClosedAt == nil {
-		v.Actions = append(v.Actions, caseActions[c.Kind]...)
+		v.Actions = caseActions(c.Kind)
 	}
 	return v
 }
@@ -73,12 +46,12 @@ func (a *API) listCases(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	cases, err := a.store.Cases(c.Request().Context(), status, c.QueryParam("kind"), int32(limit))
+	found, err := a.store.Cases(c.Request().Context(), status, c.QueryParam("kind"), int32(limit))
 	if err != nil {
 		return err
 	}
-	out := make([]Case, len(cases))
-	for i, x := range cases {
+	out := make([]cases.View, len(found))
+	for i, x := range found {
 		out[i] = caseView(x)
 	}
 	return c.JSON(http.StatusOK, map[string]any{"cases": out})
@@ -96,9 +69,8 @@ func (a *API) showCase(c echo.Context) error {
 // caseOf loads the case named by the :id path parameter, given as 17 or
 // invoicer-17.
 func (a *API) caseOf(c echo.Context) (store.Case, error) {
-	raw := strings.TrimPrefix(c.Param("id"), "invoicer-")
-	id, err := strconv.ParseInt(raw, 10, 64)
-	if err != nil || id <= 0 {
+	id, ok := cases.ParseOwnID("invoicer", c.Param("id"))
+	if !ok {
 		return store.Case{}, errkind.Coded(errkind.Invalid, "invalid_id", "id: want invoicer-<n> or a positive integer")
 	}
 	x, err := a.store.Case(c.Request().Context(), id)
@@ -127,9 +99,9 @@ func (r *CaseResolution) check(x store.Case) error {
 		return errkind.Coded(errkind.Invalid, "missing_actor_or_reason", "actor and reason are required")
 	case x.ClosedAt != nil:
 		return store.ErrCaseClosed
-	case !slices.Contains(caseActions[x.Kind], r.Action):
+	case !slices.Contains(caseActions(x.Kind), r.Action):
 		return errkind.Coded(errkind.Refused, "action_not_allowed", "action %q does not fit a %s case: want one of %s",
-			r.Action, x.Kind, strings.Join(caseActions[x.Kind], ", "))
+			r.Action, x.Kind, strings.Join(caseActions(x.Kind), ", "))
 	case x.DocumentID == nil:
 		return errkind.Coded(errkind.Refused, "no_document", "case %d holds no document", x.ID)
 	}
@@ -149,7 +121,7 @@ func (a *API) resolveCase(c echo.Context) error {
 	if err := r.check(x); err != nil {
 		return err
 	}
-	if x.Kind == store.CaseNeedsAttention {
+	if x.Kind == cases.NeedsAttention {
 		err = a.resolveAttention(c, x, r)
 	} else {
 		err = a.resolveDocumentCase(c, x, r)

@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/onceflow/onceflow/pkg/backoff"
+	"github.com/onceflow/onceflow/pkg/cases"
 	"github.com/onceflow/onceflow/pkg/httpserver"
 	"github.com/onceflow/onceflow/pkg/testwait"
 	"github.com/onceflow/onceflow/provider/fiscal"
@@ -87,9 +88,9 @@ func (k caseKit) until(t *testing.T, ref string, done func(store.Document) bool)
 func final(d store.Document) bool { return d.Status.Final() || d.Status == fiscal.StatusNeedsAttention }
 
 // theCase returns the only open case of kind, through the API.
-func (k caseKit) theCase(t *testing.T, kind string) admin.Case {
+func (k caseKit) theCase(t *testing.T, kind string) cases.View {
 	t.Helper()
-	var out struct{ Cases []admin.Case }
+	var out struct{ Cases []cases.View }
 	if code := k.call(t, http.MethodGet, "/admin/cases?status=open&kind="+kind, "", &out); code != http.StatusOK || len(out.Cases) != 1 {
 		t.Fatalf("open %s cases: %d %+v, want exactly one", kind, code, out.Cases)
 	}
@@ -109,7 +110,7 @@ func TestRejectedInvoiceIsReissuedAndItsCreditNoteFollows(t *testing.T) {
 	k.env.Sandbox.SetRule(inv.Reference, fiscalsim.Rule{Reject: true})
 
 	inv = k.until(t, inv.Reference, final)
-	c := k.theCase(t, store.CaseDocumentRejected)
+	c := k.theCase(t, cases.DocumentRejected)
 	if inv.Status != fiscal.StatusRejected || c.DocumentID == nil || *c.DocumentID != inv.ID || strings.Join(c.Actions, ",") != "reissue" {
 		t.Fatalf("invoice %s, case %+v; want rejected with a document_rejected case offering reissue", inv.Status, c)
 	}
@@ -119,9 +120,9 @@ func TestRejectedInvoiceIsReissuedAndItsCreditNoteFollows(t *testing.T) {
 	if code := k.resolve(t, c.ID, `{"action":"reissue","actor":"","reason":"x"}`, nil); code != http.StatusBadRequest {
 		t.Fatalf("no actor: %d, want 400", code)
 	}
-	var closed admin.Case
+	var closed cases.View
 	if code := k.resolve(t, c.ID, `{"action":"reissue","actor":"ana","reason":"buyer data corrected"}`, &closed); code != http.StatusOK ||
-		closed.ClosedAt == nil || deref(closed.ClosedBy) != "ana" || deref(closed.Action) != "reissue" || deref(closed.Reason) != "buyer data corrected" {
+		closed.ClosedAt == "" || closed.ClosedBy != "ana" || closed.Action != "reissue" || closed.Reason != "buyer data corrected" {
 		t.Fatalf("reissue: %d %+v, want the closed case with who, what and why", code, closed)
 	}
 	if code := k.resolve(t, c.ID, `{"action":"reissue","actor":"ana","reason":"again"}`, nil); code != http.StatusConflict {
@@ -168,7 +169,7 @@ func TestRefusedDocumentIsRetriedOrVoided(t *testing.T) {
 	k.env.Sandbox.SetRule(retried.Reference, fiscalsim.Rule{Refuse: true})
 
 	k.until(t, retried.Reference, func(d store.Document) bool { return d.Refusals >= 2 })
-	c := k.theCase(t, store.CaseDocumentRefused)
+	c := k.theCase(t, cases.DocumentRefused)
 	if strings.Join(c.Actions, ",") != "retry,reissue,void" {
 		t.Fatalf("actions %v, want retry, reissue and void", c.Actions)
 	}
@@ -189,7 +190,7 @@ func TestRefusedDocumentIsRetriedOrVoided(t *testing.T) {
 	voided := k.env.Record(t, invoicertest.Payment("pay-refused-void", 700_00, false))
 	k.env.Sandbox.SetRule(voided.Reference, fiscalsim.Rule{Refuse: true})
 	k.until(t, voided.Reference, func(d store.Document) bool { return d.Refusals >= 2 })
-	c = k.theCase(t, store.CaseDocumentRefused)
+	c = k.theCase(t, cases.DocumentRefused)
 	if code := k.resolve(t, c.ID, `{"action":"void","actor":"ana","reason":"sale cancelled"}`, nil); code != http.StatusOK {
 		t.Fatalf("void: %d", code)
 	}
@@ -204,7 +205,7 @@ func TestRefusedDocumentIsRetriedOrVoided(t *testing.T) {
 		k.env.Sandbox.CountByReference(d.Reference) != 0 {
 		t.Fatalf("voided document %s with %d calls (%d before); want voided and never sent again", d.Status, len(k.env.Attempts(t, d.ID)), before)
 	}
-	var list struct{ Cases []admin.Case }
+	var list struct{ Cases []cases.View }
 	if code := k.call(t, http.MethodGet, "/admin/cases?status=closed", "", &list); code != http.StatusOK || len(list.Cases) != 2 {
 		t.Fatalf("closed cases: %d %+v, want the two resolved", code, list.Cases)
 	}
@@ -222,13 +223,13 @@ func TestNeedsAttentionCaseClosesWithItsDocument(t *testing.T) {
 			Retry: backoff.Policy{Base: time.Millisecond, Cap: time.Millisecond}, DGIPoll: backoff.Policy{Base: time.Millisecond, Cap: time.Millisecond},
 			CreditNoteWait: time.Millisecond, RefusedCaseAfter: 5})
 	note = k.until(t, note.Reference, final)
-	c := k.theCase(t, store.CaseNeedsAttention)
+	c := k.theCase(t, cases.NeedsAttention)
 	if code := k.call(t, http.MethodPost, "/admin/documents/"+strconv.FormatInt(note.ID, 10)+"/resolve",
 		`{"action":"void","actor":"ana","reason":"refund reversed at the PSP"}`, nil); code != http.StatusOK {
 		t.Fatalf("resolve the document: %d", code)
 	}
-	var got admin.Case
-	if code := k.call(t, http.MethodGet, "/admin/cases/"+c.ID, "", &got); code != http.StatusOK || got.ClosedAt == nil || deref(got.Action) != "void" || deref(got.ClosedBy) != "ana" {
+	var got cases.View
+	if code := k.call(t, http.MethodGet, "/admin/cases/"+c.ID, "", &got); code != http.StatusOK || got.ClosedAt == "" || got.Action != "void" || got.ClosedBy != "ana" {
 		t.Fatalf("case after resolving its document: %d %+v, want closed by ana with void", code, got)
 	}
 }
@@ -247,7 +248,7 @@ func TestRefusedDocumentThatWentThroughIsNeverVoided(t *testing.T) {
 	d := k.env.Record(t, invoicertest.Payment("pay-refused-healed", 500_00, false))
 	k.env.Sandbox.SetRule(d.Reference, fiscalsim.Rule{Refuse: true})
 	k.until(t, d.Reference, func(d store.Document) bool { return d.Refusals >= 2 })
-	c := k.theCase(t, store.CaseDocumentRefused)
+	c := k.theCase(t, cases.DocumentRefused)
 	k.env.Sandbox.SetRule(d.Reference, fiscalsim.Rule{}) // the fault heals; the backoff retries get it through
 	if d = k.until(t, d.Reference, final); d.Status != fiscal.StatusAuthorized {
 		t.Fatalf("document %s, want authorized once the provider takes it", d.Status)
@@ -255,8 +256,8 @@ func TestRefusedDocumentThatWentThroughIsNeverVoided(t *testing.T) {
 	if code := k.resolve(t, c.ID, `{"action":"void","actor":"ana","reason":"x"}`, nil); code != http.StatusConflict {
 		t.Fatalf("void of an authorized document: %d, want 409", code)
 	}
-	var closed admin.Case
-	if code := k.resolve(t, c.ID, `{"action":"retry","actor":"ana","reason":"went through on its own"}`, &closed); code != http.StatusOK || closed.ClosedAt == nil {
+	var closed cases.View
+	if code := k.resolve(t, c.ID, `{"action":"retry","actor":"ana","reason":"went through on its own"}`, &closed); code != http.StatusOK || closed.ClosedAt == "" {
 		t.Fatalf("retry: %d %+v, want the case closed", code, closed)
 	}
 	if got := k.env.Document(t, d.Reference); got.Status != fiscal.StatusAuthorized {

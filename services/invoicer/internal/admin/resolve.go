@@ -8,6 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"go.uber.org/zap"
 
+	"github.com/onceflow/onceflow/pkg/cases"
 	"github.com/onceflow/onceflow/pkg/errkind"
 	"github.com/onceflow/onceflow/provider/fiscal"
 	"github.com/onceflow/onceflow/services/invoicer/internal/notify"
@@ -141,7 +142,7 @@ func (a *API) apply(ctx context.Context, d store.Document, r Resolution, change 
 			Reason: r.Reason, FromStatus: d.Status, ToStatus: change.Status}); err != nil {
 			return err
 		}
-		if err := tx.CloseCaseOf(ctx, store.CaseNeedsAttention, store.DocumentSubject(d.ID),
+		if err := tx.CloseCaseOf(ctx, cases.NeedsAttention, store.DocumentSubject(d.ID),
 			store.Closing{Actor: r.Actor, Action: r.Action, Reason: r.Reason}); err != nil {
 			return err
 		}

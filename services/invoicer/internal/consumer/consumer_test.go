@@ -3,6 +3,7 @@ package consumer_test
 import (
 	"context"
 	"fmt"
+	"github.com/onceflow/onceflow/pkg/cases"
 	"github.com/onceflow/onceflow/pkg/testwait"
 	"slices"
 	"strconv"
@@ -436,7 +437,7 @@ func TestConfirmedRejectionOpensACase(t *testing.T) {
 	if outcome, err := h.Handle(context.Background(), string(b)); err != nil || outcome != "adopted" {
 		t.Fatalf("outcome %s (%v), want adopted", outcome, err)
 	}
-	c, err := env.Store.OpenCaseOf(context.Background(), store.CaseDocumentRejected, store.DocumentSubject(d.ID))
+	c, err := env.Store.OpenCaseOf(context.Background(), cases.DocumentRejected, store.DocumentSubject(d.ID))
 	if err != nil || deref(c.DocumentID) != d.ID || c.PSPPaymentID != "pay-dgi-rejects" || c.Evidence["provider_status"] != "3" {
 		t.Fatalf("case %+v, %v; want an open document_rejected case with the provider's status 3", c, err)
 	}

@@ -3,6 +3,7 @@ package emit
 import (
 	"context"
 
+	"github.com/onceflow/onceflow/pkg/cases"
 	"github.com/onceflow/onceflow/provider/fiscal"
 	"github.com/onceflow/onceflow/services/invoicer/internal/store"
 )
@@ -34,10 +35,10 @@ func (e *Emitter) caseFor(j *job, p store.Result) (store.Case, bool) {
 	case r.status == fiscal.StatusRejected && d.Status != fiscal.StatusRejected:
 		return store.RejectedCase(d, deref(p.ProviderStatus)), true
 	case r.status == fiscal.StatusNeedsAttention && d.Status != fiscal.StatusNeedsAttention:
-		return store.DocumentCase(store.CaseNeedsAttention, d, map[string]any{
+		return store.DocumentCase(cases.NeedsAttention, d, map[string]any{
 			"outcome": r.outcome, "document_status": string(d.Status), "attempts": d.Attempts, "reason": clip(r.attention)}), true
 	case p.Refused && d.Refusals+1 >= int32(e.cfg.RefusedCaseAfter):
-		return store.DocumentCase(store.CaseDocumentRefused, d, map[string]any{
+		return store.DocumentCase(cases.DocumentRefused, d, map[string]any{
 			"outcome": r.outcome, "refusals": d.Refusals + 1, "document_status": string(d.Status), "attempts": d.Attempts}), true
 	}
 	return store.Case{}, false

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/onceflow/onceflow/pkg/cases"
 	"github.com/onceflow/onceflow/pkg/errkind"
 	"github.com/onceflow/onceflow/provider/fiscal"
 	"github.com/onceflow/onceflow/sandbox/fiscalsim"
@@ -35,7 +36,7 @@ func TestRejectedDocumentOpensACase(t *testing.T) {
 	if inv.Status != fiscal.StatusRejected {
 		t.Fatalf("invoice %s, want rejected", inv.Status)
 	}
-	c := openCase(t, env, store.CaseDocumentRejected, inv)
+	c := openCase(t, env, cases.DocumentRejected, inv)
 	if deref(c.DocumentID) != inv.ID || deref(c.AmountMinor) != 1_220_00 || c.Currency != "UYU" || c.PSPPaymentID != "pay-rej" ||
 		c.Evidence["provider_status"] == "" || c.Evidence["provider_status"] == nil {
 		t.Fatalf("case %+v, want the document, its money, the payment and the provider's status", c)
@@ -61,11 +62,11 @@ func TestSendRefusedNTimesOpensACase(t *testing.T) {
 	w := newWorker(t, env, cfg, 5*time.Second)
 
 	d = until(t, env, w, d.Reference, func(d store.Document) bool { return d.Refusals >= 2 })
-	if _, err := env.Store.OpenCaseOf(context.Background(), store.CaseDocumentRefused, store.DocumentSubject(d.ID)); !errkind.Is(err, errkind.NotFound) {
+	if _, err := env.Store.OpenCaseOf(context.Background(), cases.DocumentRefused, store.DocumentSubject(d.ID)); !errkind.Is(err, errkind.NotFound) {
 		t.Fatalf("after 2 refusals: %v, want no case yet", err)
 	}
 	d = until(t, env, w, d.Reference, func(d store.Document) bool { return d.Refusals >= 4 })
-	c := openCase(t, env, store.CaseDocumentRefused, d)
+	c := openCase(t, env, cases.DocumentRefused, d)
 	if d.Status != fiscal.StatusPending || deref(c.AmountMinor) != 500_00 || c.Evidence["refusals"] != float64(4) || !c.UpdatedAt.After(c.OpenedAt) {
 		t.Fatalf("document %s, case %+v; want the document still retried and one case, seen again at the 4th refusal", d.Status, c)
 	}
@@ -80,7 +81,7 @@ func TestNeedsAttentionOpensACase(t *testing.T) {
 	w := newWorker(t, env, cfg, 5*time.Second)
 
 	note = until(t, env, w, note.Reference, settled)
-	c := openCase(t, env, store.CaseNeedsAttention, note)
+	c := openCase(t, env, cases.NeedsAttention, note)
 	if note.Status != fiscal.StatusNeedsAttention || c.PSPRefundID != "ref-orphan-case" || c.PSPPaymentID != "pay-never" {
 		t.Fatalf("document %s, case %+v; want needs_attention with its case", note.Status, c)
 	}

@@ -9,17 +9,10 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/onceflow/onceflow/pkg/cases"
 	"github.com/onceflow/onceflow/pkg/errkind"
 	"github.com/onceflow/onceflow/pkg/pg"
 	"github.com/onceflow/onceflow/services/invoicer/internal/store/dbsqlc"
-)
-
-// Case kinds the invoicer opens (docs/cases.md).
-const (
-	CaseDocumentRejected = "document_rejected"
-	CaseDocumentRefused  = "document_refused"
-	CaseNeedsAttention   = "needs_attention"
-	CaseParkedOutboxRow  = "parked_outbox_row"
 )
 
 // ErrCaseClosed, of kind errkind.Conflict: the case was closed already.
@@ -77,7 +70,7 @@ func DocumentCase(kind string, d Document, evidence map[string]any) Case {
 // RejectedCase is the document_rejected case of d, which DGI or the
 // provider rejected with providerStatus, the provider's status code.
 func RejectedCase(d Document, providerStatus string) Case {
-	return DocumentCase(CaseDocumentRejected, d, map[string]any{
+	return DocumentCase(cases.DocumentRejected, d, map[string]any{
 		"provider_status": providerStatus, "reference": d.Reference, "cfe_type": int32(d.CFEType), "kind": string(d.Kind),
 		"source_kind": d.SourceKind, "revision": d.Revision})
 }
@@ -175,23 +168,16 @@ func (q queries) CloseCaseOf(ctx context.Context, kind, subject string, c Closin
 	return err
 }
 
-// CaseStats is how many cases of a kind are open and the oldest one's age.
-type CaseStats struct {
-	Kind      string
-	Open      int64
-	OldestAge time.Duration
-}
-
 // OpenCaseStats returns the open cases per kind, ages by the database's
 // clock.
-func (q queries) OpenCaseStats(ctx context.Context) ([]CaseStats, error) {
+func (q queries) OpenCaseStats(ctx context.Context) ([]cases.Stat, error) {
 	rows, err := q.q.CaseOpenStats(ctx)
 	if err != nil {
 		return nil, pg.Interpret(err, "open case stats")
 	}
-	out := make([]CaseStats, len(rows))
+	out := make([]cases.Stat, len(rows))
 	for i, r := range rows {
-		out[i] = CaseStats{Kind: r.Kind, Open: r.Open, OldestAge: time.Duration(r.OldestAgeSeconds * float64(time.Second))}
+		out[i] = cases.Stat{Kind: r.Kind, Open: r.Open, OldestAge: time.Duration(r.OldestAgeSeconds * float64(time.Second))}
 	}
 	return out, nil
 }

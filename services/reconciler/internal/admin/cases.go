@@ -3,6 +3,7 @@ package admin
 import (
 	"context"
 	"net/http"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"go.uber.org/zap"
 
+	"github.com/onceflow/onceflow/pkg/cases"
 	"github.com/onceflow/onceflow/pkg/errkind"
 	"github.com/onceflow/onceflow/services/reconciler/internal/store"
 )
@@ -49,15 +51,13 @@ func (a *Cases) Register(g *echo.Group) {
 	g.POST("/cases/:id/resolve", a.resolve)
 }
 
-var services = []string{"ingest", "invoicer", "reconciler"}
-
 func (a *Cases) list(c echo.Context) error {
 	f, service, err := listFilter(c)
 	if err != nil {
 		return err
 	}
 	var all []store.Case
-	for _, svc := range services {
+	for _, svc := range cases.Owners {
 		if service != "" && service != svc {
 			continue
 		}
@@ -72,7 +72,7 @@ func (a *Cases) list(c echo.Context) error {
 	if len(all) > f.Limit {
 		all = all[:f.Limit]
 	}
-	out := make([]CaseJSON, len(all))
+	out := make([]cases.View, len(all))
 	for i, k := range all {
 		out[i] = caseJSON(k)
 	}
@@ -96,29 +96,19 @@ func listFilter(c echo.Context) (store.CaseFilter, string, error) {
 		f.Limit = n
 	}
 	service := c.QueryParam("service")
-	if service != "" && service != "relay" && !known(service) {
+	if service != "" && service != "relay" && !slices.Contains(cases.Owners, service) {
 		return f, "", errkind.Coded(errkind.Invalid, "invalid_service", "service: want ingest, invoicer, reconciler or relay, got %q", service)
 	}
 	if service == "relay" { // the relay's cases live in its producers' schemas
-		service, f.Kind = "", KindParkedOutboxRow
+		service, f.Kind = "", cases.ParkedOutboxRow
 	}
 	return f, service, nil
 }
 
-func known(service string) bool {
-	for _, s := range services {
-		if s == service {
-			return true
-		}
-	}
-	return false
-}
-
 // ParseID splits a case id "<service>-<n>" into its service and number.
 func ParseID(id string) (string, int64, error) {
-	svc, num, ok := strings.Cut(id, "-")
-	n, err := strconv.ParseInt(num, 10, 64)
-	if !ok || err != nil || n < 1 || !known(svc) {
+	svc, n, ok := cases.ParseID(id)
+	if !ok {
 		return "", 0, errkind.Coded(errkind.Invalid, "invalid_case_id", "case id: want <service>-<number> (ingest, invoicer or reconciler), got %q", id)
 	}
 	return svc, n, nil
@@ -168,9 +158,9 @@ func (a *Cases) resolve(c echo.Context) error {
 	if k.ClosedAt != nil {
 		return errkind.Coded(errkind.Conflict, "case_closed", "case %s is closed already (%s by %s)", c.Param("id"), k.Action, k.ClosedBy)
 	}
-	if !allowed(k.Kind, req.Action) {
+	if !cases.Closes(k.Kind, req.Action) {
 		return errkind.Coded(errkind.Refused, "wrong_action", "action %q does not close a %s case; want one of %s",
-			req.Action, k.Kind, strings.Join(Actions(k.Kind), ", "))
+			req.Action, k.Kind, strings.Join(cases.Actions(k.Kind), ", "))
 	}
 	k, err = a.own.CloseCase(ctx, n, req.Actor, req.Action, req.Reason)
 	if errkind.Is(err, errkind.NotFound) {
@@ -181,13 +171,4 @@ func (a *Cases) resolve(c echo.Context) error {
 	}
 	a.log.Info("case resolved", zap.String("case", c.Param("id")), zap.String("kind", k.Kind), zap.String("action", req.Action))
 	return c.JSON(http.StatusOK, caseJSON(k))
-}
-
-func allowed(kind, action string) bool {
-	for _, a := range Actions(kind) {
-		if a == action {
-			return true
-		}
-	}
-	return false
 }

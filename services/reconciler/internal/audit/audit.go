@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/onceflow/onceflow/pkg/cases"
 	"github.com/onceflow/onceflow/provider/fiscal"
 	"github.com/onceflow/onceflow/services/reconciler/internal/store"
 )
@@ -33,10 +34,6 @@ const (
 	// AmountMismatch: the totals or currencies differ.
 	AmountMismatch = "audit_amount_mismatch"
 )
-
-// CaseKind is the case every disagreement also opens (docs/cases.md),
-// closed by an operator's acknowledge.
-const CaseKind = "audit_disagreement"
 
 // Kinds are every kind an audit run checks, so a run closes those it no
 // longer sees.
@@ -82,7 +79,7 @@ func (a *Auditor) Kinds() []string { return Kinds }
 
 // CaseKind says each finding of the audit is also an audit_disagreement
 // case (reconcile opens it).
-func (a *Auditor) CaseKind() string { return CaseKind }
+func (a *Auditor) CaseKind() string { return cases.AuditDisagreement }
 
 // Period returns the first and last calendar day, as midnights in
 // cfg.Location, that an audit at now covers.

@@ -6,11 +6,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/onceflow/onceflow/pkg/cases"
 	"github.com/onceflow/onceflow/services/reconciler/internal/store"
 )
-
-// parkedOutboxRow is the relay's case kind, kept in its producers' schemas.
-const parkedOutboxRow = "parked_outbox_row"
 
 // CaseStats reads one schema's open cases of a kind; the ingest and
 // invoicer readers are each one.
@@ -54,7 +52,7 @@ func (g *CasesGauge) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.NewInvalidMetric(g.open, err)
 		return
 	}
-	byKind := map[string]store.CaseStat{"missing_document": {}, "audit_disagreement": {}}
+	byKind := map[string]store.CaseStat{cases.MissingDocument: {}, cases.AuditDisagreement: {}}
 	for _, s := range stats {
 		byKind[s.Kind] = s
 	}
@@ -63,7 +61,7 @@ func (g *CasesGauge) Collect(ch chan<- prometheus.Metric) {
 	}
 	var parked store.CaseStat
 	for _, p := range g.producers {
-		s, ok, err := p.OpenCaseStat(ctx, parkedOutboxRow)
+		s, ok, err := p.OpenCaseStat(ctx, cases.ParkedOutboxRow)
 		if err != nil {
 			ch <- prometheus.NewInvalidMetric(g.open, err)
 			return
@@ -75,7 +73,7 @@ func (g *CasesGauge) Collect(ch chan<- prometheus.Metric) {
 			}
 		}
 	}
-	g.emit(ch, "relay", parkedOutboxRow, parked)
+	g.emit(ch, "relay", cases.ParkedOutboxRow, parked)
 }
 
 func (g *CasesGauge) emit(ch chan<- prometheus.Metric, service, kind string, s store.CaseStat) {

@@ -6,15 +6,10 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/onceflow/onceflow/pkg/cases"
 	"github.com/onceflow/onceflow/pkg/errkind"
 	"github.com/onceflow/onceflow/services/reconciler/internal/store"
 )
-
-// KindMissingDocument is the case of a payment or refund past the grace
-// period with neither a valid document nor an open case elsewhere
-// (docs/cases.md). Its subject is payment:<id> or refund:<id>; the sweep
-// closes it with ActionResolvedByDocument once a valid document exists.
-const KindMissingDocument = "missing_document"
 
 // ActionResolvedByDocument is how the sweep closes a missing_document case
 // whose valid document now exists; ActorReconciler is who it says closed it.
@@ -46,7 +41,7 @@ func (r *run) openMissing(ctx context.Context, src source, id, outcome string) e
 	if st, ok := statuses[id]; ok {
 		ev["document_status"] = st
 	}
-	c := store.NewCase{Kind: KindMissingDocument, Subject: src.kind + ":" + id, PSPPaymentID: money.PaymentID,
+	c := store.NewCase{Kind: cases.MissingDocument, Subject: src.kind + ":" + id, PSPPaymentID: money.PaymentID,
 		OrderID: money.OrderID, Currency: money.Currency, Evidence: ev}
 	if money.Currency != "" {
 		c.AmountMinor = &money.AmountMinor
@@ -71,7 +66,7 @@ func (r *run) money(ctx context.Context, src source, id string) (store.Money, er
 // closeResolved closes the open missing_document cases (at most MaxPerRun)
 // whose payment or refund now has a valid document.
 func (r *run) closeResolved(ctx context.Context) error {
-	open, err := r.own.OpenCasesOfKind(ctx, KindMissingDocument, max(r.cfg.MaxPerRun, 1))
+	open, err := r.own.OpenCasesOfKind(ctx, cases.MissingDocument, max(r.cfg.MaxPerRun, 1))
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap/zaptest"
 
+	"github.com/onceflow/onceflow/pkg/cases"
 	"github.com/onceflow/onceflow/pkg/sqstest"
 	"github.com/onceflow/onceflow/services/reconciler/internal/reconcilertest"
 	"github.com/onceflow/onceflow/services/reconciler/internal/store"
@@ -51,15 +52,15 @@ func TestSweepMissingDocumentCases(t *testing.T) {
 	if want := (sweep.Result{Checked: 4, Missing: 1, Republished: 1, Cases: 1}); got != want {
 		t.Errorf("Run = %+v, want %+v", got, want)
 	}
-	cases, err := own.Cases(ctx, store.CaseFilter{Status: "all", Limit: 10})
+	all, err := own.Cases(ctx, store.CaseFilter{Status: "all", Limit: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(cases) != 1 {
-		t.Fatalf("cases = %+v, want one missing_document case", cases)
+	if len(all) != 1 {
+		t.Fatalf("cases = %+v, want one missing_document case", all)
 	}
-	c := cases[0]
-	if c.Kind != sweep.KindMissingDocument || c.Subject != "payment:p1" || c.PSPPaymentID != "p1" ||
+	c := all[0]
+	if c.Kind != cases.MissingDocument || c.Subject != "payment:p1" || c.PSPPaymentID != "p1" ||
 		c.OrderID != "order-p1" || c.AmountMinor == nil || *c.AmountMinor != 12200 || c.Currency != "UYU" || c.ClosedAt != nil {
 		t.Errorf("case = %+v", c)
 	}
