@@ -134,7 +134,7 @@ func (a *API) recordSale(ctx context.Context, tx *store.Tx, k store.Case) error 
 	if k.AmountMinor == nil || k.PSPPaymentID == "" {
 		return errkind.Coded(errkind.Refused, "no_payment", "the case holds no payment to invoice")
 	}
-	o, cust, err := a.store.OrderWithCustomerByMerchantID(ctx, k.OrderID)
+	o, cust, err := tx.OrderWithCustomerByMerchantID(ctx, k.OrderID)
 	if errkind.Is(err, errkind.NotFound) {
 		return errkind.Coded(errkind.Refused, "unknown_order", "order %s is not recorded: record it, then reapply", k.OrderID)
 	}

@@ -73,7 +73,18 @@ func (s *Store) OrderWithCustomer(ctx context.Context, id uuid.UUID) (Order, Cus
 // OrderWithCustomerByMerchantID returns the order with merchantOrderID
 // and its buyer in one round trip, or an error of kind NotFound.
 func (s *Store) OrderWithCustomerByMerchantID(ctx context.Context, merchantOrderID string) (Order, Customer, error) {
-	row, err := s.q.OrderWithCustomerByMerchantID(ctx, merchantOrderID)
+	return orderWithCustomerByMerchantID(ctx, s.q, merchantOrderID)
+}
+
+// OrderWithCustomerByMerchantID is Store.OrderWithCustomerByMerchantID
+// inside tx, so an action that invoices the order reads it on the
+// transaction's own connection.
+func (t *Tx) OrderWithCustomerByMerchantID(ctx context.Context, merchantOrderID string) (Order, Customer, error) {
+	return orderWithCustomerByMerchantID(ctx, t.q, merchantOrderID)
+}
+
+func orderWithCustomerByMerchantID(ctx context.Context, q *dbsqlc.Queries, merchantOrderID string) (Order, Customer, error) {
+	row, err := q.OrderWithCustomerByMerchantID(ctx, merchantOrderID)
 	if err != nil {
 		return Order{}, Customer{}, pg.Interpret(err, "order %s", merchantOrderID)
 	}
