@@ -41,3 +41,9 @@ FROM ingest.cases
 WHERE closed_at IS NULL
 GROUP BY kind
 ORDER BY kind;
+
+-- name: CaseOpenOfReceipt :many
+-- The open cases that name receipt id (at most one in practice).
+SELECT * FROM ingest.cases
+WHERE receipt_id = @receipt_id AND closed_at IS NULL
+ORDER BY id;

@@ -106,6 +106,14 @@ func (a *API) retry(c echo.Context) error {
 	if err != nil {
 		return errkind.Coded(errkind.Invalid, "invalid_id", "id: want a receipt number")
 	}
+	open, err := a.store.OpenCasesOfReceipt(c.Request().Context(), id)
+	if err != nil {
+		return err
+	}
+	if len(open) > 0 {
+		return errkind.Coded(errkind.Conflict, "case_open",
+			"receipt %d is the subject of open case %s: resolve the case (POST /admin/cases/%s/resolve) so that who and why are recorded", id, caseJSON(open[0]).ID, caseJSON(open[0]).ID)
+	}
 	row, err := a.store.RetryReceipt(c.Request().Context(), id)
 	if errkind.Is(err, errkind.NotFound) {
 		return errkind.Coded(errkind.NotFound, "not_retryable", "no parked or rejected receipt with this id")

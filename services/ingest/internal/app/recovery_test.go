@@ -134,10 +134,23 @@ func TestParkedReceiptIsListedAndRetried(t *testing.T) {
 	if code != http.StatusOK || !strings.Contains(got, `"parked":1`) || !strings.Contains(got, `"pending":0`) {
 		t.Fatalf("status: %d %s, want one parked and none pending", code, got)
 	}
+	// The parked receipt is a case's subject: a bare retry would leave the
+	// case open with nobody recorded, so it is refused and names the case.
+	c := e.openCase("receipt:" + itoa(id))
+	if code, got := e.post(e.ingest+"/admin/receipts/"+itoa(id)+"/retry", nil, admin); code != http.StatusConflict || !strings.Contains(got, "case_open") || !strings.Contains(got, c.ID) {
+		t.Fatalf("retry of a receipt with an open case: %d %s, want 409 naming %s", code, got, c.ID)
+	}
+	if code, got := e.resolve(c.ID, op("replay", "PSP fixed")); code != http.StatusOK {
+		t.Fatalf("replay: %d %s", code, got)
+	}
+	e.waitCount(1, "SELECT count(*) FROM ingest.webhook_receipts WHERE id = $1 AND status = 'parked' AND attempts = 2", id)
+	// Without an open case the bare retry still works.
+	if _, err := e.pool.Exec(t.Context(), "UPDATE ingest.cases SET closed_at = now(), closed_by = 'test', action = 'acknowledge', reason = 'test' WHERE closed_at IS NULL"); err != nil {
+		t.Fatal(err)
+	}
 	if code, got := e.post(e.ingest+"/admin/receipts/"+itoa(id)+"/retry", nil, admin); code != http.StatusOK {
 		t.Fatalf("retry: %d %s", code, got)
 	}
-	e.waitCount(1, "SELECT count(*) FROM ingest.webhook_receipts WHERE id = $1 AND status = 'parked' AND attempts = 2", id)
 	if code, got := e.post(e.ingest+"/admin/receipts/999999/retry", nil, admin); code != http.StatusNotFound || !strings.Contains(got, "not_retryable") {
 		t.Fatalf("retry of an unknown receipt: %d %s", code, got)
 	}

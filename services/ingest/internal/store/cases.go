@@ -82,6 +82,19 @@ func (t *Tx) LockCase(ctx context.Context, id int64) (Case, error) {
 	return caseFromRow(row), nil
 }
 
+// OpenCasesOfReceipt returns the open cases that name receipt id.
+func (s *Store) OpenCasesOfReceipt(ctx context.Context, id int64) ([]Case, error) {
+	rows, err := s.q.CaseOpenOfReceipt(ctx, &id)
+	if err != nil {
+		return nil, pg.Interpret(err, "open cases of receipt %d", id)
+	}
+	out := make([]Case, len(rows))
+	for i, r := range rows {
+		out[i] = caseFromRow(r)
+	}
+	return out, nil
+}
+
 // Cases returns up to max cases, newest first, by status (open, closed or
 // all) and kind ("" for every kind).
 func (s *Store) Cases(ctx context.Context, status, kind string, max int) ([]Case, error) {

@@ -207,6 +207,51 @@ func (q *Queries) CaseOpen(ctx context.Context, arg CaseOpenParams) (int64, erro
 	return id, err
 }
 
+const caseOpenOfReceipt = `-- name: CaseOpenOfReceipt :many
+SELECT id, kind, subject, psp, psp_payment_id, psp_refund_id, order_id, amount_minor, currency, receipt_id, evidence, opened_at, updated_at, closed_at, closed_by, action, reason FROM ingest.cases
+WHERE receipt_id = $1 AND closed_at IS NULL
+ORDER BY id
+`
+
+// The open cases that name receipt id (at most one in practice).
+func (q *Queries) CaseOpenOfReceipt(ctx context.Context, receiptID *int64) ([]IngestCase, error) {
+	rows, err := q.db.Query(ctx, caseOpenOfReceipt, receiptID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []IngestCase{}
+	for rows.Next() {
+		var i IngestCase
+		if err := rows.Scan(
+			&i.ID,
+			&i.Kind,
+			&i.Subject,
+			&i.Psp,
+			&i.PspPaymentID,
+			&i.PspRefundID,
+			&i.OrderID,
+			&i.AmountMinor,
+			&i.Currency,
+			&i.ReceiptID,
+			&i.Evidence,
+			&i.OpenedAt,
+			&i.UpdatedAt,
+			&i.ClosedAt,
+			&i.ClosedBy,
+			&i.Action,
+			&i.Reason,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const caseOpenStats = `-- name: CaseOpenStats :many
 SELECT kind, count(*) AS open,
        extract(epoch FROM now() - min(opened_at))::float8 AS oldest_age_seconds
