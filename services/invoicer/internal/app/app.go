@@ -161,8 +161,12 @@ func newReceivers(ctx context.Context, cfg Config, st *store.Store, prov provide
 	}
 	counter := consumer.NewCounter(reg)
 	opts := consumer.Options{Wait: cfg.ConsumerWait, Visibility: cfg.ConsumerVisibility}
+	trust := cfg.trust(consumer.NewUntrustedCounter(reg))
+	if trust.Keys.Len() == 0 {
+		log.Warn("billing messages are not authenticated: INVOICER_BILLING_UNSIGNED=accept and no INVOICER_BILLING_KEYS")
+	}
 	billing := consumer.NewReceiver(client, billingURL, "billing", consumer.NewBilling(st, log.Named("billing"), due).Handle,
-		log.Named("billing"), counter, opts)
+		log.Named("billing"), counter, consumer.Options{Wait: opts.Wait, Visibility: opts.Visibility, Trust: trust})
 	events := consumer.NewReceiver(client, providerURL, "provider", consumer.Each(consumer.NewProvider(st, prov.statuses, prov.holder(cfg), log.Named("provider"), wake).WithValid(valid).Handle),
 		log.Named("provider"), counter, opts)
 	var loops []worker.Loop
