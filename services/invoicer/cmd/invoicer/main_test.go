@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-
 	eventsv1 "github.com/onceflow/onceflow/pkg/eventspb/onceflow/events/v1"
 	"github.com/onceflow/onceflow/pkg/sqstest"
 	"github.com/onceflow/onceflow/services/invoicer/internal/invoicertest"
