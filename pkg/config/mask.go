@@ -8,7 +8,7 @@ import (
 
 // secretWords mark a variable whose whole value is a secret when its name
 // ends in _<word> or holds _<word>_.
-var secretWords = []string{"SECRET", "PASSWORD", "TOKEN", "KEY", "PK", "CK"}
+var secretWords = []string{"SECRET", "PASSWORD", "TOKEN", "KEY", "KEYS", "PK", "CK"}
 
 // secretParams are the connection parameters that carry a secret, in a DSN's
 // query (postgres://h/db?password=x) or its keyword form (host=h password=x).

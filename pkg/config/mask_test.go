@@ -40,3 +40,14 @@ func TestMaskHidesDSNPasswords(t *testing.T) {
 		})
 	}
 }
+
+// TestMaskHidesKeysLists checks a list of keys (INVOICER_BILLING_KEYS) is
+// masked like a single key.
+func TestMaskHidesKeysLists(t *testing.T) {
+	t.Parallel()
+	for _, key := range []string{"INVOICER_BILLING_KEYS", "RELAY_SIGNING_KEY", "ADMIN_TOKEN"} {
+		if got := mask(key, "relay-1:0123456789abcdef"); got != "***" {
+			t.Errorf("mask(%s) = %q, want ***", key, got)
+		}
+	}
+}
