@@ -25,6 +25,7 @@ import (
 	"github.com/onceflow/onceflow/services/invoicer/internal/consumer"
 	"github.com/onceflow/onceflow/services/invoicer/internal/emit"
 	"github.com/onceflow/onceflow/services/invoicer/internal/notify"
+	"github.com/onceflow/onceflow/services/invoicer/internal/retention"
 	"github.com/onceflow/onceflow/services/invoicer/internal/store"
 )
 
@@ -81,6 +82,9 @@ func build(ctx context.Context, cfg Config, pool *pgxpool.Pool, prov provider, l
 	admin.New(st, prov.lookup(cfg), log.Named("admin"), waker.Wake).WithValid(ecfg.Valid).Register(srv.Admin(cfg.AdminToken))
 	group.Add(receivers...)
 	group.Add(waker.Run)
+	group.Add(retention.NewPruner(st, log.Named("retention"), reg, retention.Config{
+		Retention: cfg.AttemptsRetention, Interval: cfg.AttemptsPruneInterval, Batch: cfg.AttemptsPruneBatch,
+	}).Run)
 	for range cfg.EmitWorkers {
 		group.Add(emitter.Run)
 	}

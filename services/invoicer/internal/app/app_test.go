@@ -235,7 +235,8 @@ func TestConfigErrorsNameTheVariable(t *testing.T) {
 	for env, value := range map[string]string{
 		"INVOICER_PROVIDER_MODE": "guess", "INVOICER_UI_RATE": "six", "INVOICER_PROVIDER_STATUS_MAP": "5=great",
 		"INVOICER_PROVIDER": "soap", "INVOICER_CONSUMER_VISIBILITY": "1s", "INVOICER_CREDIT_NOTE_WAIT": "0s",
-		"INVOICER_EMIT_LEASE": "1s",
+		"INVOICER_EMIT_LEASE": "1s", "INVOICER_ATTEMPTS_RETENTION": "10m", "INVOICER_ATTEMPTS_PRUNE_BATCH": "0",
+		"INVOICER_ATTEMPTS_PRUNE_INTERVAL": "0s",
 	} {
 		t.Run(env, func(t *testing.T) {
 			t.Parallel()

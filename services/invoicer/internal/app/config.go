@@ -73,6 +73,12 @@ type Config struct {
 	// RefusedCaseAfter: consecutive refusals of a send that open a
 	// document_refused case (the send is still retried with backoff).
 	RefusedCaseAfter int `env:"INVOICER_REFUSED_CASE_AFTER" envDefault:"5"`
+	// AttemptsRetention is how long the attempts of a document in a final
+	// status are kept (its last attempt is kept for good); the pruner runs
+	// every AttemptsPruneInterval, AttemptsPruneBatch rows per statement.
+	AttemptsRetention     time.Duration `env:"INVOICER_ATTEMPTS_RETENTION" envDefault:"2160h"`
+	AttemptsPruneInterval time.Duration `env:"INVOICER_ATTEMPTS_PRUNE_INTERVAL" envDefault:"1h"`
+	AttemptsPruneBatch    int32         `env:"INVOICER_ATTEMPTS_PRUNE_BATCH" envDefault:"1000"`
 	// BillingKeys are the producers' keys a billing message must be signed
 	// with (id:secret,...; package msgauth, docs/security.md).
 	BillingKeys string `env:"INVOICER_BILLING_KEYS"`
@@ -109,6 +115,9 @@ func (c Config) Validate() error {
 		{c.DGIPollBase <= 0 || c.DGIPollCap < c.DGIPollBase, "INVOICER_DGI_POLL_BASE/INVOICER_DGI_POLL_CAP: want 0 < base <= cap"},
 		{c.CreditNoteWait <= 0, "INVOICER_CREDIT_NOTE_WAIT: want a positive duration"},
 		{c.RefusedCaseAfter < 1, "INVOICER_REFUSED_CASE_AFTER: want an integer >= 1"},
+		{c.AttemptsRetention < time.Hour, "INVOICER_ATTEMPTS_RETENTION: want a duration of 1h or more, such as 2160h (90 days)"},
+		{c.AttemptsPruneInterval <= 0, "INVOICER_ATTEMPTS_PRUNE_INTERVAL: want a positive duration such as 1h"},
+		{c.AttemptsPruneBatch < 1, "INVOICER_ATTEMPTS_PRUNE_BATCH: want a positive number of rows such as 1000"},
 	}
 	for _, ch := range checks {
 		if ch.bad {
