@@ -18,9 +18,9 @@ import (
 // deploy/README.md lists them for whoever creates the production ones.
 var secretKeys = map[string][]string{
 	"ingest":     {"DATABASE_URL", "ADMIN_TOKEN", "INGEST_API_TOKEN", "DLOCAL_LOGIN", "DLOCAL_TRANS_KEY", "DLOCAL_SECRET_KEY"},
-	"relay":      {"DATABASE_URL", "ADMIN_TOKEN"},
-	"invoicer":   {"DATABASE_URL", "ADMIN_TOKEN", "INVOICY_EMP_CODIGO", "INVOICY_EMP_PK", "INVOICY_ACCESS_KEY"},
-	"reconciler": {"DATABASE_URL"},
+	"relay":      {"DATABASE_URL", "ADMIN_TOKEN", "RELAY_SIGNING_KEY"},
+	"invoicer":   {"DATABASE_URL", "ADMIN_TOKEN", "INVOICY_EMP_CODIGO", "INVOICY_EMP_PK", "INVOICY_ACCESS_KEY", "INVOICER_BILLING_KEYS"},
+	"reconciler": {"DATABASE_URL", "RECONCILER_SIGNING_KEY"},
 	"migrate":    {"DATABASE_URL"},
 }
 
@@ -28,7 +28,7 @@ var secretKeys = map[string][]string{
 var roleOwners = []string{"ingest", "relay", "invoicer", "reconciler"}
 
 // secretWords mark a setting as secret, as pkg/config's masking does.
-var secretWords = []string{"SECRET", "PASSWORD", "TOKEN", "KEY", "PK", "CK"}
+var secretWords = []string{"SECRET", "PASSWORD", "TOKEN", "KEY", "KEYS", "PK", "CK"}
 
 // TestSettingsComeFromConfigMapsAndSecrets checks that each workload reads
 // its settings from its own ConfigMap and its secrets from its own Secret,

@@ -11,13 +11,10 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 )
 
-// allowedEgress is every port a onceflow pod may reach: DNS, PostgreSQL and
-// HTTPS (SQS, STS, the PSP, the fiscal provider); locally also LocalStack and
-// the two sandboxes.
-var allowedEgress = map[string][]string{
-	"production": {"TCP/443", "TCP/53", "TCP/5432", "UDP/53"},
-	"local":      {"TCP/443", "TCP/4566", "TCP/53", "TCP/5432", "TCP/8091", "TCP/8092", "UDP/53"},
-}
+// allowedEgress is every port a onceflow pod may reach locally: DNS,
+// PostgreSQL, HTTPS, LocalStack and the two sandboxes. Production is
+// narrower, per workload and destination (egress_test.go).
+var allowedEgress = []string{"TCP/443", "TCP/4566", "TCP/53", "TCP/5432", "TCP/8091", "TCP/8092", "UDP/53"}
 
 // metricsNamespace is where Prometheus runs.
 const metricsNamespace = "monitoring"
@@ -78,8 +75,9 @@ func checkRulePorts(t *testing.T, w workload, c corev1.Container, ports []networ
 	}
 }
 
-// TestNetworkPolicyEgress checks every pod may reach exactly DNS,
-// PostgreSQL and HTTPS (plus the local neighbours in the local overlay).
+// TestNetworkPolicyEgress checks every pod may reach exactly the ports it
+// needs: DNS, PostgreSQL and HTTPS where it calls out (plus the local
+// neighbours in the local overlay).
 func TestNetworkPolicyEgress(t *testing.T) {
 	t.Parallel()
 	forEachOverlay(t, func(t *testing.T, r rendered) {
@@ -100,7 +98,7 @@ func TestNetworkPolicyEgress(t *testing.T) {
 			}
 			slices.Sort(ports)
 			ports = slices.Compact(ports)
-			if want := allowedEgress[r.overlay]; !slices.Equal(ports, want) {
+			if want := wantEgressPorts(r.overlay, w.name); !slices.Equal(ports, want) {
 				t.Errorf("%s: may reach %v, want %v", w, ports, want)
 			}
 		}

@@ -5,8 +5,8 @@
 --   onceflow_relay       DML on schema relay; SELECT, UPDATE, DELETE on
 --                        ingest.outbox and invoicer.outbox (publish, park, prune)
 --   onceflow_invoicer    DML on schema invoicer
---   onceflow_reconciler  DML on schema reconciler; SELECT on every table of
---                        ingest, invoicer and relay
+--   onceflow_reconciler  DML on schema reconciler; SELECT on the columns of
+--                        ingest, invoicer and relay its queries read (below)
 --
 -- No service role owns anything or may run DDL: the migrator, the role that
 -- runs the migrations (and so owns the schemas), runs this script too, after
@@ -112,7 +112,25 @@ $$;
 GRANT USAGE ON SCHEMA ingest, invoicer TO onceflow_relay;
 GRANT SELECT, UPDATE, DELETE ON ingest.outbox, invoicer.outbox TO onceflow_relay;
 
--- The reconciler reads what it audits, including tables added later.
+-- The reconciler reads exactly the columns its queries use
+-- (db/reconciler/queries), and nothing of a table added later: no customers,
+-- no webhook bodies, no order lines, no document buyers, no notification
+-- payloads. ingest.outbox.payload is the one exception: the missing-document
+-- sweep re-publishes the original billing event, which carries the buyer's
+-- fiscal snapshot (docs/security.md). A new reconciler query on another
+-- schema needs its columns here; db/roles_test.go runs every one as the role.
 GRANT USAGE ON SCHEMA ingest, invoicer, relay TO onceflow_reconciler;
-GRANT SELECT ON ALL TABLES IN SCHEMA ingest, invoicer, relay TO onceflow_reconciler;
-ALTER DEFAULT PRIVILEGES IN SCHEMA ingest, invoicer, relay GRANT SELECT ON TABLES TO onceflow_reconciler;
+GRANT SELECT (id, event_key, event_type, payload, traceparent, parked_at, parked_reason)
+    ON ingest.outbox TO onceflow_reconciler;
+GRANT SELECT (id, source, event_id, status, attempts, lease_expires_at, received_at)
+    ON ingest.webhook_receipts TO onceflow_reconciler;
+GRANT SELECT (id, order_id, amount_minor, currency, paid_at) ON ingest.payments TO onceflow_reconciler;
+GRANT SELECT (id, payment_id, amount_minor, currency, succeeded_at) ON ingest.refunds TO onceflow_reconciler;
+GRANT SELECT (id, merchant_order_id) ON ingest.orders TO onceflow_reconciler;
+GRANT SELECT ON ingest.cases TO onceflow_reconciler;
+GRANT SELECT (id, event_key, event_type, parked_at, parked_reason) ON invoicer.outbox TO onceflow_reconciler;
+GRANT SELECT (id, reference, source_kind, source_ref, kind, status, attention_reason, amount_minor,
+              currency, issue_date, lease_expires_at, created_at, updated_at)
+    ON invoicer.fiscal_documents TO onceflow_reconciler;
+GRANT SELECT ON invoicer.cases TO onceflow_reconciler;
+GRANT SELECT (name, holder, expires_at) ON relay.leases TO onceflow_reconciler;

@@ -206,24 +206,3 @@ func envKey(t reflect.Type, name string) string {
 	}
 	return name
 }
-
-var secretWords = []string{"SECRET", "PASSWORD", "TOKEN", "KEY", "PK", "CK"}
-
-// mask hides values of secret-looking variables and passwords inside URLs.
-func mask(key, value string) string {
-	if value == "" {
-		return ""
-	}
-	for _, w := range secretWords {
-		if strings.HasSuffix(key, "_"+w) || strings.Contains(key, "_"+w+"_") {
-			return "***"
-		}
-	}
-	if u, err := url.Parse(value); err == nil && u.User != nil {
-		if _, has := u.User.Password(); has {
-			u.User = url.UserPassword(u.User.Username(), "***")
-			return strings.Replace(u.String(), "%2A%2A%2A", "***", 1)
-		}
-	}
-	return value
-}

@@ -37,6 +37,10 @@ const (
 	SecretKey  = "e2e-secret-key"
 	APIToken   = "e2e-api-token"
 	AdminToken = "e2e-admin-token"
+	// RelayKey and ReconcilerKey sign the billing messages the relay
+	// publishes and the reconciler sends again; the invoicer trusts both.
+	RelayKey      = "e2e-relay:e2e-relay-signing-secret"
+	ReconcilerKey = "e2e-reconciler:e2e-reconciler-signing-secret"
 )
 
 // Stack is a running pipeline.
@@ -141,6 +145,7 @@ func StartWith(ctx context.Context, dir string, o Options) (*Stack, error) {
 		"INVOICER_BILLING_QUEUE="+s.Queues["BILLING"], "INVOICER_PROVIDER_EVENTS_QUEUE="+s.Queues["PROVIDER"], "INVOICER_CONSUMER_WAIT=1s", "INVOICER_EMIT_POLL_INTERVAL=200ms",
 		"PSP_RETRY_DELAY=200ms", "RECONCILER_GRACE=0s",
 		"RECONCILER_BILLING_QUEUE="+s.Queues["BILLING"],
+		"RELAY_SIGNING_KEY="+RelayKey, "RECONCILER_SIGNING_KEY="+ReconcilerKey, "INVOICER_BILLING_KEYS="+RelayKey+","+ReconcilerKey,
 		"RELAY_ROUTES=ingest.outbox=billing.>"+s.Queues["BILLING"]+",provider.>"+s.Queues["PROVIDER"]+";invoicer.outbox=notification.>"+s.Queues["NOTIFY"])
 	s.env = append(s.env, o.Env...)
 	if err := s.launch(ctx, o); err != nil {

@@ -10,9 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
-
 	eventsv1 "github.com/onceflow/onceflow/pkg/eventspb/onceflow/events/v1"
 	"github.com/onceflow/onceflow/pkg/sqstest"
 	"github.com/onceflow/onceflow/services/invoicer/internal/invoicertest"
@@ -34,6 +31,7 @@ func TestRunEmitsABillingEvent(t *testing.T) {
 		"INVOICER_BILLING_QUEUE": billing, "INVOICER_PROVIDER_EVENTS_QUEUE": provider, "CONSUMER_WAIT": "1s",
 		"INVOICY_BASE_URL": env.BaseURL, "INVOICY_EMP_CODIGO": invoicertest.EmpCodigo, "INVOICY_EMP_PK": invoicertest.EmpPK,
 		"INVOICY_ACCESS_KEY": invoicertest.AccessKey, "INVOICER_EMIT_POLL_INTERVAL": "20ms",
+		"INVOICER_BILLING_KEYS": invoicertest.BillingKey,
 	}
 	var out syncBuffer
 	var runErr error
@@ -64,7 +62,7 @@ func TestRunEmitsABillingEvent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(billing), MessageBody: aws.String(string(b))}); err != nil {
+	if _, err := c.SendMessage(ctx, invoicertest.SignedMessage(t, billing, string(b))); err != nil {
 		t.Fatal(err)
 	}
 	status := func() (s string) {

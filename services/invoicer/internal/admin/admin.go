@@ -160,23 +160,24 @@ func (a *API) list(c echo.Context) error {
 	return c.JSON(http.StatusOK, map[string]any{"documents": out})
 }
 
-// show serves GET /admin/documents/:id with the document's provider calls
-// and resolutions.
+// show serves GET /admin/documents/:id with the document's resolutions and
+// one page of its provider calls (attempts.go: attempts_limit,
+// attempts_before).
 func (a *API) show(c echo.Context) error {
 	d, err := a.document(c)
 	if err != nil {
 		return err
 	}
-	ctx := c.Request().Context()
-	attempts, err := a.store.Attempts(ctx, d.ID)
+	page, err := a.attemptPage(c, d.ID)
 	if err != nil {
 		return err
 	}
-	resolutions, err := a.store.Resolutions(ctx, d.ID)
+	resolutions, err := a.store.Resolutions(c.Request().Context(), d.ID)
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, map[string]any{"document": view(d), "attempts": attemptViews(attempts), "resolutions": resolutionViews(resolutions)})
+	return c.JSON(http.StatusOK, map[string]any{"document": view(d), "attempts": page.Attempts,
+		"attempts_next_before": page.NextBefore, "resolutions": resolutionViews(resolutions)})
 }
 
 // document loads the document named by the :id path parameter.
@@ -190,22 +191,6 @@ func (a *API) document(c echo.Context) (store.Document, error) {
 		return d, errkind.Coded(errkind.NotFound, "not_found", "no document %s", c.Param("id"))
 	}
 	return d, err
-}
-
-type attemptView struct {
-	Operation string    `json:"operation"`
-	Outcome   string    `json:"outcome"`
-	Error     *string   `json:"error,omitempty"`
-	LatencyMS int32     `json:"latency_ms"`
-	At        time.Time `json:"at"`
-}
-
-func attemptViews(in []store.Attempt) []attemptView {
-	out := make([]attemptView, len(in))
-	for i, x := range in {
-		out[i] = attemptView{Operation: x.Operation, Outcome: x.Outcome, Error: x.Error, LatencyMS: x.LatencyMS, At: x.At}
-	}
-	return out
 }
 
 type resolutionView struct {

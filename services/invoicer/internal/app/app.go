@@ -25,6 +25,7 @@ import (
 	"github.com/onceflow/onceflow/services/invoicer/internal/consumer"
 	"github.com/onceflow/onceflow/services/invoicer/internal/emit"
 	"github.com/onceflow/onceflow/services/invoicer/internal/notify"
+	"github.com/onceflow/onceflow/services/invoicer/internal/retention"
 	"github.com/onceflow/onceflow/services/invoicer/internal/store"
 )
 
@@ -81,6 +82,9 @@ func build(ctx context.Context, cfg Config, pool *pgxpool.Pool, prov provider, l
 	admin.New(st, prov.lookup(cfg), log.Named("admin"), waker.Wake).WithValid(ecfg.Valid).Register(srv.Admin(cfg.AdminToken))
 	group.Add(receivers...)
 	group.Add(waker.Run)
+	group.Add(retention.NewPruner(st, log.Named("retention"), reg, retention.Config{
+		Retention: cfg.AttemptsRetention, Interval: cfg.AttemptsPruneInterval, Batch: cfg.AttemptsPruneBatch,
+	}).Run)
 	for range cfg.EmitWorkers {
 		group.Add(emitter.Run)
 	}
@@ -161,8 +165,12 @@ func newReceivers(ctx context.Context, cfg Config, st *store.Store, prov provide
 	}
 	counter := consumer.NewCounter(reg)
 	opts := consumer.Options{Wait: cfg.ConsumerWait, Visibility: cfg.ConsumerVisibility}
+	trust := cfg.trust(consumer.NewUntrustedCounter(reg))
+	if trust.Keys.Len() == 0 {
+		log.Warn("billing messages are not authenticated: INVOICER_BILLING_UNSIGNED=accept and no INVOICER_BILLING_KEYS")
+	}
 	billing := consumer.NewReceiver(client, billingURL, "billing", consumer.NewBilling(st, log.Named("billing"), due).Handle,
-		log.Named("billing"), counter, opts)
+		log.Named("billing"), counter, consumer.Options{Wait: opts.Wait, Visibility: opts.Visibility, Trust: trust})
 	events := consumer.NewReceiver(client, providerURL, "provider", consumer.Each(consumer.NewProvider(st, prov.statuses, prov.holder(cfg), log.Named("provider"), wake).WithValid(valid).Handle),
 		log.Named("provider"), counter, opts)
 	var loops []worker.Loop

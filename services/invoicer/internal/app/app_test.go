@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
 
@@ -59,7 +57,7 @@ func serve(t *testing.T, env *invoicertest.Env) (string, func(ev *eventsv1.Billi
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := c.SendMessage(context.Background(), &sqs.SendMessageInput{QueueUrl: aws.String(billing), MessageBody: aws.String(string(b))}); err != nil {
+		if _, err := c.SendMessage(context.Background(), invoicertest.SignedMessage(t, billing, string(b))); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -214,11 +212,22 @@ func get(t *testing.T, url string) string {
 // load reads a Config from env alone, as service.Main does from getenv.
 func load(t *testing.T, env map[string]string) app.Config {
 	t.Helper()
-	loaded, err := config.LoadFrom[app.Config](func(k string) string { return env[k] })
+	loaded, err := config.LoadFrom[app.Config](signed(env))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return loaded.Value
+}
+
+// signed is getenv over env, with the test kit's billing key trusted unless
+// env names the keys itself.
+func signed(env map[string]string) config.Getenv {
+	return func(k string) string {
+		if _, set := env[k]; !set && k == "INVOICER_BILLING_KEYS" {
+			return invoicertest.BillingKey
+		}
+		return env[k]
+	}
 }
 
 func TestConfigErrorsNameTheVariable(t *testing.T) {
@@ -226,11 +235,12 @@ func TestConfigErrorsNameTheVariable(t *testing.T) {
 	for env, value := range map[string]string{
 		"INVOICER_PROVIDER_MODE": "guess", "INVOICER_UI_RATE": "six", "INVOICER_PROVIDER_STATUS_MAP": "5=great",
 		"INVOICER_PROVIDER": "soap", "INVOICER_CONSUMER_VISIBILITY": "1s", "INVOICER_CREDIT_NOTE_WAIT": "0s",
-		"INVOICER_EMIT_LEASE": "1s",
+		"INVOICER_EMIT_LEASE": "1s", "INVOICER_ATTEMPTS_RETENTION": "10m", "INVOICER_ATTEMPTS_PRUNE_BATCH": "0",
+		"INVOICER_ATTEMPTS_PRUNE_INTERVAL": "0s",
 	} {
 		t.Run(env, func(t *testing.T) {
 			t.Parallel()
-			_, err := config.LoadFrom[app.Config](func(k string) string { return map[string]string{env: value}[k] })
+			_, err := config.LoadFrom[app.Config](signed(map[string]string{env: value}))
 			if err == nil || !strings.Contains(err.Error(), env) {
 				t.Fatalf("Load with %s=%s: %v, want an error naming it", env, value, err)
 			}

@@ -5,10 +5,14 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/onceflow/onceflow/pkg/config"
+	"github.com/onceflow/onceflow/pkg/msgauth"
 	"github.com/onceflow/onceflow/provider/fiscal"
 	"github.com/onceflow/onceflow/provider/invoicy"
 	"github.com/onceflow/onceflow/provider/keyedjson"
+	"github.com/onceflow/onceflow/services/invoicer/internal/consumer"
 )
 
 // Provider adapters (INVOICER_PROVIDER).
@@ -69,6 +73,19 @@ type Config struct {
 	// RefusedCaseAfter: consecutive refusals of a send that open a
 	// document_refused case (the send is still retried with backoff).
 	RefusedCaseAfter int `env:"INVOICER_REFUSED_CASE_AFTER" envDefault:"5"`
+	// AttemptsRetention is how long the attempts of a document in a final
+	// status are kept (its last attempt is kept for good); the pruner runs
+	// every AttemptsPruneInterval, AttemptsPruneBatch rows per statement.
+	AttemptsRetention     time.Duration `env:"INVOICER_ATTEMPTS_RETENTION" envDefault:"2160h"`
+	AttemptsPruneInterval time.Duration `env:"INVOICER_ATTEMPTS_PRUNE_INTERVAL" envDefault:"1h"`
+	AttemptsPruneBatch    int32         `env:"INVOICER_ATTEMPTS_PRUNE_BATCH" envDefault:"1000"`
+	// BillingKeys are the producers' keys a billing message must be signed
+	// with (id:secret,...; package msgauth, docs/security.md).
+	BillingKeys string `env:"INVOICER_BILLING_KEYS"`
+	// BillingUnsigned is reject (the default) or accept: the rollout mode
+	// that handles unsigned billing messages, counted, for the release in
+	// which the producers start signing.
+	BillingUnsigned string `env:"INVOICER_BILLING_UNSIGNED" envDefault:"reject"`
 }
 
 // Validate checks the values Load cannot; each error names its variable.
@@ -98,11 +115,17 @@ func (c Config) Validate() error {
 		{c.DGIPollBase <= 0 || c.DGIPollCap < c.DGIPollBase, "INVOICER_DGI_POLL_BASE/INVOICER_DGI_POLL_CAP: want 0 < base <= cap"},
 		{c.CreditNoteWait <= 0, "INVOICER_CREDIT_NOTE_WAIT: want a positive duration"},
 		{c.RefusedCaseAfter < 1, "INVOICER_REFUSED_CASE_AFTER: want an integer >= 1"},
+		{c.AttemptsRetention < time.Hour, "INVOICER_ATTEMPTS_RETENTION: want a duration of 1h or more, such as 2160h (90 days)"},
+		{c.AttemptsPruneInterval <= 0, "INVOICER_ATTEMPTS_PRUNE_INTERVAL: want a positive duration such as 1h"},
+		{c.AttemptsPruneBatch < 1, "INVOICER_ATTEMPTS_PRUNE_BATCH: want a positive number of rows such as 1000"},
 	}
 	for _, ch := range checks {
 		if ch.bad {
 			return errors.New(ch.msg)
 		}
+	}
+	if err := c.checkTrust(); err != nil {
+		return err
 	}
 	if _, err := c.statusMap(); err != nil {
 		return errors.New("INVOICER_PROVIDER_STATUS_MAP: " + err.Error())
@@ -133,4 +156,26 @@ func (c Config) statusMap() (map[string]fiscal.Status, error) {
 // summary is the daily-summary rule the settings describe.
 func (c Config) summary() (fiscal.DailySummary, error) {
 	return fiscal.NewDailySummary(c.SummaryPolls, c.UIThreshold, c.UIRate)
+}
+
+// checkTrust checks the billing keys and the rollout mode: with no key, the
+// invoicer starts only when told to accept unsigned messages.
+func (c Config) checkTrust() error {
+	keys, err := msgauth.ParseKeyset(c.BillingKeys)
+	switch {
+	case err != nil:
+		return errors.New("INVOICER_BILLING_KEYS: " + err.Error())
+	case c.BillingUnsigned != "reject" && c.BillingUnsigned != "accept":
+		return errors.New("INVOICER_BILLING_UNSIGNED: want reject or accept")
+	case keys.Len() == 0 && c.BillingUnsigned == "reject":
+		return errors.New("INVOICER_BILLING_KEYS: want the producers' keys (id:secret,... of at least 16 bytes each), " +
+			"or INVOICER_BILLING_UNSIGNED=accept while producers start signing")
+	}
+	return nil
+}
+
+// trust is the billing receivers' Trust; Validate has checked the keys.
+func (c Config) trust(untrusted *prometheus.CounterVec) *consumer.Trust {
+	keys, _ := msgauth.ParseKeyset(c.BillingKeys)
+	return &consumer.Trust{Keys: keys, AcceptUnsigned: c.BillingUnsigned == "accept", Untrusted: untrusted}
 }

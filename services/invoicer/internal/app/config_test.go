@@ -21,7 +21,7 @@ func TestConfigReadsOldNamesForOneRelease(t *testing.T) {
 		"INVOICER_CONSUMERS": "2", // the new name alone
 		"INVOICY_BASE_URL":   "https://invoicy.example/InvoiCy/", "INVOICY_EMP_CODIGO": "SUC", "INVOICY_EMP_PK": "PK", "INVOICY_ACCESS_KEY": "KEY",
 	}
-	loaded, err := config.LoadFrom[app.Config](func(k string) string { return env[k] })
+	loaded, err := config.LoadFrom[app.Config](signed(env))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,13 +81,13 @@ func TestInvoiCyBranchIsRequiredOnlyForInvoiCy(t *testing.T) {
 				env[k] = v
 			}
 		}
-		_, err := config.LoadFrom[app.Config](func(k string) string { return env[k] })
+		_, err := config.LoadFrom[app.Config](signed(env))
 		if err == nil || !strings.Contains(err.Error(), missing) {
 			t.Errorf("without %s: %v, want an error naming it", missing, err)
 		}
 	}
 	keyed := map[string]string{"INVOICER_PROVIDER": "keyed"}
-	if _, err := config.LoadFrom[app.Config](func(k string) string { return keyed[k] }); err != nil {
+	if _, err := config.LoadFrom[app.Config](signed(keyed)); err != nil {
 		t.Errorf("keyed without INVOICY_*: %v, want no error", err)
 	}
 	if s := load(t, branch).Settings; s.BaseURL != branch["INVOICY_BASE_URL"] || s.EmpCodigo != "SUC" || s.EmpPK != "PK" || s.AccessKey != "KEY" {
@@ -104,9 +104,45 @@ func TestRefusedCaseAfter(t *testing.T) {
 	}
 	for _, v := range []string{"0", "-1"} {
 		env := map[string]string{"INVOICER_PROVIDER": "keyed", "INVOICER_REFUSED_CASE_AFTER": v}
-		_, err := config.LoadFrom[app.Config](func(k string) string { return env[k] })
+		_, err := config.LoadFrom[app.Config](signed(env))
 		if err == nil || !strings.Contains(err.Error(), "INVOICER_REFUSED_CASE_AFTER") {
 			t.Errorf("%s: %v, want an error naming INVOICER_REFUSED_CASE_AFTER", v, err)
+		}
+	}
+}
+
+// TestBillingKeysAreRequiredUnlessUnsignedIsAccepted checks the rollout
+// rule: no INVOICER_BILLING_KEYS stops the invoicer unless
+// INVOICER_BILLING_UNSIGNED=accept, and a weak or malformed key stops it
+// with a message naming the variable, never the secret.
+func TestBillingKeysAreRequiredUnlessUnsignedIsAccepted(t *testing.T) {
+	t.Parallel()
+	keyed := func(vars ...string) config.Getenv {
+		env := map[string]string{"INVOICER_PROVIDER": "keyed"}
+		for i := 0; i+1 < len(vars); i += 2 {
+			env[vars[i]] = vars[i+1]
+		}
+		return func(k string) string { return env[k] }
+	}
+	for name, c := range map[string]struct {
+		getenv config.Getenv
+		want   string // a variable the error must name; empty for no error
+	}{
+		"no keys":           {keyed(), "INVOICER_BILLING_KEYS"},
+		"weak key":          {keyed("INVOICER_BILLING_KEYS", "relay-1:weak-secret"), "INVOICER_BILLING_KEYS"},
+		"bad mode":          {keyed("INVOICER_BILLING_KEYS", "relay-1:0123456789abcdef", "INVOICER_BILLING_UNSIGNED", "maybe"), "INVOICER_BILLING_UNSIGNED"},
+		"keys":              {keyed("INVOICER_BILLING_KEYS", "relay-1:0123456789abcdef,reconciler-1:fedcba9876543210"), ""},
+		"rollout, no keys":  {keyed("INVOICER_BILLING_UNSIGNED", "accept"), ""},
+		"rollout with keys": {keyed("INVOICER_BILLING_KEYS", "relay-1:0123456789abcdef", "INVOICER_BILLING_UNSIGNED", "accept"), ""},
+	} {
+		_, err := config.LoadFrom[app.Config](c.getenv)
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%s: %v, want no error", name, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%s: %v, want an error naming %s", name, err, c.want)
+		case err != nil && strings.Contains(err.Error(), "weak-secret"):
+			t.Errorf("%s: the error shows the secret: %v", name, err)
 		}
 	}
 }

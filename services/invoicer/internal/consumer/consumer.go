@@ -89,17 +89,20 @@ type Receiver struct {
 	wait       time.Duration // long-poll duration, at most 20 s
 	visibility time.Duration // how long a received batch stays hidden, renewed while it is handled
 	counter    Counter
+	trust      *Trust // nil: every message is handed on
 }
 
 // Options are a receiver's timings.
 type Options struct {
 	Wait       time.Duration // long-poll duration (at most 20 s)
 	Visibility time.Duration // visibility granted, and renewed, while a batch is handled
+	// Trust, when set, hands on only messages signed by a trusted producer.
+	Trust *Trust
 }
 
 // NewReceiver returns a receiver of queueURL; name labels its metrics.
 func NewReceiver(c *sqs.Client, queueURL, name string, h BatchHandler, log *zap.Logger, counter Counter, o Options) *Receiver {
-	return &Receiver{sqs: c, queueURL: queueURL, name: name, handle: h, log: log, wait: o.Wait, visibility: o.Visibility, counter: counter}
+	return &Receiver{sqs: c, queueURL: queueURL, name: name, handle: h, log: log, wait: o.Wait, visibility: o.Visibility, counter: counter, trust: o.Trust}
 }
 
 // Run receives and handles until ctx ends. A batch in hand is finished.
@@ -128,11 +131,20 @@ func (r *Receiver) Run(ctx context.Context) error {
 // batch handles msgs while keeping them hidden, then deletes, in one call,
 // those handled.
 func (r *Receiver) batch(ctx context.Context, msgs []types.Message) {
-	stop := r.keepHidden(ctx, msgs)
-	traced, end := r.traced(ctx, msgs)
-	res := r.handle(ctx, traced)
-	end()
-	stop()
+	res := make([]Result, len(msgs))
+	trusted := r.trusted(msgs, res)
+	if len(trusted) > 0 {
+		stop := r.keepHidden(ctx, trusted)
+		traced, end := r.traced(ctx, trusted)
+		handled := r.handle(ctx, traced)
+		end()
+		stop()
+		for i, j := 0, 0; i < len(msgs); i++ {
+			if res[i].Outcome == "" {
+				res[i], j = handled[j], j+1
+			}
+		}
+	}
 	var done []types.DeleteMessageBatchRequestEntry
 	for i, m := range msgs {
 		r.counter.WithLabelValues(r.name, res[i].Outcome).Inc()
@@ -143,6 +155,23 @@ func (r *Receiver) batch(ctx context.Context, msgs []types.Message) {
 		done = append(done, types.DeleteMessageBatchRequestEntry{Id: aws.String(fmt.Sprint(i)), ReceiptHandle: m.ReceiptHandle})
 	}
 	r.delete(ctx, done)
+}
+
+// trusted returns the messages the receiver's Trust hands on, in order,
+// and sets the Result of each refused one in res.
+func (r *Receiver) trusted(msgs []types.Message, res []Result) []types.Message {
+	if r.trust == nil {
+		return msgs
+	}
+	var out []types.Message
+	for i, m := range msgs {
+		if err := r.trust.check(m, r.log); err != nil {
+			res[i] = Result{Outcome: OutcomeUntrusted, Err: err}
+			continue
+		}
+		out = append(out, m)
+	}
+	return out
 }
 
 // traced starts one span per message, continuing the trace its traceparent

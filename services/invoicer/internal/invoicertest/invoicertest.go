@@ -9,12 +9,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/onceflow/onceflow/db"
 	eventsv1 "github.com/onceflow/onceflow/pkg/eventspb/onceflow/events/v1"
+	"github.com/onceflow/onceflow/pkg/msgauth"
+	"github.com/onceflow/onceflow/pkg/outbox"
 	"github.com/onceflow/onceflow/pkg/pgtest"
 	"github.com/onceflow/onceflow/provider/fiscal"
 	"github.com/onceflow/onceflow/provider/invoicy"
@@ -29,6 +33,22 @@ const (
 	EmpPK     = "PK-TEST"
 	AccessKey = "CLAVE-TEST"
 )
+
+// BillingKey is the key the invoicer's tests sign billing messages with
+// and trust (INVOICER_BILLING_KEYS).
+const BillingKey = "invoicer-test:invoicer-test-billing-secret"
+
+// SignedMessage returns the SendMessage input of body to queue url, signed
+// with BillingKey as the relay signs what it publishes.
+func SignedMessage(tb testing.TB, url, body string) *sqs.SendMessageInput {
+	tb.Helper()
+	k, err := msgauth.ParseKey(BillingKey)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return &sqs.SendMessageInput{QueueUrl: aws.String(url), MessageBody: aws.String(body),
+		MessageAttributes: k.Sign(body, outbox.Attributes("billing.test", "", ""))}
+}
 
 // Env is one test's database, sandbox and provider client.
 type Env struct {

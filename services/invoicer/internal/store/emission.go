@@ -129,20 +129,22 @@ func (q queries) SaveResults(ctx context.Context, results []Result) (fenced []er
 
 // Attempt is one provider call made for a document.
 type Attempt struct {
+	ID         int64 // set by the database; ignored by InsertAttempts
 	DocumentID int64
 	Operation  string // lookup, status or emit
 	Outcome    string
-	Error      *string
+	Error      *string // stored clipped and with personal data masked (CleanError)
 	LatencyMS  int32
 	At         time.Time // set by the database; ignored by InsertAttempts
 }
 
-// InsertAttempts records attempts with one COPY.
+// InsertAttempts records attempts with one COPY, each error text cleaned
+// by CleanError.
 func (q queries) InsertAttempts(ctx context.Context, attempts []Attempt) error {
 	rows := make([]dbsqlc.AttemptInsertParams, len(attempts))
 	for i, a := range attempts {
 		rows[i] = dbsqlc.AttemptInsertParams{DocumentID: a.DocumentID, Operation: a.Operation, Outcome: a.Outcome,
-			Error: a.Error, LatencyMs: a.LatencyMS}
+			Error: cleanErrorPtr(a.Error), LatencyMs: a.LatencyMS}
 	}
 	if _, err := q.q.AttemptInsert(ctx, rows); err != nil {
 		return pg.Interpret(err, "record %d emission attempts", len(attempts))
@@ -157,10 +159,35 @@ func (q queries) Attempts(ctx context.Context, id int64) ([]Attempt, error) {
 	if err != nil {
 		return nil, pg.Interpret(err, "attempts of document %d", id)
 	}
+	return attemptsFromRows(rows), nil
+}
+
+// AttemptPage returns up to limit provider calls of document id, newest
+// first, those with an id below before (0: from the newest).
+func (q queries) AttemptPage(ctx context.Context, id, before int64, limit int32) ([]Attempt, error) {
+	rows, err := q.q.AttemptPageByDocument(ctx, id, before, limit)
+	if err != nil {
+		return nil, pg.Interpret(err, "attempts of document %d", id)
+	}
+	return attemptsFromRows(rows), nil
+}
+
+// PruneAttempts deletes up to batch attempts made before olderThan of
+// documents in a final status, keeping each document's last attempt, and
+// returns how many it deleted.
+func (q queries) PruneAttempts(ctx context.Context, olderThan time.Time, batch int32) (int64, error) {
+	n, err := q.q.AttemptsPrune(ctx, olderThan, batch)
+	if err != nil {
+		return 0, pg.Interpret(err, "prune emission attempts")
+	}
+	return n, nil
+}
+
+func attemptsFromRows(rows []dbsqlc.InvoicerEmissionAttempt) []Attempt {
 	out := make([]Attempt, len(rows))
 	for i, r := range rows {
-		out[i] = Attempt{DocumentID: r.DocumentID, Operation: r.Operation, Outcome: r.Outcome, Error: r.Error,
+		out[i] = Attempt{ID: r.ID, DocumentID: r.DocumentID, Operation: r.Operation, Outcome: r.Outcome, Error: r.Error,
 			LatencyMS: r.LatencyMs, At: r.CreatedAt}
 	}
-	return out, nil
+	return out
 }

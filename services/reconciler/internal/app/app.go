@@ -78,8 +78,11 @@ func openEngine(ctx context.Context, cfg Config, log *zap.Logger) (_ *engine, er
 	e.sqs = sender
 	ingest, invoicer := store.NewIngestReader(e.ingest), store.NewInvoicerReader(e.invoicer)
 	sw := sweep.New(ingest, invoicer, sender, sweep.Config{
-		QueueURL: queueURL, Grace: cfg.Grace, PageSize: cfg.PageSize, MaxPerRun: cfg.MaxPerRun,
+		QueueURL: queueURL, Grace: cfg.Grace, PageSize: cfg.PageSize, MaxPerRun: cfg.MaxPerRun, Signer: cfg.signer(),
 	}, log.Named("sweep"), sweep.NewMetrics(e.reg))
+	if cfg.SigningKey == "" {
+		log.Warn("events sent again go unsigned: set RECONCILER_SIGNING_KEY, or the invoicer refuses them")
+	}
 	e.metrics = reconcile.NewMetrics(e.reg)
 	detector := detect.New(ingest, invoicer, store.NewRelayReader(e.relay), detect.Config{
 		PendingAfter: cfg.PendingAfter, AttentionAfter: cfg.AttentionAfter, ClaimAfter: cfg.ClaimAfter,

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/onceflow/onceflow/pkg/config"
+	"github.com/onceflow/onceflow/pkg/msgauth"
 	"github.com/onceflow/onceflow/pkg/pg"
 	"github.com/onceflow/onceflow/provider/fiscal"
 	"github.com/onceflow/onceflow/provider/invoicy"
@@ -30,6 +31,10 @@ type Config struct {
 	RelayDatabaseURL string `env:"RELAY_DATABASE_URL"`
 	// BillingQueue is the queue the invoicer consumes, by name or URL.
 	BillingQueue string `env:"RECONCILER_BILLING_QUEUE" renamed:"BILLING_QUEUE" envDefault:"onceflow-billing"`
+	// SigningKey (id:secret, package msgauth) signs the billing events the
+	// sweep sends again; the invoicer trusts them only under a key it holds
+	// (docs/security.md). Empty sends them unsigned.
+	SigningKey string `env:"RECONCILER_SIGNING_KEY"`
 	// Interval is the time between reconciliations in serve.
 	Interval time.Duration `env:"RECONCILER_INTERVAL" envDefault:"1m"`
 	// DeadLetterQueues are the dead-letter queues, by name, whose depth serve
@@ -97,6 +102,11 @@ func (c Config) Validate() error {
 	if strings.TrimSpace(c.BillingQueue) == "" {
 		errs = append(errs, errors.New("RECONCILER_BILLING_QUEUE: want a queue name or URL"))
 	}
+	if c.SigningKey != "" {
+		if _, err := msgauth.ParseKey(c.SigningKey); err != nil {
+			errs = append(errs, fmt.Errorf("RECONCILER_SIGNING_KEY: %w", err))
+		}
+	}
 	if c.Interval <= 0 {
 		errs = append(errs, errors.New("RECONCILER_INTERVAL: want a positive duration such as 1m"))
 	}
@@ -124,6 +134,16 @@ func (c Config) Validate() error {
 		}
 	}
 	return errors.Join(append(errs, c.validateAudit()...)...)
+}
+
+// signer is the sweep's signing key, nil when none is set; Validate has
+// checked it.
+func (c Config) signer() *msgauth.Key {
+	if c.SigningKey == "" {
+		return nil
+	}
+	k, _ := msgauth.ParseKey(c.SigningKey)
+	return &k
 }
 
 // AuditEnabled reports whether runs audit the provider: RECONCILER_AUDIT=on,

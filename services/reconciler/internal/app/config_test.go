@@ -126,6 +126,7 @@ func TestConfigErrorsNameTheVariable(t *testing.T) {
 		{"INGEST_DATABASE_URL", "mysql://ingest"},
 		{"INVOICER_DATABASE_URL", "not a url"},
 		{"RECONCILER_BILLING_QUEUE", " "},
+		{"RECONCILER_SIGNING_KEY", "reconciler-1:short"},
 		{"RECONCILER_INTERVAL", "0s"},
 		{"RECONCILER_INTERVAL", "soon"},
 		{"RECONCILER_GRACE", "-1m"},

@@ -54,7 +54,7 @@ func (r *run) republish(ctx context.Context, src source, id string) (outcome str
 	if err != nil {
 		return "", err
 	}
-	if _, err := r.sender.SendMessage(ctx, Message(r.cfg.QueueURL, ev)); err != nil {
+	if _, err := r.sender.SendMessage(ctx, Message(r.cfg.QueueURL, ev, r.cfg.Signer)); err != nil {
 		r.failures++
 		if ctx.Err() != nil || unreachable(err) || r.failures >= maxFailuresInARow {
 			return "", fmt.Errorf("send %s: %w", key, err)

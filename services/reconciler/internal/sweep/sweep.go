@@ -36,6 +36,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
+	"github.com/onceflow/onceflow/pkg/msgauth"
 	"github.com/onceflow/onceflow/pkg/outbox"
 	"github.com/onceflow/onceflow/services/reconciler/internal/store"
 )
@@ -80,6 +81,9 @@ type Config struct {
 	// FullSlice is how many of each source the full pass re-checks per
 	// run; zero means DefaultFullSlice.
 	FullSlice int
+	// Signer signs every event sent again (package msgauth), so the invoicer
+	// trusts it; nil sends them unsigned.
+	Signer *msgauth.Key
 }
 
 // Result counts what one Run saw and did.
@@ -236,11 +240,16 @@ func (s *Sweeper) refundsPage(ctx context.Context, before time.Time, after store
 }
 
 // Message is the SQS message for an outbox event, with the attributes the
-// relay gives it: type, event_key, content_type, and traceparent when set.
-func Message(queueURL string, ev store.Event) *sqs.SendMessageInput {
+// relay gives it: type, event_key, content_type, and traceparent when set;
+// signed with signer unless it is nil.
+func Message(queueURL string, ev store.Event, signer *msgauth.Key) *sqs.SendMessageInput {
+	attrs := outbox.Attributes(ev.EventType, ev.EventKey, ev.Traceparent)
+	if signer != nil {
+		attrs = signer.Sign(string(ev.Payload), attrs)
+	}
 	return &sqs.SendMessageInput{
 		QueueUrl:          aws.String(queueURL),
 		MessageBody:       aws.String(string(ev.Payload)),
-		MessageAttributes: outbox.Attributes(ev.EventType, ev.EventKey, ev.Traceparent),
+		MessageAttributes: attrs,
 	}
 }

@@ -8,9 +8,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap/zaptest"
 
+	"github.com/onceflow/onceflow/pkg/msgauth"
 	"github.com/onceflow/onceflow/pkg/sqstest"
 	"github.com/onceflow/onceflow/services/reconciler/internal/reconcilertest"
 	"github.com/onceflow/onceflow/services/reconciler/internal/store"
@@ -228,5 +231,39 @@ func TestSweepAcrossDatabases(t *testing.T) {
 	msgs := reconcilertest.Receive(t, sqsClient, queueURL, 1)
 	if want := []reconcilertest.Message{message(reconcilertest.PaymentPaid("p2"))}; !reflect.DeepEqual(msgs, want) {
 		t.Errorf("queue holds %+v, want %+v", msgs, want)
+	}
+}
+
+// TestSweepSignsWhatItSendsAgain gives the sweep a signing key and checks
+// the event it sends again verifies under a keyset holding that key, as the
+// invoicer's does.
+func TestSweepSignsWhatItSendsAgain(t *testing.T) {
+	t.Parallel()
+	sqsClient := sqstest.Client(t)
+	db := reconcilertest.NewDB(t)
+	db.Payment(t, "p-signed", time.Now().Add(-time.Hour))
+	db.Outbox(t, reconcilertest.PaymentPaid("p-signed"))
+	key, err := msgauth.ParseKey("reconciler-test:reconciler-test-secret")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, queueURL := sqstest.Queue(t, sqsClient, "reconciler-sweep", 5)
+	cfg := sweep.Config{QueueURL: queueURL, Grace: 10 * time.Minute, PageSize: 500, MaxPerRun: 5000, Signer: &key}
+	s := sweep.New(store.NewIngestReader(db.Pool), store.NewInvoicerReader(db.Pool), sqsClient, cfg,
+		zaptest.NewLogger(t), sweep.NewMetrics(prometheus.NewRegistry()))
+	if _, err := s.Run(context.Background(), store.New(db.Pool)); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	out, err := sqsClient.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{QueueUrl: aws.String(queueURL),
+		MaxNumberOfMessages: 1, WaitTimeSeconds: 5, MessageAttributeNames: []string{"All"}})
+	if err != nil || len(out.Messages) != 1 {
+		t.Fatalf("receive: %d messages, %v; want the event sent again", len(out.Messages), err)
+	}
+	trusting, err := msgauth.ParseKeyset("reconciler-test:reconciler-test-secret")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := trusting.Verify(aws.ToString(out.Messages[0].Body), out.Messages[0].MessageAttributes); err != nil {
+		t.Fatalf("event sent again: %v, want it signed by reconciler-test", err)
 	}
 }

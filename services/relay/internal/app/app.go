@@ -97,6 +97,11 @@ func build(cfg Config, log *zap.Logger, pool *pgxpool.Pool, client *sqs.Client, 
 	srv.SetLiveness(group)
 	admin.New(pool, tables(outboxes), log.Named("admin")).Register(srv.Admin(cfg.AdminToken))
 	log.Info("relaying", zap.String("holder", settings.Holder), zap.Int("outboxes", len(outboxes)))
+	if settings.Signer == nil {
+		log.Warn("publishing unsigned messages: set RELAY_SIGNING_KEY, or the invoicer refuses billing messages")
+	} else {
+		log.Info("signing messages", zap.String("key_id", settings.Signer.ID))
+	}
 	return &App{log: log, pool: pool, srv: srv, group: group}, nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"github.com/onceflow/onceflow/pkg/backoff"
 	"github.com/onceflow/onceflow/pkg/config"
 	"github.com/onceflow/onceflow/pkg/lease"
+	"github.com/onceflow/onceflow/pkg/msgauth"
 	"github.com/onceflow/onceflow/services/relay/internal/relay"
 )
 
@@ -35,6 +36,10 @@ type Config struct {
 	// Holder identifies this process in the lease table; empty means
 	// hostname plus a random suffix, chosen at start.
 	Holder string `env:"RELAY_HOLDER"`
+	// SigningKey (id:secret, package msgauth) signs every message the relay
+	// publishes; the invoicer trusts billing messages only under a key it
+	// holds (docs/security.md). Empty publishes unsigned messages.
+	SigningKey string `env:"RELAY_SIGNING_KEY"`
 }
 
 // Validate checks every setting; the error names the variable at fault and
@@ -45,6 +50,11 @@ func (c Config) Validate() error {
 	}
 	if _, err := relay.ParseRoutes(c.Routes); err != nil {
 		return fmt.Errorf("RELAY_ROUTES: %w", err)
+	}
+	if c.SigningKey != "" {
+		if _, err := msgauth.ParseKey(c.SigningKey); err != nil {
+			return fmt.Errorf("RELAY_SIGNING_KEY: %w", err)
+		}
 	}
 	checks := []struct {
 		ok   bool
@@ -79,7 +89,13 @@ func (c Config) settings() relay.Settings {
 	if holder == "" {
 		holder = lease.HolderID("relay")
 	}
+	var signer *msgauth.Key
+	if c.SigningKey != "" {
+		k, _ := msgauth.ParseKey(c.SigningKey) // Validate has checked it
+		signer = &k
+	}
 	return relay.Settings{
+		Signer:          signer,
 		Holder:          holder,
 		BatchSize:       c.BatchSize,
 		MaxAttempts:     c.MaxAttempts,

@@ -45,6 +45,8 @@ func TestConfigErrorsNameTheVariable(t *testing.T) {
 	tests := []struct{ key, value string }{
 		{"RELAY_ROUTES", "ingest.Outbox=billing.>q"},
 		{"RELAY_ROUTES", "ingest.outbox=billing."},
+		{"RELAY_SIGNING_KEY", "relay-1:short"},
+		{"RELAY_SIGNING_KEY", "no-secret"},
 		{"RELAY_BATCH_SIZE", "0"},
 		{"RELAY_BATCH_SIZE", "many"},
 		{"RELAY_MAX_ATTEMPTS", "0"},

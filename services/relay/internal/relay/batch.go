@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/onceflow/onceflow/pkg/msgauth"
 	"github.com/onceflow/onceflow/pkg/outbox"
 )
 
@@ -83,7 +84,7 @@ func (r *Relay) plan(rows []outbox.Row) ([]chunk, []failure) {
 			parked = append(parked, r.parkNow(row, "no route for type "+row.EventType))
 			continue
 		}
-		if n := messageSize(row); n > r.s.MaxMessageBytes {
+		if n := r.messageSize(row); n > r.s.MaxMessageBytes {
 			parked = append(parked, r.parkNow(row, fmt.Sprintf(
 				"message of %d bytes exceeds RELAY_MAX_MESSAGE_BYTES=%d", n, r.s.MaxMessageBytes)))
 			continue
@@ -110,7 +111,7 @@ func (r *Relay) split(queue string, rows []outbox.Row) []chunk {
 	var out []chunk
 	cur, size := chunk{queue: queue}, 0
 	for _, row := range rows {
-		n := messageSize(row)
+		n := r.messageSize(row)
 		if len(cur.rows) == entriesPerCall || (len(cur.rows) > 0 && size+n > r.s.MaxBatchBytes) {
 			out = append(out, cur)
 			cur, size = chunk{queue: queue}, 0
@@ -148,7 +149,7 @@ func (r *Relay) sendChunk(ctx context.Context, c chunk) []outcome {
 		entries[i] = types.SendMessageBatchRequestEntry{
 			Id:                aws.String(strconv.FormatInt(row.ID, 10)),
 			MessageBody:       aws.String(string(row.Payload)),
-			MessageAttributes: attributes(row),
+			MessageAttributes: r.attributes(row),
 		}
 	}
 	out, err := r.sender.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: aws.String(c.queue), Entries: entries})
@@ -255,12 +256,24 @@ func attributes(row outbox.Row) map[string]types.MessageAttributeValue {
 	return outbox.Attributes(row.EventType, row.EventKey, row.Traceparent)
 }
 
+// attributes are the row's message attributes, signed with the relay's key
+// when it has one (Settings.Signer).
+func (r *Relay) attributes(row outbox.Row) map[string]types.MessageAttributeValue {
+	if r.s.Signer == nil {
+		return attributes(row)
+	}
+	return r.s.Signer.Sign(string(row.Payload), attributes(row))
+}
+
 // messageSize is the size SQS counts against its limit: the body plus each
-// attribute's name, data type and value.
-func messageSize(row outbox.Row) int {
+// attribute's name, data type and value, the signature's included.
+func (r *Relay) messageSize(row outbox.Row) int {
 	n := len(row.Payload)
 	for name, v := range attributes(row) {
 		n += len(name) + len(aws.ToString(v.DataType)) + len(aws.ToString(v.StringValue))
+	}
+	if r.s.Signer != nil {
+		n += msgauth.SignedBytes
 	}
 	return n
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/onceflow/onceflow/pkg/backoff"
 	"github.com/onceflow/onceflow/pkg/lease"
+	"github.com/onceflow/onceflow/pkg/msgauth"
 	"github.com/onceflow/onceflow/pkg/worker"
 )
 
@@ -44,6 +45,9 @@ type Settings struct {
 	PruneInterval   time.Duration  // how often the leader deletes expired rows
 	PruneBatch      int            // rows deleted per statement
 	StatsInterval   time.Duration  // how often the leader counts pending and parked rows
+	// Signer signs every message published (package msgauth); nil
+	// publishes them unsigned, which a consumer that checks refuses.
+	Signer *msgauth.Key
 }
 
 // Relay publishes one shard of one outbox while it holds that shard's lease.

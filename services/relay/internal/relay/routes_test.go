@@ -99,7 +99,7 @@ func TestSplitRespectsCountAndSize(t *testing.T) {
 	for _, c := range chunks {
 		size := 0
 		for _, row := range c.rows {
-			size += messageSize(row)
+			size += r.messageSize(row)
 		}
 		if len(c.rows) > entriesPerCall || size > 2048 {
 			t.Errorf("chunk of %d rows and %d bytes breaks the SQS limits", len(c.rows), size)

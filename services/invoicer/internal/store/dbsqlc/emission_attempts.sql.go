@@ -7,6 +7,7 @@ package dbsqlc
 
 import (
 	"context"
+	"time"
 )
 
 type AttemptInsertParams struct {
@@ -47,4 +48,67 @@ func (q *Queries) AttemptListByDocument(ctx context.Context, documentID int64) (
 		return nil, err
 	}
 	return items, nil
+}
+
+const attemptPageByDocument = `-- name: AttemptPageByDocument :many
+SELECT id, document_id, operation, outcome, error, latency_ms, created_at FROM invoicer.emission_attempts
+WHERE document_id = $1 AND ($2::bigint = 0 OR id < $2::bigint)
+ORDER BY id DESC
+LIMIT $3
+`
+
+// AttemptPageByDocument returns up to @max_rows attempts of @document_id,
+// newest first, with an id below @before_id (0: from the newest), served by
+// the (document_id, id) index.
+func (q *Queries) AttemptPageByDocument(ctx context.Context, documentID int64, beforeID int64, maxRows int32) ([]InvoicerEmissionAttempt, error) {
+	rows, err := q.db.Query(ctx, attemptPageByDocument, documentID, beforeID, maxRows)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []InvoicerEmissionAttempt{}
+	for rows.Next() {
+		var i InvoicerEmissionAttempt
+		if err := rows.Scan(
+			&i.ID,
+			&i.DocumentID,
+			&i.Operation,
+			&i.Outcome,
+			&i.Error,
+			&i.LatencyMs,
+			&i.CreatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const attemptsPrune = `-- name: AttemptsPrune :execrows
+DELETE FROM invoicer.emission_attempts
+WHERE id IN (
+    SELECT a.id
+    FROM invoicer.emission_attempts a
+    JOIN invoicer.fiscal_documents d ON d.id = a.document_id
+    WHERE a.created_at < $1
+      AND d.status IN ('authorized', 'issued', 'rejected', 'voided')
+      AND a.id < (SELECT max(l.id) FROM invoicer.emission_attempts l WHERE l.document_id = a.document_id)
+    ORDER BY a.id
+    LIMIT $2
+)
+`
+
+// AttemptsPrune deletes up to @batch_size attempts made before @older_than
+// of documents in a final status (authorized, issued, rejected, voided),
+// keeping each document's last attempt. Oldest first, by id.
+func (q *Queries) AttemptsPrune(ctx context.Context, olderThan time.Time, batchSize int32) (int64, error) {
+	result, err := q.db.Exec(ctx, attemptsPrune, olderThan, batchSize)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }

@@ -1,0 +1,66 @@
+package consumer
+
+import (
+	"errors"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap"
+
+	"github.com/onceflow/onceflow/pkg/msgauth"
+)
+
+// OutcomeUntrusted labels a message refused for its signature: it is left
+// in the queue, never handled, and reaches the dead-letter queue through the
+// redrive policy.
+const OutcomeUntrusted = "untrusted"
+
+// ReasonUnsignedAccepted labels an unsigned message handled anyway because
+// Trust.AcceptUnsigned is set (the rollout mode, docs/security.md).
+const ReasonUnsignedAccepted = "unsigned_accepted"
+
+// Trust decides which messages a receiver hands to its handler: those
+// signed by a key of Keys (package msgauth).
+type Trust struct {
+	Keys msgauth.Keyset
+	// AcceptUnsigned hands on messages that carry no signature at all, for
+	// the release in which producers start signing; a message signed by an
+	// unknown key or with a wrong signature is refused all the same.
+	AcceptUnsigned bool
+	// Untrusted counts refused messages by reason, and unsigned ones
+	// handled anyway as ReasonUnsignedAccepted.
+	Untrusted *prometheus.CounterVec
+}
+
+// NewUntrustedCounter registers onceflow_invoicer_untrusted_messages_total.
+func NewUntrustedCounter(reg prometheus.Registerer) *prometheus.CounterVec {
+	c := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "onceflow_invoicer_untrusted_messages_total",
+		Help: "Billing messages by reason they are not trusted (unsigned, unknown_key, bad_signature: refused, left for the DLQ; unsigned_accepted: handled in the rollout mode).",
+	}, []string{"reason"})
+	for _, r := range []string{msgauth.ReasonUnsigned, msgauth.ReasonUnknownKey, msgauth.ReasonBadSignature, ReasonUnsignedAccepted} {
+		c.WithLabelValues(r)
+	}
+	reg.MustRegister(c)
+	return c
+}
+
+// check returns nil when m may be handled, and otherwise the refusal. It
+// counts and logs what it refuses, never the body.
+func (t *Trust) check(m types.Message, log *zap.Logger) error {
+	err := t.Keys.Verify(aws.ToString(m.Body), m.MessageAttributes)
+	var refused *msgauth.Refused
+	if !errors.As(err, &refused) {
+		return err
+	}
+	if refused.Reason == msgauth.ReasonUnsigned && t.AcceptUnsigned {
+		t.Untrusted.WithLabelValues(ReasonUnsignedAccepted).Inc()
+		log.Warn("unsigned message handled (INVOICER_BILLING_UNSIGNED=accept)", zap.String("message_id", aws.ToString(m.MessageId)))
+		return nil
+	}
+	t.Untrusted.WithLabelValues(refused.Reason).Inc()
+	log.Warn("untrusted message refused and left for the dead-letter queue", zap.String("message_id", aws.ToString(m.MessageId)),
+		zap.String("reason", refused.Reason), zap.String("key_id", refused.KeyID))
+	return err
+}
