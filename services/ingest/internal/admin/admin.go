@@ -38,6 +38,7 @@ func (a *API) Register(g *echo.Group) {
 	g.GET("/cases", a.listCases)
 	g.GET("/cases/:id", a.getCase)
 	g.POST("/cases/:id/resolve", a.resolveCase)
+	a.registerConsole(g)
 }
 
 // Status is ingest's part of the pipeline state.
