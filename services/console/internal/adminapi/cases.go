@@ -71,12 +71,15 @@ func (c *Client) Case(ctx context.Context, id string) (cases.View, error) {
 }
 
 // Resolution is an operator's decision on a case: the action, who took it
-// and why, and the refund id refunded_at_psp needs.
+// and why, the refund id refunded_at_psp needs, and the provider's series
+// and number adopt needs.
 type Resolution struct {
 	Action      string `json:"action"`
 	Actor       string `json:"actor"`
 	Reason      string `json:"reason"`
 	PSPRefundID string `json:"psp_refund_id,omitempty"`
+	Series      string `json:"series,omitempty"`
+	Number      int64  `json:"number,omitempty"`
 }
 
 // Resolve closes case k with r at the service that owns it; a parked

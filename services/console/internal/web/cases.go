@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -101,15 +102,16 @@ type evidenceRow struct {
 	Hidden     bool
 }
 
-// personalKeys are evidence fields that can hold personal data.
-var personalKeys = []string{"name", "legal_name", "payer_name", "email", "doc_number", "document", "tax_id", "rut", "address", "buyer", "phone"}
+// personalKeys are the evidence fields that can hold personal data.
+var personalKeys = []string{"name", "legal_name", "payer_name", "payer", "email", "payer_email", "doc_number", "payer_document",
+	"tax_id", "rut", "address", "buyer", "phone"}
 
 func evidence(raw json.RawMessage, reveal bool) []evidenceRow {
 	var m map[string]any
 	_ = json.Unmarshal(raw, &m)
 	rows := make([]evidenceRow, 0, len(m))
 	for k, v := range m {
-		personal := slices.ContainsFunc(personalKeys, func(p string) bool { return strings.Contains(strings.ToLower(k), p) })
+		personal := slices.Contains(personalKeys, strings.ToLower(k))
 		row := evidenceRow{Key: k, Value: fmt.Sprint(v), Hidden: personal && !reveal}
 		if row.Hidden {
 			row.Value = ""
@@ -191,6 +193,14 @@ func resolution(c echo.Context) (adminapi.Resolution, error) {
 	}
 	if r.Action == cases.ActionRefundedAtPSP && r.PSPRefundID == "" {
 		return r, &inputError{"psp_refund_id", "required for refunded_at_psp"}
+	}
+	if r.Action == cases.ActionAdopt {
+		r.Series = strings.TrimSpace(c.FormValue("series"))
+		n, err := strconv.ParseInt(c.FormValue("number"), 10, 64)
+		if r.Series == "" || err != nil || n < 1 {
+			return r, &inputError{"number", "adopt needs the provider's series and a positive number"}
+		}
+		r.Number = n
 	}
 	return r, nil
 }

@@ -139,10 +139,11 @@ func traceJSON(tr store.Trace) TraceJSON {
 	return out
 }
 
-// traceID is the trace id of a W3C traceparent, or "".
+// traceID is the trace id of a W3C traceparent, or "" when there is none
+// (an all-zero id is the invalid one an untraced process records).
 func traceID(traceparent string) string {
 	parts := strings.Split(traceparent, "-")
-	if len(parts) != 4 {
+	if len(parts) != 4 || strings.Trim(parts[1], "0") == "" {
 		return ""
 	}
 	return parts[1]
