@@ -3,11 +3,15 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
 	"github.com/jackc/pgx/v5"
+
+	"github.com/onceflow/onceflow/test/e2e/stack"
 )
 
 // checkTrace searches a payment id in the trace box and requires every
@@ -83,5 +87,32 @@ func assertOpen(t *testing.T, ctx context.Context, conn *pgx.Conn, id string) {
 	var open bool
 	if err := conn.QueryRow(ctx, `SELECT closed_at IS NULL FROM reconciler.cases WHERE id = $1`, strings.TrimPrefix(id, "reconciler-")).Scan(&open); err != nil || !open {
 		t.Errorf("case %s is no longer open (%v)", id, err)
+	}
+}
+
+// checkReveal reveals the traced payment's customer (the trace page must
+// be open): the data shows only after a reason is given, and the console's
+// audit log records who revealed which customer, without the data.
+func checkReveal(t *testing.T, s *stack.Stack, tab context.Context) {
+	err := chromedp.Do(tab, chromedp.SendKeys(css(`form[action^="/customers/"] input[name=reason]`), "buyer asked for a copy"),
+		chromedp.Click(css(`form[action^="/customers/"] button`)), chromedp.WaitVisible(css("#personal-data")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := text(t, tab, "#personal-data"); !strings.Contains(got, "Demo Buyer console-1") || !strings.Contains(got, "19119365") {
+		t.Fatalf("revealed data reads %q, want the buyer's name and document", got)
+	}
+	screenshot(t, tab, "reveal")
+	logs, err := os.ReadFile(filepath.Join(s.Dir, "console-1.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(logs), `"msg":"personal data revealed","user":"ana","customer":"`) {
+		t.Errorf("the console's log does not record ana's reveal:\n%s", logs)
+	}
+	for _, pd := range []string{"Demo Buyer", "19119365", "@example.com", "buyer asked"} {
+		if strings.Contains(string(logs), pd) {
+			t.Errorf("the console's log holds %q", pd)
+		}
 	}
 }

@@ -95,6 +95,8 @@ func TestConsole(t *testing.T) {
 	t.Run("trace by PSP payment id shows every hop", func(t *testing.T) { checkTrace(t, tab, base, paymentID) })
 	screenshot(t, tab, "trace")
 
+	t.Run("an operator reveals personal data, recorded", func(t *testing.T) { checkReveal(t, s, tab) })
+
 	t.Run("bulk action shows its count first", func(t *testing.T) { checkBulk(t, ctx, conn, tab, base) })
 
 	open := openCase(t, ctx, conn, "csrf")
