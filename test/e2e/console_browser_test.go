@@ -150,11 +150,11 @@ func sessionCookie(t *testing.T, tab context.Context) *network.Cookie {
 		t.Fatal(err)
 	}
 	for _, c := range res.Cookies {
-		if c.Name == "onceflow_console" {
+		if c.Name == "console_session" {
 			return c
 		}
 	}
-	t.Fatal("no onceflow_console cookie after signing in")
+	t.Fatal("no console_session cookie after signing in")
 	return nil
 }
 

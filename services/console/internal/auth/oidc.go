@@ -35,7 +35,7 @@ type OIDC struct {
 }
 
 // stateCookie carries the state and nonce of a sign-in in progress.
-const stateCookie = "onceflow_oidc"
+const stateCookie = "console_oidc"
 
 // NewOIDC discovers the issuer's endpoints and keys.
 func NewOIDC(ctx context.Context, cfg OIDCConfig, secure bool) (*OIDC, error) {

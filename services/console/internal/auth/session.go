@@ -11,7 +11,7 @@ import (
 )
 
 // CookieName is the session cookie's name.
-const CookieName = "onceflow_console"
+const CookieName = "console_session"
 
 // contextKey is where the signed-in user is kept on the echo context.
 const contextKey = "console.user"

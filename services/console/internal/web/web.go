@@ -72,7 +72,7 @@ func (h *Handler) Register(e *echo.Echo) {
 	assets, _ := fs.Sub(assetFS, "assets")
 	e.HTTPErrorHandler = h.handleError
 	e.Use(securityHeaders, crossSiteGuard, middleware.CSRFWithConfig(middleware.CSRFConfig{
-		TokenLookup: "form:_csrf,header:X-CSRF-Token", CookieName: "onceflow_csrf", CookiePath: "/",
+		TokenLookup: "form:_csrf,header:X-CSRF-Token", CookieName: "console_csrf", CookiePath: "/",
 		CookieHTTPOnly: true, CookieSecure: h.opts.SecureCookies, CookieSameSite: http.SameSiteStrictMode, ContextKey: "csrf",
 		Skipper:      func(c echo.Context) bool { return isProbe(c.Path()) },
 		ErrorHandler: func(error, echo.Context) error { return echo.NewHTTPError(http.StatusForbidden, "missing or wrong CSRF token") },
