@@ -49,7 +49,9 @@ func browser(t *testing.T, ctx context.Context) context.Context {
 
 // usersFile writes a users file with an operator (ana) and a viewer (vic),
 // passwords "ana-secret" and "vic-secret".
-func usersFile(t *testing.T) string {
+func usersFile(t *testing.T) string { return usersFileTB(t) }
+
+func usersFileTB(t testing.TB) string {
 	t.Helper()
 	var b strings.Builder
 	for _, u := range [][2]string{{"ana", "operator"}, {"vic", "viewer"}} {
