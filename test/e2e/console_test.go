@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -106,6 +107,28 @@ func TestConsole(t *testing.T) {
 			if code := post(t, tab, "/cases/"+open+"/resolve", token, fields); code != http.StatusForbidden {
 				t.Errorf("%s CSRF token: status %d, want 403", what, code)
 			}
+		}
+		assertOpen(t, ctx, conn, open)
+	})
+
+	t.Run("bad input is refused naming the field", func(t *testing.T) {
+		client := signedIn(t, s)
+		for path, field := range map[string]string{"/cases?min_age=soon": "min_age", "/cases?kind=nope": "kind", "/cases?min_amount=12x": "min_amount"} {
+			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.ConsoleURL+path, nil)
+			req.Header.Set("Accept", "application/json")
+			resp, err := client.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var body struct{ Error struct{ Code, Message string } }
+			_ = json.NewDecoder(resp.Body).Decode(&body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusBadRequest || body.Error.Code != "invalid_"+field || !strings.Contains(body.Error.Message, field) {
+				t.Errorf("GET %s: %d %+v, want 400 naming %s", path, resp.StatusCode, body, field)
+			}
+		}
+		if code := post(t, tab, "/cases/"+open+"/resolve", "page", map[string]string{"action": "acknowledge"}); code != http.StatusBadRequest {
+			t.Errorf("an action without a reason: %d, want 400", code)
 		}
 		assertOpen(t, ctx, conn, open)
 	})

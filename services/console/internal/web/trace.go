@@ -2,6 +2,7 @@ package web
 
 import (
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/google/uuid"
@@ -61,7 +62,7 @@ func (h *Handler) revealCustomer(c echo.Context) error {
 		return err
 	}
 	h.audit.Info("personal data revealed", zap.String("user", u.Name), zap.String("customer", id.String()))
-	d := revealData{Back: "/trace?q=" + c.FormValue("q")}
+	d := revealData{Back: "/trace?q=" + url.QueryEscape(c.FormValue("q"))}
 	for _, k := range []string{"legal_name", "doc_type", "doc_country", "doc_number", "email", "address", "city", "department", "country"} {
 		d.Fields = append(d.Fields, [2]string{k, pd[k]})
 	}
