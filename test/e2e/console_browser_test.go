@@ -160,7 +160,6 @@ func sessionCookie(t *testing.T, tab context.Context) *network.Cookie {
 	return nil
 }
 
-
 // css selects by CSS selector.
 func css(sel string) chromedp.CSS { return chromedp.CSS(sel) }
 

@@ -30,7 +30,7 @@ func TestConsole(t *testing.T) {
 	defer cancel()
 	s, err := stack.StartWith(ctx, t.TempDir(), stack.Options{Reconciler: true, Console: true,
 		Env: []string{"CONSOLE_USERS_FILE=" + usersFile(t), "CONSOLE_REFRESH=1s", "CONSOLE_TRACE_URL=http://tracing.example/trace/{trace_id}",
-		"OTEL_TRACES_EXPORTER=console"}})
+			"OTEL_TRACES_EXPORTER=console"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +120,9 @@ func TestConsole(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var body struct{ Error struct{ Code, Message string } }
+			var body struct {
+				Error struct{ Code, Message string }
+			}
 			_ = json.NewDecoder(resp.Body).Decode(&body)
 			resp.Body.Close()
 			if resp.StatusCode != http.StatusBadRequest || body.Error.Code != "invalid_"+field || !strings.Contains(body.Error.Message, field) {
@@ -162,7 +164,9 @@ func attentionCase(t *testing.T, ctx context.Context, s *stack.Stack) (string, s
 	}
 	var caseID string
 	testwait.Until(t, 2*time.Minute, 200*time.Millisecond, "a needs_attention case for "+paymentID, func() bool {
-		var page struct{ Cases []struct{ ID, PSPPaymentID, SourceRef string } }
+		var page struct {
+			Cases []struct{ ID, PSPPaymentID, SourceRef string }
+		}
 		if err := s.Admin(ctx, s.URL("reconciler-1"), http.MethodGet, "/admin/cases?kind=needs_attention", nil, &page); err != nil {
 			return false
 		}

@@ -48,7 +48,7 @@ type Stack struct {
 	IngestURLs []string // every ingest instance
 	PSPURL     string
 	FiscalURL  string
-	ConsoleURL string // with Options.Console
+	ConsoleURL string            // with Options.Console
 	Queues     map[string]string // BILLING, PROVIDER, NOTIFY: the queue names
 	env        []string
 	procs      map[string]*process

@@ -105,4 +105,3 @@ func deref(s *string) string {
 	}
 	return *s
 }
-

@@ -65,7 +65,7 @@ var funcs = template.FuncMap{
 		return since(time.Since(*t))
 	},
 	"ageSeconds": func(s float64) string { return since(time.Duration(s * float64(time.Second))) },
-	"stamp": func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05.000") },
+	"stamp":      func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05.000") },
 	"money": func(minor *int64, currency string) string {
 		if minor == nil {
 			return ""

@@ -74,8 +74,10 @@ func (h *Handler) Register(e *echo.Echo) {
 	e.Use(securityHeaders, crossSiteGuard, middleware.CSRFWithConfig(middleware.CSRFConfig{
 		TokenLookup: "form:_csrf,header:X-CSRF-Token", CookieName: "console_csrf", CookiePath: "/",
 		CookieHTTPOnly: true, CookieSecure: h.opts.SecureCookies, CookieSameSite: http.SameSiteStrictMode, ContextKey: "csrf",
-		Skipper:      func(c echo.Context) bool { return isProbe(c.Path()) },
-		ErrorHandler: func(error, echo.Context) error { return echo.NewHTTPError(http.StatusForbidden, "missing or wrong CSRF token") },
+		Skipper: func(c echo.Context) bool { return isProbe(c.Path()) },
+		ErrorHandler: func(error, echo.Context) error {
+			return echo.NewHTTPError(http.StatusForbidden, "missing or wrong CSRF token")
+		},
 	}))
 	e.StaticFS("/assets", assets)
 	e.GET("/login", h.loginPage)

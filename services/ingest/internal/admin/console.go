@@ -148,4 +148,3 @@ func traceID(traceparent string) string {
 	}
 	return parts[1]
 }
-
