@@ -57,6 +57,16 @@ func TestConsole(t *testing.T) {
 
 	t.Run("board equals the admin APIs", func(t *testing.T) { checkBoard(t, ctx, s, tab, base) })
 	screenshot(t, tab, "board")
+	t.Run("board refreshes itself", func(t *testing.T) {
+		if _, err := conn.Exec(ctx, `INSERT INTO reconciler.cases (kind, subject, psp, evidence)
+VALUES ('audit_disagreement', 'refresh', 'refreshpsp', '{}')`); err != nil {
+			t.Fatal(err)
+		}
+		// No navigation: the page's script must bring the new case in.
+		testwait.Until(t, 30*time.Second, 200*time.Millisecond, "the board to show the new case without a reload", func() bool {
+			return figures(t, tab)["cases.audit_disagreement"] == "1"
+		})
+	})
 
 	t.Run("resolve a needs_attention case", func(t *testing.T) {
 		err := chromedp.Do(tab, chromedp.Navigate(base+"/cases?kind=needs_attention"), chromedp.WaitVisible(css("#cases")))
