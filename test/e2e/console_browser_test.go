@@ -75,20 +75,26 @@ func consoleURL(s *stack.Stack) string {
 	return strings.Replace(s.ConsoleURL, "127.0.0.1", "localhost", 1)
 }
 
-// screenshot saves the tab's full page as docs/console/<name>.png.
+// screenshot takes the tab's full page as a PNG. With
+// ONCEFLOW_UPDATE_SCREENSHOTS=1 it replaces docs/console/<name>.png (the
+// committed screenshots); otherwise it goes to the test's temporary
+// directory, so a test run leaves the working tree as it was.
 func screenshot(t *testing.T, tab context.Context, name string) {
 	t.Helper()
 	png, err := chromedp.Run(tab, chromedp.FullScreenshot(100))
 	if err != nil {
 		t.Fatalf("screenshot %s: %v", name, err)
 	}
-	root, err := stack.Root()
-	if err != nil {
-		t.Fatal(err)
+	if len(png) < 8 || string(png[1:4]) != "PNG" {
+		t.Fatalf("screenshot %s is not a PNG", name)
 	}
-	dir := filepath.Join(root, "docs", "console")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
+	dir := t.TempDir()
+	if os.Getenv("ONCEFLOW_UPDATE_SCREENSHOTS") == "1" {
+		root, err := stack.Root()
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir = filepath.Join(root, "docs", "console")
 	}
 	if err := os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644); err != nil {
 		t.Fatal(err)
