@@ -9,8 +9,8 @@ import (
 )
 
 // The console's endpoints: the trace finds one payment by each of its
-// identifiers and shows its receipt (never the body), payment, order and
-// outbox row; the board counts the backlog; the reveal needs a reason and
+// identifiers (and its refund's) and shows its receipts (never the body),
+// payment, refund, order and outbox rows; the board counts the backlog; the reveal needs a reason and
 // answers the customer's data, which no log line holds.
 func TestConsoleEndpoints(t *testing.T) {
 	t.Parallel()
@@ -51,6 +51,19 @@ func TestConsoleEndpoints(t *testing.T) {
 			t.Errorf("trace %q shows a body or personal data: %s", q, body)
 		}
 		customer = tr.Orders[0].CustomerID
+	}
+	// A refund joins its payment's trace, and its own id finds both.
+	ref := e.refund(id)
+	e.waitCount(1, "SELECT count(*) FROM ingest.outbox WHERE event_key = $1", "refund:"+ref+":succeeded")
+	for _, q := range []string{ref, id} {
+		code, body := e.get(e.ingest+"/admin/trace?q="+url.QueryEscape(q), admin)
+		var tr struct {
+			Payments, Refunds, Receipts, Outbox []map[string]any
+		}
+		if err := json.Unmarshal([]byte(body), &tr); code != http.StatusOK || err != nil || len(tr.Payments) != 1 ||
+			len(tr.Refunds) != 1 || tr.Refunds[0]["id"] != ref || len(tr.Receipts) != 2 || len(tr.Outbox) != 2 {
+			t.Errorf("trace %q after the refund: %d %s", q, code, body)
+		}
 	}
 	if code, body := e.get(e.ingest+"/admin/trace?q=nothing", admin); code != http.StatusOK || !strings.Contains(body, `"payments":[]`) {
 		t.Errorf("trace of nothing: %d %s", code, body)
