@@ -15,7 +15,9 @@ import (
 )
 
 // checkTrace searches a payment id in the trace box and requires every
-// hop of its way through the pipeline on the timeline.
+// hop of its way through the pipeline on the timeline, then finds the same
+// payment by its trace id and by its document's CFE series and number. It
+// leaves the payment's trace open.
 func checkTrace(t *testing.T, tab context.Context, base, paymentID string) {
 	err := chromedp.Do(tab, chromedp.Navigate(base+"/trace"), chromedp.WaitVisible(css("#q")),
 		chromedp.SendKeys(css("#q"), paymentID), chromedp.Click(css("#search")), chromedp.WaitVisible(css("#timeline")))
@@ -36,7 +38,28 @@ func checkTrace(t *testing.T, tab context.Context, base, paymentID string) {
 		t.Errorf("the timeline shows personal data:\n%s", all)
 	}
 	if links == 0 {
-		t.Error("no link to the tracing backend, though CONSOLE_TRACE_URL is set")
+		t.Fatal("no link to the tracing backend, though CONSOLE_TRACE_URL is set")
+	}
+	// The same money by its trace id, and by its CFE series and number
+	// (which only the invoicer knows; the console asks ingest about the
+	// document's payment).
+	traceID := text(t, tab, "a.trace-link")
+	cfe := eval[string](t, tab, `(document.querySelector('tr.hop[data-what="document recorded"]')?.textContent.match(/CFE ([A-Z]+-[0-9]+)/) || [])[1] ?? ""`)
+	if cfe == "" {
+		t.Fatalf("the document's CFE series and number are not on the timeline:\n%s", all)
+	}
+	for _, q := range []string{traceID, cfe} {
+		err := chromedp.Do(tab, chromedp.Navigate(base+"/trace?q="+q), chromedp.WaitVisible(css("#timeline")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := strings.Join(eval[[]string](t, tab, `[...document.querySelectorAll("tr.hop")].map(r => r.textContent)`), "\n")
+		if !strings.Contains(got, "payment "+paymentID) || !strings.Contains(got, "provider send") {
+			t.Errorf("trace by %q lacks the payment or its document:\n%s", q, got)
+		}
+	}
+	if err := chromedp.Do(tab, chromedp.Navigate(base+"/trace?q="+paymentID), chromedp.WaitVisible(css("#timeline"))); err != nil {
+		t.Fatal(err)
 	}
 }
 
