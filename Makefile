@@ -5,7 +5,7 @@ SHELL := bash
 GOBIN := $(shell go env GOPATH)/bin
 export PATH := $(GOBIN):$(PATH)
 COMMANDS := ./services/ingest/cmd/ingest ./services/relay/cmd/relay ./services/invoicer/cmd/invoicer \
-	./services/reconciler/cmd/reconciler ./sandbox/cmd/psp ./sandbox/cmd/fiscal ./db/cmd/migrate ./onceflowctl
+	./services/reconciler/cmd/reconciler ./services/console/cmd/console ./sandbox/cmd/psp ./sandbox/cmd/fiscal ./db/cmd/migrate ./onceflowctl
 STACK_ENV := eval "$$(scripts/stack.sh env)"
 
 .PHONY: help generate verify build test bench bench-readme chaos demo up down

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // productionEgress is, per workload, the production egress policies
@@ -19,18 +20,26 @@ var productionEgress = map[string][]string{
 	"invoicer":   {"egress-aws-endpoints", "egress-database", "egress-dns", "egress-fiscal-provider"},
 	"reconciler": {"egress-aws-endpoints", "egress-database", "egress-dns", "egress-fiscal-provider"},
 	"migrate":    {"egress-database", "egress-dns"},
+	"console":    {"console-egress", "egress-aws-endpoints", "egress-dns", "egress-oidc"},
 }
+
+// onceflowServices are the pods the console may reach by selector: the
+// services whose admin APIs it calls, in its own namespace.
+var onceflowServices = []string{"ingest", "invoicer", "reconciler", "relay"}
 
 // wantEgressPorts is the ports workload may reach in overlay.
 func wantEgressPorts(overlay, workload string) []string {
 	if overlay != "production" {
 		return allowedEgress
 	}
-	ports := []string{"TCP/53", "TCP/5432", "UDP/53"}
-	if slices.Contains(productionEgress[workload], "egress-aws-endpoints") {
-		ports = append([]string{"TCP/443"}, ports...)
+	ports := []string{"TCP/53", "UDP/53"}
+	if slices.Contains(productionEgress[workload], "egress-database") {
+		ports = append(ports, "TCP/5432")
 	}
-	return ports
+	if slices.Contains(productionEgress[workload], "egress-aws-endpoints") {
+		ports = append(ports, "TCP/443")
+	}
+	return slices.Sorted(slices.Values(ports))
 }
 
 // TestProductionEgressNamesEveryDestination checks that in production no
@@ -83,8 +92,20 @@ func checkDestination(t *testing.T, w workload, policy string, rule networkingv1
 				to.NamespaceSelector.MatchLabels["kubernetes.io/metadata.name"] != "kube-system" {
 				t.Errorf("%s: %s reaches pods %v, want only the cluster's DNS", w, policy, to.PodSelector.MatchLabels)
 			}
+		case to.PodSelector != nil && w.name == "console":
+			checkServicePods(t, w, policy, to.PodSelector.MatchExpressions)
 		default:
 			t.Errorf("%s: %s: destination %+v names neither a CIDR nor the DNS pods", w, policy, to)
 		}
+	}
+}
+
+// checkServicePods fails a console destination that selects anything but the
+// four services' pods by name.
+func checkServicePods(t *testing.T, w workload, policy string, exprs []metav1.LabelSelectorRequirement) {
+	t.Helper()
+	if len(exprs) != 1 || exprs[0].Key != "app.kubernetes.io/name" || exprs[0].Operator != metav1.LabelSelectorOpIn ||
+		!slices.Equal(slices.Sorted(slices.Values(exprs[0].Values)), onceflowServices) {
+		t.Errorf("%s: %s reaches pods %v, want only %v", w, policy, exprs, onceflowServices)
 	}
 }

@@ -19,9 +19,18 @@ var allowedEgress = []string{"TCP/443", "TCP/4566", "TCP/53", "TCP/5432", "TCP/8
 // metricsNamespace is where Prometheus runs.
 const metricsNamespace = "monitoring"
 
+// consoleEgress is what the console may reach beyond every pod's egress:
+// the services' admin port.
+const consoleEgress = "TCP/8080"
+
+// public are the workloads anyone may connect to: ingest (webhooks, the
+// API) and the console (people, each request signed in).
+var publicWorkloads = []string{"ingest", "console"}
+
 // TestNetworkPolicyIngress checks who may connect to each pod: anyone to
-// ingest's HTTP port, only the monitoring namespace to the other services'
-// metrics (the reconciler's among them), nobody to the migration pod.
+// ingest's and the console's HTTP port, only the monitoring namespace to the
+// other services' metrics (the reconciler's among them) and the console's
+// pods to their admin API, nobody to the migration pod.
 func TestNetworkPolicyIngress(t *testing.T) {
 	t.Parallel()
 	forEachOverlay(t, func(t *testing.T, r rendered) {
@@ -40,6 +49,7 @@ func TestNetworkPolicyIngress(t *testing.T) {
 					public++
 				case allFromNamespace(rule.From, metricsNamespace):
 					metrics++
+				case fromConsole(rule.From) && w.name != "console" && w.kind == "Deployment":
 				default:
 					t.Errorf("%s: accepts traffic from %+v, want only the %s namespace", w, rule.From, metricsNamespace)
 				}
@@ -52,10 +62,10 @@ func TestNetworkPolicyIngress(t *testing.T) {
 func checkIngressShape(t *testing.T, w workload, public, metrics int) {
 	t.Helper()
 	switch {
-	case w.name == "ingest" && public == 0:
-		t.Errorf("%s: webhooks cannot reach it", w)
-	case w.name != "ingest" && public > 0:
-		t.Errorf("%s: accepts traffic from anywhere; only ingest should", w)
+	case slices.Contains(publicWorkloads, w.name) && public == 0:
+		t.Errorf("%s: its users cannot reach it", w)
+	case !slices.Contains(publicWorkloads, w.name) && public > 0:
+		t.Errorf("%s: accepts traffic from anywhere; only %v should", w, publicWorkloads)
 	case w.kind == "Deployment" && w.name != "ingest" && metrics == 0:
 		t.Errorf("%s: Prometheus in %s cannot scrape it", w, metricsNamespace)
 	}
@@ -98,7 +108,11 @@ func TestNetworkPolicyEgress(t *testing.T) {
 			}
 			slices.Sort(ports)
 			ports = slices.Compact(ports)
-			if want := wantEgressPorts(r.overlay, w.name); !slices.Equal(ports, want) {
+			want := wantEgressPorts(r.overlay, w.name)
+			if w.name == "console" {
+				want = slices.Sorted(slices.Values(append([]string{consoleEgress}, want...)))
+			}
+			if !slices.Equal(ports, want) {
 				t.Errorf("%s: may reach %v, want %v", w, ports, want)
 			}
 		}
@@ -185,4 +199,16 @@ func portString(p networkingv1.NetworkPolicyPort) string {
 		return fmt.Sprintf("%s/any", proto)
 	}
 	return fmt.Sprintf("%s/%s", proto, p.Port.String())
+}
+
+// fromConsole reports whether every peer is the console's pods in the
+// same namespace.
+func fromConsole(peers []networkingv1.NetworkPolicyPeer) bool {
+	for _, p := range peers {
+		if p.NamespaceSelector != nil || p.IPBlock != nil || p.PodSelector == nil ||
+			p.PodSelector.MatchLabels["app.kubernetes.io/name"] != "console" {
+			return false
+		}
+	}
+	return len(peers) > 0
 }

@@ -42,7 +42,7 @@ func TestOverlaysRenderTheWholeSystem(t *testing.T) {
 			got = append(got, w.String())
 		}
 		slices.Sort(got)
-		want := []string{"Deployment/ingest", "Deployment/invoicer", "Deployment/reconciler", "Deployment/relay", "Job/migrate"}
+		want := []string{"Deployment/console", "Deployment/ingest", "Deployment/invoicer", "Deployment/reconciler", "Deployment/relay", "Job/migrate"}
 		if !slices.Equal(got, want) {
 			t.Errorf("workloads %v, want %v", got, want)
 		}

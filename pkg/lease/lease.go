@@ -105,3 +105,31 @@ func HolderID(fallback string) string {
 	_, _ = rand.Read(b)
 	return host + "-" + hex.EncodeToString(b)
 }
+
+// Holding is one lease as the table holds it: who holds it, under which
+// token, until when, and whether that time is still ahead (by the
+// database's clock).
+type Holding struct {
+	Name      string    `json:"name"`
+	Holder    string    `json:"holder"`
+	Token     int64     `json:"token"`
+	ExpiresAt time.Time `json:"expires_at"`
+	Live      bool      `json:"live"`
+}
+
+// List returns every lease of schema's leases table (a handful of rows:
+// one per leader), by name.
+func List(ctx context.Context, q interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}, schema string) ([]Holding, error) {
+	rows, err := q.Query(ctx, `SELECT name, holder, token, expires_at, expires_at > now() FROM `+
+		pgx.Identifier{schema, "leases"}.Sanitize()+` ORDER BY name`)
+	if err != nil {
+		return nil, pg.Interpret(err, "list leases of %s", schema)
+	}
+	out, err := pgx.CollectRows(rows, pgx.RowToStructByPos[Holding])
+	if err != nil {
+		return nil, pg.Interpret(err, "list leases of %s", schema)
+	}
+	return out, nil
+}

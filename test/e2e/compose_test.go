@@ -22,7 +22,7 @@ var (
 	goServices = []string{"ingest", "relay", "invoicer", "reconciler"}
 	sandboxes  = []string{"psp", "fiscal"}
 	// Services that must report health, so others can wait on them.
-	healthChecked = append(append([]string{"postgres", "localstack"}, goServices...), sandboxes...)
+	healthChecked = append(append([]string{"postgres", "localstack", "console"}, goServices...), sandboxes...)
 	allServices   = append(slices.Clone(healthChecked), "migrate")
 )
 
@@ -97,7 +97,7 @@ func TestComposeHealthchecks(t *testing.T) {
 			if hc == nil || hc.Disable || len(hc.Test) < 2 {
 				t.Fatalf("service %q has no healthcheck", name)
 			}
-			if slices.Contains(goServices, name) || slices.Contains(sandboxes, name) {
+			if slices.Contains(goServices, name) || slices.Contains(sandboxes, name) || name == "console" {
 				want := []string{"CMD", bin, "healthcheck"}
 				if !slices.Equal([]string(hc.Test), want) {
 					t.Errorf("service %q healthcheck = %q, want %q (the image's ENTRYPOINT binary)", name, hc.Test, want)
@@ -193,6 +193,22 @@ func TestComposeDependencies(t *testing.T) {
 			t.Errorf("service migrate restart = %q, want \"no\" (it is one-shot)", s.Restart)
 		}
 	})
+}
+
+// The console starts once the four services answer: it has no database and
+// reaches them only through their admin APIs.
+func TestComposeConsoleWaitsForTheServices(t *testing.T) {
+	deps := service(t, loadCompose(t), "console").DependsOn
+	for _, name := range goServices {
+		if d, ok := deps[name]; !ok || d.Condition != types.ServiceConditionHealthy {
+			t.Errorf("service console must wait for %s healthy, got %+v", name, deps[name])
+		}
+	}
+	for _, db := range []string{"postgres", "migrate"} {
+		if _, ok := deps[db]; ok {
+			t.Errorf("service console depends on %s, but has no database", db)
+		}
+	}
 }
 
 func TestComposeDependsOnTargetsExist(t *testing.T) {

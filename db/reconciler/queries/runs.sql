@@ -16,3 +16,8 @@ SET finished_at = now(),
     findings_closed = @findings_closed,
     error = sqlc.narg(error)
 WHERE id = @id;
+
+-- name: RunLast :one
+-- The latest run, finished or not (the primary key's last entry).
+SELECT id, started_at, finished_at, checked, missing, missing_events, republished, findings_seen, findings_closed, error
+FROM reconciler.runs ORDER BY id DESC LIMIT 1;

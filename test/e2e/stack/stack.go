@@ -28,6 +28,7 @@ var Binaries = map[string]string{
 	"ingest": "./services/ingest/cmd/ingest", "relay": "./services/relay/cmd/relay",
 	"invoicer": "./services/invoicer/cmd/invoicer", "reconciler": "./services/reconciler/cmd/reconciler",
 	"psp": "./sandbox/cmd/psp", "fiscal": "./sandbox/cmd/fiscal", "onceflowctl": "./onceflowctl",
+	"console": "./services/console/cmd/console",
 }
 
 // Credentials shared by the sandboxes and the services.
@@ -51,6 +52,7 @@ type Stack struct {
 	IngestURLs []string // every ingest instance
 	PSPURL     string
 	FiscalURL  string
+	ConsoleURL string            // with Options.Console
 	Queues     map[string]string // BILLING, PROVIDER, NOTIFY: the queue names
 	env        []string
 	procs      map[string]*process
@@ -70,6 +72,9 @@ type Options struct {
 	Instances int
 	// Reconciler runs the reconciler in serve mode too (else only RunReconciler).
 	Reconciler bool
+	// Console runs the console too (it needs Reconciler, and a users file
+	// or OIDC in Env), over the first instance of each service.
+	Console bool
 	// Env adds or overrides variables of every process.
 	Env []string
 }
@@ -119,6 +124,9 @@ func StartWith(ctx context.Context, dir string, o Options) (*Stack, error) {
 	if o.SQSEndpoint == "" {
 		o.SQSEndpoint = os.Getenv("AWS_ENDPOINT_URL_SQS")
 	}
+	if o.Console && !o.Reconciler {
+		return nil, errors.New("stack: the console needs the reconciler (Options.Reconciler)")
+	}
 	if o.AdminDSN == "" || o.SQSEndpoint == "" {
 		return nil, errors.New("DATABASE_URL and AWS_ENDPOINT_URL_SQS must point at PostgreSQL and an SQS server: run `eval \"$(scripts/stack.sh env)\"` or `make test`")
 	}
@@ -166,6 +174,9 @@ func (s *Stack) launch(ctx context.Context, o Options) error {
 	if o.Reconciler {
 		names = append(names, "reconciler-1")
 	}
+	if o.Console {
+		names = append(names, "console-1")
+	}
 	for _, name := range names {
 		// Every port is bound from here until its process takes the socket
 		// over, so no two processes can be given the same one.
@@ -183,6 +194,12 @@ func (s *Stack) launch(ctx context.Context, o Options) error {
 	s.PSPURL, s.FiscalURL, s.IngestURL = "http://"+s.procs["psp"].addr, "http://"+s.procs["fiscal"].addr, s.IngestURLs[0]
 	s.env = append(s.env, "DLOCAL_BASE_URL="+s.PSPURL, "INVOICY_BASE_URL="+s.FiscalURL+"/InvoiCy",
 		"PSP_NOTIFY_URL="+s.IngestURL+"/webhooks/dlocal")
+	if o.Console {
+		s.ConsoleURL = "http://" + s.procs["console-1"].addr
+		s.env = append(s.env, "CONSOLE_INGEST_ADMIN_URL="+s.URL("ingest-1"), "CONSOLE_RELAY_ADMIN_URL="+s.URL("relay-1"),
+			"CONSOLE_INVOICER_ADMIN_URL="+s.URL("invoicer-1"), "CONSOLE_RECONCILER_ADMIN_URL="+s.URL("reconciler-1"),
+			"CONSOLE_QUEUES="+s.Queues["BILLING"]+","+s.Queues["PROVIDER"]+","+s.Queues["NOTIFY"])
+	}
 	if err := s.Migrate(ctx); err != nil {
 		return err
 	}

@@ -29,8 +29,8 @@ func New(st *store.Store, log *zap.Logger, wake chan<- struct{}) *API {
 	return &API{store: st, log: log, wake: wake}
 }
 
-// Register adds the status, receipts and cases routes to g, the guarded /admin
-// group (httpserver.Server.Admin).
+// Register adds the status, receipts, cases and console routes (board,
+// trace, reveal) to g, the guarded /admin group (httpserver.Server.Admin).
 func (a *API) Register(g *echo.Group) {
 	g.GET("/status", a.status)
 	g.GET("/receipts/parked", a.listParked)
@@ -38,6 +38,7 @@ func (a *API) Register(g *echo.Group) {
 	g.GET("/cases", a.listCases)
 	g.GET("/cases/:id", a.getCase)
 	g.POST("/cases/:id/resolve", a.resolveCase)
+	a.registerConsole(g)
 }
 
 // Status is ingest's part of the pipeline state.

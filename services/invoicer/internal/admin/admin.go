@@ -59,6 +59,7 @@ func (a *API) Register(g *echo.Group) {
 	g.GET("/cases", a.listCases)
 	g.GET("/cases/:id", a.showCase)
 	g.POST("/cases/:id/resolve", a.resolveCase)
+	a.registerConsole(g)
 }
 
 // Status is the invoicer's part of the pipeline state.

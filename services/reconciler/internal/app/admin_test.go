@@ -61,6 +61,18 @@ func TestOperatorTriggersARunAndListsFindings(t *testing.T) {
 	if code, _ := adminDo(t, http.MethodGet, base+"/admin/findings?limit=0", "t-admin"); code != http.StatusBadRequest {
 		t.Fatalf("limit=0: %d, want 400", code)
 	}
+	// The console's board: the latest run (the one just triggered).
+	code, body = adminDo(t, http.MethodGet, base+"/admin/board", "t-admin")
+	var board struct {
+		LastRun *struct {
+			ID         int64      `json:"id"`
+			FinishedAt *time.Time `json:"finished_at"`
+		} `json:"last_run"`
+		Cases []struct{ Kind string } `json:"cases"`
+	}
+	if err := json.Unmarshal([]byte(body), &board); code != http.StatusOK || err != nil || board.LastRun == nil || board.LastRun.ID != 2 || board.LastRun.FinishedAt == nil {
+		t.Fatalf("board: %d %s, want run 2, finished", code, body)
+	}
 
 	table, err := runMain(env, "report")
 	if err != nil {

@@ -52,6 +52,7 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (_ *App, err error) {
 	admin.New(e.reconciler, store.New(e.own), log.Named("admin")).Register(g)
 	admin.NewCases(store.New(e.own), store.NewIngestReader(e.ingest), store.NewInvoicerReader(e.invoicer),
 		log.Named("admin")).Register(g)
+	admin.NewBoard(store.New(e.own)).Register(g)
 	if err := a.srv.Listen(); err != nil {
 		return nil, err
 	}

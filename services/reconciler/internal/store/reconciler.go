@@ -126,3 +126,16 @@ func (s *Store) OpenFindingsByKind(ctx context.Context) ([]KindCount, error) {
 	}
 	return out, nil
 }
+
+// LastRun is the latest reconciliation run as the console shows it.
+type LastRun dbsqlc.RunLastRow
+
+// LastRun returns the latest run, or an error of kind NotFound when none
+// has run yet.
+func (s *Store) LastRun(ctx context.Context) (LastRun, error) {
+	row, err := s.q.RunLast(ctx)
+	if err != nil {
+		return LastRun{}, pg.Interpret(err, "last run")
+	}
+	return LastRun(row), nil
+}

@@ -20,6 +20,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/onceflow/onceflow/pkg/errkind"
+	"github.com/onceflow/onceflow/pkg/lease"
 	"github.com/onceflow/onceflow/pkg/outbox"
 )
 
@@ -59,9 +60,11 @@ func New(db DB, tables []outbox.Table, log *zap.Logger) *API {
 
 // Register adds the endpoints to g, the guarded /admin group
 // (httpserver.Server.Admin): GET /admin/outboxes, and under
-// /admin/outboxes/:outbox the parked rows, unpark and replay.
+// /admin/outboxes/:outbox the parked rows, unpark and replay; GET
+// /admin/leaders.
 func (a *API) Register(g *echo.Group) {
 	g.GET("/outboxes", a.listOutboxes)
+	g.GET("/leaders", a.listLeaders)
 	o := g.Group("/outboxes/:outbox")
 	o.GET("/parked", a.listParked)
 	o.POST("/parked/:id/unpark", a.unpark)
@@ -92,6 +95,17 @@ func (a *API) listOutboxes(c echo.Context) error {
 		out = append(out, o)
 	}
 	return c.JSON(http.StatusOK, map[string]any{"outboxes": out})
+}
+
+// listLeaders answers GET /admin/leaders: every relay lease (one per
+// outbox shard), its holder, and whether it is live, so the console can
+// show each outbox's leader.
+func (a *API) listLeaders(c echo.Context) error {
+	leases, err := lease.List(c.Request().Context(), a.db, "relay")
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, map[string]any{"leases": leases})
 }
 
 // parkedPage is the answer of GET /admin/outboxes/:outbox/parked.

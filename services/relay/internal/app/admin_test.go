@@ -66,6 +66,16 @@ func TestAdminEndpoints(t *testing.T) {
 	if len(status.Outboxes) != 1 || status.Outboxes[0].Outbox != "ingest.outbox" || status.Outboxes[0].Parked != 1 || status.Outboxes[0].Pending != 0 {
 		t.Fatalf("outbox status = %+v, want ingest.outbox with 1 parked and none pending", status.Outboxes)
 	}
+	var leaders struct {
+		Leases []struct {
+			Name, Holder string
+			Live         bool
+		}
+	}
+	adminClient{t: t, base: "http://" + addr + "/admin/leaders"}.do(http.MethodGet, "", "", http.StatusOK, &leaders)
+	if len(leaders.Leases) != 1 || leaders.Leases[0].Name != "outbox:ingest.outbox:0" || leaders.Leases[0].Holder != cfg.Holder || !leaders.Leases[0].Live {
+		t.Fatalf("leaders = %+v, want the live lease of ingest.outbox held by %s", leaders.Leases, cfg.Holder)
+	}
 	api.do(http.MethodPost, fmt.Sprintf("ingest.outbox/parked/%d/unpark", parkedID), "", http.StatusOK, nil)
 	if key := receiveOne(t, client, queueURL); key != "payment:2:paid" {
 		t.Fatalf("received %q after unpark, want payment:2:paid", key)

@@ -13,6 +13,8 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -42,7 +44,15 @@ func run(ctx context.Context, payments, refunds int, timeout time.Duration, serv
 		return err
 	}
 	fmt.Println("demo: building and starting the sandboxes and services; logs in", dir)
-	s, err := stack.StartWith(ctx, dir, stack.Options{Reconciler: serve})
+	opts := stack.Options{Reconciler: serve}
+	if serve {
+		root, err := stack.Root()
+		if err != nil {
+			return err
+		}
+		opts.Console, opts.Env = true, []string{"CONSOLE_USERS_FILE=" + filepath.Join(root, "services", "console", "users.local")}
+	}
+	s, err := stack.StartWith(ctx, dir, opts)
 	if err != nil {
 		return err
 	}
@@ -83,6 +93,8 @@ func printCtlEnv(s *stack.Stack) {
 	fmt.Printf("export ONCEFLOW_ADMIN_TOKEN=%s ONCEFLOW_INGEST_URL=%s ONCEFLOW_RELAY_URL=%s ONCEFLOW_INVOICER_URL=%s ONCEFLOW_RECONCILER_URL=%s\n",
 		stack.AdminToken, s.URL("ingest-1"), s.URL("relay-1"), s.URL("invoicer-1"), s.URL("reconciler-1"))
 	fmt.Printf("export PATH=%s:$PATH\n", s.Dir)
+	fmt.Printf("demo: the console is at %s (sign in as operator / local-operator, or viewer / local-viewer)\n",
+		strings.Replace(s.ConsoleURL, "127.0.0.1", "localhost", 1))
 }
 
 // push pays every demo order and refunds the first refunds of them: the

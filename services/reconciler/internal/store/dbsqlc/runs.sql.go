@@ -49,6 +49,43 @@ func (q *Queries) RunFinish(ctx context.Context, arg RunFinishParams) error {
 	return err
 }
 
+const runLast = `-- name: RunLast :one
+SELECT id, started_at, finished_at, checked, missing, missing_events, republished, findings_seen, findings_closed, error
+FROM reconciler.runs ORDER BY id DESC LIMIT 1
+`
+
+type RunLastRow struct {
+	ID             int64
+	StartedAt      time.Time
+	FinishedAt     *time.Time
+	Checked        int32
+	Missing        int32
+	MissingEvents  int32
+	Republished    int32
+	FindingsSeen   int32
+	FindingsClosed int32
+	Error          *string
+}
+
+// The latest run, finished or not (the primary key's last entry).
+func (q *Queries) RunLast(ctx context.Context) (RunLastRow, error) {
+	row := q.db.QueryRow(ctx, runLast)
+	var i RunLastRow
+	err := row.Scan(
+		&i.ID,
+		&i.StartedAt,
+		&i.FinishedAt,
+		&i.Checked,
+		&i.Missing,
+		&i.MissingEvents,
+		&i.Republished,
+		&i.FindingsSeen,
+		&i.FindingsClosed,
+		&i.Error,
+	)
+	return i, err
+}
+
 const runStart = `-- name: RunStart :one
 INSERT INTO reconciler.runs DEFAULT VALUES
 RETURNING id, started_at
