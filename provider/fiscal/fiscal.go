@@ -307,3 +307,9 @@ type Held struct {
 	Addendum       string
 	IssueDate      time.Time
 }
+
+// FormatExchangeRate renders an exchange rate in thousandths as TpoCambio:
+// 38431 → "38.431".
+func FormatExchangeRate(milli int64) string {
+	return fmt.Sprintf("%d.%03d", milli/1000, milli%1000)
+}
