@@ -18,6 +18,9 @@ type OrderLine struct {
 	Quantity    int64  `json:"quantity"`
 	UnitMinor   int64  `json:"unit_minor"`
 	AmountMinor int64  `json:"amount_minor"`
+	// VAT is how the line is taxed (vat.ParseIndicator's names); empty is
+	// the basic rate.
+	VAT string `json:"vat,omitempty"`
 }
 
 func buyer(c store.Customer) *eventsv1.Buyer {
@@ -40,7 +43,7 @@ func invoiceEvent(p psp.Payment, o store.Order, c store.Customer) (outbox.Messag
 		AmountMinor: p.AmountMinor, Currency: p.Currency, Buyer: buyer(c), OccurredAt: timestamppb.Now(),
 	}
 	for _, l := range lines {
-		ev.Lines = append(ev.Lines, &eventsv1.Line{Description: l.Description, Quantity: l.Quantity, UnitMinor: l.UnitMinor, AmountMinor: l.AmountMinor})
+		ev.Lines = append(ev.Lines, &eventsv1.Line{Description: l.Description, Quantity: l.Quantity, UnitMinor: l.UnitMinor, AmountMinor: l.AmountMinor, Vat: l.VAT})
 	}
 	if len(ev.Lines) == 0 {
 		ev.Lines = []*eventsv1.Line{{Description: "Order " + o.MerchantOrderID, Quantity: 1, UnitMinor: p.AmountMinor, AmountMinor: p.AmountMinor}}
@@ -49,13 +52,14 @@ func invoiceEvent(p psp.Payment, o store.Order, c store.Customer) (outbox.Messag
 }
 
 // creditNoteEvent asks for the credit note of a successful refund. Each
-// refund, partial or full, gets its own credit note.
+// refund, partial or full, gets its own credit note, its amount shared among
+// the order's VAT indicators (refundLines).
 func creditNoteEvent(r psp.Refund, o store.Order, c store.Customer) (outbox.Message, error) {
 	ev := &eventsv1.BillingEvent{
 		EventKey: "refund:" + r.ID + ":succeeded", Kind: eventsv1.DocumentKind_DOCUMENT_KIND_CREDIT_NOTE,
 		SourceKind: "refund", SourceRef: r.ID, PaymentRef: r.PaymentID, MerchantOrderId: o.MerchantOrderID,
 		AmountMinor: r.AmountMinor, Currency: r.Currency, Buyer: buyer(c), OccurredAt: timestamppb.Now(),
-		Lines: []*eventsv1.Line{{Description: "Refund of order " + o.MerchantOrderID, Quantity: 1, UnitMinor: r.AmountMinor, AmountMinor: r.AmountMinor}},
+		Lines: refundLines("Refund of order "+o.MerchantOrderID, r.AmountMinor, o.Lines),
 	}
 	return message(ev)
 }
