@@ -83,6 +83,10 @@ const (
 	StatusPendingDGI Status = "pending_dgi"
 	// StatusAuthorized: accepted by DGI.
 	StatusAuthorized Status = "authorized"
+	// StatusObserved: accepted by DGI with remarks ("observado"): valid
+	// for the buyer like an authorized document, kept apart so operators
+	// see the remarks.
+	StatusObserved Status = "observed"
 	// StatusIssued: a small e-Ticket that DGI only sees in the daily report,
 	// considered issued after enough polls without an individual answer.
 	StatusIssued Status = "issued"
@@ -98,15 +102,22 @@ const (
 )
 
 // Final reports whether s is an end state that neither the provider nor the
-// emission loop will change: authorized, issued, rejected or voided.
+// emission loop will change: authorized, observed, issued, rejected or
+// voided.
 // StatusNeedsAttention is not final: it is parked until an operator moves it
 // on, and it is never retried automatically.
 func (s Status) Final() bool {
 	switch s {
-	case StatusAuthorized, StatusIssued, StatusRejected, StatusVoided:
+	case StatusAuthorized, StatusObserved, StatusIssued, StatusRejected, StatusVoided:
 		return true
 	}
 	return false
+}
+
+// Valid reports whether a document in state s is valid for its buyer:
+// authorized, observed (accepted with remarks) or issued.
+func (s Status) Valid() bool {
+	return s == StatusAuthorized || s == StatusObserved || s == StatusIssued
 }
 
 // Buyer document types accepted in Buyer.DocType.

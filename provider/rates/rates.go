@@ -136,3 +136,12 @@ func Thousandths(v *big.Rat) int64 {
 	x.Add(x, big.NewRat(1, 2))
 	return new(big.Int).Quo(x.Num(), x.Denom()).Int64()
 }
+
+// Each calls f with every value m holds.
+func (m *Memory) Each(f func(code string, day time.Time, value *big.Rat)) {
+	for code, days := range m.values {
+		for day, v := range days {
+			f(code, day, new(big.Rat).Set(v))
+		}
+	}
+}

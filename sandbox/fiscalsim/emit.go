@@ -24,6 +24,7 @@ const (
 	statusRejected   = 3
 	statusSentToDGI  = 4
 	statusAuthorized = 5
+	statusObserved   = 8 // the sandbox's own code (see Rule.Observe)
 )
 
 // envioCFE is the emission request. Untagged names match any namespace.
@@ -250,6 +251,8 @@ func (s *Server) storeLocked(draft Document, act action, now time.Time) Document
 // stays pending.
 func initialStatus(act action) (status, pendingLeft int) {
 	switch {
+	case act.observe:
+		return statusObserved, 0
 	case act.reject:
 		return statusRejected, 0
 	case act.pending != 0:

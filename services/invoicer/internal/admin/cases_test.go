@@ -40,7 +40,7 @@ func newCaseKit(t *testing.T) caseKit {
 	env := invoicertest.New(t)
 	srv := httpserver.New(zaptest.NewLogger(t), "127.0.0.1:0", prometheus.NewRegistry())
 	admin.New(env.Store, nil, zaptest.NewLogger(t), nil).Register(srv.Admin("tok"))
-	summary, err := fiscal.NewDailySummary(48, 5000, "6.4123")
+	summary, err := fiscal.NewDailySummary(48, 5000)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,10 +12,12 @@ import (
 	"github.com/onceflow/onceflow/services/invoicer/internal/store"
 )
 
-// hold says why a credit note cannot be sent yet: wait names what it waits
-// for; attention, set instead, says why it never will without an operator.
+// hold says why a document cannot be sent yet: wait names what a credit
+// note waits for; attention, set instead, says why it never will without an
+// operator; rate says no exchange rate is known for its date (it waits, and
+// a case is opened).
 type hold struct {
-	wait, attention string
+	wait, attention, rate string
 }
 
 // document rebuilds what is sent from d, dated now (the database's time).
@@ -24,15 +26,23 @@ type hold struct {
 // and date; it waits for that at most Config.CreditNoteWait, and it never
 // credits more than the invoice (with the credit notes recorded before it).
 func (e *Emitter) document(ctx context.Context, d store.Document, now time.Time) (fiscal.Document, hold, error) {
+	day := now.In(fiscal.Montevideo)
 	doc := fiscal.Document{
-		Reference: d.Reference, Type: d.CFEType, IssueDate: now.In(fiscal.Montevideo), Currency: d.Currency,
-		TotalMinor: d.AmountMinor, Addendum: fiscal.Addendum(d.SourceKind, d.SourceRef, d.Kind),
+		Reference: d.Reference, Type: d.CFEType, IssueDate: day, Currency: d.Currency,
+		TotalMinor: d.AmountMinor, Addendum: fiscal.Addendum(d.SourceKind, d.SourceRef, d.Kind), Rates: e.vatRates(day),
 	}
 	if err := json.Unmarshal(d.Buyer, &doc.Buyer); err != nil {
 		return doc, hold{}, fmt.Errorf("buyer of document %d: %w", d.ID, err)
 	}
-	if err := json.Unmarshal(d.Lines, &doc.Lines); err != nil {
-		return doc, hold{}, fmt.Errorf("lines of document %d: %w", d.ID, err)
+	if err := unmarshalLines(d, &doc); err != nil {
+		return doc, hold{}, err
+	}
+	if d.Currency != "UYU" && d.Status != fiscal.StatusPendingDGI {
+		milli, missing, err := e.exchangeRate(ctx, d, day)
+		if err != nil || missing != "" {
+			return doc, hold{rate: missing}, err
+		}
+		doc.ExchangeRate = milli
 	}
 	if d.OriginalSourceRef == nil || d.Status == fiscal.StatusPendingDGI {
 		// A credit note the provider already holds is only looked up.
@@ -47,6 +57,14 @@ func (e *Emitter) document(ctx context.Context, d store.Document, now time.Time)
 	return doc, hold{}, nil
 }
 
+// unmarshalLines reads d's lines into doc.
+func unmarshalLines(d store.Document, doc *fiscal.Document) error {
+	if err := json.Unmarshal(d.Lines, &doc.Lines); err != nil {
+		return fmt.Errorf("lines of document %d: %w", d.ID, err)
+	}
+	return nil
+}
+
 // invoiceOf returns the authorized invoice credit note d corrects, or why d
 // must wait or be parked.
 func (e *Emitter) invoiceOf(ctx context.Context, d store.Document, now time.Time) (store.Document, hold, error) {
@@ -58,7 +76,7 @@ func (e *Emitter) invoiceOf(ctx context.Context, d store.Document, now time.Time
 		h.wait = "invoice of payment " + payment + " not recorded yet"
 	case err != nil:
 		return inv, h, fmt.Errorf("invoice of document %d: %w", d.ID, err)
-	case inv.Status != fiscal.StatusAuthorized && inv.Status != fiscal.StatusIssued:
+	case !inv.Status.Valid():
 		h.wait = "invoice " + inv.Reference + " is " + string(inv.Status) + ", not authorized yet"
 	}
 	if h.wait != "" {
