@@ -7,11 +7,16 @@ import (
 	"testing"
 	"time"
 
-	eventsv1 "github.com/onceflow/onceflow/pkg/eventspb/onceflow/events/v1"
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap/zaptest"
+
 	"github.com/onceflow/onceflow/pkg/cases"
+	eventsv1 "github.com/onceflow/onceflow/pkg/eventspb/onceflow/events/v1"
 	"github.com/onceflow/onceflow/provider/fiscal"
+	"github.com/onceflow/onceflow/provider/invoicy"
 	"github.com/onceflow/onceflow/provider/rates"
 	"github.com/onceflow/onceflow/sandbox/fiscalsim"
+	"github.com/onceflow/onceflow/services/invoicer/internal/emit"
 	"github.com/onceflow/onceflow/services/invoicer/internal/invoicertest"
 	"github.com/onceflow/onceflow/services/invoicer/internal/store"
 )
@@ -143,5 +148,42 @@ func TestThresholdComparesAmountExcludingVAT(t *testing.T) {
 	}
 	if d := until(t, env, w, exempt.Reference, func(d store.Document) bool { return d.DGIPolls >= 50 }); d.Status != fiscal.StatusPendingDGI {
 		t.Fatalf("exempt e-Ticket %s, want still pending_dgi", d.Status)
+	}
+}
+
+// A CFE DGI accepts with remarks is observed: final, announced as valid,
+// and an invoice observed lets its credit note go out.
+func TestObservedIsValidAndFinal(t *testing.T) {
+	t.Parallel()
+	env := invoicertest.New(t)
+	inv := env.Record(t, invoicertest.Payment("pay-obs", 1_220_00, false))
+	note := env.Record(t, invoicertest.Refund("ref-obs", "pay-obs", 220_00))
+	env.Sandbox.SetRule(inv.Reference, fiscalsim.Rule{Observe: true})
+	statuses := invoicy.DefaultStatusMap()
+	statuses["8"] = fiscal.StatusObserved
+	client, err := invoicy.New(invoicy.Config{BaseURL: env.BaseURL, EmpCodigo: invoicertest.EmpCodigo, EmpPK: invoicertest.EmpPK,
+		AccessKey: invoicertest.AccessKey, Timeout: 5 * time.Second, StatusMap: statuses}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := prometheus.NewRegistry()
+	w := worker{Emitter: emit.New(env.Store, client, zaptest.NewLogger(t), reg, fast(t)), reg: reg}
+
+	note = until(t, env, w, note.Reference, settled)
+	inv = env.Document(t, inv.Reference)
+	if inv.Status != fiscal.StatusObserved || note.Status != fiscal.StatusAuthorized {
+		t.Fatalf("invoice %s, credit note %s; want observed and authorized", inv.Status, note.Status)
+	}
+	for range 2 {
+		if _, err := w.Round(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := env.Document(t, inv.Reference); got.Status != fiscal.StatusObserved || env.Sandbox.CountByReference(inv.Reference) != 1 {
+		t.Fatalf("observed invoice moved to %s or was sent again", got.Status)
+	}
+	keys := strings.Join(env.Outbox(t), " ")
+	if !strings.Contains(keys, "document:"+inv.Reference+":authorized") {
+		t.Fatalf("outbox %s, want the observed invoice announced as valid", keys)
 	}
 }
