@@ -31,7 +31,9 @@ func buyer(c store.Customer) *eventsv1.Buyer {
 }
 
 // invoiceEvent asks for the invoice of a paid payment, with a snapshot of
-// the buyer's fiscal data and the order's lines.
+// the buyer's fiscal data and the order's lines. The invoice is in the
+// currency the payment was charged in: a payment charged in another
+// currency than the order's has its lines converted (convertLines).
 func invoiceEvent(p psp.Payment, o store.Order, c store.Customer) (outbox.Message, error) {
 	var lines []OrderLine
 	if err := json.Unmarshal(o.Lines, &lines); err != nil {
@@ -41,6 +43,9 @@ func invoiceEvent(p psp.Payment, o store.Order, c store.Customer) (outbox.Messag
 		EventKey: "payment:" + p.ID + ":paid", Kind: eventsv1.DocumentKind_DOCUMENT_KIND_INVOICE,
 		SourceKind: "payment", SourceRef: p.ID, MerchantOrderId: o.MerchantOrderID,
 		AmountMinor: p.AmountMinor, Currency: p.Currency, Buyer: buyer(c), OccurredAt: timestamppb.Now(),
+	}
+	if p.Currency != o.Currency {
+		lines = convertLines(lines, p.AmountMinor)
 	}
 	for _, l := range lines {
 		ev.Lines = append(ev.Lines, &eventsv1.Line{Description: l.Description, Quantity: l.Quantity, UnitMinor: l.UnitMinor, AmountMinor: l.AmountMinor, Vat: l.VAT})

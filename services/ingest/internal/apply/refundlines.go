@@ -74,3 +74,46 @@ func allocate(amount, total int64, order []string, groups map[string]int64) []in
 	}
 	return shares
 }
+
+// convertLines returns lines in the charged currency: each line's amount
+// times charged / the lines' signed total, rounded, with the rounding
+// difference on the largest line so the signed total is charged exactly.
+// Each converted line is one unit at its amount (a unit price would not
+// divide evenly). The VAT indicators are kept.
+func convertLines(lines []OrderLine, charged int64) []OrderLine {
+	var total int64
+	largest := -1
+	for i, l := range lines {
+		if isNegative(l) {
+			total -= l.AmountMinor
+			continue
+		}
+		total += l.AmountMinor
+		if largest < 0 || l.AmountMinor > lines[largest].AmountMinor {
+			largest = i
+		}
+	}
+	if total <= 0 || largest < 0 {
+		return lines
+	}
+	out := make([]OrderLine, len(lines))
+	var sum int64
+	for i, l := range lines {
+		amount := vat.RoundDiv(big.NewInt(l.AmountMinor), big.NewInt(charged), big.NewInt(total))
+		out[i] = OrderLine{Description: l.Description, Quantity: 1, UnitMinor: amount, AmountMinor: amount, VAT: l.VAT}
+		if isNegative(l) {
+			sum -= amount
+		} else {
+			sum += amount
+		}
+	}
+	fix := &out[largest]
+	fix.AmountMinor += charged - sum
+	fix.UnitMinor = fix.AmountMinor
+	return out
+}
+
+func isNegative(l OrderLine) bool {
+	ind, err := vat.ParseIndicator(l.VAT)
+	return err == nil && ind == vat.NotBillableNegative
+}
