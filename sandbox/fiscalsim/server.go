@@ -8,6 +8,13 @@
 // XML); with MsgCod ≠ 0 nothing is stored. A body that is not a SOAP
 // envelope carrying the operation's parameter gets a SOAP Fault (HTTP 500).
 //
+// Every CFEItem is validated as DGI would before anything is stored
+// (ValidateCFE: totals by VAT rate to the cent, line count, amount to pay,
+// TotTpoCambio exactly outside UYU, the buyer's RUT or CI check digit), and
+// a credit note must reference an issued document of the type it corrects
+// in the same currency, never crediting more than it; anything else is
+// refused with MsgCod 2 naming the problem.
+//
 // Emission authorizes every document at once (CFEStatus 5) and never
 // deduplicates by CFENumReferencia: emitting one reference twice issues two
 // documents, which is how tests detect duplicate emissions.
