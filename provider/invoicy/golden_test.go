@@ -209,3 +209,29 @@ func TestSandboxChecksCreditNoteReferences(t *testing.T) {
 		t.Fatalf("sandbox issued %d documents, want 3", n)
 	}
 }
+
+// A line name longer than DGI's 80 characters is cut, and the sandbox's
+// validator, which refuses longer names, accepts the CFE.
+func TestLongLineNameIsCut(t *testing.T) {
+	t.Parallel()
+	doc := mixedTicket()
+	doc.Lines[0].Description = "Refund of order " + strings.Repeat("ñ", 100)
+	el, err := cfeElement(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len([]rune(el.Item.Detalle.Items[0].NomItem)); n != 80 {
+		t.Fatalf("NomItem has %d characters, want 80", n)
+	}
+	b, err := xml.Marshal(el)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fiscalsim.ValidateCFE(b); err != nil {
+		t.Fatalf("validator: %v", err)
+	}
+	el.Item.Detalle.Items[0].NomItem = doc.Lines[0].Description
+	if b, _ = xml.Marshal(el); func() bool { _, err := fiscalsim.ValidateCFE(b); return err == nil }() {
+		t.Fatal("the validator accepted a 116-character NomItem")
+	}
+}
