@@ -187,7 +187,7 @@ func cfeElement(doc fiscal.Document) (cfe, error) {
 		it.Detalle.Items = append(it.Detalle.Items, item{
 			NroLinDet:      i + 1,
 			IndFact:        int(l.Indicator()),
-			NomItem:        clip(l.Description, maxNomItem),
+			NomItem:        cutRunes(l.Description, maxNomItem),
 			Cantidad:       l.Quantity,
 			UniMed:         uniMedNone,
 			PrecioUnitario: money.FormatMinor(l.UnitMinor),
@@ -206,8 +206,8 @@ func cfeElement(doc fiscal.Document) (cfe, error) {
 // maxNomItem is the longest item name DGI admits, in characters.
 const maxNomItem = 80
 
-// clip returns s cut to at most n characters.
-func clip(s string, n int) string {
+// cutRunes returns s cut to at most n characters.
+func cutRunes(s string, n int) string {
 	if r := []rune(s); len(r) > n {
 		return string(r[:n])
 	}
