@@ -146,3 +146,18 @@ func TestParseIndicator(t *testing.T) {
 		t.Fatal("unknown indicator accepted")
 	}
 }
+
+// BenchmarkCompute measures the totals of a 10-line document with mixed
+// indicators.
+func BenchmarkCompute(b *testing.B) {
+	lines := make([]Line, 10)
+	for i := range lines {
+		lines[i] = Line{[]Indicator{Exempt, Minimum, Basic}[i%3], int64(1000 + 137*i)}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Compute(lines, std, true); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
