@@ -2,6 +2,7 @@ package emit_test
 
 import (
 	"context"
+	"errors"
 	"math/big"
 	"strings"
 	"testing"
@@ -185,5 +186,40 @@ func TestObservedIsValidAndFinal(t *testing.T) {
 	keys := strings.Join(env.Outbox(t), " ")
 	if !strings.Contains(keys, "document:"+inv.Reference+":authorized") {
 		t.Fatalf("outbox %s, want the observed invoice announced as valid", keys)
+	}
+}
+
+type downSource struct{}
+
+func (downSource) Rate(context.Context, string, time.Time) (*big.Rat, error) {
+	return nil, errors.New("connection refused")
+}
+
+// A rate source that keeps failing opens the exchange_rate_missing case
+// after RefusedCaseAfter attempts instead of retrying in silence.
+func TestFailingRateSourceOpensACase(t *testing.T) {
+	t.Parallel()
+	env := invoicertest.New(t)
+	d := env.Record(t, usd("pay-usd-down", 10_00, false))
+	cfg := fast(t)
+	cfg.Rates, cfg.RefusedCaseAfter = downSource{}, 3
+	w := newWorker(t, env, cfg, 5*time.Second)
+	subject := store.DocumentSubject(d.ID)
+	for i := range 3 {
+		if _, err := env.Store.OpenCaseOf(context.Background(), cases.ExchangeRateMissing, subject); err == nil {
+			t.Fatalf("case opened after %d attempts, want after 3", i)
+		}
+		if _, err := env.Pool.Exec(context.Background(), `UPDATE invoicer.fiscal_documents SET due_at = now() WHERE id = $1`, d.ID); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.Round(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := env.Store.OpenCaseOf(context.Background(), cases.ExchangeRateMissing, subject); err != nil {
+		t.Fatalf("no exchange_rate_missing case after 3 failing attempts: %v", err)
+	}
+	if got := env.Document(t, d.Reference); got.Status != fiscal.StatusPending || len(env.Sandbox.Documents()) != 0 {
+		t.Fatalf("status %s with %d sent, want pending and nothing sent", got.Status, len(env.Sandbox.Documents()))
 	}
 }

@@ -39,6 +39,10 @@ func (e *Emitter) document(ctx context.Context, d store.Document, now time.Time)
 	}
 	if d.Currency != "UYU" && d.Status != fiscal.StatusPendingDGI {
 		milli, missing, err := e.exchangeRate(ctx, d, day)
+		if err != nil && int(d.Attempts) >= max(e.cfg.RefusedCaseAfter, 1) { // Attempts counts this claim
+			// A source that keeps failing is no reason to wait in silence.
+			missing, err = "no exchange rate source answered: "+err.Error(), nil
+		}
 		if err != nil || missing != "" {
 			return doc, hold{rate: missing}, err
 		}
