@@ -3,7 +3,7 @@
 // (TpoCambio) and the Unidad Indexada the e-Ticket threshold is counted in.
 // Sources: the Banco Central del Uruguay's published web service (package
 // bcu), a CSV file for offline use and tests (LoadFile), and the
-// invoicer's own table; Chain asks them in order.
+// invoicer's own table (which asks BCU for what it lacks).
 package rates
 
 import (
@@ -101,32 +101,6 @@ func Load(r io.Reader) (*Memory, error) {
 		}
 		m.Set(code, day, value)
 	}
-}
-
-// Chain asks each source in turn and returns the first value found; it
-// fails with ErrMissing only when every source answered ErrMissing.
-type Chain []Source
-
-// Rate implements Source.
-func (c Chain) Rate(ctx context.Context, code string, day time.Time) (*big.Rat, error) {
-	var errs []error
-	for _, s := range c {
-		v, err := s.Rate(ctx, code, day)
-		if err == nil {
-			return v, nil
-		}
-		errs = append(errs, err)
-	}
-	var failed []error
-	for _, err := range errs {
-		if !errors.Is(err, ErrMissing) {
-			failed = append(failed, err)
-		}
-	}
-	if len(failed) > 0 {
-		return nil, errors.Join(failed...)
-	}
-	return nil, fmt.Errorf("%s on %s: %w", code, Day(day).Format(time.DateOnly), ErrMissing)
 }
 
 // Thousandths rounds v half up to thousandths (TpoCambio's precision):

@@ -3,7 +3,6 @@ package rates
 import (
 	"context"
 	"errors"
-	"math/big"
 	"strings"
 	"testing"
 	"time"
@@ -30,26 +29,5 @@ func TestLoadAndLookBack(t *testing.T) {
 		if _, err := Load(strings.NewReader(bad)); err == nil {
 			t.Errorf("%q accepted", bad)
 		}
-	}
-}
-
-type failing struct{}
-
-func (failing) Rate(context.Context, string, time.Time) (*big.Rat, error) {
-	return nil, errors.New("connection refused")
-}
-
-func TestChain(t *testing.T) {
-	m := NewMemory()
-	m.Set("USD", time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC), big.NewRat(40123, 1000))
-	ctx, day := context.Background(), time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
-	if v, err := (Chain{NewMemory(), m}).Rate(ctx, "USD", day); err != nil || Thousandths(v) != 40123 {
-		t.Fatalf("chain = %v, %v", v, err)
-	}
-	if _, err := (Chain{NewMemory(), NewMemory()}).Rate(ctx, "USD", day); !errors.Is(err, ErrMissing) {
-		t.Fatalf("all missing: %v", err)
-	}
-	if _, err := (Chain{failing{}, NewMemory()}).Rate(ctx, "USD", day); err == nil || errors.Is(err, ErrMissing) {
-		t.Fatalf("a failing source must not read as missing: %v", err)
 	}
 }
