@@ -20,7 +20,8 @@ type hold struct {
 	wait, attention, rate string
 }
 
-// document rebuilds what is sent from d, dated now (the database's time).
+// document rebuilds what is sent from d, dated now (the database's time),
+// with the VAT rates of that date and, outside UYU, its exchange rate.
 // A credit note needs its invoice
 // authorized first, since it references the invoice's type, series, number
 // and date; it waits for that at most Config.CreditNoteWait, and it never
@@ -37,28 +38,39 @@ func (e *Emitter) document(ctx context.Context, d store.Document, now time.Time)
 	if err := unmarshalLines(d, &doc); err != nil {
 		return doc, hold{}, err
 	}
-	if d.Currency != "UYU" && d.Status != fiscal.StatusPendingDGI {
-		milli, missing, err := e.exchangeRate(ctx, d, day)
-		if err != nil && int(d.Attempts) >= max(e.cfg.RefusedCaseAfter, 1) { // Attempts counts this claim
-			// A source that keeps failing is no reason to wait in silence.
-			missing, err = "no exchange rate source answered: "+err.Error(), nil
-		}
-		if err != nil || missing != "" {
-			return doc, hold{rate: missing}, err
-		}
-		doc.ExchangeRate = milli
-	}
-	if d.OriginalSourceRef == nil || d.Status == fiscal.StatusPendingDGI {
-		// A credit note the provider already holds is only looked up.
+	if d.Status == fiscal.StatusPendingDGI {
+		// A document the provider already holds is only looked up.
 		return doc, hold{}, nil
 	}
-	inv, h, err := e.invoiceOf(ctx, d, now)
-	if err != nil || h != (hold{}) {
-		return doc, h, err
+	if d.OriginalSourceRef != nil {
+		inv, h, err := e.invoiceOf(ctx, d, now)
+		if err != nil || h != (hold{}) {
+			return doc, h, err
+		}
+		doc.Original = &fiscal.OriginalRef{Type: inv.CFEType, Series: deref(inv.ProviderSeries),
+			Number: deref(inv.ProviderNumber), Date: deref(inv.IssueDate)}
 	}
-	doc.Original = &fiscal.OriginalRef{Type: inv.CFEType, Series: deref(inv.ProviderSeries),
-		Number: deref(inv.ProviderNumber), Date: deref(inv.IssueDate)}
-	return doc, hold{}, nil
+	h, err := e.withRate(ctx, d, &doc)
+	return doc, h, err
+}
+
+// withRate sets doc's exchange rate when it is not in UYU (exchangeRate),
+// or says why it cannot be sent yet. A source that keeps failing opens the
+// same case as a missing rate once d has been tried RefusedCaseAfter times,
+// rather than waiting in silence.
+func (e *Emitter) withRate(ctx context.Context, d store.Document, doc *fiscal.Document) (hold, error) {
+	if d.Currency == "UYU" {
+		return hold{}, nil
+	}
+	milli, missing, err := e.exchangeRate(ctx, d, doc.IssueDate)
+	if err != nil && int(d.Attempts) >= max(e.cfg.RefusedCaseAfter, 1) { // Attempts counts this claim
+		missing, err = "no exchange rate source answered: "+err.Error(), nil
+	}
+	if err != nil || missing != "" {
+		return hold{rate: missing}, err
+	}
+	doc.ExchangeRate = milli
+	return hold{}, nil
 }
 
 // unmarshalLines reads d's lines into doc.
