@@ -11,16 +11,19 @@ import (
 
 // The kinds of case (docs/cases.md#kinds-and-the-actions-that-close-them).
 const (
-	UnmatchedPayment  = "unmatched_payment"  // ingest
-	RefusedRefund     = "refused_refund"     // ingest
-	ParkedReceipt     = "parked_receipt"     // ingest
-	Chargeback        = "chargeback"         // ingest
-	DocumentRejected  = "document_rejected"  // invoicer
-	DocumentRefused   = "document_refused"   // invoicer
-	NeedsAttention    = "needs_attention"    // invoicer
-	ParkedOutboxRow   = "parked_outbox_row"  // the relay's, kept in its producers' schemas
-	AuditDisagreement = "audit_disagreement" // reconciler
-	MissingDocument   = "missing_document"   // reconciler
+	UnmatchedPayment = "unmatched_payment" // ingest
+	RefusedRefund    = "refused_refund"    // ingest
+	ParkedReceipt    = "parked_receipt"    // ingest
+	Chargeback       = "chargeback"        // ingest
+	DocumentRejected = "document_rejected" // invoicer
+	DocumentRefused  = "document_refused"  // invoicer
+	NeedsAttention   = "needs_attention"   // invoicer
+	// ExchangeRateMissing: a foreign-currency document has no exchange
+	// rate for its date (invoicer).
+	ExchangeRateMissing = "exchange_rate_missing"
+	ParkedOutboxRow     = "parked_outbox_row"  // the relay's, kept in its producers' schemas
+	AuditDisagreement   = "audit_disagreement" // reconciler
+	MissingDocument     = "missing_document"   // reconciler
 )
 
 // The actions that close a case.
@@ -40,16 +43,17 @@ const (
 
 // actions is the table of docs/cases.md: the actions that close each kind.
 var actions = map[string][]string{
-	UnmatchedPayment:  {ActionReapply, ActionAcceptAsSale, ActionSeparateSale, ActionRefundedAtPSP},
-	RefusedRefund:     {ActionReapply, ActionRefundedAtPSP, ActionAcknowledge},
-	ParkedReceipt:     {ActionReplay, ActionAcknowledge},
-	Chargeback:        {ActionAcknowledge},
-	DocumentRejected:  {ActionReissue},
-	DocumentRefused:   {ActionRetry, ActionReissue, ActionVoid},
-	NeedsAttention:    {ActionAdopt, ActionRetry, ActionVoid},
-	ParkedOutboxRow:   {ActionUnpark},
-	AuditDisagreement: {ActionAcknowledge},
-	MissingDocument:   {ActionAcknowledge},
+	UnmatchedPayment:    {ActionReapply, ActionAcceptAsSale, ActionSeparateSale, ActionRefundedAtPSP},
+	RefusedRefund:       {ActionReapply, ActionRefundedAtPSP, ActionAcknowledge},
+	ParkedReceipt:       {ActionReplay, ActionAcknowledge},
+	Chargeback:          {ActionAcknowledge},
+	DocumentRejected:    {ActionReissue},
+	DocumentRefused:     {ActionRetry, ActionReissue, ActionVoid},
+	NeedsAttention:      {ActionAdopt, ActionRetry, ActionVoid},
+	ExchangeRateMissing: {ActionRetry, ActionVoid},
+	ParkedOutboxRow:     {ActionUnpark},
+	AuditDisagreement:   {ActionAcknowledge},
+	MissingDocument:     {ActionAcknowledge},
 }
 
 // Actions returns the actions that close a case of kind, a fresh slice;

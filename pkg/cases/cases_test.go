@@ -43,16 +43,17 @@ func TestIDRoundTrip(t *testing.T) {
 
 func TestActionsPerKind(t *testing.T) {
 	want := map[string]string{ // docs/cases.md's table
-		cases.UnmatchedPayment:  "reapply,accept_as_sale,separate_sale,refunded_at_psp",
-		cases.RefusedRefund:     "reapply,refunded_at_psp,acknowledge",
-		cases.ParkedReceipt:     "replay,acknowledge",
-		cases.Chargeback:        "acknowledge",
-		cases.DocumentRejected:  "reissue",
-		cases.DocumentRefused:   "retry,reissue,void",
-		cases.NeedsAttention:    "adopt,retry,void",
-		cases.ParkedOutboxRow:   "unpark",
-		cases.AuditDisagreement: "acknowledge",
-		cases.MissingDocument:   "acknowledge",
+		cases.UnmatchedPayment:    "reapply,accept_as_sale,separate_sale,refunded_at_psp",
+		cases.RefusedRefund:       "reapply,refunded_at_psp,acknowledge",
+		cases.ParkedReceipt:       "replay,acknowledge",
+		cases.Chargeback:          "acknowledge",
+		cases.DocumentRejected:    "reissue",
+		cases.DocumentRefused:     "retry,reissue,void",
+		cases.NeedsAttention:      "adopt,retry,void",
+		cases.ExchangeRateMissing: "retry,void",
+		cases.ParkedOutboxRow:     "unpark",
+		cases.AuditDisagreement:   "acknowledge",
+		cases.MissingDocument:     "acknowledge",
 	}
 	for kind, w := range want {
 		got := cases.Actions(kind)

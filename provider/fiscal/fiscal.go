@@ -16,6 +16,7 @@ import (
 
 	"github.com/onceflow/onceflow/pkg/money"
 	"github.com/onceflow/onceflow/pkg/taxid"
+	"github.com/onceflow/onceflow/provider/fiscal/vat"
 )
 
 // Kind is what a fiscal document does for its source: an invoice for a
@@ -82,6 +83,10 @@ const (
 	StatusPendingDGI Status = "pending_dgi"
 	// StatusAuthorized: accepted by DGI.
 	StatusAuthorized Status = "authorized"
+	// StatusObserved: accepted by DGI with remarks ("observado"): valid
+	// for the buyer like an authorized document, kept apart so operators
+	// see the remarks.
+	StatusObserved Status = "observed"
 	// StatusIssued: a small e-Ticket that DGI only sees in the daily report,
 	// considered issued after enough polls without an individual answer.
 	StatusIssued Status = "issued"
@@ -97,15 +102,22 @@ const (
 )
 
 // Final reports whether s is an end state that neither the provider nor the
-// emission loop will change: authorized, issued, rejected or voided.
+// emission loop will change: authorized, observed, issued, rejected or
+// voided.
 // StatusNeedsAttention is not final: it is parked until an operator moves it
 // on, and it is never retried automatically.
 func (s Status) Final() bool {
 	switch s {
-	case StatusAuthorized, StatusIssued, StatusRejected, StatusVoided:
+	case StatusAuthorized, StatusObserved, StatusIssued, StatusRejected, StatusVoided:
 		return true
 	}
 	return false
+}
+
+// Valid reports whether a document in state s is valid for its buyer:
+// authorized, observed (accepted with remarks) or issued.
+func (s Status) Valid() bool {
+	return s == StatusAuthorized || s == StatusObserved || s == StatusIssued
 }
 
 // Buyer document types accepted in Buyer.DocType.
@@ -129,12 +141,24 @@ type Buyer struct {
 	Email      string
 }
 
-// Line is one item of a document, amounts in minor units (cents).
+// Line is one item of a document, amounts in minor units (cents), VAT
+// included.
 type Line struct {
 	Description string
 	Quantity    int64
 	UnitMinor   int64
 	AmountMinor int64
+	// VAT is the line's VAT indicator; zero (lines recorded before lines
+	// carried one) is the basic rate.
+	VAT vat.Indicator `json:",omitempty"`
+}
+
+// Indicator is l's VAT indicator, the basic rate when none is set.
+func (l Line) Indicator() vat.Indicator {
+	if l.VAT == 0 {
+		return vat.Basic
+	}
+	return l.VAT
 }
 
 // OriginalRef identifies the document a credit note corrects.
@@ -158,6 +182,30 @@ type Document struct {
 	Lines      []Line
 	Original   *OriginalRef // required on credit notes, nil otherwise
 	Addendum   string       // see Addendum
+	// Rates are the VAT rates in force on IssueDate; zero means
+	// vat.DefaultSchedule's.
+	Rates vat.Rates
+	// ExchangeRate is TpoCambio, UYU per unit of Currency in thousandths
+	// (38431 is 38.431): required unless Currency is UYU, zero then.
+	ExchangeRate int64
+}
+
+// Totals returns DGI's totals of d's lines (prices include VAT).
+func (d Document) Totals() (vat.Totals, error) {
+	lines := make([]vat.Line, len(d.Lines))
+	for i, l := range d.Lines {
+		lines[i] = vat.Line{Indicator: l.Indicator(), AmountMinor: l.AmountMinor}
+	}
+	return vat.Compute(lines, d.VATRates(), true)
+}
+
+// VATRates are d.Rates, or vat.DefaultSchedule's on d.IssueDate when unset.
+func (d Document) VATRates() vat.Rates {
+	if d.Rates != (vat.Rates{}) {
+		return d.Rates
+	}
+	r, _ := vat.DefaultSchedule().At(d.IssueDate)
+	return r
 }
 
 // ErrInvalidDocument is wrapped by every error Document.Validate returns.
@@ -191,6 +239,12 @@ func (d Document) validate() error {
 	if err := d.validateAmounts(); err != nil {
 		return err
 	}
+	switch {
+	case d.Currency == "UYU" && d.ExchangeRate != 0:
+		return errors.New("a document in UYU carries no exchange rate")
+	case d.Currency != "UYU" && (d.ExchangeRate <= 0 || d.ExchangeRate > MaxExchangeRate):
+		return fmt.Errorf("a document in %s needs an exchange rate from 0.001 to 9999.999", d.Currency)
+	}
 	if err := d.validateBuyer(); err != nil {
 		return err
 	}
@@ -207,7 +261,6 @@ func (d Document) validateAmounts() error {
 	if len(d.Lines) == 0 {
 		return errors.New("no lines")
 	}
-	var sum int64
 	for i, l := range d.Lines {
 		if l.Quantity <= 0 || l.UnitMinor < 0 || l.AmountMinor < 0 {
 			return fmt.Errorf("line %d: quantity must be positive and amounts non-negative", i+1)
@@ -218,16 +271,23 @@ func (d Document) validateAmounts() error {
 		if strings.TrimSpace(l.Description) == "" {
 			return fmt.Errorf("line %d: description missing", i+1)
 		}
-		if sum > math.MaxInt64-l.AmountMinor {
-			return errors.New("lines overflow")
+		if !l.Indicator().Valid() {
+			return fmt.Errorf("line %d: unknown VAT indicator %d", i+1, l.VAT)
 		}
-		sum += l.AmountMinor
 	}
-	if sum != d.TotalMinor {
-		return fmt.Errorf("lines add up to %s, total is %s", money.FormatMinor(sum), money.FormatMinor(d.TotalMinor))
+	t, err := d.Totals()
+	if err != nil {
+		return err
+	}
+	if t.Pay != d.TotalMinor {
+		return fmt.Errorf("lines add up to %s, total is %s", money.FormatMinor(t.Pay), money.FormatMinor(d.TotalMinor))
 	}
 	return nil
 }
+
+// MaxExchangeRate is the largest TpoCambio DGI's schema admits, 9999.999,
+// in thousandths.
+const MaxExchangeRate = 9_999_999
 
 func (d Document) validateBuyer() error {
 	switch strings.ToUpper(strings.TrimSpace(d.Buyer.DocType)) {
@@ -257,4 +317,10 @@ type Held struct {
 	Currency       string
 	Addendum       string
 	IssueDate      time.Time
+}
+
+// FormatExchangeRate renders an exchange rate in thousandths as TpoCambio:
+// 38431 → "38.431".
+func FormatExchangeRate(milli int64) string {
+	return fmt.Sprintf("%d.%03d", milli/1000, milli%1000)
 }

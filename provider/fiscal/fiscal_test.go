@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/onceflow/onceflow/provider/fiscal/vat"
 )
 
 func TestTypeFor(t *testing.T) {
@@ -96,6 +98,19 @@ func TestDocumentValidate(t *testing.T) {
 		{"e-Factura without RUT", func(d *Document) { d.Type = EFactura }, false},
 		{"credit note without original", func(d *Document) { d.Type = ETicketCreditNote }, false},
 		{"invoice with original", func(d *Document) { d.Original = &OriginalRef{Type: ETicket} }, false},
+		{"USD with exchange rate", func(d *Document) { d.Currency, d.ExchangeRate = "USD", 40123 }, true},
+		{"USD without exchange rate", func(d *Document) { d.Currency = "USD" }, false},
+		{"exchange rate too large", func(d *Document) { d.Currency, d.ExchangeRate = "USD", MaxExchangeRate+1 }, false},
+		{"UYU with exchange rate", func(d *Document) { d.ExchangeRate = 1000 }, false},
+		{"mixed VAT lines", func(d *Document) {
+			d.Lines = append(d.Lines, Line{Description: "Book", Quantity: 1, UnitMinor: 500, AmountMinor: 500, VAT: vat.Exempt})
+			d.TotalMinor += 500
+		}, true},
+		{"unknown VAT indicator", func(d *Document) { d.Lines[0].VAT = 4 }, false},
+		{"not billable negative beyond the total", func(d *Document) {
+			d.Lines = append(d.Lines, Line{Description: "Credit", Quantity: 1, UnitMinor: 200000, AmountMinor: 200000, VAT: vat.NotBillableNegative})
+			d.TotalMinor = 0
+		}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,7 +1,6 @@
 package fiscal
 
 import (
-	"errors"
 	"fmt"
 	"math/big"
 )
@@ -13,42 +12,51 @@ import (
 type DailySummary struct {
 	// Polls is how many pending answers make a small e-Ticket issued.
 	Polls int
-	// limitMinor is the threshold in minor units of UYU (threshold UI ×
-	// UYU per UI × 100), exact.
-	limitMinor *big.Rat
+	// ThresholdUI is the e-Ticket threshold in Unidades Indexadas.
+	ThresholdUI int64
 }
 
-// NewDailySummary returns the rule for e-Tickets under thresholdUI Unidades
-// Indexadas at uiRate UYU per UI (a decimal such as "6.4123"). The error
-// names the bad value.
-func NewDailySummary(polls int, thresholdUI int64, uiRate string) (DailySummary, error) {
-	rate, ok := new(big.Rat).SetString(uiRate)
+// NewDailySummary returns the rule for e-Tickets at or under thresholdUI
+// Unidades Indexadas. The error names the bad value.
+func NewDailySummary(polls int, thresholdUI int64) (DailySummary, error) {
 	switch {
 	case polls < 1:
 		return DailySummary{}, fmt.Errorf("polls %d: want at least 1", polls)
 	case thresholdUI <= 0:
 		return DailySummary{}, fmt.Errorf("threshold %d UI: want a positive number", thresholdUI)
-	case !ok || rate.Sign() <= 0:
-		return DailySummary{}, errors.New("UI rate " + uiRate + ": want a positive decimal such as 6.4123")
 	}
-	limit := new(big.Rat).Mul(rate, new(big.Rat).SetInt64(thresholdUI*100))
-	return DailySummary{Polls: polls, limitMinor: limit}, nil
+	return DailySummary{Polls: polls, ThresholdUI: thresholdUI}, nil
 }
 
-// Covers reports whether a document of type t for amountMinor of currency is
-// small enough to travel only in the daily report: an e-Ticket or its
-// credit note, in UYU, under the threshold. Documents in other currencies
-// are never covered (their UI value needs an exchange rate onceflow does
-// not keep), nor is anything when the rule is the zero value.
-func (s DailySummary) Covers(t CFEType, currency string, amountMinor int64) bool {
-	if s.limitMinor == nil || currency != "UYU" || (t != ETicket && t != ETicketCreditNote) {
+// Small is what the rule needs of a document: its type, its amount
+// excluding VAT (vat.Totals.ExcludingVAT) in minor units of its currency,
+// the exchange rate to UYU in thousandths (1000 for UYU), and the UI's
+// value in UYU on the document's date (nil when unknown).
+type Small struct {
+	Type          CFEType
+	ExcludingVAT  int64
+	ExchangeMilli int64
+	UI            *big.Rat
+}
+
+// Covers reports whether the document is small enough to travel only in
+// the daily report: an e-Ticket or its credit note whose amount excluding
+// VAT, in UYU at its exchange rate, is at or under the threshold in UI at
+// the UI's value on its date, in any currency. Without an exchange rate or
+// a UI value nothing is covered (the document is only checked for longer),
+// nor is anything when the rule is the zero value.
+func (s DailySummary) Covers(d Small) bool {
+	if s.ThresholdUI <= 0 || (d.Type != ETicket && d.Type != ETicketCreditNote) ||
+		d.ExchangeMilli <= 0 || d.UI == nil || d.UI.Sign() <= 0 {
 		return false
 	}
-	return new(big.Rat).SetInt64(amountMinor).Cmp(s.limitMinor) < 0
+	uyu := new(big.Rat).SetFrac(new(big.Int).Mul(big.NewInt(d.ExcludingVAT), big.NewInt(d.ExchangeMilli)), big.NewInt(100_000))
+	limit := new(big.Rat).Mul(d.UI, new(big.Rat).SetInt64(s.ThresholdUI))
+	return uyu.Cmp(limit) <= 0
 }
 
-// Due reports whether a covered document pending after polls checks is now
-// considered issued.
-func (s DailySummary) Due(polls int32, t CFEType, currency string, amountMinor int64) bool {
-	return int(polls) >= s.Polls && s.Covers(t, currency, amountMinor)
+// Due reports whether a document pending after polls checks is now
+// considered issued: enough polls, and covered.
+func (s DailySummary) Due(polls int32, d Small) bool {
+	return s.Polls > 0 && int(polls) >= s.Polls && s.Covers(d)
 }

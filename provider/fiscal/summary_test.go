@@ -1,6 +1,7 @@
 package fiscal_test
 
 import (
+	"math/big"
 	"testing"
 
 	"github.com/onceflow/onceflow/provider/fiscal"
@@ -8,41 +9,44 @@ import (
 
 func TestDailySummary(t *testing.T) {
 	t.Parallel()
-	// 5,000 UI at 6.4123 UYU per UI is UYU 32,061.50 exactly.
-	s, err := fiscal.NewDailySummary(48, 5000, "6.4123")
+	// 5,000 UI at 6.4123 UYU per UI is UYU 32,061.50 exactly; at 40.000 UYU
+	// per dollar that is USD 801.5375.
+	s, err := fiscal.NewDailySummary(48, 5000)
 	if err != nil {
 		t.Fatal(err)
 	}
+	ui := big.NewRat(64123, 10000)
 	tests := []struct {
-		name     string
-		polls    int32
-		typ      fiscal.CFEType
-		currency string
-		minor    int64
-		want     bool
+		name  string
+		polls int32
+		doc   fiscal.Small
+		want  bool
 	}{
-		{"small e-Ticket after 48 polls", 48, fiscal.ETicket, "UYU", 100_00, true},
-		{"just under the threshold", 48, fiscal.ETicket, "UYU", 3_206_149, true},
-		{"at the threshold", 48, fiscal.ETicket, "UYU", 3_206_150, false},
-		{"e-Ticket credit note", 50, fiscal.ETicketCreditNote, "UYU", 100_00, true},
-		{"47 polls", 47, fiscal.ETicket, "UYU", 100_00, false},
-		{"e-Factura", 48, fiscal.EFactura, "UYU", 100_00, false},
-		{"other currency", 48, fiscal.ETicket, "USD", 100_00, false},
+		{"small e-Ticket after 48 polls", 48, fiscal.Small{fiscal.ETicket, 100_00, 1000, ui}, true},
+		{"at the threshold", 48, fiscal.Small{fiscal.ETicket, 3_206_150, 1000, ui}, true},
+		{"a cent over", 48, fiscal.Small{fiscal.ETicket, 3_206_151, 1000, ui}, false},
+		{"e-Ticket credit note", 50, fiscal.Small{fiscal.ETicketCreditNote, 100_00, 1000, ui}, true},
+		{"47 polls", 47, fiscal.Small{fiscal.ETicket, 100_00, 1000, ui}, false},
+		{"e-Factura", 48, fiscal.Small{fiscal.EFactura, 100_00, 1000, ui}, false},
+		{"small USD e-Ticket", 48, fiscal.Small{fiscal.ETicket, 801_53, 40000, ui}, true},
+		{"USD just over", 48, fiscal.Small{fiscal.ETicket, 801_54, 40000, ui}, false},
+		{"no exchange rate", 48, fiscal.Small{fiscal.ETicket, 1_00, 0, ui}, false},
+		{"no UI value", 48, fiscal.Small{fiscal.ETicket, 1_00, 1000, nil}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			if got := s.Due(tt.polls, tt.typ, tt.currency, tt.minor); got != tt.want {
+			if got := s.Due(tt.polls, tt.doc); got != tt.want {
 				t.Fatalf("Due = %v, want %v", got, tt.want)
 			}
 		})
 	}
-	for _, bad := range []string{"", "abc", "-1", "0"} {
-		if _, err := fiscal.NewDailySummary(48, 5000, bad); err == nil {
-			t.Errorf("rate %q accepted", bad)
+	for _, bad := range [][2]int64{{0, 5000}, {48, 0}, {48, -1}} {
+		if _, err := fiscal.NewDailySummary(int(bad[0]), bad[1]); err == nil {
+			t.Errorf("%v accepted", bad)
 		}
 	}
-	if (fiscal.DailySummary{}).Covers(fiscal.ETicket, "UYU", 1) {
+	if (fiscal.DailySummary{}).Covers(fiscal.Small{fiscal.ETicket, 1, 1000, ui}) {
 		t.Error("the zero rule covers a document")
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/onceflow/onceflow/pkg/money"
 	"github.com/onceflow/onceflow/provider/fiscal"
+	"github.com/onceflow/onceflow/provider/fiscal/vat"
 )
 
 // dateLayout is how InvoiCy writes calendar dates.
@@ -19,9 +20,9 @@ const dateLayout = "2006-01-02"
 
 // Fixed values of the emitted CFE.
 const (
-	mntBrutoIVAIncluded = 1 // CFEMntBruto: prices include IVA
-	fmaPagoContado      = 1 // CFEFmaPago: paid in cash/at once
-	indFactTasaBasica   = 3 // IteIndFact: taxed at the basic IVA rate
+	mntBrutoIVAIncluded = 1     // CFEMntBruto: prices include IVA
+	fmaPagoContado      = 1     // CFEFmaPago: paid in cash/at once
+	uniMedNone          = "N/A" // IteUniMed: no unit of measure
 	razonRefund         = "Refund"
 )
 
@@ -91,21 +92,39 @@ type receptor struct {
 	CorreoRecep  string `xml:"RcpCorreoRecep"`
 }
 
+// totales is DGI's Totales in DGI's order and casing, each name prefixed
+// with InvoiCy's "Tot"; amounts that are zero are left out, as are the
+// rates of a rate without lines.
 type totales struct {
-	TpoMoneda string `xml:"TotTpoMoneda"`
-	MntTotal  string `xml:"TotMntTotal"`
-	MntPagar  string `xml:"TotMntPagar"`
+	TpoMoneda         string `xml:"TotTpoMoneda"`
+	TpoCambio         string `xml:"TotTpoCambio,omitempty"`
+	MntNoGrv          string `xml:"TotMntNoGrv,omitempty"`
+	MntExpoyAsim      string `xml:"TotMntExpoyAsim,omitempty"`
+	MntIVaenSusp      string `xml:"TotMntIVaenSusp,omitempty"`
+	MntNetoIvaTasaMin string `xml:"TotMntNetoIvaTasaMin,omitempty"`
+	MntNetoIVATasaBas string `xml:"TotMntNetoIVATasaBasica,omitempty"`
+	IVATasaMin        string `xml:"TotIVATasaMin,omitempty"`
+	IVATasaBasica     string `xml:"TotIVATasaBasica,omitempty"`
+	MntIVATasaMin     string `xml:"TotMntIVATasaMin,omitempty"`
+	MntIVATasaBasica  string `xml:"TotMntIVATasaBasica,omitempty"`
+	MntTotal          string `xml:"TotMntTotal"`
+	CantLinDet        int    `xml:"TotCantLinDet"`
+	MontoNF           string `xml:"TotMontoNF,omitempty"`
+	MntPagar          string `xml:"TotMntPagar"`
 }
 
 type detalle struct {
 	Items []item `xml:"Item"`
 }
 
+// item is one Detalle line, in DGI's order.
 type item struct {
+	NroLinDet      int    `xml:"IteNroLinDet"`
+	IndFact        int    `xml:"IteIndFact"`
 	NomItem        string `xml:"IteNomItem"`
 	Cantidad       int64  `xml:"IteCantidad"`
+	UniMed         string `xml:"IteUniMed"`
 	PrecioUnitario string `xml:"ItePrecioUnitario"`
-	IndFact        int    `xml:"IteIndFact"`
 	MontoItem      string `xml:"IteMontoItem"`
 }
 
@@ -137,7 +156,11 @@ func docTypeCode(docType string) (int, bool) {
 }
 
 // cfeElement builds the <CFE> element of doc; doc must be valid.
-func cfeElement(doc fiscal.Document) cfe {
+func cfeElement(doc fiscal.Document) (cfe, error) {
+	tot, err := doc.Totals()
+	if err != nil {
+		return cfe{}, err
+	}
 	it := cfeItem{
 		IdDoc: idDoc{
 			TipoCFE:       int(doc.Type),
@@ -147,11 +170,7 @@ func cfeElement(doc fiscal.Document) cfe {
 			NumReferencia: doc.Reference,
 			Adenda:        doc.Addendum,
 		},
-		Totales: totales{
-			TpoMoneda: doc.Currency,
-			MntTotal:  money.FormatMinor(doc.TotalMinor),
-			MntPagar:  money.FormatMinor(doc.TotalMinor),
-		},
+		Totales: totalesOf(doc, tot),
 	}
 	if code, ok := docTypeCode(doc.Buyer.DocType); ok {
 		b := doc.Buyer
@@ -164,12 +183,14 @@ func cfeElement(doc fiscal.Document) cfe {
 			DirRecep: b.Address, CiudadRecep: b.City, DeptoRecep: b.Department, CorreoRecep: b.Email,
 		}
 	}
-	for _, l := range doc.Lines {
+	for i, l := range doc.Lines {
 		it.Detalle.Items = append(it.Detalle.Items, item{
-			NomItem:        l.Description,
+			NroLinDet:      i + 1,
+			IndFact:        int(l.Indicator()),
+			NomItem:        cutRunes(l.Description, maxNomItem),
 			Cantidad:       l.Quantity,
+			UniMed:         uniMedNone,
 			PrecioUnitario: money.FormatMinor(l.UnitMinor),
-			IndFact:        indFactTasaBasica,
 			MontoItem:      money.FormatMinor(l.AmountMinor),
 		})
 	}
@@ -179,12 +200,55 @@ func cfeElement(doc fiscal.Document) cfe {
 			FechaCFERef: o.Date.Format(dateLayout), RazonRef: razonRefund,
 		}}
 	}
-	return cfe{Item: it}
+	return cfe{Item: it}, nil
+}
+
+// maxNomItem is the longest item name DGI admits, in characters.
+const maxNomItem = 80
+
+// cutRunes returns s cut to at most n characters.
+func cutRunes(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n])
+	}
+	return s
+}
+
+// totalesOf renders t, doc's totals.
+func totalesOf(doc fiscal.Document, t vat.Totals) totales {
+	out := totales{
+		TpoMoneda: doc.Currency, MntNoGrv: nonZero(t.NonTaxed), MntExpoyAsim: nonZero(t.Export),
+		MntIVaenSusp: nonZero(t.Suspended), MntNetoIvaTasaMin: nonZero(t.NetMinimum), MntNetoIVATasaBas: nonZero(t.NetBasic),
+		MntIVATasaMin: nonZero(t.VATMinimum), MntIVATasaBasica: nonZero(t.VATBasic),
+		MntTotal: money.FormatMinor(t.Total), CantLinDet: t.Lines, MontoNF: nonZero(t.NonBillable), MntPagar: money.FormatMinor(t.Pay),
+	}
+	if doc.ExchangeRate != 0 {
+		out.TpoCambio = fiscal.FormatExchangeRate(doc.ExchangeRate)
+	}
+	if t.NetMinimum != 0 {
+		out.IVATasaMin = vat.Percent(t.MinimumRateBP)
+	}
+	if t.NetBasic != 0 {
+		out.IVATasaBasica = vat.Percent(t.BasicRateBP)
+	}
+	return out
+}
+
+// nonZero formats minor units, or returns "" (left out) for zero.
+func nonZero(minor int64) string {
+	if minor == 0 {
+		return ""
+	}
+	return money.FormatMinor(minor)
 }
 
 // envioCFE returns the EnvioCFE business XML for doc.
 func (c *Client) envioCFE(doc fiscal.Document) ([]byte, error) {
-	element, err := xml.Marshal(cfeElement(doc))
+	el, err := cfeElement(doc)
+	if err != nil {
+		return nil, fmt.Errorf("totals: %w", err)
+	}
+	element, err := xml.Marshal(el)
 	if err != nil {
 		return nil, fmt.Errorf("marshal CFE: %w", err)
 	}

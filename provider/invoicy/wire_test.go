@@ -56,9 +56,12 @@ func TestEnvioCFEGolden(t *testing.T) {
 		`<RcpDocRecep>210000000019</RcpDocRecep><RcpRznSocRecep>Acme &amp; &#34;Co&#34;</RcpRznSocRecep>` +
 		`<RcpDirRecep>Av. 18 de Julio 1234</RcpDirRecep><RcpCiudadRecep>Montevideo</RcpCiudadRecep>` +
 		`<RcpDeptoRecep>Montevideo</RcpDeptoRecep><RcpCorreoRecep>ap@acme.example</RcpCorreoRecep></Receptor>` +
-		`<Totales><TotTpoMoneda>UYU</TotTpoMoneda><TotMntTotal>1220.00</TotMntTotal><TotMntPagar>1220.00</TotMntPagar></Totales>` +
-		`<Detalle><Item><IteNomItem>Plan &lt;Pro&gt;</IteNomItem><IteCantidad>2</IteCantidad>` +
-		`<ItePrecioUnitario>610.00</ItePrecioUnitario><IteIndFact>3</IteIndFact><IteMontoItem>1220.00</IteMontoItem></Item></Detalle>` +
+		`<Totales><TotTpoMoneda>UYU</TotTpoMoneda><TotMntNetoIVATasaBasica>1000.00</TotMntNetoIVATasaBasica>` +
+		`<TotIVATasaBasica>22</TotIVATasaBasica><TotMntIVATasaBasica>220.00</TotMntIVATasaBasica>` +
+		`<TotMntTotal>1220.00</TotMntTotal><TotCantLinDet>1</TotCantLinDet><TotMntPagar>1220.00</TotMntPagar></Totales>` +
+		`<Detalle><Item><IteNroLinDet>1</IteNroLinDet><IteIndFact>3</IteIndFact><IteNomItem>Plan &lt;Pro&gt;</IteNomItem>` +
+		`<IteCantidad>2</IteCantidad><IteUniMed>N/A</IteUniMed><ItePrecioUnitario>610.00</ItePrecioUnitario>` +
+		`<IteMontoItem>1220.00</IteMontoItem></Item></Detalle>` +
 		`<Referencia><ReferenciaItem><RefTpoDocRef>111</RefTpoDocRef><RefSerie>A</RefSerie>` +
 		`<RefNroCFERef>7</RefNroCFERef><RefFechaCFEref>2026-11-30</RefFechaCFEref><RefRazonRef>Refund</RefRazonRef></ReferenciaItem></Referencia>` +
 		`</CFEItem></CFE>`

@@ -37,7 +37,7 @@ import (
 // DefaultStatusMap maps the provider's status words to fiscal states.
 func DefaultStatusMap() map[string]fiscal.Status {
 	return map[string]fiscal.Status{"pending": fiscal.StatusPendingDGI, "authorized": fiscal.StatusAuthorized,
-		"rejected": fiscal.StatusRejected, "voided": fiscal.StatusVoided}
+		"observed": fiscal.StatusObserved, "rejected": fiscal.StatusRejected, "voided": fiscal.StatusVoided}
 }
 
 // Config is what the adapter needs.

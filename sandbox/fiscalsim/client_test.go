@@ -16,6 +16,8 @@ import (
 
 	"go.uber.org/zap/zaptest"
 
+	"github.com/onceflow/onceflow/pkg/money"
+	"github.com/onceflow/onceflow/provider/fiscal/vat"
 	"github.com/onceflow/onceflow/sandbox/fiscalsim"
 )
 
@@ -78,12 +80,34 @@ func (d doc) cfeXML() string {
 	return fmt.Sprintf(`<CFE><CFEItem><IdDoc><CFETipoCFE>%d</CFETipoCFE><CFESerie></CFESerie><CFENro></CFENro>`+
 		`<CFEFchEmis>%s</CFEFchEmis><CFEMntBruto>1</CFEMntBruto><CFEFmaPago>1</CFEFmaPago>`+
 		`<CFENumReferencia>%s</CFENumReferencia><CFEAdenda>onceflow payment D-4-abc invoice</CFEAdenda></IdDoc>`+
-		`<Receptor><RcpTipoDocRecep>3</RcpTipoDocRecep><RcpCodPaisRecep>UY</RcpCodPaisRecep><RcpDocRecep>12345672</RcpDocRecep>`+
+		`<Receptor>%[7]s<RcpCodPaisRecep>UY</RcpCodPaisRecep>`+
 		`<RcpRznSocRecep>Ana &amp; Co</RcpRznSocRecep></Receptor>`+
-		`<Totales><TotTpoMoneda>UYU</TotTpoMoneda><TotMntTotal>%[4]s</TotMntTotal><TotMntPagar>%[4]s</TotMntPagar></Totales>`+
-		`<Detalle><Item><IteNomItem>Plan</IteNomItem><IteCantidad>1</IteCantidad><ItePrecioUnitario>%[4]s</ItePrecioUnitario>`+
-		`<IteIndFact>3</IteIndFact><IteMontoItem>%[4]s</IteMontoItem></Item></Detalle>%[5]s</CFEItem></CFE>`,
-		d.typ, d.date, d.ref, total, ref)
+		`<Totales><TotTpoMoneda>UYU</TotTpoMoneda>%[6]s<TotMntTotal>%[4]s</TotMntTotal><TotCantLinDet>1</TotCantLinDet><TotMntPagar>%[4]s</TotMntPagar></Totales>`+
+		`<Detalle><Item><IteNroLinDet>1</IteNroLinDet><IteIndFact>3</IteIndFact><IteNomItem>Plan</IteNomItem><IteCantidad>1</IteCantidad>`+
+		`<IteUniMed>N/A</IteUniMed><ItePrecioUnitario>%[4]s</ItePrecioUnitario><IteMontoItem>%[4]s</IteMontoItem></Item></Detalle>%[5]s</CFEItem></CFE>`,
+		d.typ, d.date, d.ref, total, ref, basicTotals(total), receiver(d.typ))
+}
+
+// receiver is a CI buyer, or a RUT one on e-Facturas and their notes.
+func receiver(typ int) string {
+	if typ >= 111 && typ <= 113 {
+		return "<RcpTipoDocRecep>2</RcpTipoDocRecep><RcpDocRecep>210000000019</RcpDocRecep>"
+	}
+	return "<RcpTipoDocRecep>3</RcpTipoDocRecep><RcpDocRecep>12345672</RcpDocRecep>"
+}
+
+// basicTotals renders the net and VAT of a gross amount at the basic rate.
+func basicTotals(gross string) string {
+	minor, err := money.ParseMinor(gross)
+	if err != nil {
+		return "" // the test sends a malformed total on purpose
+	}
+	t, _ := vat.Compute([]vat.Line{{Indicator: vat.Basic, AmountMinor: minor}}, vat.DefaultSchedule()[0], true)
+	if t.NetBasic == 0 {
+		return ""
+	}
+	return "<TotMntNetoIVATasaBasica>" + money.FormatMinor(t.NetBasic) + "</TotMntNetoIVATasaBasica><TotIVATasaBasica>22</TotIVATasaBasica>" +
+		"<TotMntIVATasaBasica>" + money.FormatMinor(t.VATBasic) + "</TotMntIVATasaBasica>"
 }
 
 // auth is an Encabezado; ck computes EmpCK from the signed section, nil

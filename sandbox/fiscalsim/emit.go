@@ -24,6 +24,7 @@ const (
 	statusRejected   = 3
 	statusSentToDGI  = 4
 	statusAuthorized = 5
+	statusObserved   = 8 // the sandbox's own code (see Rule.Observe)
 )
 
 // envioCFE is the emission request. Untagged names match any namespace.
@@ -33,19 +34,50 @@ type envioCFE struct {
 	Items      []cfeItem  `xml:"CFE>CFEItem"`
 }
 
-// cfeItem holds the parts of a CFE the simulator keeps; Emisor, Receptor
-// and Detalle are accepted and ignored.
+// cfeItem is a CFEItem as the simulator reads it (ValidateCFE). Untagged
+// names match any namespace.
 type cfeItem struct {
 	IdDoc struct {
 		TipoCFE       string `xml:"CFETipoCFE"`
 		FchEmis       string `xml:"CFEFchEmis"`
+		MntBruto      string `xml:"CFEMntBruto"`
 		NumReferencia string `xml:"CFENumReferencia"`
 		Adenda        string `xml:"CFEAdenda"`
 	} `xml:"IdDoc"`
+	Receptor *struct {
+		TipoDocRecep string `xml:"RcpTipoDocRecep"`
+		CodPaisRecep string `xml:"RcpCodPaisRecep"`
+		DocRecep     string `xml:"RcpDocRecep"`
+	} `xml:"Receptor"`
 	Totales struct {
-		TpoMoneda string `xml:"TotTpoMoneda"`
-		MntPagar  string `xml:"TotMntPagar"`
+		TpoMoneda            string `xml:"TotTpoMoneda"`
+		TpoCambio            string `xml:"TotTpoCambio"`
+		MntNoGrv             string `xml:"TotMntNoGrv"`
+		MntExpoyAsim         string `xml:"TotMntExpoyAsim"`
+		MntImpuestoPerc      string `xml:"TotMntImpuestoPerc"`
+		MntIVaenSusp         string `xml:"TotMntIVaenSusp"`
+		MntNetoIvaTasaMin    string `xml:"TotMntNetoIvaTasaMin"`
+		MntNetoIVATasaBasica string `xml:"TotMntNetoIVATasaBasica"`
+		MntNetoIVAOtra       string `xml:"TotMntNetoIVAOtra"`
+		IVATasaMin           string `xml:"TotIVATasaMin"`
+		IVATasaBasica        string `xml:"TotIVATasaBasica"`
+		MntIVATasaMin        string `xml:"TotMntIVATasaMin"`
+		MntIVATasaBasica     string `xml:"TotMntIVATasaBasica"`
+		MntIVAOtra           string `xml:"TotMntIVAOtra"`
+		MntTotal             string `xml:"TotMntTotal"`
+		CantLinDet           string `xml:"TotCantLinDet"`
+		MontoNF              string `xml:"TotMontoNF"`
+		MntPagar             string `xml:"TotMntPagar"`
 	} `xml:"Totales"`
+	Items []struct {
+		NroLinDet      string `xml:"IteNroLinDet"`
+		IndFact        string `xml:"IteIndFact"`
+		NomItem        string `xml:"IteNomItem"`
+		Cantidad       string `xml:"IteCantidad"`
+		UniMed         string `xml:"IteUniMed"`
+		PrecioUnitario string `xml:"ItePrecioUnitario"`
+		MontoItem      string `xml:"IteMontoItem"`
+	} `xml:"Detalle>Item"`
 	Referencias []struct {
 		TpoDocRef   string `xml:"RefTpoDocRef"`
 		Serie       string `xml:"RefSerie"`
@@ -119,24 +151,17 @@ func (s *Server) refuse(w http.ResponseWriter, op, root string, msgCod int, msgD
 	s.answer(w, op, root, msgCod, msgDsc, nil)
 }
 
-// draft validates a CFEItem and returns the document it asks for, without
-// the fields issue assigns.
+// draft validates a CFEItem (check, then the references of a credit note
+// against the documents issued) and returns the document it asks for,
+// without the fields issue assigns.
 func (s *Server) draft(it cfeItem) (Document, error) {
-	typ, err := cfeType(it.IdDoc.TipoCFE)
+	ch, err := check(it)
 	if err != nil {
-		return Document{}, fmt.Errorf("CFETipoCFE: %w", err)
+		return Document{}, err
 	}
 	ref := it.IdDoc.NumReferencia
 	if ref == "" || !digits(ref) {
 		return Document{}, fmt.Errorf("CFENumReferencia %q: want digits", ref)
-	}
-	total, err := money.ParseMinor(it.Totales.MntPagar)
-	if err != nil {
-		return Document{}, fmt.Errorf("TotMntPagar: %w", err)
-	}
-	currency := it.Totales.TpoMoneda
-	if currency == "" {
-		currency = "UYU"
 	}
 	date := it.IdDoc.FchEmis
 	if date == "" {
@@ -145,18 +170,11 @@ func (s *Server) draft(it cfeItem) (Document, error) {
 		return Document{}, fmt.Errorf("CFEFchEmis %q: want YYYY-MM-DD", date)
 	}
 	d := Document{
-		Reference: ref, Type: typ, Total: money.FormatMinor(total), Currency: currency,
-		Addendum: it.IdDoc.Adenda, IssueDate: date,
+		Reference: ref, Type: ch.Type, Total: money.FormatMinor(ch.PayMinor), Currency: ch.Currency,
+		Addendum: it.IdDoc.Adenda, IssueDate: date, RefersTo: ch.Refs, ExchangeRate: ch.ExchangeRate,
 	}
-	for _, ri := range it.Referencias {
-		ref, err := documentRef(ri.TpoDocRef, ri.Serie, ri.NroCFERef, ri.FechaCFERef, ri.RazonRef)
-		if err != nil {
-			return Document{}, fmt.Errorf("ReferenciaItem: %w", err)
-		}
-		d.RefersTo = append(d.RefersTo, ref)
-	}
-	if isNote(typ) && len(d.RefersTo) == 0 {
-		return Document{}, fmt.Errorf("CFE type %d is a credit/debit note and needs a Referencia", typ)
+	if err := s.checkRefs(d, ch.PayMinor); err != nil {
+		return Document{}, err
 	}
 	return d, nil
 }
@@ -233,6 +251,8 @@ func (s *Server) storeLocked(draft Document, act action, now time.Time) Document
 // stays pending.
 func initialStatus(act action) (status, pendingLeft int) {
 	switch {
+	case act.observe:
+		return statusObserved, 0
 	case act.reject:
 		return statusRejected, 0
 	case act.pending != 0:

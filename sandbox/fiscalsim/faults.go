@@ -44,6 +44,10 @@ type Rule struct {
 	PendingPolls int `json:"pending_polls,omitempty"`
 	// Reject stores new documents rejected by DGI (CFEStatus 3).
 	Reject bool `json:"reject,omitempty"`
+	// Observe stores new documents accepted by DGI with remarks
+	// ("observado"), under the sandbox's CFEStatus 8: InvoiCy's own code for
+	// it is not known (docs/cfe.md), so a client maps 8 to observed itself.
+	Observe bool `json:"observe,omitempty"`
 	// Refuse answers every emission with a refusal (MsgCod ≠ 0) without
 	// storing anything, until the rule is replaced or cleared: a document
 	// the provider refuses every time.
@@ -71,6 +75,7 @@ type action struct {
 	duplicate bool
 	pending   int
 	reject    bool
+	observe   bool
 	refuse    bool
 	wrong     string
 }
@@ -107,7 +112,7 @@ func (s *Server) take(reference string, emit bool) action {
 	if !emit {
 		return a
 	}
-	a.duplicate, a.pending, a.reject, a.wrong, a.refuse = r.Duplicate, r.PendingPolls, r.Reject, r.WrongAnswer, r.Refuse
+	a.duplicate, a.pending, a.reject, a.wrong, a.refuse, a.observe = r.Duplicate, r.PendingPolls, r.Reject, r.WrongAnswer, r.Refuse, r.Observe
 	switch {
 	case r.FailBefore > 0:
 		r.FailBefore--

@@ -30,7 +30,7 @@ type KeyedDocument struct {
 	Type         int            `json:"type"`
 	Series       string         `json:"series,omitempty"`
 	Number       int            `json:"number,omitempty"`
-	Status       string         `json:"status,omitempty"` // pending, authorized, rejected
+	Status       string         `json:"status,omitempty"` // pending, authorized, observed, rejected
 	IssueDate    string         `json:"issue_date"`
 	Currency     string         `json:"currency"`
 	Total        string         `json:"total"`
@@ -50,7 +50,7 @@ type KeyedOriginal struct {
 }
 
 // keyedStatus names CFEStatus codes in the keyed API.
-var keyedStatus = map[int]string{statusSentToDGI: "pending", statusAuthorized: "authorized", statusRejected: "rejected", 6: "voided"}
+var keyedStatus = map[int]string{statusSentToDGI: "pending", statusAuthorized: "authorized", statusRejected: "rejected", 6: "voided", statusObserved: "observed"}
 
 func keyed(d Document) KeyedDocument {
 	k := KeyedDocument{Reference: d.Reference, Type: d.Type, Series: d.Series, Number: d.Number, Status: keyedStatus[d.Status],

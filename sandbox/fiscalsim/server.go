@@ -8,6 +8,13 @@
 // XML); with MsgCod ≠ 0 nothing is stored. A body that is not a SOAP
 // envelope carrying the operation's parameter gets a SOAP Fault (HTTP 500).
 //
+// Every CFEItem is validated as DGI would before anything is stored
+// (ValidateCFE: totals by VAT rate to the cent, line count, amount to pay,
+// TotTpoCambio exactly outside UYU, the buyer's RUT or CI check digit), and
+// a credit note must reference an issued document of the type it corrects
+// in the same currency, never crediting more than it; anything else is
+// refused with MsgCod 2 naming the problem.
+//
 // Emission authorizes every document at once (CFEStatus 5) and never
 // deduplicates by CFENumReferencia: emitting one reference twice issues two
 // documents, which is how tests detect duplicate emissions.
@@ -52,19 +59,20 @@ type Config struct {
 
 // Document is one CFE the simulator issued.
 type Document struct {
-	Reference    string        `json:"reference"`           // CFENumReferencia, the integrator's id
-	Type         int           `json:"type"`                // CFETipoCFE, e.g. 101 e-Ticket, 102 its credit note
-	Series       string        `json:"series"`              // always "A"
-	Number       int           `json:"number"`              // increasing per Type, from 1
-	Status       int           `json:"status"`              // CFEStatus; 5 authorized
-	Total        string        `json:"total"`               // TotMntPagar with two decimals
-	Currency     string        `json:"currency"`            // TotTpoMoneda
-	Addendum     string        `json:"addendum"`            // CFEAdenda
-	IssueDate    string        `json:"issue_date"`          // CFEFchEmis, YYYY-MM-DD
-	CAEID        string        `json:"cae_id"`              // CFECAEId
-	SecurityCode string        `json:"security_code"`       // CFECodigoSeguridad, 6 characters
-	QRCode       string        `json:"qr_code"`             // CFEQrCode URL
-	RefersTo     []DocumentRef `json:"refers_to,omitempty"` // Referencia of credit/debit notes
+	Reference    string        `json:"reference"`               // CFENumReferencia, the integrator's id
+	Type         int           `json:"type"`                    // CFETipoCFE, e.g. 101 e-Ticket, 102 its credit note
+	Series       string        `json:"series"`                  // always "A"
+	Number       int           `json:"number"`                  // increasing per Type, from 1
+	Status       int           `json:"status"`                  // CFEStatus; 5 authorized
+	Total        string        `json:"total"`                   // TotMntPagar with two decimals
+	Currency     string        `json:"currency"`                // TotTpoMoneda
+	ExchangeRate string        `json:"exchange_rate,omitempty"` // TotTpoCambio, absent in UYU
+	Addendum     string        `json:"addendum"`                // CFEAdenda
+	IssueDate    string        `json:"issue_date"`              // CFEFchEmis, YYYY-MM-DD
+	CAEID        string        `json:"cae_id"`                  // CFECAEId
+	SecurityCode string        `json:"security_code"`           // CFECodigoSeguridad, 6 characters
+	QRCode       string        `json:"qr_code"`                 // CFEQrCode URL
+	RefersTo     []DocumentRef `json:"refers_to,omitempty"`     // Referencia of credit/debit notes
 	CreatedAt    time.Time     `json:"created_at"`
 	Polls        int           `json:"polls"` // queries that returned it
 	// Injected marks the second copy of a duplicate the sandbox made on

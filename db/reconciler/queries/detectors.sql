@@ -34,7 +34,7 @@ SELECT reference, status, coalesce(attention_reason, '')::text AS reason,
        (lease_expires_at IS NOT NULL AND lease_expires_at < @claim_expired_before)::bool AS claim_expired
 FROM invoicer.fiscal_documents
 WHERE (status = 'needs_attention' AND updated_at < @attention_before)
-   OR (lease_expires_at < @claim_expired_before AND status NOT IN ('authorized', 'issued', 'rejected', 'voided'))
+   OR (lease_expires_at < @claim_expired_before AND status NOT IN ('authorized', 'observed', 'issued', 'rejected', 'voided'))
 ORDER BY id
 LIMIT @max_rows;
 

@@ -11,7 +11,7 @@ FROM invoicer.fiscal_documents
 WHERE source_kind = @source_kind
   AND kind = @kind
   AND source_ref = ANY(@source_refs::text[])
-  AND status IN ('authorized', 'issued');
+  AND status IN ('authorized', 'observed', 'issued');
 
 -- name: DocumentsStatusForSources :many
 -- DocumentsStatusForSources returns the status of every document of @kind
@@ -31,7 +31,7 @@ WHERE source_kind = @source_kind
 SELECT id, reference, source_kind, source_ref, kind, status, amount_minor, currency
 FROM invoicer.fiscal_documents
 WHERE id > @after_id
-  AND status IN ('pending_dgi', 'authorized', 'issued', 'rejected')
+  AND status IN ('pending_dgi', 'authorized', 'observed', 'issued', 'rejected')
   AND (issue_date BETWEEN @from_date::date AND @to_date::date
        OR (issue_date IS NULL AND created_at >= @created_from AND created_at < @created_to))
 ORDER BY id

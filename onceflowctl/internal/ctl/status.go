@@ -106,7 +106,7 @@ func (p pipeline) rows() [][]any {
 	}
 	if p.Invoicer != nil {
 		rows = append(rows, []any{"invoicer", "documents due", p.Invoicer.Due, since(p.Invoicer.OldestDue)})
-		for _, st := range []string{"pending", "unknown", "pending_dgi", "needs_attention", "authorized", "issued", "rejected", "voided"} {
+		for _, st := range []string{"pending", "unknown", "pending_dgi", "needs_attention", "authorized", "observed", "issued", "rejected", "voided"} {
 			rows = append(rows, []any{"invoicer", "documents " + st, p.Invoicer.Documents[st], "-"})
 		}
 	}

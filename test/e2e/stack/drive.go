@@ -18,6 +18,23 @@ import (
 // Pay creates a customer and an order at ingest, then a payment for it at
 // the PSP sandbox, which notifies ingest. It returns the PSP payment id.
 func (s *Stack) Pay(ctx context.Context, orderID string, amountMinor int64) (string, error) {
+	return s.PayOrder(ctx, orderID, "UYU", []Line{{Description: "Credits pack", Quantity: 1, UnitMinor: amountMinor}})
+}
+
+// Line is one line of a demo order; VAT names its VAT indicator (empty is
+// the basic rate).
+type Line struct {
+	Description string
+	Quantity    int64
+	UnitMinor   int64
+	VAT         string
+}
+
+// PayOrder creates a customer and an order in currency with lines, then a
+// payment of the lines' total (not_billable_negative lines subtracted) at
+// the PSP sandbox notified to ingest's webhook, and returns the payment's
+// id.
+func (s *Stack) PayOrder(ctx context.Context, orderID, currency string, lines []Line) (string, error) {
 	var customer struct {
 		ID string `json:"id"`
 	}
@@ -29,24 +46,44 @@ func (s *Stack) Pay(ctx context.Context, orderID string, amountMinor int64) (str
 	if err != nil {
 		return "", fmt.Errorf("create customer: %w", err)
 	}
+	var total int64
+	var body []map[string]any
+	for _, l := range lines {
+		amount := l.Quantity * l.UnitMinor
+		if l.VAT == "not_billable_negative" {
+			total -= amount
+		} else {
+			total += amount
+		}
+		line := map[string]any{"description": l.Description, "quantity": l.Quantity, "unit_minor": l.UnitMinor, "amount_minor": amount}
+		if l.VAT != "" {
+			line["vat"] = l.VAT
+		}
+		body = append(body, line)
+	}
 	err = s.API(ctx, s.IngestURL, "/v1/orders", map[string]any{
-		"merchant_order_id": orderID, "customer_id": customer.ID, "amount_minor": amountMinor, "currency": "UYU",
-		"lines": []map[string]any{{"description": "Credits pack", "quantity": 1, "unit_minor": amountMinor, "amount_minor": amountMinor}},
+		"merchant_order_id": orderID, "customer_id": customer.ID, "amount_minor": total, "currency": currency, "lines": body,
 	}, "", nil)
 	if err != nil {
 		return "", fmt.Errorf("create order: %w", err)
 	}
-	return s.CreatePayment(ctx, orderID, amountMinor, s.IngestURL+"/webhooks/dlocal")
+	return s.CreatePaymentIn(ctx, orderID, total, currency, s.IngestURL+"/webhooks/dlocal")
 }
 
-// CreatePayment creates a payment at the PSP sandbox for the merchant's
-// order, notified at notifyURL, and returns its id.
+// CreatePayment creates a payment in UYU at the PSP sandbox for the
+// merchant's order, notified at notifyURL, and returns its id.
 func (s *Stack) CreatePayment(ctx context.Context, orderID string, amountMinor int64, notifyURL string) (string, error) {
+	return s.CreatePaymentIn(ctx, orderID, amountMinor, "UYU", notifyURL)
+}
+
+// CreatePaymentIn creates a payment in currency at the PSP sandbox for the
+// merchant's order, notified at notifyURL, and returns its id.
+func (s *Stack) CreatePaymentIn(ctx context.Context, orderID string, amountMinor int64, currency, notifyURL string) (string, error) {
 	var payment struct {
 		ID string `json:"id"`
 	}
 	err := s.call(ctx, s.PSPURL+"/payments", map[string]any{
-		"amount": json.Number(money.FormatMinor(amountMinor)), "currency": "UYU", "country": "UY",
+		"amount": json.Number(money.FormatMinor(amountMinor)), "currency": currency, "country": "UY",
 		"payment_method_id": "CARD", "order_id": orderID, "notification_url": notifyURL,
 		"payer": map[string]any{"name": "Demo Buyer", "email": "buyer@example.com", "document": "19119365"},
 	}, &payment, s.dlocalSign)

@@ -21,6 +21,7 @@ import (
 
 	"github.com/onceflow/onceflow/pkg/listener"
 	"github.com/onceflow/onceflow/pkg/sqsclient"
+	"github.com/onceflow/onceflow/provider/fiscal"
 )
 
 // Binaries are the commands the stack runs, by name, with their packages.
@@ -155,6 +156,11 @@ func StartWith(ctx context.Context, dir string, o Options) (*Stack, error) {
 		"RECONCILER_BILLING_QUEUE="+s.Queues["BILLING"],
 		"RELAY_SIGNING_KEY="+RelayKey, "RECONCILER_SIGNING_KEY="+ReconcilerKey, "INVOICER_BILLING_KEYS="+RelayKey+","+ReconcilerKey,
 		"RELAY_ROUTES=ingest.outbox=billing.>"+s.Queues["BILLING"]+",provider.>"+s.Queues["PROVIDER"]+";invoicer.outbox=notification.>"+s.Queues["NOTIFY"])
+	rates, err := writeRates(dir)
+	if err != nil {
+		return nil, err
+	}
+	s.env = append(s.env, "INVOICER_BCU_URL=off", "INVOICER_RATES_FILE="+rates)
 	s.env = append(s.env, o.Env...)
 	if err := s.launch(ctx, o); err != nil {
 		s.Stop()
@@ -300,4 +306,24 @@ func randomHex(n int) string {
 	b := make([]byte, n)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
+}
+
+// Demo exchange rates the stack's invoicer loads (INVOICER_RATES_FILE; BCU is
+// not asked): the dollar and the UI, for a week around today.
+const (
+	DemoUSDRate = "40.123"
+	DemoUIValue = "6.4123"
+)
+
+// writeRates writes the rates file into dir and returns its path.
+func writeRates(dir string) (string, error) {
+	var b strings.Builder
+	b.WriteString("code,date,value\n")
+	today := time.Now().In(fiscal.Montevideo)
+	for d := -3; d <= 3; d++ {
+		day := today.AddDate(0, 0, d).Format(time.DateOnly)
+		fmt.Fprintf(&b, "USD,%s,%s\nUYI,%s,%s\n", day, DemoUSDRate, day, DemoUIValue)
+	}
+	path := filepath.Join(dir, "rates.csv")
+	return path, os.WriteFile(path, []byte(b.String()), 0o644)
 }

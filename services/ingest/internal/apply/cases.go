@@ -35,12 +35,19 @@ func unmatchedPayment(p psp.Payment, o store.Order, reason string) *store.Case {
 		OrderID: p.OrderID, AmountMinor: &amount, Currency: p.Currency, Evidence: ev}
 }
 
-// mismatch returns why p does not match o, or "" when it does.
+// mismatch returns why p does not match o, or "" when it does. A payment
+// charged in another currency than the order's matches when the PSP
+// reports the conversion: the amount it converted from is compared with the
+// order's, like with like.
 func mismatch(p psp.Payment, o store.Order) string {
+	amount, currency := p.AmountMinor, p.Currency
+	if c := p.Conversion; c != nil && currency != o.Currency {
+		amount, currency = c.AmountMinor, c.Currency
+	}
 	switch {
-	case p.Currency != o.Currency:
+	case currency != o.Currency:
 		return ReasonCurrencyMismatch
-	case p.AmountMinor != o.AmountMinor:
+	case amount != o.AmountMinor:
 		return ReasonAmountMismatch
 	}
 	return ""

@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/onceflow/onceflow/pkg/taxid"
+	"github.com/onceflow/onceflow/provider/fiscal/vat"
 )
 
 var (
@@ -126,9 +127,16 @@ func validateLines(in Order, errs fieldErrors) {
 		case l.AmountMinor != l.Quantity*l.UnitMinor:
 			errs[linesField(i)] = "want a description, a quantity of at least 1 and amount_minor = quantity × unit_minor"
 		}
-		if l.AmountMinor < 0 || sum > math.MaxInt64-l.AmountMinor {
+		ind, err := vat.ParseIndicator(l.VAT)
+		if err != nil {
+			errs[linesField(i)+".vat"] = "want one of " + strings.Join(vat.Names(), ", ") + ", or leave it out for the basic rate"
+		}
+		switch {
+		case l.AmountMinor < 0 || sum > math.MaxInt64-l.AmountMinor || sum < math.MinInt64+l.AmountMinor:
 			overflow = true
-		} else {
+		case ind == vat.NotBillableNegative:
+			sum -= l.AmountMinor
+		default:
 			sum += l.AmountMinor
 		}
 	}
@@ -136,7 +144,7 @@ func validateLines(in Order, errs fieldErrors) {
 	case overflow:
 		errs["lines"] = "line amounts add up to more than an amount can be"
 	case len(in.Lines) > 0 && sum != in.AmountMinor:
-		errs["lines"] = "line amounts must add up to amount_minor"
+		errs["lines"] = "line amounts (not_billable_negative ones subtracted) must add up to amount_minor"
 	}
 }
 

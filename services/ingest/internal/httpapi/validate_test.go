@@ -38,6 +38,26 @@ func TestValidateOrderRefusesOverflow(t *testing.T) {
 	}
 }
 
+// Lines carry their VAT indicator by name; a not_billable_negative line is
+// subtracted from the order's amount and an unknown indicator is refused
+// naming the line's vat field.
+func TestValidateOrderVAT(t *testing.T) {
+	t.Parallel()
+	mixed := Order{MerchantOrderID: "o-1", AmountMinor: 150, Currency: "UYU", Lines: []apply.OrderLine{
+		{Description: "book", Quantity: 1, UnitMinor: 100, AmountMinor: 100, VAT: "exempt"},
+		{Description: "bread", Quantity: 1, UnitMinor: 60, AmountMinor: 60, VAT: "minimum"},
+		{Description: "plan", Quantity: 1, UnitMinor: 10, AmountMinor: 10},
+		{Description: "voucher", Quantity: 1, UnitMinor: 20, AmountMinor: 20, VAT: "not_billable_negative"},
+	}}
+	if errs := validateOrder(mixed); len(errs) != 0 {
+		t.Fatalf("mixed-VAT order refused: %v", errs)
+	}
+	mixed.Lines[2].VAT = "luxury"
+	if errs := validateOrder(mixed); errs["lines[2].vat"] == "" {
+		t.Fatalf("errors %v, want one for lines[2].vat", errs)
+	}
+}
+
 func TestHasEscapedNUL(t *testing.T) {
 	t.Parallel()
 	for in, want := range map[string]bool{

@@ -28,6 +28,17 @@ type Payment struct {
 	OrderID     string // the merchant's order id
 	StatusCode  string // dLocal's code for the status, e.g. "200"
 	Created     time.Time
+	// Conversion, when the PSP charged in another currency than the one it
+	// was asked for, is what it converted from; nil otherwise. AmountMinor
+	// and Currency are always what was charged.
+	Conversion *Conversion
+}
+
+// Conversion is the amount and currency a payment was asked for, when the
+// PSP charged it in another currency.
+type Conversion struct {
+	AmountMinor int64
+	Currency    string
 }
 
 // Refund is the authoritative state of a refund at the PSP.
@@ -73,8 +84,26 @@ func (c *Client) Payment(ctx context.Context, id string) (Payment, error) {
 	if err != nil {
 		return Payment{}, fmt.Errorf("fetch payment %s: %w", id, err)
 	}
+	conv, err := w.conversion()
+	if err != nil {
+		return Payment{}, fmt.Errorf("fetch payment %s: %w", id, err)
+	}
 	return Payment{ID: w.ID, Status: strings.ToUpper(w.Status), StatusCode: string(w.StatusCode), AmountMinor: amount,
-		Currency: strings.ToUpper(w.Currency), OrderID: w.OrderID, Created: created}, nil
+		Currency: strings.ToUpper(w.Currency), OrderID: w.OrderID, Created: created, Conversion: conv}, nil
+}
+
+// conversion reads the amount and currency the payment was asked for, when
+// the PSP reports one other than the charged currency.
+func (w wire) conversion() (*Conversion, error) {
+	cur := strings.ToUpper(strings.TrimSpace(w.OrderCurrency))
+	if cur == "" || cur == strings.ToUpper(w.Currency) {
+		return nil, nil
+	}
+	amount, err := money.ParseMinor(w.OrderAmount.String())
+	if err != nil {
+		return nil, errkind.Wrap(errkind.Unavailable, err, "order_amount")
+	}
+	return &Conversion{AmountMinor: amount, Currency: cur}, nil
 }
 
 // Refund fetches a refund, with the same error kinds as Payment.

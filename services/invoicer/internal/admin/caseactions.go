@@ -78,7 +78,7 @@ func (a *API) act(ctx context.Context, tx *store.Tx, x store.Case, d store.Docum
 	moved := true
 	var err error
 	switch {
-	case action == "retry" && (d.Status == fiscal.StatusAuthorized || d.Status == fiscal.StatusIssued):
+	case action == "retry" && d.Status.Valid():
 		// A later attempt went through on its own: nothing to retry.
 	case action == "retry":
 		moved, err = tx.RetryRefused(ctx, d.ID)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math/big"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -40,14 +41,14 @@ func newCaseKit(t *testing.T) caseKit {
 	env := invoicertest.New(t)
 	srv := httpserver.New(zaptest.NewLogger(t), "127.0.0.1:0", prometheus.NewRegistry())
 	admin.New(env.Store, nil, zaptest.NewLogger(t), nil).Register(srv.Admin("tok"))
-	summary, err := fiscal.NewDailySummary(48, 5000, "6.4123")
+	summary, err := fiscal.NewDailySummary(48, 5000)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg := emit.Config{Batch: 10, Lease: 10 * time.Second, Poll: 10 * time.Millisecond, Settle: 300 * time.Millisecond,
 		Retry:   backoff.Policy{Base: 10 * time.Millisecond, Cap: 50 * time.Millisecond},
 		DGIPoll: backoff.Policy{Base: time.Millisecond, Cap: 5 * time.Millisecond}, Summary: summary,
-		CreditNoteWait: time.Minute, RefusedCaseAfter: 2}
+		CreditNoteWait: time.Minute, RefusedCaseAfter: 2, Rates: store.Rates{Store: env.Store}}
 	em := emit.New(env.Store, env.Client(t, 5*time.Second), zaptest.NewLogger(t), prometheus.NewRegistry(), cfg)
 	return caseKit{env: env, e: srv.Echo(), em: em}
 }
@@ -100,6 +101,34 @@ func (k caseKit) theCase(t *testing.T, kind string) cases.View {
 func (k caseKit) resolve(t *testing.T, id, body string, out any) int {
 	t.Helper()
 	return k.call(t, http.MethodPost, "/admin/cases/"+id+"/resolve", body, out)
+}
+
+// A USD document without a rate for its date opens exchange_rate_missing;
+// once the rate is in invoicer.rates, the operator's retry sends it with
+// that rate and closes the case.
+func TestMissingRateCaseIsRetried(t *testing.T) {
+	t.Parallel()
+	k := newCaseKit(t)
+	ev := invoicertest.Payment("pay-norate", 49_99, true)
+	ev.Currency = "USD"
+	d := k.env.Record(t, ev)
+	if _, err := k.em.Round(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	c := k.theCase(t, cases.ExchangeRateMissing)
+	if c.DocumentID == nil || *c.DocumentID != d.ID || strings.Join(c.Actions, ",") != "retry,void" || len(k.env.Sandbox.Documents()) != 0 {
+		t.Fatalf("case %+v, %d sent; want an exchange_rate_missing case on the document offering retry, void, nothing sent", c, len(k.env.Sandbox.Documents()))
+	}
+	if err := k.env.Store.SaveRate(context.Background(), "USD", time.Now().In(fiscal.Montevideo), big.NewRat(40123, 1000), "file", true); err != nil {
+		t.Fatal(err)
+	}
+	if code := k.resolve(t, c.ID, `{"action":"retry","actor":"ana","reason":"loaded the rate"}`, nil); code != http.StatusOK {
+		t.Fatalf("retry: %d, want 200", code)
+	}
+	d = k.until(t, d.Reference, final)
+	if docs := k.env.Sandbox.Documents(); d.Status != fiscal.StatusAuthorized || len(docs) != 1 || docs[0].ExchangeRate != "40.123" {
+		t.Fatalf("document %s, sandbox %+v; want authorized at 40.123", d.Status, docs)
+	}
 }
 
 func TestRejectedInvoiceIsReissuedAndItsCreditNoteFollows(t *testing.T) {

@@ -5,6 +5,9 @@ package app
 
 import (
 	"context"
+	"fmt"
+	"math/big"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
@@ -19,8 +22,11 @@ import (
 	"github.com/onceflow/onceflow/pkg/sqsclient"
 	"github.com/onceflow/onceflow/pkg/worker"
 	"github.com/onceflow/onceflow/provider/fiscal"
+	"github.com/onceflow/onceflow/provider/fiscal/vat"
 	"github.com/onceflow/onceflow/provider/invoicy"
 	"github.com/onceflow/onceflow/provider/keyedjson"
+	"github.com/onceflow/onceflow/provider/rates"
+	"github.com/onceflow/onceflow/provider/rates/bcu"
 	"github.com/onceflow/onceflow/services/invoicer/internal/admin"
 	"github.com/onceflow/onceflow/services/invoicer/internal/consumer"
 	"github.com/onceflow/onceflow/services/invoicer/internal/emit"
@@ -63,7 +69,7 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 }
 
 // build wires the server and the loops over pool and binds the listener.
-func build(ctx context.Context, cfg Config, pool *pgxpool.Pool, prov provider, log *zap.Logger) (*App, error) {
+func build(ctx context.Context, cfg Config, pool *pgxpool.Pool, prov provider, log *zap.Logger) (a *App, err error) {
 	reg := httpserver.NewRegistry()
 	srv := httpserver.New(log, cfg.HTTPAddr, reg, httpserver.Check{Name: "postgres", Check: pool.Ping})
 	group := worker.NewGroup(log, worker.Config{StallAfter: cfg.StallTimeout, ShutdownTimeout: cfg.ShutdownTimeout})
@@ -72,6 +78,9 @@ func build(ctx context.Context, cfg Config, pool *pgxpool.Pool, prov provider, l
 	st := store.New(pool)
 	reg.MustRegister(newDocumentCollector(st, log.Named("metrics")), newCaseCollector(st, log.Named("metrics")))
 	ecfg := emitConfig(cfg)
+	if ecfg.Rates, err = rateSource(ctx, cfg, st); err != nil {
+		return nil, err
+	}
 	ecfg.Wake = waker.Wake
 	ecfg.Valid = notify.NewValid(reg, nil)
 	emitter := emit.New(st, prov.Provider, log.Named("emit"), reg, ecfg)
@@ -149,6 +158,32 @@ func newProvider(cfg Config) (provider, error) {
 	return provider{Provider: c, statuses: statuses}, err
 }
 
+// rateSource is the emission loop's source of exchange rates and UI
+// values: invoicer.rates, loaded from INVOICER_RATES_FILE when set, then
+// BCU unless INVOICER_BCU_URL is off.
+func rateSource(ctx context.Context, cfg Config, st *store.Store) (rates.Source, error) {
+	if cfg.RatesFile != "" {
+		m, err := rates.LoadFile(cfg.RatesFile)
+		if err != nil {
+			return nil, fmt.Errorf("INVOICER_RATES_FILE: %w", err)
+		}
+		var saveErr error
+		m.Each(func(code string, day time.Time, v *big.Rat) {
+			if saveErr == nil {
+				saveErr = st.SaveRate(ctx, code, day, v, "file", true)
+			}
+		})
+		if saveErr != nil {
+			return nil, saveErr
+		}
+	}
+	src := store.Rates{Store: st}
+	if cfg.BCUURL != "off" {
+		src.Upstream, src.Name = bcu.New(cfg.BCUURL, httpclient.New(cfg.ProviderTimeout)), "bcu"
+	}
+	return src, nil
+}
+
 // newReceivers returns INVOICER_CONSUMERS receivers for each of the two queues.
 func newReceivers(ctx context.Context, cfg Config, st *store.Store, prov provider, log *zap.Logger, reg prometheus.Registerer, valid *notify.Valid, wake, due func()) ([]worker.Loop, error) {
 	client, err := sqsclient.NewClient(ctx, cfg.AWSRegion, cfg.SQSEndpoint)
@@ -183,7 +218,8 @@ func newReceivers(ctx context.Context, cfg Config, st *store.Store, prov provide
 // emitConfig is the emission loop's part of cfg; Validate has checked it.
 func emitConfig(cfg Config) emit.Config {
 	summary, _ := cfg.summary()
-	return emit.Config{
+	schedule, _ := vat.ParseSchedule(cfg.VATRates)
+	return emit.Config{VAT: schedule,
 		Batch: cfg.EmitBatch, Lease: cfg.EmitLease, CallTimeout: cfg.ProviderTimeout, Poll: cfg.EmitPoll, Settle: cfg.EmitSettle,
 		Retry:   backoff.Policy{Base: cfg.EmitRetryBase, Cap: cfg.EmitRetryCap},
 		DGIPoll: backoff.Policy{Base: cfg.DGIPollBase, Cap: cfg.DGIPollCap},

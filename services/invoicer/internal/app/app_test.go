@@ -233,7 +233,7 @@ func signed(env map[string]string) config.Getenv {
 func TestConfigErrorsNameTheVariable(t *testing.T) {
 	t.Parallel()
 	for env, value := range map[string]string{
-		"INVOICER_PROVIDER_MODE": "guess", "INVOICER_UI_RATE": "six", "INVOICER_PROVIDER_STATUS_MAP": "5=great",
+		"INVOICER_PROVIDER_MODE": "guess", "INVOICER_VAT_RATES": "2007-07-01:ten:22", "INVOICER_BCU_URL": "bcu.gub.uy", "INVOICER_PROVIDER_STATUS_MAP": "5=great",
 		"INVOICER_PROVIDER": "soap", "INVOICER_CONSUMER_VISIBILITY": "1s", "INVOICER_CREDIT_NOTE_WAIT": "0s",
 		"INVOICER_EMIT_LEASE": "1s", "INVOICER_ATTEMPTS_RETENTION": "10m", "INVOICER_ATTEMPTS_PRUNE_BATCH": "0",
 		"INVOICER_ATTEMPTS_PRUNE_INTERVAL": "0s",

@@ -3,6 +3,7 @@ package app
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -10,6 +11,7 @@ import (
 	"github.com/onceflow/onceflow/pkg/config"
 	"github.com/onceflow/onceflow/pkg/msgauth"
 	"github.com/onceflow/onceflow/provider/fiscal"
+	"github.com/onceflow/onceflow/provider/fiscal/vat"
 	"github.com/onceflow/onceflow/provider/invoicy"
 	"github.com/onceflow/onceflow/provider/keyedjson"
 	"github.com/onceflow/onceflow/services/invoicer/internal/consumer"
@@ -68,8 +70,16 @@ type Config struct {
 	DGIPollCap         time.Duration `env:"INVOICER_DGI_POLL_CAP" renamed:"DGI_POLL_CAP" envDefault:"1h"`
 	SummaryPolls       int           `env:"INVOICER_DGI_SUMMARY_POLLS" renamed:"DGI_SUMMARY_POLLS" envDefault:"48"`
 	UIThreshold        int64         `env:"INVOICER_UI_THRESHOLD" renamed:"UI_THRESHOLD" envDefault:"5000"`
-	UIRate             string        `env:"INVOICER_UI_RATE" renamed:"UI_RATE" envDefault:"6.5"`
-	CreditNoteWait     time.Duration `env:"INVOICER_CREDIT_NOTE_WAIT" renamed:"CREDIT_NOTE_WAIT" envDefault:"72h"`
+	// VATRates are the VAT rates by effective date (vat.ParseSchedule);
+	// empty is Uruguay's since 2007, 10 % and 22 %.
+	VATRates string `env:"INVOICER_VAT_RATES"`
+	// BCUURL is the BCU rates service asked for exchange rates and the UI
+	// that invoicer.rates lacks; "off" asks nobody.
+	BCUURL string `env:"INVOICER_BCU_URL" envDefault:"https://cotizaciones.bcu.gub.uy/wscotizaciones/servlet/awsbcucotizaciones"`
+	// RatesFile is a CSV of code,date,value rows loaded into invoicer.rates
+	// at start (replacing the values it names); empty loads nothing.
+	RatesFile      string        `env:"INVOICER_RATES_FILE"`
+	CreditNoteWait time.Duration `env:"INVOICER_CREDIT_NOTE_WAIT" renamed:"CREDIT_NOTE_WAIT" envDefault:"72h"`
 	// RefusedCaseAfter: consecutive refusals of a send that open a
 	// document_refused case (the send is still retried with backoff).
 	RefusedCaseAfter int `env:"INVOICER_REFUSED_CASE_AFTER" envDefault:"5"`
@@ -131,7 +141,13 @@ func (c Config) Validate() error {
 		return errors.New("INVOICER_PROVIDER_STATUS_MAP: " + err.Error())
 	}
 	if _, err := c.summary(); err != nil {
-		return errors.New("INVOICER_DGI_SUMMARY_POLLS/INVOICER_UI_THRESHOLD/INVOICER_UI_RATE: " + err.Error())
+		return errors.New("INVOICER_DGI_SUMMARY_POLLS/INVOICER_UI_THRESHOLD: " + err.Error())
+	}
+	if _, err := vat.ParseSchedule(c.VATRates); err != nil {
+		return errors.New("INVOICER_VAT_RATES: " + err.Error())
+	}
+	if u, err := url.Parse(c.BCUURL); c.BCUURL != "off" && (err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "") {
+		return errors.New("INVOICER_BCU_URL: want an http(s) URL, or off")
 	}
 	if c.Provider == ProviderInvoiCy {
 		if err := c.Settings.Validate(); err != nil {
@@ -155,7 +171,7 @@ func (c Config) statusMap() (map[string]fiscal.Status, error) {
 
 // summary is the daily-summary rule the settings describe.
 func (c Config) summary() (fiscal.DailySummary, error) {
-	return fiscal.NewDailySummary(c.SummaryPolls, c.UIThreshold, c.UIRate)
+	return fiscal.NewDailySummary(c.SummaryPolls, c.UIThreshold)
 }
 
 // checkTrust checks the billing keys and the rollout mode: with no key, the

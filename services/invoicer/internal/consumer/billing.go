@@ -14,6 +14,7 @@ import (
 	eventsv1 "github.com/onceflow/onceflow/pkg/eventspb/onceflow/events/v1"
 	"github.com/onceflow/onceflow/pkg/tracing"
 	"github.com/onceflow/onceflow/provider/fiscal"
+	"github.com/onceflow/onceflow/provider/fiscal/vat"
 	"github.com/onceflow/onceflow/services/invoicer/internal/store"
 )
 
@@ -159,8 +160,12 @@ func Params(ev *eventsv1.BillingEvent) (store.NewDocument, error) {
 	buyer := fiscal.Buyer{DocType: b.DocType, Country: b.DocCountry, Number: b.DocNumber, Name: b.LegalName,
 		Address: b.Address, City: b.City, Department: b.Department, Email: b.Email}
 	lines := make([]fiscal.Line, 0, len(ev.Lines))
-	for _, l := range ev.Lines {
-		lines = append(lines, fiscal.Line{Description: l.Description, Quantity: l.Quantity, UnitMinor: l.UnitMinor, AmountMinor: l.AmountMinor})
+	for i, l := range ev.Lines {
+		ind, err := vat.ParseIndicator(l.Vat)
+		if err != nil {
+			return store.NewDocument{}, fmt.Errorf("line %d: %w", i+1, err)
+		}
+		lines = append(lines, fiscal.Line{Description: l.Description, Quantity: l.Quantity, UnitMinor: l.UnitMinor, AmountMinor: l.AmountMinor, VAT: ind})
 	}
 	buyerJSON, err := json.Marshal(buyer)
 	if err != nil {

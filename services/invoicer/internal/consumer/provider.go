@@ -19,9 +19,10 @@ import (
 // move to on a provider event. Anything else is stale or out of order and
 // ignored; needs_attention is the operator's.
 var forward = map[fiscal.Status][]fiscal.Status{
-	fiscal.StatusPendingDGI: {fiscal.StatusAuthorized, fiscal.StatusRejected, fiscal.StatusVoided},
-	fiscal.StatusIssued:     {fiscal.StatusAuthorized, fiscal.StatusRejected, fiscal.StatusVoided},
+	fiscal.StatusPendingDGI: {fiscal.StatusAuthorized, fiscal.StatusObserved, fiscal.StatusRejected, fiscal.StatusVoided},
+	fiscal.StatusIssued:     {fiscal.StatusAuthorized, fiscal.StatusObserved, fiscal.StatusRejected, fiscal.StatusVoided},
 	fiscal.StatusAuthorized: {fiscal.StatusVoided},
+	fiscal.StatusObserved:   {fiscal.StatusVoided},
 }
 
 // Holder is the fiscal provider that holds the invoicer's documents, the one

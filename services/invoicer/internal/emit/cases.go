@@ -11,7 +11,8 @@ import (
 // openCases opens, in the transaction that saves the results, the case each
 // saved result calls for (docs/cases.md): a rejected document, a send the
 // provider refused RefusedCaseAfter times in a row, a document parked in
-// needs_attention. A fenced result opens nothing.
+// needs_attention, a foreign-currency document without an exchange rate for
+// its date. A fenced result opens nothing.
 func (e *Emitter) openCases(ctx context.Context, tx *store.Tx, jobs []*job, saved []store.Result, fenced []error) error {
 	for i, j := range jobs {
 		if fenced[i] != nil {
@@ -37,6 +38,9 @@ func (e *Emitter) caseFor(j *job, p store.Result) (store.Case, bool) {
 	case r.status == fiscal.StatusNeedsAttention && d.Status != fiscal.StatusNeedsAttention:
 		return store.DocumentCase(cases.NeedsAttention, d, map[string]any{
 			"outcome": r.outcome, "document_status": string(d.Status), "attempts": d.Attempts, "reason": clip(r.attention)}), true
+	case r.outcome == "exchange_rate_missing":
+		return store.DocumentCase(cases.ExchangeRateMissing, d, map[string]any{
+			"currency": d.Currency, "reason": clip(r.lastError), "attempts": d.Attempts}), true
 	case p.Refused && d.Refusals+1 >= int32(e.cfg.RefusedCaseAfter):
 		return store.DocumentCase(cases.DocumentRefused, d, map[string]any{
 			"outcome": r.outcome, "refusals": d.Refusals + 1, "document_status": string(d.Status), "attempts": d.Attempts}), true

@@ -24,6 +24,8 @@ import (
 	"github.com/onceflow/onceflow/pkg/tracing"
 	"github.com/onceflow/onceflow/pkg/worker"
 	"github.com/onceflow/onceflow/provider/fiscal"
+	"github.com/onceflow/onceflow/provider/fiscal/vat"
+	"github.com/onceflow/onceflow/provider/rates"
 	"github.com/onceflow/onceflow/services/invoicer/internal/notify"
 	"github.com/onceflow/onceflow/services/invoicer/internal/store"
 )
@@ -41,14 +43,20 @@ type Provider interface {
 
 // Config tunes the loop.
 type Config struct {
-	Batch          int           // documents claimed per round
-	Lease          time.Duration // how long a claim lasts; more than two provider calls
-	CallTimeout    time.Duration // bound on one provider call (0: only Lease counts)
-	Poll           time.Duration // wake-up period when nothing was due
-	Settle         time.Duration // wait after an ambiguous send before looking again
-	Retry          backoff.Policy
-	DGIPoll        backoff.Policy // re-checks of documents pending at DGI
-	Summary        fiscal.DailySummary
+	Batch       int           // documents claimed per round
+	Lease       time.Duration // how long a claim lasts; more than two provider calls
+	CallTimeout time.Duration // bound on one provider call (0: only Lease counts)
+	Poll        time.Duration // wake-up period when nothing was due
+	Settle      time.Duration // wait after an ambiguous send before looking again
+	Retry       backoff.Policy
+	DGIPoll     backoff.Policy // re-checks of documents pending at DGI
+	Summary     fiscal.DailySummary
+	// VAT are the VAT rates by effective date; nil is vat.DefaultSchedule.
+	VAT vat.Schedule
+	// Rates gives exchange rates and the UI's value by date; nil means
+	// none is known (foreign-currency documents wait with a case, and no
+	// e-Ticket is treated as small).
+	Rates          rates.Source
 	CreditNoteWait time.Duration // how long a credit note may wait for its invoice
 	// RefusedCaseAfter is how many consecutive refusals of a send open a
 	// document_refused case; the document is still retried with backoff.

@@ -2,7 +2,7 @@ package emit_test
 
 import (
 	"context"
-	"github.com/onceflow/onceflow/pkg/testwait"
+	"math/big"
 	"strings"
 	"testing"
 	"time"
@@ -12,7 +12,9 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/onceflow/onceflow/pkg/backoff"
+	"github.com/onceflow/onceflow/pkg/testwait"
 	"github.com/onceflow/onceflow/provider/fiscal"
+	"github.com/onceflow/onceflow/provider/rates"
 	"github.com/onceflow/onceflow/sandbox/fiscalsim"
 	"github.com/onceflow/onceflow/services/invoicer/internal/emit"
 	"github.com/onceflow/onceflow/services/invoicer/internal/invoicertest"
@@ -22,13 +24,27 @@ import (
 // fast is a configuration with test-sized intervals.
 func fast(tb testing.TB) emit.Config {
 	tb.Helper()
-	summary, err := fiscal.NewDailySummary(48, 5000, "6.4123")
+	summary, err := fiscal.NewDailySummary(48, 5000)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	return emit.Config{Batch: 10, Lease: 10 * time.Second, Poll: 10 * time.Millisecond, Settle: 300 * time.Millisecond,
 		Retry:   backoff.Policy{Base: 10 * time.Millisecond, Cap: 50 * time.Millisecond},
-		DGIPoll: backoff.Policy{Base: time.Millisecond, Cap: 5 * time.Millisecond}, Summary: summary, CreditNoteWait: time.Minute}
+		DGIPoll: backoff.Policy{Base: time.Millisecond, Cap: 5 * time.Millisecond}, Summary: summary, CreditNoteWait: time.Minute,
+		Rates: testRates()}
+}
+
+// testRates holds the UI at 6.4123 UYU and the dollar at 40.1234 UYU
+// (40.123 on a CFE) for yesterday, today and tomorrow in Montevideo.
+func testRates() *rates.Memory {
+	m := rates.NewMemory()
+	today := time.Now().In(fiscal.Montevideo)
+	for _, d := range []int{-1, 0, 1} {
+		day := today.AddDate(0, 0, d)
+		m.Set(rates.UI, day, big.NewRat(64123, 10000))
+		m.Set("USD", day, big.NewRat(401234, 10000))
+	}
+	return m
 }
 
 // worker is an emitter with its own metrics registry.

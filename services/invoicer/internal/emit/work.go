@@ -34,12 +34,16 @@ func (e *Emitter) work(ctx context.Context, d store.Document, now time.Time, c *
 		return e.retry(d, "build_failed", err), nil
 	case hold.attention != "":
 		return e.attention(d, "credit_note_blocked", hold.attention), nil
+	case hold.rate != "":
+		r := e.retry(d, "exchange_rate_missing", errors.New(hold.rate))
+		r.after = e.cfg.Retry.Ceiling(int(d.Attempts))
+		return r, nil
 	case hold.wait != "":
 		r := e.retry(d, "waiting_for_invoice", errors.New(hold.wait))
 		r.after = e.cfg.Retry.Ceiling(int(d.Attempts))
 		return r, nil
 	case e.cfg.Blind:
-		return e.blind(d, doc)
+		return e.blind(ctx, d, doc, now)
 	}
 	held, err := e.lookup(ctx, d, doc.Reference, c)
 	if err != nil {
@@ -48,7 +52,7 @@ func (e *Emitter) work(ctx context.Context, d store.Document, now time.Time, c *
 	verdict, match, reason := fiscal.Classify(doc, held)
 	switch {
 	case verdict == fiscal.VerdictAdopt:
-		return e.adopt(d, match, "adopted"), nil
+		return e.adopt(ctx, d, match, "adopted", now), nil
 	case verdict == fiscal.VerdictConflict:
 		return e.attention(d, "conflict", reason), nil
 	case d.Status == fiscal.StatusPendingDGI:
@@ -63,10 +67,10 @@ func (e *Emitter) work(ctx context.Context, d store.Document, now time.Time, c *
 // blind works a document for a provider without look-up: a document pending
 // at DGI is only counted (its news comes through provider events), anything
 // else is sent once.
-func (e *Emitter) blind(d store.Document, doc fiscal.Document) (result, *fiscal.Document) {
+func (e *Emitter) blind(ctx context.Context, d store.Document, doc fiscal.Document, now time.Time) (result, *fiscal.Document) {
 	switch d.Status {
 	case fiscal.StatusPendingDGI:
-		return e.pending(d, result{outcome: "awaiting_provider_event", dgiPolls: d.DGIPolls}), nil
+		return e.pending(ctx, d, result{outcome: "awaiting_provider_event", dgiPolls: d.DGIPolls}, now), nil
 	case fiscal.StatusUnknown:
 		return e.attention(d, "ambiguous", "an earlier send had an unknown outcome and the provider cannot be looked up"), nil
 	}
@@ -78,20 +82,24 @@ func (e *Emitter) blind(d store.Document, doc fiscal.Document) (result, *fiscal.
 
 // adopt takes the provider's state as ours; a document still pending at DGI
 // is looked at again with a growing interval.
-func (e *Emitter) adopt(d store.Document, h fiscal.Held, outcome string) result {
+func (e *Emitter) adopt(ctx context.Context, d store.Document, h fiscal.Held, outcome string, now time.Time) result {
 	r := result{outcome: outcome, status: h.Status, held: &h, dgiPolls: d.DGIPolls}
 	if h.Status.Final() {
 		return r
 	}
-	return e.pending(d, r)
+	if !h.IssueDate.IsZero() {
+		d.IssueDate = &h.IssueDate
+	}
+	return e.pending(ctx, d, r, now)
 }
 
 // pending keeps r's document pending at DGI, to be checked again with
-// backoff, unless the daily-summary rule now considers it issued.
-func (e *Emitter) pending(d store.Document, r result) result {
+// backoff, unless the daily-summary rule now considers it issued (the
+// document's amount excluding VAT, in UI on its date, in any currency).
+func (e *Emitter) pending(ctx context.Context, d store.Document, r result, now time.Time) result {
 	r.status = fiscal.StatusPendingDGI
 	r.dgiPolls = d.DGIPolls + 1
-	if e.cfg.Summary.Due(r.dgiPolls, d.CFEType, d.Currency, d.AmountMinor) {
+	if int(r.dgiPolls) >= e.cfg.Summary.Polls && e.cfg.Summary.Due(r.dgiPolls, e.small(ctx, d, documentDay(d, now))) {
 		r.status, r.outcome = fiscal.StatusIssued, "issued_daily_summary"
 		return r
 	}
@@ -109,7 +117,7 @@ func (e *Emitter) send(ctx context.Context, d store.Document, doc fiscal.Documen
 	c.add(e.attempt(d.ID, "emit", start, string(held.Status), err))
 	switch {
 	case err == nil:
-		return e.answered(d, doc, held)
+		return e.answered(ctx, d, doc, held)
 	case errors.Is(err, fiscal.ErrInvalidDocument):
 		return e.attention(d, "invalid", err.Error())
 	case errkind.Is(err, errkind.Refused):
@@ -126,12 +134,12 @@ func (e *Emitter) send(ctx context.Context, d store.Document, doc fiscal.Documen
 
 // answered adopts the answer of a successful send when it is ours, and
 // otherwise parks d with the reason a look-up would give.
-func (e *Emitter) answered(d store.Document, doc fiscal.Document, held fiscal.Held) result {
+func (e *Emitter) answered(ctx context.Context, d store.Document, doc fiscal.Document, held fiscal.Held) result {
 	verdict, match, reason := fiscal.Classify(doc, []fiscal.Held{held})
 	if verdict != fiscal.VerdictAdopt {
 		return e.attention(d, "conflict", "the send's answer is not ours: "+reason)
 	}
-	return e.adopt(d, match, "sent")
+	return e.adopt(ctx, d, match, "sent", doc.IssueDate)
 }
 
 // attention parks d for an operator.

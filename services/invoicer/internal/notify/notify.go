@@ -34,6 +34,7 @@ type Change struct {
 var kinds = map[fiscal.Status]eventsv1.NotificationType{
 	fiscal.StatusAuthorized:     eventsv1.NotificationType_NOTIFICATION_TYPE_AUTHORIZED,
 	fiscal.StatusIssued:         eventsv1.NotificationType_NOTIFICATION_TYPE_AUTHORIZED,
+	fiscal.StatusObserved:       eventsv1.NotificationType_NOTIFICATION_TYPE_AUTHORIZED, // valid for the buyer, with remarks
 	fiscal.StatusRejected:       eventsv1.NotificationType_NOTIFICATION_TYPE_REJECTED,
 	fiscal.StatusNeedsAttention: eventsv1.NotificationType_NOTIFICATION_TYPE_NEEDS_ATTENTION,
 }
@@ -62,9 +63,13 @@ func Message(d store.Document, c Change) (m outbox.Message, ok bool, err error) 
 		return m, false, nil
 	}
 	key := fmt.Sprintf("document:%s:%s", d.Reference, c.Status)
-	if c.Status == fiscal.StatusIssued {
+	switch c.Status {
+	case fiscal.StatusIssued:
 		key = fmt.Sprintf("document:%s:%s", d.Reference, fiscal.StatusAuthorized)
 		c.Reason = "issued: DGI only reports it in the daily summary"
+	case fiscal.StatusObserved:
+		key = fmt.Sprintf("document:%s:%s", d.Reference, fiscal.StatusAuthorized)
+		c.Reason = "observed: DGI accepted it with remarks"
 	}
 	if c.Status == fiscal.StatusNeedsAttention {
 		key = fmt.Sprintf("%s:%d", key, d.Attempts)

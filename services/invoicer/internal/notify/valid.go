@@ -53,5 +53,5 @@ func (v *Valid) Observe(d store.Document, to fiscal.Status) {
 }
 
 func valid(s fiscal.Status) bool {
-	return s == fiscal.StatusAuthorized || s == fiscal.StatusIssued
+	return s.Valid()
 }

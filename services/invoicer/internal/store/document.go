@@ -50,6 +50,7 @@ type Document struct {
 	ReplacesID           *int64     // the document a re-issue replaces
 	Refusals             int32      // the provider's consecutive refusals of its send
 	AcceptedAt           *time.Time // when ingest accepted its payment or refund; nil for older rows
+	ExchangeRateMilli    *int64     // TpoCambio in thousandths, fixed the first time a foreign-currency document is built
 }
 
 func documentFromRow(r dbsqlc.InvoicerFiscalDocument) Document {
@@ -63,6 +64,7 @@ func documentFromRow(r dbsqlc.InvoicerFiscalDocument) Document {
 		LeaseExpiresAt: r.LeaseExpiresAt, DueAt: r.DueAt, DGIPolls: r.DgiPolls, LastError: r.LastError,
 		AttentionReason: r.AttentionReason, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, Traceparent: r.Traceparent,
 		Revision: r.Revision, ReplacesID: r.ReplacesID, Refusals: r.Refusals, AcceptedAt: r.AcceptedAt,
+		ExchangeRateMilli: r.ExchangeRateMilli,
 	}
 }
 

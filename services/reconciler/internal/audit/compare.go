@@ -100,8 +100,8 @@ func compareOurs(d document, held []fiscal.Held) []store.Finding {
 // compatible reports whether our state ours agrees with the provider's.
 // Only our final states are compared: pending, unknown, pending_dgi and
 // needs_attention are still being settled by the invoicer (look-up, DGI
-// polling, an operator). Issued and authorized both mean the document
-// stands. A provider status missing from the status map never agrees.
+// polling, an operator). Issued, observed and authorized all mean the
+// document stands. A provider status missing from the status map never agrees.
 func compatible(ours, theirs fiscal.Status) bool {
 	if !ours.Final() {
 		return true
@@ -110,7 +110,7 @@ func compatible(ours, theirs fiscal.Status) bool {
 }
 
 func standing(s fiscal.Status) fiscal.Status {
-	if s == fiscal.StatusIssued {
+	if s.Valid() {
 		return fiscal.StatusAuthorized
 	}
 	return s

@@ -1,6 +1,7 @@
 // Command demo runs the whole onceflow pipeline on this machine — both
 // sandboxes and every service as separate processes — pushes a handful of
-// demo payments (one of them refunded) through the PSP sandbox, waits until
+// demo payments (one of them refunded, one in US dollars, one with mixed VAT
+// rates) through the PSP sandbox, waits until
 // the fiscal sandbox holds their documents, and prints one summary line.
 // `make demo` runs it after starting PostgreSQL and fauxqs. With -serve the
 // pipeline keeps running afterwards, for onceflowctl and the runbook, until
@@ -98,14 +99,26 @@ func printCtlEnv(s *stack.Stack) {
 }
 
 // push pays every demo order and refunds the first refunds of them: the
-// first in full, the others by half. It returns the sources expected to end
+// first in full, the others by half. The second order is priced and paid in
+// US dollars (its CFE carries the dollar's rate) and the third mixes an
+// exempt, a 10 % and a 22 % line. It returns the sources expected to end
 // with one document each.
 func push(ctx context.Context, s *stack.Stack, payments, refunds int) ([]string, error) {
 	var sources []string
 	run := time.Now().Unix()
 	for i := range payments {
 		amount := int64(50000 + 12345*i)
-		id, err := s.Pay(ctx, fmt.Sprintf("demo-%d-%d", run, i), amount)
+		currency, lines := "UYU", []stack.Line{{Description: "Credits pack", Quantity: 1, UnitMinor: amount}}
+		switch i {
+		case 1:
+			amount = 4999
+			currency, lines = "USD", []stack.Line{{Description: "Seat", Quantity: 1, UnitMinor: amount}}
+		case 2:
+			amount = 20000 + 2*5500 + amount
+			lines = []stack.Line{{Description: "Book", Quantity: 1, UnitMinor: 20000, VAT: "exempt"},
+				{Description: "Bread", Quantity: 2, UnitMinor: 5500, VAT: "minimum"}, lines[0]}
+		}
+		id, err := s.PayOrder(ctx, fmt.Sprintf("demo-%d-%d", run, i), currency, lines)
 		if err != nil {
 			return nil, err
 		}

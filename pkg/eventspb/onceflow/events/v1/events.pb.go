@@ -241,13 +241,17 @@ func (x *Buyer) GetEmail() string {
 	return ""
 }
 
-// Line is one billed item, amounts in minor units of the event's currency.
+// Line is one billed item, amounts in minor units of the event's currency,
+// VAT included.
 type Line struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Description   string                 `protobuf:"bytes,1,opt,name=description,proto3" json:"description,omitempty"`
-	Quantity      int64                  `protobuf:"varint,2,opt,name=quantity,proto3" json:"quantity,omitempty"`
-	UnitMinor     int64                  `protobuf:"varint,3,opt,name=unit_minor,json=unitMinor,proto3" json:"unit_minor,omitempty"`
-	AmountMinor   int64                  `protobuf:"varint,4,opt,name=amount_minor,json=amountMinor,proto3" json:"amount_minor,omitempty"`
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	Description string                 `protobuf:"bytes,1,opt,name=description,proto3" json:"description,omitempty"`
+	Quantity    int64                  `protobuf:"varint,2,opt,name=quantity,proto3" json:"quantity,omitempty"`
+	UnitMinor   int64                  `protobuf:"varint,3,opt,name=unit_minor,json=unitMinor,proto3" json:"unit_minor,omitempty"`
+	AmountMinor int64                  `protobuf:"varint,4,opt,name=amount_minor,json=amountMinor,proto3" json:"amount_minor,omitempty"`
+	// How the line is taxed: exempt, minimum, basic, not_billable,
+	// not_billable_negative, export or suspended; empty is basic.
+	Vat           string `protobuf:"bytes,5,opt,name=vat,proto3" json:"vat,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -308,6 +312,13 @@ func (x *Line) GetAmountMinor() int64 {
 		return x.AmountMinor
 	}
 	return 0
+}
+
+func (x *Line) GetVat() string {
+	if x != nil {
+		return x.Vat
+	}
+	return ""
 }
 
 // BillingEvent asks the invoicer for one fiscal document: an invoice for a
@@ -660,13 +671,14 @@ const file_onceflow_events_v1_events_proto_rawDesc = "" +
 	"department\x18\a \x01(\tR\n" +
 	"department\x12\x18\n" +
 	"\acountry\x18\b \x01(\tR\acountry\x12\x14\n" +
-	"\x05email\x18\t \x01(\tR\x05email\"\x86\x01\n" +
+	"\x05email\x18\t \x01(\tR\x05email\"\x98\x01\n" +
 	"\x04Line\x12 \n" +
 	"\vdescription\x18\x01 \x01(\tR\vdescription\x12\x1a\n" +
 	"\bquantity\x18\x02 \x01(\x03R\bquantity\x12\x1d\n" +
 	"\n" +
 	"unit_minor\x18\x03 \x01(\x03R\tunitMinor\x12!\n" +
-	"\famount_minor\x18\x04 \x01(\x03R\vamountMinor\"\xcb\x03\n" +
+	"\famount_minor\x18\x04 \x01(\x03R\vamountMinor\x12\x10\n" +
+	"\x03vat\x18\x05 \x01(\tR\x03vat\"\xcb\x03\n" +
 	"\fBillingEvent\x12\x1b\n" +
 	"\tevent_key\x18\x01 \x01(\tR\beventKey\x124\n" +
 	"\x04kind\x18\x02 \x01(\x0e2 .onceflow.events.v1.DocumentKindR\x04kind\x12\x1f\n" +

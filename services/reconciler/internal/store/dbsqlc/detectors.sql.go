@@ -15,7 +15,7 @@ SELECT reference, status, coalesce(attention_reason, '')::text AS reason,
        (lease_expires_at IS NOT NULL AND lease_expires_at < $1)::bool AS claim_expired
 FROM invoicer.fiscal_documents
 WHERE (status = 'needs_attention' AND updated_at < $2)
-   OR (lease_expires_at < $1 AND status NOT IN ('authorized', 'issued', 'rejected', 'voided'))
+   OR (lease_expires_at < $1 AND status NOT IN ('authorized', 'observed', 'issued', 'rejected', 'voided'))
 ORDER BY id
 LIMIT $3
 `

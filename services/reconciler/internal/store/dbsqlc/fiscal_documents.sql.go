@@ -62,7 +62,7 @@ const documentsAuditPeriod = `-- name: DocumentsAuditPeriod :many
 SELECT id, reference, source_kind, source_ref, kind, status, amount_minor, currency
 FROM invoicer.fiscal_documents
 WHERE id > $1
-  AND status IN ('pending_dgi', 'authorized', 'issued', 'rejected')
+  AND status IN ('pending_dgi', 'authorized', 'observed', 'issued', 'rejected')
   AND (issue_date BETWEEN $2::date AND $3::date
        OR (issue_date IS NULL AND created_at >= $4 AND created_at < $5))
 ORDER BY id
@@ -171,7 +171,7 @@ FROM invoicer.fiscal_documents
 WHERE source_kind = $1
   AND kind = $2
   AND source_ref = ANY($3::text[])
-  AND status IN ('authorized', 'issued')
+  AND status IN ('authorized', 'observed', 'issued')
 `
 
 // DocumentsValidForSources returns the subset of @source_refs that have a

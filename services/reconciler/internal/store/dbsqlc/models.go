@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgtype"
 )
 
 type IngestCase struct {
@@ -217,6 +218,7 @@ type InvoicerFiscalDocument struct {
 	ReplacesID           *int64
 	Refusals             int32
 	AcceptedAt           *time.Time
+	ExchangeRateMilli    *int64
 }
 
 type InvoicerLease struct {
@@ -239,6 +241,14 @@ type InvoicerOutbox struct {
 	PublishedAt   *time.Time
 	ParkedAt      *time.Time
 	ParkedReason  *string
+}
+
+type InvoicerRate struct {
+	Code      string
+	Day       time.Time
+	Value     pgtype.Numeric
+	Source    string
+	CreatedAt time.Time
 }
 
 type ReconcilerCase struct {
