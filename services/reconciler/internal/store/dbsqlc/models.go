@@ -217,6 +217,9 @@ type InvoicerFiscalDocument struct {
 	ReplacesID           *int64
 	Refusals             int32
 	AcceptedAt           *time.Time
+	ProviderCaeFrom      *int64
+	ProviderCaeTo        *int64
+	ProviderCaeExpires   *time.Time
 }
 
 type InvoicerLease struct {
