@@ -16,7 +16,11 @@ CREATE TABLE ingest.notification_deliveries (
     last_error       text,
     created_at       timestamptz NOT NULL DEFAULT now(),
     delivered_at     timestamptz,
-    parked_at        timestamptz
+    parked_at        timestamptz,
+    -- the last operator replay: who, why and when
+    replayed_by      text,
+    replay_reason    text,
+    replayed_at      timestamptz
 );
 CREATE INDEX notification_deliveries_due ON ingest.notification_deliveries (next_attempt_at) WHERE status = 'pending';
 

@@ -44,7 +44,8 @@ VALUES (@delivery_id, @http_status, @error, @latency_ms);
 -- counted afresh, whether it was parked or already delivered.
 UPDATE ingest.notification_deliveries
 SET status = 'pending', attempts = 0, next_attempt_at = now(), parked_at = NULL, delivered_at = NULL,
-    lease_token = NULL, lease_expires_at = NULL
+    lease_token = NULL, lease_expires_at = NULL,
+    replayed_by = @actor, replay_reason = @reason, replayed_at = now()
 WHERE id = @id AND status IN ('parked', 'delivered');
 
 -- name: DeliveryGet :one

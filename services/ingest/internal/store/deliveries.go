@@ -32,6 +32,8 @@ type Delivery struct {
 	CreatedAt     time.Time
 	DeliveredAt   *time.Time
 	ParkedAt      *time.Time
+	ReplayedBy    *string // the last operator replay: who
+	ReplayReason  *string // and why
 }
 
 // DeliveryAttempt is one POST of a delivery: the merchant's HTTP status (0
@@ -47,7 +49,7 @@ type DeliveryAttempt struct {
 func deliveryFromRow(r dbsqlc.IngestNotificationDelivery) Delivery {
 	return Delivery{ID: r.ID, EventID: r.EventID, EventType: r.EventType, Payload: r.Payload, Status: r.Status,
 		Attempts: r.Attempts, NextAttemptAt: r.NextAttemptAt, LastError: r.LastError, CreatedAt: r.CreatedAt,
-		DeliveredAt: r.DeliveredAt, ParkedAt: r.ParkedAt}
+		DeliveredAt: r.DeliveredAt, ParkedAt: r.ParkedAt, ReplayedBy: r.ReplayedBy, ReplayReason: r.ReplayReason}
 }
 
 // QueueDelivery queues the delivery of one event, once: an event id queued
@@ -106,10 +108,11 @@ func (s *Store) SaveOutcome(ctx context.Context, token uuid.UUID, o Outcome) (st
 	return status, err
 }
 
-// ReplayDelivery sends delivery id again now, its attempts counted afresh;
-// it reports false when the delivery is still pending (or does not exist).
-func (s *Store) ReplayDelivery(ctx context.Context, id int64) (bool, error) {
-	n, err := s.q.DeliveryReplay(ctx, id)
+// ReplayDelivery sends delivery id again now, its attempts counted afresh,
+// recording actor and reason; it reports false when the delivery is still
+// pending (or does not exist).
+func (s *Store) ReplayDelivery(ctx context.Context, id int64, actor, reason string) (bool, error) {
+	n, err := s.q.DeliveryReplay(ctx, &actor, &reason, id)
 	return n > 0, pg.Interpret(err, "replay delivery %d", id)
 }
 

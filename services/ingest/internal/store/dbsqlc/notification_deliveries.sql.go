@@ -74,7 +74,7 @@ WHERE d.id IN (
     ORDER BY next_attempt_at, id
     LIMIT $3
     FOR UPDATE SKIP LOCKED)
-RETURNING d.id, d.event_id, d.event_type, d.payload, d.status, d.attempts, d.next_attempt_at, d.lease_token, d.lease_expires_at, d.last_error, d.created_at, d.delivered_at, d.parked_at
+RETURNING d.id, d.event_id, d.event_type, d.payload, d.status, d.attempts, d.next_attempt_at, d.lease_token, d.lease_expires_at, d.last_error, d.created_at, d.delivered_at, d.parked_at, d.replayed_by, d.replay_reason, d.replayed_at
 `
 
 // Claims due deliveries not leased by a live deliverer.
@@ -101,6 +101,9 @@ func (q *Queries) DeliveryClaimDue(ctx context.Context, leaseToken *uuid.UUID, l
 			&i.CreatedAt,
 			&i.DeliveredAt,
 			&i.ParkedAt,
+			&i.ReplayedBy,
+			&i.ReplayReason,
+			&i.ReplayedAt,
 		); err != nil {
 			return nil, err
 		}
@@ -142,7 +145,7 @@ func (q *Queries) DeliveryCountByStatus(ctx context.Context) ([]DeliveryCountByS
 }
 
 const deliveryGet = `-- name: DeliveryGet :one
-SELECT id, event_id, event_type, payload, status, attempts, next_attempt_at, lease_token, lease_expires_at, last_error, created_at, delivered_at, parked_at FROM ingest.notification_deliveries WHERE id = $1
+SELECT id, event_id, event_type, payload, status, attempts, next_attempt_at, lease_token, lease_expires_at, last_error, created_at, delivered_at, parked_at, replayed_by, replay_reason, replayed_at FROM ingest.notification_deliveries WHERE id = $1
 `
 
 func (q *Queries) DeliveryGet(ctx context.Context, id int64) (IngestNotificationDelivery, error) {
@@ -162,6 +165,9 @@ func (q *Queries) DeliveryGet(ctx context.Context, id int64) (IngestNotification
 		&i.CreatedAt,
 		&i.DeliveredAt,
 		&i.ParkedAt,
+		&i.ReplayedBy,
+		&i.ReplayReason,
+		&i.ReplayedAt,
 	)
 	return i, err
 }
@@ -179,7 +185,7 @@ func (q *Queries) DeliveryInsert(ctx context.Context, eventID string, eventType 
 }
 
 const deliveryList = `-- name: DeliveryList :many
-SELECT id, event_id, event_type, payload, status, attempts, next_attempt_at, lease_token, lease_expires_at, last_error, created_at, delivered_at, parked_at FROM ingest.notification_deliveries
+SELECT id, event_id, event_type, payload, status, attempts, next_attempt_at, lease_token, lease_expires_at, last_error, created_at, delivered_at, parked_at, replayed_by, replay_reason, replayed_at FROM ingest.notification_deliveries
 WHERE ($1::text IS NULL OR status = $1) AND ($2::bigint = 0 OR id < $2)
 ORDER BY id DESC
 LIMIT $3
@@ -209,6 +215,9 @@ func (q *Queries) DeliveryList(ctx context.Context, status *string, beforeID int
 			&i.CreatedAt,
 			&i.DeliveredAt,
 			&i.ParkedAt,
+			&i.ReplayedBy,
+			&i.ReplayReason,
+			&i.ReplayedAt,
 		); err != nil {
 			return nil, err
 		}
@@ -272,14 +281,15 @@ func (q *Queries) DeliveryMarkFailed(ctx context.Context, arg DeliveryMarkFailed
 const deliveryReplay = `-- name: DeliveryReplay :execrows
 UPDATE ingest.notification_deliveries
 SET status = 'pending', attempts = 0, next_attempt_at = now(), parked_at = NULL, delivered_at = NULL,
-    lease_token = NULL, lease_expires_at = NULL
-WHERE id = $1 AND status IN ('parked', 'delivered')
+    lease_token = NULL, lease_expires_at = NULL,
+    replayed_by = $1, replay_reason = $2, replayed_at = now()
+WHERE id = $3 AND status IN ('parked', 'delivered')
 `
 
 // An operator's replay: the delivery is sent again now, with its attempts
 // counted afresh, whether it was parked or already delivered.
-func (q *Queries) DeliveryReplay(ctx context.Context, id int64) (int64, error) {
-	result, err := q.db.Exec(ctx, deliveryReplay, id)
+func (q *Queries) DeliveryReplay(ctx context.Context, actor *string, reason *string, iD int64) (int64, error) {
+	result, err := q.db.Exec(ctx, deliveryReplay, actor, reason, iD)
 	if err != nil {
 		return 0, err
 	}

@@ -109,6 +109,9 @@ type IngestNotificationDelivery struct {
 	CreatedAt      time.Time
 	DeliveredAt    *time.Time
 	ParkedAt       *time.Time
+	ReplayedBy     *string
+	ReplayReason   *string
+	ReplayedAt     *time.Time
 }
 
 type IngestOrder struct {
