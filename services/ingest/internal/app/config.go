@@ -72,9 +72,9 @@ type Config struct {
 	MerchantWebhookURL         string        `env:"INGEST_MERCHANT_WEBHOOK_URL"`
 	MerchantWebhookSecret      string        `env:"INGEST_MERCHANT_WEBHOOK_SECRET"`
 	MerchantWebhookTimeout     time.Duration `env:"INGEST_MERCHANT_WEBHOOK_TIMEOUT" envDefault:"15s"`
-	MerchantWebhookMaxAttempts int           `env:"INGEST_MERCHANT_WEBHOOK_MAX_ATTEMPTS" envDefault:"12"`
-	MerchantWebhookBackoffBase time.Duration `env:"INGEST_MERCHANT_WEBHOOK_BACKOFF_BASE" envDefault:"5s"`
-	MerchantWebhookBackoffCap  time.Duration `env:"INGEST_MERCHANT_WEBHOOK_BACKOFF_CAP" envDefault:"2h"`
+	MerchantWebhookMaxAttempts int           `env:"INGEST_MERCHANT_WEBHOOK_MAX_ATTEMPTS" envDefault:"15"`
+	MerchantWebhookBackoffBase time.Duration `env:"INGEST_MERCHANT_WEBHOOK_BACKOFF_BASE" envDefault:"30s"`
+	MerchantWebhookBackoffCap  time.Duration `env:"INGEST_MERCHANT_WEBHOOK_BACKOFF_CAP" envDefault:"6h"`
 	MerchantWebhookParallel    int           `env:"INGEST_MERCHANT_WEBHOOK_PARALLEL" envDefault:"8"`
 	MerchantWebhookPoll        time.Duration `env:"INGEST_MERCHANT_WEBHOOK_POLL_INTERVAL" envDefault:"1s"`
 	// TLS is served when both files are set.
