@@ -98,9 +98,9 @@ func (a *App) build(ctx context.Context, cfg Config, srcs []webhook.Source, scop
 
 // notifications are the receiver of the notifications queue and, when a
 // merchant webhook is configured, its deliverer (docs/notifications.md);
-// none when INGEST_NOTIFICATIONS_QUEUE is empty.
+// none when INGEST_CONSUME_NOTIFICATIONS is false.
 func notifications(ctx context.Context, cfg Config, st *store.Store, log *zap.Logger, reg prometheus.Registerer, wake chan struct{}) ([]worker.Loop, error) {
-	if cfg.NotificationsQueue == "" {
+	if !cfg.ConsumeNotifications {
 		return nil, nil
 	}
 	client, err := sqsclient.NewClient(ctx, cfg.AWSRegion, cfg.SQSEndpoint)

@@ -57,11 +57,12 @@ type Config struct {
 	PruneInterval        time.Duration `env:"INGEST_PRUNE_INTERVAL" renamed:"PRUNE_INTERVAL" envDefault:"1m"`
 	PruneBatch           int           `env:"INGEST_PRUNE_BATCH" renamed:"PRUNE_BATCH" envDefault:"500"`
 	// NotificationsQueue is the invoicer's notifications queue (a name or
-	// URL), which ingest consumes into its documents table and, when
-	// INGEST_MERCHANT_WEBHOOK_URL is set, into merchant deliveries
-	// (docs/notifications.md); empty consumes nothing.
-	NotificationsQueue string        `env:"INGEST_NOTIFICATIONS_QUEUE" envDefault:"onceflow-notifications"`
-	NotificationsWait  time.Duration `env:"INGEST_NOTIFICATIONS_WAIT" envDefault:"10s"`
+	// URL), which ingest consumes, unless ConsumeNotifications is false,
+	// into its documents table and, when INGEST_MERCHANT_WEBHOOK_URL is
+	// set, into merchant deliveries (docs/notifications.md).
+	ConsumeNotifications bool          `env:"INGEST_CONSUME_NOTIFICATIONS" envDefault:"true"`
+	NotificationsQueue   string        `env:"INGEST_NOTIFICATIONS_QUEUE" envDefault:"onceflow-notifications"`
+	NotificationsWait    time.Duration `env:"INGEST_NOTIFICATIONS_WAIT" envDefault:"10s"`
 	// MerchantWebhookURL receives every document.authorized notification,
 	// signed with Standard Webhooks under MerchantWebhookSecret (a base64
 	// "whsec_" secret); unset, nothing is sent. A POST waits up to
@@ -116,7 +117,7 @@ func (c Config) Validate() error {
 		{(c.TLSCertFile == "") != (c.TLSKeyFile == ""), "TLS_CERT_FILE/TLS_KEY_FILE: set both to serve HTTPS, or neither"},
 		{c.NotificationsWait < time.Second || c.NotificationsWait > 20*time.Second, "INGEST_NOTIFICATIONS_WAIT: want 1s to 20s (SQS long polling)"},
 		{c.MerchantWebhookURL != "" && !webURL(c.MerchantWebhookURL), "INGEST_MERCHANT_WEBHOOK_URL: want an http:// or https:// URL"},
-		{c.MerchantWebhookURL != "" && c.NotificationsQueue == "", "INGEST_NOTIFICATIONS_QUEUE: want the notifications queue when INGEST_MERCHANT_WEBHOOK_URL is set"},
+		{c.MerchantWebhookURL != "" && !c.ConsumeNotifications, "INGEST_CONSUME_NOTIFICATIONS: want true when INGEST_MERCHANT_WEBHOOK_URL is set (deliveries come from the notifications)"},
 		{c.MerchantWebhookURL != "" && !whsec(c.MerchantWebhookSecret), "INGEST_MERCHANT_WEBHOOK_SECRET: want a base64 whsec_ secret of at least 24 bytes when INGEST_MERCHANT_WEBHOOK_URL is set"},
 		{c.MerchantWebhookTimeout <= 0, "INGEST_MERCHANT_WEBHOOK_TIMEOUT: want a positive duration"},
 		{c.MerchantWebhookMaxAttempts < 1, "INGEST_MERCHANT_WEBHOOK_MAX_ATTEMPTS: want at least 1"},

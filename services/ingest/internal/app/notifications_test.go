@@ -98,7 +98,7 @@ func (m *merchant) succeed() {
 func startNotified(t *testing.T, m *merchant, extra ...string) (*env, *sqs.Client, string) {
 	c := sqstest.Client(t)
 	_, url := sqstest.Queue(t, c, "ingest-notify", 5)
-	vars := append([]string{"AWS_ENDPOINT_URL_SQS", os.Getenv("AWS_ENDPOINT_URL_SQS"), "INGEST_NOTIFICATIONS_QUEUE", url,
+	vars := append([]string{"AWS_ENDPOINT_URL_SQS", os.Getenv("AWS_ENDPOINT_URL_SQS"), "INGEST_CONSUME_NOTIFICATIONS", "true", "INGEST_NOTIFICATIONS_QUEUE", url,
 		"INGEST_NOTIFICATIONS_WAIT", "1s", "INGEST_MERCHANT_WEBHOOK_URL", m.srv.URL, "INGEST_MERCHANT_WEBHOOK_SECRET", merchantSecret,
 		"INGEST_MERCHANT_WEBHOOK_BACKOFF_BASE", "20ms", "INGEST_MERCHANT_WEBHOOK_BACKOFF_CAP", "100ms",
 		"INGEST_MERCHANT_WEBHOOK_POLL_INTERVAL", "50ms"}, extra...)
