@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -78,7 +79,8 @@ func TestMerchantReceivesEveryDocumentOfAnOrder(t *testing.T) {
 		w.WriteHeader(http.StatusNoContent)
 	}))
 	defer merchant.Close()
-	s, err := stack.StartWith(ctx, t.TempDir(), stack.Options{Env: []string{
+	// With the reconciler serving too: onceflowctl is given every service.
+	s, err := stack.StartWith(ctx, t.TempDir(), stack.Options{Reconciler: true, Env: []string{
 		"INGEST_MERCHANT_WEBHOOK_URL=" + merchant.URL, "INGEST_MERCHANT_WEBHOOK_SECRET=" + e2eMerchantSecret,
 		"INGEST_MERCHANT_WEBHOOK_BACKOFF_BASE=100ms", "INGEST_MERCHANT_WEBHOOK_BACKOFF_CAP=500ms",
 		"INGEST_MERCHANT_WEBHOOK_POLL_INTERVAL=200ms",
@@ -133,6 +135,15 @@ func TestMerchantReceivesEveryDocumentOfAnOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	replayWithCtl(ctx, t, s, want[0])
+	err = stack.WaitFor(ctx, time.Minute, func() (bool, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return seen[want[0]] >= 3, fmt.Errorf("merchant saw %v", seen)
+	})
+	if err != nil {
+		t.Fatalf("the replayed notification did not arrive again: %v", err)
+	}
 	mu.Lock()
 	defer mu.Unlock()
 	if got := slices.Sorted(maps.Keys(seen)); bad != 0 || !slices.Equal(got, slices.Sorted(slices.Values(want))) {
@@ -140,6 +151,41 @@ func TestMerchantReceivesEveryDocumentOfAnOrder(t *testing.T) {
 	}
 	if d := docs[want[0]]; d.VerifyURL != order.Invoice.VerifyURL || d.CAE == nil || d.CAE.ID != order.Invoice.CAE.ID {
 		t.Fatalf("the merchant's invoice %+v differs from the order's %+v", d, *order.Invoice)
+	}
+}
+
+// replayWithCtl finds the delivered notification of event with onceflowctl
+// and replays it.
+func replayWithCtl(ctx context.Context, t *testing.T, s *stack.Stack, event string) {
+	t.Helper()
+	ctl := ctlRunner(ctx, t, s)
+	var id int64
+	err := stack.WaitFor(ctx, 30*time.Second, func() (bool, error) {
+		out, code := ctl("notifications", "list", "--status", "delivered", "--json")
+		var page struct {
+			Notifications []struct {
+				ID      int64  `json:"id"`
+				EventID string `json:"event_id"`
+			} `json:"notifications"`
+		}
+		if err := json.Unmarshal([]byte(out), &page); code != 0 || err != nil {
+			return false, fmt.Errorf("exit %d (%v): %s", code, err, out)
+		}
+		for _, n := range page.Notifications {
+			if n.EventID == event {
+				id = n.ID
+			}
+		}
+		return id != 0, fmt.Errorf("%s not delivered yet: %s", event, out)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, code := ctl("notifications", "replay", fmt.Sprint(id)); code != 2 || !strings.Contains(out, "--actor") {
+		t.Fatalf("replay without --actor exited %d, want 2:\n%s", code, out)
+	}
+	if out, code := ctl("notifications", "replay", fmt.Sprint(id), "--actor", "e2e", "--reason", "merchant asked again"); code != 0 {
+		t.Fatalf("replay exited %d:\n%s", code, out)
 	}
 }
 
