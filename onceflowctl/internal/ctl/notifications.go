@@ -65,9 +65,9 @@ func replayCmd(o *options) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			for flag, v := range map[string]string{"--actor": actor, "--reason": reason} {
-				if strings.TrimSpace(v) == "" {
-					return &Error{ExitUsage, fmt.Errorf("%s is required", flag)}
+			for _, f := range [][2]string{{"--actor", actor}, {"--reason", reason}} { // in this order, so the message is stable
+				if strings.TrimSpace(f[1]) == "" {
+					return &Error{ExitUsage, fmt.Errorf("%s is required", f[0])}
 				}
 			}
 			path := "/admin/notifications/" + strconv.FormatInt(id, 10) + "/replay"
