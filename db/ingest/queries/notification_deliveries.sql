@@ -63,3 +63,14 @@ SELECT * FROM ingest.notification_attempts WHERE delivery_id = @delivery_id ORDE
 
 -- name: DeliveryCountByStatus :many
 SELECT status, count(*)::bigint AS deliveries FROM ingest.notification_deliveries GROUP BY status ORDER BY status;
+
+-- name: DeliveryPrune :execrows
+-- Deletes up to max_rows notifications delivered before the cutoff, with
+-- their attempts; pending and parked ones stay.
+DELETE FROM ingest.notification_deliveries
+WHERE id IN (
+    SELECT old.id FROM ingest.notification_deliveries old
+    WHERE old.status = 'delivered' AND old.delivered_at < @cutoff::timestamptz
+    ORDER BY old.delivered_at
+    LIMIT @max_rows
+    FOR UPDATE SKIP LOCKED);

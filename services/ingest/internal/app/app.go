@@ -156,7 +156,7 @@ func loops(cfg Config, pool *pgxpool.Pool, st *store.Store, scope string, log *z
 		}, wake).Run)
 	}
 	return append(all, housekeeping.NewPruner(st, log.Named("prune"), reg, housekeeping.Config{
-		ReceiptRetention: cfg.ReceiptRetention, IdempotencyRetention: cfg.IdempotencyRetention,
+		ReceiptRetention: cfg.ReceiptRetention, IdempotencyRetention: cfg.IdempotencyRetention, NotificationRetention: cfg.NotificationRetention,
 		Interval: cfg.PruneInterval, Batch: cfg.PruneBatch,
 	}).Run)
 }

@@ -78,6 +78,9 @@ type Config struct {
 	MerchantWebhookBackoffCap  time.Duration `env:"INGEST_MERCHANT_WEBHOOK_BACKOFF_CAP" envDefault:"6h"`
 	MerchantWebhookParallel    int           `env:"INGEST_MERCHANT_WEBHOOK_PARALLEL" envDefault:"8"`
 	MerchantWebhookPoll        time.Duration `env:"INGEST_MERCHANT_WEBHOOK_POLL_INTERVAL" envDefault:"1s"`
+	// NotificationRetention is how long delivered notifications and their
+	// attempt logs are kept (pruned with the receipts).
+	NotificationRetention time.Duration `env:"INGEST_NOTIFICATION_RETENTION" envDefault:"720h"`
 	// TLS is served when both files are set.
 	TLSCertFile string `env:"TLS_CERT_FILE"`
 	TLSKeyFile  string `env:"TLS_KEY_FILE"`
@@ -125,6 +128,7 @@ func (c Config) Validate() error {
 			"INGEST_MERCHANT_WEBHOOK_BACKOFF_BASE/INGEST_MERCHANT_WEBHOOK_BACKOFF_CAP: want 0 < base <= cap"},
 		{c.MerchantWebhookParallel < 1, "INGEST_MERCHANT_WEBHOOK_PARALLEL: want at least 1"},
 		{c.MerchantWebhookPoll <= 0, "INGEST_MERCHANT_WEBHOOK_POLL_INTERVAL: want a positive duration"},
+		{c.NotificationRetention < 24*time.Hour, "INGEST_NOTIFICATION_RETENTION: want at least 24h (720h by default)"},
 	}
 	for _, ch := range checks {
 		if ch.bad {

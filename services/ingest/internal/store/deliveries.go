@@ -164,3 +164,10 @@ func (s *Store) DeliveryCounts(ctx context.Context) (map[string]int64, error) {
 	}
 	return out, nil
 }
+
+// PruneDeliveries deletes up to max notifications delivered before cutoff,
+// with their attempt logs, and returns how many it deleted.
+func (s *Store) PruneDeliveries(ctx context.Context, cutoff time.Time, max int) (int64, error) {
+	n, err := s.q.DeliveryPrune(ctx, cutoff, int32(max))
+	return n, pg.Interpret(err, "prune deliveries")
+}

@@ -7,6 +7,7 @@ package dbsqlc
 
 import (
 	"context"
+	"time"
 
 	"github.com/google/uuid"
 )
@@ -276,6 +277,26 @@ func (q *Queries) DeliveryMarkFailed(ctx context.Context, arg DeliveryMarkFailed
 	var status string
 	err := row.Scan(&status)
 	return status, err
+}
+
+const deliveryPrune = `-- name: DeliveryPrune :execrows
+DELETE FROM ingest.notification_deliveries
+WHERE id IN (
+    SELECT old.id FROM ingest.notification_deliveries old
+    WHERE old.status = 'delivered' AND old.delivered_at < $1::timestamptz
+    ORDER BY old.delivered_at
+    LIMIT $2
+    FOR UPDATE SKIP LOCKED)
+`
+
+// Deletes up to max_rows notifications delivered before the cutoff, with
+// their attempts; pending and parked ones stay.
+func (q *Queries) DeliveryPrune(ctx context.Context, cutoff time.Time, maxRows int32) (int64, error) {
+	result, err := q.db.Exec(ctx, deliveryPrune, cutoff, maxRows)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }
 
 const deliveryReplay = `-- name: DeliveryReplay :execrows
