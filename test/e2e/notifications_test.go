@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -208,4 +209,81 @@ func findOrder(ctx context.Context, t *testing.T, s *stack.Stack, m string) stri
 	}
 	t.Fatalf("order %s not listed: %+v", m, page)
 	return ""
+}
+
+// TestNotificationSurvivesKillNine: ingest is killed (SIGKILL) while the
+// merchant is answering its first delivery, so the merchant's 2xx is never
+// saved; restarted, ingest sends the event again, under the same
+// webhook-id, once the dead deliverer's lease has expired.
+func TestNotificationSurvivesKillNine(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	hook, err := standardwebhooks.NewWebhook(e2eMerchantSecret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var (
+		mu      sync.Mutex
+		seen    []string // webhook-id of each verified delivery
+		running atomic.Pointer[stack.Stack]
+		kills   = make(chan error, 1)
+	)
+	merchant := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if hook.Verify(body, r.Header) != nil {
+			w.WriteHeader(http.StatusBadRequest)
+			return
+		}
+		mu.Lock()
+		seen = append(seen, r.Header.Get(standardwebhooks.HeaderWebhookID))
+		first := len(seen) == 1
+		mu.Unlock()
+		if first {
+			kills <- running.Load().Kill("ingest-1") // before the 2xx reaches it
+		}
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	defer merchant.Close()
+	s, err := stack.StartWith(ctx, t.TempDir(), stack.Options{Env: []string{
+		"INGEST_MERCHANT_WEBHOOK_URL=" + merchant.URL, "INGEST_MERCHANT_WEBHOOK_SECRET=" + e2eMerchantSecret,
+		"INGEST_MERCHANT_WEBHOOK_TIMEOUT=1s", "INGEST_MERCHANT_WEBHOOK_POLL_INTERVAL=200ms", // a 15 s lease
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	running.Store(s)
+	defer s.Stop()
+	defer dumpLogsOnFailure(t, s)
+
+	payment, err := s.Pay(ctx, fmt.Sprintf("e2e-kill-%d", time.Now().UnixNano()), 122000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.WaitAuthorized(ctx, "payment:"+payment, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-kills:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-ctx.Done():
+		t.Fatal("the merchant never got the first delivery")
+	}
+	if err := s.Restart(ctx, "ingest-1"); err != nil {
+		t.Fatal(err)
+	}
+	err = stack.WaitFor(ctx, time.Minute, func() (bool, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(seen) >= 2, fmt.Errorf("merchant saw %v", seen)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if seen[0] != seen[1] || !strings.HasPrefix(seen[0], "document:") {
+		t.Fatalf("deliveries %v, want the same event id again after the crash", seen)
+	}
 }

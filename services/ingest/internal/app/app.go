@@ -122,8 +122,8 @@ func notifications(ctx context.Context, cfg Config, st *store.Store, log *zap.Lo
 	d, err := merchanthook.New(st, log.Named("merchanthook"), reg, merchanthook.Config{
 		URL: cfg.MerchantWebhookURL, Secret: cfg.MerchantWebhookSecret, Timeout: cfg.MerchantWebhookTimeout,
 		// A round claims four POSTs per slot, so its last ones may start
-		// after four timeouts: the lease outlasts five.
-		Batch: 4 * cfg.MerchantWebhookParallel, Parallel: cfg.MerchantWebhookParallel, Lease: 5*cfg.MerchantWebhookTimeout + 30*time.Second,
+		// after four timeouts: the lease outlasts five, plus the saves.
+		Batch: 4 * cfg.MerchantWebhookParallel, Parallel: cfg.MerchantWebhookParallel, Lease: 5*cfg.MerchantWebhookTimeout + 10*time.Second,
 		Poll: cfg.MerchantWebhookPoll, MaxAttempts: cfg.MerchantWebhookMaxAttempts,
 		Backoff: backoff.Policy{Base: cfg.MerchantWebhookBackoffBase, Cap: cfg.MerchantWebhookBackoffCap},
 	}, wake)
