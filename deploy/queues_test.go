@@ -31,9 +31,11 @@ type queueDef struct {
 }
 
 // wantAccess is who may do what: the least privilege each service needs,
-// read from the code (relay routes, the invoicer's consumers and KEDA
+// read from the code (ingest's notifications receiver, relay routes, the invoicer's consumers and KEDA
 // trigger, the reconciler's sweep and dead-letter gauge).
 var wantAccess = map[string]map[string][]string{
+	"IngestPolicy": {"sqs:GetQueueUrl": {"onceflow-notifications"}, "sqs:ReceiveMessage": {"onceflow-notifications"},
+		"sqs:DeleteMessage": {"onceflow-notifications"}},
 	"RelayPolicy": {"sqs:GetQueueUrl": {"onceflow-billing", "onceflow-notifications", "onceflow-provider-events"},
 		"sqs:SendMessage": {"onceflow-billing", "onceflow-notifications", "onceflow-provider-events"}},
 	"InvoicerPolicy": {"sqs:GetQueueUrl": {"onceflow-billing", "onceflow-provider-events"},

@@ -312,7 +312,10 @@ type Held struct {
 	ProviderStatus string // the provider's raw status code
 	SecurityCode   string
 	CAEID          string
-	VerifyURL      string
+	CAEFrom        int64     // first number of the CAE's authorized range (CFECAENroIni); 0 when not told
+	CAETo          int64     // last number of the CAE's authorized range (CFECAENroFin); 0 when not told
+	CAEExpires     time.Time // the CAE's expiry date (CFECAEFchVenc); zero when not told
+	VerifyURL      string    // the DGI verification link the QR code encodes (CFEQrCode)
 	TotalMinor     int64
 	Currency       string
 	Addendum       string

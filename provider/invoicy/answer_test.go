@@ -64,7 +64,7 @@ func TestHeldConversion(t *testing.T) {
 	want := fiscal.Held{
 		Reference: "997043242926837602", Type: fiscal.ETicket, Series: "A", Number: 7,
 		Status: fiscal.StatusAuthorized, ProviderStatus: "5", SecurityCode: "a1B2c3", CAEID: "90123",
-		VerifyURL: "https://example.test/qr?x=1&y=2", TotalMinor: 122050, Currency: "UYU",
+		CAEFrom: 1, CAETo: 5000, CAEExpires: day(2028, 11, 30), VerifyURL: "https://example.test/qr?x=1&y=2", TotalMinor: 122050, Currency: "UYU",
 		Addendum: "onceflow payment D-4-abc invoice", IssueDate: day(2026, 11, 30),
 	}
 	r, err := parseAnswer(opQuery, []byte(soapAnswer(opQuery, retornoXML("ConsultaCFERetorno", 0, want))))
@@ -108,6 +108,15 @@ func TestHeldStatusAndMalformed(t *testing.T) {
 	bad := []cfeResult{
 		{Tipo: ""}, {Tipo: "e-Ticket"}, {Tipo: "101", Nro: "seven"},
 		{Tipo: "101", TotMntPagar: "1220.505"}, {Tipo: "101", TotMntPagar: "-1"}, {Tipo: "101", FchEmis: "30/11/2026"},
+	}
+	for _, set := range []func(*cfeResult){
+		func(x *cfeResult) { x.Avanzados.CAENroIni = "one" },
+		func(x *cfeResult) { x.Avanzados.CAENroFin = "1e6" },
+		func(x *cfeResult) { x.Avanzados.CAEFchVenc = "31/12/2028" },
+	} {
+		x := cfeResult{Tipo: "101"}
+		set(&x)
+		bad = append(bad, x)
 	}
 	for _, x := range bad {
 		if _, err := def.held(x); err == nil {

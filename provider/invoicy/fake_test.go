@@ -162,6 +162,11 @@ func heldXML(h fiscal.Held) string {
 	field("CFEQrCode", h.VerifyURL)
 	b.WriteString("<CFEDatosAvanzados>")
 	field("CFECAEId", h.CAEID)
+	if h.CAETo != 0 {
+		field("CFECAENroIni", itoa(h.CAEFrom))
+		field("CFECAENroFin", itoa(h.CAETo))
+		field("CFECAEFchVenc", h.CAEExpires.Format(dateLayout))
+	}
 	b.WriteString("</CFEDatosAvanzados><Erros></Erros></CFE>")
 	return b.String()
 }

@@ -69,6 +69,10 @@ func checkHeld(tb testing.TB, got fiscal.Held, doc fiscal.Document) {
 	if got.Series == "" || got.Number <= 0 || got.SecurityCode == "" || got.CAEID == "" || got.VerifyURL == "" {
 		tb.Errorf("held lacks provider numbering: %+v", got)
 	}
+	if got.CAEFrom <= 0 || got.CAETo < got.Number || got.Number < got.CAEFrom || !got.CAEExpires.After(got.IssueDate) {
+		tb.Errorf("held's CAE range %d-%d (expires %s) does not cover number %d issued %s",
+			got.CAEFrom, got.CAETo, got.CAEExpires.Format(time.DateOnly), got.Number, got.IssueDate.Format(time.DateOnly))
+	}
 }
 
 func TestSandboxRoundTrip(t *testing.T) {

@@ -306,6 +306,9 @@ type cfeResult struct {
 	QrCode          string `xml:"CFEQrCode"`
 	Avanzados       struct {
 		CAEId       string `xml:"CFECAEId"`
+		CAENroIni   string `xml:"CFECAENroIni"`
+		CAENroFin   string `xml:"CFECAENroFin"`
+		CAEFchVenc  string `xml:"CFECAEFchVenc"`
 		TotMntPagar string `xml:"CFETotMntPagar"` // where InvoiCy's integrations place it (docs/wire-invoicy.md)
 	} `xml:"CFEDatosAvanzados"`
 }
@@ -360,13 +363,52 @@ func (c *Client) held(x cfeResult) (fiscal.Held, error) {
 			return fiscal.Held{}, fmt.Errorf("CFETotMntPagar: %w", err)
 		}
 	}
-	if d := t(x.FchEmis); d != "" {
-		if len(d) > len(dateLayout) {
-			d = d[:len(dateLayout)] // tolerate a time part
-		}
-		if h.IssueDate, err = time.Parse(dateLayout, d); err != nil {
-			return fiscal.Held{}, fmt.Errorf("CFEFchEmis %q is not a date", x.FchEmis)
-		}
+	if h.IssueDate, err = date("CFEFchEmis", x.FchEmis); err != nil {
+		return fiscal.Held{}, err
 	}
-	return h, nil
+	return h, caeRange(&h, x)
+}
+
+// caeRange reads the CAE's number range and expiry into h; empty ones are
+// left zero, malformed ones are errors.
+func caeRange(h *fiscal.Held, x cfeResult) error {
+	var err error
+	if h.CAEFrom, err = number("CFECAENroIni", x.Avanzados.CAENroIni); err != nil {
+		return err
+	}
+	if h.CAETo, err = number("CFECAENroFin", x.Avanzados.CAENroFin); err != nil {
+		return err
+	}
+	h.CAEExpires, err = date("CFECAEFchVenc", x.Avanzados.CAEFchVenc)
+	return err
+}
+
+// number parses the optional integer field name; empty is 0.
+func number(name, v string) (int64, error) {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%s %q is not a number", name, v)
+	}
+	return n, nil
+}
+
+// date parses the optional calendar date field name, tolerating a time
+// part; empty is the zero time.
+func date(name, v string) (time.Time, error) {
+	d := strings.TrimSpace(v)
+	if d == "" {
+		return time.Time{}, nil
+	}
+	if len(d) > len(dateLayout) {
+		d = d[:len(dateLayout)] // tolerate a time part
+	}
+	t, err := time.Parse(dateLayout, d)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("%s %q is not a date", name, v)
+	}
+	return t, nil
 }

@@ -62,6 +62,9 @@ func TestEmitIsIdempotentByReference(t *testing.T) {
 	if first.Status != fiscal.StatusAuthorized || first.TotalMinor != 1220_50 || first.Number != 1 || first.Addendum != doc.Addendum {
 		t.Fatalf("held %+v", first)
 	}
+	if first.CAEID == "" || first.CAEFrom != 1 || first.CAETo < first.Number || !first.CAEExpires.After(first.IssueDate) || first.VerifyURL == "" {
+		t.Fatalf("held %+v lacks its CAE range, expiry or verification URL", first)
+	}
 	found, err := c.Lookup(ctx, doc.Reference)
 	if v, _, _ := fiscal.Classify(doc, found); err != nil || v != fiscal.VerdictAdopt {
 		t.Fatalf("Lookup = %+v, %v; want our document", found, err)

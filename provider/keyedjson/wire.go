@@ -22,6 +22,9 @@ type document struct {
 	Total        string    `json:"total"`
 	Addendum     string    `json:"addendum"`
 	CAEID        string    `json:"cae_id,omitempty"`
+	CAEFrom      int64     `json:"cae_from,omitempty"`
+	CAETo        int64     `json:"cae_to,omitempty"`
+	CAEExpires   string    `json:"cae_expires,omitempty"`
 	SecurityCode string    `json:"security_code,omitempty"`
 	VerifyURL    string    `json:"verify_url,omitempty"`
 	Buyer        *buyer    `json:"buyer,omitempty"`
@@ -79,7 +82,7 @@ func (c *Client) held(answer []byte) (fiscal.Held, error) {
 	}
 	h := fiscal.Held{Reference: d.Reference, Type: fiscal.CFEType(d.Type), Series: d.Series, Number: d.Number,
 		Status: fiscal.StatusUnknown, ProviderStatus: d.Status, SecurityCode: d.SecurityCode, CAEID: d.CAEID,
-		VerifyURL: d.VerifyURL, Currency: d.Currency, Addendum: d.Addendum}
+		CAEFrom: d.CAEFrom, CAETo: d.CAETo, VerifyURL: d.VerifyURL, Currency: d.Currency, Addendum: d.Addendum}
 	if s, ok := c.statuses[d.Status]; ok {
 		h.Status = s
 	}
@@ -87,6 +90,11 @@ func (c *Client) held(answer []byte) (fiscal.Held, error) {
 	if d.Total != "" {
 		if h.TotalMinor, err = money.ParseMinor(d.Total); err != nil {
 			return fiscal.Held{}, fmt.Errorf("total: %w", err)
+		}
+	}
+	if d.CAEExpires != "" {
+		if h.CAEExpires, err = time.Parse(dateLayout, d.CAEExpires); err != nil {
+			return fiscal.Held{}, fmt.Errorf("cae_expires %q is not a date", d.CAEExpires)
 		}
 	}
 	if d.IssueDate != "" {

@@ -239,12 +239,28 @@ func (s *Server) storeLocked(draft Document, act action, now time.Time) Document
 	d.Series, d.Number = "A", s.numbers[d.Type]
 	d.Status, d.pendingLeft = initialStatus(act)
 	d.CAEID = fmt.Sprintf("90%d", d.Type)
+	d.CAEFrom, d.CAETo, d.CAEExpires = 1, caeBlock, caeExpiry(d.IssueDate, now)
 	d.SecurityCode = securityCode()
 	d.QRCode = qrURL(s.cfg.EmpCodigo, d)
 	d.CreatedAt = now
 	s.docs = append(s.docs, d)
 	s.byRef[d.Reference] = append(s.byRef[d.Reference], len(s.docs)-1)
 	return d.clone()
+}
+
+// caeBlock is the size of the number range each type's one simulated CAE
+// authorizes (series A, numbers 1 to caeBlock).
+const caeBlock = 1_000_000
+
+// caeExpiry is the simulated CAE's expiry date, YYYY-MM-DD: two years after
+// the issue date (or now, when it is not a date), as DGI grants CAEs for a
+// limited time.
+func caeExpiry(issueDate string, now time.Time) string {
+	d, err := time.Parse(dateLayout, issueDate)
+	if err != nil {
+		d = now
+	}
+	return d.AddDate(2, 0, 0).Format(dateLayout)
 }
 
 // initialStatus is the CFEStatus of a new document and how many queries it

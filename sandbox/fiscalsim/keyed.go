@@ -36,6 +36,9 @@ type KeyedDocument struct {
 	Total        string         `json:"total"`
 	Addendum     string         `json:"addendum"`
 	CAEID        string         `json:"cae_id,omitempty"`
+	CAEFrom      int            `json:"cae_from,omitempty"`
+	CAETo        int            `json:"cae_to,omitempty"`
+	CAEExpires   string         `json:"cae_expires,omitempty"`
 	SecurityCode string         `json:"security_code,omitempty"`
 	VerifyURL    string         `json:"verify_url,omitempty"`
 	Original     *KeyedOriginal `json:"original,omitempty"`
@@ -55,7 +58,7 @@ var keyedStatus = map[int]string{statusSentToDGI: "pending", statusAuthorized: "
 func keyed(d Document) KeyedDocument {
 	k := KeyedDocument{Reference: d.Reference, Type: d.Type, Series: d.Series, Number: d.Number, Status: keyedStatus[d.Status],
 		IssueDate: d.IssueDate, Currency: d.Currency, Total: d.Total, Addendum: d.Addendum, CAEID: d.CAEID,
-		SecurityCode: d.SecurityCode, VerifyURL: d.QRCode}
+		CAEFrom: d.CAEFrom, CAETo: d.CAETo, CAEExpires: d.CAEExpires, SecurityCode: d.SecurityCode, VerifyURL: d.QRCode}
 	if len(d.RefersTo) > 0 {
 		r := d.RefersTo[0]
 		k.Original = &KeyedOriginal{Type: r.Type, Series: r.Series, Number: r.Number, Date: r.Date}

@@ -70,6 +70,9 @@ type Document struct {
 	Addendum     string        `json:"addendum"`                // CFEAdenda
 	IssueDate    string        `json:"issue_date"`              // CFEFchEmis, YYYY-MM-DD
 	CAEID        string        `json:"cae_id"`                  // CFECAEId
+	CAEFrom      int           `json:"cae_from"`                // CFECAENroIni, first number the CAE authorizes
+	CAETo        int           `json:"cae_to"`                  // CFECAENroFin, last number the CAE authorizes
+	CAEExpires   string        `json:"cae_expires"`             // CFECAEFchVenc, YYYY-MM-DD
 	SecurityCode string        `json:"security_code"`           // CFECodigoSeguridad, 6 characters
 	QRCode       string        `json:"qr_code"`                 // CFEQrCode URL
 	RefersTo     []DocumentRef `json:"refers_to,omitempty"`     // Referencia of credit/debit notes

@@ -152,7 +152,10 @@ type cfeRetorno struct {
 	CFECodigoSeguridad string `xml:"CFECodigoSeguridad"`
 	CFEQrCode          string `xml:"CFEQrCode"`
 	CFEDatosAvanzados  struct {
-		CFECAEId string `xml:"CFECAEId"`
+		CFECAEId      string `xml:"CFECAEId"`
+		CFECAENroIni  int    `xml:"CFECAENroIni"`
+		CFECAENroFin  int    `xml:"CFECAENroFin"`
+		CFECAEFchVenc string `xml:"CFECAEFchVenc"`
 	} `xml:"CFEDatosAvanzados"`
 	Erros string `xml:"Erros"`
 }
@@ -165,6 +168,8 @@ func describe(d Document) cfeRetorno {
 		CFEQrCode: d.QRCode,
 	}
 	c.CFEDatosAvanzados.CFECAEId = d.CAEID
+	c.CFEDatosAvanzados.CFECAENroIni, c.CFEDatosAvanzados.CFECAENroFin = d.CAEFrom, d.CAETo
+	c.CFEDatosAvanzados.CFECAEFchVenc = d.CAEExpires
 	return c
 }
 

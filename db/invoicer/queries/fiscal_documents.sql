@@ -54,6 +54,8 @@ UPDATE invoicer.fiscal_documents
 SET status = @status, provider_series = @provider_series, provider_number = @provider_number,
     provider_status = @provider_status, provider_cae = @provider_cae,
     provider_security_code = @provider_security_code, provider_url = @provider_url,
+    provider_cae_from = sqlc.narg(provider_cae_from), provider_cae_to = sqlc.narg(provider_cae_to),
+    provider_cae_expires = sqlc.narg(provider_cae_expires)::date,
     issue_date = @issue_date,
     unknown_since = CASE WHEN @unknown_since_now::bool THEN now() ELSE sqlc.narg(unknown_since)::timestamptz END,
     due_at = now() + make_interval(secs => @due_in_seconds::float8),
@@ -103,6 +105,9 @@ SET status = @status, provider_status = coalesce(sqlc.narg(provider_status), pro
     provider_cae = coalesce(sqlc.narg(provider_cae), provider_cae),
     provider_security_code = coalesce(sqlc.narg(provider_security_code), provider_security_code),
     provider_url = coalesce(sqlc.narg(provider_url), provider_url),
+    provider_cae_from = coalesce(sqlc.narg(provider_cae_from), provider_cae_from),
+    provider_cae_to = coalesce(sqlc.narg(provider_cae_to), provider_cae_to),
+    provider_cae_expires = coalesce(sqlc.narg(provider_cae_expires)::date, provider_cae_expires),
     issue_date = coalesce(sqlc.narg(issue_date), issue_date),
     attention_reason = NULL, lease_token = NULL, lease_expires_at = NULL, due_at = now(), updated_at = now()
 WHERE id = @id AND status = @from_status;

@@ -152,6 +152,14 @@ func (s *Stack) API(ctx context.Context, base, path string, in any, key string, 
 	})
 }
 
+// Get reads an ingest instance's API path with the API token, decoding the
+// answer into out.
+func (s *Stack) Get(ctx context.Context, base, path string, out any) error {
+	return s.request(ctx, http.MethodGet, base+path, nil, out, func(req *http.Request, _ []byte) {
+		req.Header.Set("Authorization", "Bearer "+APIToken)
+	})
+}
+
 // Renotify makes the PSP sandbox deliver a payment's current notification
 // copies more times.
 func (s *Stack) Renotify(ctx context.Context, paymentID string, copies int) error {

@@ -5,6 +5,7 @@ package app
 
 import (
 	"context"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
@@ -16,11 +17,14 @@ import (
 	"github.com/onceflow/onceflow/pkg/outbox"
 	"github.com/onceflow/onceflow/pkg/pg"
 	"github.com/onceflow/onceflow/pkg/service"
+	"github.com/onceflow/onceflow/pkg/sqsclient"
 	"github.com/onceflow/onceflow/pkg/worker"
 	"github.com/onceflow/onceflow/services/ingest/internal/admin"
 	"github.com/onceflow/onceflow/services/ingest/internal/apply"
 	"github.com/onceflow/onceflow/services/ingest/internal/housekeeping"
 	"github.com/onceflow/onceflow/services/ingest/internal/httpapi"
+	"github.com/onceflow/onceflow/services/ingest/internal/merchanthook"
+	"github.com/onceflow/onceflow/services/ingest/internal/notices"
 	"github.com/onceflow/onceflow/services/ingest/internal/poller"
 	"github.com/onceflow/onceflow/services/ingest/internal/psp"
 	"github.com/onceflow/onceflow/services/ingest/internal/sources"
@@ -56,7 +60,7 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 		return nil, err
 	}
 	a := &App{pool: pool}
-	if err := a.build(cfg, srcs, scope, log); err != nil {
+	if err := a.build(ctx, cfg, srcs, scope, log); err != nil {
 		pool.Close()
 		return nil, err
 	}
@@ -64,7 +68,7 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 }
 
 // build makes the server and the loops and binds the listener.
-func (a *App) build(cfg Config, srcs []webhook.Source, scope string, log *zap.Logger) error {
+func (a *App) build(ctx context.Context, cfg Config, srcs []webhook.Source, scope string, log *zap.Logger) error {
 	reg := httpserver.NewRegistry()
 	st := store.New(a.pool)
 	reg.MustRegister(housekeeping.NewBacklog(st), housekeeping.NewCases(st))
@@ -79,9 +83,54 @@ func (a *App) build(cfg Config, srcs []webhook.Source, scope string, log *zap.Lo
 	wake := make(chan struct{}, 1)
 	webhook.NewHandler(srcs, st, log.Named("webhook"), reg, wake, cfg.WebhookMaxInFlight).Register(a.srv.Echo())
 	httpapi.New(st, cfg.APIToken).Register(a.srv.Echo())
-	admin.New(st, log.Named("admin"), wake).Register(a.srv.Admin(cfg.AdminToken))
+	guarded := a.srv.Admin(cfg.AdminToken)
+	admin.New(st, log.Named("admin"), wake).Register(guarded)
 	a.group.Add(loops(cfg, a.pool, st, scope, log, reg, wake)...)
+	deliveries := make(chan struct{}, 1)
+	admin.NewDeliveries(st, log.Named("admin"), deliveries).Register(guarded)
+	notifying, err := notifications(ctx, cfg, st, log, reg, deliveries)
+	if err != nil {
+		return err
+	}
+	a.group.Add(notifying...)
 	return a.srv.Listen()
+}
+
+// notifications are the receiver of the notifications queue and, when a
+// merchant webhook is configured, its deliverer (docs/notifications.md);
+// none when INGEST_CONSUME_NOTIFICATIONS is false.
+func notifications(ctx context.Context, cfg Config, st *store.Store, log *zap.Logger, reg prometheus.Registerer, wake chan struct{}) ([]worker.Loop, error) {
+	if !cfg.ConsumeNotifications {
+		return nil, nil
+	}
+	client, err := sqsclient.NewClient(ctx, cfg.AWSRegion, cfg.SQSEndpoint)
+	if err != nil {
+		return nil, err
+	}
+	send := cfg.MerchantWebhookURL != ""
+	nudge := func() {
+		select {
+		case wake <- struct{}{}:
+		default:
+		}
+	}
+	rec := notices.NewRecorder(st, log.Named("notices"), send, nudge)
+	loops := []worker.Loop{notices.NewReceiver(client, cfg.NotificationsQueue, rec, log.Named("notices"), reg, cfg.NotificationsWait).Run}
+	if !send {
+		return loops, nil
+	}
+	d, err := merchanthook.New(st, log.Named("merchanthook"), reg, merchanthook.Config{
+		URL: cfg.MerchantWebhookURL, Secret: cfg.MerchantWebhookSecret, Timeout: cfg.MerchantWebhookTimeout,
+		// A round claims four POSTs per slot, so its last ones may start
+		// after four timeouts: the lease outlasts five, plus the saves.
+		Batch: 4 * cfg.MerchantWebhookParallel, Parallel: cfg.MerchantWebhookParallel, Lease: 5*cfg.MerchantWebhookTimeout + 10*time.Second,
+		Poll: cfg.MerchantWebhookPoll, MaxAttempts: cfg.MerchantWebhookMaxAttempts,
+		Backoff: backoff.Policy{Base: cfg.MerchantWebhookBackoffBase, Cap: cfg.MerchantWebhookBackoffCap},
+	}, wake)
+	if err != nil {
+		return nil, err
+	}
+	return append(loops, d.Run), nil
 }
 
 // Addr is the bound HTTP address (host:port; useful with port 0).
@@ -107,7 +156,7 @@ func loops(cfg Config, pool *pgxpool.Pool, st *store.Store, scope string, log *z
 		}, wake).Run)
 	}
 	return append(all, housekeeping.NewPruner(st, log.Named("prune"), reg, housekeeping.Config{
-		ReceiptRetention: cfg.ReceiptRetention, IdempotencyRetention: cfg.IdempotencyRetention,
+		ReceiptRetention: cfg.ReceiptRetention, IdempotencyRetention: cfg.IdempotencyRetention, NotificationRetention: cfg.NotificationRetention,
 		Interval: cfg.PruneInterval, Batch: cfg.PruneBatch,
 	}).Run)
 }

@@ -60,7 +60,8 @@ func startSlow(t testing.TB, delay time.Duration, extra ...string) *env {
 	vars := map[string]string{"DATABASE_URL": dsn, "HTTP_ADDR": "127.0.0.1:0", "DLOCAL_BASE_URL": sandbox.URL,
 		"DLOCAL_LOGIN": login, "DLOCAL_TRANS_KEY": transKey, "DLOCAL_SECRET_KEY": secret, "INGEST_API_TOKEN": token,
 		"ADMIN_TOKEN": adminToken, "INGEST_APPLY_POLL_INTERVAL": "100ms", "INGEST_APPLY_BACKOFF_BASE": "100ms",
-		"INGEST_APPLY_BACKOFF_CAP": "500ms", "INGEST_POLL_INTERVAL": "100ms", "LOG_LEVEL": "debug"}
+		"INGEST_APPLY_BACKOFF_CAP": "500ms", "INGEST_POLL_INTERVAL": "100ms", "LOG_LEVEL": "debug",
+		"INGEST_CONSUME_NOTIFICATIONS": "false"} // a test that consumes notifications turns it on with a queue of its own
 	for i := 0; i < len(extra); i += 2 {
 		vars[extra[i]] = extra[i+1]
 	}

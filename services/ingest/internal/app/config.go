@@ -1,7 +1,10 @@
 package app
 
 import (
+	"encoding/base64"
 	"errors"
+	"net/url"
+	"strings"
 	"time"
 
 	"github.com/onceflow/onceflow/pkg/config"
@@ -53,6 +56,31 @@ type Config struct {
 	IdempotencyRetention time.Duration `env:"INGEST_IDEMPOTENCY_RETENTION" renamed:"IDEMPOTENCY_RETENTION" envDefault:"24h"`
 	PruneInterval        time.Duration `env:"INGEST_PRUNE_INTERVAL" renamed:"PRUNE_INTERVAL" envDefault:"1m"`
 	PruneBatch           int           `env:"INGEST_PRUNE_BATCH" renamed:"PRUNE_BATCH" envDefault:"500"`
+	// NotificationsQueue is the invoicer's notifications queue (a name or
+	// URL), which ingest consumes, unless ConsumeNotifications is false,
+	// into its documents table and, when INGEST_MERCHANT_WEBHOOK_URL is
+	// set, into merchant deliveries (docs/notifications.md).
+	ConsumeNotifications bool          `env:"INGEST_CONSUME_NOTIFICATIONS" envDefault:"true"`
+	NotificationsQueue   string        `env:"INGEST_NOTIFICATIONS_QUEUE" envDefault:"onceflow-notifications"`
+	NotificationsWait    time.Duration `env:"INGEST_NOTIFICATIONS_WAIT" envDefault:"10s"`
+	// MerchantWebhookURL receives every document.authorized notification,
+	// signed with Standard Webhooks under MerchantWebhookSecret (a base64
+	// "whsec_" secret); unset, nothing is sent. A POST waits up to
+	// INGEST_MERCHANT_WEBHOOK_TIMEOUT; a failed one is retried with backoff
+	// from INGEST_MERCHANT_WEBHOOK_BACKOFF_BASE doubling up to
+	// INGEST_MERCHANT_WEBHOOK_BACKOFF_CAP and parked after
+	// INGEST_MERCHANT_WEBHOOK_MAX_ATTEMPTS attempts.
+	MerchantWebhookURL         string        `env:"INGEST_MERCHANT_WEBHOOK_URL"`
+	MerchantWebhookSecret      string        `env:"INGEST_MERCHANT_WEBHOOK_SECRET"`
+	MerchantWebhookTimeout     time.Duration `env:"INGEST_MERCHANT_WEBHOOK_TIMEOUT" envDefault:"15s"`
+	MerchantWebhookMaxAttempts int           `env:"INGEST_MERCHANT_WEBHOOK_MAX_ATTEMPTS" envDefault:"15"`
+	MerchantWebhookBackoffBase time.Duration `env:"INGEST_MERCHANT_WEBHOOK_BACKOFF_BASE" envDefault:"30s"`
+	MerchantWebhookBackoffCap  time.Duration `env:"INGEST_MERCHANT_WEBHOOK_BACKOFF_CAP" envDefault:"6h"`
+	MerchantWebhookParallel    int           `env:"INGEST_MERCHANT_WEBHOOK_PARALLEL" envDefault:"8"`
+	MerchantWebhookPoll        time.Duration `env:"INGEST_MERCHANT_WEBHOOK_POLL_INTERVAL" envDefault:"1s"`
+	// NotificationRetention is how long delivered notifications and their
+	// attempt logs are kept (pruned with the receipts).
+	NotificationRetention time.Duration `env:"INGEST_NOTIFICATION_RETENTION" envDefault:"720h"`
 	// TLS is served when both files are set.
 	TLSCertFile string `env:"TLS_CERT_FILE"`
 	TLSKeyFile  string `env:"TLS_KEY_FILE"`
@@ -90,6 +118,17 @@ func (c Config) Validate() error {
 		{c.IdempotencyRetention < time.Hour, "INGEST_IDEMPOTENCY_RETENTION: want at least 1h"},
 		{c.PruneInterval <= 0 || c.PruneBatch < 1, "INGEST_PRUNE_INTERVAL/INGEST_PRUNE_BATCH: want a positive interval and batch"},
 		{(c.TLSCertFile == "") != (c.TLSKeyFile == ""), "TLS_CERT_FILE/TLS_KEY_FILE: set both to serve HTTPS, or neither"},
+		{c.NotificationsWait < time.Second || c.NotificationsWait > 20*time.Second, "INGEST_NOTIFICATIONS_WAIT: want 1s to 20s (SQS long polling)"},
+		{c.MerchantWebhookURL != "" && !webURL(c.MerchantWebhookURL), "INGEST_MERCHANT_WEBHOOK_URL: want an http:// or https:// URL"},
+		{c.MerchantWebhookURL != "" && !c.ConsumeNotifications, "INGEST_CONSUME_NOTIFICATIONS: want true when INGEST_MERCHANT_WEBHOOK_URL is set (deliveries come from the notifications)"},
+		{c.MerchantWebhookURL != "" && !whsec(c.MerchantWebhookSecret), "INGEST_MERCHANT_WEBHOOK_SECRET: want a base64 whsec_ secret of at least 24 bytes when INGEST_MERCHANT_WEBHOOK_URL is set"},
+		{c.MerchantWebhookTimeout <= 0, "INGEST_MERCHANT_WEBHOOK_TIMEOUT: want a positive duration"},
+		{c.MerchantWebhookMaxAttempts < 1, "INGEST_MERCHANT_WEBHOOK_MAX_ATTEMPTS: want at least 1"},
+		{c.MerchantWebhookBackoffBase <= 0 || c.MerchantWebhookBackoffCap < c.MerchantWebhookBackoffBase,
+			"INGEST_MERCHANT_WEBHOOK_BACKOFF_BASE/INGEST_MERCHANT_WEBHOOK_BACKOFF_CAP: want 0 < base <= cap"},
+		{c.MerchantWebhookParallel < 1, "INGEST_MERCHANT_WEBHOOK_PARALLEL: want at least 1"},
+		{c.MerchantWebhookPoll <= 0, "INGEST_MERCHANT_WEBHOOK_POLL_INTERVAL: want a positive duration"},
+		{c.NotificationRetention < 24*time.Hour, "INGEST_NOTIFICATION_RETENTION: want at least 24h (720h by default)"},
 	}
 	for _, ch := range checks {
 		if ch.bad {
@@ -97,4 +136,18 @@ func (c Config) Validate() error {
 		}
 	}
 	return nil
+}
+
+// webURL reports whether s is an absolute http or https URL with a host.
+func webURL(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
+}
+
+// whsec reports whether s is a Standard Webhooks secret: "whsec_" and at
+// least 24 bytes, base64-encoded.
+func whsec(s string) bool {
+	raw, ok := strings.CutPrefix(s, "whsec_")
+	b, err := base64.StdEncoding.DecodeString(raw)
+	return ok && err == nil && len(b) >= 24
 }

@@ -62,6 +62,16 @@ func TestBadSettingsNameTheNewVariable(t *testing.T) {
 		{map[string]string{"RECEIPT_RETENTION": "1h"}, "INGEST_RECEIPT_RETENTION: want at least 24h"},
 		{map[string]string{"PSP_TIMEOUT": "soon"}, "INGEST_PSP_TIMEOUT"},
 		{map[string]string{"DLOCAL_LOGIN": ""}, "DLOCAL_LOGIN: want the merchant's dLocal login"},
+		{map[string]string{"INGEST_MERCHANT_WEBHOOK_URL": "merchant.example.com/hooks", "INGEST_MERCHANT_WEBHOOK_SECRET": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"},
+			"INGEST_MERCHANT_WEBHOOK_URL: want an http:// or https:// URL"},
+		{map[string]string{"INGEST_MERCHANT_WEBHOOK_URL": "https://merchant.example.com/hooks"}, "INGEST_MERCHANT_WEBHOOK_SECRET: want a base64 whsec_ secret"},
+		{map[string]string{"INGEST_MERCHANT_WEBHOOK_URL": "https://merchant.example.com/hooks", "INGEST_MERCHANT_WEBHOOK_SECRET": "whsec_c2hvcnQ="},
+			"INGEST_MERCHANT_WEBHOOK_SECRET: want a base64 whsec_ secret of at least 24 bytes"},
+		{map[string]string{"INGEST_MERCHANT_WEBHOOK_URL": "https://merchant.example.com/hooks", "INGEST_MERCHANT_WEBHOOK_SECRET": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+			"INGEST_CONSUME_NOTIFICATIONS": "false"}, "INGEST_CONSUME_NOTIFICATIONS: want true when INGEST_MERCHANT_WEBHOOK_URL is set"},
+		{map[string]string{"INGEST_MERCHANT_WEBHOOK_MAX_ATTEMPTS": "0"}, "INGEST_MERCHANT_WEBHOOK_MAX_ATTEMPTS: want at least 1"},
+		{map[string]string{"INGEST_MERCHANT_WEBHOOK_BACKOFF_BASE": "1h", "INGEST_MERCHANT_WEBHOOK_BACKOFF_CAP": "1m"}, "INGEST_MERCHANT_WEBHOOK_BACKOFF_BASE/INGEST_MERCHANT_WEBHOOK_BACKOFF_CAP"},
+		{map[string]string{"INGEST_NOTIFICATIONS_WAIT": "30s"}, "INGEST_NOTIFICATIONS_WAIT: want 1s to 20s"},
 	}
 	for _, tc := range tests {
 		_, err := load(tc.vars)

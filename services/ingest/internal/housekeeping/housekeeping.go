@@ -1,6 +1,6 @@
 // Package housekeeping keeps ingest's hot tables small and its backlog
-// visible: it deletes finished receipts and old idempotency keys in small
-// batches, and exports the pending-receipt backlog as gauges.
+// visible: it deletes finished receipts, old idempotency keys and old
+// delivered notifications in small batches, and exports the pending-receipt backlog as gauges.
 package housekeeping
 
 import (
@@ -18,8 +18,11 @@ import (
 type Config struct {
 	ReceiptRetention     time.Duration
 	IdempotencyRetention time.Duration
-	Interval             time.Duration
-	Batch                int
+	// NotificationRetention is how long a delivered merchant notification
+	// (and its attempt log) is kept; pending and parked ones stay.
+	NotificationRetention time.Duration
+	Interval              time.Duration
+	Batch                 int
 }
 
 // Pruner deletes what has outlived its retention.
@@ -49,16 +52,22 @@ func (p *Pruner) Run(ctx context.Context) error {
 	return nil
 }
 
-// Prune deletes, batch by batch in short transactions, finished receipts
-// and idempotency keys older than their retention at now.
+// Prune deletes, batch by batch in short transactions, finished receipts,
+// idempotency keys and delivered notifications older than their retention
+// at now.
 func (p *Pruner) Prune(ctx context.Context, now time.Time) error {
 	if err := p.drain(ctx, "webhook_receipts", func() (int64, error) {
 		return p.store.PruneReceipts(ctx, now.Add(-p.cfg.ReceiptRetention), p.cfg.Batch)
 	}); err != nil {
 		return err
 	}
-	return p.drain(ctx, "idempotency_keys", func() (int64, error) {
+	if err := p.drain(ctx, "idempotency_keys", func() (int64, error) {
 		return p.store.PruneIdempotencyKeys(ctx, now.Add(-p.cfg.IdempotencyRetention), p.cfg.Batch)
+	}); err != nil {
+		return err
+	}
+	return p.drain(ctx, "notification_deliveries", func() (int64, error) {
+		return p.store.PruneDeliveries(ctx, now.Add(-p.cfg.NotificationRetention), p.cfg.Batch)
 	})
 }
 

@@ -51,14 +51,22 @@ func TestPruneDeletesOnlyFinishedReceiptsPastRetention(t *testing.T) {
 	receipt(t, p, "old-pending", "pending", week+time.Hour)
 	receipt(t, p, "old-parked", "parked", week+time.Hour)
 	receipt(t, p, "new-done", "done", time.Hour)
-	_, err := p.Exec(t.Context(), `INSERT INTO ingest.idempotency_keys (route, key, request_hash, created_at) VALUES
+	_, err := p.Exec(t.Context(), `INSERT INTO ingest.notification_deliveries (event_id, event_type, payload, status, delivered_at, parked_at) VALUES
+		('old-delivered', 't', '{}', 'delivered', now() - interval '8 days', NULL),
+		('new-delivered', 't', '{}', 'delivered', now() - interval '1 hour', NULL),
+		('old-parked', 't', '{}', 'parked', NULL, now() - interval '8 days'),
+		('old-pending', 't', '{}', 'pending', NULL, NULL)`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = p.Exec(t.Context(), `INSERT INTO ingest.idempotency_keys (route, key, request_hash, created_at) VALUES
 		('/v1/customers', 'old', '\x00', now() - interval '2 days'), ('/v1/customers', 'new', '\x00', now())`)
 	if err != nil {
 		t.Fatal(err)
 	}
 	reg := prometheus.NewRegistry()
 	pr := housekeeping.NewPruner(store.New(p), zap.NewNop(), reg, housekeeping.Config{
-		ReceiptRetention: week, IdempotencyRetention: 24 * time.Hour, Interval: time.Minute, Batch: 3,
+		ReceiptRetention: week, IdempotencyRetention: 24 * time.Hour, NotificationRetention: week, Interval: time.Minute, Batch: 3,
 	})
 	if err := pr.Prune(t.Context(), time.Now()); err != nil {
 		t.Fatal(err)
@@ -78,7 +86,17 @@ func TestPruneDeletesOnlyFinishedReceiptsPastRetention(t *testing.T) {
 	if keys != 1 {
 		t.Fatal("a fresh idempotency key was pruned")
 	}
-	if n := testutil.CollectAndCount(reg, "onceflow_ingest_pruned_total"); n != 2 {
+	var notes []string
+	rows, _ = p.Query(t.Context(), "SELECT event_id FROM ingest.notification_deliveries ORDER BY event_id")
+	for rows.Next() {
+		var k string
+		_ = rows.Scan(&k)
+		notes = append(notes, k)
+	}
+	if len(notes) != 3 || notes[0] != "new-delivered" || notes[1] != "old-parked" || notes[2] != "old-pending" {
+		t.Fatalf("notifications left = %v, want new-delivered, old-parked, old-pending", notes)
+	}
+	if n := testutil.CollectAndCount(reg, "onceflow_ingest_pruned_total"); n != 3 {
 		t.Fatalf("pruned metric series = %d, want one per table", n)
 	}
 }

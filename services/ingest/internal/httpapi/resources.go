@@ -132,7 +132,11 @@ func (a *API) getOrder(c echo.Context) error {
 	if err != nil {
 		return notFound(err)
 	}
-	return c.JSON(http.StatusOK, orderOut(row))
+	docs, err := a.store.OrderDocuments(c.Request().Context(), id)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, orderWithDocuments(orderOut(row), docs))
 }
 
 func orderOut(r store.Order) Order {

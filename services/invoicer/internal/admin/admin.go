@@ -112,6 +112,9 @@ type Document struct {
 	Number          *int64     `json:"number,omitempty"`
 	ProviderStatus  *string    `json:"provider_status,omitempty"`
 	CAE             *string    `json:"cae,omitempty"`
+	CAEFrom         *int64     `json:"cae_from,omitempty"`    // first number the CAE authorizes
+	CAETo           *int64     `json:"cae_to,omitempty"`      // last number the CAE authorizes
+	CAEExpires      *time.Time `json:"cae_expires,omitempty"` // the CAE's expiry date
 	SecurityCode    *string    `json:"security_code,omitempty"`
 	VerifyURL       *string    `json:"verify_url,omitempty"`
 	IssueDate       *time.Time `json:"issue_date,omitempty"`
@@ -131,6 +134,7 @@ func view(d store.Document) Document {
 	return Document{ID: d.ID, SourceKind: d.SourceKind, SourceRef: d.SourceRef, Kind: string(d.Kind), Reference: d.Reference,
 		CFEType: int32(d.CFEType), Status: string(d.Status), AmountMinor: d.AmountMinor, Currency: d.Currency, OriginalSource: d.OriginalSourceRef,
 		Series: d.ProviderSeries, Number: d.ProviderNumber, ProviderStatus: d.ProviderStatus, CAE: d.ProviderCAE,
+		CAEFrom: d.ProviderCAEFrom, CAETo: d.ProviderCAETo, CAEExpires: d.ProviderCAEExpires,
 		SecurityCode: d.ProviderSecurityCode, VerifyURL: d.ProviderURL, IssueDate: d.IssueDate, Attempts: d.Attempts,
 		DGIPolls: d.DGIPolls, DueAt: d.DueAt, LastError: d.LastError, AttentionReason: d.AttentionReason,
 		CreatedAt: d.CreatedAt, UpdatedAt: d.UpdatedAt, Revision: d.Revision, ReplacesID: d.ReplacesID, Refusals: d.Refusals}

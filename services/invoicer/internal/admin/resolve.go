@@ -93,7 +93,7 @@ func (a *API) plan(ctx context.Context, d store.Document, r Resolution) (notify.
 	if !st.Final() {
 		st = fiscal.StatusPendingDGI // polled from now on
 	}
-	return notify.Change{Status: st, Series: h.Series, Number: h.Number}, &h, nil
+	return notify.Change{Status: st, Series: h.Series, Number: h.Number, Provider: h}, &h, nil
 }
 
 // pick finds the provider document r names under d's reference.
@@ -165,6 +165,7 @@ func adoption(d store.Document, change notify.Change, h *fiscal.Held) store.Adop
 	if h != nil {
 		p.ProviderStatus, p.ProviderSeries, p.ProviderNumber = &h.ProviderStatus, &h.Series, &h.Number
 		p.ProviderCAE, p.ProviderSecurityCode, p.ProviderURL = &h.CAEID, &h.SecurityCode, &h.VerifyURL
+		p.ProviderCAEFrom, p.ProviderCAETo, p.ProviderCAEExpires = store.CAERange(*h)
 		if !h.IssueDate.IsZero() {
 			p.IssueDate = &h.IssueDate
 		}

@@ -117,12 +117,14 @@ func (p *Provider) adopt(ctx context.Context, d store.Document, to fiscal.Status
 		return "stale", nil
 	}
 	a := store.Adoption{ID: d.ID, FromStatus: d.Status, Status: to, ProviderStatus: &code}
+	provider := notify.Recorded(d)
 	if p.holder.Lookup != nil {
 		held, ok, err := p.confirm(ctx, d, to)
 		if err != nil || !ok {
 			return "unconfirmed", err
 		}
 		a = adoption(d, held)
+		provider = held
 	}
 	outcome := "adopted"
 	err := notify.Commit(ctx, p.store, p.wake, func(tx *store.Tx) error {
@@ -137,7 +139,8 @@ func (p *Provider) adopt(ctx context.Context, d store.Document, to fiscal.Status
 			}
 		}
 		return notify.Insert(ctx, tx, d, notify.Change{Status: to,
-			Series: deref(cmp.Or(a.ProviderSeries, d.ProviderSeries)), Number: deref(cmp.Or(a.ProviderNumber, d.ProviderNumber))})
+			Series: deref(cmp.Or(a.ProviderSeries, d.ProviderSeries)), Number: deref(cmp.Or(a.ProviderNumber, d.ProviderNumber)),
+			Provider: provider})
 	})
 	if err == nil && outcome == "adopted" {
 		p.valid.Observe(d, a.Status)
@@ -170,6 +173,7 @@ func adoption(d store.Document, h fiscal.Held) store.Adoption {
 	a := store.Adoption{ID: d.ID, FromStatus: d.Status, Status: h.Status, ProviderStatus: &h.ProviderStatus,
 		ProviderSeries: &h.Series, ProviderNumber: &h.Number, ProviderCAE: &h.CAEID,
 		ProviderSecurityCode: &h.SecurityCode, ProviderURL: &h.VerifyURL}
+	a.ProviderCAEFrom, a.ProviderCAETo, a.ProviderCAEExpires = store.CAERange(h)
 	if !h.IssueDate.IsZero() {
 		a.IssueDate = &h.IssueDate
 	}

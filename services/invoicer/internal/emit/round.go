@@ -164,7 +164,12 @@ func notifications(jobs []*job, saved []store.Result, fenced []error) ([]outbox.
 			continue
 		}
 		p := saved[i]
-		m, ok, err := notify.Message(j.d, notify.Change{Status: j.res.status, Series: deref(p.ProviderSeries), Number: deref(p.ProviderNumber), Reason: j.res.attention})
+		provider := notify.Recorded(j.d)
+		if j.res.held != nil {
+			provider = *j.res.held
+		}
+		m, ok, err := notify.Message(j.d, notify.Change{Status: j.res.status, Series: deref(p.ProviderSeries), Number: deref(p.ProviderNumber),
+			Reason: j.res.attention, Provider: provider})
 		if err != nil {
 			return nil, err
 		}

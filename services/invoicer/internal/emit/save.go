@@ -20,10 +20,12 @@ func toSave(d store.Document, token uuid.UUID, r result) store.Result {
 		UnknownSinceNow: r.unknownNow, DueIn: r.after, DGIPolls: r.dgiPolls, LastError: optional(r.lastError), AttentionReason: optional(r.attention), Refused: r.outcome == "refused",
 		ProviderSeries: d.ProviderSeries, ProviderNumber: d.ProviderNumber, ProviderStatus: d.ProviderStatus,
 		ProviderCAE: d.ProviderCAE, ProviderSecurityCode: d.ProviderSecurityCode, ProviderURL: d.ProviderURL, IssueDate: d.IssueDate,
+		ProviderCAEFrom: d.ProviderCAEFrom, ProviderCAETo: d.ProviderCAETo, ProviderCAEExpires: d.ProviderCAEExpires,
 	}
 	if h := r.held; h != nil {
 		p.ProviderSeries, p.ProviderNumber, p.ProviderStatus = &h.Series, &h.Number, &h.ProviderStatus
 		p.ProviderCAE, p.ProviderSecurityCode, p.ProviderURL = &h.CAEID, &h.SecurityCode, &h.VerifyURL
+		p.ProviderCAEFrom, p.ProviderCAETo, p.ProviderCAEExpires = store.CAERange(*h)
 		if !h.IssueDate.IsZero() {
 			p.IssueDate = &h.IssueDate
 		}

@@ -27,6 +27,45 @@ type Change struct {
 	Series string
 	Number int64
 	Reason string // why it needs attention or was rejected; no buyer data
+	// Provider is the provider's copy as recorded with the change (its CAE,
+	// security code, verification link and issue date); see Recorded.
+	Provider fiscal.Held
+}
+
+// Recorded is the provider's copy of d as its row holds it: what a change
+// that learnt nothing new about the provider's copy announces.
+func Recorded(d store.Document) fiscal.Held {
+	h := fiscal.Held{CAEID: deref(d.ProviderCAE), SecurityCode: deref(d.ProviderSecurityCode), VerifyURL: deref(d.ProviderURL),
+		CAEFrom: deref(d.ProviderCAEFrom), CAETo: deref(d.ProviderCAETo), Series: deref(d.ProviderSeries), Number: deref(d.ProviderNumber)}
+	if d.ProviderCAEExpires != nil {
+		h.CAEExpires = *d.ProviderCAEExpires
+	}
+	if d.IssueDate != nil {
+		h.IssueDate = *d.IssueDate
+	}
+	return h
+}
+
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
+}
+
+// date renders t as YYYY-MM-DD, or "" when it is zero.
+func date(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.Format(time.DateOnly)
+}
+
+// documentKinds maps a document's kind to the event's.
+var documentKinds = map[fiscal.Kind]eventsv1.DocumentKind{
+	fiscal.KindInvoice:    eventsv1.DocumentKind_DOCUMENT_KIND_INVOICE,
+	fiscal.KindCreditNote: eventsv1.DocumentKind_DOCUMENT_KIND_CREDIT_NOTE,
 }
 
 // kinds maps the states worth announcing to their notification type. An
@@ -78,6 +117,13 @@ func Message(d store.Document, c Change) (m outbox.Message, ok bool, err error) 
 		EventKey: key, Type: typ, SourceKind: d.SourceKind, SourceRef: d.SourceRef, Reference: d.Reference,
 		CfeType: int32(d.CFEType), Series: c.Series, Number: c.Number, Reason: c.Reason,
 		OccurredAt: timestamppb.New(time.Now()),
+		Kind:       documentKinds[d.Kind], Status: string(c.Status), CaeId: c.Provider.CAEID,
+		CaeRangeFrom: c.Provider.CAEFrom, CaeRangeTo: c.Provider.CAETo, CaeExpires: date(c.Provider.CAEExpires),
+		SecurityCode: c.Provider.SecurityCode, VerifyUrl: c.Provider.VerifyURL, IssueDate: date(c.Provider.IssueDate),
+		AmountMinor: d.AmountMinor, Currency: d.Currency, PaymentRef: d.SourceRef, Revision: d.Revision,
+	}
+	if d.OriginalSourceRef != nil {
+		ev.PaymentRef = *d.OriginalSourceRef
 	}
 	payload, err := eventsv1.Encode(ev)
 	if err != nil {

@@ -34,6 +34,9 @@ type Document struct {
 	ProviderCAE          *string
 	ProviderSecurityCode *string
 	ProviderURL          *string
+	ProviderCAEFrom      *int64     // the CAE's authorized number range, from
+	ProviderCAETo        *int64     // to
+	ProviderCAEExpires   *time.Time // the CAE's expiry date
 	IssueDate            *time.Time
 	Attempts             int32
 	UnknownSince         *time.Time // since when a send's outcome is unknown
@@ -60,6 +63,7 @@ func documentFromRow(r dbsqlc.InvoicerFiscalDocument) Document {
 		AmountMinor: r.AmountMinor, Currency: r.Currency, Buyer: r.Buyer, Lines: r.Lines, OriginalSourceRef: r.OriginalSourceRef,
 		ProviderSeries: r.ProviderSeries, ProviderNumber: r.ProviderNumber, ProviderStatus: r.ProviderStatus,
 		ProviderCAE: r.ProviderCae, ProviderSecurityCode: r.ProviderSecurityCode, ProviderURL: r.ProviderUrl,
+		ProviderCAEFrom: r.ProviderCaeFrom, ProviderCAETo: r.ProviderCaeTo, ProviderCAEExpires: r.ProviderCaeExpires,
 		IssueDate: r.IssueDate, Attempts: r.Attempts, UnknownSince: r.UnknownSince, LeaseToken: r.LeaseToken,
 		LeaseExpiresAt: r.LeaseExpiresAt, DueAt: r.DueAt, DGIPolls: r.DgiPolls, LastError: r.LastError,
 		AttentionReason: r.AttentionReason, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, Traceparent: r.Traceparent,

@@ -85,6 +85,9 @@ type Result struct {
 	ProviderCAE          *string
 	ProviderSecurityCode *string
 	ProviderURL          *string
+	ProviderCAEFrom      *int64
+	ProviderCAETo        *int64
+	ProviderCAEExpires   *time.Time
 	IssueDate            *time.Time
 	UnknownSince         *time.Time    // kept as given, unless UnknownSinceNow
 	UnknownSinceNow      bool          // unknown since the database's now()
@@ -100,6 +103,7 @@ func (r Result) params() dbsqlc.DocumentSaveResultParams {
 		ID: r.ID, LeaseToken: &r.LeaseToken, ClaimedStatus: string(r.ClaimedStatus), Status: string(r.Status),
 		ProviderSeries: r.ProviderSeries, ProviderNumber: r.ProviderNumber, ProviderStatus: r.ProviderStatus,
 		ProviderCae: r.ProviderCAE, ProviderSecurityCode: r.ProviderSecurityCode, ProviderUrl: r.ProviderURL,
+		ProviderCaeFrom: r.ProviderCAEFrom, ProviderCaeTo: r.ProviderCAETo, ProviderCaeExpires: r.ProviderCAEExpires,
 		IssueDate: r.IssueDate, UnknownSince: r.UnknownSince, UnknownSinceNow: r.UnknownSinceNow,
 		DueInSeconds: r.DueIn.Seconds(), DgiPolls: r.DGIPolls,
 		LastError: r.LastError, AttentionReason: r.AttentionReason, Refused: r.Refused,

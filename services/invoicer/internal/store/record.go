@@ -84,7 +84,25 @@ type Adoption struct {
 	ProviderCAE          *string
 	ProviderSecurityCode *string
 	ProviderURL          *string
+	ProviderCAEFrom      *int64
+	ProviderCAETo        *int64
+	ProviderCAEExpires   *time.Time
 	IssueDate            *time.Time
+}
+
+// CAERange is h's CAE range and expiry as a row's nullable columns: nil
+// where the provider did not tell.
+func CAERange(h fiscal.Held) (from, to *int64, expires *time.Time) {
+	if h.CAEFrom != 0 {
+		from = &h.CAEFrom
+	}
+	if h.CAETo != 0 {
+		to = &h.CAETo
+	}
+	if !h.CAEExpires.IsZero() {
+		expires = &h.CAEExpires
+	}
+	return from, to, expires
 }
 
 // AdoptStatus applies a (from a provider event or an operator) and voids
@@ -94,6 +112,7 @@ func (q queries) AdoptStatus(ctx context.Context, a Adoption) (bool, error) {
 		ID: a.ID, FromStatus: string(a.FromStatus), Status: string(a.Status), ProviderStatus: a.ProviderStatus,
 		ProviderSeries: a.ProviderSeries, ProviderNumber: a.ProviderNumber, ProviderCae: a.ProviderCAE,
 		ProviderSecurityCode: a.ProviderSecurityCode, ProviderUrl: a.ProviderURL, IssueDate: a.IssueDate,
+		ProviderCaeFrom: a.ProviderCAEFrom, ProviderCaeTo: a.ProviderCAETo, ProviderCaeExpires: a.ProviderCAEExpires,
 	})
 	if err != nil {
 		return false, pg.Interpret(err, "adopt status of document %d", a.ID)

@@ -537,17 +537,43 @@ func (x *ProviderEvent) GetOccurredAt() *timestamppb.Timestamp {
 // NotificationEvent tells downstream systems about a document's outcome.
 // Type "notification.document".
 type NotificationEvent struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	EventKey      string                 `protobuf:"bytes,1,opt,name=event_key,json=eventKey,proto3" json:"event_key,omitempty"`
-	Type          NotificationType       `protobuf:"varint,2,opt,name=type,proto3,enum=onceflow.events.v1.NotificationType" json:"type,omitempty"`
-	SourceKind    string                 `protobuf:"bytes,3,opt,name=source_kind,json=sourceKind,proto3" json:"source_kind,omitempty"`
-	SourceRef     string                 `protobuf:"bytes,4,opt,name=source_ref,json=sourceRef,proto3" json:"source_ref,omitempty"`
-	Reference     string                 `protobuf:"bytes,5,opt,name=reference,proto3" json:"reference,omitempty"`
-	CfeType       int32                  `protobuf:"varint,6,opt,name=cfe_type,json=cfeType,proto3" json:"cfe_type,omitempty"`
-	Series        string                 `protobuf:"bytes,7,opt,name=series,proto3" json:"series,omitempty"`
-	Number        int64                  `protobuf:"varint,8,opt,name=number,proto3" json:"number,omitempty"`
-	Reason        string                 `protobuf:"bytes,9,opt,name=reason,proto3" json:"reason,omitempty"`
-	OccurredAt    *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=occurred_at,json=occurredAt,proto3" json:"occurred_at,omitempty"`
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	EventKey   string                 `protobuf:"bytes,1,opt,name=event_key,json=eventKey,proto3" json:"event_key,omitempty"`
+	Type       NotificationType       `protobuf:"varint,2,opt,name=type,proto3,enum=onceflow.events.v1.NotificationType" json:"type,omitempty"`
+	SourceKind string                 `protobuf:"bytes,3,opt,name=source_kind,json=sourceKind,proto3" json:"source_kind,omitempty"`
+	SourceRef  string                 `protobuf:"bytes,4,opt,name=source_ref,json=sourceRef,proto3" json:"source_ref,omitempty"`
+	Reference  string                 `protobuf:"bytes,5,opt,name=reference,proto3" json:"reference,omitempty"`
+	CfeType    int32                  `protobuf:"varint,6,opt,name=cfe_type,json=cfeType,proto3" json:"cfe_type,omitempty"`
+	Series     string                 `protobuf:"bytes,7,opt,name=series,proto3" json:"series,omitempty"`
+	Number     int64                  `protobuf:"varint,8,opt,name=number,proto3" json:"number,omitempty"`
+	Reason     string                 `protobuf:"bytes,9,opt,name=reason,proto3" json:"reason,omitempty"`
+	OccurredAt *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=occurred_at,json=occurredAt,proto3" json:"occurred_at,omitempty"`
+	// What the document is for: an invoice or a credit note.
+	Kind DocumentKind `protobuf:"varint,11,opt,name=kind,proto3,enum=onceflow.events.v1.DocumentKind" json:"kind,omitempty"`
+	// The document's status after the change: authorized, issued, rejected
+	// or needs_attention.
+	Status string `protobuf:"bytes,12,opt,name=status,proto3" json:"status,omitempty"`
+	// The provider's CAE (DGI's authorization of a number range) under which
+	// the document was numbered: its id, the range it authorizes and its
+	// expiry date (YYYY-MM-DD). Empty or 0 while the provider has not told.
+	CaeId        string `protobuf:"bytes,13,opt,name=cae_id,json=caeId,proto3" json:"cae_id,omitempty"`
+	CaeRangeFrom int64  `protobuf:"varint,14,opt,name=cae_range_from,json=caeRangeFrom,proto3" json:"cae_range_from,omitempty"`
+	CaeRangeTo   int64  `protobuf:"varint,15,opt,name=cae_range_to,json=caeRangeTo,proto3" json:"cae_range_to,omitempty"`
+	CaeExpires   string `protobuf:"bytes,16,opt,name=cae_expires,json=caeExpires,proto3" json:"cae_expires,omitempty"`
+	// The CFE's security code and the DGI verification link its QR code
+	// encodes, for the buyer.
+	SecurityCode string `protobuf:"bytes,17,opt,name=security_code,json=securityCode,proto3" json:"security_code,omitempty"`
+	VerifyUrl    string `protobuf:"bytes,18,opt,name=verify_url,json=verifyUrl,proto3" json:"verify_url,omitempty"`
+	// The CFE's issue date (YYYY-MM-DD).
+	IssueDate   string `protobuf:"bytes,19,opt,name=issue_date,json=issueDate,proto3" json:"issue_date,omitempty"`
+	AmountMinor int64  `protobuf:"varint,20,opt,name=amount_minor,json=amountMinor,proto3" json:"amount_minor,omitempty"`
+	// ISO 4217, upper case.
+	Currency string `protobuf:"bytes,21,opt,name=currency,proto3" json:"currency,omitempty"`
+	// The payment the document belongs to: the source itself for an
+	// invoice, the payment a credit note corrects.
+	PaymentRef string `protobuf:"bytes,22,opt,name=payment_ref,json=paymentRef,proto3" json:"payment_ref,omitempty"`
+	// 0, or how many times the document was re-issued.
+	Revision      int32 `protobuf:"varint,23,opt,name=revision,proto3" json:"revision,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -652,6 +678,97 @@ func (x *NotificationEvent) GetOccurredAt() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *NotificationEvent) GetKind() DocumentKind {
+	if x != nil {
+		return x.Kind
+	}
+	return DocumentKind_DOCUMENT_KIND_UNSPECIFIED
+}
+
+func (x *NotificationEvent) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+func (x *NotificationEvent) GetCaeId() string {
+	if x != nil {
+		return x.CaeId
+	}
+	return ""
+}
+
+func (x *NotificationEvent) GetCaeRangeFrom() int64 {
+	if x != nil {
+		return x.CaeRangeFrom
+	}
+	return 0
+}
+
+func (x *NotificationEvent) GetCaeRangeTo() int64 {
+	if x != nil {
+		return x.CaeRangeTo
+	}
+	return 0
+}
+
+func (x *NotificationEvent) GetCaeExpires() string {
+	if x != nil {
+		return x.CaeExpires
+	}
+	return ""
+}
+
+func (x *NotificationEvent) GetSecurityCode() string {
+	if x != nil {
+		return x.SecurityCode
+	}
+	return ""
+}
+
+func (x *NotificationEvent) GetVerifyUrl() string {
+	if x != nil {
+		return x.VerifyUrl
+	}
+	return ""
+}
+
+func (x *NotificationEvent) GetIssueDate() string {
+	if x != nil {
+		return x.IssueDate
+	}
+	return ""
+}
+
+func (x *NotificationEvent) GetAmountMinor() int64 {
+	if x != nil {
+		return x.AmountMinor
+	}
+	return 0
+}
+
+func (x *NotificationEvent) GetCurrency() string {
+	if x != nil {
+		return x.Currency
+	}
+	return ""
+}
+
+func (x *NotificationEvent) GetPaymentRef() string {
+	if x != nil {
+		return x.PaymentRef
+	}
+	return ""
+}
+
+func (x *NotificationEvent) GetRevision() int32 {
+	if x != nil {
+		return x.Revision
+	}
+	return 0
+}
+
 var File_onceflow_events_v1_events_proto protoreflect.FileDescriptor
 
 const file_onceflow_events_v1_events_proto_rawDesc = "" +
@@ -702,7 +819,7 @@ const file_onceflow_events_v1_events_proto_rawDesc = "" +
 	"\treference\x18\x03 \x01(\tR\treference\x12'\n" +
 	"\x0fprovider_status\x18\x04 \x01(\tR\x0eproviderStatus\x12;\n" +
 	"\voccurred_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"occurredAt\"\xe8\x02\n" +
+	"occurredAt\"\x95\x06\n" +
 	"\x11NotificationEvent\x12\x1b\n" +
 	"\tevent_key\x18\x01 \x01(\tR\beventKey\x128\n" +
 	"\x04type\x18\x02 \x01(\x0e2$.onceflow.events.v1.NotificationTypeR\x04type\x12\x1f\n" +
@@ -717,7 +834,25 @@ const file_onceflow_events_v1_events_proto_rawDesc = "" +
 	"\x06reason\x18\t \x01(\tR\x06reason\x12;\n" +
 	"\voccurred_at\x18\n" +
 	" \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"occurredAt*g\n" +
+	"occurredAt\x124\n" +
+	"\x04kind\x18\v \x01(\x0e2 .onceflow.events.v1.DocumentKindR\x04kind\x12\x16\n" +
+	"\x06status\x18\f \x01(\tR\x06status\x12\x15\n" +
+	"\x06cae_id\x18\r \x01(\tR\x05caeId\x12$\n" +
+	"\x0ecae_range_from\x18\x0e \x01(\x03R\fcaeRangeFrom\x12 \n" +
+	"\fcae_range_to\x18\x0f \x01(\x03R\n" +
+	"caeRangeTo\x12\x1f\n" +
+	"\vcae_expires\x18\x10 \x01(\tR\n" +
+	"caeExpires\x12#\n" +
+	"\rsecurity_code\x18\x11 \x01(\tR\fsecurityCode\x12\x1d\n" +
+	"\n" +
+	"verify_url\x18\x12 \x01(\tR\tverifyUrl\x12\x1d\n" +
+	"\n" +
+	"issue_date\x18\x13 \x01(\tR\tissueDate\x12!\n" +
+	"\famount_minor\x18\x14 \x01(\x03R\vamountMinor\x12\x1a\n" +
+	"\bcurrency\x18\x15 \x01(\tR\bcurrency\x12\x1f\n" +
+	"\vpayment_ref\x18\x16 \x01(\tR\n" +
+	"paymentRef\x12\x1a\n" +
+	"\brevision\x18\x17 \x01(\x05R\brevision*g\n" +
 	"\fDocumentKind\x12\x1d\n" +
 	"\x19DOCUMENT_KIND_UNSPECIFIED\x10\x00\x12\x19\n" +
 	"\x15DOCUMENT_KIND_INVOICE\x10\x01\x12\x1d\n" +
@@ -760,11 +895,12 @@ var file_onceflow_events_v1_events_proto_depIdxs = []int32{
 	7, // 4: onceflow.events.v1.ProviderEvent.occurred_at:type_name -> google.protobuf.Timestamp
 	1, // 5: onceflow.events.v1.NotificationEvent.type:type_name -> onceflow.events.v1.NotificationType
 	7, // 6: onceflow.events.v1.NotificationEvent.occurred_at:type_name -> google.protobuf.Timestamp
-	7, // [7:7] is the sub-list for method output_type
-	7, // [7:7] is the sub-list for method input_type
-	7, // [7:7] is the sub-list for extension type_name
-	7, // [7:7] is the sub-list for extension extendee
-	0, // [0:7] is the sub-list for field type_name
+	0, // 7: onceflow.events.v1.NotificationEvent.kind:type_name -> onceflow.events.v1.DocumentKind
+	8, // [8:8] is the sub-list for method output_type
+	8, // [8:8] is the sub-list for method input_type
+	8, // [8:8] is the sub-list for extension type_name
+	8, // [8:8] is the sub-list for extension extendee
+	0, // [0:8] is the sub-list for field type_name
 }
 
 func init() { file_onceflow_events_v1_events_proto_init() }

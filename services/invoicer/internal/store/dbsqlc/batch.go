@@ -119,13 +119,15 @@ UPDATE invoicer.fiscal_documents
 SET status = $1, provider_series = $2, provider_number = $3,
     provider_status = $4, provider_cae = $5,
     provider_security_code = $6, provider_url = $7,
-    issue_date = $8,
-    unknown_since = CASE WHEN $9::bool THEN now() ELSE $10::timestamptz END,
-    due_at = now() + make_interval(secs => $11::float8),
-    dgi_polls = $12, last_error = $13, attention_reason = $14,
-    refusals = CASE WHEN $15::bool THEN refusals + 1 ELSE 0 END,
+    provider_cae_from = $8, provider_cae_to = $9,
+    provider_cae_expires = $10::date,
+    issue_date = $11,
+    unknown_since = CASE WHEN $12::bool THEN now() ELSE $13::timestamptz END,
+    due_at = now() + make_interval(secs => $14::float8),
+    dgi_polls = $15, last_error = $16, attention_reason = $17,
+    refusals = CASE WHEN $18::bool THEN refusals + 1 ELSE 0 END,
     lease_token = NULL, lease_expires_at = NULL, updated_at = now()
-WHERE id = $16 AND lease_token = $17 AND status = $18
+WHERE id = $19 AND lease_token = $20 AND status = $21
 RETURNING id
 `
 
@@ -143,6 +145,9 @@ type DocumentSaveResultParams struct {
 	ProviderCae          *string
 	ProviderSecurityCode *string
 	ProviderUrl          *string
+	ProviderCaeFrom      *int64
+	ProviderCaeTo        *int64
+	ProviderCaeExpires   *time.Time
 	IssueDate            *time.Time
 	UnknownSinceNow      bool
 	UnknownSince         *time.Time
@@ -172,6 +177,9 @@ func (q *Queries) DocumentSaveResult(ctx context.Context, arg []DocumentSaveResu
 			a.ProviderCae,
 			a.ProviderSecurityCode,
 			a.ProviderUrl,
+			a.ProviderCaeFrom,
+			a.ProviderCaeTo,
+			a.ProviderCaeExpires,
 			a.IssueDate,
 			a.UnknownSinceNow,
 			a.UnknownSince,

@@ -67,7 +67,7 @@ func (q *Queries) DocumentStatusEstimates(ctx context.Context) (DocumentStatusEs
 }
 
 const traceDocuments = `-- name: TraceDocuments :many
-SELECT id, source_kind, source_ref, kind, event_key, reference, cfe_type, status, amount_minor, currency, buyer, lines, original_source_ref, provider_series, provider_number, provider_status, provider_cae, provider_security_code, provider_url, issue_date, attempts, unknown_since, lease_token, lease_expires_at, due_at, dgi_polls, last_error, attention_reason, created_at, updated_at, traceparent, revision, replaces_id, refusals, accepted_at FROM invoicer.fiscal_documents
+SELECT id, source_kind, source_ref, kind, event_key, reference, cfe_type, status, amount_minor, currency, buyer, lines, original_source_ref, provider_series, provider_number, provider_status, provider_cae, provider_security_code, provider_url, issue_date, attempts, unknown_since, lease_token, lease_expires_at, due_at, dgi_polls, last_error, attention_reason, created_at, updated_at, traceparent, revision, replaces_id, refusals, accepted_at, exchange_rate_milli, provider_cae_from, provider_cae_to, provider_cae_expires FROM invoicer.fiscal_documents
 WHERE reference = $1::text
    OR (source_kind IN ('payment', 'refund') AND source_ref = $1::text)
    OR original_source_ref = $1::text
@@ -122,6 +122,10 @@ func (q *Queries) TraceDocuments(ctx context.Context, q_ string, series string, 
 			&i.ReplacesID,
 			&i.Refusals,
 			&i.AcceptedAt,
+			&i.ExchangeRateMilli,
+			&i.ProviderCaeFrom,
+			&i.ProviderCaeTo,
+			&i.ProviderCaeExpires,
 		); err != nil {
 			return nil, err
 		}

@@ -20,9 +20,12 @@ SET status = $1, provider_status = coalesce($2, provider_status),
     provider_cae = coalesce($5, provider_cae),
     provider_security_code = coalesce($6, provider_security_code),
     provider_url = coalesce($7, provider_url),
-    issue_date = coalesce($8, issue_date),
+    provider_cae_from = coalesce($8, provider_cae_from),
+    provider_cae_to = coalesce($9, provider_cae_to),
+    provider_cae_expires = coalesce($10::date, provider_cae_expires),
+    issue_date = coalesce($11, issue_date),
     attention_reason = NULL, lease_token = NULL, lease_expires_at = NULL, due_at = now(), updated_at = now()
-WHERE id = $9 AND status = $10
+WHERE id = $12 AND status = $13
 `
 
 type DocumentAdoptStatusParams struct {
@@ -33,6 +36,9 @@ type DocumentAdoptStatusParams struct {
 	ProviderCae          *string
 	ProviderSecurityCode *string
 	ProviderUrl          *string
+	ProviderCaeFrom      *int64
+	ProviderCaeTo        *int64
+	ProviderCaeExpires   *time.Time
 	IssueDate            *time.Time
 	ID                   int64
 	FromStatus           string
@@ -50,6 +56,9 @@ func (q *Queries) DocumentAdoptStatus(ctx context.Context, arg DocumentAdoptStat
 		arg.ProviderCae,
 		arg.ProviderSecurityCode,
 		arg.ProviderUrl,
+		arg.ProviderCaeFrom,
+		arg.ProviderCaeTo,
+		arg.ProviderCaeExpires,
 		arg.IssueDate,
 		arg.ID,
 		arg.FromStatus,
@@ -71,7 +80,7 @@ WHERE d.id IN (
     ORDER BY due_at, id
     LIMIT $3
     FOR UPDATE SKIP LOCKED)
-RETURNING d.id, d.source_kind, d.source_ref, d.kind, d.event_key, d.reference, d.cfe_type, d.status, d.amount_minor, d.currency, d.buyer, d.lines, d.original_source_ref, d.provider_series, d.provider_number, d.provider_status, d.provider_cae, d.provider_security_code, d.provider_url, d.issue_date, d.attempts, d.unknown_since, d.lease_token, d.lease_expires_at, d.due_at, d.dgi_polls, d.last_error, d.attention_reason, d.created_at, d.updated_at, d.traceparent, d.revision, d.replaces_id, d.refusals, d.accepted_at, d.exchange_rate_milli, now()::timestamptz AS db_now
+RETURNING d.id, d.source_kind, d.source_ref, d.kind, d.event_key, d.reference, d.cfe_type, d.status, d.amount_minor, d.currency, d.buyer, d.lines, d.original_source_ref, d.provider_series, d.provider_number, d.provider_status, d.provider_cae, d.provider_security_code, d.provider_url, d.issue_date, d.attempts, d.unknown_since, d.lease_token, d.lease_expires_at, d.due_at, d.dgi_polls, d.last_error, d.attention_reason, d.created_at, d.updated_at, d.traceparent, d.revision, d.replaces_id, d.refusals, d.accepted_at, d.exchange_rate_milli, d.provider_cae_from, d.provider_cae_to, d.provider_cae_expires, now()::timestamptz AS db_now
 `
 
 type DocumentClaimDueRow struct {
@@ -129,6 +138,9 @@ func (q *Queries) DocumentClaimDue(ctx context.Context, leaseToken *uuid.UUID, l
 			&i.InvoicerFiscalDocument.Refusals,
 			&i.InvoicerFiscalDocument.AcceptedAt,
 			&i.InvoicerFiscalDocument.ExchangeRateMilli,
+			&i.InvoicerFiscalDocument.ProviderCaeFrom,
+			&i.InvoicerFiscalDocument.ProviderCaeTo,
+			&i.InvoicerFiscalDocument.ProviderCaeExpires,
 			&i.DbNow,
 		); err != nil {
 			return nil, err
@@ -205,7 +217,7 @@ func (q *Queries) DocumentDueStats(ctx context.Context) (DocumentDueStatsRow, er
 }
 
 const documentGet = `-- name: DocumentGet :one
-SELECT id, source_kind, source_ref, kind, event_key, reference, cfe_type, status, amount_minor, currency, buyer, lines, original_source_ref, provider_series, provider_number, provider_status, provider_cae, provider_security_code, provider_url, issue_date, attempts, unknown_since, lease_token, lease_expires_at, due_at, dgi_polls, last_error, attention_reason, created_at, updated_at, traceparent, revision, replaces_id, refusals, accepted_at, exchange_rate_milli FROM invoicer.fiscal_documents WHERE id = $1
+SELECT id, source_kind, source_ref, kind, event_key, reference, cfe_type, status, amount_minor, currency, buyer, lines, original_source_ref, provider_series, provider_number, provider_status, provider_cae, provider_security_code, provider_url, issue_date, attempts, unknown_since, lease_token, lease_expires_at, due_at, dgi_polls, last_error, attention_reason, created_at, updated_at, traceparent, revision, replaces_id, refusals, accepted_at, exchange_rate_milli, provider_cae_from, provider_cae_to, provider_cae_expires FROM invoicer.fiscal_documents WHERE id = $1
 `
 
 func (q *Queries) DocumentGet(ctx context.Context, id int64) (InvoicerFiscalDocument, error) {
@@ -248,12 +260,15 @@ func (q *Queries) DocumentGet(ctx context.Context, id int64) (InvoicerFiscalDocu
 		&i.Refusals,
 		&i.AcceptedAt,
 		&i.ExchangeRateMilli,
+		&i.ProviderCaeFrom,
+		&i.ProviderCaeTo,
+		&i.ProviderCaeExpires,
 	)
 	return i, err
 }
 
 const documentGetByReference = `-- name: DocumentGetByReference :one
-SELECT id, source_kind, source_ref, kind, event_key, reference, cfe_type, status, amount_minor, currency, buyer, lines, original_source_ref, provider_series, provider_number, provider_status, provider_cae, provider_security_code, provider_url, issue_date, attempts, unknown_since, lease_token, lease_expires_at, due_at, dgi_polls, last_error, attention_reason, created_at, updated_at, traceparent, revision, replaces_id, refusals, accepted_at, exchange_rate_milli FROM invoicer.fiscal_documents WHERE reference = $1
+SELECT id, source_kind, source_ref, kind, event_key, reference, cfe_type, status, amount_minor, currency, buyer, lines, original_source_ref, provider_series, provider_number, provider_status, provider_cae, provider_security_code, provider_url, issue_date, attempts, unknown_since, lease_token, lease_expires_at, due_at, dgi_polls, last_error, attention_reason, created_at, updated_at, traceparent, revision, replaces_id, refusals, accepted_at, exchange_rate_milli, provider_cae_from, provider_cae_to, provider_cae_expires FROM invoicer.fiscal_documents WHERE reference = $1
 `
 
 func (q *Queries) DocumentGetByReference(ctx context.Context, reference string) (InvoicerFiscalDocument, error) {
@@ -296,12 +311,15 @@ func (q *Queries) DocumentGetByReference(ctx context.Context, reference string) 
 		&i.Refusals,
 		&i.AcceptedAt,
 		&i.ExchangeRateMilli,
+		&i.ProviderCaeFrom,
+		&i.ProviderCaeTo,
+		&i.ProviderCaeExpires,
 	)
 	return i, err
 }
 
 const documentGetInvoiceOf = `-- name: DocumentGetInvoiceOf :one
-SELECT id, source_kind, source_ref, kind, event_key, reference, cfe_type, status, amount_minor, currency, buyer, lines, original_source_ref, provider_series, provider_number, provider_status, provider_cae, provider_security_code, provider_url, issue_date, attempts, unknown_since, lease_token, lease_expires_at, due_at, dgi_polls, last_error, attention_reason, created_at, updated_at, traceparent, revision, replaces_id, refusals, accepted_at, exchange_rate_milli FROM invoicer.fiscal_documents
+SELECT id, source_kind, source_ref, kind, event_key, reference, cfe_type, status, amount_minor, currency, buyer, lines, original_source_ref, provider_series, provider_number, provider_status, provider_cae, provider_security_code, provider_url, issue_date, attempts, unknown_since, lease_token, lease_expires_at, due_at, dgi_polls, last_error, attention_reason, created_at, updated_at, traceparent, revision, replaces_id, refusals, accepted_at, exchange_rate_milli, provider_cae_from, provider_cae_to, provider_cae_expires FROM invoicer.fiscal_documents
 WHERE source_kind = 'payment' AND source_ref = $1 AND kind = 'invoice'
 ORDER BY revision DESC
 LIMIT 1
@@ -349,12 +367,15 @@ func (q *Queries) DocumentGetInvoiceOf(ctx context.Context, paymentRef string) (
 		&i.Refusals,
 		&i.AcceptedAt,
 		&i.ExchangeRateMilli,
+		&i.ProviderCaeFrom,
+		&i.ProviderCaeTo,
+		&i.ProviderCaeExpires,
 	)
 	return i, err
 }
 
 const documentList = `-- name: DocumentList :many
-SELECT id, source_kind, source_ref, kind, event_key, reference, cfe_type, status, amount_minor, currency, buyer, lines, original_source_ref, provider_series, provider_number, provider_status, provider_cae, provider_security_code, provider_url, issue_date, attempts, unknown_since, lease_token, lease_expires_at, due_at, dgi_polls, last_error, attention_reason, created_at, updated_at, traceparent, revision, replaces_id, refusals, accepted_at, exchange_rate_milli FROM invoicer.fiscal_documents
+SELECT id, source_kind, source_ref, kind, event_key, reference, cfe_type, status, amount_minor, currency, buyer, lines, original_source_ref, provider_series, provider_number, provider_status, provider_cae, provider_security_code, provider_url, issue_date, attempts, unknown_since, lease_token, lease_expires_at, due_at, dgi_polls, last_error, attention_reason, created_at, updated_at, traceparent, revision, replaces_id, refusals, accepted_at, exchange_rate_milli, provider_cae_from, provider_cae_to, provider_cae_expires FROM invoicer.fiscal_documents
 WHERE ($1::text IS NULL OR status = $1) AND ($2::bigint = 0 OR id < $2)
 ORDER BY id DESC
 LIMIT $3
@@ -407,6 +428,9 @@ func (q *Queries) DocumentList(ctx context.Context, status *string, beforeID int
 			&i.Refusals,
 			&i.AcceptedAt,
 			&i.ExchangeRateMilli,
+			&i.ProviderCaeFrom,
+			&i.ProviderCaeTo,
+			&i.ProviderCaeExpires,
 		); err != nil {
 			return nil, err
 		}
@@ -504,7 +528,7 @@ SELECT o.source_kind, o.source_ref, o.kind, o.event_key,
        o.cfe_type, o.amount_minor, o.currency,
        o.buyer, o.lines, o.original_source_ref, o.traceparent, o.revision + 1, o.id, o.accepted_at
 FROM invoicer.fiscal_documents o WHERE o.id = $2
-RETURNING id, source_kind, source_ref, kind, event_key, reference, cfe_type, status, amount_minor, currency, buyer, lines, original_source_ref, provider_series, provider_number, provider_status, provider_cae, provider_security_code, provider_url, issue_date, attempts, unknown_since, lease_token, lease_expires_at, due_at, dgi_polls, last_error, attention_reason, created_at, updated_at, traceparent, revision, replaces_id, refusals, accepted_at, exchange_rate_milli
+RETURNING id, source_kind, source_ref, kind, event_key, reference, cfe_type, status, amount_minor, currency, buyer, lines, original_source_ref, provider_series, provider_number, provider_status, provider_cae, provider_security_code, provider_url, issue_date, attempts, unknown_since, lease_token, lease_expires_at, due_at, dgi_polls, last_error, attention_reason, created_at, updated_at, traceparent, revision, replaces_id, refusals, accepted_at, exchange_rate_milli, provider_cae_from, provider_cae_to, provider_cae_expires
 `
 
 // Records the corrected copy of document @replaces_id under the next
@@ -550,6 +574,9 @@ func (q *Queries) DocumentReissue(ctx context.Context, candidates []string, repl
 		&i.Refusals,
 		&i.AcceptedAt,
 		&i.ExchangeRateMilli,
+		&i.ProviderCaeFrom,
+		&i.ProviderCaeTo,
+		&i.ProviderCaeExpires,
 	)
 	return i, err
 }

@@ -89,6 +89,9 @@ type InvoicerFiscalDocument struct {
 	Refusals             int32
 	AcceptedAt           *time.Time
 	ExchangeRateMilli    *int64
+	ProviderCaeFrom      *int64
+	ProviderCaeTo        *int64
+	ProviderCaeExpires   *time.Time
 }
 
 type InvoicerLease struct {

@@ -45,6 +45,32 @@ type IngestCustomer struct {
 	CreatedAt  time.Time
 }
 
+type IngestDocument struct {
+	Reference    string
+	SourceKind   string
+	SourceRef    string
+	PaymentRef   string
+	Kind         string
+	Revision     int32
+	Status       string
+	CfeType      int32
+	Series       string
+	Number       int64
+	CaeID        string
+	CaeFrom      int64
+	CaeTo        int64
+	CaeExpires   *time.Time
+	SecurityCode string
+	VerifyUrl    string
+	IssueDate    *time.Time
+	AmountMinor  int64
+	Currency     string
+	Reason       string
+	EventKey     string
+	OccurredAt   time.Time
+	UpdatedAt    time.Time
+}
+
 type IngestIdempotencyKey struct {
 	Route          string
 	Key            string
@@ -59,6 +85,34 @@ type IngestLease struct {
 	Holder    string
 	Token     int64
 	ExpiresAt time.Time
+}
+
+type IngestNotificationAttempt struct {
+	ID          int64
+	DeliveryID  int64
+	HttpStatus  int32
+	Error       string
+	LatencyMs   int32
+	AttemptedAt time.Time
+}
+
+type IngestNotificationDelivery struct {
+	ID             int64
+	EventID        string
+	EventType      string
+	Payload        []byte
+	Status         string
+	Attempts       int32
+	NextAttemptAt  time.Time
+	LeaseToken     *uuid.UUID
+	LeaseExpiresAt *time.Time
+	LastError      *string
+	CreatedAt      time.Time
+	DeliveredAt    *time.Time
+	ParkedAt       *time.Time
+	ReplayedBy     *string
+	ReplayReason   *string
+	ReplayedAt     *time.Time
 }
 
 type IngestOrder struct {
@@ -219,6 +273,9 @@ type InvoicerFiscalDocument struct {
 	Refusals             int32
 	AcceptedAt           *time.Time
 	ExchangeRateMilli    *int64
+	ProviderCaeFrom      *int64
+	ProviderCaeTo        *int64
+	ProviderCaeExpires   *time.Time
 }
 
 type InvoicerLease struct {

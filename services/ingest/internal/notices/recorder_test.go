@@ -1,0 +1,158 @@
+package notices_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"go.uber.org/zap/zaptest"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/onceflow/onceflow/db"
+	eventsv1 "github.com/onceflow/onceflow/pkg/eventspb/onceflow/events/v1"
+	"github.com/onceflow/onceflow/pkg/pgtest"
+	"github.com/onceflow/onceflow/services/ingest/internal/notices"
+	"github.com/onceflow/onceflow/services/ingest/internal/store"
+)
+
+// env is a migrated ingest database holding order o-1 paid by payment p-1.
+type env struct {
+	pool  *pgxpool.Pool
+	store *store.Store
+	order uuid.UUID
+}
+
+func newEnv(t *testing.T) env {
+	t.Helper()
+	ctx := context.Background()
+	dsn := pgtest.NewDatabase(t)
+	if err := db.Migrate(ctx, dsn, "ingest"); err != nil {
+		t.Fatal(err)
+	}
+	pool, err := pgxpool.New(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	var order uuid.UUID
+	err = pool.QueryRow(ctx, `WITH c AS (INSERT INTO ingest.customers (doc_type, doc_country, doc_number, legal_name)
+VALUES ('CI', 'UY', '19119365', 'x') RETURNING id)
+INSERT INTO ingest.orders (merchant_order_id, customer_id, amount_minor, currency) SELECT 'o-1', id, 100000, 'UYU' FROM c RETURNING id`).Scan(&order)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `INSERT INTO ingest.payments (id, order_id, status, status_rank, amount_minor, currency)
+VALUES ('p-1', $1, 'PAID', 30, 100000, 'UYU')`, order); err != nil {
+		t.Fatal(err)
+	}
+	return env{pool: pool, store: store.New(pool), order: order}
+}
+
+func event(ref, source, status string, kind eventsv1.DocumentKind, typ eventsv1.NotificationType, at time.Time) string {
+	ev := &eventsv1.NotificationEvent{EventKey: "document:" + ref + ":" + status, Type: typ, SourceKind: "payment", SourceRef: source,
+		PaymentRef: "p-1", Reference: ref, CfeType: 101, Kind: kind, Status: status, AmountMinor: 100000, Currency: "UYU",
+		OccurredAt: timestamppb.New(at), CaeId: "90101", CaeRangeFrom: 1, CaeRangeTo: 1000, CaeExpires: "2028-12-01",
+		VerifyUrl: "https://example.invalid/qr?" + ref}
+	if kind == eventsv1.DocumentKind_DOCUMENT_KIND_CREDIT_NOTE {
+		ev.SourceKind = "refund"
+	}
+	b, _ := eventsv1.Encode(ev)
+	return string(b)
+}
+
+func (e env) handle(t *testing.T, r *notices.Recorder, body string) string {
+	t.Helper()
+	outcome, err := r.Handle(context.Background(), body)
+	if err != nil {
+		t.Fatalf("handle: %s %v", outcome, err)
+	}
+	return outcome
+}
+
+func (e env) deliveries(t *testing.T) []string {
+	t.Helper()
+	rows, err := e.pool.Query(context.Background(), "SELECT event_id FROM ingest.notification_deliveries ORDER BY id")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for rows.Next() {
+		var id string
+		_ = rows.Scan(&id)
+		ids = append(ids, id)
+	}
+	return ids
+}
+
+func TestALateOlderAnnouncementNeverUndoesNews(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	r := notices.NewRecorder(e.store, zaptest.NewLogger(t), true, nil)
+	now := time.Now()
+	invoice, auth := eventsv1.DocumentKind_DOCUMENT_KIND_INVOICE, eventsv1.NotificationType_NOTIFICATION_TYPE_AUTHORIZED
+	attention := eventsv1.NotificationType_NOTIFICATION_TYPE_NEEDS_ATTENTION
+	if got := e.handle(t, r, event("11", "p-1", "authorized", invoice, auth, now)); got != "queued" {
+		t.Fatalf("authorized: outcome %s, want queued", got)
+	}
+	if got := e.handle(t, r, event("11", "p-1", "needs_attention", invoice, attention, now.Add(-time.Minute))); got != "recorded" {
+		t.Fatalf("needs attention: outcome %s, want recorded (never sent to the merchant)", got)
+	}
+	e.handle(t, r, event("11", "p-1", "authorized", invoice, auth, now)) // redelivered
+	e.handle(t, r, event("12", "r-1", "authorized", eventsv1.DocumentKind_DOCUMENT_KIND_CREDIT_NOTE, auth, now))
+
+	docs, err := e.store.OrderDocuments(context.Background(), e.order)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(docs) != 2 || docs[0].Kind != "invoice" || docs[0].Status != "authorized" || docs[0].CAEID != "90101" ||
+		docs[1].Kind != "credit_note" || docs[1].Reference != "12" {
+		t.Fatalf("order documents %+v, want the authorized invoice then the credit note", docs)
+	}
+	if got := e.deliveries(t); strings.Join(got, ",") != "document:11:authorized,document:12:authorized" {
+		t.Fatalf("deliveries %v, want one per authorized document", got)
+	}
+}
+
+func TestWithoutAMerchantURLNothingIsQueued(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	r := notices.NewRecorder(e.store, zaptest.NewLogger(t), false, nil)
+	body := event("21", "p-1", "authorized", eventsv1.DocumentKind_DOCUMENT_KIND_INVOICE, eventsv1.NotificationType_NOTIFICATION_TYPE_AUTHORIZED, time.Now())
+	if got := e.handle(t, r, body); got != "recorded" || len(e.deliveries(t)) != 0 {
+		t.Fatalf("outcome %s with deliveries %v, want recorded and none", got, e.deliveries(t))
+	}
+}
+
+func TestUnreadableNotificationsStayInTheQueue(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	r := notices.NewRecorder(e.store, zaptest.NewLogger(t), true, nil)
+	good := &eventsv1.NotificationEvent{EventKey: "document:31:authorized", SourceKind: "payment", SourceRef: "p-1",
+		Reference: "31", Kind: eventsv1.DocumentKind_DOCUMENT_KIND_INVOICE, Status: "authorized", OccurredAt: timestamppb.Now()}
+	for name, mutate := range map[string]func(*eventsv1.NotificationEvent){
+		"no reference":        func(ev *eventsv1.NotificationEvent) { ev.Reference = "" },
+		"no status":           func(ev *eventsv1.NotificationEvent) { ev.Status = "" },
+		"unknown source":      func(ev *eventsv1.NotificationEvent) { ev.SourceKind = "chargeback" },
+		"a refund, no kind":   func(ev *eventsv1.NotificationEvent) { ev.SourceKind, ev.Kind = "refund", 0 },
+		"bad CAE expiry":      func(ev *eventsv1.NotificationEvent) { ev.CaeExpires = "01/12/2028" },
+		"bad issue date":      func(ev *eventsv1.NotificationEvent) { ev.IssueDate = "tomorrow" },
+		"no event key at all": func(ev *eventsv1.NotificationEvent) { ev.EventKey = "" },
+	} {
+		ev := proto.Clone(good).(*eventsv1.NotificationEvent)
+		mutate(ev)
+		b, _ := eventsv1.Encode(ev)
+		if outcome, err := r.Handle(context.Background(), string(b)); err == nil || outcome != "unreadable" {
+			t.Errorf("%s: outcome %s, %v; want unreadable and an error", name, outcome, err)
+		}
+	}
+	if outcome, err := r.Handle(context.Background(), "{not json"); err == nil || outcome != "unreadable" {
+		t.Errorf("malformed JSON: outcome %s, %v; want unreadable and an error", outcome, err)
+	}
+	if n := len(e.deliveries(t)); n != 0 {
+		t.Fatalf("%d deliveries queued from unreadable events", n)
+	}
+}

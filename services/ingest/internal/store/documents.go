@@ -1,0 +1,91 @@
+package store
+
+import (
+	"context"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/onceflow/onceflow/pkg/errkind"
+	"github.com/onceflow/onceflow/pkg/pg"
+	"github.com/onceflow/onceflow/services/ingest/internal/store/dbsqlc"
+)
+
+// Document is a fiscal document of one of ingest's payments or refunds as
+// the invoicer last announced it: its status and the buyer-facing result
+// (CAE, series, number, security code, verification link).
+type Document struct {
+	Reference    string // the invoicer's deterministic reference
+	SourceKind   string // payment or refund
+	SourceRef    string
+	PaymentRef   string // the payment it belongs to
+	Kind         string // invoice or credit_note
+	Revision     int32
+	Status       string
+	CFEType      int32
+	Series       string
+	Number       int64
+	CAEID        string
+	CAEFrom      int64
+	CAETo        int64
+	CAEExpires   *time.Time
+	SecurityCode string
+	VerifyURL    string
+	IssueDate    *time.Time
+	AmountMinor  int64
+	Currency     string
+	Reason       string
+	EventKey     string    // the announcement it was last updated from
+	OccurredAt   time.Time // when that announcement was made
+}
+
+// OrderRef names the order a payment belongs to.
+type OrderRef struct {
+	ID              uuid.UUID
+	MerchantOrderID string
+}
+
+// RecordDocument records d, unless the document is held from a later
+// announcement already.
+func (t *Tx) RecordDocument(ctx context.Context, d Document) error {
+	err := t.q.DocumentUpsert(ctx, dbsqlc.DocumentUpsertParams{
+		Reference: d.Reference, SourceKind: d.SourceKind, SourceRef: d.SourceRef, PaymentRef: d.PaymentRef, Kind: d.Kind,
+		Revision: d.Revision, Status: d.Status, CfeType: d.CFEType, Series: d.Series, Number: d.Number, CaeID: d.CAEID,
+		CaeFrom: d.CAEFrom, CaeTo: d.CAETo, CaeExpires: d.CAEExpires, SecurityCode: d.SecurityCode, VerifyUrl: d.VerifyURL,
+		IssueDate: d.IssueDate, AmountMinor: d.AmountMinor, Currency: d.Currency, Reason: d.Reason, EventKey: d.EventKey,
+		OccurredAt: d.OccurredAt,
+	})
+	return pg.Interpret(err, "record document %s", d.Reference)
+}
+
+// OrderOfPayment returns the order payment id belongs to; ok is false when
+// ingest holds no such payment.
+func (t *Tx) OrderOfPayment(ctx context.Context, paymentID string) (ref OrderRef, ok bool, err error) {
+	row, err := t.q.OrderOfPayment(ctx, paymentID)
+	if err != nil {
+		err = pg.Interpret(err, "order of payment %s", paymentID)
+		if errkind.Is(err, errkind.NotFound) {
+			return OrderRef{}, false, nil
+		}
+		return OrderRef{}, false, err
+	}
+	return OrderRef{ID: row.ID, MerchantOrderID: row.MerchantOrderID}, true, nil
+}
+
+// OrderDocuments returns the documents of order id's payments and refunds:
+// invoices first, then credit notes, each oldest first.
+func (s *Store) OrderDocuments(ctx context.Context, id uuid.UUID) ([]Document, error) {
+	rows, err := s.q.DocumentListByOrder(ctx, id)
+	if err != nil {
+		return nil, pg.Interpret(err, "documents of order %s", id)
+	}
+	out := make([]Document, len(rows))
+	for i, r := range rows {
+		out[i] = Document{Reference: r.Reference, SourceKind: r.SourceKind, SourceRef: r.SourceRef, PaymentRef: r.PaymentRef,
+			Kind: r.Kind, Revision: r.Revision, Status: r.Status, CFEType: r.CfeType, Series: r.Series, Number: r.Number,
+			CAEID: r.CaeID, CAEFrom: r.CaeFrom, CAETo: r.CaeTo, CAEExpires: r.CaeExpires, SecurityCode: r.SecurityCode,
+			VerifyURL: r.VerifyUrl, IssueDate: r.IssueDate, AmountMinor: r.AmountMinor, Currency: r.Currency,
+			Reason: r.Reason, EventKey: r.EventKey, OccurredAt: r.OccurredAt}
+	}
+	return out, nil
+}
