@@ -97,13 +97,17 @@ func TestUntrustedBillingMessagesAreRefusedCountedAndLeftForTheDLQ(t *testing.T)
 	if err := env.Pool.QueryRow(t.Context(), "SELECT source_ref FROM invoicer.fiscal_documents").Scan(&ref); err != nil || ref != "pay-signed" {
 		t.Fatalf("recorded document of %q (%v), want pay-signed", ref, err)
 	}
-	for reason, atLeast := range map[string]float64{msgauth.ReasonUnsigned: 2, msgauth.ReasonUnknownKey: 2, msgauth.ReasonBadSignature: 4} {
+	// Each refused message is counted at every receive this receiver saw:
+	// at least once. Not necessarily maxReceiveCount times: the queue also
+	// counts a receive whose answer never reached the client (a long poll
+	// cut short on a loaded machine), and that one can move it to the DLQ.
+	for reason, atLeast := range map[string]float64{msgauth.ReasonUnsigned: 1, msgauth.ReasonUnknownKey: 1, msgauth.ReasonBadSignature: 2} {
 		if got := invoicertest.Metric(t, reg, "onceflow_invoicer_untrusted_messages_total", map[string]string{"reason": reason}); got < atLeast {
-			t.Errorf("untrusted %s counted %v times, want at least %v (every receive)", reason, got, atLeast)
+			t.Errorf("untrusted %s counted %v times, want at least %v (one per message)", reason, got, atLeast)
 		}
 	}
-	if got := invoicertest.Metric(t, reg, "onceflow_invoicer_messages_total", map[string]string{"outcome": consumer.OutcomeUntrusted}); got < 8 {
-		t.Errorf("%v receives counted untrusted, want at least 8", got)
+	if got := invoicertest.Metric(t, reg, "onceflow_invoicer_messages_total", map[string]string{"outcome": consumer.OutcomeUntrusted}); got < 4 {
+		t.Errorf("%v receives counted untrusted, want at least 4", got)
 	}
 }
 
