@@ -45,6 +45,9 @@ type Lease struct {
 	layout *Layout // nil for a lease on its own
 }
 
+// Name is the lease's name in its table.
+func (l *Lease) Name() string { return l.name }
+
 // querier runs a statement returning one row: a pool or a transaction.
 type querier interface {
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
