@@ -7,6 +7,7 @@ import (
 	"github.com/onceflow/onceflow/pkg/backoff"
 	"github.com/onceflow/onceflow/pkg/config"
 	"github.com/onceflow/onceflow/pkg/lease"
+	"github.com/onceflow/onceflow/pkg/outbox"
 	"github.com/onceflow/onceflow/services/relay/internal/relay"
 )
 
@@ -32,6 +33,10 @@ type Config struct {
 	PruneInterval   time.Duration `env:"RELAY_PRUNE_INTERVAL" envDefault:"1m"`
 	PruneBatch      int           `env:"RELAY_PRUNE_BATCH" envDefault:"1000"`
 	StatsInterval   time.Duration `env:"RELAY_STATS_INTERVAL" envDefault:"15s"`
+	// Shards is how many shards each outbox is split into, so that many
+	// relays can publish it at once (docs/relay-sharding.md). Every relay
+	// of a deployment must have the same value.
+	Shards int `env:"RELAY_SHARDS" envDefault:"1"`
 	// Holder identifies this process in the lease table; empty means
 	// hostname plus a random suffix, chosen at start.
 	Holder string `env:"RELAY_HOLDER"`
@@ -63,6 +68,7 @@ func (c Config) Validate() error {
 		{c.PruneInterval > 0, "RELAY_PRUNE_INTERVAL", "a positive duration such as 1m"},
 		{c.PruneBatch >= 1, "RELAY_PRUNE_BATCH", "a positive number of rows such as 1000"},
 		{c.StatsInterval > 0, "RELAY_STATS_INTERVAL", "a positive duration such as 15s"},
+		{c.Shards >= 1 && c.Shards <= outbox.SlotCount, "RELAY_SHARDS", fmt.Sprintf("a number of shards from 1 to %d, such as 8", outbox.SlotCount)},
 	}
 	for _, ch := range checks {
 		if !ch.ok {
@@ -92,5 +98,6 @@ func (c Config) settings() relay.Settings {
 		PruneInterval:   c.PruneInterval,
 		PruneBatch:      c.PruneBatch,
 		StatsInterval:   c.StatsInterval,
+		Shards:          c.Shards,
 	}
 }
