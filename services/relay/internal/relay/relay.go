@@ -12,6 +12,7 @@ package relay
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
@@ -86,7 +87,7 @@ func New(pool *pgxpool.Pool, sender Sender, m *Metrics, log *zap.Logger, ob Outb
 	}
 	r := &Relay{
 		pool: pool, sender: sender, metrics: m, outbox: ob, name: name, s: s, log: log,
-		roster: lease.NewRoster(pool, LeaseSchema, lay.Prefix, s.Holder, s.LeaseTTL),
+		roster: lease.NewRoster(pool, LeaseSchema, fmt.Sprintf("%sshards=%d", lay.Prefix, n), s.Holder, s.LeaseTTL),
 	}
 	for i := range n {
 		r.shards = append(r.shards, &shard{

@@ -22,8 +22,9 @@ type term struct {
 
 // Run takes this process's fair share of the outbox's shards and publishes
 // them until ctx ends: every standby period it counts the live relays of
-// the outbox, takes free or expired shards while it holds fewer than its
-// share, and hands back any it holds beyond it. On cancellation each shard
+// the outbox (those with the same number of shards), takes free or expired
+// shards while it holds fewer than its share, and hands back any it holds
+// beyond it. On cancellation each shard
 // lets its batches in flight finish and releases its lease, so another
 // process takes over at once. Failures of PostgreSQL or SQS are logged and
 // retried; they never end Run.
@@ -52,8 +53,9 @@ func (r *Relay) Run(ctx context.Context) {
 	}
 }
 
-// balance brings the shards this process publishes to its fair share:
-// ceil(shards / live relays).
+// balance brings the shards this process publishes to its fair share
+// (see target), handing back any beyond it and taking free or expired ones
+// while it holds fewer.
 func (r *Relay) balance(ctx context.Context, terms map[int]*term) {
 	held := reap(terms)
 	defer func() { r.metrics.held.WithLabelValues(r.name).Set(float64(reap(terms))) }()
@@ -64,14 +66,6 @@ func (r *Relay) balance(ctx context.Context, terms map[int]*term) {
 		}
 		return
 	}
-	share := (len(r.shards) + members - 1) / members
-	if held > share {
-		r.shed(terms, held-share)
-		return
-	}
-	if held == share {
-		return
-	}
 	live, err := lease.Live(ctx, r.pool, LeaseSchema, leasePrefix(r.outbox.Table))
 	if err != nil {
 		if ctx.Err() == nil {
@@ -79,8 +73,13 @@ func (r *Relay) balance(ctx context.Context, terms map[int]*term) {
 		}
 		return
 	}
+	share := r.share(members, live)
+	if held > share {
+		r.shed(terms, held-share)
+		return
+	}
 	for _, sh := range r.preferred() {
-		if held == share || ctx.Err() != nil {
+		if held >= share || ctx.Err() != nil {
 			return
 		}
 		if holder, taken := live[sh.lease.Name()]; terms[sh.index] != nil || (taken && holder != r.s.Holder) {
@@ -95,6 +94,31 @@ func (r *Relay) balance(ctx context.Context, terms map[int]*term) {
 			held++
 		}
 	}
+}
+
+// share is how many shards this process should publish when members relays
+// are live and live holds the live leases: n/members rounded up, so every
+// shard has a relay, unless another relay has fewer than n/members rounded
+// down; then rounded down, so the shards it lacks come free for it.
+func (r *Relay) share(members int, live map[string]string) int {
+	n := len(r.shards)
+	lo, hi := n/members, (n+members-1)/members
+	others := map[string]int{}
+	for _, sh := range r.shards {
+		if holder, ok := live[sh.lease.Name()]; ok && holder != r.s.Holder {
+			others[holder]++
+		}
+	}
+	served := 0
+	for _, held := range others {
+		if held >= lo {
+			served++
+		}
+	}
+	if lo > 0 && served < members-1 {
+		return lo
+	}
+	return hi
 }
 
 // start publishes sh under token in the background until its lease is lost
