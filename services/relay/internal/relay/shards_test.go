@@ -194,12 +194,16 @@ func TestKilledRelaysShardsAreTakenOver(t *testing.T) {
 	testwait.Until(t, waitTimeout, waitEvery, "8 shards shared 3, 3, 2", func() bool {
 		return balanced(f.shardsHeld(t, 8), reps, 8)
 	})
-	const rows = 600
-	f.insertRange(t, 0, rows/2)
+	// Kill a relay while it drains a backlog, so it has batches in flight.
+	const rows, before = 1000, 800
+	f.insertRange(t, 0, before)
 	dead, survivors := reps[0], reps[1:]
 	killedShards := f.shardsHeld(t, 8)[dead.holder]
+	testwait.Until(t, waitTimeout, waitEvery, "the doomed relay publishing", func() bool {
+		return metric(t, dead.reg, "onceflow_relay_published_total") > 0
+	})
 	dead.kill()
-	f.insertRange(t, rows/2, rows)
+	f.insertRange(t, before, rows)
 
 	testwait.Until(t, waitTimeout, waitEvery, "the dead relay's shards taken over: 4 each", func() bool {
 		return balanced(f.shardsHeld(t, 8), survivors, 8)
