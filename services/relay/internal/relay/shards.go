@@ -98,14 +98,20 @@ func (r *Relay) balance(ctx context.Context, terms map[int]*term) {
 
 // share is how many shards this process should publish when members relays
 // are live and live holds the live leases: n/members rounded up, so every
-// shard has a relay, unless another relay has fewer than n/members rounded
-// down; then rounded down, so the shards it lacks come free for it.
+// shard has a relay. It is n/members rounded down while another relay has
+// fewer than that and no shard is free, so the shards it lacks come free
+// for it. (A dead relay still on the roster has no shards either, but its
+// lapsed shards are free: the survivors keep theirs and take those.)
 func (r *Relay) share(members int, live map[string]string) int {
 	n := len(r.shards)
 	lo, hi := n/members, (n+members-1)/members
-	others := map[string]int{}
+	others, free := map[string]int{}, 0
 	for _, sh := range r.shards {
-		if holder, ok := live[sh.lease.Name()]; ok && holder != r.s.Holder {
+		holder, ok := live[sh.lease.Name()]
+		switch {
+		case !ok:
+			free++
+		case holder != r.s.Holder:
 			others[holder]++
 		}
 	}
@@ -115,7 +121,7 @@ func (r *Relay) share(members int, live map[string]string) int {
 			served++
 		}
 	}
-	if lo > 0 && served < members-1 {
+	if lo > 0 && served < members-1 && free == 0 {
 		return lo
 	}
 	return hi

@@ -32,17 +32,18 @@ func shardSettings(holder string, shards int) Settings {
 	return s
 }
 
-// startReplica runs a relay of the billing outbox in shards shards until
+// startReplica runs a relay of the billing outbox with settings s until
 // the test ends or it is stopped or killed.
-func (f *fixture) startReplica(t testing.TB, holder string, shards int) *replica {
+func (f *fixture) startReplica(t testing.TB, s Settings) *replica {
 	t.Helper()
+	holder := s.Holder
 	pool, err := pg.Open(context.Background(), f.dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(pool.Close)
 	reg, m := newMetrics(t)
-	r := New(pool, f.sqs, m, zaptestLogger(t).Named(holder), f.billingOutbox(), shardSettings(holder, shards))
+	r := New(pool, f.sqs, m, zaptestLogger(t).Named(holder), f.billingOutbox(), s)
 	ctx, cancel := context.WithCancel(context.Background())
 	rep := &replica{holder: holder, pool: pool, reg: reg, cancel: cancel, done: make(chan struct{})}
 	go func() {
@@ -73,7 +74,7 @@ func (f *fixture) startReplicas(t testing.TB, prefix string, n, shards int) []*r
 	t.Helper()
 	out := make([]*replica, n)
 	for i := range out {
-		out[i] = f.startReplica(t, fmt.Sprintf("%s%d", prefix, i), shards)
+		out[i] = f.startReplica(t, shardSettings(fmt.Sprintf("%s%d", prefix, i), shards))
 	}
 	return out
 }
@@ -271,5 +272,39 @@ func TestChangingShardCountPublishesEveryRowOnce(t *testing.T) {
 	}
 	if n := f.count(t, `SELECT count(*) FROM relay.lease_members WHERE holder LIKE 'four%'`); n != 0 {
 		t.Errorf("%d roster rows of the stopped relays, want 0: a clean stop leaves", n)
+	}
+}
+
+func TestShareOfShards(t *testing.T) {
+	t.Parallel()
+	_, m := newMetrics(t)
+	tests := []struct {
+		name    string
+		members int
+		holders []string // of each shard, "" for none
+		want    int
+	}{
+		{"8 shards, 3 relays, none held: round up", 3, []string{"", "", "", "", "", "", "", ""}, 3},
+		{"4 over 3, a relay starved and none free: round down", 3, []string{"me", "me", "b", "b"}, 1},
+		{"4 over 3, a relay starved but one free: round up", 3, []string{"me", "", "b", "b"}, 2},
+		{"8 over 3, one dead with its shards lapsed: keep taking", 3, []string{"me", "me", "me", "b", "b", "b", "", ""}, 3},
+		{"8 over 2: even split", 2, []string{"me", "b", "b", "b", "b", "", "", ""}, 4},
+		{"more relays than shards: one each", 10, []string{"", "", "", "", "", "", "", ""}, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := testSettings("me")
+			s.Shards = len(tt.holders)
+			r := New(nil, nil, m, zaptestLogger(t), Outbox{Table: ingestOutbox}, s)
+			live := map[string]string{}
+			for i, h := range tt.holders {
+				if h != "" {
+					live[LeaseName(ingestOutbox, i, len(tt.holders))] = h
+				}
+			}
+			if got := r.share(tt.members, live); got != tt.want {
+				t.Errorf("share = %d, want %d", got, tt.want)
+			}
+		})
 	}
 }
