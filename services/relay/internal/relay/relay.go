@@ -78,8 +78,8 @@ type shard struct {
 // already be URLs.
 func New(pool *pgxpool.Pool, sender Sender, m *Metrics, log *zap.Logger, ob Outbox, s Settings) *Relay {
 	name := ob.Table.String()
-	m.zero(ob)
 	n := max(s.Shards, 1)
+	m.zero(ob, n)
 	log = log.With(zap.String("outbox", name))
 	lay := &lease.Layout{Prefix: leasePrefix(ob.Table)}
 	for i := range n {
