@@ -24,10 +24,10 @@ type term struct {
 // them until ctx ends: every standby period it counts the live relays of
 // the outbox (those with the same number of shards), takes free or expired
 // shards while it holds fewer than its share, and hands back any it holds
-// beyond it. On cancellation each shard
-// lets its batches in flight finish and releases its lease, so another
-// process takes over at once. Failures of PostgreSQL or SQS are logged and
-// retried; they never end Run.
+// beyond it. On cancellation it leaves the roster, and each shard lets its
+// batches in flight finish and releases its lease, so the other relays take
+// over at once. Failures of PostgreSQL or SQS are logged and retried; they
+// never end Run.
 func (r *Relay) Run(ctx context.Context) {
 	var listening sync.WaitGroup
 	listenCtx, stopListening := context.WithCancel(ctx)
@@ -40,21 +40,27 @@ func (r *Relay) Run(ctx context.Context) {
 			break
 		}
 	}
+	r.leave(ctx)
 	for _, t := range terms {
 		<-t.done // cancelled with ctx: released
 	}
 	stopListening()
 	listening.Wait()
 	r.metrics.held.WithLabelValues(r.name).Set(0)
-	leaveCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+}
+
+// leave takes this process off the roster, so the others count one relay
+// fewer as soon as its shards are released.
+func (r *Relay) leave(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
-	if err := r.roster.Leave(leaveCtx); err != nil {
+	if err := r.roster.Leave(ctx); err != nil {
 		r.log.Warn("leave the relays' roster", zap.Error(err))
 	}
 }
 
 // balance brings the shards this process publishes to its fair share
-// (see target), handing back any beyond it and taking free or expired ones
+// (see share), handing back any beyond it and taking free or expired ones
 // while it holds fewer.
 func (r *Relay) balance(ctx context.Context, terms map[int]*term) {
 	held := reap(terms)
