@@ -188,6 +188,31 @@ func TestThreeRelaysShareEightShards(t *testing.T) {
 	}
 }
 
+// TestJoiningRelaysTakeTheirShare starts one relay, which takes all eight
+// shards, then two more while rows flow: the first hands shards back
+// cleanly, so the three settle at 3/3/2 and no row is sent twice.
+func TestJoiningRelaysTakeTheirShare(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	first := f.startReplicas(t, "first", 1, 8)
+	testwait.Until(t, waitTimeout, waitEvery, "one relay holding all 8 shards", func() bool {
+		return balanced(f.shardsHeld(t, 8), first, 8)
+	})
+	const rows = 600
+	var inserting sync.WaitGroup
+	inserting.Go(func() { f.insertRange(t, 0, rows) })
+	reps := append(first, f.startReplicas(t, "joined", 2, 8)...)
+	testwait.Until(t, waitTimeout, waitEvery, "8 shards shared 3, 3, 2", func() bool {
+		return balanced(f.shardsHeld(t, 8), reps, 8)
+	})
+	inserting.Wait()
+	for key, n := range f.receiveAll(t, rows) {
+		if n != 1 {
+			t.Errorf("event %s received %d times, want 1", key, n)
+		}
+	}
+}
+
 func TestKilledRelaysShardsAreTakenOver(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
