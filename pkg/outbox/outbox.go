@@ -104,7 +104,8 @@ const SlotCount = 1024
 // SlotSQL is the slot of a row, from 0 to SlotCount-1: the low ten bits of
 // PostgreSQL's hashtext of the event key. hashtext is the hash behind hash
 // indexes on text, which pg_upgrade carries over as they are, so it stays
-// the same across upgrades.
+// the same across upgrades. Each outbox has statistics on this expression
+// (its producer's migrations), so the planner knows a shard's share of rows.
 const SlotSQL = `(hashtext(event_key) & 1023)`
 
 // Slots is an inclusive range of slots, From to To.
