@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
@@ -229,11 +230,13 @@ func TestKilledRelaysShardsAreTakenOver(t *testing.T) {
 		return metric(t, dead.reg, "onceflow_relay_published_total") > 0
 	})
 	dead.kill()
+	killed := time.Now()
 	f.insertRange(t, before, rows)
 
 	testwait.Until(t, waitTimeout, waitEvery, "the dead relay's shards taken over: 4 each", func() bool {
 		return balanced(f.shardsHeld(t, 8), survivors, 8)
 	})
+	t.Logf("shards taken over %v after the kill (lease TTL %v)", time.Since(killed).Round(10*time.Millisecond), shardSettings("", 8).LeaseTTL)
 	counts := f.receiveAll(t, rows)
 	// Each of the dead relay's shards had at most batchesInFlight batches
 	// sent and not recorded; only those rows can arrive twice.
