@@ -69,9 +69,11 @@ func (l *Lease) Acquire(ctx context.Context) (token int64, ok bool, err error) {
 	if l.layout != nil {
 		return l.acquireInLayout(ctx)
 	}
-	return l.acquire(ctx, l.pool)
+	token, ok, err = l.acquire(ctx, l.pool)
+	return token, ok, pg.Interpret(err, "acquire lease %s", l.name)
 }
 
+// acquire runs the acquisition on db; its error is the driver's.
 func (l *Lease) acquire(ctx context.Context, db querier) (token int64, ok bool, err error) {
 	q := `INSERT INTO ` + l.table + ` AS l (name, holder, token, expires_at)
 VALUES ($1, $2, 1, now() + $3::interval)
@@ -81,8 +83,8 @@ SET holder = excluded.holder,
     expires_at = excluded.expires_at
 WHERE l.holder = excluded.holder OR l.expires_at <= now()
 RETURNING token`
-	err = pg.Interpret(db.QueryRow(ctx, q, l.name, l.holder, l.ttl.String()).Scan(&token), "acquire lease %s", l.name)
-	if errkind.Is(err, errkind.NotFound) { // no row: another holder has it
+	err = db.QueryRow(ctx, q, l.name, l.holder, l.ttl.String()).Scan(&token)
+	if errors.Is(err, pgx.ErrNoRows) { // no row: another holder has it
 		return 0, false, nil
 	}
 	if err != nil {
