@@ -34,8 +34,8 @@ type Config struct {
 	PruneBatch      int           `env:"RELAY_PRUNE_BATCH" envDefault:"1000"`
 	StatsInterval   time.Duration `env:"RELAY_STATS_INTERVAL" envDefault:"15s"`
 	// Shards is how many shards each outbox is split into, so that many
-	// relays can publish it at once (docs/relay-sharding.md). Every relay
-	// of a deployment must have the same value.
+	// relays can publish it at once (docs/relay-sharding.md). Relays with
+	// different values never publish at once: the later ones wait.
 	Shards int `env:"RELAY_SHARDS" envDefault:"1"`
 	// Holder identifies this process in the lease table; empty means
 	// hostname plus a random suffix, chosen at start.

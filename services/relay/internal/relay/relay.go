@@ -48,7 +48,8 @@ type Settings struct {
 	PruneBatch      int            // rows deleted per statement
 	StatsInterval   time.Duration  // how often the leader counts pending and parked rows
 	// Shards is how many shards each outbox is split into, from 1 to
-	// outbox.SlotCount; every process of a deployment must use the same.
+	// outbox.SlotCount. Processes configured with another number stand by
+	// while this one's shards are held, and the other way round.
 	Shards int
 }
 
