@@ -258,14 +258,53 @@ func TestKilledRelaysShardsAreTakenOver(t *testing.T) {
 	}
 }
 
-func TestChangingShardCountPublishesEveryRowOnce(t *testing.T) {
+// TestChangingShardCount rolls three relays from 4 shards to 8 while rows
+// are inserted. When the old relays stop cleanly every row arrives exactly
+// once; when they crash, the new layout waits for their leases to lapse and
+// only rows of their batches in flight arrive twice.
+func TestChangingShardCount(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t)
+	t.Run("clean rollout", func(t *testing.T) {
+		t.Parallel()
+		f := newFixture(t)
+		counts := f.changeShards(t, (*replica).stop)
+		for key, n := range counts {
+			if n != 1 {
+				t.Errorf("event %s received %d times, want 1", key, n)
+			}
+		}
+		if n := f.count(t, `SELECT count(*) FROM relay.lease_members WHERE holder LIKE 'four%'`); n != 0 {
+			t.Errorf("%d roster rows of the stopped relays, want 0: a clean stop leaves", n)
+		}
+	})
+	t.Run("old relays crash", func(t *testing.T) {
+		t.Parallel()
+		f := newFixture(t)
+		counts := f.changeShards(t, (*replica).kill)
+		bound, dup := 4*batchesInFlight*shardSettings("", 4).BatchSize, 0
+		for key, n := range counts {
+			if n < 1 {
+				t.Errorf("event %s never arrived", key)
+			}
+			dup += max(n-1, 0)
+		}
+		if dup > bound {
+			t.Errorf("%d duplicate messages, want at most %d (4 old shards x %d batches in flight x %d rows)",
+				dup, bound, batchesInFlight, shardSettings("", 4).BatchSize)
+		}
+		t.Logf("%d duplicates (bound %d)", dup, bound)
+	})
+}
+
+// changeShards runs three relays over 4 shards, inserts rows, starts three
+// over 8 and ends the old ones with end, then returns how many times each
+// event key arrived.
+func (f *fixture) changeShards(t *testing.T, end func(*replica)) map[string]int {
+	t.Helper()
 	old := f.startReplicas(t, "four", 3, 4)
 	testwait.Until(t, waitTimeout, waitEvery, "4 shards shared 2, 1, 1", func() bool {
 		return balanced(f.shardsHeld(t, 4), old, 4)
 	})
-
 	const rows = 600
 	var inserting sync.WaitGroup
 	inserting.Go(func() { f.insertRange(t, 0, rows) })
@@ -273,8 +312,7 @@ func TestChangingShardCountPublishesEveryRowOnce(t *testing.T) {
 		return f.count(t, `SELECT count(*) FROM ingest.outbox WHERE published_at IS NOT NULL`) >= rows/3
 	})
 
-	// A rolling update to 8 shards: the new relays start, then the old
-	// ones stop one by one. The new layout waits for the old to go.
+	// The new relays start; the new layout waits for the old to go.
 	next := f.startReplicas(t, "eight", 3, 8)
 	testwait.Until(t, waitTimeout, waitEvery, "the new relays on their roster", func() bool {
 		return f.count(t, `SELECT count(*) FROM relay.lease_members WHERE holder LIKE 'eight%' AND expires_at > now()`) == 3
@@ -283,24 +321,17 @@ func TestChangingShardCountPublishesEveryRowOnce(t *testing.T) {
 		t.Errorf("8-shard leases held %v while the 4-shard relays run; the layouts must not overlap", held)
 	}
 	for _, r := range old {
-		r.stop()
+		end(r)
 	}
 	testwait.Until(t, waitTimeout, waitEvery, "8 shards shared 3, 3, 2 by the new relays", func() bool {
 		return balanced(f.shardsHeld(t, 8), next, 8)
 	})
 	inserting.Wait()
-
-	for key, n := range f.receiveAll(t, rows) {
-		if n != 1 {
-			t.Errorf("event %s received %d times, want 1", key, n)
-		}
-	}
+	counts := f.receiveAll(t, rows)
 	if n := f.count(t, `SELECT count(*) FROM relay.leases WHERE name LIKE '%/4'`); n != 0 {
 		t.Errorf("%d leases of the 4-shard layout left, want them retired", n)
 	}
-	if n := f.count(t, `SELECT count(*) FROM relay.lease_members WHERE holder LIKE 'four%'`); n != 0 {
-		t.Errorf("%d roster rows of the stopped relays, want 0: a clean stop leaves", n)
-	}
+	return counts
 }
 
 func TestShareOfShards(t *testing.T) {
