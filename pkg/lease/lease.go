@@ -73,7 +73,8 @@ func (l *Lease) Acquire(ctx context.Context) (token int64, ok bool, err error) {
 	return token, ok, pg.Interpret(err, "acquire lease %s", l.name)
 }
 
-// acquire runs the acquisition on db; its error is the driver's.
+// acquire runs the acquisition on db; its error is the driver's, for the
+// caller to interpret once.
 func (l *Lease) acquire(ctx context.Context, db querier) (token int64, ok bool, err error) {
 	q := `INSERT INTO ` + l.table + ` AS l (name, holder, token, expires_at)
 VALUES ($1, $2, 1, now() + $3::interval)
@@ -84,7 +85,7 @@ SET holder = excluded.holder,
 WHERE l.holder = excluded.holder OR l.expires_at <= now()
 RETURNING token`
 	err = db.QueryRow(ctx, q, l.name, l.holder, l.ttl.String()).Scan(&token)
-	if errors.Is(err, pgx.ErrNoRows) { // no row: another holder has it
+	if errkind.Is(pg.Interpret(err, "acquire lease"), errkind.NotFound) { // no row: another holder has it
 		return 0, false, nil
 	}
 	if err != nil {
