@@ -1,6 +1,7 @@
 package deploy_test
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
@@ -40,17 +41,25 @@ func TestEveryDeploymentHasOneDisruptionBudget(t *testing.T) {
 	})
 }
 
-// TestRelayRunsALeaderAndAStandby checks the relay's two replicas: the lease
-// picks the leader, so more would only wait, and one would leave a gap.
-func TestRelayRunsALeaderAndAStandby(t *testing.T) {
+// TestRelayShardsSpreadOverReplicas checks the relay's replicas against its
+// shards: at least two replicas, so one takes over a dead one's shards, and
+// at least as many shards per outbox as replicas, so none only waits. A
+// fixed count: an autoscaler resizing it would move shards back and forth.
+func TestRelayShardsSpreadOverReplicas(t *testing.T) {
 	t.Parallel()
 	forEachOverlay(t, func(t *testing.T, r rendered) {
 		d := named[*appsv1.Deployment](r, "relay")
-		if d == nil || d.Spec.Replicas == nil || *d.Spec.Replicas != 2 {
-			t.Fatalf("relay replicas %v, want 2", replicasOf(d))
+		if d == nil || d.Spec.Replicas == nil || *d.Spec.Replicas < 2 {
+			t.Fatalf("relay replicas %v, want at least 2", replicasOf(d))
 		}
 		if autoscaled(r, "relay") {
-			t.Error("relay is autoscaled; it wants exactly 2 replicas")
+			t.Error("relay is autoscaled; it wants a fixed replica count")
+		}
+		c := onlyContainer(t, "relay", d.Spec.Template.Spec)
+		v, _ := envValue(t, r, c, "RELAY_SHARDS")
+		shards, err := strconv.Atoi(v)
+		if err != nil || shards < int(*d.Spec.Replicas) {
+			t.Errorf("RELAY_SHARDS = %q for %d replicas, want a number at least the replicas", v, *d.Spec.Replicas)
 		}
 	})
 }

@@ -10,6 +10,10 @@
 //
 // The token grows by one every time the lease changes hands, so work done
 // under an old token can be refused with Fence inside the writing transaction.
+//
+// Leases can also form a Layout (several leases splitting one job, only one
+// layout of them live at a time) and a Roster counts the live processes
+// that compete for them, so each can take its fair share.
 package lease
 
 import (
@@ -38,6 +42,15 @@ type Lease struct {
 	name   string
 	holder string
 	ttl    time.Duration
+	layout *Layout // nil for a lease on its own
+}
+
+// Name is the lease's name in its table.
+func (l *Lease) Name() string { return l.name }
+
+// querier runs a statement returning one row: a pool or a transaction.
+type querier interface {
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }
 
 // New returns a lease called name in schema's leases table for holder (a
@@ -50,8 +63,19 @@ func New(pool *pgxpool.Pool, schema, name, holder string, ttl time.Duration) *Le
 // holder has it. ok is false when someone else holds it. The token is
 // unchanged by a renewal and grows by one on a change of holder. Errors
 // carry the kind pg.Interpret gives them (Unavailable for a serialization
-// failure, Internal for the rest).
+// failure, Internal for the rest). A lease of a Layout is acquired or
+// renewed only while no lease of another layout of its job is live.
 func (l *Lease) Acquire(ctx context.Context) (token int64, ok bool, err error) {
+	if l.layout != nil {
+		return l.acquireInLayout(ctx)
+	}
+	token, ok, err = l.acquire(ctx, l.pool)
+	return token, ok, pg.Interpret(err, "acquire lease %s", l.name)
+}
+
+// acquire runs the acquisition on db; its error is the driver's, for the
+// caller to interpret once.
+func (l *Lease) acquire(ctx context.Context, db querier) (token int64, ok bool, err error) {
 	q := `INSERT INTO ` + l.table + ` AS l (name, holder, token, expires_at)
 VALUES ($1, $2, 1, now() + $3::interval)
 ON CONFLICT (name) DO UPDATE
@@ -60,8 +84,8 @@ SET holder = excluded.holder,
     expires_at = excluded.expires_at
 WHERE l.holder = excluded.holder OR l.expires_at <= now()
 RETURNING token`
-	err = pg.Interpret(l.pool.QueryRow(ctx, q, l.name, l.holder, l.ttl.String()).Scan(&token), "acquire lease %s", l.name)
-	if errkind.Is(err, errkind.NotFound) { // no row: another holder has it
+	err = db.QueryRow(ctx, q, l.name, l.holder, l.ttl.String()).Scan(&token)
+	if errkind.Is(pg.Interpret(err, "acquire lease"), errkind.NotFound) { // no row: another holder has it
 		return 0, false, nil
 	}
 	if err != nil {

@@ -20,7 +20,8 @@ func newPool(t *testing.T) *pgxpool.Pool {
 		t.Fatal(err)
 	}
 	t.Cleanup(pool.Close)
-	_, err = pool.Exec(ctx, `CREATE SCHEMA s; CREATE TABLE s.leases (name text PRIMARY KEY, holder text NOT NULL, token bigint NOT NULL, expires_at timestamptz NOT NULL)`)
+	_, err = pool.Exec(ctx, `CREATE SCHEMA s; CREATE TABLE s.leases (name text PRIMARY KEY, holder text NOT NULL, token bigint NOT NULL, expires_at timestamptz NOT NULL);
+CREATE TABLE s.lease_members (grp text, holder text, expires_at timestamptz NOT NULL, PRIMARY KEY (grp, holder))`)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -95,6 +95,32 @@ type Querier interface {
 	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
 }
 
+// SlotCount is how many slots the rows of an outbox are spread over: a
+// row's slot is SlotSQL, a hash of its event key, and never changes, so a
+// relay that splits an outbox into shards gives each shard a range of slots
+// and changes the number of shards without rewriting a row.
+const SlotCount = 1024
+
+// SlotSQL is the slot of a row, from 0 to SlotCount-1: the low ten bits of
+// PostgreSQL's hashtext of the event key. hashtext is the hash behind hash
+// indexes on text, which pg_upgrade carries over as they are, so it stays
+// the same across upgrades. Each outbox has statistics on this expression
+// (its producer's migrations), so the planner knows a shard's share of rows.
+const SlotSQL = `(hashtext(event_key) & 1023)`
+
+// Slots is an inclusive range of slots, From to To.
+type Slots struct{ From, To int }
+
+// AllSlots covers every row.
+var AllSlots = Slots{From: 0, To: SlotCount - 1}
+
+// ShardSlots returns the slots of shard i of n: the i-th of n contiguous,
+// nearly equal ranges that together cover every slot once. n must be from
+// 1 to SlotCount and i from 0 to n-1.
+func ShardSlots(i, n int) Slots {
+	return Slots{From: i * SlotCount / n, To: (i+1)*SlotCount/n - 1}
+}
+
 // Due returns up to limit rows that are unpublished, not parked and due, in
 // id order, with ids above after, leaving out the ids in except (rows the
 // caller has in flight). A caller draining a backlog passes the last id it
@@ -103,13 +129,21 @@ type Querier interface {
 // (dead until vacuum); it passes 0 to look at the whole table, which is
 // how rows that backed off are found again.
 func Due(ctx context.Context, q Querier, t Table, limit int, after int64, except []int64) ([]Row, error) {
+	return DueIn(ctx, q, t, AllSlots, limit, after, except)
+}
+
+// DueIn is Due for the rows whose slot is in slots: one shard's rows. It
+// walks the due rows in id order and skips the other shards' rows, so a
+// claim reads about limit times the number of shards rows of a backlog.
+func DueIn(ctx context.Context, q Querier, t Table, slots Slots, limit int, after int64, except []int64) ([]Row, error) {
 	if except == nil {
 		except = []int64{}
 	}
 	rows, err := q.Query(ctx, `SELECT id, event_key, event_type, payload, traceparent, attempts, created_at
 FROM `+t.ident()+`
 WHERE published_at IS NULL AND parked_at IS NULL AND next_attempt_at <= now() AND id > $3 AND id <> ALL($2)
-ORDER BY id LIMIT $1`, limit, except, after)
+  AND `+SlotSQL+` BETWEEN $4 AND $5
+ORDER BY id LIMIT $1`, limit, except, after, slots.From, slots.To)
 	if err != nil {
 		return nil, fmt.Errorf("claim due %s: %w", t, err)
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/onceflow/onceflow/pkg/config"
 	"github.com/onceflow/onceflow/pkg/lease"
 	"github.com/onceflow/onceflow/pkg/msgauth"
+	"github.com/onceflow/onceflow/pkg/outbox"
 	"github.com/onceflow/onceflow/services/relay/internal/relay"
 )
 
@@ -33,6 +34,10 @@ type Config struct {
 	PruneInterval   time.Duration `env:"RELAY_PRUNE_INTERVAL" envDefault:"1m"`
 	PruneBatch      int           `env:"RELAY_PRUNE_BATCH" envDefault:"1000"`
 	StatsInterval   time.Duration `env:"RELAY_STATS_INTERVAL" envDefault:"15s"`
+	// Shards is how many shards each outbox is split into, so that many
+	// relays can publish it at once (docs/relay-sharding.md). Relays with
+	// different values never publish at once: the later ones wait.
+	Shards int `env:"RELAY_SHARDS" envDefault:"1"`
 	// Holder identifies this process in the lease table; empty means
 	// hostname plus a random suffix, chosen at start.
 	Holder string `env:"RELAY_HOLDER"`
@@ -73,6 +78,7 @@ func (c Config) Validate() error {
 		{c.PruneInterval > 0, "RELAY_PRUNE_INTERVAL", "a positive duration such as 1m"},
 		{c.PruneBatch >= 1, "RELAY_PRUNE_BATCH", "a positive number of rows such as 1000"},
 		{c.StatsInterval > 0, "RELAY_STATS_INTERVAL", "a positive duration such as 15s"},
+		{c.Shards >= 1 && c.Shards <= outbox.SlotCount, "RELAY_SHARDS", fmt.Sprintf("a number of shards from 1 to %d, such as 8", outbox.SlotCount)},
 	}
 	for _, ch := range checks {
 		if !ch.ok {
@@ -108,5 +114,6 @@ func (c Config) settings() relay.Settings {
 		PruneInterval:   c.PruneInterval,
 		PruneBatch:      c.PruneBatch,
 		StatsInterval:   c.StatsInterval,
+		Shards:          c.Shards,
 	}
 }

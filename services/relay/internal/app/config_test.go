@@ -29,7 +29,7 @@ func TestConfigDefaults(t *testing.T) {
 	if c.BatchSize != 100 || c.MaxAttempts != 10 || c.BackoffBase != time.Second || c.BackoffCap != 5*time.Minute ||
 		c.PollInterval != time.Second || c.LeaseTTL != 15*time.Second || c.MaxMessageBytes != 1048576 ||
 		c.MaxBatchBytes != 1048576 || c.Retention != 7*24*time.Hour || c.PruneInterval != time.Minute ||
-		c.PruneBatch != 1000 || c.StatsInterval != 15*time.Second {
+		c.PruneBatch != 1000 || c.StatsInterval != 15*time.Second || c.Shards != 1 || c.settings().Shards != 1 {
 		t.Errorf("defaults = %+v", c)
 	}
 	if !strings.Contains(c.Routes, "ingest.outbox=billing.>onceflow-billing") {
@@ -60,6 +60,8 @@ func TestConfigErrorsNameTheVariable(t *testing.T) {
 		{"RELAY_PRUNE_INTERVAL", "0s"},
 		{"RELAY_PRUNE_BATCH", "0"},
 		{"RELAY_STATS_INTERVAL", "0s"},
+		{"RELAY_SHARDS", "0"},
+		{"RELAY_SHARDS", "1025"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.key+"="+tt.value, func(t *testing.T) {

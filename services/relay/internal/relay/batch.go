@@ -47,25 +47,25 @@ type failure struct {
 	park   bool
 }
 
-// claim returns up to a batch of due rows in id order after the id after,
-// leaving out the ids of rows already in flight.
-func (r *Relay) claim(ctx context.Context, after int64, inFlight []int64) ([]outbox.Row, error) {
+// claim returns up to a batch of sh's due rows in id order after the id
+// after, leaving out the ids of rows already in flight.
+func (r *Relay) claim(ctx context.Context, sh *shard, after int64, inFlight []int64) ([]outbox.Row, error) {
 	ctx, cancel := context.WithTimeout(ctx, r.renewEvery())
 	defer cancel()
-	return outbox.Due(ctx, r.pool, r.outbox.Table, r.s.BatchSize, after, inFlight)
+	return outbox.DueIn(ctx, r.pool, r.outbox.Table, sh.slots, r.s.BatchSize, after, inFlight)
 }
 
-// deliver sends claimed rows and records the results under the lease's
-// fence; an error wrapping lease.ErrDeposed means nothing was recorded.
+// deliver sends claimed rows of sh and records the results under the
+// fence of sh's lease; an error wrapping lease.ErrDeposed means nothing was recorded.
 // Once rows are claimed their batch runs to the end even if ctx is
 // cancelled, within deadlines derived from the lease TTL.
-func (r *Relay) deliver(ctx context.Context, token int64, rows []outbox.Row) error {
+func (r *Relay) deliver(ctx context.Context, sh *shard, token int64, rows []outbox.Row) error {
 	start := time.Now()
 	work := context.WithoutCancel(ctx)
 	chunks, failures := r.plan(rows)
 	published, failed := r.judge(r.sendAll(work, chunks))
 	failures = append(failures, failed...)
-	if err := r.record(work, token, published, failures); err != nil {
+	if err := r.record(work, sh, token, published, failures); err != nil {
 		return err
 	}
 	r.observe(published, failures, time.Since(start))
@@ -197,7 +197,7 @@ func (r *Relay) judge(outcomes []outcome) (published []outcome, failures []failu
 
 // record writes the batch's results in one transaction that first checks
 // the lease's fence, so a deposed relay changes nothing.
-func (r *Relay) record(ctx context.Context, token int64, published []outcome, failures []failure) error {
+func (r *Relay) record(ctx context.Context, sh *shard, token int64, published []outcome, failures []failure) error {
 	ctx, cancel := context.WithTimeout(ctx, r.s.LeaseTTL)
 	defer cancel()
 	tx, err := r.pool.Begin(ctx)
@@ -205,7 +205,7 @@ func (r *Relay) record(ctx context.Context, token int64, published []outcome, fa
 		return fmt.Errorf("record batch: %w", err)
 	}
 	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
-	if err := r.lease.Fence(ctx, tx, token); err != nil {
+	if err := sh.lease.Fence(ctx, tx, token); err != nil {
 		return fmt.Errorf("record batch: %w", err)
 	}
 	if len(published) > 0 {

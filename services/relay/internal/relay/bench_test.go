@@ -98,3 +98,57 @@ func timeRaw(b *testing.B, c *sqs.Client, queue string) time.Duration {
 	}
 	return time.Since(began)
 }
+
+// BenchmarkShardedRelays measures how fast benchRows committed rows are
+// published by one relay with one shard, and by three relays (each with its
+// own pool, like three pods) sharing eight shards, from the start of the
+// relays until the last row is published. It reports both rates and
+// sharded/single. Run it once:
+//
+//	go test -run '^$' -bench ShardedRelays -benchtime 1x ./internal/relay/
+func BenchmarkShardedRelays(b *testing.B) {
+	f := newFixture(b)
+	var single, sharded time.Duration
+	for i := 0; b.Loop(); i++ {
+		single += f.timeReplicas(b, 2*i, 1, 1)
+		sharded += f.timeReplicas(b, 2*i+1, 3, 8)
+	}
+	msgs := float64(benchRows * b.N)
+	singleRate, shardedRate := msgs/single.Seconds(), msgs/sharded.Seconds()
+	b.ReportMetric(singleRate, "single_msgs/s")
+	b.ReportMetric(shardedRate, "sharded_msgs/s")
+	b.ReportMetric(shardedRate/singleRate, "sharded/single")
+}
+
+// timeReplicas commits benchRows rows, then runs replicas relays over
+// shards shards until all of them are published, and returns how long that
+// took.
+func (f *fixture) timeReplicas(b *testing.B, round, replicas, shards int) time.Duration {
+	b.Helper()
+	msgs := make([]outbox.Message, benchRows)
+	for i := range msgs {
+		msgs[i] = message(round*benchRows+i, billingType)
+	}
+	f.insert(b, msgs...)
+	began := time.Now()
+	reps := make([]*replica, replicas)
+	for i := range reps {
+		s := testSettings(fmt.Sprintf("bench%d-%d", round, i))
+		s.Shards = shards
+		reps[i] = f.startReplica(b, s)
+	}
+	published := func() (n float64) {
+		for _, r := range reps {
+			n += metric(b, r.reg, "onceflow_relay_published_total")
+		}
+		return n
+	}
+	for published() < benchRows {
+		time.Sleep(time.Millisecond)
+	}
+	took := time.Since(began)
+	for _, r := range reps {
+		r.stop()
+	}
+	return took
+}

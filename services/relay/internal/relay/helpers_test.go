@@ -32,6 +32,7 @@ const waitTimeout, waitEvery = 20 * time.Second, 50 * time.Millisecond
 // fixture is a fresh database with the ingest and relay schemas and a fresh
 // queue.
 type fixture struct {
+	dsn   string
 	pool  *pgxpool.Pool
 	sqs   *sqs.Client
 	queue string // URL
@@ -58,7 +59,7 @@ func newFixtureOn(t testing.TB, c *sqs.Client) *fixture {
 	}
 	t.Cleanup(pool.Close)
 	_, url := sqstest.Queue(t, c, "relaytest", 5)
-	return &fixture{pool: pool, sqs: c, queue: url}
+	return &fixture{dsn: dsn, pool: pool, sqs: c, queue: url}
 }
 
 func testSettings(holder string) Settings {

@@ -10,13 +10,18 @@ import (
 	"github.com/onceflow/onceflow/pkg/outbox"
 )
 
-// schedule holds when the leader's periodic jobs are next due.
+// schedule holds when the leader's periodic jobs are next due. Only the
+// keeper, the holder of shard 0, prunes and reports the backlog.
 type schedule struct {
+	keeper              bool
 	renew, prune, stats time.Time
 }
 
 // next is the earliest of the due times: the longest the leader may sleep.
 func (s schedule) next() time.Time {
+	if !s.keeper {
+		return s.renew
+	}
 	return slices.MinFunc([]time.Time{s.renew, s.prune, s.stats}, time.Time.Compare)
 }
 

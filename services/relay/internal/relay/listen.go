@@ -12,13 +12,13 @@ import (
 	"github.com/onceflow/onceflow/pkg/outbox"
 )
 
-// listen signals wake whenever a producer commits a row to this relay's
-// outbox, until ctx ends. It holds a connection of its own, outside the pool,
+// listen wakes every shard whenever a producer commits a row to this
+// relay's outbox, until ctx ends. It holds a connection of its own, outside the pool,
 // for LISTEN; when that connection fails the relay keeps polling and listen
 // reconnects after a poll interval.
-func (r *Relay) listen(ctx context.Context, wake chan<- struct{}) {
+func (r *Relay) listen(ctx context.Context) {
 	for {
-		err := r.listenOnce(ctx, wake)
+		err := r.listenOnce(ctx)
 		if ctx.Err() != nil {
 			return
 		}
@@ -29,7 +29,7 @@ func (r *Relay) listen(ctx context.Context, wake chan<- struct{}) {
 	}
 }
 
-func (r *Relay) listenOnce(ctx context.Context, wake chan<- struct{}) error {
+func (r *Relay) listenOnce(ctx context.Context) error {
 	conn, err := pgx.ConnectConfig(ctx, r.pool.Config().ConnConfig.Copy())
 	if err != nil {
 		return fmt.Errorf("connect: %w", err)
@@ -43,15 +43,24 @@ func (r *Relay) listenOnce(ctx context.Context, wake chan<- struct{}) error {
 		return fmt.Errorf("listen: %w", err)
 	}
 	// Rows committed before LISTEN took effect sent no notification we heard.
-	signal(wake)
+	r.wakeAll()
 	for {
 		n, err := conn.WaitForNotification(ctx)
 		if err != nil {
 			return fmt.Errorf("wait for notification: %w", err)
 		}
 		if n.Payload == r.name {
-			signal(wake)
+			r.wakeAll()
 		}
+	}
+}
+
+// wakeAll wakes the publishing loop of every shard this process leads; a
+// shard it does not lead keeps the wake for when it does, which costs one
+// claim.
+func (r *Relay) wakeAll() {
+	for _, sh := range r.shards {
+		signal(sh.wake)
 	}
 }
 

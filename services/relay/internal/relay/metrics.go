@@ -16,6 +16,8 @@ type Metrics struct {
 	parked     *prometheus.CounterVec
 	pruned     *prometheus.CounterVec
 	leader     *prometheus.GaugeVec
+	held       *prometheus.GaugeVec
+	shards     *prometheus.GaugeVec
 	pending    *prometheus.GaugeVec
 	parkedRows *prometheus.GaugeVec
 	oldest     *prometheus.GaugeVec
@@ -37,7 +39,10 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			"Failed attempts to send an outbox row; the row is retried with backoff or parked.", "outbox", "queue"),
 		parked: counter("onceflow_relay_parked_total", "Outbox rows parked for an operator: unroutable, oversize, or out of attempts.", "outbox"),
 		pruned: counter("onceflow_relay_pruned_total", "Published outbox rows deleted after the retention period.", "outbox"),
-		leader: gauge("onceflow_relay_is_leader", "1 while this process holds the outbox's lease and publishes it, else 0."),
+		leader: gauge("onceflow_relay_is_leader",
+			"1 while this process holds shard 0 of the outbox, publishes it and runs the outbox's retention and backlog gauges, else 0."),
+		held:   gauge("onceflow_relay_shards_held", "Shards of the outbox this process holds the lease of and publishes."),
+		shards: gauge("onceflow_relay_shards", "Shards the outbox is split into in this process's configuration (RELAY_SHARDS)."),
 		pending: gauge("onceflow_relay_pending_rows",
 			"Unpublished, unparked outbox rows, due or backing off; exported by the leader only."),
 		parkedRows: gauge("onceflow_relay_parked_rows", "Outbox rows parked and waiting for an operator; exported by the leader only."),
@@ -49,7 +54,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
 		}, []string{"outbox"}),
 	}
-	for _, c := range []prometheus.Collector{m.published, m.failed, m.parked, m.pruned, m.leader, m.pending, m.parkedRows, m.oldest, m.batch} {
+	for _, c := range []prometheus.Collector{m.published, m.failed, m.parked, m.pruned, m.leader, m.held, m.shards, m.pending, m.parkedRows, m.oldest, m.batch} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("register relay metrics: %w", err)
 		}
@@ -58,8 +63,8 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 }
 
 // zero creates the series of ob at zero so dashboards see them before the
-// first event.
-func (m *Metrics) zero(ob Outbox) {
+// first event, and records its number of shards.
+func (m *Metrics) zero(ob Outbox, shards int) {
 	name := ob.Table.String()
 	for _, r := range ob.Routes {
 		m.published.WithLabelValues(name, queueLabel(r.Queue))
@@ -68,6 +73,8 @@ func (m *Metrics) zero(ob Outbox) {
 	m.parked.WithLabelValues(name)
 	m.pruned.WithLabelValues(name)
 	m.leader.WithLabelValues(name).Set(0)
+	m.held.WithLabelValues(name).Set(0)
+	m.shards.WithLabelValues(name).Set(float64(shards))
 }
 
 // report sets the backlog gauges of the outbox called name.

@@ -22,6 +22,7 @@ const batchesInFlight = 4
 // unfinished batch holds.
 type pipeline struct {
 	r      *Relay
+	sh     *shard
 	slots  chan struct{} // one token per batch in flight
 	wg     sync.WaitGroup
 	mu     sync.Mutex
@@ -33,9 +34,9 @@ type pipeline struct {
 	after int64
 }
 
-// newPipeline returns an empty pipeline; each lead term uses its own.
-func (r *Relay) newPipeline() *pipeline {
-	return &pipeline{r: r, slots: make(chan struct{}, batchesInFlight), flying: map[int64]struct{}{}}
+// newPipeline returns an empty pipeline of sh; each lead term uses its own.
+func (r *Relay) newPipeline(sh *shard) *pipeline {
+	return &pipeline{r: r, sh: sh, slots: make(chan struct{}, batchesInFlight), flying: map[int64]struct{}{}}
 }
 
 // publish waits for a free slot, claims a batch and delivers it in the
@@ -52,7 +53,7 @@ func (p *pipeline) publish(ctx context.Context, token int64) (full bool, err err
 		<-p.slots
 		return false, err
 	}
-	rows, err := p.r.claim(ctx, p.after, p.inFlight())
+	rows, err := p.r.claim(ctx, p.sh, p.after, p.inFlight())
 	if err != nil || len(rows) == 0 {
 		p.after = 0
 		<-p.slots
@@ -65,7 +66,7 @@ func (p *pipeline) publish(ctx context.Context, token int64) (full bool, err err
 	p.hold(rows)
 	p.wg.Go(func() {
 		defer func() { <-p.slots }()
-		p.finish(rows, p.r.deliver(ctx, token, rows))
+		p.finish(rows, p.r.deliver(ctx, p.sh, token, rows))
 	})
 	return len(rows) == p.r.s.BatchSize, nil
 }
@@ -95,7 +96,7 @@ func (p *pipeline) finish(rows []outbox.Row, err error) {
 			p.err = err
 		}
 	case err != nil:
-		p.r.log.Warn("publish batch", zap.Error(err))
+		p.sh.log.Warn("publish batch", zap.Error(err))
 	}
 }
 

@@ -1,6 +1,8 @@
-// Package relay publishes outbox rows to their SQS queues. One Relay runs per
-// outbox shard; a PostgreSQL lease with a fencing token makes exactly one
-// process the publisher of a shard at a time while others stand by.
+// Package relay publishes outbox rows to their SQS queues. Each outbox is
+// split into shards by a hash of the event key (see outbox.ShardSlots); a
+// PostgreSQL lease with a fencing token makes exactly one process the
+// publisher of a shard at a time, and the processes running a relay share
+// an outbox's shards fairly, taking over a dead one's within the lease TTL.
 //
 // Delivery is at least once: a row is marked published only after SQS has
 // accepted it, so a crash between the two sends it again, and consumers
@@ -10,7 +12,7 @@ package relay
 import (
 	"context"
 	"errors"
-	"sync"
+	"fmt"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
@@ -20,6 +22,7 @@ import (
 	"github.com/onceflow/onceflow/pkg/backoff"
 	"github.com/onceflow/onceflow/pkg/lease"
 	"github.com/onceflow/onceflow/pkg/msgauth"
+	"github.com/onceflow/onceflow/pkg/outbox"
 	"github.com/onceflow/onceflow/pkg/worker"
 )
 
@@ -48,9 +51,13 @@ type Settings struct {
 	// Signer signs every message published (package msgauth); nil
 	// publishes them unsigned, which a consumer that checks refuses.
 	Signer *msgauth.Key
+	// Shards is how many shards each outbox is split into, from 1 to
+	// outbox.SlotCount. Processes configured with another number stand by
+	// while this one's shards are held, and the other way round.
+	Shards int
 }
 
-// Relay publishes one shard of one outbox while it holds that shard's lease.
+// Relay publishes one outbox: the shards of it that this process holds.
 type Relay struct {
 	pool    *pgxpool.Pool
 	sender  Sender
@@ -58,84 +65,86 @@ type Relay struct {
 	log     *zap.Logger
 	outbox  Outbox
 	name    string // schema.table, the metric and log label
-	lease   *lease.Lease
 	s       Settings
+	shards  []*shard
+	roster  *lease.Roster
 }
 
-// New returns the relay of shard 0 of ob. Its queues must already be URLs.
+// shard is one of an outbox's shards: the rows whose slots are in slots.
+type shard struct {
+	index int
+	slots outbox.Slots
+	lease *lease.Lease
+	log   *zap.Logger
+	wake  chan struct{} // a NOTIFY arrived; one pending wake is enough
+}
+
+// New returns the relay of ob, split into s.Shards shards. Its queues must
+// already be URLs.
 func New(pool *pgxpool.Pool, sender Sender, m *Metrics, log *zap.Logger, ob Outbox, s Settings) *Relay {
 	name := ob.Table.String()
-	m.zero(ob)
-	return &Relay{
-		pool: pool, sender: sender, metrics: m, outbox: ob, name: name, s: s,
-		log:   log.With(zap.String("outbox", name)),
-		lease: lease.New(pool, LeaseSchema, LeaseName(ob.Table, 0), s.Holder, s.LeaseTTL),
+	n := max(s.Shards, 1)
+	m.zero(ob, n)
+	log = log.With(zap.String("outbox", name))
+	lay := &lease.Layout{Prefix: leasePrefix(ob.Table)}
+	for i := range n {
+		lay.Names = append(lay.Names, LeaseName(ob.Table, i, n))
 	}
-}
-
-// Run competes for the lease until ctx ends and publishes while it holds it.
-// On cancellation it lets the batch in flight finish, releases the lease so
-// a standby takes over at once, and returns. Failures of PostgreSQL or SQS
-// are logged and retried; they never end Run.
-func (r *Relay) Run(ctx context.Context) {
-	for {
-		worker.Beat(ctx)
-		token, ok, err := r.lease.Acquire(ctx)
-		switch {
-		case err != nil && ctx.Err() == nil:
-			r.log.Warn("acquire lease", zap.Error(err))
-		case ok:
-			r.lead(ctx, token)
-		}
-		if !backoff.Sleep(ctx, r.standbyEvery()) {
-			return
-		}
+	r := &Relay{
+		pool: pool, sender: sender, metrics: m, outbox: ob, name: name, s: s, log: log,
+		roster: lease.NewRoster(pool, LeaseSchema, fmt.Sprintf("%sshards=%d", lay.Prefix, n), s.Holder, s.LeaseTTL),
 	}
+	for i := range n {
+		r.shards = append(r.shards, &shard{
+			index: i, slots: outbox.ShardSlots(i, n),
+			lease: lease.NewInLayout(pool, LeaseSchema, lay, lay.Names[i], s.Holder, s.LeaseTTL),
+			log:   log.With(zap.Int("shard", i), zap.Int("shards", n)),
+			wake:  make(chan struct{}, 1),
+		})
+	}
+	return r
 }
 
 // renewEvery is how often the leader renews: three chances per TTL.
 func (r *Relay) renewEvery() time.Duration { return max(r.s.LeaseTTL/3, time.Millisecond) }
 
-// standbyEvery is how often a standby tries the lease. A lapsed lease is
-// taken at most a tenth of the TTL after it expires, so a killed leader is
-// replaced within about one TTL (at most 1.1 TTL).
+// standbyEvery is how often a relay counts the live relays and takes or
+// hands back shards. A lapsed lease is taken at most a tenth of the TTL
+// after it expires, so a killed relay's shards are taken over within about
+// one TTL (at most 1.1 TTL).
 func (r *Relay) standbyEvery() time.Duration { return max(r.s.LeaseTTL/10, time.Millisecond) }
 
-// lead publishes under token until ctx ends or the lease is lost, and runs
-// the leader's periodic jobs between batches.
-func (r *Relay) lead(ctx context.Context, token int64) {
-	r.log.Info("leading", zap.Int64("token", token))
-	r.metrics.leader.WithLabelValues(r.name).Set(1)
-	defer r.metrics.forget(r.name)
-	defer r.metrics.leader.WithLabelValues(r.name).Set(0)
-
-	wake := make(chan struct{}, 1)
-	listenCtx, stopListening := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	wg.Go(func() { r.listen(listenCtx, wake) })
-	defer wg.Wait()
-	defer stopListening()
-
-	batches := r.newPipeline()
+// lead publishes sh under token until ctx ends or the lease is lost. The
+// holder of shard 0 also runs the outbox's periodic jobs between batches.
+func (r *Relay) lead(ctx context.Context, sh *shard, token int64) {
+	sh.log.Info("leading", zap.Int64("token", token))
+	keeper := sh.index == 0
+	if keeper {
+		r.metrics.leader.WithLabelValues(r.name).Set(1)
+		defer r.metrics.forget(r.name)
+		defer r.metrics.leader.WithLabelValues(r.name).Set(0)
+	}
+	batches := r.newPipeline(sh)
 	defer batches.wait()
 	now := time.Now()
-	due := schedule{renew: now.Add(r.renewEvery()), prune: now, stats: now}
+	due := schedule{keeper: keeper, renew: now.Add(r.renewEvery()), prune: now, stats: now}
 	for ctx.Err() == nil {
-		worker.Beat(ctx)
 		full, err := batches.publish(ctx, token)
 		if errors.Is(err, lease.ErrDeposed) {
-			r.log.Warn("deposed: another relay holds the lease; stopped publishing", zap.Int64("token", token))
+			sh.log.Warn("deposed: another relay holds the lease; stopped publishing", zap.Int64("token", token))
 			return
 		}
 		if err != nil && ctx.Err() == nil {
-			r.log.Warn("publish batch", zap.Error(err))
+			sh.log.Warn("publish batch", zap.Error(err))
 		}
-		r.housekeep(ctx, &due)
+		if keeper {
+			r.housekeep(ctx, &due)
+		}
 		if !full {
-			r.wait(ctx, wake, time.Until(due.next()))
+			r.wait(ctx, sh.wake, time.Until(due.next()))
 		}
 		if ctx.Err() == nil && !time.Now().Before(due.renew) {
-			next, ok := r.renew(ctx, token)
+			next, ok := r.renew(ctx, sh, token)
 			switch {
 			case ok:
 				token, due.renew = next, time.Now().Add(r.renewEvery())
@@ -144,36 +153,37 @@ func (r *Relay) lead(ctx context.Context, token int64) {
 			}
 		}
 	}
-	// Shutting down: finish the batches in flight, then hand over at once.
+	// Shutting down or handing the shard over: finish the batches in
+	// flight, then release at once.
 	batches.wait()
-	r.release(ctx, token)
+	r.release(ctx, sh, token)
 }
 
 // renew extends the lease; ok is false when it is lost or cannot be
 // confirmed, and the caller must stop publishing.
-func (r *Relay) renew(ctx context.Context, token int64) (int64, bool) {
-	next, ok, err := r.lease.Acquire(ctx)
+func (r *Relay) renew(ctx context.Context, sh *shard, token int64) (int64, bool) {
+	next, ok, err := sh.lease.Acquire(ctx)
 	switch {
 	case err != nil && ctx.Err() != nil: // shutting down; the caller releases
 	case err != nil:
-		r.log.Warn("renew lease; stepping down", zap.Error(err))
+		sh.log.Warn("renew lease; stepping down", zap.Error(err))
 	case !ok:
-		r.log.Warn("lease lost to another relay; stepping down", zap.Int64("token", token))
+		sh.log.Warn("lease lost to another relay; stepping down", zap.Int64("token", token))
 	case next != token:
-		r.log.Info("lease expired and re-acquired", zap.Int64("token", next))
+		sh.log.Info("lease expired and re-acquired", zap.Int64("token", next))
 	}
 	return next, err == nil && ok
 }
 
 // release gives the lease up for a quick hand-over at shutdown.
-func (r *Relay) release(ctx context.Context, token int64) {
+func (r *Relay) release(ctx context.Context, sh *shard, token int64) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
-	if err := r.lease.Release(ctx, token); err != nil {
-		r.log.Warn("release lease", zap.Error(err))
+	if err := sh.lease.Release(ctx, token); err != nil {
+		sh.log.Warn("release lease", zap.Error(err))
 		return
 	}
-	r.log.Info("released lease", zap.Int64("token", token))
+	sh.log.Info("released lease", zap.Int64("token", token))
 }
 
 // wait blocks until a notification, the poll interval, at most limit, or

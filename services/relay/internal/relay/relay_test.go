@@ -136,7 +136,7 @@ func TestOneLeaderPublishes(t *testing.T) {
 	testwait.Until(t, waitTimeout, waitEvery, "the leader counts every row", func() bool {
 		return metric(t, leader, "onceflow_relay_published_total") == 50
 	})
-	if n := f.count(t, `SELECT count(*) FROM relay.leases WHERE holder = $1 AND name = $2`, holder, LeaseName(ingestOutbox, 0)); n != 1 {
+	if n := f.count(t, `SELECT count(*) FROM relay.leases WHERE holder = $1 AND name = $2`, holder, LeaseName(ingestOutbox, 0, 1)); n != 1 {
 		t.Errorf("lease rows held by the leader %s = %d, want 1", holder, n)
 	}
 }
@@ -149,12 +149,12 @@ func TestDeposedLeaderCannotMarkPublished(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t)
 	old, reg := f.newRelay(t, testSettings("old"))
-	token, ok, err := old.lease.Acquire(ctx)
+	token, ok, err := old.shards[0].lease.Acquire(ctx)
 	if err != nil || !ok {
 		t.Fatalf("acquire: ok=%v err=%v", ok, err)
 	}
 	f.insert(t, message(0, billingType), message(1, billingType))
-	rows, err := old.claim(ctx, 0, nil)
+	rows, err := old.claim(ctx, old.shards[0], 0, nil)
 	if err != nil || len(rows) != 2 {
 		t.Fatalf("claim = %d rows, %v; want 2", len(rows), err)
 	}
@@ -163,12 +163,12 @@ func TestDeposedLeaderCannotMarkPublished(t *testing.T) {
 	if _, err := f.pool.Exec(ctx, `UPDATE relay.leases SET expires_at = now() - interval '1 second'`); err != nil {
 		t.Fatal(err)
 	}
-	usurper := lease.New(f.pool, LeaseSchema, LeaseName(ingestOutbox, 0), "new", testSettings("new").LeaseTTL)
+	usurper := lease.New(f.pool, LeaseSchema, LeaseName(ingestOutbox, 0, 1), "new", testSettings("new").LeaseTTL)
 	if next, ok, err := usurper.Acquire(ctx); err != nil || !ok || next != token+1 {
 		t.Fatalf("usurper acquire = %d, %v, %v; want %d, true", next, ok, err, token+1)
 	}
 
-	if err := old.deliver(ctx, token, rows); !errors.Is(err, lease.ErrDeposed) {
+	if err := old.deliver(ctx, old.shards[0], token, rows); !errors.Is(err, lease.ErrDeposed) {
 		t.Fatalf("deliver under the old token = %v, want lease.ErrDeposed", err)
 	}
 	if n := f.count(t, `SELECT count(*) FROM ingest.outbox WHERE published_at IS NULL AND attempts = 0`); n != 2 {

@@ -34,12 +34,20 @@ func (o Outbox) Match(eventType string) (r Route, ok bool) {
 	return r, ok
 }
 
-// LeaseName names the lease of one shard of an outbox. Every outbox has a
-// single shard, 0, today; keying the lease by shard lets an outbox be split
-// later with one leader per shard.
-func LeaseName(t outbox.Table, shard int) string {
-	return fmt.Sprintf("outbox:%s:%d", t, shard)
+// LeaseName names the lease of shard i of an outbox split into n shards:
+// outbox:<table>:<i>/<n>, or outbox:<table>:0 for an outbox in one shard,
+// the name relays used before outboxes were split. The number of shards is
+// part of the name, so leases of different splits never share a row and
+// lease.Layout keeps two splits from running at once.
+func LeaseName(t outbox.Table, i, n int) string {
+	if n == 1 {
+		return leasePrefix(t) + "0"
+	}
+	return fmt.Sprintf("%s%d/%d", leasePrefix(t), i, n)
 }
+
+// leasePrefix starts the name of every shard lease of the outbox t.
+func leasePrefix(t outbox.Table) string { return "outbox:" + t.String() + ":" }
 
 var identifier = regexp.MustCompile(`^[a-z_][a-z0-9_]*$`)
 

@@ -375,3 +375,9 @@ type RelayLease struct {
 	Token     int64
 	ExpiresAt time.Time
 }
+
+type RelayLeaseMember struct {
+	Grp       string
+	Holder    string
+	ExpiresAt time.Time
+}
