@@ -68,7 +68,7 @@ func (a *App) build(cfg Config, srcs []webhook.Source, scope string, log *zap.Lo
 	reg := httpserver.NewRegistry()
 	st := store.New(a.pool)
 	reg.MustRegister(housekeeping.NewBacklog(st), housekeeping.NewCases(st))
-	a.srv = httpserver.New(log, cfg.HTTPAddr, reg, httpserver.Check{Name: "postgres", Check: a.pool.Ping})
+	a.srv = httpserver.New(log, httpserver.Addrs{Public: cfg.HTTPAddr, Admin: cfg.AdminAddr}, reg, httpserver.Check{Name: "postgres", Check: a.pool.Ping})
 	a.group = worker.NewGroup(log, worker.Config{StallAfter: cfg.StallTimeout, ShutdownTimeout: cfg.ShutdownTimeout})
 	a.srv.SetLiveness(a.group)
 	if cfg.TLSCertFile != "" {
@@ -86,6 +86,10 @@ func (a *App) build(cfg Config, srcs []webhook.Source, scope string, log *zap.Lo
 
 // Addr is the bound HTTP address (host:port; useful with port 0).
 func (a *App) Addr() string { return a.srv.Addr() }
+
+// AdminAddr is the bound admin address (ADMIN_ADDR: /admin, /metrics,
+// /debug/pprof), with the port chosen when it asked for :0.
+func (a *App) AdminAddr() string { return a.srv.AdminAddr() }
 
 // Run serves and runs the loops until ctx ends, stops in two phases
 // (worker.Group.Run), then closes the pool. The error is what ended the run

@@ -32,7 +32,8 @@ const (
 type env struct {
 	t      testing.TB
 	client *http.Client
-	ingest string
+	ingest string // the public port's base URL
+	admin  string // the admin port's base URL
 	psp    string
 	pool   *pgxpool.Pool
 }
@@ -57,7 +58,7 @@ func startSlow(t testing.TB, delay time.Duration, extra ...string) *env {
 		sandbox.Close()
 		pspServer.Close()
 	})
-	vars := map[string]string{"DATABASE_URL": dsn, "HTTP_ADDR": "127.0.0.1:0", "DLOCAL_BASE_URL": sandbox.URL,
+	vars := map[string]string{"DATABASE_URL": dsn, "HTTP_ADDR": "127.0.0.1:0", "ADMIN_ADDR": "127.0.0.1:0", "DLOCAL_BASE_URL": sandbox.URL,
 		"DLOCAL_LOGIN": login, "DLOCAL_TRANS_KEY": transKey, "DLOCAL_SECRET_KEY": secret, "INGEST_API_TOKEN": token,
 		"ADMIN_TOKEN": adminToken, "INGEST_APPLY_POLL_INTERVAL": "100ms", "INGEST_APPLY_BACKOFF_BASE": "100ms",
 		"INGEST_APPLY_BACKOFF_CAP": "500ms", "INGEST_POLL_INTERVAL": "100ms", "LOG_LEVEL": "debug"}
@@ -84,7 +85,7 @@ func startSlow(t testing.TB, delay time.Duration, extra ...string) *env {
 	if vars["TLS_CERT_FILE"] != "" {
 		scheme = "https://"
 	}
-	return &env{t: t, client: http.DefaultClient, ingest: scheme + a.Addr(), psp: sandbox.URL, pool: pool}
+	return &env{t: t, client: http.DefaultClient, ingest: scheme + a.Addr(), admin: scheme + a.AdminAddr(), psp: sandbox.URL, pool: pool}
 }
 
 // build reads the config from vars alone and builds ingest with a logger on

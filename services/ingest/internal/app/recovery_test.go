@@ -115,10 +115,10 @@ func TestParkedReceiptIsListedAndRetried(t *testing.T) {
 	e.waitCount(1, "SELECT count(*) FROM ingest.webhook_receipts WHERE status = 'parked' AND attempts = 2")
 
 	admin := http.Header{"Authorization": {"Bearer " + adminToken}}
-	if code, _ := e.get(e.ingest+"/admin/receipts/parked", nil); code != http.StatusUnauthorized {
+	if code, _ := e.get(e.admin+"/admin/receipts/parked", nil); code != http.StatusUnauthorized {
 		t.Fatalf("admin without token: %d, want 401", code)
 	}
-	code, got := e.get(e.ingest+"/admin/receipts/parked", admin)
+	code, got := e.get(e.admin+"/admin/receipts/parked", admin)
 	var list struct {
 		Receipts []struct {
 			ID        int64  `json:"id"`
@@ -130,15 +130,15 @@ func TestParkedReceiptIsListedAndRetried(t *testing.T) {
 		t.Fatalf("parked list: %d %s", code, got)
 	}
 	id := list.Receipts[0].ID
-	code, got = e.get(e.ingest+"/admin/status", admin)
+	code, got = e.get(e.admin+"/admin/status", admin)
 	if code != http.StatusOK || !strings.Contains(got, `"parked":1`) || !strings.Contains(got, `"pending":0`) {
 		t.Fatalf("status: %d %s, want one parked and none pending", code, got)
 	}
-	if code, got := e.post(e.ingest+"/admin/receipts/"+itoa(id)+"/retry", nil, admin); code != http.StatusOK {
+	if code, got := e.post(e.admin+"/admin/receipts/"+itoa(id)+"/retry", nil, admin); code != http.StatusOK {
 		t.Fatalf("retry: %d %s", code, got)
 	}
 	e.waitCount(1, "SELECT count(*) FROM ingest.webhook_receipts WHERE id = $1 AND status = 'parked' AND attempts = 2", id)
-	if code, got := e.post(e.ingest+"/admin/receipts/999999/retry", nil, admin); code != http.StatusNotFound || !strings.Contains(got, "not_retryable") {
+	if code, got := e.post(e.admin+"/admin/receipts/999999/retry", nil, admin); code != http.StatusNotFound || !strings.Contains(got, "not_retryable") {
 		t.Fatalf("retry of an unknown receipt: %d %s", code, got)
 	}
 }

@@ -64,7 +64,7 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 // build wires the server and the loops over pool and binds the listener.
 func build(ctx context.Context, cfg Config, pool *pgxpool.Pool, prov provider, log *zap.Logger) (*App, error) {
 	reg := httpserver.NewRegistry()
-	srv := httpserver.New(log, cfg.HTTPAddr, reg, httpserver.Check{Name: "postgres", Check: pool.Ping})
+	srv := httpserver.New(log, httpserver.Addrs{Public: cfg.HTTPAddr, Admin: cfg.AdminAddr}, reg, httpserver.Check{Name: "postgres", Check: pool.Ping})
 	group := worker.NewGroup(log, worker.Config{StallAfter: cfg.StallTimeout, ShutdownTimeout: cfg.ShutdownTimeout})
 	srv.SetLiveness(group)
 	waker := outbox.NewWaker(pool, notify.Table, outbox.WakeEvery)
@@ -93,6 +93,10 @@ func build(ctx context.Context, cfg Config, pool *pgxpool.Pool, prov provider, l
 // Addr is the bound HTTP address (HTTP_ADDR, with the port chosen when it
 // asked for :0).
 func (a *App) Addr() string { return a.srv.Addr() }
+
+// AdminAddr is the bound admin address (ADMIN_ADDR: /admin, /metrics,
+// /debug/pprof), with the port chosen when it asked for :0.
+func (a *App) AdminAddr() string { return a.srv.AdminAddr() }
 
 // Run serves and runs the loops until ctx ends, stops them in two phases
 // (worker.Group.Run), then closes the pool. The error is the failure that

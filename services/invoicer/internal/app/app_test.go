@@ -26,14 +26,14 @@ import (
 const token = "admin-test-token"
 
 // serve runs the real invoicer against env's database and sandbox and two
-// fresh queues; it returns the HTTP base URL and the billing queue.
+// fresh queues; it returns the admin port's base URL and the billing queue.
 func serve(t *testing.T, env *invoicertest.Env) (string, func(ev *eventsv1.BillingEvent)) {
 	t.Helper()
 	c := sqstest.Client(t)
 	_, billing := sqstest.Queue(t, c, "invoicer-billing", 5)
 	_, provider := sqstest.Queue(t, c, "invoicer-provider", 5)
 	cfg := load(t, map[string]string{
-		"DATABASE_URL": env.DSN, "HTTP_ADDR": "127.0.0.1:0", "ADMIN_TOKEN": token, "LOG_LEVEL": "warn",
+		"DATABASE_URL": env.DSN, "HTTP_ADDR": "127.0.0.1:0", "ADMIN_ADDR": "127.0.0.1:0", "ADMIN_TOKEN": token, "LOG_LEVEL": "warn",
 		"INVOICER_BILLING_QUEUE": billing, "INVOICER_PROVIDER_EVENTS_QUEUE": provider, "INVOICER_CONSUMER_WAIT": "1s",
 		"INVOICY_BASE_URL": env.BaseURL, "INVOICY_EMP_CODIGO": invoicertest.EmpCodigo, "INVOICY_EMP_PK": invoicertest.EmpPK,
 		"INVOICY_ACCESS_KEY": invoicertest.AccessKey, "INVOICER_PROVIDER_TIMEOUT": "2s", "INVOICER_EMIT_LEASE": "5s",
@@ -53,7 +53,7 @@ func serve(t *testing.T, env *invoicertest.Env) (string, func(ev *eventsv1.Billi
 			t.Errorf("run: %v", err)
 		}
 	})
-	addr := a.Addr()
+	addr := a.AdminAddr() // every route these tests call is an operator one
 	send := func(ev *eventsv1.BillingEvent) {
 		b, err := eventsv1.Encode(ev)
 		if err != nil {

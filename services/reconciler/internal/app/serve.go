@@ -44,7 +44,7 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (_ *App, err error) {
 		}
 	}()
 	a := &App{engine: e, cfg: cfg, log: log}
-	a.srv = httpserver.New(log.Named("http"), cfg.HTTPAddr, e.reg, e.checks()...)
+	a.srv = httpserver.New(log.Named("http"), httpserver.Addrs{Public: cfg.HTTPAddr, Admin: cfg.AdminAddr}, e.reg, e.checks()...)
 	a.group = worker.NewGroup(log, worker.Config{StallAfter: stallAfter(cfg),
 		HardStopAfter: cfg.ShutdownTimeout, ShutdownTimeout: cfg.ShutdownTimeout})
 	a.srv.SetLiveness(a.group)
@@ -72,6 +72,10 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (_ *App, err error) {
 
 // Addr is the bound HTTP address.
 func (a *App) Addr() string { return a.srv.Addr() }
+
+// AdminAddr is the bound admin address (ADMIN_ADDR: /admin, /metrics,
+// /debug/pprof), with the port chosen when it asked for :0.
+func (a *App) AdminAddr() string { return a.srv.AdminAddr() }
 
 // Run reconciles every interval under the lease and serves the operational
 // endpoints until ctx ends, then shuts down in two phases (worker.Group):

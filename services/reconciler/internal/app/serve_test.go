@@ -22,7 +22,8 @@ import (
 )
 
 // startServe builds serve with app.New from env and runs it until the test
-// ends or stop is called; it returns the HTTP address, and stop returns
+// ends or stop is called; it returns the admin address (the reconciler's
+// public port serves only the probes, which the admin port serves too), and stop returns
 // Run's error and fails the test if Run does not return in time.
 func startServe(t *testing.T, env map[string]string) (addr string, stop func() error) {
 	t.Helper()
@@ -55,7 +56,7 @@ func startServe(t *testing.T, env map[string]string) (addr string, stop func() e
 		}
 	}
 	t.Cleanup(func() { _ = stop() })
-	return a.Addr(), stop
+	return a.AdminAddr(), stop
 }
 
 // get returns the status and body of GET http://addr+path; status 0 when

@@ -93,7 +93,7 @@ func build(cfg Config, log *zap.Logger, pool *pgxpool.Pool, client *sqs.Client, 
 			return nil
 		})
 	}
-	srv := httpserver.New(log, cfg.HTTPAddr, reg, httpserver.Check{Name: "postgres", Check: pool.Ping})
+	srv := httpserver.New(log, httpserver.Addrs{Public: cfg.HTTPAddr, Admin: cfg.AdminAddr}, reg, httpserver.Check{Name: "postgres", Check: pool.Ping})
 	srv.SetLiveness(group)
 	admin.New(pool, tables(outboxes), log.Named("admin")).Register(srv.Admin(cfg.AdminToken))
 	log.Info("relaying", zap.String("holder", settings.Holder), zap.Int("outboxes", len(outboxes)))
@@ -102,6 +102,10 @@ func build(cfg Config, log *zap.Logger, pool *pgxpool.Pool, client *sqs.Client, 
 
 // Addr is the bound HTTP address.
 func (a *App) Addr() string { return a.srv.Addr() }
+
+// AdminAddr is the bound admin address (ADMIN_ADDR: /admin, /metrics,
+// /debug/pprof), with the port chosen when it asked for :0.
+func (a *App) AdminAddr() string { return a.srv.AdminAddr() }
 
 // Run serves HTTP and runs the relays until ctx ends, then shuts down in
 // two phases (worker.Group.Run): readiness fails and the relays finish

@@ -70,7 +70,7 @@ func TestServe(t *testing.T) {
 func testConfig(t *testing.T, dsn, routes string) Config {
 	t.Helper()
 	env := map[string]string{
-		"DATABASE_URL": dsn, "HTTP_ADDR": "127.0.0.1:0", "RELAY_ROUTES": routes,
+		"DATABASE_URL": dsn, "HTTP_ADDR": "127.0.0.1:0", "ADMIN_ADDR": "127.0.0.1:0", "RELAY_ROUTES": routes,
 		"RELAY_POLL_INTERVAL": "200ms", "RELAY_LEASE_TTL": "3s", "RELAY_HOLDER": "component-test",
 		"AWS_ENDPOINT_URL_SQS": os.Getenv("AWS_ENDPOINT_URL_SQS"), "AWS_REGION": os.Getenv("AWS_REGION"),
 	}
@@ -82,7 +82,8 @@ func testConfig(t *testing.T, dsn, routes string) Config {
 }
 
 // startServe builds the relay with New, runs it until the test ends and
-// returns its HTTP address.
+// returns its admin address (the relay's public port serves only the
+// probes, which the admin port serves too).
 func startServe(t *testing.T, cfg Config) string {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -99,7 +100,7 @@ func startServe(t *testing.T, cfg Config) string {
 			t.Errorf("Run returned %v after shutdown, want nil", err)
 		}
 	})
-	return a.Addr()
+	return a.AdminAddr()
 }
 
 func insertRow(t *testing.T, dsn, key string) {
