@@ -2,6 +2,7 @@ package deploy_test
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"testing"
 
@@ -22,9 +23,14 @@ var allowedEgress = map[string][]string{
 // metricsNamespace is where Prometheus runs.
 const metricsNamespace = "monitoring"
 
+// consoleName is the console's app.kubernetes.io/name: its pods call the
+// services' admin APIs.
+const consoleName = "console"
+
 // TestNetworkPolicyIngress checks who may connect to each pod: anyone to
-// ingest's HTTP port, only the monitoring namespace to the other services'
-// metrics (the reconciler's among them), nobody to the migration pod.
+// ingest's public port (http) and to nothing else; only the monitoring
+// namespace and the console's pods to every service's admin port; nobody
+// to the migration pod.
 func TestNetworkPolicyIngress(t *testing.T) {
 	t.Parallel()
 	forEachOverlay(t, func(t *testing.T, r rendered) {
@@ -35,32 +41,78 @@ func TestNetworkPolicyIngress(t *testing.T) {
 				continue
 			}
 			c := onlyContainer(t, w.name, w.pod.Spec)
-			var public, metrics int
+			reach := map[string]map[string]bool{} // peer ("anyone", "monitoring", "console") → ports
 			for _, rule := range rules.ingress {
 				checkRulePorts(t, w, c, rule.Ports)
-				switch {
-				case len(rule.From) == 0:
-					public++
-				case allFromNamespace(rule.From, metricsNamespace):
-					metrics++
-				default:
-					t.Errorf("%s: accepts traffic from %+v, want only the %s namespace", w, rule.From, metricsNamespace)
+				for _, peer := range peersOf(t, w, rule.From) {
+					for _, p := range rule.Ports {
+						if reach[peer] == nil {
+							reach[peer] = map[string]bool{}
+						}
+						reach[peer][p.Port.String()] = true
+					}
 				}
 			}
-			checkIngressShape(t, w, public, metrics)
+			checkIngressShape(t, w, reach)
 		}
 	})
 }
 
-func checkIngressShape(t *testing.T, w workload, public, metrics int) {
+// peersOf names each peer of a rule: "anyone" for a rule without peers,
+// "monitoring" for exactly the monitoring namespace, "console" for the
+// console's pods in onceflow's own namespace; anything else fails.
+func peersOf(t *testing.T, w workload, from []networkingv1.NetworkPolicyPeer) []string {
 	t.Helper()
+	if len(from) == 0 {
+		return []string{"anyone"}
+	}
+	var out []string
+	for _, p := range from {
+		switch {
+		case allFromNamespace([]networkingv1.NetworkPolicyPeer{p}, metricsNamespace):
+			out = append(out, "monitoring")
+		case isConsole(p):
+			out = append(out, "console")
+		default:
+			t.Errorf("%s: accepts traffic from %+v, want only the %s namespace or the console", w, p, metricsNamespace)
+		}
+	}
+	return out
+}
+
+// isConsole reports whether the peer is exactly the console's pods of the
+// policy's own namespace.
+func isConsole(p networkingv1.NetworkPolicyPeer) bool {
+	if p.PodSelector == nil || p.NamespaceSelector != nil || p.IPBlock != nil {
+		return false
+	}
+	s, err := metav1.LabelSelectorAsSelector(p.PodSelector)
+	return err == nil && s.Matches(labels.Set{"app.kubernetes.io/name": consoleName}) &&
+		!s.Matches(labels.Set{"app.kubernetes.io/name": "ingest"})
+}
+
+// checkIngressShape wants: anyone reaches ingest's http port only; every
+// Deployment's admin port is reached by the monitoring namespace and the
+// console and by no one else; nothing reaches a Job's pod.
+func checkIngressShape(t *testing.T, w workload, reach map[string]map[string]bool) {
+	t.Helper()
+	anyone := slices.Sorted(maps.Keys(reach["anyone"]))
 	switch {
-	case w.name == "ingest" && public == 0:
-		t.Errorf("%s: webhooks cannot reach it", w)
-	case w.name != "ingest" && public > 0:
-		t.Errorf("%s: accepts traffic from anywhere; only ingest should", w)
-	case w.kind == "Deployment" && w.name != "ingest" && metrics == 0:
-		t.Errorf("%s: Prometheus in %s cannot scrape it", w, metricsNamespace)
+	case w.name == "ingest" && !slices.Equal(anyone, []string{"http"}):
+		t.Errorf("%s: anyone reaches ports %v, want exactly its public port http", w, anyone)
+	case w.name != "ingest" && len(anyone) > 0:
+		t.Errorf("%s: accepts traffic from anywhere on %v; only ingest should", w, anyone)
+	}
+	if w.kind != "Deployment" {
+		if len(reach) > 0 {
+			t.Errorf("%s: reachable by %v, want by nobody", w, reach)
+		}
+		return
+	}
+	for _, peer := range []string{"monitoring", "console"} {
+		if got := slices.Sorted(maps.Keys(reach[peer])); !slices.Equal(got, []string{"admin"}) {
+			t.Errorf("%s: %s reaches ports %v, want exactly the admin port", w, peer, got)
+		}
 	}
 }
 
