@@ -69,7 +69,7 @@ func build(ctx context.Context, cfg Config, pool *pgxpool.Pool, prov provider, l
 	srv.SetLiveness(group)
 	waker := outbox.NewWaker(pool, notify.Table, outbox.WakeEvery)
 	st := store.New(pool)
-	reg.MustRegister(newDocumentCollector(st, log.Named("metrics")), newCaseCollector(st, log.Named("metrics")))
+	reg.MustRegister(newDocumentCollector(st, log.Named("metrics"), cfg.MetricsEvery), newCaseCollector(st, log.Named("metrics")))
 	ecfg := emitConfig(cfg)
 	ecfg.Wake = waker.Wake
 	ecfg.Valid = notify.NewValid(reg, nil)

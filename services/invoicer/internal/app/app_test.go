@@ -38,7 +38,7 @@ func serve(t *testing.T, env *invoicertest.Env) (string, func(ev *eventsv1.Billi
 		"INVOICY_BASE_URL": env.BaseURL, "INVOICY_EMP_CODIGO": invoicertest.EmpCodigo, "INVOICY_EMP_PK": invoicertest.EmpPK,
 		"INVOICY_ACCESS_KEY": invoicertest.AccessKey, "INVOICER_PROVIDER_TIMEOUT": "2s", "INVOICER_EMIT_LEASE": "5s",
 		"INVOICER_EMIT_POLL_INTERVAL": "20ms", "INVOICER_EMIT_SETTLE": "200ms", "INVOICER_EMIT_RETRY_BASE": "20ms",
-		"INVOICER_DGI_POLL_BASE": "20ms", "SHUTDOWN_TIMEOUT": "5s",
+		"INVOICER_DGI_POLL_BASE": "20ms", "SHUTDOWN_TIMEOUT": "5s", "INVOICER_METRICS_EVERY": "1ns",
 	})
 	a, err := app.New(context.Background(), cfg, zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel)))
 	if err != nil {
