@@ -120,6 +120,11 @@ func (s *Server) Echo() *echo.Echo { return s.public.echo }
 // returns; this is for what must stay unguarded there (as /metrics is).
 func (s *Server) AdminEcho() *echo.Echo { return s.admin.echo }
 
+// Routes returns the routes both ports serve, the public one's first.
+func (s *Server) Routes() []*echo.Route {
+	return append(s.public.echo.Routes(), s.admin.echo.Routes()...)
+}
+
 // UseTLS makes both ports answer HTTPS with the PEM certificate and key;
 // call it before Listen.
 func (s *Server) UseTLS(certFile, keyFile string) error {

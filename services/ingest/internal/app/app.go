@@ -5,11 +5,13 @@ package app
 
 import (
 	"context"
+	"github.com/labstack/echo/v4"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
+	"github.com/onceflow/onceflow/api/openapi"
 	"github.com/onceflow/onceflow/pkg/backoff"
 	"github.com/onceflow/onceflow/pkg/httpclient"
 	"github.com/onceflow/onceflow/pkg/httpserver"
@@ -79,13 +81,19 @@ func (a *App) build(cfg Config, srcs []webhook.Source, scope string, log *zap.Lo
 	wake := make(chan struct{}, 1)
 	webhook.NewHandler(srcs, st, log.Named("webhook"), reg, wake, cfg.WebhookMaxInFlight).Register(a.srv.Echo())
 	httpapi.New(st, cfg.APIToken).Register(a.srv.Echo())
-	admin.New(st, log.Named("admin"), wake).Register(a.srv.Admin(cfg.AdminToken))
+	g := a.srv.Admin(cfg.AdminToken)
+	admin.New(st, log.Named("admin"), wake).Register(g)
+	openapi.Serve(g, "ingest")
 	a.group.Add(loops(cfg, a.pool, st, scope, log, reg, wake)...)
 	return a.srv.Listen()
 }
 
 // Addr is the bound HTTP address (host:port; useful with port 0).
 func (a *App) Addr() string { return a.srv.Addr() }
+
+// Routes returns the routes both ports serve (for the test that holds
+// them to the OpenAPI document).
+func (a *App) Routes() []*echo.Route { return a.srv.Routes() }
 
 // AdminAddr is the bound admin address (ADMIN_ADDR: /admin, /metrics,
 // /debug/pprof), with the port chosen when it asked for :0.

@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.uber.org/zap"
 
+	"github.com/onceflow/onceflow/api/openapi/openapitest"
 	"github.com/onceflow/onceflow/db"
 	"github.com/onceflow/onceflow/pkg/config"
 	"github.com/onceflow/onceflow/pkg/dlocal"
@@ -85,7 +86,9 @@ func startSlow(t testing.TB, delay time.Duration, extra ...string) *env {
 	if vars["TLS_CERT_FILE"] != "" {
 		scheme = "https://"
 	}
-	return &env{t: t, client: http.DefaultClient, ingest: scheme + a.Addr(), admin: scheme + a.AdminAddr(), psp: sandbox.URL, pool: pool}
+	openapitest.Routes(t, "ingest", a.Routes())
+	// Every exchange of these tests is held to ingest's OpenAPI document.
+	return &env{t: t, client: openapitest.Client(t, "ingest", nil), ingest: scheme + a.Addr(), admin: scheme + a.AdminAddr(), psp: sandbox.URL, pool: pool}
 }
 
 // build reads the config from vars alone and builds ingest with a logger on

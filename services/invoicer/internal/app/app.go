@@ -5,11 +5,13 @@ package app
 
 import (
 	"context"
+	"github.com/labstack/echo/v4"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
+	"github.com/onceflow/onceflow/api/openapi"
 	"github.com/onceflow/onceflow/pkg/backoff"
 	"github.com/onceflow/onceflow/pkg/httpclient"
 	"github.com/onceflow/onceflow/pkg/httpserver"
@@ -78,7 +80,9 @@ func build(ctx context.Context, cfg Config, pool *pgxpool.Pool, prov provider, l
 	if err != nil {
 		return nil, err
 	}
-	admin.New(st, prov.lookup(cfg), log.Named("admin"), waker.Wake).WithValid(ecfg.Valid).Register(srv.Admin(cfg.AdminToken))
+	adminGroup := srv.Admin(cfg.AdminToken)
+	admin.New(st, prov.lookup(cfg), log.Named("admin"), waker.Wake).WithValid(ecfg.Valid).Register(adminGroup)
+	openapi.Serve(adminGroup, "invoicer")
 	group.Add(receivers...)
 	group.Add(waker.Run)
 	for range cfg.EmitWorkers {
@@ -93,6 +97,10 @@ func build(ctx context.Context, cfg Config, pool *pgxpool.Pool, prov provider, l
 // Addr is the bound HTTP address (HTTP_ADDR, with the port chosen when it
 // asked for :0).
 func (a *App) Addr() string { return a.srv.Addr() }
+
+// Routes returns the routes both ports serve (for the test that holds
+// them to the OpenAPI document).
+func (a *App) Routes() []*echo.Route { return a.srv.Routes() }
 
 // AdminAddr is the bound admin address (ADMIN_ADDR: /admin, /metrics,
 // /debug/pprof), with the port chosen when it asked for :0.

@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
 
+	"github.com/onceflow/onceflow/api/openapi/openapitest"
 	"github.com/onceflow/onceflow/pkg/config"
 	eventsv1 "github.com/onceflow/onceflow/pkg/eventspb/onceflow/events/v1"
 	"github.com/onceflow/onceflow/pkg/sqstest"
@@ -53,6 +54,7 @@ func serve(t *testing.T, env *invoicertest.Env) (string, func(ev *eventsv1.Billi
 			t.Errorf("run: %v", err)
 		}
 	})
+	openapitest.Routes(t, "invoicer", a.Routes())
 	addr := a.AdminAddr() // every route these tests call is an operator one
 	send := func(ev *eventsv1.BillingEvent) {
 		b, err := eventsv1.Encode(ev)
@@ -77,7 +79,7 @@ func call(t *testing.T, method, url, auth, body string, out any) int {
 		req.Header.Set("Authorization", "Bearer "+auth)
 	}
 	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := openapitest.Client(t, "invoicer", nil).Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,7 +204,7 @@ func TestOperatorResolvesADuplicate(t *testing.T) {
 
 func get(t *testing.T, url string) string {
 	t.Helper()
-	resp, err := http.Get(url)
+	resp, err := openapitest.Client(t, "invoicer", nil).Get(url)
 	if err != nil {
 		t.Fatal(err)
 	}

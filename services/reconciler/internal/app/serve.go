@@ -2,10 +2,12 @@ package app
 
 import (
 	"context"
+	"github.com/labstack/echo/v4"
 	"time"
 
 	"go.uber.org/zap"
 
+	"github.com/onceflow/onceflow/api/openapi"
 	"github.com/onceflow/onceflow/pkg/httpserver"
 	"github.com/onceflow/onceflow/pkg/lease"
 	"github.com/onceflow/onceflow/pkg/worker"
@@ -52,6 +54,7 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (_ *App, err error) {
 	admin.New(e.reconciler, store.New(e.own), log.Named("admin")).Register(g)
 	admin.NewCases(store.New(e.own), store.NewIngestReader(e.ingest), store.NewInvoicerReader(e.invoicer),
 		log.Named("admin")).Register(g)
+	openapi.Serve(g, "reconciler")
 	if err := a.srv.Listen(); err != nil {
 		return nil, err
 	}
@@ -72,6 +75,10 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (_ *App, err error) {
 
 // Addr is the bound HTTP address.
 func (a *App) Addr() string { return a.srv.Addr() }
+
+// Routes returns the routes both ports serve (for the test that holds
+// them to the OpenAPI document).
+func (a *App) Routes() []*echo.Route { return a.srv.Routes() }
 
 // AdminAddr is the bound admin address (ADMIN_ADDR: /admin, /metrics,
 // /debug/pprof), with the port chosen when it asked for :0.

@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"context"
+	"github.com/onceflow/onceflow/api/openapi/openapitest"
 	"github.com/onceflow/onceflow/pkg/testwait"
 	"io"
 	"net/http"
@@ -56,6 +57,7 @@ func startServe(t *testing.T, env map[string]string) (addr string, stop func() e
 		}
 	}
 	t.Cleanup(func() { _ = stop() })
+	openapitest.Routes(t, "reconciler", a.Routes())
 	return a.AdminAddr(), stop
 }
 
@@ -63,7 +65,8 @@ func startServe(t *testing.T, env map[string]string) (addr string, stop func() e
 // nothing answers.
 func get(t *testing.T, addr, path string) (int, string) {
 	t.Helper()
-	c := http.Client{Timeout: 5 * time.Second}
+	c := openapitest.Client(t, "reconciler", nil)
+	c.Timeout = 5 * time.Second
 	resp, err := c.Get("http://" + addr + path)
 	if err != nil {
 		return 0, ""

@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
 
+	"github.com/onceflow/onceflow/api/openapi/openapitest"
 	"github.com/onceflow/onceflow/db"
 	"github.com/onceflow/onceflow/pkg/config"
 	"github.com/onceflow/onceflow/pkg/outbox"
@@ -100,6 +101,7 @@ func startServe(t *testing.T, cfg Config) string {
 			t.Errorf("Run returned %v after shutdown, want nil", err)
 		}
 	})
+	openapitest.Routes(t, "relay", a.Routes())
 	return a.AdminAddr()
 }
 
@@ -148,7 +150,7 @@ func receiveOne(t *testing.T, c *sqs.Client, url string) string {
 
 func get(t *testing.T, addr, path string) (int, string) {
 	t.Helper()
-	resp, err := http.Get("http://" + addr + path)
+	resp, err := openapitest.Client(t, "relay", nil).Get("http://" + addr + path)
 	if err != nil {
 		t.Fatal(err)
 	}
