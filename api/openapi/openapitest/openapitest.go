@@ -6,9 +6,11 @@ package openapitest
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -106,32 +108,38 @@ func templated(path string) string {
 // Client returns an HTTP client that fails tb for every exchange with a
 // response the document does not allow, and for every request a service
 // accepted (2xx) that the document does not allow (a test's deliberately
-// bad request, answered 4xx, is not held to it). base is the transport
-// (nil for http.DefaultTransport).
-func Client(tb testing.TB, service string, base http.RoundTripper) *http.Client {
+// bad request, answered 4xx, is not held to it). A 404 or 405 need only be
+// an ErrorBody: the router answers those for any path. base is the
+// transport (nil for http.DefaultTransport); when hosts are given
+// (host:port), only exchanges with them are checked, so one client can
+// also call a sandbox.
+func Client(tb testing.TB, service string, base http.RoundTripper, hosts ...string) *http.Client {
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	return &http.Client{Transport: &checker{tb: tb, v: Validator(tb, service), next: base}}
+	return &http.Client{Transport: &checker{tb: tb, v: Validator(tb, service), next: base, hosts: hosts}}
 }
 
 // checker is the validating transport.
 type checker struct {
-	tb   testing.TB
-	v    validator.Validator
-	next http.RoundTripper
+	tb    testing.TB
+	v     validator.Validator
+	next  http.RoundTripper
+	hosts []string
 }
 
-// RoundTrip sends req, then checks the exchange against the document.
+// checks reports whether the exchange with host is held to the document.
+func (c *checker) checks(host string) bool {
+	return len(c.hosts) == 0 || slices.Contains(c.hosts, host)
+}
+
+// RoundTrip sends req, its body streamed as the caller writes it and kept
+// on the side, then checks the exchange against the document.
 func (c *checker) RoundTrip(req *http.Request) (*http.Response, error) {
-	var body []byte
+	var sent bytes.Buffer
 	if req.Body != nil {
-		var err error
-		if body, err = io.ReadAll(req.Body); err != nil {
-			return nil, err
-		}
-		_ = req.Body.Close()
-		req.Body = io.NopCloser(bytes.NewReader(body))
+		req = req.Clone(req.Context())
+		req.Body = teeCloser{Reader: io.TeeReader(req.Body, &sent), Closer: req.Body}
 	}
 	resp, err := c.next.RoundTrip(req)
 	if err != nil {
@@ -143,11 +151,28 @@ func (c *checker) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return resp, nil // the caller reads the same short body and fails on it
 	}
-	c.check(req, body, resp, respBody)
+	if c.checks(req.URL.Host) {
+		c.check(req, sent.Bytes(), resp, respBody)
+	}
 	return resp, nil
 }
 
+// teeCloser is a request body copied as it is read.
+type teeCloser struct {
+	io.Reader
+	io.Closer
+}
+
 func (c *checker) check(req *http.Request, body []byte, resp *http.Response, respBody []byte) {
+	if resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusMethodNotAllowed {
+		var e struct {
+			Error struct{ Code, Message string }
+		}
+		if json.Unmarshal(respBody, &e) != nil || e.Error.Code == "" || e.Error.Message == "" {
+			c.tb.Errorf("OpenAPI: %d to %s %s is not an ErrorBody: %.300s", resp.StatusCode, req.Method, req.URL.Path, respBody)
+		}
+		return
+	}
 	probe := req.Clone(req.Context())
 	probe.Body = io.NopCloser(bytes.NewReader(body))
 	if resp.StatusCode/100 == 2 {

@@ -54,6 +54,8 @@ func TestClientFailsExchangesOutsideTheDocument(t *testing.T) {
 		{"accepted bad request", http.MethodPost, "/admin/outboxes/ingest.outbox/replay", `{"limit":"ten"}`, 200, `{"outbox":"ingest.outbox","replayed":0,"last_id":0,"more":false}`, true},
 		{"refused bad request", http.MethodPost, "/admin/outboxes/ingest.outbox/replay", `{"limit":"ten"}`, 400, `{"error":{"code":"invalid_body","message":"limit"}}`, false},
 		{"undocumented path", http.MethodGet, "/admin/nothing", "", 200, `{}`, true},
+		{"router's not found", http.MethodGet, "/admin/nothing", "", 404, `{"error":{"code":"not_found","message":"Not Found"}}`, false},
+		{"not found without an ErrorBody", http.MethodGet, "/admin/nothing", "", 404, `404 page not found`, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {

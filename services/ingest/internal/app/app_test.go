@@ -88,7 +88,7 @@ func startSlow(t testing.TB, delay time.Duration, extra ...string) *env {
 	}
 	openapitest.Routes(t, "ingest", a.Routes())
 	// Every exchange of these tests is held to ingest's OpenAPI document.
-	return &env{t: t, client: openapitest.Client(t, "ingest", nil), ingest: scheme + a.Addr(), admin: scheme + a.AdminAddr(), psp: sandbox.URL, pool: pool}
+	return &env{t: t, client: openapitest.Client(t, "ingest", nil, a.Addr(), a.AdminAddr()), ingest: scheme + a.Addr(), admin: scheme + a.AdminAddr(), psp: sandbox.URL, pool: pool}
 }
 
 // build reads the config from vars alone and builds ingest with a logger on

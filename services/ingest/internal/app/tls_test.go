@@ -63,7 +63,8 @@ func TestWebhookOverHTTPS(t *testing.T) {
 	if !strings.HasPrefix(e.ingest, "https://") {
 		t.Fatalf("ingest at %s, want https", e.ingest)
 	}
-	e.client = openapitest.Client(t, "ingest", &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}})
+	e.client = openapitest.Client(t, "ingest", &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}},
+		strings.TrimPrefix(e.ingest, "https://"), strings.TrimPrefix(e.admin, "https://"))
 	body := []byte(`{"id":"D-4-tls","status":"PENDING"}`)
 	if code, got := e.deliver("dlocal", body, dlocalSigned(body, secret, time.Now())); code != http.StatusOK || !strings.Contains(got, "accepted") {
 		t.Fatalf("webhook over HTTPS: %d %s", code, got)
