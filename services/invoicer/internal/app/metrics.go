@@ -81,26 +81,32 @@ func (c *documentCollector) read(ctx context.Context) ([]prometheus.Metric, erro
 
 // countByStatus counts every status exactly while the table holds fewer
 // than c.exactUpTo documents; above, the open statuses exactly and the final
-// ones from the planner's statistics.
+// ones from the planner's statistics. The statistics say which: only when
+// they put the table below the limit (or were never gathered) does a count,
+// stopping at the limit, decide.
 func (c *documentCollector) countByStatus(ctx context.Context) (map[fiscal.Status]float64, error) {
-	out := map[fiscal.Status]float64{}
-	total, err := c.store.CountUpTo(ctx, c.exactUpTo)
+	est, err := c.store.EstimateByStatus(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if total < c.exactUpTo {
+	large := est.Rows >= float64(c.exactUpTo)
+	if !large {
+		total, err := c.store.CountUpTo(ctx, c.exactUpTo)
+		if err != nil {
+			return nil, err
+		}
+		large = total >= c.exactUpTo
+	}
+	out := map[fiscal.Status]float64{}
+	if !large {
 		exact, err := c.store.CountByStatus(ctx)
 		for st, n := range exact {
 			out[st] = float64(n)
 		}
 		return out, err
 	}
-	estimates, err := c.store.EstimateByStatus(ctx)
-	if err != nil {
-		return nil, err
-	}
 	for _, st := range finalStatuses {
-		out[st] = estimates[st]
+		out[st] = est.ByStatus[st]
 	}
 	open, err := c.store.CountOpen(ctx)
 	for st, n := range open {

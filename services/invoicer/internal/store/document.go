@@ -169,21 +169,30 @@ func (q queries) CountOpen(ctx context.Context) (map[fiscal.Status]int64, error)
 	return out, nil
 }
 
-// EstimateByStatus returns the planner's estimate of the documents in each
-// status common enough to appear in its statistics (ANALYZE's sample),
-// without scanning the table; empty before the table's first ANALYZE.
-func (q queries) EstimateByStatus(ctx context.Context) (map[fiscal.Status]float64, error) {
+// Estimate is the planner's view of the document table, kept by ANALYZE.
+type Estimate struct {
+	// Rows is the estimated number of documents; 0 before the first
+	// ANALYZE.
+	Rows float64
+	// ByStatus estimates the documents in each status common enough to
+	// appear in ANALYZE's sample.
+	ByStatus map[fiscal.Status]float64
+}
+
+// EstimateByStatus returns the planner's estimate of the documents, in all
+// and per status, without scanning the table.
+func (q queries) EstimateByStatus(ctx context.Context) (Estimate, error) {
 	r, err := q.q.DocumentStatusEstimates(ctx)
 	if err = pg.Interpret(err, "estimate documents by status"); errkind.Is(err, errkind.NotFound) {
-		return map[fiscal.Status]float64{}, nil
+		return Estimate{ByStatus: map[fiscal.Status]float64{}}, nil
 	}
 	if err != nil {
-		return nil, err
+		return Estimate{}, err
 	}
-	out := make(map[fiscal.Status]float64, len(r.Statuses))
+	out := Estimate{Rows: r.Rows, ByStatus: make(map[fiscal.Status]float64, len(r.Statuses))}
 	for i, st := range r.Statuses {
 		if i < len(r.Shares) {
-			out[fiscal.Status(st)] = r.Rows * r.Shares[i]
+			out.ByStatus[fiscal.Status(st)] = r.Rows * r.Shares[i]
 		}
 	}
 	return out, nil
