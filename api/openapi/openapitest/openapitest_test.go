@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/labstack/echo/v4"
+	"github.com/pb33f/libopenapi"
+	validator "github.com/pb33f/libopenapi-validator"
 
 	"github.com/onceflow/onceflow/api/openapi"
 )
@@ -22,6 +24,25 @@ func TestDocumentsAreValidOpenAPI(t *testing.T) {
 			}
 			Validator(t, svc)
 		})
+	}
+}
+
+// Ingest's public document, cut from its whole one, is valid OpenAPI too.
+func TestPublicDocumentIsValidOpenAPI(t *testing.T) {
+	b, err := openapi.Public("ingest")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := libopenapi.NewDocument(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, errs := validator.NewValidator(doc)
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	if ok, verrs := v.ValidateDocument(); !ok {
+		t.Fatalf("ingest's public document is not valid OpenAPI: %s", describe(verrs))
 	}
 }
 

@@ -92,6 +92,9 @@ func TestRunServesAPaymentFromTheOutside(t *testing.T) {
 	c := client{t: t, base: base}
 	c.expect(http.MethodGet, "/healthz", "", nil, http.StatusOK)
 	c.expect(http.MethodGet, "/readyz", "", nil, http.StatusOK)
+	if doc := c.expect(http.MethodGet, "/v1/openapi.yaml", "", nil, http.StatusOK); !strings.Contains(doc, "/v1/orders") || strings.Contains(doc, "/admin/") {
+		t.Errorf("public /v1/openapi.yaml should describe /v1 and nothing of /admin:\n%.300s", doc)
+	}
 	for _, path := range []string{"/admin/status", "/metrics", "/debug/pprof/"} {
 		c.expect(http.MethodGet, path, adminToken, nil, http.StatusNotFound) // the public port has no operator routes
 	}
@@ -102,6 +105,9 @@ func TestRunServesAPaymentFromTheOutside(t *testing.T) {
 	admin.expect(http.MethodGet, "/debug/pprof/", adminToken, nil, http.StatusOK)
 	admin.expect(http.MethodGet, "/metrics", "", nil, http.StatusOK)
 	admin.expect(http.MethodGet, "/readyz", "", nil, http.StatusOK)
+	if doc := admin.expect(http.MethodGet, "/admin/openapi.yaml", adminToken, nil, http.StatusOK); !strings.Contains(doc, "openapi: 3.1.0") || !strings.Contains(doc, "/admin/cases/{id}/resolve") {
+		t.Errorf("/admin/openapi.yaml is not ingest's whole document:\n%.300s", doc)
+	}
 	body := c.expect(http.MethodPost, "/v1/customers", apiToken, map[string]any{"doc_type": "CI", "doc_country": "UY",
 		"doc_number": "19119365", "legal_name": "Main Testbuyer"}, http.StatusCreated)
 	var customer struct{ ID string }

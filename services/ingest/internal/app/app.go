@@ -81,6 +81,9 @@ func (a *App) build(cfg Config, srcs []webhook.Source, scope string, log *zap.Lo
 	wake := make(chan struct{}, 1)
 	webhook.NewHandler(srcs, st, log.Named("webhook"), reg, wake, cfg.WebhookMaxInFlight).Register(a.srv.Echo())
 	httpapi.New(st, cfg.APIToken).Register(a.srv.Echo())
+	if err := openapi.ServePublic(a.srv.Echo(), "ingest"); err != nil {
+		return err
+	}
 	g := a.srv.Admin(cfg.AdminToken)
 	admin.New(st, log.Named("admin"), wake).Register(g)
 	openapi.Serve(g, "ingest")
