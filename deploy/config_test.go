@@ -119,7 +119,8 @@ func TestLocalSecretsConnectEachServiceAsItsOwnRole(t *testing.T) {
 }
 
 // TestServicesListenWhereProbed checks HTTP_ADDR in each service's ConfigMap
-// is the container port the probes and Service use.
+// is the container port the probes and Service use (http), and ADMIN_ADDR
+// the container port named admin.
 func TestServicesListenWhereProbed(t *testing.T) {
 	t.Parallel()
 	forEachOverlay(t, func(t *testing.T, r rendered) {
@@ -129,14 +130,16 @@ func TestServicesListenWhereProbed(t *testing.T) {
 				t.Fatalf("no Deployment %s", name)
 			}
 			c := onlyContainer(t, name, d.Spec.Template.Spec)
-			addr, _ := envValue(t, r, c, "HTTP_ADDR")
-			_, port, err := net.SplitHostPort(addr)
-			if err != nil {
-				t.Errorf("%s: HTTP_ADDR %q: %v", name, addr, err)
-				continue
-			}
-			if p, _ := strconv.Atoi(port); !hasPortNumber(c, int32(p)) {
-				t.Errorf("%s: listens on %s, which is not a container port", name, port)
+			for variable, portName := range map[string]string{"HTTP_ADDR": "http", "ADMIN_ADDR": "admin"} {
+				addr, _ := envValue(t, r, c, variable)
+				_, port, err := net.SplitHostPort(addr)
+				if err != nil {
+					t.Errorf("%s: %s %q: %v", name, variable, addr, err)
+					continue
+				}
+				if p, _ := strconv.Atoi(port); !hasNamedPort(c, portName, int32(p)) {
+					t.Errorf("%s: %s listens on %s, which is not its container port %s", name, variable, port, portName)
+				}
 			}
 		}
 	})
@@ -223,9 +226,10 @@ func hasPassword(v string) bool {
 	return has
 }
 
-func hasPortNumber(c corev1.Container, port int32) bool {
+// hasNamedPort reports whether the container's port name is number.
+func hasNamedPort(c corev1.Container, name string, number int32) bool {
 	for _, p := range c.Ports {
-		if p.ContainerPort == port {
+		if p.Name == name && p.ContainerPort == number {
 			return true
 		}
 	}

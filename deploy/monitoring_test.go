@@ -16,7 +16,7 @@ import (
 )
 
 // In production a ServiceMonitor scrapes every Deployment through a metrics
-// Service that reaches the port serving /metrics.
+// Service that reaches the port serving /metrics: the admin port.
 func TestProductionServiceMonitorScrapesEveryDeployment(t *testing.T) {
 	t.Parallel()
 	r := render(t, "production")
@@ -43,7 +43,7 @@ func TestProductionServiceMonitorScrapesEveryDeployment(t *testing.T) {
 }
 
 // scrapedBy reports whether a Service matching sel selects d's pods on a
-// port named port whose target the container serves.
+// port named port whose target is the container's admin port.
 func scrapedBy(t *testing.T, r rendered, d *appsv1.Deployment, sel *metav1.LabelSelector, port string) bool {
 	t.Helper()
 	c := onlyContainer(t, d.Name, d.Spec.Template.Spec)
@@ -52,9 +52,20 @@ func scrapedBy(t *testing.T, r rendered, d *appsv1.Deployment, sel *metav1.Label
 			continue
 		}
 		for _, p := range svc.Spec.Ports {
-			if p.Name == port && hasPort(c, p.TargetPort) {
+			if p.Name == port && hasPort(c, p.TargetPort) && targetsAdmin(c, p.TargetPort) {
 				return true
 			}
+		}
+	}
+	return false
+}
+
+// targetsAdmin reports whether target names the container's admin port, by
+// name or number.
+func targetsAdmin(c corev1.Container, target intstr.IntOrString) bool {
+	for _, p := range c.Ports {
+		if p.Name == "admin" && (target.StrVal == "admin" || target.IntVal == p.ContainerPort) {
+			return true
 		}
 	}
 	return false

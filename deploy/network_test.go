@@ -2,6 +2,7 @@ package deploy_test
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"testing"
 
@@ -19,18 +20,24 @@ var allowedEgress = []string{"TCP/443", "TCP/4566", "TCP/53", "TCP/5432", "TCP/8
 // metricsNamespace is where Prometheus runs.
 const metricsNamespace = "monitoring"
 
+// consoleName is the console's app.kubernetes.io/name: its pods call the
+// services' admin APIs.
+const consoleName = "console"
+
 // consoleEgress is what the console may reach beyond every pod's egress:
 // the services' admin port.
-const consoleEgress = "TCP/8080"
+const consoleEgress = "TCP/9090"
 
-// public are the workloads anyone may connect to: ingest (webhooks, the
-// API) and the console (people, each request signed in).
-var publicWorkloads = []string{"ingest", "console"}
+// publicWorkloads are the workloads anyone may connect to, on their public
+// port (http) only: ingest (webhooks, the API) and the console (people,
+// each request signed in).
+var publicWorkloads = []string{"ingest", consoleName}
 
 // TestNetworkPolicyIngress checks who may connect to each pod: anyone to
-// ingest's and the console's HTTP port, only the monitoring namespace to the
-// other services' metrics (the reconciler's among them) and the console's
-// pods to their admin API, nobody to the migration pod.
+// ingest's and the console's public port (http) and to nothing else; only
+// the monitoring namespace and the console's pods to every service's admin
+// port (only the monitoring namespace to the console's own); nobody to the
+// migration pod.
 func TestNetworkPolicyIngress(t *testing.T) {
 	t.Parallel()
 	forEachOverlay(t, func(t *testing.T, r rendered) {
@@ -41,33 +48,85 @@ func TestNetworkPolicyIngress(t *testing.T) {
 				continue
 			}
 			c := onlyContainer(t, w.name, w.pod.Spec)
-			var public, metrics int
+			reach := map[string]map[string]bool{} // peer ("anyone", "monitoring", "console") → ports
 			for _, rule := range rules.ingress {
 				checkRulePorts(t, w, c, rule.Ports)
-				switch {
-				case len(rule.From) == 0:
-					public++
-				case allFromNamespace(rule.From, metricsNamespace):
-					metrics++
-				case fromConsole(rule.From) && w.name != "console" && w.kind == "Deployment":
-				default:
-					t.Errorf("%s: accepts traffic from %+v, want only the %s namespace", w, rule.From, metricsNamespace)
+				for _, peer := range peersOf(t, w, rule.From) {
+					for _, p := range rule.Ports {
+						if reach[peer] == nil {
+							reach[peer] = map[string]bool{}
+						}
+						reach[peer][p.Port.String()] = true
+					}
 				}
 			}
-			checkIngressShape(t, w, public, metrics)
+			checkIngressShape(t, w, reach)
 		}
 	})
 }
 
-func checkIngressShape(t *testing.T, w workload, public, metrics int) {
+// peersOf names each peer of a rule: "anyone" for a rule without peers,
+// "monitoring" for exactly the monitoring namespace, "console" for the
+// console's pods in onceflow's own namespace; anything else fails.
+func peersOf(t *testing.T, w workload, from []networkingv1.NetworkPolicyPeer) []string {
 	t.Helper()
+	if len(from) == 0 {
+		return []string{"anyone"}
+	}
+	var out []string
+	for _, p := range from {
+		switch {
+		case allFromNamespace([]networkingv1.NetworkPolicyPeer{p}, metricsNamespace):
+			out = append(out, "monitoring")
+		case isConsole(p):
+			out = append(out, "console")
+		default:
+			t.Errorf("%s: accepts traffic from %+v, want only the %s namespace or the console", w, p, metricsNamespace)
+		}
+	}
+	return out
+}
+
+// isConsole reports whether the peer is exactly the console's pods of the
+// policy's own namespace.
+func isConsole(p networkingv1.NetworkPolicyPeer) bool {
+	if p.PodSelector == nil || p.NamespaceSelector != nil || p.IPBlock != nil {
+		return false
+	}
+	s, err := metav1.LabelSelectorAsSelector(p.PodSelector)
+	return err == nil && s.Matches(labels.Set{"app.kubernetes.io/name": consoleName}) &&
+		!s.Matches(labels.Set{"app.kubernetes.io/name": "ingest"})
+}
+
+// checkIngressShape wants: anyone reaches ingest's http port only; every
+// Deployment's admin port is reached by the monitoring namespace and the
+// console and by no one else; nothing reaches a Job's pod.
+func checkIngressShape(t *testing.T, w workload, reach map[string]map[string]bool) {
+	t.Helper()
+	anyone := slices.Sorted(maps.Keys(reach["anyone"]))
 	switch {
-	case slices.Contains(publicWorkloads, w.name) && public == 0:
-		t.Errorf("%s: its users cannot reach it", w)
-	case !slices.Contains(publicWorkloads, w.name) && public > 0:
-		t.Errorf("%s: accepts traffic from anywhere; only %v should", w, publicWorkloads)
-	case w.kind == "Deployment" && w.name != "ingest" && metrics == 0:
-		t.Errorf("%s: Prometheus in %s cannot scrape it", w, metricsNamespace)
+	case slices.Contains(publicWorkloads, w.name) && !slices.Equal(anyone, []string{"http"}):
+		t.Errorf("%s: anyone reaches ports %v, want exactly its public port http", w, anyone)
+	case !slices.Contains(publicWorkloads, w.name) && len(anyone) > 0:
+		t.Errorf("%s: accepts traffic from anywhere on %v; only %v should", w, anyone, publicWorkloads)
+	}
+	if w.kind != "Deployment" {
+		if len(reach) > 0 {
+			t.Errorf("%s: reachable by %v, want by nobody", w, reach)
+		}
+		return
+	}
+	peers := []string{"monitoring", "console"}
+	if w.name == consoleName {
+		peers = []string{"monitoring"}
+		if len(reach["console"]) > 0 {
+			t.Errorf("%s: reachable by the console's own pods on %v", w, reach["console"])
+		}
+	}
+	for _, peer := range peers {
+		if got := slices.Sorted(maps.Keys(reach[peer])); !slices.Equal(got, []string{"admin"}) {
+			t.Errorf("%s: %s reaches ports %v, want exactly the admin port", w, peer, got)
+		}
 	}
 }
 

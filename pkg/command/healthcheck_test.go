@@ -57,7 +57,7 @@ func writeCert(tb testing.TB, dir, name string) (certFile, keyFile string) {
 // the test ends and returns its address.
 func serveTLS(tb testing.TB, certFile, keyFile string) string {
 	tb.Helper()
-	srv := httpserver.New(zaptest.NewLogger(tb), "127.0.0.1:0", prometheus.NewRegistry())
+	srv := httpserver.New(zaptest.NewLogger(tb), httpserver.Addrs{Public: "127.0.0.1:0", Admin: "127.0.0.1:0"}, prometheus.NewRegistry())
 	if err := srv.UseTLS(certFile, keyFile); err != nil {
 		tb.Fatal(err)
 	}

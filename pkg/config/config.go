@@ -6,6 +6,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"os"
 	"reflect"
@@ -17,14 +18,17 @@ import (
 	"go.uber.org/zap"
 )
 
-// Common holds the settings every service shares. HTTP_ADDR is host:port,
-// or fd:N to serve on a listening socket the parent process passed down as
-// descriptor N (package listener).
+// Common holds the settings every service shares. HTTP_ADDR (the public
+// port: webhooks, /v1, /healthz, /readyz) and ADMIN_ADDR (the operator
+// port: /admin, /metrics, /debug/pprof, detailed /readyz; never exposed
+// publicly) are host:port, or fd:N to serve on a listening socket the
+// parent process passed down as descriptor N (package listener).
 type Common struct {
 	DatabaseURL     string        `env:"DATABASE_URL" envDefault:"postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"`
 	AWSRegion       string        `env:"AWS_REGION" envDefault:"us-east-1"`
 	SQSEndpoint     string        `env:"AWS_ENDPOINT_URL_SQS"`
 	HTTPAddr        string        `env:"HTTP_ADDR" envDefault:":8080"`
+	AdminAddr       string        `env:"ADMIN_ADDR" envDefault:":9090"`
 	LogLevel        string        `env:"LOG_LEVEL" envDefault:"info"`
 	ShutdownTimeout time.Duration `env:"SHUTDOWN_TIMEOUT" envDefault:"20s"`
 	// StallTimeout is how long a background loop may go without progress
@@ -44,6 +48,9 @@ func (c Common) Validate() error {
 	if _, err := url.Parse(c.DatabaseURL); err != nil || c.DatabaseURL == "" {
 		return errors.New("DATABASE_URL: want a postgres:// URL")
 	}
+	if samePort(c.HTTPAddr, c.AdminAddr) {
+		return errors.New("ADMIN_ADDR: want a port other than HTTP_ADDR's (the admin port is never exposed publicly)")
+	}
 	if c.ShutdownTimeout <= 0 {
 		return errors.New("SHUTDOWN_TIMEOUT: want a positive duration such as 20s")
 	}
@@ -51,6 +58,18 @@ func (c Common) Validate() error {
 		return errors.New("LOOP_STALL_TIMEOUT: want at least 1m, longer than one round of work")
 	}
 	return nil
+}
+
+// samePort reports whether two listen addresses name one fixed port: the
+// same non-zero port on the same host or on all interfaces (port 0 picks a
+// free one each time; fd:N parses as host "fd", port N).
+func samePort(a, b string) bool {
+	ha, pa, errA := net.SplitHostPort(a)
+	hb, pb, errB := net.SplitHostPort(b)
+	if errA != nil || errB != nil {
+		return a == b
+	}
+	return pa == pb && pa != "0" && (ha == hb || ha == "" || hb == "")
 }
 
 // Validator is implemented by configs that check their own values.

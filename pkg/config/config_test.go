@@ -127,3 +127,32 @@ func TestLoadFromKeepsGetenvForVariablesNamedAtRunTime(t *testing.T) {
 		}
 	}
 }
+
+// The admin port may not be the public one: the admin routes would then be
+// reachable wherever the webhooks are. Port 0 (a free port each) is fine.
+func TestLoadRefusesTheAdminPortOnThePublicOne(t *testing.T) {
+	for _, tc := range []struct {
+		http, admin string
+		ok          bool
+	}{
+		{"", "", true}, // the defaults, :8080 and :9090
+		{":8080", ":8080", false},
+		{"127.0.0.1:8080", ":8080", false},
+		{"0.0.0.0:9000", "10.0.0.1:9000", true},
+		{"127.0.0.1:0", "127.0.0.1:0", true},
+		{"fd:3", "fd:4", true},
+		{"fd:3", "fd:3", false},
+	} {
+		vars := map[string]string{"HTTP_ADDR": tc.http, "ADMIN_ADDR": tc.admin}
+		loaded, err := config.LoadFrom[svc](func(k string) string { return vars[k] })
+		if tc.ok && err != nil {
+			t.Errorf("HTTP_ADDR %q ADMIN_ADDR %q: %v", tc.http, tc.admin, err)
+		}
+		if !tc.ok && (err == nil || !strings.Contains(err.Error(), "ADMIN_ADDR")) {
+			t.Errorf("HTTP_ADDR %q ADMIN_ADDR %q: error %v, want one naming ADMIN_ADDR", tc.http, tc.admin, err)
+		}
+		if tc.http == "" && err == nil && (loaded.Value.HTTPAddr != ":8080" || loaded.Value.AdminAddr != ":9090") {
+			t.Errorf("defaults HTTP_ADDR %q ADMIN_ADDR %q, want :8080 and :9090", loaded.Value.HTTPAddr, loaded.Value.AdminAddr)
+		}
+	}
+}

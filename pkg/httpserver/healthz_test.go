@@ -32,7 +32,7 @@ func TestHealthzAsksTheLiveness(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			s := New(zap.NewNop(), "127.0.0.1:0", prometheus.NewRegistry())
+			s := New(zap.NewNop(), Addrs{Public: "127.0.0.1:0", Admin: "127.0.0.1:0"}, prometheus.NewRegistry())
 			if tc.live != nil {
 				s.SetLiveness(tc.live)
 			}

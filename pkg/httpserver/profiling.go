@@ -8,12 +8,12 @@ import (
 )
 
 // Profiling serves Go's runtime profiles (net/http/pprof) under
-// /debug/pprof/ behind the admin token: a CPU profile
+// /debug/pprof/ on the admin port, behind the admin token: a CPU profile
 // (/debug/pprof/profile?seconds=N, N below the 30 s write timeout), heap,
 // goroutines, an execution trace. Like the admin API, an empty token keeps
 // them closed.
 func (s *Server) Profiling(token string) {
-	g := s.echo.Group("/debug/pprof", BearerAuth(token, "ADMIN_TOKEN"))
+	g := s.admin.echo.Group("/debug/pprof", BearerAuth(token, "ADMIN_TOKEN"))
 	g.GET("/profile", echo.WrapHandler(http.HandlerFunc(pprof.Profile)))
 	g.GET("/trace", echo.WrapHandler(http.HandlerFunc(pprof.Trace)))
 	g.GET("/cmdline", echo.WrapHandler(http.HandlerFunc(pprof.Cmdline)))
@@ -21,11 +21,11 @@ func (s *Server) Profiling(token string) {
 	g.GET("/*", echo.WrapHandler(http.HandlerFunc(pprof.Index)))
 }
 
-// Admin returns the /admin route group, guarded by the admin token (an
-// empty token refuses every request), and serves the runtime profiles
-// behind the same token. Every service registers its operator endpoints on
-// this group and nowhere else.
+// Admin returns the /admin route group on the admin port, guarded by the
+// admin token (an empty token refuses every request), and serves the
+// runtime profiles behind the same token. Every service registers its
+// operator endpoints on this group and nowhere else.
 func (s *Server) Admin(token string) *echo.Group {
 	s.Profiling(token)
-	return s.echo.Group("/admin", BearerAuth(token, "ADMIN_TOKEN"))
+	return s.admin.echo.Group("/admin", BearerAuth(token, "ADMIN_TOKEN"))
 }

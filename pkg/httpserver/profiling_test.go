@@ -24,12 +24,12 @@ func TestProfilingNeedsTheAdminToken(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			s := New(zap.NewNop(), "127.0.0.1:0", prometheus.NewRegistry())
+			s := New(zap.NewNop(), Addrs{Public: "127.0.0.1:0", Admin: "127.0.0.1:0"}, prometheus.NewRegistry())
 			s.Profiling(tc.token)
 			req := httptest.NewRequest(http.MethodGet, tc.path, nil)
 			req.Header.Set("Authorization", tc.header)
 			rec := httptest.NewRecorder()
-			s.Echo().ServeHTTP(rec, req)
+			s.AdminEcho().ServeHTTP(rec, req)
 			if rec.Code != tc.want || !bytes.HasPrefix(rec.Body.Bytes(), tc.body) {
 				t.Fatalf("status %d, body %.40q; want %d starting %q", rec.Code, rec.Body.Bytes(), tc.want, tc.body)
 			}

@@ -34,7 +34,7 @@ func TestStalledLoops(t *testing.T) {
 
 // /healthz, asking the group, answers 503 naming the stalled loop.
 func TestHealthzReportsAStalledLoop(t *testing.T) {
-	s := httpserver.New(zap.NewNop(), "127.0.0.1:0", prometheus.NewRegistry())
+	s := httpserver.New(zap.NewNop(), httpserver.Addrs{Public: "127.0.0.1:0", Admin: "127.0.0.1:0"}, prometheus.NewRegistry())
 	g := NewGroup(zap.NewNop(), Config{})
 	s.SetLiveness(g)
 	loop := g.beats.watch(context.Background(), "loop 1")

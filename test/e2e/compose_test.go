@@ -270,3 +270,24 @@ func deref(s *string) string {
 	}
 	return *s
 }
+
+// Each service's admin port (ADMIN_ADDR) is published on the host's
+// loopback only, where onceflowctl looks by default, and nowhere else.
+func TestComposeAdminPortsOnLoopback(t *testing.T) {
+	p := loadCompose(t)
+	for name, published := range map[string]string{"ingest": "9090", "relay": "9091", "invoicer": "9092", "reconciler": "9093"} {
+		s := service(t, p, name)
+		if addr := deref(s.Environment["ADMIN_ADDR"]); addr != ":9090" {
+			t.Errorf("service %s: ADMIN_ADDR %q, want :9090", name, addr)
+		}
+		found := false
+		for _, port := range s.Ports {
+			if port.Target == 9090 {
+				found = port.Published == published && port.HostIP == "127.0.0.1"
+			}
+		}
+		if !found {
+			t.Errorf("service %s must publish its admin port 9090 as 127.0.0.1:%s, got %+v", name, published, s.Ports)
+		}
+	}
+}

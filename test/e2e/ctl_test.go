@@ -69,8 +69,8 @@ func TestOnceflowctlAgainstTheStack(t *testing.T) {
 func ctlRunner(ctx context.Context, t *testing.T, s *stack.Stack) func(args ...string) (string, int) {
 	return func(args ...string) (string, int) {
 		cmd := exec.CommandContext(ctx, filepath.Join(s.Dir, "onceflowctl"), args...)
-		cmd.Env = []string{"ONCEFLOW_ADMIN_TOKEN=" + stack.AdminToken, "ONCEFLOW_INGEST_URL=" + s.URL("ingest-1"),
-			"ONCEFLOW_RELAY_URL=" + s.URL("relay-1"), "ONCEFLOW_INVOICER_URL=" + s.URL("invoicer-1"), "ONCEFLOW_RECONCILER_URL=" + s.URL("reconciler-1")}
+		cmd.Env = []string{"ONCEFLOW_ADMIN_TOKEN=" + stack.AdminToken, "ONCEFLOW_INGEST_URL=" + s.AdminURL("ingest-1"),
+			"ONCEFLOW_RELAY_URL=" + s.AdminURL("relay-1"), "ONCEFLOW_INVOICER_URL=" + s.AdminURL("invoicer-1"), "ONCEFLOW_RECONCILER_URL=" + s.AdminURL("reconciler-1")}
 		out, err := cmd.CombinedOutput()
 		var exit *exec.ExitError
 		if errors.As(err, &exit) {

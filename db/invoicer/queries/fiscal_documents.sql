@@ -68,6 +68,31 @@ RETURNING id;
 -- name: DocumentCountByStatus :many
 SELECT status, count(*)::bigint AS documents FROM invoicer.fiscal_documents GROUP BY status ORDER BY status;
 
+-- name: DocumentCountUpTo :one
+-- How many documents there are, counting no further than @cap: a scan of at
+-- most @cap rows, whatever the table's size.
+SELECT count(*)::bigint FROM (SELECT 1 FROM invoicer.fiscal_documents LIMIT @cap::bigint) AS capped;
+
+-- name: DocumentCountOpen :many
+-- Documents in each status that is not final, read from the
+-- fiscal_documents_status index over those statuses only: its cost follows
+-- the open work, not the table's history.
+SELECT status, count(*)::bigint AS documents FROM invoicer.fiscal_documents
+WHERE status IN ('pending', 'unknown', 'pending_dgi', 'needs_attention')
+GROUP BY status ORDER BY status;
+
+-- name: DocumentStatusEstimates :one
+-- The planner's statistics of the status column, kept by ANALYZE
+-- (autovacuum): the table's estimated rows and each common status's share
+-- of them. A catalog lookup; no scan of the table. No row before the first
+-- ANALYZE.
+SELECT c.reltuples::float8 AS rows, s.most_common_vals::text::text[] AS statuses,
+       s.most_common_freqs::float8[] AS shares
+FROM pg_catalog.pg_class c
+JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+JOIN pg_catalog.pg_stats s ON s.schemaname = n.nspname AND s.tablename = c.relname AND s.attname = 'status'
+WHERE n.nspname = 'invoicer' AND c.relname = 'fiscal_documents' AND c.reltuples > 0;
+
 -- name: DocumentDueStats :one
 -- How many documents are due for an attempt and since when the oldest is.
 SELECT count(*)::bigint AS due, coalesce(min(due_at), now())::timestamptz AS oldest_due_at

@@ -28,7 +28,7 @@ func (r *run) profile(ctx context.Context, dir string) (wait func() error) {
 	var g errgroup.Group
 	for _, name := range profiled {
 		g.Go(func() error {
-			return fetchProfile(ctx, r.client, r.s.URL(name), profileFor, filepath.Join(dir, name+".pprof"))
+			return fetchProfile(ctx, r.client, r.s.AdminURL(name), profileFor, filepath.Join(dir, name+".pprof"))
 		})
 	}
 	return g.Wait

@@ -21,9 +21,9 @@ import (
 func TestFetchProfileWritesTheServicesProfile(t *testing.T) {
 	t.Parallel()
 	serve := func(token string) string {
-		s := httpserver.New(zap.NewNop(), "127.0.0.1:0", prometheus.NewRegistry())
+		s := httpserver.New(zap.NewNop(), httpserver.Addrs{Public: "127.0.0.1:0", Admin: "127.0.0.1:0"}, prometheus.NewRegistry())
 		s.Profiling(token)
-		ts := httptest.NewServer(s.Echo())
+		ts := httptest.NewServer(s.AdminEcho())
 		t.Cleanup(ts.Close)
 		return ts.URL
 	}

@@ -52,7 +52,7 @@ func (r *run) openCases(ctx context.Context) ([]caseJSON, error) {
 	var out struct {
 		Cases []caseJSON `json:"cases"`
 	}
-	err := r.s.Admin(ctx, r.s.URL("reconciler-1"), http.MethodGet, "/admin/cases?status=open&limit=1000", nil, &out)
+	err := r.s.Admin(ctx, r.s.AdminURL("reconciler-1"), http.MethodGet, "/admin/cases?status=open&limit=1000", nil, &out)
 	return out.Cases, err
 }
 
@@ -131,14 +131,12 @@ func unmatchedAction(c caseJSON) (action, why string) {
 func (r *run) resolve(ctx context.Context, c caseJSON, action, why string) (bool, error) {
 	var urls []string
 	switch c.Service {
-	case "ingest":
-		urls = r.s.IngestURLs
-	case "invoicer":
-		for _, name := range r.s.Names("invoicer") {
-			urls = append(urls, r.s.URL(name))
+	case "ingest", "invoicer":
+		for _, name := range r.s.Names(c.Service) {
+			urls = append(urls, r.s.AdminURL(name))
 		}
 	case "reconciler":
-		urls = []string{r.s.URL("reconciler-1")}
+		urls = []string{r.s.AdminURL("reconciler-1")}
 	default:
 		return false, fmt.Errorf("no service %q", c.Service)
 	}
@@ -164,7 +162,7 @@ func (r *run) unpark(ctx context.Context, c caseJSON) (bool, error) {
 	body := map[string]any{"actor": operatorActor, "reason": "SQS is back"}
 	var last error
 	for _, name := range r.s.Names("relay") {
-		if last = r.s.Admin(ctx, r.s.URL(name), http.MethodPost, path, body, nil); last == nil {
+		if last = r.s.Admin(ctx, r.s.AdminURL(name), http.MethodPost, path, body, nil); last == nil {
 			return true, nil
 		}
 	}

@@ -59,7 +59,7 @@ func (r *run) resolveInjected(ctx context.Context, docs []stack.Document) (int, 
 func (r *run) adminPost(ctx context.Context, path string, body any) error {
 	var last error
 	for _, name := range r.s.Names("invoicer") {
-		last = r.s.Admin(ctx, r.s.URL(name), http.MethodPost, path, body, nil)
+		last = r.s.Admin(ctx, r.s.AdminURL(name), http.MethodPost, path, body, nil)
 		if last == nil {
 			return nil
 		}

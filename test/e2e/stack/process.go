@@ -15,11 +15,13 @@ import (
 )
 
 // process is one service or sandbox instance on a fixed address, which
-// keeps across restarts. reserved holds the address bound while no process
-// serves on it yet; each start passes the socket down (package listener).
+// keeps across restarts; a service also has an admin address (ADMIN_ADDR).
+// reserved holds the addresses bound while no process serves on them yet;
+// each start passes the sockets down (package listener).
 type process struct {
 	name, bin, addr string
-	reserved        *listener.Reserved
+	adminAddr       string // "" for the sandboxes
+	reserved        map[string]*listener.Reserved
 	cmd             *exec.Cmd
 	exited          chan struct{}
 }
@@ -47,8 +49,13 @@ func (s *Stack) Names(bin string) []string {
 	return out
 }
 
-// URL is the base URL of a running process, e.g. URL("relay-1").
+// URL is the base URL of a running process's public port, e.g.
+// URL("ingest-1").
 func (s *Stack) URL(name string) string { return "http://" + s.procs[name].addr }
+
+// AdminURL is the base URL of a running service's admin port (/admin,
+// /metrics, /debug/pprof), e.g. AdminURL("relay-1").
+func (s *Stack) AdminURL(name string) string { return "http://" + s.procs[name].adminAddr }
 
 // Kill sends SIGKILL to the process and waits until it is gone.
 func (s *Stack) Kill(name string) error {
@@ -79,7 +86,10 @@ func (s *Stack) Restart(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	cmd.Env = append(cmd.Env, addrVar(p.bin)+"="+listen, "RELAY_HOLDER="+name)
+	for variable, addr := range listen {
+		cmd.Env = append(cmd.Env, variable+"="+addr)
+	}
+	cmd.Env = append(cmd.Env, "RELAY_HOLDER="+name)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	err = cmd.Start()
 	p.release() // the child holds the socket now, or no one does
@@ -91,25 +101,56 @@ func (s *Stack) Restart(ctx context.Context, name string) error {
 	return p.waitHealthy(ctx, filepath.Join(s.Dir, name+".log"))
 }
 
-// pass hands the process's socket to cmd: the one reserved at launch, or,
-// on a restart, its address bound again.
-func (p *process) pass(cmd *exec.Cmd) (string, error) {
-	if p.reserved == nil {
-		r, err := listener.Reserve(p.addr)
-		if err != nil {
-			return "", fmt.Errorf("restart %s: %w", p.name, err)
-		}
-		p.reserved = r
+// addrs maps each address variable of the process to its address.
+func (p *process) addrs() map[string]string {
+	out := map[string]string{addrVar(p.bin): p.addr}
+	if p.adminAddr != "" {
+		out["ADMIN_ADDR"] = p.adminAddr
 	}
-	return p.reserved.Pass(cmd)
+	return out
 }
 
-// release closes this process's hold on the reserved socket, if any.
-func (p *process) release() {
-	if p.reserved != nil {
-		_ = p.reserved.Close()
-		p.reserved = nil
+// reserve binds the process's addresses ("127.0.0.1:0" picks a free port
+// at launch, a restart binds the ones it held) and keeps them bound until
+// passed on.
+func (p *process) reserve() error {
+	p.reserved = map[string]*listener.Reserved{}
+	for variable, addr := range p.addrs() {
+		r, err := listener.Reserve(addr)
+		if err != nil {
+			p.release()
+			return fmt.Errorf("start %s: %w", p.name, err)
+		}
+		p.reserved[variable] = r
 	}
+	return nil
+}
+
+// pass hands the process's sockets to cmd (reserving them again on a
+// restart) and returns the address setting of each variable, "fd:N".
+func (p *process) pass(cmd *exec.Cmd) (map[string]string, error) {
+	if p.reserved == nil {
+		if err := p.reserve(); err != nil {
+			return nil, err
+		}
+	}
+	out := map[string]string{}
+	for variable, r := range p.reserved {
+		fd, err := r.Pass(cmd)
+		if err != nil {
+			return nil, err
+		}
+		out[variable] = fd
+	}
+	return out, nil
+}
+
+// release closes this process's hold on the reserved sockets, if any.
+func (p *process) release() {
+	for _, r := range p.reserved {
+		_ = r.Close()
+	}
+	p.reserved = nil
 }
 
 func (p *process) waitHealthy(ctx context.Context, logPath string) error {

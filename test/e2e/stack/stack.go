@@ -19,7 +19,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/onceflow/onceflow/pkg/listener"
 	"github.com/onceflow/onceflow/pkg/sqsclient"
 	"github.com/onceflow/onceflow/provider/fiscal"
 )
@@ -186,12 +185,19 @@ func (s *Stack) launch(ctx context.Context, o Options) error {
 	for _, name := range names {
 		// Every port is bound from here until its process takes the socket
 		// over, so no two processes can be given the same one.
-		r, err := listener.Reserve("127.0.0.1:0")
-		if err != nil {
+		p := &process{name: name, bin: binary(name), addr: "127.0.0.1:0"}
+		if p.bin != "psp" && p.bin != "fiscal" { // the sandboxes have no admin port
+			p.adminAddr = "127.0.0.1:0"
+		}
+		if err := p.reserve(); err != nil {
 			return err
 		}
-		addr := r.Addr()
-		s.procs[name] = &process{name: name, bin: binary(name), addr: addr, reserved: r}
+		p.addr = p.reserved[addrVar(p.bin)].Addr()
+		if r, ok := p.reserved["ADMIN_ADDR"]; ok {
+			p.adminAddr = r.Addr()
+		}
+		addr := p.addr
+		s.procs[name] = p
 		s.order = append(s.order, name)
 		if binary(name) == "ingest" {
 			s.IngestURLs = append(s.IngestURLs, "http://"+addr)
@@ -202,8 +208,8 @@ func (s *Stack) launch(ctx context.Context, o Options) error {
 		"PSP_NOTIFY_URL="+s.IngestURL+"/webhooks/dlocal")
 	if o.Console {
 		s.ConsoleURL = "http://" + s.procs["console-1"].addr
-		s.env = append(s.env, "CONSOLE_INGEST_ADMIN_URL="+s.URL("ingest-1"), "CONSOLE_RELAY_ADMIN_URL="+s.URL("relay-1"),
-			"CONSOLE_INVOICER_ADMIN_URL="+s.URL("invoicer-1"), "CONSOLE_RECONCILER_ADMIN_URL="+s.URL("reconciler-1"),
+		s.env = append(s.env, "CONSOLE_INGEST_ADMIN_URL="+s.AdminURL("ingest-1"), "CONSOLE_RELAY_ADMIN_URL="+s.AdminURL("relay-1"),
+			"CONSOLE_INVOICER_ADMIN_URL="+s.AdminURL("invoicer-1"), "CONSOLE_RECONCILER_ADMIN_URL="+s.AdminURL("reconciler-1"),
 			"CONSOLE_QUEUES="+s.Queues["BILLING"]+","+s.Queues["PROVIDER"]+","+s.Queues["NOTIFY"])
 	}
 	if err := s.Migrate(ctx); err != nil {

@@ -73,7 +73,7 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
-	srv := httpserver.New(log.Named("http"), cfg.HTTPAddr, httpserver.NewRegistry())
+	srv := httpserver.New(log.Named("http"), httpserver.Addrs{Public: cfg.HTTPAddr, Admin: cfg.AdminAddr}, httpserver.NewRegistry())
 	h.Register(srv.Echo())
 	group := worker.NewGroup(log, worker.Config{StallAfter: cfg.StallTimeout, ShutdownTimeout: cfg.ShutdownTimeout})
 	srv.SetLiveness(group)

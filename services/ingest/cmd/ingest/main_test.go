@@ -40,7 +40,9 @@ func (l *logs) String() string {
 }
 
 // addr waits for the "serving" line and returns the address it names.
-func (l *logs) addr(t *testing.T, done <-chan error) string {
+// addr is the address of the log's first line with message msg ("serving"
+// names the public port, "serving admin" the admin one).
+func (l *logs) addr(t *testing.T, done <-chan error, msg string) string {
 	t.Helper()
 	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		select {
@@ -50,12 +52,12 @@ func (l *logs) addr(t *testing.T, done <-chan error) string {
 		}
 		for _, line := range strings.Split(l.String(), "\n") {
 			var entry struct{ Msg, Addr string }
-			if json.Unmarshal([]byte(line), &entry) == nil && entry.Msg == "serving" {
+			if json.Unmarshal([]byte(line), &entry) == nil && entry.Msg == msg {
 				return entry.Addr
 			}
 		}
 	}
-	t.Fatalf("ingest logged no serving line:\n%s", l)
+	t.Fatalf("ingest logged no %q line:\n%s", msg, l)
 	return ""
 }
 
@@ -73,7 +75,7 @@ func TestRunServesAPaymentFromTheOutside(t *testing.T) {
 		sandbox.Close()
 		pspServer.Close()
 	})
-	vars := map[string]string{"DATABASE_URL": dsn, "HTTP_ADDR": "127.0.0.1:0", "DLOCAL_BASE_URL": sandbox.URL,
+	vars := map[string]string{"DATABASE_URL": dsn, "HTTP_ADDR": "127.0.0.1:0", "ADMIN_ADDR": "127.0.0.1:0", "DLOCAL_BASE_URL": sandbox.URL,
 		"DLOCAL_LOGIN": login, "DLOCAL_TRANS_KEY": transKey, "DLOCAL_SECRET_KEY": secret, "API_TOKEN": apiToken,
 		"ADMIN_TOKEN": adminToken, "INGEST_APPLY_POLL_INTERVAL": "100ms"}
 	getenv := func(k string) string { return vars[k] }
@@ -85,14 +87,27 @@ func TestRunServesAPaymentFromTheOutside(t *testing.T) {
 	var out logs
 	done := make(chan error, 1)
 	go func() { done <- run(ctx, getenv, nil, &out) }()
-	base := "http://" + out.addr(t, done)
+	base := "http://" + out.addr(t, done, "serving")
 
 	c := client{t: t, base: base}
 	c.expect(http.MethodGet, "/healthz", "", nil, http.StatusOK)
-	c.expect(http.MethodGet, "/admin/status", "", nil, http.StatusUnauthorized)
-	c.expect(http.MethodGet, "/admin/status", adminToken, nil, http.StatusOK)
-	c.expect(http.MethodGet, "/debug/pprof/", "", nil, http.StatusUnauthorized)
-	c.expect(http.MethodGet, "/debug/pprof/", adminToken, nil, http.StatusOK)
+	c.expect(http.MethodGet, "/readyz", "", nil, http.StatusOK)
+	if doc := c.expect(http.MethodGet, "/v1/openapi.yaml", "", nil, http.StatusOK); !strings.Contains(doc, "/v1/orders") || strings.Contains(doc, "/admin/") {
+		t.Errorf("public /v1/openapi.yaml should describe /v1 and nothing of /admin:\n%.300s", doc)
+	}
+	for _, path := range []string{"/admin/status", "/metrics", "/debug/pprof/"} {
+		c.expect(http.MethodGet, path, adminToken, nil, http.StatusNotFound) // the public port has no operator routes
+	}
+	admin := client{t: t, base: "http://" + out.addr(t, done, "serving admin")}
+	admin.expect(http.MethodGet, "/admin/status", "", nil, http.StatusUnauthorized)
+	admin.expect(http.MethodGet, "/admin/status", adminToken, nil, http.StatusOK)
+	admin.expect(http.MethodGet, "/debug/pprof/", "", nil, http.StatusUnauthorized)
+	admin.expect(http.MethodGet, "/debug/pprof/", adminToken, nil, http.StatusOK)
+	admin.expect(http.MethodGet, "/metrics", "", nil, http.StatusOK)
+	admin.expect(http.MethodGet, "/readyz", "", nil, http.StatusOK)
+	if doc := admin.expect(http.MethodGet, "/admin/openapi.yaml", adminToken, nil, http.StatusOK); !strings.Contains(doc, "openapi: 3.1.0") || !strings.Contains(doc, "/admin/cases/{id}/resolve") {
+		t.Errorf("/admin/openapi.yaml is not ingest's whole document:\n%.300s", doc)
+	}
 	body := c.expect(http.MethodPost, "/v1/customers", apiToken, map[string]any{"doc_type": "CI", "doc_country": "UY",
 		"doc_number": "19119365", "legal_name": "Main Testbuyer"}, http.StatusCreated)
 	var customer struct{ ID string }

@@ -5,12 +5,14 @@ package app
 
 import (
 	"context"
+	"github.com/labstack/echo/v4"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
+	"github.com/onceflow/onceflow/api/openapi"
 	"github.com/onceflow/onceflow/pkg/backoff"
 	"github.com/onceflow/onceflow/pkg/httpclient"
 	"github.com/onceflow/onceflow/pkg/httpserver"
@@ -72,7 +74,7 @@ func (a *App) build(ctx context.Context, cfg Config, srcs []webhook.Source, scop
 	reg := httpserver.NewRegistry()
 	st := store.New(a.pool)
 	reg.MustRegister(housekeeping.NewBacklog(st), housekeeping.NewCases(st))
-	a.srv = httpserver.New(log, cfg.HTTPAddr, reg, httpserver.Check{Name: "postgres", Check: a.pool.Ping})
+	a.srv = httpserver.New(log, httpserver.Addrs{Public: cfg.HTTPAddr, Admin: cfg.AdminAddr}, reg, httpserver.Check{Name: "postgres", Check: a.pool.Ping})
 	a.group = worker.NewGroup(log, worker.Config{StallAfter: cfg.StallTimeout, ShutdownTimeout: cfg.ShutdownTimeout})
 	a.srv.SetLiveness(a.group)
 	if cfg.TLSCertFile != "" {
@@ -83,11 +85,15 @@ func (a *App) build(ctx context.Context, cfg Config, srcs []webhook.Source, scop
 	wake := make(chan struct{}, 1)
 	webhook.NewHandler(srcs, st, log.Named("webhook"), reg, wake, cfg.WebhookMaxInFlight).Register(a.srv.Echo())
 	httpapi.New(st, cfg.APIToken).Register(a.srv.Echo())
-	guarded := a.srv.Admin(cfg.AdminToken)
-	admin.New(st, log.Named("admin"), wake).Register(guarded)
+	if err := openapi.ServePublic(a.srv.Echo(), "ingest"); err != nil {
+		return err
+	}
+	g := a.srv.Admin(cfg.AdminToken)
+	admin.New(st, log.Named("admin"), wake).Register(g)
+	openapi.Serve(g, "ingest")
 	a.group.Add(loops(cfg, a.pool, st, scope, log, reg, wake)...)
 	deliveries := make(chan struct{}, 1)
-	admin.NewDeliveries(st, log.Named("admin"), deliveries).Register(guarded)
+	admin.NewDeliveries(st, log.Named("admin"), deliveries).Register(g)
 	notifying, err := notifications(ctx, cfg, st, log, reg, deliveries)
 	if err != nil {
 		return err
@@ -135,6 +141,14 @@ func notifications(ctx context.Context, cfg Config, st *store.Store, log *zap.Lo
 
 // Addr is the bound HTTP address (host:port; useful with port 0).
 func (a *App) Addr() string { return a.srv.Addr() }
+
+// Routes returns the routes both ports serve (for the test that holds
+// them to the OpenAPI document).
+func (a *App) Routes() []*echo.Route { return a.srv.Routes() }
+
+// AdminAddr is the bound admin address (ADMIN_ADDR: /admin, /metrics,
+// /debug/pprof), with the port chosen when it asked for :0.
+func (a *App) AdminAddr() string { return a.srv.AdminAddr() }
 
 // Run serves and runs the loops until ctx ends, stops in two phases
 // (worker.Group.Run), then closes the pool. The error is what ended the run

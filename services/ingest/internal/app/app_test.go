@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.uber.org/zap"
 
+	"github.com/onceflow/onceflow/api/openapi/openapitest"
 	"github.com/onceflow/onceflow/db"
 	"github.com/onceflow/onceflow/pkg/config"
 	"github.com/onceflow/onceflow/pkg/dlocal"
@@ -32,7 +33,8 @@ const (
 type env struct {
 	t      testing.TB
 	client *http.Client
-	ingest string
+	ingest string // the public port's base URL
+	admin  string // the admin port's base URL
 	psp    string
 	pool   *pgxpool.Pool
 }
@@ -57,7 +59,7 @@ func startSlow(t testing.TB, delay time.Duration, extra ...string) *env {
 		sandbox.Close()
 		pspServer.Close()
 	})
-	vars := map[string]string{"DATABASE_URL": dsn, "HTTP_ADDR": "127.0.0.1:0", "DLOCAL_BASE_URL": sandbox.URL,
+	vars := map[string]string{"DATABASE_URL": dsn, "HTTP_ADDR": "127.0.0.1:0", "ADMIN_ADDR": "127.0.0.1:0", "DLOCAL_BASE_URL": sandbox.URL,
 		"DLOCAL_LOGIN": login, "DLOCAL_TRANS_KEY": transKey, "DLOCAL_SECRET_KEY": secret, "INGEST_API_TOKEN": token,
 		"ADMIN_TOKEN": adminToken, "INGEST_APPLY_POLL_INTERVAL": "100ms", "INGEST_APPLY_BACKOFF_BASE": "100ms",
 		"INGEST_APPLY_BACKOFF_CAP": "500ms", "INGEST_POLL_INTERVAL": "100ms", "LOG_LEVEL": "debug",
@@ -85,7 +87,9 @@ func startSlow(t testing.TB, delay time.Duration, extra ...string) *env {
 	if vars["TLS_CERT_FILE"] != "" {
 		scheme = "https://"
 	}
-	return &env{t: t, client: http.DefaultClient, ingest: scheme + a.Addr(), psp: sandbox.URL, pool: pool}
+	openapitest.Routes(t, "ingest", a.Routes())
+	// Every exchange of these tests is held to ingest's OpenAPI document.
+	return &env{t: t, client: openapitest.Client(t, "ingest", nil, a.Addr(), a.AdminAddr()), ingest: scheme + a.Addr(), admin: scheme + a.AdminAddr(), psp: sandbox.URL, pool: pool}
 }
 
 // build reads the config from vars alone and builds ingest with a logger on

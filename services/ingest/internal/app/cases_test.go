@@ -32,7 +32,7 @@ type apiCase struct {
 func (e *env) openCase(subject string) apiCase {
 	e.t.Helper()
 	e.waitCount(1, "SELECT count(*) FROM ingest.cases WHERE subject = $1 AND closed_at IS NULL", subject)
-	code, body := e.get(e.ingest+"/admin/cases?status=open", http.Header{"Authorization": {"Bearer " + adminToken}})
+	code, body := e.get(e.admin+"/admin/cases?status=open", http.Header{"Authorization": {"Bearer " + adminToken}})
 	if code != http.StatusOK {
 		e.t.Fatalf("list cases: %d %s", code, body)
 	}
@@ -52,7 +52,7 @@ func (e *env) openCase(subject string) apiCase {
 // resolve posts an operator's resolution of case id.
 func (e *env) resolve(id string, body map[string]string) (int, string) {
 	e.t.Helper()
-	return e.post(e.ingest+"/admin/cases/"+id+"/resolve", body, http.Header{"Authorization": {"Bearer " + adminToken}})
+	return e.post(e.admin+"/admin/cases/"+id+"/resolve", body, http.Header{"Authorization": {"Bearer " + adminToken}})
 }
 
 // patch sends PATCH /v1/orders/{id} with an Idempotency-Key unless key is
@@ -186,7 +186,7 @@ func TestMismatchAcceptedAsSale(t *testing.T) {
 	if code, body := e.resolve(c.ID, op("accept_as_sale", "again")); code != http.StatusConflict {
 		t.Fatalf("resolving twice: %d %s, want 409", code, body)
 	}
-	if code, body := e.get(e.ingest+"/admin/cases/"+c.ID, http.Header{"Authorization": {"Bearer " + adminToken}}); code != http.StatusOK ||
+	if code, body := e.get(e.admin+"/admin/cases/"+c.ID, http.Header{"Authorization": {"Bearer " + adminToken}}); code != http.StatusOK ||
 		!strings.Contains(body, `"action":"accept_as_sale"`) || !strings.Contains(body, `"actions":[]`) {
 		t.Fatalf("GET closed case: %d %s", code, body)
 	}

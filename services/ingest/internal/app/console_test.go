@@ -38,7 +38,7 @@ func TestConsoleEndpoints(t *testing.T) {
 	}
 	var customer string
 	for _, q := range []string{id, "o-trace", orderID, eventID} {
-		code, body := e.get(e.ingest+"/admin/trace?q="+url.QueryEscape(q), admin)
+		code, body := e.get(e.admin+"/admin/trace?q="+url.QueryEscape(q), admin)
 		var tr trace
 		if err := json.Unmarshal([]byte(body), &tr); code != http.StatusOK || err != nil {
 			t.Fatalf("trace %q: %d %s", q, code, body)
@@ -56,7 +56,7 @@ func TestConsoleEndpoints(t *testing.T) {
 	ref := e.refund(id)
 	e.waitCount(1, "SELECT count(*) FROM ingest.outbox WHERE event_key = $1", "refund:"+ref+":succeeded")
 	for _, q := range []string{ref, id} {
-		code, body := e.get(e.ingest+"/admin/trace?q="+url.QueryEscape(q), admin)
+		code, body := e.get(e.admin+"/admin/trace?q="+url.QueryEscape(q), admin)
 		var tr struct {
 			Payments, Refunds, Receipts, Outbox []map[string]any
 		}
@@ -65,22 +65,22 @@ func TestConsoleEndpoints(t *testing.T) {
 			t.Errorf("trace %q after the refund: %d %s", q, code, body)
 		}
 	}
-	if code, body := e.get(e.ingest+"/admin/trace?q=nothing", admin); code != http.StatusOK || !strings.Contains(body, `"payments":[]`) {
+	if code, body := e.get(e.admin+"/admin/trace?q=nothing", admin); code != http.StatusOK || !strings.Contains(body, `"payments":[]`) {
 		t.Errorf("trace of nothing: %d %s", code, body)
 	}
-	if code, _ := e.get(e.ingest+"/admin/trace?q=", admin); code != http.StatusBadRequest {
+	if code, _ := e.get(e.admin+"/admin/trace?q=", admin); code != http.StatusBadRequest {
 		t.Errorf("trace without q: %d, want 400", code)
 	}
 
-	code, body := e.get(e.ingest+"/admin/board", admin)
+	code, body := e.get(e.admin+"/admin/board", admin)
 	if code != http.StatusOK || !strings.Contains(body, `"receipts":{"pending":0,"parked":0}`) {
 		t.Errorf("board: %d %s", code, body)
 	}
 
-	if code, body := e.post(e.ingest+"/admin/customers/"+customer+"/reveal", map[string]string{"actor": "ana"}, admin); code != http.StatusBadRequest {
+	if code, body := e.post(e.admin+"/admin/customers/"+customer+"/reveal", map[string]string{"actor": "ana"}, admin); code != http.StatusBadRequest {
 		t.Errorf("reveal without a reason: %d %s, want 400", code, body)
 	}
-	code, body = e.post(e.ingest+"/admin/customers/"+customer+"/reveal", map[string]string{"actor": "ana", "reason": "copy for the buyer"}, admin)
+	code, body = e.post(e.admin+"/admin/customers/"+customer+"/reveal", map[string]string{"actor": "ana", "reason": "copy for the buyer"}, admin)
 	if code != http.StatusOK || !strings.Contains(body, ana["legal_name"]) {
 		t.Errorf("reveal: %d %s", code, body)
 	}

@@ -245,7 +245,7 @@ func TestFailingDeliveryIsParkedAndReplayed(t *testing.T) {
 		t.Fatalf("merchant got %d deliveries before parking, want 3", n)
 	}
 	admin := http.Header{"Authorization": {"Bearer " + adminToken}}
-	code, body := e.get(e.ingest+"/admin/notifications?status=parked", admin)
+	code, body := e.get(e.admin+"/admin/notifications?status=parked", admin)
 	var list struct {
 		Notifications []struct {
 			ID      int64  `json:"id"`
@@ -256,25 +256,25 @@ func TestFailingDeliveryIsParkedAndReplayed(t *testing.T) {
 		t.Fatalf("parked notifications: %d %s", code, body)
 	}
 	id := strconv.FormatInt(list.Notifications[0].ID, 10)
-	if code, body := e.post(e.ingest+"/admin/notifications/"+id+"/replay", map[string]string{}, admin); code != http.StatusBadRequest {
+	if code, body := e.post(e.admin+"/admin/notifications/"+id+"/replay", map[string]string{}, admin); code != http.StatusBadRequest {
 		t.Fatalf("replay without actor: %d %s, want 400", code, body)
 	}
 
 	// Replayed, it meets 410 Gone: parked at once, after one attempt.
-	if code, body := e.post(e.ingest+"/admin/notifications/"+id+"/replay", map[string]string{"actor": "ops", "reason": "endpoint fixed"}, admin); code != http.StatusOK {
+	if code, body := e.post(e.admin+"/admin/notifications/"+id+"/replay", map[string]string{"actor": "ops", "reason": "endpoint fixed"}, admin); code != http.StatusOK {
 		t.Fatalf("replay: %d %s", code, body)
 	}
 	e.waitCount(1, "SELECT count(*) FROM ingest.notification_deliveries WHERE event_id = $1 AND status = 'parked' AND attempts = 1", ev.EventKey)
 
 	m.succeed()
-	if code, body := e.post(e.ingest+"/admin/notifications/"+id+"/replay", map[string]string{"actor": "ops", "reason": "endpoint back"}, admin); code != http.StatusOK {
+	if code, body := e.post(e.admin+"/admin/notifications/"+id+"/replay", map[string]string{"actor": "ops", "reason": "endpoint back"}, admin); code != http.StatusOK {
 		t.Fatalf("replay: %d %s", code, body)
 	}
 	e.waitCount(1, "SELECT count(*) FROM ingest.notification_deliveries WHERE event_id = $1 AND status = 'delivered' AND replayed_by = 'ops'", ev.EventKey)
 	if n := m.deliveries(ev.EventKey); n != 5 {
 		t.Fatalf("merchant got %d deliveries of %s, want 5 (3 failed, 410, then the 2xx)", n, ev.EventKey)
 	}
-	code, body = e.get(e.ingest+"/admin/notifications/"+id, admin)
+	code, body = e.get(e.admin+"/admin/notifications/"+id, admin)
 	var one struct {
 		Attempts []struct {
 			HTTPStatus int `json:"http_status"`
@@ -283,10 +283,10 @@ func TestFailingDeliveryIsParkedAndReplayed(t *testing.T) {
 	if err := json.Unmarshal([]byte(body), &one); code != http.StatusOK || err != nil || len(one.Attempts) != 5 || one.Attempts[4].HTTPStatus != 204 {
 		t.Fatalf("notification with its attempt log: %d %s", code, body)
 	}
-	if code, _ := e.post(e.ingest+"/admin/notifications/"+id+"/replay", map[string]string{"actor": "ops", "reason": "again"}, admin); code != http.StatusOK {
+	if code, _ := e.post(e.admin+"/admin/notifications/"+id+"/replay", map[string]string{"actor": "ops", "reason": "again"}, admin); code != http.StatusOK {
 		t.Fatalf("replay of a delivered notification: %d, want 200", code)
 	}
-	if code, _ := e.post(e.ingest+"/admin/notifications/999999/replay", map[string]string{"actor": "ops", "reason": "x"}, admin); code != http.StatusNotFound {
+	if code, _ := e.post(e.admin+"/admin/notifications/999999/replay", map[string]string{"actor": "ops", "reason": "x"}, admin); code != http.StatusNotFound {
 		t.Fatalf("replay of an unknown notification: %d, want 404", code)
 	}
 }

@@ -115,10 +115,10 @@ func TestParkedReceiptIsListedAndRetried(t *testing.T) {
 	e.waitCount(1, "SELECT count(*) FROM ingest.webhook_receipts WHERE status = 'parked' AND attempts = 2")
 
 	admin := http.Header{"Authorization": {"Bearer " + adminToken}}
-	if code, _ := e.get(e.ingest+"/admin/receipts/parked", nil); code != http.StatusUnauthorized {
+	if code, _ := e.get(e.admin+"/admin/receipts/parked", nil); code != http.StatusUnauthorized {
 		t.Fatalf("admin without token: %d, want 401", code)
 	}
-	code, got := e.get(e.ingest+"/admin/receipts/parked", admin)
+	code, got := e.get(e.admin+"/admin/receipts/parked", admin)
 	var list struct {
 		Receipts []struct {
 			ID        int64  `json:"id"`
@@ -130,14 +130,14 @@ func TestParkedReceiptIsListedAndRetried(t *testing.T) {
 		t.Fatalf("parked list: %d %s", code, got)
 	}
 	id := list.Receipts[0].ID
-	code, got = e.get(e.ingest+"/admin/status", admin)
+	code, got = e.get(e.admin+"/admin/status", admin)
 	if code != http.StatusOK || !strings.Contains(got, `"parked":1`) || !strings.Contains(got, `"pending":0`) {
 		t.Fatalf("status: %d %s, want one parked and none pending", code, got)
 	}
 	// The parked receipt is a case's subject: a bare retry would leave the
 	// case open with nobody recorded, so it is refused and names the case.
 	c := e.openCase("receipt:" + itoa(id))
-	if code, got := e.post(e.ingest+"/admin/receipts/"+itoa(id)+"/retry", nil, admin); code != http.StatusConflict || !strings.Contains(got, "case_open") || !strings.Contains(got, c.ID) {
+	if code, got := e.post(e.admin+"/admin/receipts/"+itoa(id)+"/retry", nil, admin); code != http.StatusConflict || !strings.Contains(got, "case_open") || !strings.Contains(got, c.ID) {
 		t.Fatalf("retry of a receipt with an open case: %d %s, want 409 naming %s", code, got, c.ID)
 	}
 	if code, got := e.resolve(c.ID, op("replay", "PSP fixed")); code != http.StatusOK {
@@ -148,10 +148,10 @@ func TestParkedReceiptIsListedAndRetried(t *testing.T) {
 	if _, err := e.pool.Exec(t.Context(), "UPDATE ingest.cases SET closed_at = now(), closed_by = 'test', action = 'acknowledge', reason = 'test' WHERE closed_at IS NULL"); err != nil {
 		t.Fatal(err)
 	}
-	if code, got := e.post(e.ingest+"/admin/receipts/"+itoa(id)+"/retry", nil, admin); code != http.StatusOK {
+	if code, got := e.post(e.admin+"/admin/receipts/"+itoa(id)+"/retry", nil, admin); code != http.StatusOK {
 		t.Fatalf("retry: %d %s", code, got)
 	}
-	if code, got := e.post(e.ingest+"/admin/receipts/999999/retry", nil, admin); code != http.StatusNotFound || !strings.Contains(got, "not_retryable") {
+	if code, got := e.post(e.admin+"/admin/receipts/999999/retry", nil, admin); code != http.StatusNotFound || !strings.Contains(got, "not_retryable") {
 		t.Fatalf("retry of an unknown receipt: %d %s", code, got)
 	}
 }

@@ -8,7 +8,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"io"
-	"net"
+
 	"net/http"
 	"os"
 	"os/exec"
@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/onceflow/onceflow/db"
+	"github.com/onceflow/onceflow/pkg/listener"
 	"github.com/onceflow/onceflow/pkg/pgtest"
 	"github.com/onceflow/onceflow/pkg/testwait"
 )
@@ -73,25 +74,22 @@ func startIngestProcess(tb testing.TB, extraEnv ...string) (*env, int) {
 	if err := db.Migrate(context.Background(), dsn, "ingest"); err != nil {
 		tb.Fatal(err)
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	addr := l.Addr().String()
-	_ = l.Close()
 	cmd := exec.Command(bin)
-	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "DATABASE_URL=" + dsn, "HTTP_ADDR=" + addr, "INGEST_WEBHOOK_SOURCES_FILE=" + sources,
+	public, admin := reserve(tb), reserve(tb)
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "DATABASE_URL=" + dsn, "HTTP_ADDR=" + pass(tb, public, cmd), "ADMIN_ADDR=" + pass(tb, admin, cmd), "INGEST_WEBHOOK_SOURCES_FILE=" + sources,
 		"DLOCAL_BASE_URL=http://127.0.0.1:1", "DLOCAL_LOGIN=" + login, "DLOCAL_TRANS_KEY=" + transKey, "DLOCAL_SECRET_KEY=" + secret,
 		"INGEST_API_TOKEN=" + token, "ADMIN_TOKEN=" + adminToken}, extraEnv...)
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	if err := cmd.Start(); err != nil {
+	err := cmd.Start()
+	_, _ = public.Close(), admin.Close() // the child holds the sockets now
+	if err != nil {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() {
 		_ = cmd.Process.Signal(os.Interrupt)
 		_ = cmd.Wait()
 	})
-	e := &env{t: tb, client: http.DefaultClient, ingest: "http://" + addr}
+	e := &env{t: tb, client: http.DefaultClient, ingest: "http://" + public.Addr(), admin: "http://" + admin.Addr()}
 	testwait.Until(tb, time.Minute, 50*time.Millisecond, "ingest to be ready", func() bool {
 		resp, err := http.Get(e.ingest + "/readyz")
 		if err != nil {
@@ -101,6 +99,26 @@ func startIngestProcess(tb testing.TB, extraEnv ...string) (*env, int) {
 		return resp.StatusCode == http.StatusOK
 	})
 	return e, cmd.Process.Pid
+}
+
+// reserve binds a free loopback port to pass to the ingest process.
+func reserve(tb testing.TB) *listener.Reserved {
+	tb.Helper()
+	r, err := listener.Reserve("127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return r
+}
+
+// pass hands r's socket to cmd and returns the address setting for it.
+func pass(tb testing.TB, r *listener.Reserved, cmd *exec.Cmd) string {
+	tb.Helper()
+	addr, err := r.Pass(cmd)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return addr
 }
 
 // soak runs one round of slow uploads and returns how many were answered
@@ -175,7 +193,7 @@ func soak(b *testing.B, e *env, client *http.Client, uploads, inFlight int) (bus
 // and outcome from ingest's /metrics.
 func receiptsCounted(tb testing.TB, e *env, outcome string) int64 {
 	tb.Helper()
-	resp, err := http.Get(e.ingest + "/metrics")
+	resp, err := http.Get(e.admin + "/metrics")
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -16,6 +16,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/onceflow/onceflow/api/openapi/openapitest"
 )
 
 // selfSigned writes a certificate for 127.0.0.1 and its key, and returns
@@ -61,7 +63,8 @@ func TestWebhookOverHTTPS(t *testing.T) {
 	if !strings.HasPrefix(e.ingest, "https://") {
 		t.Fatalf("ingest at %s, want https", e.ingest)
 	}
-	e.client = &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}}}
+	e.client = openapitest.Client(t, "ingest", &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}},
+		strings.TrimPrefix(e.ingest, "https://"), strings.TrimPrefix(e.admin, "https://"))
 	body := []byte(`{"id":"D-4-tls","status":"PENDING"}`)
 	if code, got := e.deliver("dlocal", body, dlocalSigned(body, secret, time.Now())); code != http.StatusOK || !strings.Contains(got, "accepted") {
 		t.Fatalf("webhook over HTTPS: %d %s", code, got)

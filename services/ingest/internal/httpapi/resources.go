@@ -143,5 +143,8 @@ func orderOut(r store.Order) Order {
 	o := Order{ID: r.ID, MerchantOrderID: r.MerchantOrderID, CustomerID: r.CustomerID, AmountMinor: r.AmountMinor,
 		Currency: r.Currency, PSPPaymentID: r.PSPPaymentID, Lines: orderLines{}}
 	_ = json.Unmarshal(r.Lines, &o.Lines)
+	if o.Lines == nil { // an order recorded without lines stores null
+		o.Lines = orderLines{}
+	}
 	return o
 }

@@ -27,7 +27,7 @@ func TestRunEmitsABillingEvent(t *testing.T) {
 	_, billing := sqstest.Queue(t, c, "invoicer-run-billing", 5)
 	_, provider := sqstest.Queue(t, c, "invoicer-run-provider", 5)
 	vars := map[string]string{
-		"DATABASE_URL": env.DSN, "HTTP_ADDR": "127.0.0.1:0", "SHUTDOWN_TIMEOUT": "5s",
+		"DATABASE_URL": env.DSN, "HTTP_ADDR": "127.0.0.1:0", "ADMIN_ADDR": "127.0.0.1:0", "SHUTDOWN_TIMEOUT": "5s",
 		"INVOICER_BILLING_QUEUE": billing, "INVOICER_PROVIDER_EVENTS_QUEUE": provider, "CONSUMER_WAIT": "1s",
 		"INVOICY_BASE_URL": env.BaseURL, "INVOICY_EMP_CODIGO": invoicertest.EmpCodigo, "INVOICY_EMP_PK": invoicertest.EmpPK,
 		"INVOICY_ACCESS_KEY": invoicertest.AccessKey, "INVOICER_EMIT_POLL_INTERVAL": "20ms",

@@ -31,13 +31,13 @@ SET status = 'needs_attention', attention_reason = 'test', unknown_since = now()
 func TestRetryAndVoidAreRecorded(t *testing.T) {
 	t.Parallel()
 	env := invoicertest.New(t)
-	srv := httpserver.New(zaptest.NewLogger(t), "127.0.0.1:0", prometheus.NewRegistry())
+	srv := httpserver.New(zaptest.NewLogger(t), httpserver.Addrs{Public: "127.0.0.1:0", Admin: "127.0.0.1:0"}, prometheus.NewRegistry())
 	admin.New(env.Store, nil, zaptest.NewLogger(t), nil).Register(srv.Admin("tok"))
 	post := func(id int64, body string) int {
 		req := httptest.NewRequest(http.MethodPost, "/admin/documents/"+strconv.FormatInt(id, 10)+"/resolve", strings.NewReader(body))
 		req.Header.Set("Authorization", "Bearer tok")
 		rec := httptest.NewRecorder()
-		srv.Echo().ServeHTTP(rec, req)
+		srv.AdminEcho().ServeHTTP(rec, req)
 		return rec.Code
 	}
 	retried, voided := park(t, env, "pay-retry"), park(t, env, "pay-void")

@@ -27,9 +27,9 @@ func TestAdoptingARejectedDocumentOpensItsCase(t *testing.T) {
 	t.Parallel()
 	k := newCaseKit(t)
 	client := k.env.Client(t, 5*time.Second)
-	srv := httpserver.New(zaptest.NewLogger(t), "127.0.0.1:0", prometheus.NewRegistry())
+	srv := httpserver.New(zaptest.NewLogger(t), httpserver.Addrs{Public: "127.0.0.1:0", Admin: "127.0.0.1:0"}, prometheus.NewRegistry())
 	admin.New(k.env.Store, client.Lookup, zaptest.NewLogger(t), nil).Register(srv.Admin("tok"))
-	k.e = srv.Echo()
+	k.e = srv.AdminEcho()
 	d := k.env.Record(t, invoicertest.Payment("pay-adopt-rejected", 300_00, false))
 	k.env.Sandbox.SetRule(d.Reference, fiscalsim.Rule{Duplicate: true, Reject: true})
 	if d = k.until(t, d.Reference, final); d.Status != fiscal.StatusNeedsAttention {

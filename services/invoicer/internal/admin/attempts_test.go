@@ -24,7 +24,7 @@ import (
 func TestDocumentViewPagesItsAttempts(t *testing.T) {
 	t.Parallel()
 	env := invoicertest.New(t)
-	srv := httpserver.New(zaptest.NewLogger(t), "127.0.0.1:0", prometheus.NewRegistry())
+	srv := httpserver.New(zaptest.NewLogger(t), httpserver.Addrs{Public: "127.0.0.1:0", Admin: "127.0.0.1:0"}, prometheus.NewRegistry())
 	admin.New(env.Store, nil, zaptest.NewLogger(t), nil).Register(srv.Admin("tok"))
 	d := env.Record(t, invoicertest.Payment("pay-attempts", 100_00, false))
 	attempts := make([]store.Attempt, 45)

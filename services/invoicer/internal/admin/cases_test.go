@@ -39,7 +39,7 @@ type caseKit struct {
 func newCaseKit(t *testing.T) caseKit {
 	t.Helper()
 	env := invoicertest.New(t)
-	srv := httpserver.New(zaptest.NewLogger(t), "127.0.0.1:0", prometheus.NewRegistry())
+	srv := httpserver.New(zaptest.NewLogger(t), httpserver.Addrs{Public: "127.0.0.1:0", Admin: "127.0.0.1:0"}, prometheus.NewRegistry())
 	admin.New(env.Store, nil, zaptest.NewLogger(t), nil).Register(srv.Admin("tok"))
 	summary, err := fiscal.NewDailySummary(48, 5000)
 	if err != nil {
@@ -50,7 +50,7 @@ func newCaseKit(t *testing.T) caseKit {
 		DGIPoll: backoff.Policy{Base: time.Millisecond, Cap: 5 * time.Millisecond}, Summary: summary,
 		CreditNoteWait: time.Minute, RefusedCaseAfter: 2, Rates: store.Rates{Store: env.Store}}
 	em := emit.New(env.Store, env.Client(t, 5*time.Second), zaptest.NewLogger(t), prometheus.NewRegistry(), cfg)
-	return caseKit{env: env, e: srv.Echo(), em: em}
+	return caseKit{env: env, e: srv.AdminEcho(), em: em}
 }
 
 // call sends an admin request and decodes its JSON answer into out (when

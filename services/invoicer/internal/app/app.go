@@ -8,11 +8,13 @@ import (
 	"fmt"
 	"math/big"
 	"time"
+	"github.com/labstack/echo/v4"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
+	"github.com/onceflow/onceflow/api/openapi"
 	"github.com/onceflow/onceflow/pkg/backoff"
 	"github.com/onceflow/onceflow/pkg/httpclient"
 	"github.com/onceflow/onceflow/pkg/httpserver"
@@ -71,12 +73,12 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 // build wires the server and the loops over pool and binds the listener.
 func build(ctx context.Context, cfg Config, pool *pgxpool.Pool, prov provider, log *zap.Logger) (a *App, err error) {
 	reg := httpserver.NewRegistry()
-	srv := httpserver.New(log, cfg.HTTPAddr, reg, httpserver.Check{Name: "postgres", Check: pool.Ping})
+	srv := httpserver.New(log, httpserver.Addrs{Public: cfg.HTTPAddr, Admin: cfg.AdminAddr}, reg, httpserver.Check{Name: "postgres", Check: pool.Ping})
 	group := worker.NewGroup(log, worker.Config{StallAfter: cfg.StallTimeout, ShutdownTimeout: cfg.ShutdownTimeout})
 	srv.SetLiveness(group)
 	waker := outbox.NewWaker(pool, notify.Table, outbox.WakeEvery)
 	st := store.New(pool)
-	reg.MustRegister(newDocumentCollector(st, log.Named("metrics")), newCaseCollector(st, log.Named("metrics")))
+	reg.MustRegister(newDocumentCollector(st, log.Named("metrics"), cfg.MetricsEvery), newCaseCollector(st, log.Named("metrics")))
 	ecfg := emitConfig(cfg)
 	if ecfg.Rates, err = rateSource(ctx, cfg, st); err != nil {
 		return nil, err
@@ -88,7 +90,9 @@ func build(ctx context.Context, cfg Config, pool *pgxpool.Pool, prov provider, l
 	if err != nil {
 		return nil, err
 	}
-	admin.New(st, prov.lookup(cfg), log.Named("admin"), waker.Wake).WithValid(ecfg.Valid).Register(srv.Admin(cfg.AdminToken))
+	adminGroup := srv.Admin(cfg.AdminToken)
+	admin.New(st, prov.lookup(cfg), log.Named("admin"), waker.Wake).WithValid(ecfg.Valid).Register(adminGroup)
+	openapi.Serve(adminGroup, "invoicer")
 	group.Add(receivers...)
 	group.Add(waker.Run)
 	group.Add(retention.NewPruner(st, log.Named("retention"), reg, retention.Config{
@@ -106,6 +110,14 @@ func build(ctx context.Context, cfg Config, pool *pgxpool.Pool, prov provider, l
 // Addr is the bound HTTP address (HTTP_ADDR, with the port chosen when it
 // asked for :0).
 func (a *App) Addr() string { return a.srv.Addr() }
+
+// Routes returns the routes both ports serve (for the test that holds
+// them to the OpenAPI document).
+func (a *App) Routes() []*echo.Route { return a.srv.Routes() }
+
+// AdminAddr is the bound admin address (ADMIN_ADDR: /admin, /metrics,
+// /debug/pprof), with the port chosen when it asked for :0.
+func (a *App) AdminAddr() string { return a.srv.AdminAddr() }
 
 // Run serves and runs the loops until ctx ends, stops them in two phases
 // (worker.Group.Run), then closes the pool. The error is the failure that

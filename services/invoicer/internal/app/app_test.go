@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
 
+	"github.com/onceflow/onceflow/api/openapi/openapitest"
 	"github.com/onceflow/onceflow/pkg/config"
 	eventsv1 "github.com/onceflow/onceflow/pkg/eventspb/onceflow/events/v1"
 	"github.com/onceflow/onceflow/pkg/sqstest"
@@ -24,19 +25,19 @@ import (
 const token = "admin-test-token"
 
 // serve runs the real invoicer against env's database and sandbox and two
-// fresh queues; it returns the HTTP base URL and the billing queue.
+// fresh queues; it returns the admin port's base URL and the billing queue.
 func serve(t *testing.T, env *invoicertest.Env) (string, func(ev *eventsv1.BillingEvent)) {
 	t.Helper()
 	c := sqstest.Client(t)
 	_, billing := sqstest.Queue(t, c, "invoicer-billing", 5)
 	_, provider := sqstest.Queue(t, c, "invoicer-provider", 5)
 	cfg := load(t, map[string]string{
-		"DATABASE_URL": env.DSN, "HTTP_ADDR": "127.0.0.1:0", "ADMIN_TOKEN": token, "LOG_LEVEL": "warn",
+		"DATABASE_URL": env.DSN, "HTTP_ADDR": "127.0.0.1:0", "ADMIN_ADDR": "127.0.0.1:0", "ADMIN_TOKEN": token, "LOG_LEVEL": "warn",
 		"INVOICER_BILLING_QUEUE": billing, "INVOICER_PROVIDER_EVENTS_QUEUE": provider, "INVOICER_CONSUMER_WAIT": "1s",
 		"INVOICY_BASE_URL": env.BaseURL, "INVOICY_EMP_CODIGO": invoicertest.EmpCodigo, "INVOICY_EMP_PK": invoicertest.EmpPK,
 		"INVOICY_ACCESS_KEY": invoicertest.AccessKey, "INVOICER_PROVIDER_TIMEOUT": "2s", "INVOICER_EMIT_LEASE": "5s",
 		"INVOICER_EMIT_POLL_INTERVAL": "20ms", "INVOICER_EMIT_SETTLE": "200ms", "INVOICER_EMIT_RETRY_BASE": "20ms",
-		"INVOICER_DGI_POLL_BASE": "20ms", "SHUTDOWN_TIMEOUT": "5s",
+		"INVOICER_DGI_POLL_BASE": "20ms", "SHUTDOWN_TIMEOUT": "5s", "INVOICER_METRICS_EVERY": "1ns",
 	})
 	a, err := app.New(context.Background(), cfg, zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel)))
 	if err != nil {
@@ -51,7 +52,8 @@ func serve(t *testing.T, env *invoicertest.Env) (string, func(ev *eventsv1.Billi
 			t.Errorf("run: %v", err)
 		}
 	})
-	addr := a.Addr()
+	openapitest.Routes(t, "invoicer", a.Routes())
+	addr := a.AdminAddr() // every route these tests call is an operator one
 	send := func(ev *eventsv1.BillingEvent) {
 		b, err := eventsv1.Encode(ev)
 		if err != nil {
@@ -75,7 +77,7 @@ func call(t *testing.T, method, url, auth, body string, out any) int {
 		req.Header.Set("Authorization", "Bearer "+auth)
 	}
 	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := openapitest.Client(t, "invoicer", nil).Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,7 +202,7 @@ func TestOperatorResolvesADuplicate(t *testing.T) {
 
 func get(t *testing.T, url string) string {
 	t.Helper()
-	resp, err := http.Get(url)
+	resp, err := openapitest.Client(t, "invoicer", nil).Get(url)
 	if err != nil {
 		t.Fatal(err)
 	}

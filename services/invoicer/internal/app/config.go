@@ -63,13 +63,16 @@ type Config struct {
 	EmitBatch          int           `env:"INVOICER_EMIT_BATCH" renamed:"EMIT_BATCH" envDefault:"10"`
 	EmitLease          time.Duration `env:"INVOICER_EMIT_LEASE" renamed:"EMIT_LEASE" envDefault:"60s"`
 	EmitPoll           time.Duration `env:"INVOICER_EMIT_POLL_INTERVAL" renamed:"EMIT_POLL_INTERVAL" envDefault:"500ms"`
-	EmitSettle         time.Duration `env:"INVOICER_EMIT_SETTLE" renamed:"EMIT_SETTLE" envDefault:"2m"`
-	EmitRetryBase      time.Duration `env:"INVOICER_EMIT_RETRY_BASE" renamed:"EMIT_RETRY_BASE" envDefault:"5s"`
-	EmitRetryCap       time.Duration `env:"INVOICER_EMIT_RETRY_CAP" renamed:"EMIT_RETRY_CAP" envDefault:"10m"`
-	DGIPollBase        time.Duration `env:"INVOICER_DGI_POLL_BASE" renamed:"DGI_POLL_BASE" envDefault:"60s"`
-	DGIPollCap         time.Duration `env:"INVOICER_DGI_POLL_CAP" renamed:"DGI_POLL_CAP" envDefault:"1h"`
-	SummaryPolls       int           `env:"INVOICER_DGI_SUMMARY_POLLS" renamed:"DGI_SUMMARY_POLLS" envDefault:"48"`
-	UIThreshold        int64         `env:"INVOICER_UI_THRESHOLD" renamed:"UI_THRESHOLD" envDefault:"5000"`
+	// MetricsEvery is how long the document metrics' answer is reused:
+	// scrapes within it cost no query.
+	MetricsEvery  time.Duration `env:"INVOICER_METRICS_EVERY" envDefault:"15s"`
+	EmitSettle    time.Duration `env:"INVOICER_EMIT_SETTLE" renamed:"EMIT_SETTLE" envDefault:"2m"`
+	EmitRetryBase time.Duration `env:"INVOICER_EMIT_RETRY_BASE" renamed:"EMIT_RETRY_BASE" envDefault:"5s"`
+	EmitRetryCap  time.Duration `env:"INVOICER_EMIT_RETRY_CAP" renamed:"EMIT_RETRY_CAP" envDefault:"10m"`
+	DGIPollBase   time.Duration `env:"INVOICER_DGI_POLL_BASE" renamed:"DGI_POLL_BASE" envDefault:"60s"`
+	DGIPollCap    time.Duration `env:"INVOICER_DGI_POLL_CAP" renamed:"DGI_POLL_CAP" envDefault:"1h"`
+	SummaryPolls  int           `env:"INVOICER_DGI_SUMMARY_POLLS" renamed:"DGI_SUMMARY_POLLS" envDefault:"48"`
+	UIThreshold   int64         `env:"INVOICER_UI_THRESHOLD" renamed:"UI_THRESHOLD" envDefault:"5000"`
 	// VATRates are the VAT rates by effective date (vat.ParseSchedule);
 	// empty is Uruguay's since 2007, 10 % and 22 %.
 	VATRates string `env:"INVOICER_VAT_RATES"`
@@ -120,6 +123,7 @@ func (c Config) Validate() error {
 		{c.EmitBatch < 1, "INVOICER_EMIT_BATCH: want at least 1"},
 		{c.EmitLease <= c.ProviderTimeout*2, "INVOICER_EMIT_LEASE: want more than twice INVOICER_PROVIDER_TIMEOUT, so a claim outlives a look-up and a send"},
 		{c.EmitPoll <= 0, "INVOICER_EMIT_POLL_INTERVAL: want a positive duration"},
+		{c.MetricsEvery <= 0, "INVOICER_METRICS_EVERY: want a positive duration such as 15s"},
 		{c.EmitSettle < 0, "INVOICER_EMIT_SETTLE: want a duration, 0s or more"},
 		{c.EmitRetryBase <= 0 || c.EmitRetryCap < c.EmitRetryBase, "INVOICER_EMIT_RETRY_BASE/INVOICER_EMIT_RETRY_CAP: want 0 < base <= cap"},
 		{c.DGIPollBase <= 0 || c.DGIPollCap < c.DGIPollBase, "INVOICER_DGI_POLL_BASE/INVOICER_DGI_POLL_CAP: want 0 < base <= cap"},

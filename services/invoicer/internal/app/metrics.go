@@ -7,59 +7,110 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
+	"github.com/onceflow/onceflow/pkg/scrapecache"
 	"github.com/onceflow/onceflow/provider/fiscal"
 	"github.com/onceflow/onceflow/services/invoicer/internal/store"
 )
 
-// documentCollector reports the document table at scrape time: documents
-// by status, how many are due, the age of the oldest due one and how many
-// need attention.
+// exactUpTo is the table size up to which the final statuses are counted
+// exactly: a count over at most this many rows. Above it they are the
+// planner's estimates.
+const exactUpTo = 100_000
+
+// finalStatuses are the statuses a document ends in; the others are
+// counted exactly at any table size.
+var finalStatuses = []fiscal.Status{fiscal.StatusAuthorized, fiscal.StatusIssued, fiscal.StatusRejected, fiscal.StatusVoided}
+
+// openStatuses are the statuses of documents still in the invoicer's hands
+// or an operator's.
+var openStatuses = []fiscal.Status{fiscal.StatusPending, fiscal.StatusUnknown, fiscal.StatusPendingDGI, fiscal.StatusNeedsAttention}
+
+// documentCollector reports the document table: documents by status, how
+// many are due, the age of the oldest due one and how many need attention.
+// Each read costs at most exactUpTo rows plus the open documents, whatever
+// the table's history; scrapes share one read per interval (scrapecache).
 type documentCollector struct {
 	store                               *store.Store
-	log                                 *zap.Logger
+	exactUpTo                           int64
 	byStatus, due, oldestDue, attention *prometheus.Desc
 }
 
-func newDocumentCollector(st *store.Store, log *zap.Logger) *documentCollector {
-	return &documentCollector{store: st, log: log,
-		byStatus:  prometheus.NewDesc("onceflow_invoicer_documents", "Fiscal documents by status.", []string{"status"}, nil),
+// newDocumentCollector returns the collector, reading at most once per
+// every.
+func newDocumentCollector(st *store.Store, log *zap.Logger, every time.Duration) *scrapecache.Collector {
+	return newDocuments(st, exactUpTo).cached(log, every)
+}
+
+// newDocuments returns the reads behind the collector, counting final
+// statuses exactly below exact documents.
+func newDocuments(st *store.Store, exact int64) *documentCollector {
+	return &documentCollector{store: st, exactUpTo: exact,
+		byStatus: prometheus.NewDesc("onceflow_invoicer_documents",
+			"Fiscal documents by status: exact for open statuses; for final ones exact up to 100,000 documents, the planner's estimate above.", []string{"status"}, nil),
 		due:       prometheus.NewDesc("onceflow_invoicer_documents_due", "Documents due for an emission attempt or DGI check now.", nil, nil),
 		oldestDue: prometheus.NewDesc("onceflow_invoicer_oldest_due_seconds", "How long the oldest due document has been waiting for a worker.", nil, nil),
 		attention: prometheus.NewDesc("onceflow_invoicer_needs_attention_documents", "Documents parked for an operator.", nil, nil),
 	}
 }
 
-// Describe implements prometheus.Collector.
-func (c *documentCollector) Describe(ch chan<- *prometheus.Desc) {
-	ch <- c.byStatus
-	ch <- c.due
-	ch <- c.oldestDue
-	ch <- c.attention
+// cached is c as a collector whose scrapes share one read per every.
+func (c *documentCollector) cached(log *zap.Logger, every time.Duration) *scrapecache.Collector {
+	return scrapecache.New(c.read, log, scrapecache.Options{Every: every}, c.byStatus, c.due, c.oldestDue, c.attention)
 }
 
-// Collect implements prometheus.Collector; a failed query is logged and its
-// metrics are left out of the scrape.
-func (c *documentCollector) Collect(ch chan<- prometheus.Metric) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	counts, err := c.store.CountByStatus(ctx)
+// read queries the metrics of one scrape.
+func (c *documentCollector) read(ctx context.Context) ([]prometheus.Metric, error) {
+	counts, err := c.countByStatus(ctx)
 	if err != nil {
-		c.log.Warn("collect document metrics", zap.Error(err))
-		return
+		return nil, err
 	}
-	attention := 0.0
-	for status, n := range counts {
-		ch <- prometheus.MustNewConstMetric(c.byStatus, prometheus.GaugeValue, float64(n), string(status))
-		if status == fiscal.StatusNeedsAttention {
-			attention = float64(n)
-		}
-	}
-	ch <- prometheus.MustNewConstMetric(c.attention, prometheus.GaugeValue, attention)
 	due, err := c.store.DueStats(ctx)
 	if err != nil {
-		c.log.Warn("collect due metrics", zap.Error(err))
-		return
+		return nil, err
 	}
-	ch <- prometheus.MustNewConstMetric(c.due, prometheus.GaugeValue, float64(due.Due))
-	ch <- prometheus.MustNewConstMetric(c.oldestDue, prometheus.GaugeValue, max(0, time.Since(due.OldestDueAt).Seconds()))
+	out := make([]prometheus.Metric, 0, len(counts)+3)
+	for _, st := range append(openStatuses, finalStatuses...) {
+		out = append(out, prometheus.MustNewConstMetric(c.byStatus, prometheus.GaugeValue, counts[st], string(st)))
+	}
+	return append(out,
+		prometheus.MustNewConstMetric(c.attention, prometheus.GaugeValue, counts[fiscal.StatusNeedsAttention]),
+		prometheus.MustNewConstMetric(c.due, prometheus.GaugeValue, float64(due.Due)),
+		prometheus.MustNewConstMetric(c.oldestDue, prometheus.GaugeValue, max(0, time.Since(due.OldestDueAt).Seconds())),
+	), nil
+}
+
+// countByStatus counts every status exactly while the table holds fewer
+// than c.exactUpTo documents; above, the open statuses exactly and the final
+// ones from the planner's statistics. The statistics say which: only when
+// they put the table below the limit (or were never gathered) does a count,
+// stopping at the limit, decide.
+func (c *documentCollector) countByStatus(ctx context.Context) (map[fiscal.Status]float64, error) {
+	est, err := c.store.EstimateByStatus(ctx)
+	if err != nil {
+		return nil, err
+	}
+	large := est.Rows >= float64(c.exactUpTo)
+	if !large {
+		total, err := c.store.CountUpTo(ctx, c.exactUpTo)
+		if err != nil {
+			return nil, err
+		}
+		large = total >= c.exactUpTo
+	}
+	out := map[fiscal.Status]float64{}
+	if !large {
+		exact, err := c.store.CountByStatus(ctx)
+		for st, n := range exact {
+			out[st] = float64(n)
+		}
+		return out, err
+	}
+	for _, st := range finalStatuses {
+		out[st] = est.ByStatus[st]
+	}
+	open, err := c.store.CountOpen(ctx)
+	for st, n := range open {
+		out[st] = float64(n)
+	}
+	return out, err
 }

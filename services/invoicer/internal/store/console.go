@@ -2,9 +2,8 @@ package store
 
 import (
 	"context"
-	"strings"
+	"slices"
 
-	"github.com/onceflow/onceflow/pkg/errkind"
 	"github.com/onceflow/onceflow/pkg/outbox"
 	"github.com/onceflow/onceflow/pkg/pg"
 	"github.com/onceflow/onceflow/provider/fiscal"
@@ -28,30 +27,26 @@ var activeStatuses = map[string]bool{"pending": true, "unknown": true, "pending_
 // voided) are estimated from the column's statistics. Below that, or
 // before the first ANALYZE, every status is counted.
 func (s *Store) BoardCounts(ctx context.Context, estimateFrom int64) (StatusCounts, error) {
-	est, err := s.q.DocumentStatusEstimates(ctx)
-	err = pg.Interpret(err, "document statistics")
-	if err != nil && !errkind.Is(err, errkind.NotFound) {
+	est, err := s.EstimateByStatus(ctx)
+	if err != nil {
 		return StatusCounts{}, err
 	}
-	if err != nil || int64(est.Reltuples) < estimateFrom { // no statistics yet, or a small table
+	if int64(est.Rows) < estimateFrom { // no statistics yet, or a small table
 		counts, err := s.CountByStatus(ctx)
 		return StatusCounts{Documents: counts}, err
 	}
-	out := StatusCounts{Documents: map[fiscal.Status]int64{}}
-	vals := strings.Split(strings.Trim(est.Vals, "{}"), ",")
-	for i, v := range vals {
-		if i < len(est.Freqs) && !activeStatuses[v] {
-			out.Documents[fiscal.Status(v)] = int64(est.Freqs[i] * est.Reltuples)
-			out.Estimated = append(out.Estimated, fiscal.Status(v))
+	open, err := s.CountOpen(ctx)
+	if err != nil {
+		return StatusCounts{}, err
+	}
+	out := StatusCounts{Documents: open}
+	for st, n := range est.ByStatus {
+		if !activeStatuses[string(st)] {
+			out.Documents[st] = int64(n)
+			out.Estimated = append(out.Estimated, st)
 		}
 	}
-	rows, err := s.q.DocumentCountActive(ctx)
-	if err != nil {
-		return StatusCounts{}, pg.Interpret(err, "count active documents")
-	}
-	for _, r := range rows {
-		out.Documents[fiscal.Status(r.Status)] = r.Documents
-	}
+	slices.Sort(out.Estimated)
 	return out, nil
 }
 

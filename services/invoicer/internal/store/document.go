@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/onceflow/onceflow/pkg/errkind"
 	"github.com/onceflow/onceflow/pkg/pg"
 	"github.com/onceflow/onceflow/provider/fiscal"
 	"github.com/onceflow/onceflow/services/invoicer/internal/store/dbsqlc"
@@ -145,6 +146,60 @@ func (q queries) CountByStatus(ctx context.Context) (map[fiscal.Status]int64, er
 	out := make(map[fiscal.Status]int64, len(rows))
 	for _, r := range rows {
 		out[fiscal.Status(r.Status)] = r.Documents
+	}
+	return out, nil
+}
+
+// CountUpTo returns how many documents there are, counting no further than
+// limit (a scan of at most limit rows).
+func (q queries) CountUpTo(ctx context.Context, limit int64) (int64, error) {
+	n, err := q.q.DocumentCountUpTo(ctx, limit)
+	if err != nil {
+		return 0, pg.Interpret(err, "count documents up to %d", limit)
+	}
+	return n, nil
+}
+
+// CountOpen returns how many documents there are in each status that is
+// not final (pending, unknown, pending_dgi, needs_attention) and has any;
+// its cost follows the open work, not the table's size.
+func (q queries) CountOpen(ctx context.Context) (map[fiscal.Status]int64, error) {
+	rows, err := q.q.DocumentCountOpen(ctx)
+	if err != nil {
+		return nil, pg.Interpret(err, "count open documents")
+	}
+	out := make(map[fiscal.Status]int64, len(rows))
+	for _, r := range rows {
+		out[fiscal.Status(r.Status)] = r.Documents
+	}
+	return out, nil
+}
+
+// Estimate is the planner's view of the document table, kept by ANALYZE.
+type Estimate struct {
+	// Rows is the estimated number of documents; 0 before the first
+	// ANALYZE.
+	Rows float64
+	// ByStatus estimates the documents in each status common enough to
+	// appear in ANALYZE's sample.
+	ByStatus map[fiscal.Status]float64
+}
+
+// EstimateByStatus returns the planner's estimate of the documents, in all
+// and per status, without scanning the table.
+func (q queries) EstimateByStatus(ctx context.Context) (Estimate, error) {
+	r, err := q.q.DocumentStatusEstimates(ctx)
+	if err = pg.Interpret(err, "estimate documents by status"); errkind.Is(err, errkind.NotFound) {
+		return Estimate{ByStatus: map[fiscal.Status]float64{}}, nil
+	}
+	if err != nil {
+		return Estimate{}, err
+	}
+	out := Estimate{Rows: r.Rows, ByStatus: make(map[fiscal.Status]float64, len(r.Statuses))}
+	for i, st := range r.Statuses {
+		if i < len(r.Shares) {
+			out.ByStatus[fiscal.Status(st)] = r.Rows * r.Shares[i]
+		}
 	}
 	return out, nil
 }

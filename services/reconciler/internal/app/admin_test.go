@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"encoding/json"
+	"github.com/onceflow/onceflow/api/openapi/openapitest"
 	"github.com/onceflow/onceflow/pkg/testwait"
 	"io"
 	"net/http"
@@ -19,7 +20,9 @@ func adminDo(t *testing.T, method, url, token string) (int, string) {
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
-	resp, err := (&http.Client{Timeout: 30 * time.Second}).Do(req)
+	c := openapitest.Client(t, "reconciler", nil)
+	c.Timeout = 30 * time.Second
+	resp, err := c.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

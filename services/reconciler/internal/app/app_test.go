@@ -47,7 +47,7 @@ const summary = "reconcile: checked=4 missing=3 republished=2 missing_events=1 f
 // where the SQS emulator is.
 func testEnv(db *reconcilertest.DB, queue string) map[string]string {
 	return map[string]string{
-		"DATABASE_URL": db.DSN, "RECONCILER_BILLING_QUEUE": queue, "LOG_LEVEL": "error", "HTTP_ADDR": "127.0.0.1:0",
+		"DATABASE_URL": db.DSN, "RECONCILER_BILLING_QUEUE": queue, "LOG_LEVEL": "error", "HTTP_ADDR": "127.0.0.1:0", "ADMIN_ADDR": "127.0.0.1:0",
 		"RECONCILER_INTERVAL": "1m", "RECONCILER_GRACE": "10m",
 		"RECONCILER_PAGE_SIZE": "500", "RECONCILER_MAX_PER_RUN": "5000", "RECONCILER_AUDIT": "off",
 		"AWS_ENDPOINT_URL_SQS": os.Getenv("AWS_ENDPOINT_URL_SQS"), "AWS_REGION": os.Getenv("AWS_REGION"),

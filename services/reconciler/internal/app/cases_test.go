@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/onceflow/onceflow/api/openapi/openapitest"
 	"github.com/onceflow/onceflow/pkg/sqstest"
 	"github.com/onceflow/onceflow/pkg/testwait"
 	"github.com/onceflow/onceflow/services/reconciler/internal/reconcilertest"
@@ -19,7 +20,9 @@ func adminPost(t *testing.T, url, token, body string) (int, string) {
 	req, _ := http.NewRequest(http.MethodPost, url, bytes.NewBufferString(body))
 	req.Header.Set("Authorization", "Bearer "+token)
 	req.Header.Set("Content-Type", "application/json")
-	resp, err := (&http.Client{Timeout: 30 * time.Second}).Do(req)
+	c := openapitest.Client(t, "reconciler", nil)
+	c.Timeout = 30 * time.Second
+	resp, err := c.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

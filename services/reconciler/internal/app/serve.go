@@ -2,10 +2,12 @@ package app
 
 import (
 	"context"
+	"github.com/labstack/echo/v4"
 	"time"
 
 	"go.uber.org/zap"
 
+	"github.com/onceflow/onceflow/api/openapi"
 	"github.com/onceflow/onceflow/pkg/httpserver"
 	"github.com/onceflow/onceflow/pkg/lease"
 	"github.com/onceflow/onceflow/pkg/worker"
@@ -44,7 +46,7 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (_ *App, err error) {
 		}
 	}()
 	a := &App{engine: e, cfg: cfg, log: log}
-	a.srv = httpserver.New(log.Named("http"), cfg.HTTPAddr, e.reg, e.checks()...)
+	a.srv = httpserver.New(log.Named("http"), httpserver.Addrs{Public: cfg.HTTPAddr, Admin: cfg.AdminAddr}, e.reg, e.checks()...)
 	a.group = worker.NewGroup(log, worker.Config{StallAfter: stallAfter(cfg),
 		HardStopAfter: cfg.ShutdownTimeout, ShutdownTimeout: cfg.ShutdownTimeout})
 	a.srv.SetLiveness(a.group)
@@ -53,6 +55,7 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (_ *App, err error) {
 	admin.NewCases(store.New(e.own), store.NewIngestReader(e.ingest), store.NewInvoicerReader(e.invoicer),
 		log.Named("admin")).Register(g)
 	admin.NewBoard(store.New(e.own)).Register(g)
+	openapi.Serve(g, "reconciler")
 	if err := a.srv.Listen(); err != nil {
 		return nil, err
 	}
@@ -73,6 +76,14 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (_ *App, err error) {
 
 // Addr is the bound HTTP address.
 func (a *App) Addr() string { return a.srv.Addr() }
+
+// Routes returns the routes both ports serve (for the test that holds
+// them to the OpenAPI document).
+func (a *App) Routes() []*echo.Route { return a.srv.Routes() }
+
+// AdminAddr is the bound admin address (ADMIN_ADDR: /admin, /metrics,
+// /debug/pprof), with the port chosen when it asked for :0.
+func (a *App) AdminAddr() string { return a.srv.AdminAddr() }
 
 // Run reconciles every interval under the lease and serves the operational
 // endpoints until ctx ends, then shuts down in two phases (worker.Group):

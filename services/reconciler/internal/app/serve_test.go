@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"context"
+	"github.com/onceflow/onceflow/api/openapi/openapitest"
 	"github.com/onceflow/onceflow/pkg/testwait"
 	"io"
 	"net/http"
@@ -22,7 +23,8 @@ import (
 )
 
 // startServe builds serve with app.New from env and runs it until the test
-// ends or stop is called; it returns the HTTP address, and stop returns
+// ends or stop is called; it returns the admin address (the reconciler's
+// public port serves only the probes, which the admin port serves too), and stop returns
 // Run's error and fails the test if Run does not return in time.
 func startServe(t *testing.T, env map[string]string) (addr string, stop func() error) {
 	t.Helper()
@@ -55,14 +57,16 @@ func startServe(t *testing.T, env map[string]string) (addr string, stop func() e
 		}
 	}
 	t.Cleanup(func() { _ = stop() })
-	return a.Addr(), stop
+	openapitest.Routes(t, "reconciler", a.Routes())
+	return a.AdminAddr(), stop
 }
 
 // get returns the status and body of GET http://addr+path; status 0 when
 // nothing answers.
 func get(t *testing.T, addr, path string) (int, string) {
 	t.Helper()
-	c := http.Client{Timeout: 5 * time.Second}
+	c := openapitest.Client(t, "reconciler", nil)
+	c.Timeout = 5 * time.Second
 	resp, err := c.Get("http://" + addr + path)
 	if err != nil {
 		return 0, ""

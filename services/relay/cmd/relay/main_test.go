@@ -109,7 +109,7 @@ func startRelay(t *testing.T, bin, dsn, queue, holder string) *exec.Cmd {
 	}
 	cmd := exec.Command(bin, "serve")
 	cmd.Env = append(os.Environ(),
-		"DATABASE_URL="+dsn, "HTTP_ADDR=127.0.0.1:0", "RELAY_HOLDER="+holder,
+		"DATABASE_URL="+dsn, "HTTP_ADDR=127.0.0.1:0", "ADMIN_ADDR=127.0.0.1:0", "RELAY_HOLDER="+holder,
 		"RELAY_ROUTES=ingest.outbox=billing.>"+queue, "RELAY_LEASE_TTL="+leaseTTL.String(),
 		"RELAY_POLL_INTERVAL=100ms", fmt.Sprintf("RELAY_BATCH_SIZE=%d", batchSize))
 	cmd.Stdout, cmd.Stderr = logFile, logFile

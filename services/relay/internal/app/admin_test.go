@@ -12,6 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/onceflow/onceflow/api/openapi/openapitest"
 	"github.com/onceflow/onceflow/db"
 	"github.com/onceflow/onceflow/pkg/pgtest"
 	"github.com/onceflow/onceflow/pkg/sqstest"
@@ -145,7 +146,7 @@ func (a adminClient) do(method, path, body string, wantStatus int, out any) {
 	}
 	req.Header.Set("Authorization", "Bearer "+token)
 	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := openapitest.Client(a.t, "relay", nil).Do(req)
 	if err != nil {
 		a.t.Fatal(err)
 	}

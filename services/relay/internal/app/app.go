@@ -6,11 +6,13 @@ package app
 import (
 	"context"
 	"fmt"
+	"github.com/labstack/echo/v4"
 
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.uber.org/zap"
 
+	"github.com/onceflow/onceflow/api/openapi"
 	"github.com/onceflow/onceflow/pkg/httpserver"
 	"github.com/onceflow/onceflow/pkg/outbox"
 	"github.com/onceflow/onceflow/pkg/pg"
@@ -93,9 +95,11 @@ func build(cfg Config, log *zap.Logger, pool *pgxpool.Pool, client *sqs.Client, 
 			return nil
 		})
 	}
-	srv := httpserver.New(log, cfg.HTTPAddr, reg, httpserver.Check{Name: "postgres", Check: pool.Ping})
+	srv := httpserver.New(log, httpserver.Addrs{Public: cfg.HTTPAddr, Admin: cfg.AdminAddr}, reg, httpserver.Check{Name: "postgres", Check: pool.Ping})
 	srv.SetLiveness(group)
-	admin.New(pool, tables(outboxes), log.Named("admin")).Register(srv.Admin(cfg.AdminToken))
+	g := srv.Admin(cfg.AdminToken)
+	admin.New(pool, tables(outboxes), log.Named("admin")).Register(g)
+	openapi.Serve(g, "relay")
 	log.Info("relaying", zap.String("holder", settings.Holder), zap.Int("outboxes", len(outboxes)))
 	if settings.Signer == nil {
 		log.Warn("publishing unsigned messages: set RELAY_SIGNING_KEY, or the invoicer refuses billing messages")
@@ -107,6 +111,14 @@ func build(cfg Config, log *zap.Logger, pool *pgxpool.Pool, client *sqs.Client, 
 
 // Addr is the bound HTTP address.
 func (a *App) Addr() string { return a.srv.Addr() }
+
+// Routes returns the routes both ports serve (for the test that holds
+// them to the OpenAPI document).
+func (a *App) Routes() []*echo.Route { return a.srv.Routes() }
+
+// AdminAddr is the bound admin address (ADMIN_ADDR: /admin, /metrics,
+// /debug/pprof), with the port chosen when it asked for :0.
+func (a *App) AdminAddr() string { return a.srv.AdminAddr() }
 
 // Run serves HTTP and runs the relays until ctx ends, then shuts down in
 // two phases (worker.Group.Run): readiness fails and the relays finish

@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
 
+	"github.com/onceflow/onceflow/api/openapi/openapitest"
 	"github.com/onceflow/onceflow/db"
 	"github.com/onceflow/onceflow/pkg/config"
 	"github.com/onceflow/onceflow/pkg/outbox"
@@ -70,7 +71,7 @@ func TestServe(t *testing.T) {
 func testConfig(t *testing.T, dsn, routes string) Config {
 	t.Helper()
 	env := map[string]string{
-		"DATABASE_URL": dsn, "HTTP_ADDR": "127.0.0.1:0", "RELAY_ROUTES": routes,
+		"DATABASE_URL": dsn, "HTTP_ADDR": "127.0.0.1:0", "ADMIN_ADDR": "127.0.0.1:0", "RELAY_ROUTES": routes,
 		"RELAY_POLL_INTERVAL": "200ms", "RELAY_LEASE_TTL": "3s", "RELAY_HOLDER": "component-test",
 		"AWS_ENDPOINT_URL_SQS": os.Getenv("AWS_ENDPOINT_URL_SQS"), "AWS_REGION": os.Getenv("AWS_REGION"),
 	}
@@ -82,7 +83,8 @@ func testConfig(t *testing.T, dsn, routes string) Config {
 }
 
 // startServe builds the relay with New, runs it until the test ends and
-// returns its HTTP address.
+// returns its admin address (the relay's public port serves only the
+// probes, which the admin port serves too).
 func startServe(t *testing.T, cfg Config) string {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -99,7 +101,8 @@ func startServe(t *testing.T, cfg Config) string {
 			t.Errorf("Run returned %v after shutdown, want nil", err)
 		}
 	})
-	return a.Addr()
+	openapitest.Routes(t, "relay", a.Routes())
+	return a.AdminAddr()
 }
 
 func insertRow(t *testing.T, dsn, key string) {
@@ -147,7 +150,7 @@ func receiveOne(t *testing.T, c *sqs.Client, url string) string {
 
 func get(t *testing.T, addr, path string) (int, string) {
 	t.Helper()
-	resp, err := http.Get("http://" + addr + path)
+	resp, err := openapitest.Client(t, "relay", nil).Get("http://" + addr + path)
 	if err != nil {
 		t.Fatal(err)
 	}

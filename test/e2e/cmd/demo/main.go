@@ -92,7 +92,7 @@ func run(ctx context.Context, payments, refunds int, timeout time.Duration, serv
 func printCtlEnv(s *stack.Stack) {
 	fmt.Println("demo: the pipeline keeps running until Ctrl-C; point onceflowctl at it with:")
 	fmt.Printf("export ONCEFLOW_ADMIN_TOKEN=%s ONCEFLOW_INGEST_URL=%s ONCEFLOW_RELAY_URL=%s ONCEFLOW_INVOICER_URL=%s ONCEFLOW_RECONCILER_URL=%s\n",
-		stack.AdminToken, s.URL("ingest-1"), s.URL("relay-1"), s.URL("invoicer-1"), s.URL("reconciler-1"))
+		stack.AdminToken, s.AdminURL("ingest-1"), s.AdminURL("relay-1"), s.AdminURL("invoicer-1"), s.AdminURL("reconciler-1"))
 	fmt.Printf("export PATH=%s:$PATH\n", s.Dir)
 	fmt.Printf("demo: the console is at %s (sign in as operator / local-operator, or viewer / local-viewer)\n",
 		strings.Replace(s.ConsoleURL, "127.0.0.1", "localhost", 1))

@@ -10,62 +10,6 @@ import (
 	"time"
 )
 
-const documentCountActive = `-- name: DocumentCountActive :many
-SELECT status, count(*)::bigint AS documents FROM invoicer.fiscal_documents
-WHERE status IN ('pending', 'unknown', 'pending_dgi', 'needs_attention')
-GROUP BY status
-`
-
-type DocumentCountActiveRow struct {
-	Status    string
-	Documents int64
-}
-
-// Documents per status that still has work ahead, counted through the
-// (status, id) index: these are few however many documents there are.
-func (q *Queries) DocumentCountActive(ctx context.Context) ([]DocumentCountActiveRow, error) {
-	rows, err := q.db.Query(ctx, documentCountActive)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []DocumentCountActiveRow{}
-	for rows.Next() {
-		var i DocumentCountActiveRow
-		if err := rows.Scan(&i.Status, &i.Documents); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
-const documentStatusEstimates = `-- name: DocumentStatusEstimates :one
-SELECT s.most_common_vals::text AS vals, s.most_common_freqs::float8[] AS freqs, c.reltuples::float8 AS reltuples
-FROM pg_catalog.pg_class c
-JOIN pg_catalog.pg_stats s ON s.schemaname = 'invoicer' AND s.tablename = 'fiscal_documents' AND s.attname = 'status'
-WHERE c.oid = 'invoicer.fiscal_documents'::regclass
-`
-
-type DocumentStatusEstimatesRow struct {
-	Vals      string
-	Freqs     []float64
-	Reltuples float64
-}
-
-// The planner's statistics of the status column: its most common values
-// (as a text array literal), their frequencies, and the table's row
-// estimate; their products estimate the documents per status.
-func (q *Queries) DocumentStatusEstimates(ctx context.Context) (DocumentStatusEstimatesRow, error) {
-	row := q.db.QueryRow(ctx, documentStatusEstimates)
-	var i DocumentStatusEstimatesRow
-	err := row.Scan(&i.Vals, &i.Freqs, &i.Reltuples)
-	return i, err
-}
-
 const traceDocuments = `-- name: TraceDocuments :many
 SELECT id, source_kind, source_ref, kind, event_key, reference, cfe_type, status, amount_minor, currency, buyer, lines, original_source_ref, provider_series, provider_number, provider_status, provider_cae, provider_security_code, provider_url, issue_date, attempts, unknown_since, lease_token, lease_expires_at, due_at, dgi_polls, last_error, attention_reason, created_at, updated_at, traceparent, revision, replaces_id, refusals, accepted_at, exchange_rate_milli, provider_cae_from, provider_cae_to, provider_cae_expires FROM invoicer.fiscal_documents
 WHERE reference = $1::text

@@ -182,6 +182,53 @@ func (q *Queries) DocumentCountByStatus(ctx context.Context) ([]DocumentCountByS
 	return items, nil
 }
 
+const documentCountOpen = `-- name: DocumentCountOpen :many
+SELECT status, count(*)::bigint AS documents FROM invoicer.fiscal_documents
+WHERE status IN ('pending', 'unknown', 'pending_dgi', 'needs_attention')
+GROUP BY status ORDER BY status
+`
+
+type DocumentCountOpenRow struct {
+	Status    string
+	Documents int64
+}
+
+// Documents in each status that is not final, read from the
+// fiscal_documents_status index over those statuses only: its cost follows
+// the open work, not the table's history.
+func (q *Queries) DocumentCountOpen(ctx context.Context) ([]DocumentCountOpenRow, error) {
+	rows, err := q.db.Query(ctx, documentCountOpen)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []DocumentCountOpenRow{}
+	for rows.Next() {
+		var i DocumentCountOpenRow
+		if err := rows.Scan(&i.Status, &i.Documents); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const documentCountUpTo = `-- name: DocumentCountUpTo :one
+SELECT count(*)::bigint FROM (SELECT 1 FROM invoicer.fiscal_documents LIMIT $1::bigint) AS capped
+`
+
+// How many documents there are, counting no further than @cap: a scan of at
+// most @cap rows, whatever the table's size.
+func (q *Queries) DocumentCountUpTo(ctx context.Context, cap int64) (int64, error) {
+	row := q.db.QueryRow(ctx, documentCountUpTo, cap)
+	var column_1 int64
+	err := row.Scan(&column_1)
+	return column_1, err
+}
+
 const documentCreditedUpTo = `-- name: DocumentCreditedUpTo :one
 SELECT coalesce(sum(amount_minor), 0)::bigint FROM invoicer.fiscal_documents
 WHERE kind = 'credit_note' AND original_source_ref = $1 AND id <= $2
@@ -629,6 +676,32 @@ func (q *Queries) DocumentRetryRefused(ctx context.Context, id int64) (int64, er
 		return 0, err
 	}
 	return result.RowsAffected(), nil
+}
+
+const documentStatusEstimates = `-- name: DocumentStatusEstimates :one
+SELECT c.reltuples::float8 AS rows, s.most_common_vals::text::text[] AS statuses,
+       s.most_common_freqs::float8[] AS shares
+FROM pg_catalog.pg_class c
+JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+JOIN pg_catalog.pg_stats s ON s.schemaname = n.nspname AND s.tablename = c.relname AND s.attname = 'status'
+WHERE n.nspname = 'invoicer' AND c.relname = 'fiscal_documents' AND c.reltuples > 0
+`
+
+type DocumentStatusEstimatesRow struct {
+	Rows     float64
+	Statuses []string
+	Shares   []float64
+}
+
+// The planner's statistics of the status column, kept by ANALYZE
+// (autovacuum): the table's estimated rows and each common status's share
+// of them. A catalog lookup; no scan of the table. No row before the first
+// ANALYZE.
+func (q *Queries) DocumentStatusEstimates(ctx context.Context) (DocumentStatusEstimatesRow, error) {
+	row := q.db.QueryRow(ctx, documentStatusEstimates)
+	var i DocumentStatusEstimatesRow
+	err := row.Scan(&i.Rows, &i.Statuses, &i.Shares)
+	return i, err
 }
 
 const documentVoid = `-- name: DocumentVoid :execrows
