@@ -6,9 +6,9 @@ package app
 import (
 	"context"
 	"fmt"
+	"github.com/labstack/echo/v4"
 	"math/big"
 	"time"
-	"github.com/labstack/echo/v4"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
