@@ -102,6 +102,7 @@ func New(cfg Config) *Server {
 
 func (s *Server) routes() {
 	s.mux.Handle("POST /payments", s.auth(s.createPayment))
+	s.mux.Handle("GET /payments", s.auth(s.listPayments))
 	s.mux.Handle("GET /payments/{id}", s.auth(s.getPayment))
 	s.mux.Handle("POST /refunds", s.auth(s.createRefund))
 	s.mux.Handle("GET /refunds/{id}", s.auth(s.getRefund))

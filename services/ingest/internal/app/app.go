@@ -5,6 +5,8 @@ package app
 
 import (
 	"context"
+	"maps"
+	"slices"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
@@ -23,6 +25,7 @@ import (
 	"github.com/onceflow/onceflow/services/ingest/internal/httpapi"
 	"github.com/onceflow/onceflow/services/ingest/internal/poller"
 	"github.com/onceflow/onceflow/services/ingest/internal/psp"
+	"github.com/onceflow/onceflow/services/ingest/internal/psp/dlocal"
 	"github.com/onceflow/onceflow/services/ingest/internal/sources"
 	"github.com/onceflow/onceflow/services/ingest/internal/store"
 	"github.com/onceflow/onceflow/services/ingest/internal/webhook"
@@ -47,7 +50,7 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
-	scope, err := sources.PSPScope(srcs)
+	scopes, err := sources.PSPScopes(srcs)
 	if err != nil {
 		return nil, err
 	}
@@ -56,7 +59,7 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 		return nil, err
 	}
 	a := &App{pool: pool}
-	if err := a.build(cfg, srcs, scope, log); err != nil {
+	if err := a.build(cfg, srcs, scopes, log); err != nil {
 		pool.Close()
 		return nil, err
 	}
@@ -64,7 +67,7 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 }
 
 // build makes the server and the loops and binds the listener.
-func (a *App) build(cfg Config, srcs []webhook.Source, scope string, log *zap.Logger) error {
+func (a *App) build(cfg Config, srcs []webhook.Source, scopes map[string]string, log *zap.Logger) error {
 	reg := httpserver.NewRegistry()
 	st := store.New(a.pool)
 	reg.MustRegister(housekeeping.NewBacklog(st), housekeeping.NewCases(st))
@@ -80,7 +83,7 @@ func (a *App) build(cfg Config, srcs []webhook.Source, scope string, log *zap.Lo
 	webhook.NewHandler(srcs, st, log.Named("webhook"), reg, wake, cfg.WebhookMaxInFlight).Register(a.srv.Echo())
 	httpapi.New(st, cfg.APIToken).Register(a.srv.Echo())
 	admin.New(st, log.Named("admin"), wake).Register(a.srv.Admin(cfg.AdminToken))
-	a.group.Add(loops(cfg, a.pool, st, scope, log, reg, wake)...)
+	a.group.Add(loops(cfg, a.pool, st, pspsByScope(cfg, scopes), log, reg, wake)...)
 	return a.srv.Listen()
 }
 
@@ -97,13 +100,13 @@ func (a *App) Run(ctx context.Context) error {
 
 // loops are the apply workers, the outbox waker, the status poller (when a
 // source is a PSP) and the pruner.
-func loops(cfg Config, pool *pgxpool.Pool, st *store.Store, scope string, log *zap.Logger, reg prometheus.Registerer, wake chan struct{}) []worker.Loop {
+func loops(cfg Config, pool *pgxpool.Pool, st *store.Store, psps map[string]psp.Adapter, log *zap.Logger, reg prometheus.Registerer, wake chan struct{}) []worker.Loop {
 	waker := outbox.NewWaker(pool, store.Outbox, outbox.WakeEvery)
-	all := append(workers(cfg, st, log, reg, wake, waker.Wake), waker.Run)
-	if scope != "" {
-		all = append(all, poller.New(st, pspClient(cfg), log.Named("poller"), reg, poller.Config{
-			After: cfg.PollAfter, Every: cfg.PollEvery, GiveUp: cfg.PollGiveUp, Interval: cfg.PollInterval,
-			Batch: cfg.PollBatch, Scope: scope, RoundTimeout: cfg.PollRoundTimeout,
+	all := append(workers(cfg, st, psps, log, reg, wake, waker.Wake), waker.Run)
+	if len(psps) > 0 {
+		all = append(all, poller.New(st, pollTargets(psps), log.Named("poller"), reg, poller.Config{
+			After: cfg.PollAfter, Every: cfg.PollEvery, GiveUp: cfg.PollGiveUp, PaidGiveUp: cfg.PollPaidGiveUp,
+			Interval: cfg.PollInterval, Batch: cfg.PollBatch, RoundTimeout: cfg.PollRoundTimeout,
 		}, wake).Run)
 	}
 	return append(all, housekeeping.NewPruner(st, log.Named("prune"), reg, housekeeping.Config{
@@ -112,14 +115,37 @@ func loops(cfg Config, pool *pgxpool.Pool, st *store.Store, scope string, log *z
 	}).Run)
 }
 
-func pspClient(cfg Config) *psp.Client {
-	return psp.New(psp.Config{BaseURL: cfg.DLocalBaseURL, Login: cfg.DLocalLogin, TransKey: cfg.DLocalTransKey, SecretKey: cfg.DLocalSecretKey},
-		httpclient.New(cfg.PSPTimeout))
+// pspsByScope builds the adapter of each PSP the sources name, keyed by the
+// dedupe scope of its sources.
+func pspsByScope(cfg Config, scopes map[string]string) map[string]psp.Adapter {
+	hc := httpclient.New(cfg.PSPTimeout)
+	out := map[string]psp.Adapter{}
+	for name, scope := range scopes {
+		switch name {
+		case dlocal.Name:
+			out[scope] = dlocal.New(dlocal.Config{BaseURL: cfg.DLocalBaseURL, Login: cfg.DLocalLogin,
+				TransKey: cfg.DLocalTransKey, SecretKey: cfg.DLocalSecretKey}, hc)
+		}
+	}
+	return out
+}
+
+// pollTargets lists the adapters with their scopes, in scope order.
+func pollTargets(psps map[string]psp.Adapter) []poller.Target {
+	var out []poller.Target
+	for _, scope := range slices.Sorted(maps.Keys(psps)) {
+		out = append(out, poller.Target{Scope: scope, PSP: psps[scope]})
+	}
+	return out
 }
 
 // workers returns cfg.Workers apply loops sharing one worker.
-func workers(cfg Config, st *store.Store, log *zap.Logger, reg prometheus.Registerer, wake chan struct{}, wakeRelay func()) []worker.Loop {
-	applier := apply.NewWorker(st, pspClient(cfg), log.Named("apply"), reg, apply.Config{
+func workers(cfg Config, st *store.Store, psps map[string]psp.Adapter, log *zap.Logger, reg prometheus.Registerer, wake chan struct{}, wakeRelay func()) []worker.Loop {
+	byScope := apply.PSPs{}
+	for scope, a := range psps {
+		byScope[scope] = a
+	}
+	applier := apply.NewWorker(st, byScope, log.Named("apply"), reg, apply.Config{
 		Batch: cfg.ApplyBatch, Lease: cfg.ApplyLease, Poll: cfg.ApplyPoll, MaxAttempts: cfg.ApplyMaxAttempts,
 		Backoff: backoff.Policy{Base: cfg.ApplyBackoffBase, Cap: cfg.ApplyBackoffCap}, WakeRelay: wakeRelay,
 	}, wake)

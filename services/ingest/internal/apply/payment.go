@@ -14,8 +14,8 @@ import (
 
 // preparePayment re-fetches payment id and checks it against its order; its
 // write records the payment's state and, when it is paid, the invoice event.
-func (w *Worker) preparePayment(ctx context.Context, id string) (write, error) {
-	p, err := w.psp.Payment(ctx, id)
+func (w *Worker) preparePayment(ctx context.Context, adapter PSP, id string) (write, error) {
+	p, err := adapter.Payment(ctx, id)
 	if err != nil {
 		return nil, err
 	}

@@ -39,6 +39,10 @@ type Spec struct {
 	Name string `yaml:"name"`
 	// Kind is psp, fiscal_provider or generic.
 	Kind string `yaml:"kind"`
+	// PSP names the payment service provider of a psp source, whose
+	// adapter re-fetches its objects: dlocal (the default, so files
+	// written before the field keep working).
+	PSP string `yaml:"psp"`
 	// Scheme is dlocal, stripe, standard, timestamped or hmac_sha256.
 	Scheme string `yaml:"scheme"`
 	// Header carries the signature for timestamped and hmac_sha256.
@@ -117,6 +121,9 @@ func (s Spec) build(getenv func(string) string) (webhook.Source, error) {
 	if err != nil {
 		return webhook.Source{}, err
 	}
+	if s, err = s.withPSP(kind); err != nil {
+		return webhook.Source{}, err
+	}
 	secrets, err := resolveSecrets(s.Secrets, getenv)
 	if err != nil {
 		return webhook.Source{}, err
@@ -148,7 +155,44 @@ func (s Spec) build(getenv func(string) string) (webhook.Source, error) {
 	if scope == "" {
 		scope = s.Name
 	}
-	return webhook.Source{Name: s.Name, Kind: kind, Scope: scope, MaxBytes: maxBytes, Verifier: verifier, Identify: identify, Limiter: limiter}, nil
+	return webhook.Source{Name: s.Name, Kind: kind, PSP: s.PSP, Scope: scope, MaxBytes: maxBytes, Verifier: verifier, Identify: identify, Limiter: limiter}, nil
+}
+
+// pspWebhooks is the signature scheme and dedupe rule of each PSP's
+// webhooks: a psp source takes its PSP's.
+var pspWebhooks = map[string]struct{ scheme, dedupe string }{
+	"dlocal": {scheme: "dlocal", dedupe: "dlocal"},
+}
+
+// withPSP checks the psp field against the kind and fills in the PSP's
+// scheme and dedupe rule where the source leaves them out.
+func (s Spec) withPSP(kind webhook.Kind) (Spec, error) {
+	if kind != webhook.KindPSP {
+		if s.PSP != "" {
+			return s, errors.New("psp: only a source of kind psp names a PSP")
+		}
+		return s, nil
+	}
+	if s.PSP == "" {
+		s.PSP = "dlocal"
+	}
+	w, ok := pspWebhooks[s.PSP]
+	if !ok {
+		return s, errors.New("psp: want dlocal")
+	}
+	if s.Scheme == "" {
+		s.Scheme = w.scheme
+	}
+	if s.Dedupe == "" {
+		s.Dedupe = w.dedupe
+	}
+	if s.Scheme != w.scheme {
+		return s, fmt.Errorf("scheme: a %s source takes the %s scheme", s.PSP, w.scheme)
+	}
+	if s.Dedupe != w.dedupe {
+		return s, fmt.Errorf("dedupe: a %s source takes the %s rule", s.PSP, w.dedupe)
+	}
+	return s, nil
 }
 
 func parseKind(k string) (webhook.Kind, error) {
@@ -262,11 +306,8 @@ func (s Spec) identify(kind webhook.Kind) (webhook.Identifier, error) {
 			rule = "body:id"
 		}
 	}
-	if (rule == "dlocal") != (kind == webhook.KindPSP) {
-		return nil, errors.New("dedupe: the dlocal rule goes with kind psp (the only PSP onceflow re-fetches from), and kind psp with it")
-	}
-	if kind == webhook.KindPSP && s.Scheme != "dlocal" {
-		return nil, errors.New("scheme: kind psp wants the dlocal scheme")
+	if rule == "dlocal" && kind != webhook.KindPSP {
+		return nil, errors.New("dedupe: the dlocal rule goes with kind psp")
 	}
 	if rule == "dlocal" {
 		return webhook.DLocalIdentifier, nil
@@ -297,19 +338,24 @@ func FromEnv(path string, getenv func(string) string) ([]webhook.Source, error) 
 	return []webhook.Source{src}, nil
 }
 
-// PSPScope is the dedupe scope of the PSP sources, which the status poller
-// records its receipts under so a late webhook of the same status is a
-// duplicate. It refuses PSP sources in different scopes.
-func PSPScope(srcs []webhook.Source) (string, error) {
-	scope := ""
+// PSPScopes maps each PSP named by a source to the dedupe scope of its
+// sources: the apply worker finds a receipt's adapter by its scope, and the
+// status poller records its receipts there, so a late webhook of the same
+// status is a duplicate. A PSP's sources must share one scope, and two PSPs
+// must not share one.
+func PSPScopes(srcs []webhook.Source) (map[string]string, error) {
+	scopes, owners := map[string]string{}, map[string]string{}
 	for _, s := range srcs {
 		if s.Kind != webhook.KindPSP {
 			continue
 		}
-		if scope != "" && s.Scope != scope {
-			return "", fmt.Errorf("source %q: dedupe_scope: PSP sources must share one scope (%q)", s.Name, scope)
+		if scope, ok := scopes[s.PSP]; ok && scope != s.Scope {
+			return nil, fmt.Errorf("source %q: dedupe_scope: the %s sources must share one scope (%q)", s.Name, s.PSP, scope)
 		}
-		scope = s.Scope
+		if owner, ok := owners[s.Scope]; ok && owner != s.PSP {
+			return nil, fmt.Errorf("source %q: dedupe_scope: %q is the %s sources' scope already", s.Name, s.Scope, owner)
+		}
+		scopes[s.PSP], owners[s.Scope] = s.Scope, s.PSP
 	}
-	return scope, nil
+	return scopes, nil
 }

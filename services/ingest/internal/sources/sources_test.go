@@ -35,8 +35,8 @@ sources:
 	if dl.Scope != "dlocal" || dl.MaxBytes != DefaultMaxBytes || inv.MaxBytes != 4096 || inv.Kind != webhook.KindFiscalProvider {
 		t.Fatalf("defaults not applied: %+v %+v", dl, inv)
 	}
-	if scope, err := PSPScope(srcs); err != nil || scope != "dlocal" {
-		t.Fatalf("PSPScope = %q, %v", scope, err)
+	if scopes, err := PSPScopes(srcs); err != nil || len(scopes) != 1 || scopes["dlocal"] != "dlocal" || dl.PSP != "dlocal" {
+		t.Fatalf("PSPScopes = %v, %v; PSP %q", scopes, err, dl.PSP)
 	}
 }
 
@@ -55,6 +55,10 @@ func TestBadFilesNameTheSourceAndField(t *testing.T) {
 		{"body limit too big", `sources: [{name: a, kind: generic, scheme: stripe, secrets: [x], max_body_bytes: 99999999}]`, `source "a" (#1): max_body_bytes`},
 		{"bad dedupe", `sources: [{name: a, kind: generic, scheme: stripe, secrets: [x], dedupe: "query:id"}]`, `source "a" (#1): dedupe`},
 		{"psp with another scheme", `sources: [{name: a, kind: psp, scheme: stripe, secrets: [x], dedupe: dlocal}]`, `source "a" (#1): scheme`},
+		{"psp with another dedupe", `sources: [{name: a, kind: psp, psp: dlocal, login: l, secrets: [x], dedupe: "body:id"}]`, `source "a" (#1): dedupe`},
+		{"unknown psp", `sources: [{name: a, kind: psp, psp: paypal, secrets: [x]}]`, `source "a" (#1): psp`},
+		{"psp on a generic source", `sources: [{name: a, kind: generic, psp: dlocal, scheme: stripe, secrets: [x]}]`, `source "a" (#1): psp`},
+		{"dlocal rule off a psp", `sources: [{name: a, kind: generic, scheme: dlocal, login: l, secrets: [x], dedupe: dlocal}]`, `source "a" (#1): dedupe`},
 		{"dlocal without login", `sources: [{name: a, kind: psp, scheme: dlocal, secrets: [x]}]`, `source "a" (#1): login`},
 		{"duplicate name", "sources:\n - {name: a, kind: generic, scheme: stripe, secrets: [whsec_0123456789abcdef]}\n - {name: a, kind: generic, scheme: stripe, secrets: [whsec_0123456789abcdef]}", `source "a" (#2): name: used twice`},
 	}
@@ -77,8 +81,29 @@ sources:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := PSPScope(srcs); err == nil || !strings.Contains(err.Error(), `source "b"`) {
-		t.Fatalf("PSPScope = %v, want an error naming source b", err)
+	if _, err := PSPScopes(srcs); err == nil || !strings.Contains(err.Error(), `source "b"`) {
+		t.Fatalf("PSPScopes = %v, want an error naming source b", err)
+	}
+}
+
+// The new form names the PSP and may leave scheme and dedupe to it; the
+// old form (kind psp, scheme dlocal) is the same source.
+func TestPSPFieldAndOldFormAgree(t *testing.T) {
+	srcs, err := Parse([]byte(`
+sources:
+  - {name: new, kind: psp, psp: dlocal, login: l, secrets: [s], dedupe_scope: dl}
+  - {name: old, kind: psp, scheme: dlocal, login: l, secrets: [s], dedupe_scope: dl}
+`), env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range srcs {
+		if _, ok := s.Verifier.(webhooksig.DLocal); !ok || s.PSP != "dlocal" || s.Scope != "dl" {
+			t.Fatalf("source %s: PSP %q, scope %q, verifier %T", s.Name, s.PSP, s.Scope, s.Verifier)
+		}
+	}
+	if scopes, err := PSPScopes(srcs); err != nil || scopes["dlocal"] != "dl" {
+		t.Fatalf("PSPScopes = %v, %v", scopes, err)
 	}
 }
 

@@ -53,53 +53,62 @@ func (q *Queries) OrderAmend(ctx context.Context, arg OrderAmendParams) (IngestO
 	return i, err
 }
 
-const orderClaimUnsettled = `-- name: OrderClaimUnsettled :many
+const orderClaimDue = `-- name: OrderClaimDue :many
 UPDATE ingest.orders o
 SET polled_at = now(), polls = polls + 1
 WHERE o.id IN (
     SELECT ord.id FROM ingest.orders ord
-    LEFT JOIN ingest.payments p ON p.id = ord.psp_payment_id
-    WHERE ord.psp_payment_id IS NOT NULL
-      AND (p.id IS NULL OR p.status_rank < 30)
-      AND ord.created_at < $1 AND ord.created_at > $2
-      AND (ord.polled_at IS NULL OR ord.polled_at < $3)
+    WHERE ord.created_at < $1
+      AND (ord.polled_at IS NULL OR ord.polled_at < $2::timestamptz)
+      AND ord.created_at > CASE
+          WHEN EXISTS (SELECT 1 FROM ingest.payments p WHERE p.order_id = ord.id AND p.status_rank >= 40)
+          THEN $3::timestamptz ELSE $4::timestamptz END
     ORDER BY ord.polled_at NULLS FIRST, ord.created_at
-    LIMIT $4
+    LIMIT $5
     FOR UPDATE OF ord SKIP LOCKED)
-RETURNING o.id, o.merchant_order_id, o.psp_payment_id
+RETURNING o.id, o.merchant_order_id,
+    (ARRAY(SELECT p.id FROM ingest.payments p WHERE p.order_id = o.id AND p.status_rank < 30 ORDER BY p.id)
+     || CASE WHEN o.psp_payment_id IS NOT NULL
+                  AND NOT EXISTS (SELECT 1 FROM ingest.payments p WHERE p.id = o.psp_payment_id)
+             THEN ARRAY[o.psp_payment_id] ELSE ARRAY[]::text[] END)::text[] AS unsettled
 `
 
-type OrderClaimUnsettledParams struct {
-	SettleBefore time.Time
-	GiveUpBefore time.Time
-	PolledBefore *time.Time
-	MaxRows      int32
+type OrderClaimDueParams struct {
+	SettleBefore     time.Time
+	PolledBefore     time.Time
+	PaidGiveUpBefore time.Time
+	GiveUpBefore     time.Time
+	MaxRows          int32
 }
 
-type OrderClaimUnsettledRow struct {
+type OrderClaimDueRow struct {
 	ID              uuid.UUID
 	MerchantOrderID string
-	PspPaymentID    *string
+	Unsettled       []string
 }
 
-// Orders with a PSP payment id whose payment is not in a final state,
-// older than settle_after and not polled within poll_every, created after
-// give_up_before; each claimed order is stamped so another poller skips it.
-func (q *Queries) OrderClaimUnsettled(ctx context.Context, arg OrderClaimUnsettledParams) ([]OrderClaimUnsettledRow, error) {
-	rows, err := q.db.Query(ctx, orderClaimUnsettled,
+// Orders due for a status poll: older than settle_before, not polled since
+// polled_before, and created after give_up_before, or after
+// paid_give_up_before once one of their payments is PAID (or charged
+// back). Each claimed order is stamped so another poller skips it; with it
+// come the ids of its known payments that have no final state (its linked
+// PSP payment included while it is not recorded).
+func (q *Queries) OrderClaimDue(ctx context.Context, arg OrderClaimDueParams) ([]OrderClaimDueRow, error) {
+	rows, err := q.db.Query(ctx, orderClaimDue,
 		arg.SettleBefore,
-		arg.GiveUpBefore,
 		arg.PolledBefore,
+		arg.PaidGiveUpBefore,
+		arg.GiveUpBefore,
 		arg.MaxRows,
 	)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	items := []OrderClaimUnsettledRow{}
+	items := []OrderClaimDueRow{}
 	for rows.Next() {
-		var i OrderClaimUnsettledRow
-		if err := rows.Scan(&i.ID, &i.MerchantOrderID, &i.PspPaymentID); err != nil {
+		var i OrderClaimDueRow
+		if err := rows.Scan(&i.ID, &i.MerchantOrderID, &i.Unsettled); err != nil {
 			return nil, err
 		}
 		items = append(items, i)
