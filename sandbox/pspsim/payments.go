@@ -233,6 +233,8 @@ func knownStatus(status string) (code, detail string) {
 		return "600", "The payment was authorized."
 	case "VERIFIED":
 		return "700", "The payment was verified."
+	case "CHARGEBACK":
+		return "", "The payment was charged back."
 	}
 	return "", "The payment status is " + status + "."
 }

@@ -109,6 +109,7 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("POST /sandbox/payments/{id}/notify", s.resendPayment)
 	s.mux.HandleFunc("POST /sandbox/refunds/{id}/notify", s.resendRefund)
 	s.mux.HandleFunc("POST /sandbox/payments/{id}/status", s.forceStatus)
+	s.mux.HandleFunc("POST /sandbox/payments/{id}/chargeback", s.chargeback)
 	s.mux.HandleFunc("GET /sandbox/stats", s.stats)
 	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		server.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})

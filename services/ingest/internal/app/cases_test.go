@@ -301,3 +301,34 @@ func TestParkedRefundReplayed(t *testing.T) {
 		t.Fatalf("open cases after the replay = %d, want 0", n)
 	}
 }
+
+// Issue 17: a chargeback at the PSP is never ignored. Notified after the
+// payment was invoiced, it moves the payment to CHARGEBACK, opens a
+// chargeback case saying an invoice exists, and emits nothing more; the
+// case closes only by acknowledge.
+func TestChargebackOpensCase(t *testing.T) {
+	t.Parallel()
+	e := start(t)
+	e.order("o-cb", 2500)
+	pay := e.pay("o-cb", "25.00")
+	e.waitCount(1, "SELECT count(*) FROM ingest.payments WHERE id = $1 AND status = 'PAID'", pay)
+	code, body := e.post(e.psp+"/sandbox/payments/"+pay+"/chargeback", nil, nil)
+	if code != http.StatusOK {
+		t.Fatalf("chargeback at the sandbox: %d %s", code, body)
+	}
+	c := e.openCase("payment:" + pay)
+	if c.Kind != "chargeback" || c.Evidence["invoiced"] != true || c.Evidence["recorded_status"] != "PAID" ||
+		c.AmountMinor != 2500 || strings.Join(c.Actions, ",") != "acknowledge" {
+		t.Fatalf("case %+v, want a chargeback case of 2500 on an invoiced payment", c)
+	}
+	e.waitCount(1, "SELECT count(*) FROM ingest.payments WHERE id = $1 AND status = 'CHARGEBACK'", pay)
+	if n := e.count("SELECT count(*) FROM ingest.outbox"); n != 1 {
+		t.Fatalf("outbox rows = %d, want 1 (the invoice only)", n)
+	}
+	if code, body := e.resolve(c.ID, op("reapply", "x")); code != http.StatusUnprocessableEntity {
+		t.Fatalf("reapply on a chargeback: %d %s, want 422", code, body)
+	}
+	if code, body := e.resolve(c.ID, op("acknowledge", "dispute lost, credit note issued by hand")); code != http.StatusOK {
+		t.Fatalf("acknowledge: %d %s", code, body)
+	}
+}

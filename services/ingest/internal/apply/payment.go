@@ -14,13 +14,16 @@ import (
 
 // preparePayment re-fetches payment id and checks it against its order; its
 // write records the payment's state and, when it is paid, the invoice event.
-func (w *Worker) preparePayment(ctx context.Context, adapter PSP, id string) (write, error) {
-	p, err := adapter.Payment(ctx, id)
+func (w *Worker) preparePayment(ctx context.Context, adapter PSP, r store.Receipt) (write, error) {
+	p, err := adapter.Payment(ctx, r.EventID)
 	if err != nil {
 		return nil, err
 	}
 	w.log.Debug("payment fetched", zap.String("id", p.ID), zap.String("status", p.Status),
 		zap.String("status_code", p.StatusCode), zap.Time("psp_created", p.Created))
+	if p.Status == StatusChargeback {
+		return w.prepareChargeback(ctx, p, r)
+	}
 	o, c, err := w.store.OrderWithCustomerByMerchantID(ctx, p.OrderID)
 	if errkind.Is(err, errkind.NotFound) {
 		return nil, errUnknownOrder{p: p, err: err}

@@ -176,7 +176,7 @@ func (w *Worker) preparePSPEvent(ctx context.Context, r store.Receipt) (write, e
 	}
 	switch r.EventType {
 	case "payment":
-		return w.preparePayment(ctx, p, r.EventID)
+		return w.preparePayment(ctx, p, r)
 	case "refund":
 		return w.prepareRefund(ctx, p, r.EventID)
 	}

@@ -1,0 +1,60 @@
+package apply
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/google/uuid"
+
+	"github.com/onceflow/onceflow/pkg/cases"
+	"github.com/onceflow/onceflow/pkg/errkind"
+	"github.com/onceflow/onceflow/services/ingest/internal/psp"
+	"github.com/onceflow/onceflow/services/ingest/internal/store"
+)
+
+// prepareChargeback handles a payment the PSP reports charged back: money
+// that left, so never ignored, whatever its order says. Its write moves the
+// recorded payment to CHARGEBACK (recording it first if its order is known)
+// and opens a chargeback case for a person, holding on to receipt r. The
+// case opens once per payment: a chargeback seen again changes nothing.
+func (w *Worker) prepareChargeback(ctx context.Context, p psp.Payment, r store.Receipt) (write, error) {
+	stored, err := w.store.Payment(ctx, p.ID)
+	known := err == nil
+	if err != nil && !errkind.Is(err, errkind.NotFound) {
+		return nil, fmt.Errorf("payment %s: %w", p.ID, err)
+	}
+	if known && stored.Status == StatusChargeback {
+		return func(*store.Tx, *records) error { return nil }, nil
+	}
+	orderID := stored.OrderID
+	if !known {
+		o, _, err := w.store.OrderWithCustomerByMerchantID(ctx, p.OrderID)
+		if err != nil && !errkind.Is(err, errkind.NotFound) {
+			return nil, fmt.Errorf("order of payment %s: %w", p.ID, err)
+		}
+		orderID = o.ID
+	}
+	kase := caseOfReceipt(chargebackCase(p, stored.Status), r)
+	return func(tx *store.Tx, rec *records) error {
+		if orderID != uuid.Nil {
+			rec.payments = append(rec.payments, store.Payment{ID: p.ID, OrderID: orderID, Status: StatusChargeback,
+				StatusRank: paymentRank[StatusChargeback], AmountMinor: p.AmountMinor, Currency: p.Currency})
+		}
+		_, err := tx.OpenCase(ctx, kase)
+		return err
+	}, nil
+}
+
+// chargebackCase is the case of charged-back payment p, recorded as
+// recorded ("" when ingest never saw it). Its evidence says whether an
+// invoice was asked for (the payment was recorded PAID), which decides
+// whether accounting owes a credit note.
+func chargebackCase(p psp.Payment, recorded string) store.Case {
+	amount := p.AmountMinor
+	if recorded == "" {
+		recorded = "none"
+	}
+	return store.Case{Kind: cases.Chargeback, Subject: "payment:" + p.ID, PSPPaymentID: p.ID, OrderID: p.OrderID,
+		AmountMinor: &amount, Currency: p.Currency,
+		Evidence: map[string]any{"recorded_status": recorded, "invoiced": recorded == StatusPaid}}
+}
