@@ -26,6 +26,7 @@ import (
 	"github.com/onceflow/onceflow/services/ingest/internal/poller"
 	"github.com/onceflow/onceflow/services/ingest/internal/psp"
 	"github.com/onceflow/onceflow/services/ingest/internal/psp/dlocal"
+	"github.com/onceflow/onceflow/services/ingest/internal/pspadmin"
 	"github.com/onceflow/onceflow/services/ingest/internal/sources"
 	"github.com/onceflow/onceflow/services/ingest/internal/store"
 	"github.com/onceflow/onceflow/services/ingest/internal/webhook"
@@ -82,8 +83,11 @@ func (a *App) build(cfg Config, srcs []webhook.Source, scopes map[string]string,
 	wake := make(chan struct{}, 1)
 	webhook.NewHandler(srcs, st, log.Named("webhook"), reg, wake, cfg.WebhookMaxInFlight).Register(a.srv.Echo())
 	httpapi.New(st, cfg.APIToken).Register(a.srv.Echo())
-	admin.New(st, log.Named("admin"), wake).Register(a.srv.Admin(cfg.AdminToken))
-	a.group.Add(loops(cfg, a.pool, st, pspsByScope(cfg, scopes), log, reg, wake)...)
+	psps := pspsByScope(cfg, scopes)
+	adminGroup := a.srv.Admin(cfg.AdminToken)
+	admin.New(st, log.Named("admin"), wake).Register(adminGroup)
+	pspadmin.New(st, psps, log.Named("pspadmin"), wake).Register(adminGroup)
+	a.group.Add(loops(cfg, a.pool, st, psps, log, reg, wake)...)
 	return a.srv.Listen()
 }
 
