@@ -177,7 +177,8 @@ func (s *Stack) launch(ctx context.Context, o Options) error {
 	}
 	s.PSPURL, s.FiscalURL, s.IngestURL = "http://"+s.procs["psp"].addr, "http://"+s.procs["fiscal"].addr, s.IngestURLs[0]
 	s.env = append(s.env, "DLOCAL_BASE_URL="+s.PSPURL, "INVOICY_BASE_URL="+s.FiscalURL+"/InvoiCy",
-		"PSP_NOTIFY_URL="+s.IngestURL+"/webhooks/dlocal")
+		"PSP_NOTIFY_URL="+s.IngestURL+"/webhooks/dlocal",
+		"RECONCILER_INGEST_ADMIN_URL="+s.IngestURL, "RECONCILER_INGEST_ADMIN_TOKEN="+AdminToken)
 	if err := s.Migrate(ctx); err != nil {
 		return err
 	}
