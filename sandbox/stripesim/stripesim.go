@@ -46,6 +46,7 @@ type Server struct {
 	mux *http.ServeMux
 
 	mu       sync.Mutex
+	notify   string
 	intents  map[string]*intent
 	refunds  map[string]*refund
 	sequence int
@@ -94,7 +95,7 @@ func New(cfg Config) *Server {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	s := &Server{cfg: cfg, mux: http.NewServeMux(), intents: map[string]*intent{}, refunds: map[string]*refund{}}
+	s := &Server{cfg: cfg, notify: cfg.NotifyURL, mux: http.NewServeMux(), intents: map[string]*intent{}, refunds: map[string]*refund{}}
 	s.mux.Handle("GET /v1/payment_intents/search", s.auth(s.search))
 	s.mux.Handle("GET /v1/payment_intents/{id}", s.auth(s.getIntent))
 	s.mux.Handle("GET /v1/payment_intents", s.auth(s.list))
@@ -106,6 +107,14 @@ func New(cfg Config) *Server {
 	s.mux.HandleFunc("POST /sandbox/payment_intents/{id}/dispute", s.dispute)
 	s.mux.HandleFunc("POST /sandbox/payment_intents/{id}/notify", s.notifyAgain)
 	return s
+}
+
+// NotifyTo sends later events to url (for a receiver started after the
+// simulator).
+func (s *Server) NotifyTo(url string) {
+	s.mu.Lock()
+	s.notify = url
+	s.mu.Unlock()
 }
 
 // ServeHTTP routes r.
@@ -422,13 +431,16 @@ func (s *Server) notifyAgain(w http.ResponseWriter, r *http.Request) {
 // send posts a snapshot event of type typ carrying object, signed with the
 // webhook secret, once; it returns the receiver's status (0: not sent).
 func (s *Server) send(typ string, object any) int {
-	if s.cfg.NotifyURL == "" {
+	s.mu.Lock()
+	url := s.notify
+	s.mu.Unlock()
+	if url == "" {
 		return 0
 	}
 	now := s.cfg.Now()
 	body, _ := json.Marshal(map[string]any{"id": "evt_" + strings.ReplaceAll(uuid.NewString(), "-", "")[:24], "object": "event",
 		"type": typ, "created": now.Unix(), "api_version": "2025-10-29.clover", "data": map[string]any{"object": object}})
-	req, err := http.NewRequest(http.MethodPost, s.cfg.NotifyURL, bytes.NewReader(body))
+	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
 		return 0
 	}

@@ -12,6 +12,13 @@ SELECT * FROM ingest.orders WHERE id = @id;
 SELECT sqlc.embed(o), sqlc.embed(c) FROM ingest.orders o JOIN ingest.customers c ON c.id = o.customer_id
 WHERE o.merchant_order_id = @merchant_order_id;
 
+-- name: OrderWithCustomerByPSPPaymentID :one
+-- The order linked to a PSP payment, with its buyer: how a payment that
+-- carries no order reference (a Stripe PaymentIntent without our metadata)
+-- finds its order.
+SELECT sqlc.embed(o), sqlc.embed(c) FROM ingest.orders o JOIN ingest.customers c ON c.id = o.customer_id
+WHERE o.psp_payment_id = @psp_payment_id;
+
 -- name: OrderWithCustomer :one
 SELECT sqlc.embed(o), sqlc.embed(c) FROM ingest.orders o JOIN ingest.customers c ON c.id = o.customer_id
 WHERE o.id = @id;

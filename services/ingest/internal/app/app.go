@@ -5,6 +5,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"maps"
 	"slices"
 
@@ -26,6 +27,7 @@ import (
 	"github.com/onceflow/onceflow/services/ingest/internal/poller"
 	"github.com/onceflow/onceflow/services/ingest/internal/psp"
 	"github.com/onceflow/onceflow/services/ingest/internal/psp/dlocal"
+	"github.com/onceflow/onceflow/services/ingest/internal/psp/stripe"
 	"github.com/onceflow/onceflow/services/ingest/internal/pspadmin"
 	"github.com/onceflow/onceflow/services/ingest/internal/sources"
 	"github.com/onceflow/onceflow/services/ingest/internal/store"
@@ -54,6 +56,9 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 	scopes, err := sources.PSPScopes(srcs)
 	if err != nil {
 		return nil, err
+	}
+	if _, ok := scopes[stripe.Name]; ok && cfg.StripeAPIKey == "" {
+		return nil, errors.New("STRIPE_API_KEY: want the Stripe secret key (a webhook source names psp: stripe)")
 	}
 	pool, err := pg.Open(ctx, cfg.DatabaseURL)
 	if err != nil {
@@ -129,6 +134,8 @@ func pspsByScope(cfg Config, scopes map[string]string) map[string]psp.Adapter {
 		case dlocal.Name:
 			out[scope] = dlocal.New(dlocal.Config{BaseURL: cfg.DLocalBaseURL, Login: cfg.DLocalLogin,
 				TransKey: cfg.DLocalTransKey, SecretKey: cfg.DLocalSecretKey}, hc)
+		case stripe.Name:
+			out[scope] = stripe.New(stripe.Config{APIKey: cfg.StripeAPIKey, BaseURL: cfg.StripeBaseURL}, hc)
 		}
 	}
 	return out

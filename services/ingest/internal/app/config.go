@@ -16,6 +16,11 @@ type Config struct {
 	DLocalLogin     string        `env:"DLOCAL_LOGIN"`
 	DLocalTransKey  string        `env:"DLOCAL_TRANS_KEY"`
 	DLocalSecretKey string        `env:"DLOCAL_SECRET_KEY"`
+	// StripeAPIKey is the Stripe secret key, needed when a source names
+	// psp: stripe; StripeBaseURL points the adapter at a sandbox (empty:
+	// Stripe's API).
+	StripeAPIKey    string        `env:"STRIPE_API_KEY"`
+	StripeBaseURL   string        `env:"STRIPE_BASE_URL"`
 	PSPTimeout      time.Duration `env:"INGEST_PSP_TIMEOUT" renamed:"PSP_TIMEOUT" envDefault:"10s"`
 	APIToken        string        `env:"INGEST_API_TOKEN" renamed:"API_TOKEN"`
 	// SourcesFile is the YAML file of webhook sources; unset, ingest serves

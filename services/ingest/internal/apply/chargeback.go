@@ -28,7 +28,7 @@ func (w *Worker) prepareChargeback(ctx context.Context, p psp.Payment, r store.R
 	}
 	orderID := stored.OrderID
 	if !known {
-		o, _, err := w.store.OrderWithCustomerByMerchantID(ctx, p.OrderID)
+		o, _, err := w.orderOf(ctx, &p)
 		if err != nil && !errkind.Is(err, errkind.NotFound) {
 			return nil, fmt.Errorf("order of payment %s: %w", p.ID, err)
 		}

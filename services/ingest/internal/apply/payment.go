@@ -24,7 +24,7 @@ func (w *Worker) preparePayment(ctx context.Context, adapter PSP, r store.Receip
 	if p.Status == StatusChargeback {
 		return w.prepareChargeback(ctx, p, r)
 	}
-	o, c, err := w.store.OrderWithCustomerByMerchantID(ctx, p.OrderID)
+	o, c, err := w.orderOf(ctx, &p)
 	if errkind.Is(err, errkind.NotFound) {
 		return nil, errUnknownOrder{p: p, err: err}
 	}
@@ -44,6 +44,27 @@ func (w *Worker) preparePayment(ctx context.Context, adapter PSP, r store.Receip
 		}
 		return recordPayment(ctx, r, p, o, c)
 	}, nil
+}
+
+// orderOf finds p's order by its order reference or, when p carries none
+// or names no order, by the PSP payment id an order was recorded with; p
+// then takes that order's reference.
+func (w *Worker) orderOf(ctx context.Context, p *psp.Payment) (store.Order, store.Customer, error) {
+	var o store.Order
+	var c store.Customer
+	err := errkind.New(errkind.NotFound, "payment %s names no order", p.ID)
+	if p.OrderID != "" {
+		o, c, err = w.store.OrderWithCustomerByMerchantID(ctx, p.OrderID)
+	}
+	if !errkind.Is(err, errkind.NotFound) {
+		return o, c, err
+	}
+	o, c, linkedErr := w.store.OrderWithCustomerByPSPPaymentID(ctx, p.ID)
+	if linkedErr != nil {
+		return o, c, err
+	}
+	p.OrderID = o.MerchantOrderID
+	return o, c, nil
 }
 
 // checkFirstPaid locks p's order and refuses a paid p when the order

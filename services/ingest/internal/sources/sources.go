@@ -55,8 +55,9 @@ type Spec struct {
 	// Tolerance bounds the signed timestamp's distance from now, e.g. "5m";
 	// "0s" turns the check off.
 	Tolerance string `yaml:"tolerance"`
-	// Dedupe is dlocal, body:<field> or header:<name>; a header only if
-	// the scheme signs it (standard's webhook-id).
+	// Dedupe is dlocal, stripe, body:<field> or header:<name>; a header
+	// only if the scheme signs it (standard's webhook-id). A psp source
+	// takes its PSP's rule.
 	Dedupe string `yaml:"dedupe"`
 	// DedupeScope groups sources whose events share ids (one sender
 	// reaching two endpoints); it defaults to the name.
@@ -162,6 +163,7 @@ func (s Spec) build(getenv func(string) string) (webhook.Source, error) {
 // webhooks: a psp source takes its PSP's.
 var pspWebhooks = map[string]struct{ scheme, dedupe string }{
 	"dlocal": {scheme: "dlocal", dedupe: "dlocal"},
+	"stripe": {scheme: "stripe", dedupe: "stripe"},
 }
 
 // withPSP checks the psp field against the kind and fills in the PSP's
@@ -178,7 +180,7 @@ func (s Spec) withPSP(kind webhook.Kind) (Spec, error) {
 	}
 	w, ok := pspWebhooks[s.PSP]
 	if !ok {
-		return s, errors.New("psp: want dlocal")
+		return s, errors.New("psp: want dlocal or stripe")
 	}
 	if s.Scheme == "" {
 		s.Scheme = w.scheme
@@ -306,15 +308,18 @@ func (s Spec) identify(kind webhook.Kind) (webhook.Identifier, error) {
 			rule = "body:id"
 		}
 	}
-	if rule == "dlocal" && kind != webhook.KindPSP {
-		return nil, errors.New("dedupe: the dlocal rule goes with kind psp")
+	if (rule == "dlocal" || rule == "stripe") && kind != webhook.KindPSP {
+		return nil, fmt.Errorf("dedupe: the %s rule goes with kind psp", rule)
 	}
-	if rule == "dlocal" {
+	switch rule {
+	case "dlocal":
 		return webhook.DLocalIdentifier, nil
+	case "stripe":
+		return webhook.StripeIdentifier, nil
 	}
 	from, name, _ := strings.Cut(rule, ":")
 	if name == "" || (from != "body" && from != "header") {
-		return nil, errors.New("dedupe: want dlocal, body:<field> or header:<name>")
+		return nil, errors.New("dedupe: want dlocal, stripe, body:<field> or header:<name>")
 	}
 	if from == "header" {
 		if err := checkSignedHeader(s.Scheme, name); err != nil {

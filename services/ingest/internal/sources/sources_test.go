@@ -127,3 +127,33 @@ func TestExampleFileIsValid(t *testing.T) {
 		t.Fatalf("example: %d sources, factuarea scopes %q and %q", len(srcs), srcs[2].Scope, srcs[3].Scope)
 	}
 }
+
+// A Stripe PSP source takes Stripe's scheme and event-id rule; two PSPs
+// may not share a dedupe scope.
+func TestStripePSPSource(t *testing.T) {
+	srcs, err := Parse([]byte(`
+sources:
+  - {name: stripe, kind: psp, psp: stripe, secrets: [whsec_0123456789abcdef]}
+  - {name: dlocal, kind: psp, login: l, secrets: [s]}
+`), env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, ok := srcs[0].Verifier.(webhooksig.Timestamped); !ok || v.Header != webhooksig.StripeHeader || srcs[0].PSP != "stripe" {
+		t.Fatalf("stripe source: PSP %q, verifier %#v", srcs[0].PSP, srcs[0].Verifier)
+	}
+	if scopes, err := PSPScopes(srcs); err != nil || scopes["stripe"] != "stripe" || scopes["dlocal"] != "dlocal" {
+		t.Fatalf("PSPScopes = %v, %v", scopes, err)
+	}
+	shared, err := Parse([]byte(`
+sources:
+  - {name: stripe, kind: psp, psp: stripe, secrets: [whsec_0123456789abcdef], dedupe_scope: one}
+  - {name: dlocal, kind: psp, login: l, secrets: [s], dedupe_scope: one}
+`), env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := PSPScopes(shared); err == nil || !strings.Contains(err.Error(), `source "dlocal"`) {
+		t.Fatalf("PSPScopes of two PSPs in one scope = %v, want an error naming source dlocal", err)
+	}
+}

@@ -83,6 +83,16 @@ func (t *Tx) OrderWithCustomerByMerchantID(ctx context.Context, merchantOrderID 
 	return orderWithCustomerByMerchantID(ctx, t.q, merchantOrderID)
 }
 
+// OrderWithCustomerByPSPPaymentID returns the order linked to PSP
+// payment id and its buyer, or an error of kind NotFound.
+func (s *Store) OrderWithCustomerByPSPPaymentID(ctx context.Context, id string) (Order, Customer, error) {
+	row, err := s.q.OrderWithCustomerByPSPPaymentID(ctx, &id)
+	if err != nil {
+		return Order{}, Customer{}, pg.Interpret(err, "order of PSP payment %s", id)
+	}
+	return orderFromRow(row.IngestOrder), customerFromRow(row.IngestCustomer), nil
+}
+
 func orderWithCustomerByMerchantID(ctx context.Context, q *dbsqlc.Queries, merchantOrderID string) (Order, Customer, error) {
 	row, err := q.OrderWithCustomerByMerchantID(ctx, merchantOrderID)
 	if err != nil {

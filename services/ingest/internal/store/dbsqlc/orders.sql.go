@@ -321,3 +321,45 @@ func (q *Queries) OrderWithCustomerByMerchantID(ctx context.Context, merchantOrd
 	)
 	return i, err
 }
+
+const orderWithCustomerByPSPPaymentID = `-- name: OrderWithCustomerByPSPPaymentID :one
+SELECT o.id, o.merchant_order_id, o.customer_id, o.amount_minor, o.currency, o.lines, o.psp_payment_id, o.created_at, o.polled_at, o.polls, c.id, c.doc_type, c.doc_country, c.doc_number, c.legal_name, c.address, c.city, c.department, c.country, c.email, c.created_at FROM ingest.orders o JOIN ingest.customers c ON c.id = o.customer_id
+WHERE o.psp_payment_id = $1
+`
+
+type OrderWithCustomerByPSPPaymentIDRow struct {
+	IngestOrder    IngestOrder
+	IngestCustomer IngestCustomer
+}
+
+// The order linked to a PSP payment, with its buyer: how a payment that
+// carries no order reference (a Stripe PaymentIntent without our metadata)
+// finds its order.
+func (q *Queries) OrderWithCustomerByPSPPaymentID(ctx context.Context, pspPaymentID *string) (OrderWithCustomerByPSPPaymentIDRow, error) {
+	row := q.db.QueryRow(ctx, orderWithCustomerByPSPPaymentID, pspPaymentID)
+	var i OrderWithCustomerByPSPPaymentIDRow
+	err := row.Scan(
+		&i.IngestOrder.ID,
+		&i.IngestOrder.MerchantOrderID,
+		&i.IngestOrder.CustomerID,
+		&i.IngestOrder.AmountMinor,
+		&i.IngestOrder.Currency,
+		&i.IngestOrder.Lines,
+		&i.IngestOrder.PspPaymentID,
+		&i.IngestOrder.CreatedAt,
+		&i.IngestOrder.PolledAt,
+		&i.IngestOrder.Polls,
+		&i.IngestCustomer.ID,
+		&i.IngestCustomer.DocType,
+		&i.IngestCustomer.DocCountry,
+		&i.IngestCustomer.DocNumber,
+		&i.IngestCustomer.LegalName,
+		&i.IngestCustomer.Address,
+		&i.IngestCustomer.City,
+		&i.IngestCustomer.Department,
+		&i.IngestCustomer.Country,
+		&i.IngestCustomer.Email,
+		&i.IngestCustomer.CreatedAt,
+	)
+	return i, err
+}
