@@ -12,17 +12,17 @@ import (
 // one release (with a warning naming the new one).
 type Config struct {
 	config.Common
-	DLocalBaseURL   string        `env:"DLOCAL_BASE_URL" envDefault:"http://127.0.0.1:8091"`
-	DLocalLogin     string        `env:"DLOCAL_LOGIN"`
-	DLocalTransKey  string        `env:"DLOCAL_TRANS_KEY"`
-	DLocalSecretKey string        `env:"DLOCAL_SECRET_KEY"`
+	DLocalBaseURL   string `env:"DLOCAL_BASE_URL" envDefault:"http://127.0.0.1:8091"`
+	DLocalLogin     string `env:"DLOCAL_LOGIN"`
+	DLocalTransKey  string `env:"DLOCAL_TRANS_KEY"`
+	DLocalSecretKey string `env:"DLOCAL_SECRET_KEY"`
 	// StripeAPIKey is the Stripe secret key, needed when a source names
 	// psp: stripe; StripeBaseURL points the adapter at a sandbox (empty:
 	// Stripe's API).
-	StripeAPIKey    string        `env:"STRIPE_API_KEY"`
-	StripeBaseURL   string        `env:"STRIPE_BASE_URL"`
-	PSPTimeout      time.Duration `env:"INGEST_PSP_TIMEOUT" renamed:"PSP_TIMEOUT" envDefault:"10s"`
-	APIToken        string        `env:"INGEST_API_TOKEN" renamed:"API_TOKEN"`
+	StripeAPIKey  string        `env:"STRIPE_API_KEY"`
+	StripeBaseURL string        `env:"STRIPE_BASE_URL"`
+	PSPTimeout    time.Duration `env:"INGEST_PSP_TIMEOUT" renamed:"PSP_TIMEOUT" envDefault:"10s"`
+	APIToken      string        `env:"INGEST_API_TOKEN" renamed:"API_TOKEN"`
 	// SourcesFile is the YAML file of webhook sources; unset, ingest serves
 	// dLocal alone at /webhooks/dlocal.
 	SourcesFile string `env:"INGEST_WEBHOOK_SOURCES_FILE" renamed:"WEBHOOK_SOURCES_FILE"`
