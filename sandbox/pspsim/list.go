@@ -12,12 +12,19 @@ import (
 // pageSize is the default and largest page of GET /payments.
 const pageSize = 100
 
-// paymentList is GET /payments' answer: one page of payments, oldest
-// first, and whether another page follows.
-type paymentList struct {
-	Data    []payment `json:"data"`
-	Page    int       `json:"page"`
-	HasMore bool      `json:"has_more"`
+// page is the answer of GET /payments and GET /refunds: one page of
+// objects, oldest first, and whether another page follows.
+type page[T any] struct {
+	Data    []T  `json:"data"`
+	Page    int  `json:"page"`
+	HasMore bool `json:"has_more"`
+}
+
+// pageOf cuts page f.page out of all.
+func pageOf[T any](all []T, f listFilter) page[T] {
+	start := min((f.page-1)*f.size, len(all))
+	end := min(start+f.size, len(all))
+	return page[T]{Data: all[start:end], Page: f.page, HasMore: end < len(all)}
 }
 
 // listFilter is GET /payments' query: an order id, a creation period
@@ -54,10 +61,11 @@ func parseListFilter(r *http.Request) (listFilter, *apiError) {
 	return f, nil
 }
 
-// matches reports whether p passes the filter.
-func (f listFilter) matches(p *payment) bool {
-	return (f.orderID == "" || p.OrderID == f.orderID) &&
-		(f.from.IsZero() || !p.created.Before(f.from)) && (f.to.IsZero() || p.created.Before(f.to))
+// matches reports whether an object of order orderID created at created
+// passes the filter.
+func (f listFilter) matches(orderID string, created time.Time) bool {
+	return (f.orderID == "" || orderID == f.orderID) &&
+		(f.from.IsZero() || !created.Before(f.from)) && (f.to.IsZero() || created.Before(f.to))
 }
 
 // listPayments answers GET /payments: the payments of an order, or those
@@ -69,10 +77,32 @@ func (s *Server) listPayments(w http.ResponseWriter, r *http.Request, _ []byte) 
 		writeError(w, *apiErr)
 		return
 	}
-	all := s.matching(f)
-	start := min((f.page-1)*f.size, len(all))
-	end := min(start+f.size, len(all))
-	server.WriteJSON(w, http.StatusOK, paymentList{Data: all[start:end], Page: f.page, HasMore: end < len(all)})
+	server.WriteJSON(w, http.StatusOK, pageOf(s.matching(f), f))
+}
+
+// listRefunds answers GET /refunds: the refunds of an order or created in
+// a period, a page at a time (assumed like GET /payments).
+func (s *Server) listRefunds(w http.ResponseWriter, r *http.Request, _ []byte) {
+	f, apiErr := parseListFilter(r)
+	if apiErr != nil {
+		writeError(w, *apiErr)
+		return
+	}
+	s.mu.Lock()
+	all := []refund{}
+	for _, ref := range s.refunds {
+		if f.matches(ref.OrderID, ref.created) {
+			all = append(all, *ref)
+		}
+	}
+	s.mu.Unlock()
+	slices.SortFunc(all, func(a, b refund) int {
+		if c := a.created.Compare(b.created); c != 0 {
+			return c
+		}
+		return a.seq - b.seq
+	})
+	server.WriteJSON(w, http.StatusOK, pageOf(all, f))
 }
 
 // matching returns snapshots of the payments f selects, oldest first.
@@ -80,7 +110,7 @@ func (s *Server) matching(f listFilter) []payment {
 	s.mu.Lock()
 	out := []payment{}
 	for _, p := range s.payments {
-		if f.matches(p) {
+		if f.matches(p.OrderID, p.created) {
 			out = append(out, *p)
 		}
 	}

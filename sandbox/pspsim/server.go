@@ -105,6 +105,7 @@ func (s *Server) routes() {
 	s.mux.Handle("GET /payments", s.auth(s.listPayments))
 	s.mux.Handle("GET /payments/{id}", s.auth(s.getPayment))
 	s.mux.Handle("POST /refunds", s.auth(s.createRefund))
+	s.mux.Handle("GET /refunds", s.auth(s.listRefunds))
 	s.mux.Handle("GET /refunds/{id}", s.auth(s.getRefund))
 	s.mux.HandleFunc("POST /sandbox/payments/{id}/notify", s.resendPayment)
 	s.mux.HandleFunc("POST /sandbox/refunds/{id}/notify", s.resendRefund)

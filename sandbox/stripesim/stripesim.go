@@ -100,6 +100,7 @@ func New(cfg Config) *Server {
 	s.mux.Handle("GET /v1/payment_intents/{id}", s.auth(s.getIntent))
 	s.mux.Handle("GET /v1/payment_intents", s.auth(s.list))
 	s.mux.Handle("GET /v1/refunds/{id}", s.auth(s.getRefund))
+	s.mux.Handle("GET /v1/refunds", s.auth(s.listRefunds))
 	s.mux.Handle("GET /v1/charges/{id}", s.auth(s.getCharge))
 	s.mux.HandleFunc("POST /sandbox/payment_intents", s.create)
 	s.mux.HandleFunc("POST /sandbox/payment_intents/{id}/status", s.setStatus)
@@ -263,6 +264,33 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 	page, more := window(all, start, limit(r))
 	server.WriteJSON(w, http.StatusOK, map[string]any{"object": "list", "url": "/v1/payment_intents",
 		"data": views(page, expands(r, "data.latest_charge")), "has_more": more})
+}
+
+// listRefunds answers GET /v1/refunds with created[gte], created[lt],
+// limit and starting_after.
+func (s *Server) listRefunds(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	gte, _ := strconv.ParseInt(q.Get("created[gte]"), 10, 64)
+	lt, err := strconv.ParseInt(q.Get("created[lt]"), 10, 64)
+	if err != nil {
+		lt = 1 << 62
+	}
+	s.mu.Lock()
+	var all []refund
+	for _, ref := range s.refunds {
+		if ref.Created >= gte && ref.Created < lt {
+			all = append(all, *ref)
+		}
+	}
+	s.mu.Unlock()
+	slices.SortFunc(all, func(a, b refund) int { return strings.Compare(a.ID, b.ID) })
+	start := 0
+	if after := q.Get("starting_after"); after != "" {
+		start = slices.IndexFunc(all, func(ref refund) bool { return ref.ID == after }) + 1
+	}
+	start = min(start, len(all))
+	end := min(start+limit(r), len(all))
+	server.WriteJSON(w, http.StatusOK, map[string]any{"object": "list", "url": "/v1/refunds", "data": all[start:end], "has_more": end < len(all)})
 }
 
 func limit(r *http.Request) int {

@@ -18,6 +18,8 @@ import (
 // hold. One reconciler run recovers the first through ingest's webhook
 // path, which ends in exactly one authorized invoice, and reports the
 // second as an audit_disagreement case; a second run recovers nothing new.
+// A refund of the first, which ingest never hears of, is recovered the
+// same way by the next run: one authorized credit note.
 func TestPSPAuditRecoversAPaymentNeverRecorded(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -82,5 +84,14 @@ func TestPSPAuditRecoversAPaymentNeverRecorded(t *testing.T) {
 	}
 	if err := s.WaitAuthorized(ctx, "payment:"+lost, time.Second); err != nil {
 		t.Fatalf("after the second run: %v", err)
+	}
+
+	refund, err := s.RefundTo(ctx, lost, 15000, deadWebhook) // never registered with ingest either
+	if err != nil {
+		t.Fatal(err)
+	}
+	runOnce(ctx, t, s)
+	if err := s.WaitAuthorized(ctx, "refund:"+refund, time.Minute); err != nil {
+		t.Fatalf("the refund the audit recovered: %v", err)
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/onceflow/onceflow/pkg/dlocal"
 )
 
 // The PSP audit's routes: the PSP's payments of a period, and the recovery
@@ -44,6 +46,23 @@ func TestPSPAuditListsAndRecovers(t *testing.T) {
 	if n := e.count("SELECT count(*) FROM ingest.webhook_receipts WHERE source = 'audit'"); n != 1 {
 		t.Fatalf("audit receipts = %d, want 1", n)
 	}
+
+	code, body = e.post(e.psp+"/refunds", map[string]any{"payment_id": pay}, // no notification_url: ingest never hears of it
+		http.Header{dlocal.HeaderLogin: {login}, dlocal.HeaderTransKey: {transKey}})
+	var created struct{ ID string }
+	if err := json.Unmarshal([]byte(body), &created); code != http.StatusOK || err != nil {
+		t.Fatalf("create refund: %d %s", code, body)
+	}
+	ref := created.ID
+	to = time.Now().Add(time.Minute).UTC().Format(time.RFC3339)
+	code, body = e.get(e.ingest+"/admin/psp/refunds?from="+url.QueryEscape(from)+"&to="+url.QueryEscape(to), admin)
+	if code != http.StatusOK || !strings.Contains(body, `"id":"`+ref+`"`) || !strings.Contains(body, `"payment_id":"`+pay+`"`) {
+		t.Fatalf("list refunds: %d %s, want refund %s of %s", code, body, ref, pay)
+	}
+	if code, body := e.post(e.ingest+"/admin/psp/dlocal/refunds/"+ref+"/recover", nil, admin); code != http.StatusOK || !strings.Contains(body, `"recorded":true`) {
+		t.Fatalf("recover refund: %d %s", code, body)
+	}
+	e.waitCount(1, "SELECT count(*) FROM ingest.outbox WHERE event_key = $1", "refund:"+ref+":succeeded")
 
 	for _, tc := range []struct {
 		path   string

@@ -69,4 +69,7 @@ type Adapter interface {
 	// PaymentsCreated lists the payments created in [from, to), the PSP
 	// audit's view of the PSP's ledger.
 	PaymentsCreated(ctx context.Context, from, to time.Time) ([]Payment, error)
+	// RefundsCreated lists the refunds created in [from, to), the PSP
+	// audit's view of the refunds.
+	RefundsCreated(ctx context.Context, from, to time.Time) ([]Refund, error)
 }

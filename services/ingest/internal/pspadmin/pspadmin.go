@@ -3,7 +3,7 @@
 // adapters and their credentials, and owns the tables the audit compares
 // with): the payments a PSP created in a period, and the recovery of one
 // payment, recorded as a receipt and applied exactly as its webhook would
-// have been.
+// have been. Refunds likewise.
 package pspadmin
 
 import (
@@ -54,7 +54,9 @@ func New(st *store.Store, adapters map[string]psp.Adapter, log *zap.Logger, wake
 // Register adds the routes to g, the guarded /admin group.
 func (a *API) Register(g *echo.Group) {
 	g.GET("/psp/payments", a.listPayments)
-	g.POST("/psp/:psp/payments/:id/recover", a.recover)
+	g.GET("/psp/refunds", a.listRefunds)
+	g.POST("/psp/:psp/payments/:id/recover", a.recoverPayment)
+	g.POST("/psp/:psp/refunds/:id/recover", a.recoverRefund)
 }
 
 // Payment is a PSP payment as the audit reads it: no buyer data, only the
@@ -92,6 +94,38 @@ func (a *API) listPayments(c echo.Context) error {
 	return c.JSON(http.StatusOK, map[string][]Payment{"payments": out})
 }
 
+// Refund is a PSP refund as the audit reads it.
+type Refund struct {
+	PSP         string    `json:"psp"`
+	ID          string    `json:"id"`
+	PaymentID   string    `json:"payment_id"`
+	Status      string    `json:"status"`
+	AmountMinor int64     `json:"amount_minor"`
+	Currency    string    `json:"currency"`
+	Created     time.Time `json:"created"`
+}
+
+// listRefunds answers GET /admin/psp/refunds?from=&to= as listPayments
+// does: {"refunds": [...]}.
+func (a *API) listRefunds(c echo.Context) error {
+	from, to, err := period(c.QueryParam("from"), c.QueryParam("to"))
+	if err != nil {
+		return err
+	}
+	out := []Refund{}
+	for name, t := range a.byName {
+		found, err := t.adapter.RefundsCreated(c.Request().Context(), from, to)
+		if err != nil {
+			return errkind.Wrap(errkind.Unavailable, err, "list "+name+" refunds")
+		}
+		for _, r := range found {
+			out = append(out, Refund{PSP: name, ID: r.ID, PaymentID: r.PaymentID, Status: r.Status,
+				AmountMinor: r.AmountMinor, Currency: r.Currency, Created: r.Created})
+		}
+	}
+	return c.JSON(http.StatusOK, map[string][]Refund{"refunds": out})
+}
+
 // period reads from and to, naming the parameter at fault.
 func period(fromText, toText string) (from, to time.Time, err error) {
 	if from, err = time.Parse(time.RFC3339, fromText); err != nil {
@@ -113,37 +147,54 @@ type Recovery struct {
 	Recorded bool   `json:"recorded"`
 }
 
-// recover answers POST /admin/psp/{psp}/payments/{id}/recover: it
+// recoverPayment answers POST /admin/psp/{psp}/payments/{id}/recover: it
 // re-fetches the payment and records its status as a receipt in the PSP's
 // scope, under the key its webhook would have, so the apply worker handles
 // it as that webhook (a status already recorded is a duplicate).
-func (a *API) recover(c echo.Context) error {
+func (a *API) recoverPayment(c echo.Context) error {
+	return a.recover(c, "payment", func(ctx context.Context, p psp.Adapter, id string) (string, error) {
+		pay, err := p.Payment(ctx, id)
+		return pay.Status, err
+	})
+}
+
+// recoverRefund answers POST /admin/psp/{psp}/refunds/{id}/recover as
+// recoverPayment does, for a refund.
+func (a *API) recoverRefund(c echo.Context) error {
+	return a.recover(c, "refund", func(ctx context.Context, p psp.Adapter, id string) (string, error) {
+		r, err := p.Refund(ctx, id)
+		return r.Status, err
+	})
+}
+
+func (a *API) recover(c echo.Context, kind string, status func(context.Context, psp.Adapter, string) (string, error)) error {
 	t, ok := a.byName[c.Param("psp")]
 	if !ok {
 		return errkind.Coded(errkind.NotFound, "unknown_psp", "no PSP named %s is configured", c.Param("psp"))
 	}
-	ctx := c.Request().Context()
-	p, err := t.adapter.Payment(ctx, c.Param("id"))
+	ctx, id := c.Request().Context(), c.Param("id")
+	st, err := status(ctx, t.adapter, id)
 	if errkind.Is(err, errkind.NotFound) {
-		return errkind.Coded(errkind.NotFound, "unknown_payment", "the PSP holds no payment %s", c.Param("id"))
+		return errkind.Coded(errkind.NotFound, "unknown_"+kind, "the PSP holds no %s %s", kind, id)
 	}
 	if err != nil {
-		return errkind.Wrap(errkind.Unavailable, err, "fetch payment")
+		return errkind.Wrap(errkind.Unavailable, err, "fetch "+kind)
 	}
-	recorded, err := a.record(ctx, t.scope, p)
+	recorded, err := a.record(ctx, t.scope, kind, id, st)
 	if err != nil {
 		return err
 	}
-	a.log.Info("payment recovered for the PSP audit", zap.String("psp", t.adapter.Name()), zap.String("id", p.ID),
-		zap.String("status", p.Status), zap.Bool("recorded", recorded))
-	return c.JSON(http.StatusOK, Recovery{Status: p.Status, Recorded: recorded})
+	a.log.Info("recovered for the PSP audit", zap.String("psp", t.adapter.Name()), zap.String("kind", kind), zap.String("id", id),
+		zap.String("status", st), zap.Bool("recorded", recorded))
+	return c.JSON(http.StatusOK, Recovery{Status: st, Recorded: recorded})
 }
 
-// record inserts p's status as a receipt in scope and wakes a worker.
-func (a *API) record(ctx context.Context, scope string, p psp.Payment) (bool, error) {
-	body, _ := json.Marshal(map[string]string{"id": p.ID, "status": p.Status})
+// record inserts object id's status as a receipt in scope and wakes a
+// worker.
+func (a *API) record(ctx context.Context, scope, kind, id, status string) (bool, error) {
+	body, _ := json.Marshal(map[string]string{"id": id, "status": status})
 	inserted, err := a.store.InsertReceipt(ctx, store.NewReceipt{Source: Source, Scope: scope, Kind: string(webhook.KindPSP),
-		DedupeKey: webhook.StatusKey("payment", p.ID, p.Status), EventID: p.ID, EventType: "payment", Body: body})
+		DedupeKey: webhook.StatusKey(kind, id, status), EventID: id, EventType: kind, Body: body})
 	if err != nil {
 		return false, err
 	}

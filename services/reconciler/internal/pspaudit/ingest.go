@@ -24,6 +24,17 @@ type Payment struct {
 	Created     time.Time `json:"created"`
 }
 
+// Refund is a PSP refund as ingest's admin API lists it.
+type Refund struct {
+	PSP         string    `json:"psp"`
+	ID          string    `json:"id"`
+	PaymentID   string    `json:"payment_id"`
+	Status      string    `json:"status"`
+	AmountMinor int64     `json:"amount_minor"`
+	Currency    string    `json:"currency"`
+	Created     time.Time `json:"created"`
+}
+
 // IngestAdmin calls ingest's admin API, which holds the PSP adapters: the
 // reconciler reaches the PSPs through ingest, and ingest stays the only
 // writer of its tables.
@@ -41,7 +52,7 @@ func NewIngestAdmin(base, token string, hc *http.Client) *IngestAdmin {
 
 // Payments lists every configured PSP's payments created in [from, to).
 func (c *IngestAdmin) Payments(ctx context.Context, from, to time.Time) ([]Payment, error) {
-	q := url.Values{"from": {from.UTC().Format(time.RFC3339)}, "to": {to.UTC().Format(time.RFC3339)}}
+	q := url.Values{"from": {from.UTC().Format(time.RFC3339Nano)}, "to": {to.UTC().Format(time.RFC3339Nano)}}
 	var out struct {
 		Payments []Payment `json:"payments"`
 	}
@@ -51,15 +62,28 @@ func (c *IngestAdmin) Payments(ctx context.Context, from, to time.Time) ([]Payme
 	return out.Payments, nil
 }
 
-// Recover asks ingest to re-fetch payment id of psp and apply it as its
-// webhook; it reports whether that status was new to ingest.
-func (c *IngestAdmin) Recover(ctx context.Context, psp, id string) (recorded bool, err error) {
+// Refunds lists every configured PSP's refunds created in [from, to).
+func (c *IngestAdmin) Refunds(ctx context.Context, from, to time.Time) ([]Refund, error) {
+	q := url.Values{"from": {from.UTC().Format(time.RFC3339Nano)}, "to": {to.UTC().Format(time.RFC3339Nano)}}
+	var out struct {
+		Refunds []Refund `json:"refunds"`
+	}
+	if err := c.do(ctx, http.MethodGet, "/admin/psp/refunds?"+q.Encode(), &out); err != nil {
+		return nil, fmt.Errorf("list PSP refunds through ingest: %w", err)
+	}
+	return out.Refunds, nil
+}
+
+// Recover asks ingest to re-fetch object id (kind "payment" or "refund")
+// of psp and apply it as its webhook; it reports whether that status was
+// new to ingest.
+func (c *IngestAdmin) Recover(ctx context.Context, psp, kind, id string) (recorded bool, err error) {
 	var out struct {
 		Recorded bool `json:"recorded"`
 	}
-	path := "/admin/psp/" + url.PathEscape(psp) + "/payments/" + url.PathEscape(id) + "/recover"
+	path := "/admin/psp/" + url.PathEscape(psp) + "/" + kind + "s/" + url.PathEscape(id) + "/recover"
 	if err := c.do(ctx, http.MethodPost, path, &out); err != nil {
-		return false, fmt.Errorf("recover %s payment %s through ingest: %w", psp, id, err)
+		return false, fmt.Errorf("recover %s %s %s through ingest: %w", psp, kind, id, err)
 	}
 	return out.Recorded, nil
 }

@@ -24,6 +24,7 @@ func (noSweep) Run(context.Context, *store.Store) (sweep.Result, error) { return
 // the recoveries asked of it.
 type ledger struct {
 	held      []pspaudit.Payment
+	refunds   []pspaudit.Refund
 	from, to  time.Time
 	recovered []string
 }
@@ -33,16 +34,25 @@ func (l *ledger) Payments(_ context.Context, from, to time.Time) ([]pspaudit.Pay
 	return l.held, nil
 }
 
-func (l *ledger) Recover(_ context.Context, psp, id string) (bool, error) {
-	l.recovered = append(l.recovered, psp+":"+id)
+func (l *ledger) Refunds(context.Context, time.Time, time.Time) ([]pspaudit.Refund, error) {
+	return l.refunds, nil
+}
+
+func (l *ledger) Recover(_ context.Context, psp, kind, id string) (bool, error) {
+	l.recovered = append(l.recovered, psp+":"+kind+":"+id)
 	return true, nil
+}
+
+func succeeded(id, payment string, amount int64) pspaudit.Refund {
+	return pspaudit.Refund{PSP: "dlocal", ID: id, PaymentID: payment, Status: "SUCCESS", AmountMinor: amount, Currency: "UYU"}
 }
 
 func paid(id, order string, amount int64) pspaudit.Payment {
 	return pspaudit.Payment{PSP: "dlocal", ID: id, Status: "PAID", AmountMinor: amount, Currency: "UYU", OrderID: order}
 }
 
-// Against ingest's real tables: a payment that took money and that ingest
+// Against ingest's real tables: a payment that took money (or a
+// successful refund) and that ingest
 // never recorded (or recorded in an earlier status) is sent back through
 // the webhook path when its order is known; with its order unknown it is a
 // finding and an audit_disagreement case; recorded money that differs is a
@@ -61,7 +71,12 @@ func TestPSPAuditRecoversOrReports(t *testing.T) {
 		paid("pay-nowhere", "o-none", 9900),
 		paid("pay-amount", "order-pay-amount", 12300),
 		{PSP: "dlocal", ID: "pay-pending", Status: "PENDING", AmountMinor: 500, Currency: "UYU", OrderID: "o-none"},
+	}, refunds: []pspaudit.Refund{
+		succeeded("ref-known", "pay-known", 5000),
+		succeeded("ref-lost", "pay-known", 2000),    // its notification was lost
+		succeeded("ref-orphan", "pay-nowhere", 100), // of a payment ingest never recorded
 	}}
+	db.Refund(t, "ref-known", "pay-known", now)
 	a := pspaudit.New(l, store.NewIngestReader(db.Pool), pspaudit.Config{Window: 48 * time.Hour, Settle: 15 * time.Minute},
 		zaptest.NewLogger(t), prometheus.NewRegistry())
 	r := reconcile.New(store.New(db.Pool), noSweep{}, zaptest.NewLogger(t), reconcile.NewMetrics(prometheus.NewRegistry()), a)
@@ -71,11 +86,11 @@ func TestPSPAuditRecoversOrReports(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if want := []string{"dlocal:pay-behind", "dlocal:pay-lost"}; !slices.Equal(l.recovered, want) {
+		if want := []string{"dlocal:payment:pay-behind", "dlocal:payment:pay-lost", "dlocal:refund:ref-lost"}; !slices.Equal(l.recovered, want) {
 			t.Fatalf("run %d recovered %v, want %v", run, l.recovered, want)
 		}
-		if sum.Findings != 2 {
-			t.Fatalf("run %d: %d findings, want 2", run, sum.Findings)
+		if sum.Findings != 3 {
+			t.Fatalf("run %d: %d findings, want 3", run, sum.Findings)
 		}
 	}
 	if got := l.to.Sub(l.from); got != 48*time.Hour-15*time.Minute {
@@ -93,7 +108,8 @@ func TestPSPAuditRecoversOrReports(t *testing.T) {
 		}
 		subjects = append(subjects, s)
 	}
-	want := []string{"audit:psp_audit_amount_mismatch:dlocal:pay-amount", "audit:psp_audit_unknown_order:dlocal:pay-nowhere"}
+	want := []string{"audit:psp_audit_amount_mismatch:dlocal:pay-amount", "audit:psp_audit_unknown_order:dlocal:pay-nowhere",
+		"audit:psp_audit_unknown_payment:dlocal:ref-orphan"}
 	if !slices.Equal(subjects, want) {
 		t.Fatalf("open cases %v, want %v", subjects, want)
 	}

@@ -185,3 +185,17 @@ func (r *IngestReader) KnownOrders(ctx context.Context, ids []string) (map[strin
 	}
 	return out, nil
 }
+
+// RefundsByID returns ingest's record of the refunds among ids that it
+// holds, by id (as RecordedPayment: a refund has the same fields).
+func (r *IngestReader) RefundsByID(ctx context.Context, ids []string) (map[string]RecordedPayment, error) {
+	rows, err := r.q.RefundsByID(ctx, ids)
+	if err != nil {
+		return nil, pg.Interpret(err, "ingest refunds by id")
+	}
+	out := make(map[string]RecordedPayment, len(rows))
+	for _, row := range rows {
+		out[row.ID] = RecordedPayment{ID: row.ID, Status: row.Status, AmountMinor: row.AmountMinor, Currency: row.Currency}
+	}
+	return out, nil
+}

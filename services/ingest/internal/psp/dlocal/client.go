@@ -70,57 +70,75 @@ func (c *Client) Refund(ctx context.Context, id string) (psp.Refund, error) {
 	if err := c.get(ctx, "/refunds/"+url.PathEscape(id), &w); err != nil {
 		return psp.Refund{}, fmt.Errorf("fetch refund: %w", err)
 	}
-	amount, created, err := w.decode()
+	r, err := w.refund()
 	if err != nil {
 		return psp.Refund{}, fmt.Errorf("fetch refund %s: %w", id, err)
 	}
-	return psp.Refund{ID: w.ID, PaymentID: w.PaymentID, Status: strings.ToUpper(w.Status), StatusCode: string(w.StatusCode),
-		AmountMinor: amount, Currency: strings.ToUpper(w.Currency), Created: created}, nil
+	return r, nil
 }
 
 // PaymentsOfOrder finds the payments dLocal holds for merchant order
 // orderRef: GET /payments?order_id= (docs/wire-dlocal.md says what of this
 // call is assumed).
 func (c *Client) PaymentsOfOrder(ctx context.Context, orderRef string) ([]psp.Payment, error) {
-	q := url.Values{"order_id": {orderRef}}
-	return c.list(ctx, q)
+	return listAll(ctx, c, "/payments", url.Values{"order_id": {orderRef}}, wire.payment)
 }
 
 // PaymentsCreated lists the payments created in [from, to), page by page:
 // GET /payments?created_from=&created_to=&page=.
 func (c *Client) PaymentsCreated(ctx context.Context, from, to time.Time) ([]psp.Payment, error) {
-	q := url.Values{"created_from": {from.UTC().Format(time.RFC3339)}, "created_to": {to.UTC().Format(time.RFC3339)}}
-	return c.list(ctx, q)
+	return listAll(ctx, c, "/payments", period(from, to), wire.payment)
+}
+
+// RefundsCreated lists the refunds created in [from, to), page by page:
+// GET /refunds?created_from=&created_to=&page= (assumed, as the payments'
+// listing).
+func (c *Client) RefundsCreated(ctx context.Context, from, to time.Time) ([]psp.Refund, error) {
+	return listAll(ctx, c, "/refunds", period(from, to), wire.refund)
+}
+
+func period(from, to time.Time) url.Values {
+	return url.Values{"created_from": {from.UTC().Format(time.RFC3339Nano)}, "created_to": {to.UTC().Format(time.RFC3339Nano)}}
 }
 
 // maxPages bounds one listing, so a PSP that always says "more" cannot keep
 // a caller forever.
 const maxPages = 1000
 
-// list reads every page of GET /payments with q.
-func (c *Client) list(ctx context.Context, q url.Values) ([]psp.Payment, error) {
-	var out []psp.Payment
+// listAll reads every page of GET path with q, decoding each object.
+func listAll[T any](ctx context.Context, c *Client, path string, q url.Values, decode func(wire) (T, error)) ([]T, error) {
+	var out []T
 	for page := 1; page <= maxPages; page++ {
 		q.Set("page", strconv.Itoa(page))
 		var l struct {
 			Data    []wire `json:"data"`
 			HasMore bool   `json:"has_more"`
 		}
-		if err := c.get(ctx, "/payments?"+q.Encode(), &l); err != nil {
-			return nil, fmt.Errorf("list payments: %w", err)
+		if err := c.get(ctx, path+"?"+q.Encode(), &l); err != nil {
+			return nil, fmt.Errorf("list %s: %w", path, err)
 		}
 		for _, w := range l.Data {
-			p, err := w.payment()
+			v, err := decode(w)
 			if err != nil {
-				return nil, fmt.Errorf("list payments: %s: %w", w.ID, err)
+				return nil, fmt.Errorf("list %s: %s: %w", path, w.ID, err)
 			}
-			out = append(out, p)
+			out = append(out, v)
 		}
 		if !l.HasMore {
 			return out, nil
 		}
 	}
-	return nil, errkind.New(errkind.Unavailable, "list payments: more than %d pages", maxPages)
+	return nil, errkind.New(errkind.Unavailable, "list %s: more than %d pages", path, maxPages)
+}
+
+// refund decodes w as a refund.
+func (w wire) refund() (psp.Refund, error) {
+	amount, created, err := w.decode()
+	if err != nil {
+		return psp.Refund{}, err
+	}
+	return psp.Refund{ID: w.ID, PaymentID: w.PaymentID, Status: strings.ToUpper(w.Status), StatusCode: string(w.StatusCode),
+		AmountMinor: amount, Currency: strings.ToUpper(w.Currency), Created: created}, nil
 }
 
 // payment decodes w as a payment.

@@ -123,6 +123,11 @@ func TestFindsAndListsPaymentsAtTheSandbox(t *testing.T) {
 	if later, err := c.PaymentsCreated(context.Background(), time.Now().Add(time.Second), time.Now().Add(time.Hour)); err != nil || len(later) != 0 {
 		t.Fatalf("PaymentsCreated of a later period = %d (%v), want none", len(later), err)
 	}
+	ref := create(t, srv.URL, "/refunds", `{"payment_id":"`+first+`","amount":4.00,"currency":"UYU"}`)
+	refunds, err := c.RefundsCreated(context.Background(), before, time.Now().Add(time.Second))
+	if err != nil || len(refunds) != 1 || refunds[0].ID != ref || refunds[0].PaymentID != first || refunds[0].AmountMinor != 400 || refunds[0].Status != "SUCCESS" {
+		t.Fatalf("RefundsCreated = %+v (%v), want refund %s of 400", refunds, err, ref)
+	}
 }
 
 // pageSizeForTest is the sandbox's page size: that many payments more than

@@ -71,12 +71,17 @@ func (c *Client) Refund(ctx context.Context, id string) (psp.Refund, error) {
 	if err != nil {
 		return psp.Refund{}, kind(err, "fetch refund")
 	}
+	return refund(r), nil
+}
+
+// refund normalizes a Refund.
+func refund(r *stripego.Refund) psp.Refund {
 	out := psp.Refund{ID: r.ID, Status: refundStatus(r.Status), StatusCode: string(r.Status), AmountMinor: r.Amount,
 		Currency: strings.ToUpper(string(r.Currency)), Created: time.Unix(r.Created, 0).UTC()}
 	if r.PaymentIntent != nil {
 		out.PaymentID = r.PaymentIntent.ID
 	}
-	return out, nil
+	return out
 }
 
 // PaymentsOfOrder searches the PaymentIntents whose metadata names
@@ -100,7 +105,7 @@ func (c *Client) PaymentsOfOrder(ctx context.Context, orderRef string) ([]psp.Pa
 // page.
 func (c *Client) PaymentsCreated(ctx context.Context, from, to time.Time) ([]psp.Payment, error) {
 	params := &stripego.PaymentIntentListParams{CreatedRange: &stripego.RangeQueryParams{
-		GreaterThanOrEqual: from.Unix(), LesserThan: to.Unix()}}
+		GreaterThanOrEqual: from.Unix(), LesserThan: upTo(to)}}
 	params.Limit = stripego.Int64(100)
 	params.AddExpand("data.latest_charge")
 	var out []psp.Payment
@@ -111,6 +116,13 @@ func (c *Client) PaymentsCreated(ctx context.Context, from, to time.Time) ([]psp
 		out = append(out, payment(pi))
 	}
 	return out, nil
+}
+
+// upTo is the first whole second at or after to: Stripe's creation times
+// are whole seconds, so an object created in to's own second, before to,
+// is in [from, to).
+func upTo(to time.Time) int64 {
+	return to.Add(time.Second - 1).Unix()
 }
 
 // quote escapes a value for Stripe's search query language.
@@ -174,4 +186,19 @@ func kind(err error, what string) error {
 		return errkind.New(errkind.Unavailable, "%s: stripe answered %d", what, se.HTTPStatusCode)
 	}
 	return errkind.New(errkind.Internal, "%s: stripe answered %d (%s)", what, se.HTTPStatusCode, se.Code)
+}
+
+// RefundsCreated lists the Refunds created in [from, to), every page.
+func (c *Client) RefundsCreated(ctx context.Context, from, to time.Time) ([]psp.Refund, error) {
+	params := &stripego.RefundListParams{CreatedRange: &stripego.RangeQueryParams{
+		GreaterThanOrEqual: from.Unix(), LesserThan: upTo(to)}}
+	params.Limit = stripego.Int64(100)
+	var out []psp.Refund
+	for r, err := range c.sc.V1Refunds.List(ctx, params) {
+		if err != nil {
+			return nil, kind(err, "list refunds")
+		}
+		out = append(out, refund(r))
+	}
+	return out, nil
 }

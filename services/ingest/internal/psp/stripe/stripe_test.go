@@ -58,6 +58,9 @@ func TestFetchesFromTheSandbox(t *testing.T) {
 	if r, err := c.Refund(ctx, ref); err != nil || r.Status != psp.StatusSuccess || r.AmountMinor != 200 || r.PaymentID != jpy || r.Currency != "JPY" {
 		t.Fatalf("refund = %+v (%v)", r, err)
 	}
+	if refunds, err := c.RefundsCreated(ctx, time.Now().Add(-time.Minute), time.Now().Add(time.Minute)); err != nil || len(refunds) != 1 || refunds[0].ID != ref {
+		t.Fatalf("RefundsCreated = %+v (%v), want %s", refunds, err, ref)
+	}
 	post(t, base+"/sandbox/payment_intents/"+jpy+"/dispute", nil)
 	if p, err := c.Payment(ctx, jpy); err != nil || p.Status != psp.StatusChargeback {
 		t.Fatalf("disputed payment = %+v (%v), want CHARGEBACK", p, err)
