@@ -57,6 +57,10 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
+	creditNote, err := sources.ChargebackCreditNote(srcs)
+	if err != nil {
+		return nil, err
+	}
 	if _, ok := scopes[stripe.Name]; ok && cfg.StripeAPIKey == "" {
 		return nil, errors.New("STRIPE_API_KEY: want the Stripe secret key (a webhook source names psp: stripe)")
 	}
@@ -65,7 +69,7 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 		return nil, err
 	}
 	a := &App{pool: pool}
-	if err := a.build(cfg, srcs, scopes, log); err != nil {
+	if err := a.build(cfg, srcs, psps{byScope: pspsByScope(cfg, scopes), creditNote: creditNote}, log); err != nil {
 		pool.Close()
 		return nil, err
 	}
@@ -73,7 +77,7 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 }
 
 // build makes the server and the loops and binds the listener.
-func (a *App) build(cfg Config, srcs []webhook.Source, scopes map[string]string, log *zap.Logger) error {
+func (a *App) build(cfg Config, srcs []webhook.Source, p psps, log *zap.Logger) error {
 	reg := httpserver.NewRegistry()
 	st := store.New(a.pool)
 	reg.MustRegister(housekeeping.NewBacklog(st), housekeeping.NewCases(st))
@@ -88,11 +92,10 @@ func (a *App) build(cfg Config, srcs []webhook.Source, scopes map[string]string,
 	wake := make(chan struct{}, 1)
 	webhook.NewHandler(srcs, st, log.Named("webhook"), reg, wake, cfg.WebhookMaxInFlight).Register(a.srv.Echo())
 	httpapi.New(st, cfg.APIToken).Register(a.srv.Echo())
-	psps := pspsByScope(cfg, scopes)
 	adminGroup := a.srv.Admin(cfg.AdminToken)
 	admin.New(st, log.Named("admin"), wake).Register(adminGroup)
-	pspadmin.New(st, psps, log.Named("pspadmin"), wake).Register(adminGroup)
-	a.group.Add(loops(cfg, a.pool, st, psps, log, reg, wake)...)
+	pspadmin.New(st, p.byScope, log.Named("pspadmin"), wake).Register(adminGroup)
+	a.group.Add(loops(cfg, a.pool, st, p, log, reg, wake)...)
 	return a.srv.Listen()
 }
 
@@ -109,11 +112,11 @@ func (a *App) Run(ctx context.Context) error {
 
 // loops are the apply workers, the outbox waker, the status poller (when a
 // source is a PSP) and the pruner.
-func loops(cfg Config, pool *pgxpool.Pool, st *store.Store, psps map[string]psp.Adapter, log *zap.Logger, reg prometheus.Registerer, wake chan struct{}) []worker.Loop {
+func loops(cfg Config, pool *pgxpool.Pool, st *store.Store, p psps, log *zap.Logger, reg prometheus.Registerer, wake chan struct{}) []worker.Loop {
 	waker := outbox.NewWaker(pool, store.Outbox, outbox.WakeEvery)
-	all := append(workers(cfg, st, psps, log, reg, wake, waker.Wake), waker.Run)
-	if len(psps) > 0 {
-		all = append(all, poller.New(st, pollTargets(psps), log.Named("poller"), reg, poller.Config{
+	all := append(workers(cfg, st, p, log, reg, wake, waker.Wake), waker.Run)
+	if len(p.byScope) > 0 {
+		all = append(all, poller.New(st, pollTargets(p.byScope), log.Named("poller"), reg, poller.Config{
 			After: cfg.PollAfter, Every: cfg.PollEvery, GiveUp: cfg.PollGiveUp, PaidGiveUp: cfg.PollPaidGiveUp,
 			Interval: cfg.PollInterval, Batch: cfg.PollBatch, RoundTimeout: cfg.PollRoundTimeout,
 		}, wake).Run)
@@ -122,6 +125,13 @@ func loops(cfg Config, pool *pgxpool.Pool, st *store.Store, psps map[string]psp.
 		ReceiptRetention: cfg.ReceiptRetention, IdempotencyRetention: cfg.IdempotencyRetention,
 		Interval: cfg.PruneInterval, Batch: cfg.PruneBatch,
 	}).Run)
+}
+
+// psps are the PSP adapters by dedupe scope, and the scopes whose
+// chargebacks are credited automatically.
+type psps struct {
+	byScope    map[string]psp.Adapter
+	creditNote map[string]bool
 }
 
 // pspsByScope builds the adapter of each PSP the sources name, keyed by the
@@ -151,14 +161,15 @@ func pollTargets(psps map[string]psp.Adapter) []poller.Target {
 }
 
 // workers returns cfg.Workers apply loops sharing one worker.
-func workers(cfg Config, st *store.Store, psps map[string]psp.Adapter, log *zap.Logger, reg prometheus.Registerer, wake chan struct{}, wakeRelay func()) []worker.Loop {
+func workers(cfg Config, st *store.Store, p psps, log *zap.Logger, reg prometheus.Registerer, wake chan struct{}, wakeRelay func()) []worker.Loop {
 	byScope := apply.PSPs{}
-	for scope, a := range psps {
+	for scope, a := range p.byScope {
 		byScope[scope] = a
 	}
 	applier := apply.NewWorker(st, byScope, log.Named("apply"), reg, apply.Config{
 		Batch: cfg.ApplyBatch, Lease: cfg.ApplyLease, Poll: cfg.ApplyPoll, MaxAttempts: cfg.ApplyMaxAttempts,
 		Backoff: backoff.Policy{Base: cfg.ApplyBackoffBase, Cap: cfg.ApplyBackoffCap}, WakeRelay: wakeRelay,
+		ChargebackCreditNote: p.creditNote,
 	}, wake)
 	loops := make([]worker.Loop, cfg.Workers)
 	for i := range loops {

@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -330,5 +332,45 @@ func TestChargebackOpensCase(t *testing.T) {
 	}
 	if code, body := e.resolve(c.ID, op("acknowledge", "dispute lost, credit note issued by hand")); code != http.StatusOK {
 		t.Fatalf("acknowledge: %d %s", code, body)
+	}
+}
+
+// A source configured with chargeback: credit_note credits an invoiced
+// payment's chargeback automatically: one credit-note event for what the
+// payment's refunds left, recorded as the refund chargeback-<id> (so the
+// reconciler's sweep watches its document), and no case.
+func TestChargebackCreditedAutomatically(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "sources.yaml")
+	file := "sources:\n  - {name: dlocal, kind: psp, psp: dlocal, login: env:DLOCAL_LOGIN, secrets: [env:DLOCAL_SECRET_KEY], chargeback: credit_note}\n"
+	if err := os.WriteFile(path, []byte(file), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e := start(t, "INGEST_WEBHOOK_SOURCES_FILE", path)
+	e.order("o-cb-cn", 2500)
+	pay := e.pay("o-cb-cn", "25.00")
+	e.waitCount(1, "SELECT count(*) FROM ingest.payments WHERE id = $1 AND status = 'PAID'", pay)
+	code, body := e.post(e.psp+"/refunds", map[string]any{"payment_id": pay, "amount": 10, "currency": "UYU",
+		"notification_url": e.ingest + "/webhooks/dlocal"}, http.Header{dlocal.HeaderLogin: {login}, dlocal.HeaderTransKey: {transKey}})
+	if code != http.StatusOK {
+		t.Fatalf("refund: %d %s", code, body)
+	}
+	e.waitCount(1, "SELECT count(*) FROM ingest.refunds WHERE payment_id = $1 AND status = 'SUCCESS'", pay)
+	if code, body := e.post(e.psp+"/sandbox/payments/"+pay+"/chargeback", nil, nil); code != http.StatusOK {
+		t.Fatalf("chargeback at the sandbox: %d %s", code, body)
+	}
+	key := "refund:chargeback-" + pay + ":succeeded"
+	e.waitCount(1, "SELECT count(*) FROM ingest.outbox WHERE event_key = $1", key)
+	if n := e.count("SELECT count(*) FROM ingest.refunds WHERE id = $1 AND amount_minor = 1500 AND status = 'SUCCESS'", "chargeback-"+pay); n != 1 {
+		t.Fatal("no chargeback refund of the 1500 the refund left")
+	}
+	if n := e.count("SELECT count(*) FROM ingest.payments WHERE id = $1 AND status = 'CHARGEBACK'", pay); n != 1 {
+		t.Fatal("the payment did not move to CHARGEBACK")
+	}
+	if n := e.count("SELECT count(*) FROM ingest.cases"); n != 0 {
+		t.Fatalf("cases = %d, want none: the chargeback was credited", n)
+	}
+	if n := e.count("SELECT count(*) FROM ingest.outbox"); n != 3 {
+		t.Fatalf("outbox rows = %d, want 3 (invoice, refund's credit note, chargeback's credit note)", n)
 	}
 }

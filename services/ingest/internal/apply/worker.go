@@ -42,6 +42,10 @@ type Config struct {
 	// WakeRelay tells the relay an event was committed; nil leaves it to
 	// the relay's poll.
 	WakeRelay func()
+	// ChargebackCreditNote names the dedupe scopes whose chargebacks of an
+	// invoiced payment are credited automatically instead of opening a
+	// case.
+	ChargebackCreditNote map[string]bool
 }
 
 // Worker applies pending receipts.

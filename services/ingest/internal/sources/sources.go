@@ -43,6 +43,10 @@ type Spec struct {
 	// adapter re-fetches its objects: dlocal (the default, so files
 	// written before the field keep working).
 	PSP string `yaml:"psp"`
+	// Chargeback is what a psp source's chargeback of an invoiced payment
+	// becomes: case (the default: a chargeback case for a person) or
+	// credit_note (a credit note for what the payment's refunds left).
+	Chargeback string `yaml:"chargeback"`
 	// Scheme is dlocal, stripe, standard, timestamped or hmac_sha256.
 	Scheme string `yaml:"scheme"`
 	// Header carries the signature for timestamped and hmac_sha256.
@@ -156,7 +160,7 @@ func (s Spec) build(getenv func(string) string) (webhook.Source, error) {
 	if scope == "" {
 		scope = s.Name
 	}
-	return webhook.Source{Name: s.Name, Kind: kind, PSP: s.PSP, Scope: scope, MaxBytes: maxBytes, Verifier: verifier, Identify: identify, Limiter: limiter}, nil
+	return webhook.Source{Name: s.Name, Kind: kind, PSP: s.PSP, ChargebackCreditNote: s.Chargeback == "credit_note", Scope: scope, MaxBytes: maxBytes, Verifier: verifier, Identify: identify, Limiter: limiter}, nil
 }
 
 // pspWebhooks is the signature scheme and dedupe rule of each PSP's
@@ -170,10 +174,13 @@ var pspWebhooks = map[string]struct{ scheme, dedupe string }{
 // scheme and dedupe rule where the source leaves them out.
 func (s Spec) withPSP(kind webhook.Kind) (Spec, error) {
 	if kind != webhook.KindPSP {
-		if s.PSP != "" {
-			return s, errors.New("psp: only a source of kind psp names a PSP")
+		if s.PSP != "" || s.Chargeback != "" {
+			return s, errors.New("psp, chargeback: only a source of kind psp names a PSP or a chargeback rule")
 		}
 		return s, nil
+	}
+	if s.Chargeback != "" && s.Chargeback != "case" && s.Chargeback != "credit_note" {
+		return s, errors.New("chargeback: want case or credit_note")
 	}
 	if s.PSP == "" {
 		s.PSP = "dlocal"
@@ -363,4 +370,20 @@ func PSPScopes(srcs []webhook.Source) (map[string]string, error) {
 		scopes[s.PSP], owners[s.Scope] = s.Scope, s.PSP
 	}
 	return scopes, nil
+}
+
+// ChargebackCreditNote returns the dedupe scopes whose chargebacks are
+// credited automatically; the psp sources of one scope must agree.
+func ChargebackCreditNote(srcs []webhook.Source) (map[string]bool, error) {
+	out, seen := map[string]bool{}, map[string]bool{}
+	for _, s := range srcs {
+		if s.Kind != webhook.KindPSP {
+			continue
+		}
+		if seen[s.Scope] && out[s.Scope] != s.ChargebackCreditNote {
+			return nil, fmt.Errorf("source %q: chargeback: the sources of scope %q must agree", s.Name, s.Scope)
+		}
+		seen[s.Scope], out[s.Scope] = true, s.ChargebackCreditNote
+	}
+	return out, nil
 }

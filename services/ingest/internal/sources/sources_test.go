@@ -56,6 +56,8 @@ func TestBadFilesNameTheSourceAndField(t *testing.T) {
 		{"bad dedupe", `sources: [{name: a, kind: generic, scheme: stripe, secrets: [x], dedupe: "query:id"}]`, `source "a" (#1): dedupe`},
 		{"psp with another scheme", `sources: [{name: a, kind: psp, scheme: stripe, secrets: [x], dedupe: dlocal}]`, `source "a" (#1): scheme`},
 		{"psp with another dedupe", `sources: [{name: a, kind: psp, psp: dlocal, login: l, secrets: [x], dedupe: "body:id"}]`, `source "a" (#1): dedupe`},
+		{"bad chargeback rule", `sources: [{name: a, kind: psp, login: l, secrets: [x], chargeback: refund}]`, `source "a" (#1): chargeback`},
+		{"chargeback on a generic source", `sources: [{name: a, kind: generic, scheme: stripe, secrets: [x], chargeback: case}]`, `source "a" (#1): psp, chargeback`},
 		{"unknown psp", `sources: [{name: a, kind: psp, psp: paypal, secrets: [x]}]`, `source "a" (#1): psp`},
 		{"psp on a generic source", `sources: [{name: a, kind: generic, psp: dlocal, scheme: stripe, secrets: [x]}]`, `source "a" (#1): psp`},
 		{"dlocal rule off a psp", `sources: [{name: a, kind: generic, scheme: dlocal, login: l, secrets: [x], dedupe: dlocal}]`, `source "a" (#1): dedupe`},
@@ -155,5 +157,24 @@ sources:
 	}
 	if _, err := PSPScopes(shared); err == nil || !strings.Contains(err.Error(), `source "dlocal"`) {
 		t.Fatalf("PSPScopes of two PSPs in one scope = %v, want an error naming source dlocal", err)
+	}
+}
+
+// The sources of one scope must agree on what a chargeback becomes.
+func TestChargebackRulePerScope(t *testing.T) {
+	srcs, err := Parse([]byte(`
+sources:
+  - {name: a, kind: psp, login: l, secrets: [s], dedupe_scope: dl, chargeback: credit_note}
+  - {name: b, kind: psp, login: l, secrets: [s], dedupe_scope: dl, chargeback: credit_note}
+`), env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := ChargebackCreditNote(srcs); err != nil || !got["dl"] {
+		t.Fatalf("ChargebackCreditNote = %v, %v, want scope dl credited", got, err)
+	}
+	srcs[1].ChargebackCreditNote = false
+	if _, err := ChargebackCreditNote(srcs); err == nil || !strings.Contains(err.Error(), `source "b"`) {
+		t.Fatalf("ChargebackCreditNote of disagreeing sources = %v, want an error naming source b", err)
 	}
 }

@@ -39,14 +39,17 @@ type Identifier func(h http.Header, body []byte) (Receipt, error)
 
 // Source is one configured sender, served at POST /webhooks/{Name}.
 type Source struct {
-	Name     string
-	Kind     Kind
-	PSP      string // the PSP of a psp source: its adapter's name
-	Scope    string // sources sharing a scope share dedupe keys
-	MaxBytes int64
-	Verifier webhooksig.Verifier
-	Identify Identifier
-	Limiter  *rate.Limiter // deliveries per second; nil for no limit
+	Name string
+	Kind Kind
+	PSP  string // the PSP of a psp source: its adapter's name
+	// ChargebackCreditNote credits an invoiced payment's chargeback
+	// automatically instead of opening a case (psp sources).
+	ChargebackCreditNote bool
+	Scope                string // sources sharing a scope share dedupe keys
+	MaxBytes             int64
+	Verifier             webhooksig.Verifier
+	Identify             Identifier
+	Limiter              *rate.Limiter // deliveries per second; nil for no limit
 }
 
 // maxIDLength bounds event ids; longer ones are refused, not truncated, so
