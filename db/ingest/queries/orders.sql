@@ -1,6 +1,6 @@
 -- name: OrderInsert :one
-INSERT INTO ingest.orders (merchant_order_id, customer_id, amount_minor, currency, lines, psp_payment_id)
-VALUES (@merchant_order_id, @customer_id, @amount_minor, @currency, @lines, @psp_payment_id)
+INSERT INTO ingest.orders (merchant_order_id, customer_id, amount_minor, currency, lines, psp_payment_id, recurring)
+VALUES (@merchant_order_id, @customer_id, @amount_minor, @currency, @lines, @psp_payment_id, @recurring)
 RETURNING *;
 
 -- name: OrderGet :one
@@ -33,7 +33,8 @@ WHERE id = @id AND psp_payment_id IS NULL;
 -- Orders due for a status poll: older than settle_before, not polled since
 -- polled_before, and created after give_up_before, or after
 -- paid_give_up_before once one of their payments is PAID (or charged
--- back). Each claimed order is stamped so another poller skips it; with it
+-- back) and they are not recurring (a subscription's next payment is
+-- searched for until give_up_before). Each claimed order is stamped so another poller skips it; with it
 -- come the ids of its known payments that have no final state (its linked
 -- PSP payment included while it is not recorded).
 UPDATE ingest.orders o
@@ -43,7 +44,7 @@ WHERE o.id IN (
     WHERE ord.created_at < @settle_before
       AND (ord.polled_at IS NULL OR ord.polled_at < @polled_before::timestamptz)
       AND ord.created_at > CASE
-          WHEN EXISTS (SELECT 1 FROM ingest.payments p WHERE p.order_id = ord.id AND p.status_rank >= 40)
+          WHEN NOT ord.recurring AND EXISTS (SELECT 1 FROM ingest.payments p WHERE p.order_id = ord.id AND p.status_rank >= 40)
           THEN @paid_give_up_before::timestamptz ELSE @give_up_before::timestamptz END
     ORDER BY ord.polled_at NULLS FIRST, ord.created_at
     LIMIT @max_rows

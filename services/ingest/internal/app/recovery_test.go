@@ -260,3 +260,30 @@ func TestSlowPSPBatchFinishesWithinItsLease(t *testing.T) {
 		t.Fatalf("outbox rows = %d, want one invoice event per payment", n)
 	}
 }
+
+// A recurring order (a subscription; dLocal charges each period as an
+// ordinary payment of the same order) invoices every PAID payment of its
+// amount as its own sale: two charges, two invoice events, no case; one
+// whose notification was lost is found by the poller's search as well.
+func TestRecurringOrderInvoicesEachCharge(t *testing.T) {
+	t.Parallel()
+	e := start(t, "INGEST_POLL_AFTER", "0s", "INGEST_POLL_EVERY", "200ms")
+	auth := http.Header{"Authorization": {"Bearer " + token}}
+	code, body := e.post(e.ingest+"/v1/customers", ana, auth)
+	var c struct{ ID string }
+	if err := json.Unmarshal([]byte(body), &c); code != http.StatusCreated || err != nil {
+		t.Fatalf("create customer: %d %s", code, body)
+	}
+	code, body = e.post(e.ingest+"/v1/orders", map[string]any{"merchant_order_id": "o-sub", "customer_id": c.ID,
+		"amount_minor": 1200, "currency": "UYU", "recurring": true}, auth)
+	if code != http.StatusCreated || !strings.Contains(body, `"recurring":true`) {
+		t.Fatalf("create recurring order: %d %s", code, body)
+	}
+	first := e.pay("o-sub", "12.00")
+	e.waitCount(1, "SELECT count(*) FROM ingest.outbox WHERE event_key = $1", "payment:"+first+":paid")
+	second := e.pay("o-sub", "12.00", true) // next period's charge, its notification lost
+	e.waitCount(1, "SELECT count(*) FROM ingest.outbox WHERE event_key = $1", "payment:"+second+":paid")
+	if n := e.count("SELECT count(*) FROM ingest.cases"); n != 0 {
+		t.Fatalf("cases = %d, want none: each charge of a subscription is a sale", n)
+	}
+}

@@ -69,9 +69,11 @@ func (w *Worker) orderOf(ctx context.Context, p *psp.Payment) (store.Order, stor
 
 // checkFirstPaid locks p's order and refuses a paid p when the order
 // already has another PAID payment: a payment must match the order's
-// recorded one, so a second is a case, never a second invoice.
+// recorded one, so a second is a case, never a second invoice. A
+// recurring order (a subscription) takes one payment per period: each is
+// its own sale.
 func checkFirstPaid(ctx context.Context, tx *store.Tx, p psp.Payment, o store.Order) error {
-	if p.Status != StatusPaid {
+	if p.Status != StatusPaid || o.Recurring {
 		return nil
 	}
 	others, err := tx.OtherPaidPayments(ctx, o.ID, p.ID)
