@@ -23,7 +23,7 @@ import (
 func TestPSPAuditRecoversAPaymentNeverRecorded(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	s, err := stack.StartWith(ctx, t.TempDir(), stack.Options{Env: []string{"RECONCILER_PSP_AUDIT_SETTLE=0s"}})
+	s, err := stack.StartWith(ctx, t.TempDir(), stack.Options{PSPAudit: true, Env: []string{"RECONCILER_PSP_AUDIT_SETTLE=0s"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -68,6 +68,9 @@ type Options struct {
 	Reconciler bool
 	// Env adds or overrides variables of every process.
 	Env []string
+	// PSPAudit turns the reconciler's PSP audit on, through the first
+	// ingest instance's admin API.
+	PSPAudit bool
 }
 
 // Build compiles every binary into dir from the repository root.
@@ -177,8 +180,10 @@ func (s *Stack) launch(ctx context.Context, o Options) error {
 	}
 	s.PSPURL, s.FiscalURL, s.IngestURL = "http://"+s.procs["psp"].addr, "http://"+s.procs["fiscal"].addr, s.IngestURLs[0]
 	s.env = append(s.env, "DLOCAL_BASE_URL="+s.PSPURL, "INVOICY_BASE_URL="+s.FiscalURL+"/InvoiCy",
-		"PSP_NOTIFY_URL="+s.IngestURL+"/webhooks/dlocal",
-		"RECONCILER_INGEST_ADMIN_URL="+s.IngestURL, "RECONCILER_INGEST_ADMIN_TOKEN="+AdminToken)
+		"PSP_NOTIFY_URL="+s.IngestURL+"/webhooks/dlocal")
+	if o.PSPAudit {
+		s.env = append(s.env, "RECONCILER_INGEST_ADMIN_URL="+s.IngestURL, "RECONCILER_INGEST_ADMIN_TOKEN="+AdminToken)
+	}
 	if err := s.Migrate(ctx); err != nil {
 		return err
 	}
