@@ -6,6 +6,7 @@ package app
 import (
 	"context"
 	"errors"
+	"fmt"
 	"maps"
 	"slices"
 
@@ -27,6 +28,7 @@ import (
 	"github.com/onceflow/onceflow/services/ingest/internal/poller"
 	"github.com/onceflow/onceflow/services/ingest/internal/psp"
 	"github.com/onceflow/onceflow/services/ingest/internal/psp/dlocal"
+	"github.com/onceflow/onceflow/services/ingest/internal/psp/mercadopago"
 	"github.com/onceflow/onceflow/services/ingest/internal/psp/stripe"
 	"github.com/onceflow/onceflow/services/ingest/internal/pspadmin"
 	"github.com/onceflow/onceflow/services/ingest/internal/sources"
@@ -64,12 +66,19 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 	if _, ok := scopes[stripe.Name]; ok && cfg.StripeAPIKey == "" {
 		return nil, errors.New("STRIPE_API_KEY: want the Stripe secret key (a webhook source names psp: stripe)")
 	}
+	if _, ok := scopes[mercadopago.Name]; ok && cfg.MercadoPagoAccessToken == "" {
+		return nil, errors.New("MERCADOPAGO_ACCESS_TOKEN: want the Mercado Pago access token (a webhook source names psp: mercadopago)")
+	}
+	byScope, err := pspsByScope(cfg, scopes)
+	if err != nil {
+		return nil, err
+	}
 	pool, err := pg.Open(ctx, cfg.DatabaseURL)
 	if err != nil {
 		return nil, err
 	}
 	a := &App{pool: pool}
-	if err := a.build(cfg, srcs, psps{byScope: pspsByScope(cfg, scopes), creditNote: creditNote}, log); err != nil {
+	if err := a.build(cfg, srcs, psps{byScope: byScope, creditNote: creditNote}, log); err != nil {
 		pool.Close()
 		return nil, err
 	}
@@ -136,7 +145,7 @@ type psps struct {
 
 // pspsByScope builds the adapter of each PSP the sources name, keyed by the
 // dedupe scope of its sources.
-func pspsByScope(cfg Config, scopes map[string]string) map[string]psp.Adapter {
+func pspsByScope(cfg Config, scopes map[string]string) (map[string]psp.Adapter, error) {
 	hc := httpclient.New(cfg.PSPTimeout)
 	out := map[string]psp.Adapter{}
 	for name, scope := range scopes {
@@ -146,9 +155,15 @@ func pspsByScope(cfg Config, scopes map[string]string) map[string]psp.Adapter {
 				TransKey: cfg.DLocalTransKey, SecretKey: cfg.DLocalSecretKey}, hc)
 		case stripe.Name:
 			out[scope] = stripe.New(stripe.Config{APIKey: cfg.StripeAPIKey, BaseURL: cfg.StripeBaseURL}, hc)
+		case mercadopago.Name:
+			mp, err := mercadopago.New(mercadopago.Config{AccessToken: cfg.MercadoPagoAccessToken, BaseURL: cfg.MercadoPagoBaseURL}, hc)
+			if err != nil {
+				return nil, fmt.Errorf("MERCADOPAGO_BASE_URL: %w", err)
+			}
+			out[scope] = mp
 		}
 	}
-	return out
+	return out, nil
 }
 
 // pollTargets lists the adapters with their scopes, in scope order.

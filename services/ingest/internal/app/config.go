@@ -19,10 +19,15 @@ type Config struct {
 	// StripeAPIKey is the Stripe secret key, needed when a source names
 	// psp: stripe; StripeBaseURL points the adapter at a sandbox (empty:
 	// Stripe's API).
-	StripeAPIKey  string        `env:"STRIPE_API_KEY"`
-	StripeBaseURL string        `env:"STRIPE_BASE_URL"`
-	PSPTimeout    time.Duration `env:"INGEST_PSP_TIMEOUT" renamed:"PSP_TIMEOUT" envDefault:"10s"`
-	APIToken      string        `env:"INGEST_API_TOKEN" renamed:"API_TOKEN"`
+	StripeAPIKey  string `env:"STRIPE_API_KEY"`
+	StripeBaseURL string `env:"STRIPE_BASE_URL"`
+	// MercadoPagoAccessToken is the Mercado Pago access token, needed when
+	// a source names psp: mercadopago; MercadoPagoBaseURL points the
+	// adapter at a sandbox (empty: api.mercadopago.com).
+	MercadoPagoAccessToken string        `env:"MERCADOPAGO_ACCESS_TOKEN"`
+	MercadoPagoBaseURL     string        `env:"MERCADOPAGO_BASE_URL"`
+	PSPTimeout             time.Duration `env:"INGEST_PSP_TIMEOUT" renamed:"PSP_TIMEOUT" envDefault:"10s"`
+	APIToken               string        `env:"INGEST_API_TOKEN" renamed:"API_TOKEN"`
 	// SourcesFile is the YAML file of webhook sources; unset, ingest serves
 	// dLocal alone at /webhooks/dlocal.
 	SourcesFile string `env:"INGEST_WEBHOOK_SOURCES_FILE" renamed:"WEBHOOK_SOURCES_FILE"`

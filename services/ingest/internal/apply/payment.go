@@ -2,6 +2,7 @@ package apply
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	"go.uber.org/zap"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/onceflow/onceflow/services/ingest/internal/psp"
 	"github.com/onceflow/onceflow/services/ingest/internal/store"
+	"github.com/onceflow/onceflow/services/ingest/internal/webhook"
 )
 
 // preparePayment re-fetches payment id and checks it against its order; its
@@ -38,12 +40,34 @@ func (w *Worker) preparePayment(ctx context.Context, adapter PSP, r store.Receip
 		}
 		return nil, rej
 	}
-	return func(tx *store.Tx, r *records) error {
+	return func(tx *store.Tx, rec *records) error {
 		if err := checkFirstPaid(ctx, tx, p, o); err != nil {
 			return err
 		}
-		return recordPayment(ctx, r, p, o, c)
+		if err := recordListedRefunds(ctx, tx, r, p); err != nil {
+			return err
+		}
+		return recordPayment(ctx, rec, p, o, c)
 	}, nil
+}
+
+// recordListedRefunds records a receipt for each refund p lists, in its
+// status, under the key a refund webhook of that status would have: a PSP
+// that notifies a refund as a change of its payment (Mercado Pago) gets
+// each refund re-fetched and applied as its own, once per status.
+func recordListedRefunds(ctx context.Context, tx *store.Tx, from store.Receipt, p psp.Payment) error {
+	for _, ref := range p.Refunds {
+		body, err := json.Marshal(map[string]string{"listed_on_payment": p.ID, "status": ref.Status})
+		if err != nil {
+			return err
+		}
+		_, err = tx.InsertReceipt(ctx, store.NewReceipt{Source: from.Source, Scope: from.Scope, Kind: from.Kind,
+			DedupeKey: webhook.StatusKey("refund", ref.ID, ref.Status), EventID: ref.ID, EventType: "refund", Body: body})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // orderOf finds p's order by its order reference or, when p carries none

@@ -40,6 +40,10 @@ type Payment struct {
 	OrderID     string // the merchant's order id (our order reference)
 	StatusCode  string // the PSP's own code or status, for the log
 	Created     time.Time
+	// Refunds are the refunds the PSP lists on the payment, for a PSP that
+	// notifies a refund as a change of its payment (Mercado Pago); the
+	// apply worker records each as a refund receipt.
+	Refunds []Refund
 }
 
 // Refund is the authoritative state of a refund at the PSP.

@@ -47,7 +47,8 @@ type Spec struct {
 	// becomes: case (the default: a chargeback case for a person) or
 	// credit_note (a credit note for what the payment's refunds left).
 	Chargeback string `yaml:"chargeback"`
-	// Scheme is dlocal, stripe, standard, timestamped or hmac_sha256.
+	// Scheme is dlocal, stripe, mercadopago, standard, timestamped or
+	// hmac_sha256.
 	Scheme string `yaml:"scheme"`
 	// Header carries the signature for timestamped and hmac_sha256.
 	Header string `yaml:"header"`
@@ -166,8 +167,9 @@ func (s Spec) build(getenv func(string) string) (webhook.Source, error) {
 // pspWebhooks is the signature scheme and dedupe rule of each PSP's
 // webhooks: a psp source takes its PSP's.
 var pspWebhooks = map[string]struct{ scheme, dedupe string }{
-	"dlocal": {scheme: "dlocal", dedupe: "dlocal"},
-	"stripe": {scheme: "stripe", dedupe: "stripe"},
+	"dlocal":      {scheme: "dlocal", dedupe: "dlocal"},
+	"stripe":      {scheme: "stripe", dedupe: "stripe"},
+	"mercadopago": {scheme: "mercadopago", dedupe: "mercadopago"},
 }
 
 // withPSP checks the psp field against the kind and fills in the PSP's
@@ -187,7 +189,7 @@ func (s Spec) withPSP(kind webhook.Kind) (Spec, error) {
 	}
 	w, ok := pspWebhooks[s.PSP]
 	if !ok {
-		return s, errors.New("psp: want dlocal or stripe")
+		return s, errors.New("psp: want dlocal, stripe or mercadopago")
 	}
 	if s.Scheme == "" {
 		s.Scheme = w.scheme
@@ -234,7 +236,7 @@ func resolveSecrets(specs []string, getenv func(string) string) ([]string, error
 
 func (s Spec) tolerance() (time.Duration, error) {
 	if s.Tolerance == "" {
-		if s.Scheme == "dlocal" || s.Scheme == "hmac_sha256" {
+		if s.Scheme == "dlocal" || s.Scheme == "hmac_sha256" || s.Scheme == "mercadopago" {
 			return 0, nil
 		}
 		return DefaultTolerance, nil
@@ -288,6 +290,8 @@ func (s Spec) verifier(secrets []string, tolerance time.Duration, getenv func(st
 		return webhooksig.DLocal{Login: login, Secrets: secrets, Tolerance: tolerance}, nil
 	case "stripe":
 		return webhooksig.Timestamped{Header: webhooksig.StripeHeader, Secrets: secrets, Tolerance: tolerance}, nil
+	case "mercadopago":
+		return webhook.MercadoPago{Secrets: secrets, Tolerance: tolerance}, nil
 	case "timestamped", "hmac_sha256":
 		if s.Header == "" {
 			return nil, fmt.Errorf("header: want the header carrying the %s signature", s.Scheme)
@@ -303,7 +307,7 @@ func (s Spec) verifier(secrets []string, tolerance time.Duration, getenv func(st
 		}
 		return v, nil
 	}
-	return nil, errors.New("scheme: want dlocal, stripe, standard, timestamped or hmac_sha256")
+	return nil, errors.New("scheme: want dlocal, stripe, mercadopago, standard, timestamped or hmac_sha256")
 }
 
 // identify picks the dedupe rule; each scheme has a sensible default.
@@ -315,7 +319,7 @@ func (s Spec) identify(kind webhook.Kind) (webhook.Identifier, error) {
 			rule = "body:id"
 		}
 	}
-	if (rule == "dlocal" || rule == "stripe") && kind != webhook.KindPSP {
+	if (rule == "dlocal" || rule == "stripe" || rule == "mercadopago") && kind != webhook.KindPSP {
 		return nil, fmt.Errorf("dedupe: the %s rule goes with kind psp", rule)
 	}
 	switch rule {
@@ -323,10 +327,12 @@ func (s Spec) identify(kind webhook.Kind) (webhook.Identifier, error) {
 		return webhook.DLocalIdentifier, nil
 	case "stripe":
 		return webhook.StripeIdentifier, nil
+	case "mercadopago":
+		return webhook.MercadoPagoIdentifier, nil
 	}
 	from, name, _ := strings.Cut(rule, ":")
 	if name == "" || (from != "body" && from != "header") {
-		return nil, errors.New("dedupe: want dlocal, stripe, body:<field> or header:<name>")
+		return nil, errors.New("dedupe: want dlocal, stripe, mercadopago, body:<field> or header:<name>")
 	}
 	if from == "header" {
 		if err := checkSignedHeader(s.Scheme, name); err != nil {

@@ -3,6 +3,7 @@ package sources
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/onceflow/onceflow/pkg/webhooksig"
 	"github.com/onceflow/onceflow/services/ingest/internal/webhook"
@@ -176,5 +177,28 @@ sources:
 	srcs[1].ChargebackCreditNote = false
 	if _, err := ChargebackCreditNote(srcs); err == nil || !strings.Contains(err.Error(), `source "b"`) {
 		t.Fatalf("ChargebackCreditNote of disagreeing sources = %v, want an error naming source b", err)
+	}
+}
+
+// A Mercado Pago PSP source takes the x-signature scheme (no timestamp
+// check unless told: Mercado Pago documents none) and its notification-id
+// rule.
+func TestMercadoPagoPSPSource(t *testing.T) {
+	srcs, err := Parse([]byte(`
+sources:
+  - {name: mp, kind: psp, psp: mercadopago, secrets: [mp_secret_0123456789]}
+  - {name: mp-checked, kind: psp, psp: mercadopago, secrets: [mp_secret_0123456789], tolerance: 10m, dedupe_scope: mp}
+`), env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, ok := srcs[0].Verifier.(webhook.MercadoPago); !ok || v.Tolerance != 0 || srcs[0].PSP != "mercadopago" {
+		t.Fatalf("mercadopago source: PSP %q, verifier %#v", srcs[0].PSP, srcs[0].Verifier)
+	}
+	if v := srcs[1].Verifier.(webhook.MercadoPago); v.Tolerance != 10*time.Minute {
+		t.Fatalf("tolerance %v, want 10m", v.Tolerance)
+	}
+	if _, err := Parse([]byte(`sources: [{name: mp, kind: psp, psp: mercadopago, secrets: [short]}]`), env(nil)); err == nil {
+		t.Fatal("a short Mercado Pago secret was accepted")
 	}
 }
