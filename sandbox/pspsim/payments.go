@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"regexp"
+	"time"
 
 	"github.com/google/uuid"
 	"go.uber.org/zap"
@@ -56,6 +57,8 @@ type payment struct {
 	CreatedDate       string `json:"created_date"`
 
 	refunded int64
+	created  time.Time // CreatedDate, for listing by period
+	seq      int       // creation order, for a stable listing
 }
 
 type paymentRequest struct {
@@ -99,6 +102,7 @@ func (s *Server) createPayment(w http.ResponseWriter, _ *http.Request, body []by
 	}
 	status, code := outcome(req.Description)
 	_, detail := knownStatus(status)
+	now := s.cfg.Now().UTC()
 	p := payment{
 		ID:                "D-4-" + uuid.NewString(),
 		Amount:            amount(minor),
@@ -114,7 +118,8 @@ func (s *Server) createPayment(w http.ResponseWriter, _ *http.Request, body []by
 		Status:            status,
 		StatusCode:        code,
 		StatusDetail:      detail,
-		CreatedDate:       s.cfg.Now().UTC().Format(dateLayout),
+		CreatedDate:       now.Format(dateLayout),
+		created:           now,
 	}
 	pendingFirst := p.Status == "PAID" && s.dice.chance(s.cfg.Faults.PendingFirstRate)
 	if pendingFirst {
@@ -122,6 +127,7 @@ func (s *Server) createPayment(w http.ResponseWriter, _ *http.Request, body []by
 		p.StatusCode, p.StatusDetail = knownStatus("PENDING")
 	}
 	s.mu.Lock()
+	p.seq = len(s.payments)
 	stored := p
 	s.payments[p.ID] = &stored
 	s.mu.Unlock()
@@ -227,6 +233,8 @@ func knownStatus(status string) (code, detail string) {
 		return "600", "The payment was authorized."
 	case "VERIFIED":
 		return "700", "The payment was verified."
+	case "CHARGEBACK":
+		return "", "The payment was charged back."
 	}
 	return "", "The payment status is " + status + "."
 }

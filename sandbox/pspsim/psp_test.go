@@ -242,6 +242,30 @@ func TestForceStatusPendingToPaid(t *testing.T) {
 	}
 }
 
+// A chargeback turns a PAID payment CHARGEBACK and notifies it; a payment
+// that is not PAID cannot be charged back.
+func TestChargebackOfAPaidPayment(t *testing.T) {
+	t.Parallel()
+	rc := newReceiver(t)
+	e := start(t, pspsim.Config{})
+	pending := createPayment(t, e, "100", rc.url)
+	rc.next(t)
+	if status, got := post(t, e.url+"/sandbox/payments/"+pending+"/chargeback", ""); status != http.StatusBadRequest || got["code"] != json.Number("5002") {
+		t.Fatalf("chargeback of a PENDING payment: %d %v, want 400 code 5002", status, got)
+	}
+	paid := createPayment(t, e, "", rc.url)
+	rc.next(t)
+	if status, got := post(t, e.url+"/sandbox/payments/"+paid+"/chargeback", ""); status != http.StatusOK || got["status"] != "CHARGEBACK" {
+		t.Fatalf("chargeback: %d %v", status, got)
+	}
+	if got := decode(t, rc.next(t).body); got["status"] != "CHARGEBACK" || got["id"] != paid {
+		t.Fatalf("chargeback notification = %v", got)
+	}
+	if _, got := call(t, http.MethodGet, e.url+"/payments/"+paid, ""); got["status"] != "CHARGEBACK" {
+		t.Errorf("get after chargeback: %v", got)
+	}
+}
+
 func TestStatsAndHealth(t *testing.T) {
 	t.Parallel()
 	e := start(t, pspsim.Config{})

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -26,6 +27,9 @@ type refund struct {
 	NotificationURL string `json:"notification_url"`
 	Description     string `json:"description"`
 	OrderID         string `json:"order_id"`
+
+	created time.Time // CreatedDate, for listing by period
+	seq     int       // creation order, for a stable listing
 }
 
 type refundRequest struct {
@@ -100,6 +104,7 @@ func (s *Server) addRefund(req refundRequest, want int64) (refund, *apiError) {
 		return refund{}, ptr(errAmountExceeded)
 	}
 	p.refunded += want
+	now := s.cfg.Now().UTC()
 	r := refund{
 		ID:              s.newRefundID(),
 		PaymentID:       p.ID,
@@ -108,10 +113,12 @@ func (s *Server) addRefund(req refundRequest, want int64) (refund, *apiError) {
 		Status:          "SUCCESS",
 		StatusCode:      200,
 		StatusDetail:    "The refund was paid.",
-		CreatedDate:     s.cfg.Now().UTC().Format(dateLayout),
+		CreatedDate:     now.Format(dateLayout),
 		NotificationURL: req.NotificationURL,
 		Description:     req.Description,
 		OrderID:         p.OrderID,
+		created:         now,
+		seq:             len(s.refunds),
 	}
 	stored := r
 	s.refunds[r.ID] = &stored

@@ -105,6 +105,38 @@ func (s *Server) forceStatus(w http.ResponseWriter, r *http.Request) {
 	s.notifyPayment(p)
 }
 
+// chargeback turns a PAID payment into CHARGEBACK, as a card holder's
+// dispute the merchant lost would, answers the payment and notifies it.
+// dLocal's chargeback status and notification are assumed
+// (docs/wire-dlocal.md): a payment status change like any other.
+func (s *Server) chargeback(w http.ResponseWriter, r *http.Request) {
+	p, apiErr := s.chargeBack(r.PathValue("id"))
+	if apiErr != nil {
+		writeError(w, *apiErr)
+		return
+	}
+	s.log.Info("payment charged back", zap.String("payment_id", p.ID))
+	server.WriteJSON(w, http.StatusOK, p)
+	s.notifyPayment(p)
+}
+
+// chargeBack moves payment id from PAID to CHARGEBACK and returns a
+// snapshot.
+func (s *Server) chargeBack(id string) (payment, *apiError) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p, ok := s.payments[id]
+	switch {
+	case !ok:
+		return payment{}, ptr(errPaymentNotFound)
+	case p.Status != "PAID":
+		return payment{}, ptr(errInvalidStatus)
+	}
+	p.Status = "CHARGEBACK"
+	p.StatusCode, p.StatusDetail = knownStatus(p.Status)
+	return *p, nil
+}
+
 // setStatus changes the status of the payment with id and returns a snapshot.
 func (s *Server) setStatus(id string, req statusRequest) (payment, bool) {
 	s.mu.Lock()

@@ -102,12 +102,15 @@ func New(cfg Config) *Server {
 
 func (s *Server) routes() {
 	s.mux.Handle("POST /payments", s.auth(s.createPayment))
+	s.mux.Handle("GET /payments", s.auth(s.listPayments))
 	s.mux.Handle("GET /payments/{id}", s.auth(s.getPayment))
 	s.mux.Handle("POST /refunds", s.auth(s.createRefund))
+	s.mux.Handle("GET /refunds", s.auth(s.listRefunds))
 	s.mux.Handle("GET /refunds/{id}", s.auth(s.getRefund))
 	s.mux.HandleFunc("POST /sandbox/payments/{id}/notify", s.resendPayment)
 	s.mux.HandleFunc("POST /sandbox/refunds/{id}/notify", s.resendRefund)
 	s.mux.HandleFunc("POST /sandbox/payments/{id}/status", s.forceStatus)
+	s.mux.HandleFunc("POST /sandbox/payments/{id}/chargeback", s.chargeback)
 	s.mux.HandleFunc("GET /sandbox/stats", s.stats)
 	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		server.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})

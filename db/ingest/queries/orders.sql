@@ -1,6 +1,6 @@
 -- name: OrderInsert :one
-INSERT INTO ingest.orders (merchant_order_id, customer_id, amount_minor, currency, lines, psp_payment_id)
-VALUES (@merchant_order_id, @customer_id, @amount_minor, @currency, @lines, @psp_payment_id)
+INSERT INTO ingest.orders (merchant_order_id, customer_id, amount_minor, currency, lines, psp_payment_id, recurring)
+VALUES (@merchant_order_id, @customer_id, @amount_minor, @currency, @lines, @psp_payment_id, @recurring)
 RETURNING *;
 
 -- name: OrderGet :one
@@ -12,6 +12,13 @@ SELECT * FROM ingest.orders WHERE id = @id;
 SELECT sqlc.embed(o), sqlc.embed(c) FROM ingest.orders o JOIN ingest.customers c ON c.id = o.customer_id
 WHERE o.merchant_order_id = @merchant_order_id;
 
+-- name: OrderWithCustomerByPSPPaymentID :one
+-- The order linked to a PSP payment, with its buyer: how a payment that
+-- carries no order reference (a Stripe PaymentIntent without our metadata)
+-- finds its order.
+SELECT sqlc.embed(o), sqlc.embed(c) FROM ingest.orders o JOIN ingest.customers c ON c.id = o.customer_id
+WHERE o.psp_payment_id = @psp_payment_id;
+
 -- name: OrderWithCustomer :one
 SELECT sqlc.embed(o), sqlc.embed(c) FROM ingest.orders o JOIN ingest.customers c ON c.id = o.customer_id
 WHERE o.id = @id;
@@ -22,23 +29,31 @@ WHERE o.id = @id;
 UPDATE ingest.orders SET psp_payment_id = @psp_payment_id
 WHERE id = @id AND psp_payment_id IS NULL;
 
--- name: OrderClaimUnsettled :many
--- Orders with a PSP payment id whose payment is not in a final state,
--- older than settle_after and not polled within poll_every, created after
--- give_up_before; each claimed order is stamped so another poller skips it.
+-- name: OrderClaimDue :many
+-- Orders due for a status poll: older than settle_before, not polled since
+-- polled_before, and created after give_up_before, or after
+-- paid_give_up_before once one of their payments is PAID (or charged
+-- back) and they are not recurring (a subscription's next payment is
+-- searched for until give_up_before). Each claimed order is stamped so another poller skips it; with it
+-- come the ids of its known payments that have no final state (its linked
+-- PSP payment included while it is not recorded).
 UPDATE ingest.orders o
 SET polled_at = now(), polls = polls + 1
 WHERE o.id IN (
     SELECT ord.id FROM ingest.orders ord
-    LEFT JOIN ingest.payments p ON p.id = ord.psp_payment_id
-    WHERE ord.psp_payment_id IS NOT NULL
-      AND (p.id IS NULL OR p.status_rank < 30)
-      AND ord.created_at < @settle_before AND ord.created_at > @give_up_before
-      AND (ord.polled_at IS NULL OR ord.polled_at < @polled_before)
+    WHERE ord.created_at < @settle_before
+      AND (ord.polled_at IS NULL OR ord.polled_at < @polled_before::timestamptz)
+      AND ord.created_at > CASE
+          WHEN NOT ord.recurring AND EXISTS (SELECT 1 FROM ingest.payments p WHERE p.order_id = ord.id AND p.status_rank >= 40)
+          THEN @paid_give_up_before::timestamptz ELSE @give_up_before::timestamptz END
     ORDER BY ord.polled_at NULLS FIRST, ord.created_at
     LIMIT @max_rows
     FOR UPDATE OF ord SKIP LOCKED)
-RETURNING o.id, o.merchant_order_id, o.psp_payment_id;
+RETURNING o.id, o.merchant_order_id,
+    (ARRAY(SELECT p.id FROM ingest.payments p WHERE p.order_id = o.id AND p.status_rank < 30 ORDER BY p.id)
+     || CASE WHEN o.psp_payment_id IS NOT NULL
+                  AND NOT EXISTS (SELECT 1 FROM ingest.payments p WHERE p.id = o.psp_payment_id)
+             THEN ARRAY[o.psp_payment_id] ELSE ARRAY[]::text[] END)::text[] AS unsettled;
 
 -- name: OrderList :many
 SELECT * FROM ingest.orders

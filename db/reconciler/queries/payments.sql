@@ -18,3 +18,17 @@ LIMIT @page_size;
 SELECT p.id, p.amount_minor, p.currency, coalesce(o.merchant_order_id, '')::text AS order_id
 FROM ingest.payments p LEFT JOIN ingest.orders o ON o.id = p.order_id
 WHERE p.id = @id;
+
+-- name: PaymentsByID :many
+-- PaymentsByID returns the recorded state of the payments among @ids, for
+-- the PSP audit. Read through the read-only ingest connection.
+SELECT id, status, amount_minor, currency
+FROM ingest.payments
+WHERE id = ANY(@ids::text[]);
+
+-- name: KnownOrders :many
+-- KnownOrders returns which of the merchant order ids @ids ingest holds,
+-- for the PSP audit.
+SELECT merchant_order_id
+FROM ingest.orders
+WHERE merchant_order_id = ANY(@ids::text[]);

@@ -19,3 +19,10 @@ FROM ingest.refunds r
 JOIN ingest.payments p ON p.id = r.payment_id
 LEFT JOIN ingest.orders o ON o.id = p.order_id
 WHERE r.id = @id;
+
+-- name: RefundsByID :many
+-- RefundsByID returns the recorded state of the refunds among @ids, for
+-- the PSP audit. Read through the read-only ingest connection.
+SELECT id, status, amount_minor, currency
+FROM ingest.refunds
+WHERE id = ANY(@ids::text[]);

@@ -77,6 +77,9 @@ type Options struct {
 	Console bool
 	// Env adds or overrides variables of every process.
 	Env []string
+	// PSPAudit turns the reconciler's PSP audit on, through the first
+	// ingest instance's admin API.
+	PSPAudit bool
 }
 
 // Build compiles every binary into dir from the repository root.
@@ -211,6 +214,9 @@ func (s *Stack) launch(ctx context.Context, o Options) error {
 		s.env = append(s.env, "CONSOLE_INGEST_ADMIN_URL="+s.AdminURL("ingest-1"), "CONSOLE_RELAY_ADMIN_URL="+s.AdminURL("relay-1"),
 			"CONSOLE_INVOICER_ADMIN_URL="+s.AdminURL("invoicer-1"), "CONSOLE_RECONCILER_ADMIN_URL="+s.AdminURL("reconciler-1"),
 			"CONSOLE_QUEUES="+s.Queues["BILLING"]+","+s.Queues["PROVIDER"]+","+s.Queues["NOTIFY"])
+	}
+	if o.PSPAudit {
+		s.env = append(s.env, "RECONCILER_INGEST_ADMIN_URL="+s.AdminURL("ingest-1"), "RECONCILER_INGEST_ADMIN_TOKEN="+AdminToken)
 	}
 	if err := s.Migrate(ctx); err != nil {
 		return err

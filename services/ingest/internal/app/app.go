@@ -5,10 +5,14 @@ package app
 
 import (
 	"context"
-	"github.com/labstack/echo/v4"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
@@ -29,6 +33,10 @@ import (
 	"github.com/onceflow/onceflow/services/ingest/internal/notices"
 	"github.com/onceflow/onceflow/services/ingest/internal/poller"
 	"github.com/onceflow/onceflow/services/ingest/internal/psp"
+	"github.com/onceflow/onceflow/services/ingest/internal/psp/dlocal"
+	"github.com/onceflow/onceflow/services/ingest/internal/psp/mercadopago"
+	"github.com/onceflow/onceflow/services/ingest/internal/psp/stripe"
+	"github.com/onceflow/onceflow/services/ingest/internal/pspadmin"
 	"github.com/onceflow/onceflow/services/ingest/internal/sources"
 	"github.com/onceflow/onceflow/services/ingest/internal/store"
 	"github.com/onceflow/onceflow/services/ingest/internal/webhook"
@@ -53,7 +61,21 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
-	scope, err := sources.PSPScope(srcs)
+	scopes, err := sources.PSPScopes(srcs)
+	if err != nil {
+		return nil, err
+	}
+	creditNote, err := sources.ChargebackCreditNote(srcs)
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := scopes[stripe.Name]; ok && cfg.StripeAPIKey == "" {
+		return nil, errors.New("STRIPE_API_KEY: want the Stripe secret key (a webhook source names psp: stripe)")
+	}
+	if _, ok := scopes[mercadopago.Name]; ok && cfg.MercadoPagoAccessToken == "" {
+		return nil, errors.New("MERCADOPAGO_ACCESS_TOKEN: want the Mercado Pago access token (a webhook source names psp: mercadopago)")
+	}
+	byScope, err := pspsByScope(cfg, scopes)
 	if err != nil {
 		return nil, err
 	}
@@ -62,7 +84,7 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 		return nil, err
 	}
 	a := &App{pool: pool}
-	if err := a.build(ctx, cfg, srcs, scope, log); err != nil {
+	if err := a.build(ctx, cfg, srcs, psps{byScope: byScope, creditNote: creditNote}, log); err != nil {
 		pool.Close()
 		return nil, err
 	}
@@ -70,7 +92,7 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 }
 
 // build makes the server and the loops and binds the listener.
-func (a *App) build(ctx context.Context, cfg Config, srcs []webhook.Source, scope string, log *zap.Logger) error {
+func (a *App) build(ctx context.Context, cfg Config, srcs []webhook.Source, p psps, log *zap.Logger) error {
 	reg := httpserver.NewRegistry()
 	st := store.New(a.pool)
 	reg.MustRegister(housekeeping.NewBacklog(st), housekeeping.NewCases(st))
@@ -90,8 +112,9 @@ func (a *App) build(ctx context.Context, cfg Config, srcs []webhook.Source, scop
 	}
 	g := a.srv.Admin(cfg.AdminToken)
 	admin.New(st, log.Named("admin"), wake).Register(g)
+	pspadmin.New(st, p.byScope, log.Named("pspadmin"), wake).Register(g)
 	openapi.Serve(g, "ingest")
-	a.group.Add(loops(cfg, a.pool, st, scope, log, reg, wake)...)
+	a.group.Add(loops(cfg, a.pool, st, p, log, reg, wake)...)
 	deliveries := make(chan struct{}, 1)
 	admin.NewDeliveries(st, log.Named("admin"), deliveries).Register(g)
 	notifying, err := notifications(ctx, cfg, st, log, reg, deliveries)
@@ -160,13 +183,13 @@ func (a *App) Run(ctx context.Context) error {
 
 // loops are the apply workers, the outbox waker, the status poller (when a
 // source is a PSP) and the pruner.
-func loops(cfg Config, pool *pgxpool.Pool, st *store.Store, scope string, log *zap.Logger, reg prometheus.Registerer, wake chan struct{}) []worker.Loop {
+func loops(cfg Config, pool *pgxpool.Pool, st *store.Store, p psps, log *zap.Logger, reg prometheus.Registerer, wake chan struct{}) []worker.Loop {
 	waker := outbox.NewWaker(pool, store.Outbox, outbox.WakeEvery)
-	all := append(workers(cfg, st, log, reg, wake, waker.Wake), waker.Run)
-	if scope != "" {
-		all = append(all, poller.New(st, pspClient(cfg), log.Named("poller"), reg, poller.Config{
-			After: cfg.PollAfter, Every: cfg.PollEvery, GiveUp: cfg.PollGiveUp, Interval: cfg.PollInterval,
-			Batch: cfg.PollBatch, Scope: scope, RoundTimeout: cfg.PollRoundTimeout,
+	all := append(workers(cfg, st, p, log, reg, wake, waker.Wake), waker.Run)
+	if len(p.byScope) > 0 {
+		all = append(all, poller.New(st, pollTargets(p.byScope), log.Named("poller"), reg, poller.Config{
+			After: cfg.PollAfter, Every: cfg.PollEvery, GiveUp: cfg.PollGiveUp, PaidGiveUp: cfg.PollPaidGiveUp,
+			Interval: cfg.PollInterval, Batch: cfg.PollBatch, RoundTimeout: cfg.PollRoundTimeout,
 		}, wake).Run)
 	}
 	return append(all, housekeeping.NewPruner(st, log.Named("prune"), reg, housekeeping.Config{
@@ -175,16 +198,55 @@ func loops(cfg Config, pool *pgxpool.Pool, st *store.Store, scope string, log *z
 	}).Run)
 }
 
-func pspClient(cfg Config) *psp.Client {
-	return psp.New(psp.Config{BaseURL: cfg.DLocalBaseURL, Login: cfg.DLocalLogin, TransKey: cfg.DLocalTransKey, SecretKey: cfg.DLocalSecretKey},
-		httpclient.New(cfg.PSPTimeout))
+// psps are the PSP adapters by dedupe scope, and the scopes whose
+// chargebacks are credited automatically.
+type psps struct {
+	byScope    map[string]psp.Adapter
+	creditNote map[string]bool
+}
+
+// pspsByScope builds the adapter of each PSP the sources name, keyed by the
+// dedupe scope of its sources.
+func pspsByScope(cfg Config, scopes map[string]string) (map[string]psp.Adapter, error) {
+	hc := httpclient.New(cfg.PSPTimeout)
+	out := map[string]psp.Adapter{}
+	for name, scope := range scopes {
+		switch name {
+		case dlocal.Name:
+			out[scope] = dlocal.New(dlocal.Config{BaseURL: cfg.DLocalBaseURL, Login: cfg.DLocalLogin,
+				TransKey: cfg.DLocalTransKey, SecretKey: cfg.DLocalSecretKey}, hc)
+		case stripe.Name:
+			out[scope] = stripe.New(stripe.Config{APIKey: cfg.StripeAPIKey, BaseURL: cfg.StripeBaseURL}, hc)
+		case mercadopago.Name:
+			mp, err := mercadopago.New(mercadopago.Config{AccessToken: cfg.MercadoPagoAccessToken, BaseURL: cfg.MercadoPagoBaseURL}, hc)
+			if err != nil {
+				return nil, fmt.Errorf("MERCADOPAGO_BASE_URL: %w", err)
+			}
+			out[scope] = mp
+		}
+	}
+	return out, nil
+}
+
+// pollTargets lists the adapters with their scopes, in scope order.
+func pollTargets(psps map[string]psp.Adapter) []poller.Target {
+	var out []poller.Target
+	for _, scope := range slices.Sorted(maps.Keys(psps)) {
+		out = append(out, poller.Target{Scope: scope, PSP: psps[scope]})
+	}
+	return out
 }
 
 // workers returns cfg.Workers apply loops sharing one worker.
-func workers(cfg Config, st *store.Store, log *zap.Logger, reg prometheus.Registerer, wake chan struct{}, wakeRelay func()) []worker.Loop {
-	applier := apply.NewWorker(st, pspClient(cfg), log.Named("apply"), reg, apply.Config{
+func workers(cfg Config, st *store.Store, p psps, log *zap.Logger, reg prometheus.Registerer, wake chan struct{}, wakeRelay func()) []worker.Loop {
+	byScope := apply.PSPs{}
+	for scope, a := range p.byScope {
+		byScope[scope] = a
+	}
+	applier := apply.NewWorker(st, byScope, log.Named("apply"), reg, apply.Config{
 		Batch: cfg.ApplyBatch, Lease: cfg.ApplyLease, Poll: cfg.ApplyPoll, MaxAttempts: cfg.ApplyMaxAttempts,
 		Backoff: backoff.Policy{Base: cfg.ApplyBackoffBase, Cap: cfg.ApplyBackoffCap}, WakeRelay: wakeRelay,
+		ChargebackCreditNote: p.creditNote,
 	}, wake)
 	loops := make([]worker.Loop, cfg.Workers)
 	for i := range loops {

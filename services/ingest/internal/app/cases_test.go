@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -299,5 +301,76 @@ func TestParkedRefundReplayed(t *testing.T) {
 	e.waitCount(1, "SELECT count(*) FROM ingest.outbox WHERE event_key = $1", "refund:"+refund.ID+":succeeded")
 	if n := e.count("SELECT count(*) FROM ingest.cases WHERE closed_at IS NULL"); n != 0 {
 		t.Fatalf("open cases after the replay = %d, want 0", n)
+	}
+}
+
+// Issue 17: a chargeback at the PSP is never ignored. Notified after the
+// payment was invoiced, it moves the payment to CHARGEBACK, opens a
+// chargeback case saying an invoice exists, and emits nothing more; the
+// case closes only by acknowledge.
+func TestChargebackOpensCase(t *testing.T) {
+	t.Parallel()
+	e := start(t)
+	e.order("o-cb", 2500)
+	pay := e.pay("o-cb", "25.00")
+	e.waitCount(1, "SELECT count(*) FROM ingest.payments WHERE id = $1 AND status = 'PAID'", pay)
+	code, body := e.post(e.psp+"/sandbox/payments/"+pay+"/chargeback", nil, nil)
+	if code != http.StatusOK {
+		t.Fatalf("chargeback at the sandbox: %d %s", code, body)
+	}
+	c := e.openCase("payment:" + pay)
+	if c.Kind != "chargeback" || c.Evidence["invoiced"] != true || c.Evidence["recorded_status"] != "PAID" ||
+		c.AmountMinor != 2500 || strings.Join(c.Actions, ",") != "acknowledge" {
+		t.Fatalf("case %+v, want a chargeback case of 2500 on an invoiced payment", c)
+	}
+	e.waitCount(1, "SELECT count(*) FROM ingest.payments WHERE id = $1 AND status = 'CHARGEBACK'", pay)
+	if n := e.count("SELECT count(*) FROM ingest.outbox"); n != 1 {
+		t.Fatalf("outbox rows = %d, want 1 (the invoice only)", n)
+	}
+	if code, body := e.resolve(c.ID, op("reapply", "x")); code != http.StatusUnprocessableEntity {
+		t.Fatalf("reapply on a chargeback: %d %s, want 422", code, body)
+	}
+	if code, body := e.resolve(c.ID, op("acknowledge", "dispute lost, credit note issued by hand")); code != http.StatusOK {
+		t.Fatalf("acknowledge: %d %s", code, body)
+	}
+}
+
+// A source configured with chargeback: credit_note credits an invoiced
+// payment's chargeback automatically: one credit-note event for what the
+// payment's refunds left, recorded as the refund chargeback-<id> (so the
+// reconciler's sweep watches its document), and no case.
+func TestChargebackCreditedAutomatically(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "sources.yaml")
+	file := "sources:\n  - {name: dlocal, kind: psp, psp: dlocal, login: env:DLOCAL_LOGIN, secrets: [env:DLOCAL_SECRET_KEY], chargeback: credit_note}\n"
+	if err := os.WriteFile(path, []byte(file), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e := start(t, "INGEST_WEBHOOK_SOURCES_FILE", path)
+	e.order("o-cb-cn", 2500)
+	pay := e.pay("o-cb-cn", "25.00")
+	e.waitCount(1, "SELECT count(*) FROM ingest.payments WHERE id = $1 AND status = 'PAID'", pay)
+	code, body := e.post(e.psp+"/refunds", map[string]any{"payment_id": pay, "amount": 10, "currency": "UYU",
+		"notification_url": e.ingest + "/webhooks/dlocal"}, http.Header{dlocal.HeaderLogin: {login}, dlocal.HeaderTransKey: {transKey}})
+	if code != http.StatusOK {
+		t.Fatalf("refund: %d %s", code, body)
+	}
+	e.waitCount(1, "SELECT count(*) FROM ingest.refunds WHERE payment_id = $1 AND status = 'SUCCESS'", pay)
+	if code, body := e.post(e.psp+"/sandbox/payments/"+pay+"/chargeback", nil, nil); code != http.StatusOK {
+		t.Fatalf("chargeback at the sandbox: %d %s", code, body)
+	}
+	key := "refund:chargeback-" + pay + ":succeeded"
+	e.waitCount(1, "SELECT count(*) FROM ingest.outbox WHERE event_key = $1", key)
+	if n := e.count("SELECT count(*) FROM ingest.refunds WHERE id = $1 AND amount_minor = 1500 AND status = 'SUCCESS'", "chargeback-"+pay); n != 1 {
+		t.Fatal("no chargeback refund of the 1500 the refund left")
+	}
+	if n := e.count("SELECT count(*) FROM ingest.payments WHERE id = $1 AND status = 'CHARGEBACK'", pay); n != 1 {
+		t.Fatal("the payment did not move to CHARGEBACK")
+	}
+	if n := e.count("SELECT count(*) FROM ingest.cases"); n != 0 {
+		t.Fatalf("cases = %d, want none: the chargeback was credited", n)
+	}
+	if n := e.count("SELECT count(*) FROM ingest.outbox"); n != 3 {
+		t.Fatalf("outbox rows = %d, want 3 (invoice, refund's credit note, chargeback's credit note)", n)
 	}
 }

@@ -15,12 +15,22 @@ import (
 // one release (with a warning naming the new one).
 type Config struct {
 	config.Common
-	DLocalBaseURL   string        `env:"DLOCAL_BASE_URL" envDefault:"http://127.0.0.1:8091"`
-	DLocalLogin     string        `env:"DLOCAL_LOGIN"`
-	DLocalTransKey  string        `env:"DLOCAL_TRANS_KEY"`
-	DLocalSecretKey string        `env:"DLOCAL_SECRET_KEY"`
-	PSPTimeout      time.Duration `env:"INGEST_PSP_TIMEOUT" renamed:"PSP_TIMEOUT" envDefault:"10s"`
-	APIToken        string        `env:"INGEST_API_TOKEN" renamed:"API_TOKEN"`
+	DLocalBaseURL   string `env:"DLOCAL_BASE_URL" envDefault:"http://127.0.0.1:8091"`
+	DLocalLogin     string `env:"DLOCAL_LOGIN"`
+	DLocalTransKey  string `env:"DLOCAL_TRANS_KEY"`
+	DLocalSecretKey string `env:"DLOCAL_SECRET_KEY"`
+	// StripeAPIKey is the Stripe secret key, needed when a source names
+	// psp: stripe; StripeBaseURL points the adapter at a sandbox (empty:
+	// Stripe's API).
+	StripeAPIKey  string `env:"STRIPE_API_KEY"`
+	StripeBaseURL string `env:"STRIPE_BASE_URL"`
+	// MercadoPagoAccessToken is the Mercado Pago access token, needed when
+	// a source names psp: mercadopago; MercadoPagoBaseURL points the
+	// adapter at a sandbox (empty: api.mercadopago.com).
+	MercadoPagoAccessToken string        `env:"MERCADOPAGO_ACCESS_TOKEN"`
+	MercadoPagoBaseURL     string        `env:"MERCADOPAGO_BASE_URL"`
+	PSPTimeout             time.Duration `env:"INGEST_PSP_TIMEOUT" renamed:"PSP_TIMEOUT" envDefault:"10s"`
+	APIToken               string        `env:"INGEST_API_TOKEN" renamed:"API_TOKEN"`
 	// SourcesFile is the YAML file of webhook sources; unset, ingest serves
 	// dLocal alone at /webhooks/dlocal.
 	SourcesFile string `env:"INGEST_WEBHOOK_SOURCES_FILE" renamed:"WEBHOOK_SOURCES_FILE"`
@@ -36,16 +46,20 @@ type Config struct {
 	ApplyMaxAttempts   int           `env:"INGEST_APPLY_MAX_ATTEMPTS" renamed:"APPLY_MAX_ATTEMPTS" envDefault:"20"`
 	ApplyBackoffBase   time.Duration `env:"INGEST_APPLY_BACKOFF_BASE" renamed:"APPLY_BACKOFF_BASE" envDefault:"1s"`
 	ApplyBackoffCap    time.Duration `env:"INGEST_APPLY_BACKOFF_CAP" renamed:"APPLY_BACKOFF_CAP" envDefault:"10m"`
-	// The status poller re-fetches payments (of orders with a PSP payment
-	// id) and registered refunds that have no final state
-	// INGEST_POLL_AFTER after they were registered, every INGEST_POLL_EVERY,
-	// until INGEST_POLL_GIVE_UP; it looks every INGEST_POLL_INTERVAL, at up
-	// to INGEST_POLL_BATCH payments and as many refunds.
-	PollAfter    time.Duration `env:"INGEST_POLL_AFTER" renamed:"POLL_AFTER" envDefault:"10m"`
-	PollEvery    time.Duration `env:"INGEST_POLL_EVERY" renamed:"POLL_EVERY" envDefault:"5m"`
-	PollGiveUp   time.Duration `env:"INGEST_POLL_GIVE_UP" renamed:"POLL_GIVE_UP" envDefault:"72h"`
-	PollInterval time.Duration `env:"INGEST_POLL_INTERVAL" renamed:"POLL_INTERVAL" envDefault:"30s"`
-	PollBatch    int           `env:"INGEST_POLL_BATCH" renamed:"POLL_BATCH" envDefault:"50"`
+	// The status poller searches the PSP for the payments of each order
+	// (and re-fetches its known payments and registered refunds that have
+	// no final state) INGEST_POLL_AFTER after they were registered, every
+	// INGEST_POLL_EVERY, until INGEST_POLL_GIVE_UP; it looks every
+	// INGEST_POLL_INTERVAL, at up to INGEST_POLL_BATCH orders and as many
+	// refunds.
+	PollAfter  time.Duration `env:"INGEST_POLL_AFTER" renamed:"POLL_AFTER" envDefault:"10m"`
+	PollEvery  time.Duration `env:"INGEST_POLL_EVERY" renamed:"POLL_EVERY" envDefault:"5m"`
+	PollGiveUp time.Duration `env:"INGEST_POLL_GIVE_UP" renamed:"POLL_GIVE_UP" envDefault:"72h"`
+	// PollPaidGiveUp is INGEST_POLL_GIVE_UP for an order that has a PAID
+	// payment: how long a second payment on it is searched for.
+	PollPaidGiveUp time.Duration `env:"INGEST_POLL_PAID_GIVE_UP" envDefault:"1h"`
+	PollInterval   time.Duration `env:"INGEST_POLL_INTERVAL" renamed:"POLL_INTERVAL" envDefault:"30s"`
+	PollBatch      int           `env:"INGEST_POLL_BATCH" renamed:"POLL_BATCH" envDefault:"50"`
 	// PollRoundTimeout bounds one poller round, PSP calls included.
 	PollRoundTimeout time.Duration `env:"INGEST_POLL_ROUND_TIMEOUT" envDefault:"1m"`
 	// Finished receipts are deleted INGEST_RECEIPT_RETENTION after they
@@ -112,6 +126,8 @@ func (c Config) Validate() error {
 		{c.PollAfter < 0 || c.PollEvery <= 0 || c.PollInterval <= 0,
 			"INGEST_POLL_AFTER/INGEST_POLL_EVERY/INGEST_POLL_INTERVAL: want INGEST_POLL_AFTER >= 0 and positive INGEST_POLL_EVERY and INGEST_POLL_INTERVAL"},
 		{c.PollGiveUp <= c.PollAfter, "INGEST_POLL_GIVE_UP: want a duration longer than INGEST_POLL_AFTER"},
+		{c.PollPaidGiveUp <= c.PollAfter || c.PollPaidGiveUp > c.PollGiveUp,
+			"INGEST_POLL_PAID_GIVE_UP: want a duration longer than INGEST_POLL_AFTER and at most INGEST_POLL_GIVE_UP"},
 		{c.PollBatch < 1, "INGEST_POLL_BATCH: want at least 1"},
 		{c.PollRoundTimeout <= 0 || c.PollRoundTimeout >= c.StallTimeout, "INGEST_POLL_ROUND_TIMEOUT: want a positive duration shorter than LOOP_STALL_TIMEOUT"},
 		{c.ReceiptRetention < 24*time.Hour, "INGEST_RECEIPT_RETENTION: want at least 24h (168h by default, 2160h with manual replays)"},

@@ -71,6 +71,42 @@ func TestLostWebhookThePollerInvoicesOnce(t *testing.T) {
 	}
 }
 
+// A payment whose webhook never comes, for an order recorded without a PSP
+// payment id, is found by searching the PSP by the order's reference: one
+// invoice event, and the order is linked to it.
+func TestLostWebhookUnlinkedOrderFoundByReference(t *testing.T) {
+	t.Parallel()
+	e := start(t, "INGEST_POLL_AFTER", "0s", "INGEST_POLL_EVERY", "200ms")
+	e.order("o-ref", 4200)
+	pay := e.pay("o-ref", "42.00", true)
+	e.waitCount(1, "SELECT count(*) FROM ingest.outbox WHERE event_key = $1", "payment:"+pay+":paid")
+	if n := e.count("SELECT count(*) FROM ingest.orders WHERE merchant_order_id = 'o-ref' AND psp_payment_id = $1", pay); n != 1 {
+		t.Fatalf("order o-ref is not linked to payment %s", pay)
+	}
+	if n := e.count("SELECT count(*) FROM ingest.outbox"); n != 1 {
+		t.Fatalf("outbox rows = %d, want 1", n)
+	}
+}
+
+// Issue 16's gap: a second payment on a paid order, whose notification the
+// PSP lost, is found by the poller's search and ends in a second_payment
+// case, not in silence (nor in a second invoice).
+func TestSecondPaymentWithLostNotificationOpensCase(t *testing.T) {
+	t.Parallel()
+	e := start(t, "INGEST_POLL_AFTER", "0s", "INGEST_POLL_EVERY", "200ms")
+	e.order("o-twice", 3000)
+	first := e.pay("o-twice", "30.00")
+	e.waitCount(1, "SELECT count(*) FROM ingest.payments WHERE id = $1 AND status = 'PAID'", first)
+	second := e.pay("o-twice", "30.00", true)
+	c := e.openCase("payment:" + second)
+	if c.Evidence["reason"] != "second_payment" || c.Evidence["first_payment_id"] != first {
+		t.Fatalf("case %+v, want a second_payment case naming %s", c, first)
+	}
+	if evs := e.invoices(second); len(evs) != 0 {
+		t.Fatalf("the second payment has invoice events %v", evs)
+	}
+}
+
 // A refund whose notification never comes is found by the poller once the
 // merchant registered it, and ends in one credit-note event.
 func TestLostRefundNotificationThePollerCreditsOnce(t *testing.T) {
@@ -235,5 +271,32 @@ func TestSlowPSPBatchFinishesWithinItsLease(t *testing.T) {
 	e.waitCount(10, "SELECT count(*) FROM ingest.webhook_receipts WHERE status = 'done'")
 	if n := e.count("SELECT count(*) FROM ingest.outbox"); n != 10 {
 		t.Fatalf("outbox rows = %d, want one invoice event per payment", n)
+	}
+}
+
+// A recurring order (a subscription; dLocal charges each period as an
+// ordinary payment of the same order) invoices every PAID payment of its
+// amount as its own sale: two charges, two invoice events, no case; one
+// whose notification was lost is found by the poller's search as well.
+func TestRecurringOrderInvoicesEachCharge(t *testing.T) {
+	t.Parallel()
+	e := start(t, "INGEST_POLL_AFTER", "0s", "INGEST_POLL_EVERY", "200ms")
+	auth := http.Header{"Authorization": {"Bearer " + token}}
+	code, body := e.post(e.ingest+"/v1/customers", ana, auth)
+	var c struct{ ID string }
+	if err := json.Unmarshal([]byte(body), &c); code != http.StatusCreated || err != nil {
+		t.Fatalf("create customer: %d %s", code, body)
+	}
+	code, body = e.post(e.ingest+"/v1/orders", map[string]any{"merchant_order_id": "o-sub", "customer_id": c.ID,
+		"amount_minor": 1200, "currency": "UYU", "recurring": true}, auth)
+	if code != http.StatusCreated || !strings.Contains(body, `"recurring":true`) {
+		t.Fatalf("create recurring order: %d %s", code, body)
+	}
+	first := e.pay("o-sub", "12.00")
+	e.waitCount(1, "SELECT count(*) FROM ingest.outbox WHERE event_key = $1", "payment:"+first+":paid")
+	second := e.pay("o-sub", "12.00", true) // next period's charge, its notification lost
+	e.waitCount(1, "SELECT count(*) FROM ingest.outbox WHERE event_key = $1", "payment:"+second+":paid")
+	if n := e.count("SELECT count(*) FROM ingest.cases"); n != 0 {
+		t.Fatalf("cases = %d, want none: each charge of a subscription is a sale", n)
 	}
 }

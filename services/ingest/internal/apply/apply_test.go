@@ -21,7 +21,7 @@ import (
 	"github.com/onceflow/onceflow/pkg/pgtest"
 	"github.com/onceflow/onceflow/sandbox/pspsim"
 	"github.com/onceflow/onceflow/services/ingest/internal/apply"
-	"github.com/onceflow/onceflow/services/ingest/internal/psp"
+	pspdlocal "github.com/onceflow/onceflow/services/ingest/internal/psp/dlocal"
 	"github.com/onceflow/onceflow/services/ingest/internal/store"
 	"github.com/onceflow/onceflow/services/ingest/internal/webhook"
 )
@@ -55,8 +55,8 @@ func newEnv(t *testing.T) *env {
 	srv := httptest.NewServer(pspServer)
 	t.Cleanup(func() { srv.Close(); pspServer.Close() })
 	st := store.New(pool)
-	client := psp.New(psp.Config{BaseURL: srv.URL, Login: login, TransKey: transKey, SecretKey: secret}, httpclient.New(5*time.Second))
-	w := apply.NewWorker(st, client, zaptest.NewLogger(t), prometheus.NewRegistry(), apply.Config{
+	client := pspdlocal.New(pspdlocal.Config{BaseURL: srv.URL, Login: login, TransKey: transKey, SecretKey: secret}, httpclient.New(5*time.Second))
+	w := apply.NewWorker(st, apply.PSPs{"dlocal": client}, zaptest.NewLogger(t), prometheus.NewRegistry(), apply.Config{
 		Batch: 10, Lease: time.Minute, Poll: time.Second, MaxAttempts: 5,
 		Backoff: backoff.Policy{Base: time.Millisecond, Cap: time.Millisecond},
 	}, nil)

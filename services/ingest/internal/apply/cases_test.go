@@ -168,3 +168,36 @@ func TestRefusedRefundAndParkedReceiptOpenCases(t *testing.T) {
 	ev, _ := json.Marshal(p.Evidence)
 	t.Logf("parked case evidence %s", ev)
 }
+
+// A chargeback of a payment ingest never saw PAID still opens its case,
+// saying nothing was invoiced: with its order known the payment is recorded
+// CHARGEBACK (never PAID, so no invoice event); with its order unknown the
+// case alone records it. Seen again, it changes nothing.
+func TestChargebackOfAnUnseenPaymentOpensCase(t *testing.T) {
+	e := newEnv(t)
+	e.order("o-known", 1500)
+	for _, order := range []string{"o-known", "o-unknown"} {
+		id := e.pay(order, 15, "UYU")
+		e.force(id, "CHARGEBACK")
+		if got := e.settle("payment", id); got != "done" {
+			t.Fatalf("%s: chargeback receipt %s, want done", order, got)
+		}
+		c := e.openCase(cases.Chargeback, "payment:"+id)
+		if c.Evidence["invoiced"] != false || c.Evidence["recorded_status"] != "none" || c.AmountMinor == nil || *c.AmountMinor != 1500 ||
+			c.OrderID != order || c.ReceiptID == nil {
+			t.Fatalf("%s: case %+v, want an uninvoiced chargeback of 1500 holding its receipt", order, c)
+		}
+		if got := e.events("payment:" + id + ":%"); got != "0" {
+			t.Fatalf("%s: invoice events = %s, want 0", order, got)
+		}
+		if got := e.settle("payment", id); got != "done" {
+			t.Fatalf("%s: second chargeback receipt %s, want done", order, got)
+		}
+	}
+	if got := e.scalar("SELECT string_agg(status, ',') FROM ingest.payments"); got != "CHARGEBACK" {
+		t.Fatalf("recorded payments %q, want the known order's one CHARGEBACK", got)
+	}
+	if got := e.scalar("SELECT count(*)::text FROM ingest.cases WHERE kind = 'chargeback'"); got != "2" {
+		t.Fatalf("chargeback cases = %s, want 2 (one per payment, not one per receipt)", got)
+	}
+}

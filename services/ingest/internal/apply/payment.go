@@ -2,6 +2,7 @@ package apply
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	"go.uber.org/zap"
@@ -10,18 +11,22 @@ import (
 
 	"github.com/onceflow/onceflow/services/ingest/internal/psp"
 	"github.com/onceflow/onceflow/services/ingest/internal/store"
+	"github.com/onceflow/onceflow/services/ingest/internal/webhook"
 )
 
 // preparePayment re-fetches payment id and checks it against its order; its
 // write records the payment's state and, when it is paid, the invoice event.
-func (w *Worker) preparePayment(ctx context.Context, id string) (write, error) {
-	p, err := w.psp.Payment(ctx, id)
+func (w *Worker) preparePayment(ctx context.Context, adapter PSP, r store.Receipt) (write, error) {
+	p, err := adapter.Payment(ctx, r.EventID)
 	if err != nil {
 		return nil, err
 	}
 	w.log.Debug("payment fetched", zap.String("id", p.ID), zap.String("status", p.Status),
 		zap.String("status_code", p.StatusCode), zap.Time("psp_created", p.Created))
-	o, c, err := w.store.OrderWithCustomerByMerchantID(ctx, p.OrderID)
+	if p.Status == StatusChargeback {
+		return w.prepareChargeback(ctx, p, r)
+	}
+	o, c, err := w.orderOf(ctx, &p)
 	if errkind.Is(err, errkind.NotFound) {
 		return nil, errUnknownOrder{p: p, err: err}
 	}
@@ -35,19 +40,64 @@ func (w *Worker) preparePayment(ctx context.Context, id string) (write, error) {
 		}
 		return nil, rej
 	}
-	return func(tx *store.Tx, r *records) error {
+	return func(tx *store.Tx, rec *records) error {
 		if err := checkFirstPaid(ctx, tx, p, o); err != nil {
 			return err
 		}
-		return recordPayment(ctx, r, p, o, c)
+		if err := recordListedRefunds(ctx, tx, r, p); err != nil {
+			return err
+		}
+		return recordPayment(ctx, rec, p, o, c)
 	}, nil
+}
+
+// recordListedRefunds records a receipt for each refund p lists, in its
+// status, under the key a refund webhook of that status would have: a PSP
+// that notifies a refund as a change of its payment (Mercado Pago) gets
+// each refund re-fetched and applied as its own, once per status.
+func recordListedRefunds(ctx context.Context, tx *store.Tx, from store.Receipt, p psp.Payment) error {
+	for _, ref := range p.Refunds {
+		body, err := json.Marshal(map[string]string{"listed_on_payment": p.ID, "status": ref.Status})
+		if err != nil {
+			return err
+		}
+		_, err = tx.InsertReceipt(ctx, store.NewReceipt{Source: from.Source, Scope: from.Scope, Kind: from.Kind,
+			DedupeKey: webhook.StatusKey("refund", ref.ID, ref.Status), EventID: ref.ID, EventType: "refund", Body: body})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// orderOf finds p's order by its order reference or, when p carries none
+// or names no order, by the PSP payment id an order was recorded with; p
+// then takes that order's reference.
+func (w *Worker) orderOf(ctx context.Context, p *psp.Payment) (store.Order, store.Customer, error) {
+	var o store.Order
+	var c store.Customer
+	err := errkind.New(errkind.NotFound, "payment %s names no order", p.ID)
+	if p.OrderID != "" {
+		o, c, err = w.store.OrderWithCustomerByMerchantID(ctx, p.OrderID)
+	}
+	if !errkind.Is(err, errkind.NotFound) {
+		return o, c, err
+	}
+	o, c, linkedErr := w.store.OrderWithCustomerByPSPPaymentID(ctx, p.ID)
+	if linkedErr != nil {
+		return o, c, err
+	}
+	p.OrderID = o.MerchantOrderID
+	return o, c, nil
 }
 
 // checkFirstPaid locks p's order and refuses a paid p when the order
 // already has another PAID payment: a payment must match the order's
-// recorded one, so a second is a case, never a second invoice.
+// recorded one, so a second is a case, never a second invoice. A
+// recurring order (a subscription) takes one payment per period: each is
+// its own sale.
 func checkFirstPaid(ctx context.Context, tx *store.Tx, p psp.Payment, o store.Order) error {
-	if p.Status != StatusPaid {
+	if p.Status != StatusPaid || o.Recurring {
 		return nil
 	}
 	others, err := tx.OtherPaidPayments(ctx, o.ID, p.ID)

@@ -13,8 +13,8 @@ import (
 // prepareRefund re-fetches refund id and checks its payment is recorded as
 // paid; its write records the refund's state and, when it succeeded, the
 // credit-note event. A refund seen before its payment is retried later.
-func (w *Worker) prepareRefund(ctx context.Context, id string) (write, error) {
-	r, err := w.psp.Refund(ctx, id)
+func (w *Worker) prepareRefund(ctx context.Context, adapter PSP, id string) (write, error) {
+	r, err := adapter.Refund(ctx, id)
 	if err != nil {
 		return nil, err
 	}

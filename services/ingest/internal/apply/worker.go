@@ -3,6 +3,7 @@ package apply
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/google/uuid"
@@ -20,11 +21,16 @@ import (
 	"github.com/onceflow/onceflow/services/ingest/internal/webhook"
 )
 
-// PSP is the authoritative source of payments and refunds.
+// PSP is the authoritative source of payments and refunds: a PSP
+// adapter (package psp), whichever PSP it speaks to.
 type PSP interface {
 	Payment(ctx context.Context, id string) (psp.Payment, error)
 	Refund(ctx context.Context, id string) (psp.Refund, error)
 }
+
+// PSPs are the adapters by the dedupe scope of their sources: a receipt
+// is re-fetched from the PSP its scope belongs to.
+type PSPs map[string]PSP
 
 // Config tunes the worker.
 type Config struct {
@@ -36,12 +42,16 @@ type Config struct {
 	// WakeRelay tells the relay an event was committed; nil leaves it to
 	// the relay's poll.
 	WakeRelay func()
+	// ChargebackCreditNote names the dedupe scopes whose chargebacks of an
+	// invoiced payment are credited automatically instead of opening a
+	// case.
+	ChargebackCreditNote map[string]bool
 }
 
 // Worker applies pending receipts.
 type Worker struct {
 	store   *store.Store
-	psp     PSP
+	psps    PSPs
 	log     *zap.Logger
 	cfg     Config
 	wake    <-chan struct{}
@@ -50,8 +60,8 @@ type Worker struct {
 }
 
 // NewWorker returns a worker; wake nudges it when a receipt arrives.
-func NewWorker(st *store.Store, p PSP, log *zap.Logger, reg prometheus.Registerer, cfg Config, wake <-chan struct{}) *Worker {
-	w := &Worker{store: st, psp: p, log: log, cfg: cfg, wake: wake,
+func NewWorker(st *store.Store, psps PSPs, log *zap.Logger, reg prometheus.Registerer, cfg Config, wake <-chan struct{}) *Worker {
+	w := &Worker{store: st, psps: psps, log: log, cfg: cfg, wake: wake,
 		applied: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "onceflow_ingest_apply_total", Help: "Receipt apply attempts by outcome (done, rejected, retry, parked, lost: another worker took the receipt over).",
 		}, []string{"outcome"}),
@@ -149,14 +159,30 @@ func (w *Worker) stage(ctx context.Context, r store.Receipt) *staged {
 // only kept.
 func (w *Worker) prepare(ctx context.Context, r store.Receipt) (write, error) {
 	switch {
-	case webhook.Kind(r.Kind) == webhook.KindPSP && r.EventType == "payment":
-		return w.preparePayment(ctx, r.EventID)
-	case webhook.Kind(r.Kind) == webhook.KindPSP && r.EventType == "refund":
-		return w.prepareRefund(ctx, r.EventID)
+	case webhook.Kind(r.Kind) == webhook.KindPSP:
+		return w.preparePSPEvent(ctx, r)
 	case webhook.Kind(r.Kind) == webhook.KindFiscalProvider:
 		return prepareProviderEvent(ctx, r)
 	case webhook.Kind(r.Kind) == webhook.KindGeneric:
 		return func(*store.Tx, *records) error { return nil }, nil
+	}
+	return nil, errRejected{reason: "unknown event type " + r.EventType}
+}
+
+// preparePSPEvent re-fetches r's payment or refund from the adapter of r's
+// scope. A scope no adapter serves (a source removed from the sources
+// file) is retried, so the receipt parks with its case rather than
+// vanishing.
+func (w *Worker) preparePSPEvent(ctx context.Context, r store.Receipt) (write, error) {
+	p, ok := w.psps[r.Scope]
+	if !ok {
+		return nil, fmt.Errorf("no PSP adapter serves dedupe scope %q", r.Scope)
+	}
+	switch r.EventType {
+	case "payment":
+		return w.preparePayment(ctx, p, r)
+	case "refund":
+		return w.prepareRefund(ctx, p, r.EventID)
 	}
 	return nil, errRejected{reason: "unknown event type " + r.EventType}
 }

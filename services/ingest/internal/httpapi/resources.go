@@ -74,6 +74,9 @@ type Order struct {
 	Currency        string     `json:"currency"`
 	Lines           orderLines `json:"lines"`
 	PSPPaymentID    *string    `json:"psp_payment_id,omitempty"`
+	// Recurring marks a subscription: each PAID payment of the order's
+	// amount is invoiced as its own sale, not a second payment.
+	Recurring bool `json:"recurring,omitempty"`
 }
 
 func (a *API) createOrder(c echo.Context) error {
@@ -92,7 +95,7 @@ func (a *API) createOrder(c echo.Context) error {
 	}
 	row, err := a.store.InsertOrder(c.Request().Context(), store.Order{
 		MerchantOrderID: in.MerchantOrderID, CustomerID: in.CustomerID, AmountMinor: in.AmountMinor,
-		Currency: in.Currency, Lines: lines, PSPPaymentID: in.PSPPaymentID,
+		Currency: in.Currency, Lines: lines, PSPPaymentID: in.PSPPaymentID, Recurring: in.Recurring,
 	})
 	if errkind.Is(err, errkind.Invalid) {
 		return fieldErrors{"customer_id": "no such customer"}.answer(c)
@@ -141,7 +144,7 @@ func (a *API) getOrder(c echo.Context) error {
 
 func orderOut(r store.Order) Order {
 	o := Order{ID: r.ID, MerchantOrderID: r.MerchantOrderID, CustomerID: r.CustomerID, AmountMinor: r.AmountMinor,
-		Currency: r.Currency, PSPPaymentID: r.PSPPaymentID, Lines: orderLines{}}
+		Currency: r.Currency, PSPPaymentID: r.PSPPaymentID, Recurring: r.Recurring, Lines: orderLines{}}
 	_ = json.Unmarshal(r.Lines, &o.Lines)
 	if o.Lines == nil { // an order recorded without lines stores null
 		o.Lines = orderLines{}

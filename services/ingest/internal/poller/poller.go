@@ -1,9 +1,13 @@
-// Package poller is ingest's answer to a lost webhook: payments (orders with
-// a PSP payment id) and refunds (registered through the API) with no final
-// state some time after they were registered are re-fetched, and a new
-// status is recorded as a receipt in the PSP source's dedupe scope. The
-// apply worker then handles it exactly as if the webhook had come, and a
-// webhook arriving later with that status is a duplicate.
+// Package poller is ingest's answer to a lost webhook. Orders younger than
+// a give-up age are searched at their PSP by our order reference, linked
+// to a PSP payment or not, which finds a payment whose webhook never came
+// (and a second payment on a paid order); the order's known payments with
+// no final state that the search did not return, and registered refunds
+// with none, are re-fetched by id. Each status found is recorded as a
+// receipt in its PSP source's dedupe scope; the apply worker then handles
+// it exactly as if the webhook had come (a status already applied is a
+// duplicate receipt and changes nothing). The poller only ever asks the
+// PSP adapters, so it knows no PSP in particular.
 package poller
 
 import (
@@ -14,8 +18,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
+	"github.com/onceflow/onceflow/pkg/errkind"
 	"github.com/onceflow/onceflow/pkg/worker"
-	"github.com/onceflow/onceflow/services/ingest/internal/apply"
+	"github.com/onceflow/onceflow/services/ingest/internal/psp"
 	"github.com/onceflow/onceflow/services/ingest/internal/store"
 	"github.com/onceflow/onceflow/services/ingest/internal/webhook"
 )
@@ -25,12 +30,14 @@ const Source = "poller"
 
 // Config tunes the poller.
 type Config struct {
-	After    time.Duration // an order is first polled this long after creation
-	Every    time.Duration // and again this often
-	GiveUp   time.Duration // until it is this old
-	Interval time.Duration // how often to look for such orders
-	Batch    int           // orders per look
-	Scope    string        // the PSP source's dedupe scope
+	After  time.Duration // an order is first polled this long after creation
+	Every  time.Duration // and again this often
+	GiveUp time.Duration // until it is this old
+	// PaidGiveUp is GiveUp for an order with a PAID payment: how long a
+	// second payment on it is looked for (the PSP audit covers later ones).
+	PaidGiveUp time.Duration
+	Interval   time.Duration // how often to look for such orders
+	Batch      int           // orders per look
 	// RoundTimeout bounds one round, PSP calls included: a PSP that takes
 	// connections and never answers costs one round this long, not a
 	// batch of call timeouts. The objects a round leaves are polled again
@@ -38,19 +45,34 @@ type Config struct {
 	RoundTimeout time.Duration
 }
 
-// Poller re-fetches unsettled payments.
-type Poller struct {
-	store *store.Store
-	psp   apply.PSP
-	log   *zap.Logger
-	cfg   Config
-	wake  chan<- struct{}
-	polls *prometheus.CounterVec
+// PSP is what the poller asks of a PSP adapter.
+type PSP interface {
+	Payment(ctx context.Context, id string) (psp.Payment, error)
+	Refund(ctx context.Context, id string) (psp.Refund, error)
+	PaymentsOfOrder(ctx context.Context, orderRef string) ([]psp.Payment, error)
 }
 
-// New returns a poller; wake nudges the apply worker after a new receipt.
-func New(st *store.Store, p apply.PSP, log *zap.Logger, reg prometheus.Registerer, cfg Config, wake chan<- struct{}) *Poller {
-	pl := &Poller{store: st, psp: p, log: log, cfg: cfg, wake: wake,
+// Target is a PSP to poll and the dedupe scope of its sources.
+type Target struct {
+	Scope string
+	PSP   PSP
+}
+
+// Poller re-fetches unsettled payments.
+type Poller struct {
+	store   *store.Store
+	targets []Target
+	log     *zap.Logger
+	cfg     Config
+	wake    chan<- struct{}
+	polls   *prometheus.CounterVec
+}
+
+// New returns a poller over the targets (each order is searched at every
+// one; an object fetched by id at the first that holds it); wake nudges
+// the apply worker after a new receipt.
+func New(st *store.Store, targets []Target, log *zap.Logger, reg prometheus.Registerer, cfg Config, wake chan<- struct{}) *Poller {
+	pl := &Poller{store: st, targets: targets, log: log, cfg: cfg, wake: wake,
 		polls: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "onceflow_ingest_polls_total", Help: "Status polls of unsettled payments by outcome (unchanged, new_status, error).",
 		}, []string{"outcome"})}
@@ -68,8 +90,8 @@ func (p *Poller) Run(ctx context.Context) error {
 	return nil
 }
 
-// Round claims one batch of unsettled payments and one of refunds and
-// re-fetches each; it returns how many receipts it recorded.
+// Round claims one batch of due orders and one of unsettled refunds and
+// polls each; it returns how many receipts it recorded.
 func (p *Poller) Round(ctx context.Context) (int, error) {
 	if p.cfg.RoundTimeout > 0 {
 		var cancel context.CancelFunc
@@ -79,9 +101,9 @@ func (p *Poller) Round(ctx context.Context) (int, error) {
 	now := time.Now()
 	window := store.PollWindow{
 		SettleBefore: now.Add(-p.cfg.After), GiveUpBefore: now.Add(-p.cfg.GiveUp),
-		PolledBefore: now.Add(-p.cfg.Every), Max: p.cfg.Batch,
+		PaidGiveUpBefore: now.Add(-p.cfg.PaidGiveUp), PolledBefore: now.Add(-p.cfg.Every), Max: p.cfg.Batch,
 	}
-	payments, err := p.store.ClaimUnsettledPayments(ctx, window)
+	orders, err := p.store.ClaimDueOrders(ctx, window)
 	if err != nil {
 		return 0, err
 	}
@@ -89,7 +111,19 @@ func (p *Poller) Round(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	recorded := p.pollAll(ctx, "payment", payments, p.paymentStatus) + p.pollAll(ctx, "refund", refunds, p.refundStatus)
+	recorded := 0
+	for _, o := range orders {
+		if p.outOfTime(ctx, "order") {
+			break
+		}
+		recorded += p.pollOrder(ctx, o)
+	}
+	for _, id := range refunds {
+		if p.outOfTime(ctx, "refund") {
+			break
+		}
+		recorded += p.pollRefund(ctx, id)
+	}
 	if recorded > 0 {
 		select {
 		case p.wake <- struct{}{}:
@@ -99,57 +133,97 @@ func (p *Poller) Round(ctx context.Context) (int, error) {
 	return recorded, nil
 }
 
-// pollAll polls each id, beating the loop's heartbeat before each call (a
-// round of slow calls is progress, not a stall), until ctx ends.
-func (p *Poller) pollAll(ctx context.Context, kind string, ids []string, status func(context.Context, string) (string, error)) int {
-	recorded := 0
-	for i, id := range ids {
-		if ctx.Err() != nil {
-			p.log.Warn("poll round out of time", zap.String("kind", kind), zap.Int("left", len(ids)-i))
+// outOfTime reports whether the round's time is up; otherwise it beats the
+// loop's heartbeat (a round of slow calls is progress, not a stall).
+func (p *Poller) outOfTime(ctx context.Context, kind string) bool {
+	if ctx.Err() != nil {
+		p.log.Warn("poll round out of time", zap.String("kind", kind))
+		return true
+	}
+	worker.Beat(ctx)
+	return false
+}
+
+// pollOrder searches every target for the order's payments and records
+// their statuses, then re-fetches the order's unsettled payments the
+// searches did not return.
+func (p *Poller) pollOrder(ctx context.Context, o store.DueOrder) int {
+	recorded, seen := 0, map[string]bool{}
+	for _, t := range p.targets {
+		found, err := t.PSP.PaymentsOfOrder(ctx, o.MerchantOrderID)
+		if err != nil {
+			p.count("error")
+			p.log.Warn("search payments of order", zap.Error(err)) // never the order id: the merchant's reference
+			continue
+		}
+		for _, pay := range found {
+			seen[pay.ID] = true
+			recorded += p.record(ctx, t.Scope, "payment", pay.ID, pay.Status)
+		}
+	}
+	for _, id := range o.Unsettled {
+		if seen[id] {
+			continue
+		}
+		if p.outOfTime(ctx, "payment") {
 			break
 		}
-		worker.Beat(ctx)
-		recorded += p.poll(ctx, kind, id, status)
+		recorded += p.fetch(ctx, "payment", id, func(ctx context.Context, t PSP) (string, error) {
+			pay, err := t.Payment(ctx, id)
+			return pay.Status, err
+		})
 	}
 	return recorded
 }
 
-func (p *Poller) paymentStatus(ctx context.Context, id string) (string, error) {
-	pay, err := p.psp.Payment(ctx, id)
-	return pay.Status, err
+// pollRefund re-fetches a registered refund.
+func (p *Poller) pollRefund(ctx context.Context, id string) int {
+	return p.fetch(ctx, "refund", id, func(ctx context.Context, t PSP) (string, error) {
+		r, err := t.Refund(ctx, id)
+		return r.Status, err
+	})
 }
 
-func (p *Poller) refundStatus(ctx context.Context, id string) (string, error) {
-	r, err := p.psp.Refund(ctx, id)
-	return r.Status, err
-}
-
-// poll fetches one object's status and records it as a receipt whose dedupe
-// key is the one a webhook of that status would have; it returns 1 when the
-// receipt is new.
-func (p *Poller) poll(ctx context.Context, kind, id string, status func(context.Context, string) (string, error)) int {
-	outcome := "new_status"
-	defer func() { p.polls.WithLabelValues(outcome).Inc() }()
-	st, err := status(ctx, id)
-	if err != nil {
-		outcome = "error"
-		p.log.Warn("poll", zap.String("kind", kind), zap.String("id", id), zap.Error(err))
-		return 0
+// fetch asks each target in turn for object id's status and records it
+// under the first that holds it.
+func (p *Poller) fetch(ctx context.Context, kind, id string, status func(context.Context, PSP) (string, error)) int {
+	for _, t := range p.targets {
+		st, err := status(ctx, t.PSP)
+		if errkind.Is(err, errkind.NotFound) {
+			continue
+		}
+		if err != nil {
+			p.count("error")
+			p.log.Warn("poll", zap.String("kind", kind), zap.String("id", id), zap.Error(err))
+			return 0
+		}
+		return p.record(ctx, t.Scope, kind, id, st)
 	}
-	body, _ := json.Marshal(map[string]string{"id": id, "status": st})
+	p.count("error")
+	p.log.Warn("poll: no PSP holds the object", zap.String("kind", kind), zap.String("id", id))
+	return 0
+}
+
+// record records object id's status as a receipt under the dedupe key a
+// webhook of that status would have; it returns 1 when the receipt is new.
+func (p *Poller) record(ctx context.Context, scope, kind, id, status string) int {
+	body, _ := json.Marshal(map[string]string{"id": id, "status": status})
 	inserted, err := p.store.InsertReceipt(ctx, store.NewReceipt{
-		Source: Source, Scope: p.cfg.Scope, Kind: string(webhook.KindPSP), DedupeKey: webhook.DLocalKey(kind, id, st),
+		Source: Source, Scope: scope, Kind: string(webhook.KindPSP), DedupeKey: webhook.StatusKey(kind, id, status),
 		EventID: id, EventType: kind, Body: body,
 	})
 	switch {
 	case err != nil:
-		outcome = "error"
+		p.count("error")
 		p.log.Warn("record polled status", zap.String("kind", kind), zap.String("id", id), zap.Error(err))
 		return 0
 	case !inserted:
-		outcome = "unchanged"
+		p.count("unchanged")
 		return 0
 	}
-	p.log.Info("poll found a new status", zap.String("kind", kind), zap.String("id", id), zap.String("status", st))
+	p.count("new_status")
+	p.log.Info("poll found a new status", zap.String("kind", kind), zap.String("id", id), zap.String("status", status))
 	return 1
 }
+
+func (p *Poller) count(outcome string) { p.polls.WithLabelValues(outcome).Inc() }

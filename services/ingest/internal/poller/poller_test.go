@@ -17,7 +17,8 @@ import (
 	"github.com/onceflow/onceflow/services/ingest/internal/store"
 )
 
-// fakePSP answers payments with status PENDING, after call runs.
+// fakePSP answers payments with status PENDING and searches with nothing,
+// after call runs.
 type fakePSP struct {
 	mu    sync.Mutex
 	calls int
@@ -33,6 +34,11 @@ func (f *fakePSP) Payment(ctx context.Context, id string) (psp.Payment, error) {
 		return psp.Payment{}, err
 	}
 	return psp.Payment{ID: id, Status: "PENDING"}, nil
+}
+
+func (f *fakePSP) PaymentsOfOrder(ctx context.Context, _ string) ([]psp.Payment, error) {
+	_, err := f.Payment(ctx, "")
+	return nil, err
 }
 
 func (f *fakePSP) Refund(context.Context, string) (psp.Refund, error) {
@@ -70,8 +76,8 @@ func newPoller(t *testing.T, n int, p *fakePSP, roundTimeout time.Duration) *Pol
 			t.Fatal(err)
 		}
 	}
-	return New(st, p, zaptest.NewLogger(t), prometheus.NewRegistry(), Config{
-		After: -time.Minute, Every: time.Hour, GiveUp: time.Hour, Interval: time.Hour, Batch: 10, Scope: "dlocal", RoundTimeout: roundTimeout,
+	return New(st, []Target{{Scope: "dlocal", PSP: p}}, zaptest.NewLogger(t), prometheus.NewRegistry(), Config{
+		After: -time.Minute, Every: time.Hour, GiveUp: time.Hour, PaidGiveUp: time.Hour, Interval: time.Hour, Batch: 10, RoundTimeout: roundTimeout,
 	}, make(chan struct{}, 1))
 }
 
@@ -148,7 +154,7 @@ func TestRoundBeatsPerCall(t *testing.T) {
 	for n := range stale {
 		t.Errorf("call %d: no heartbeat since the call before", n)
 	}
-	if n := pspFake.count(); n != 4 {
-		t.Fatalf("PSP calls = %d, want 4", n)
+	if n := pspFake.count(); n != 8 {
+		t.Fatalf("PSP calls = %d, want 8 (per order, a search that finds nothing and a fetch of its linked payment)", n)
 	}
 }

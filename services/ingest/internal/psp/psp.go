@@ -1,37 +1,53 @@
-// Package psp is ingest's client of the payment provider's API (dLocal's
-// Payins shape): it re-fetches payments and refunds, because a webhook body
-// is only a hint.
+// Package psp is what ingest knows of a payment service provider, whichever
+// it is: a payment, a refund, and the Adapter each PSP's package implements
+// (one package per PSP, e.g. psp/dlocal). A webhook body is only a hint:
+// the apply worker and the status poller ask the adapter for the
+// authoritative object and act on its normalized form, so neither knows
+// which PSP it talks to.
 package psp
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"fmt"
-	"io"
-	"net/http"
-	"net/url"
-	"strings"
 	"time"
-
-	"github.com/onceflow/onceflow/pkg/dlocal"
-	"github.com/onceflow/onceflow/pkg/errkind"
-	"github.com/onceflow/onceflow/pkg/money"
 )
+
+// Normalized payment statuses. An adapter maps its PSP's statuses onto
+// these; one it cannot map is passed through as it is and ranks nowhere
+// (never invoiced).
+const (
+	StatusPending    = "PENDING"
+	StatusAuthorized = "AUTHORIZED"
+	StatusVerified   = "VERIFIED"
+	StatusRejected   = "REJECTED"
+	StatusCancelled  = "CANCELLED"
+	StatusExpired    = "EXPIRED"
+	StatusPaid       = "PAID"
+	// StatusChargeback is a paid payment the card holder disputed and
+	// the PSP took back.
+	StatusChargeback = "CHARGEBACK"
+)
+
+// Normalized refund statuses (StatusPending, StatusRejected and
+// StatusCancelled apply to refunds too).
+const StatusSuccess = "SUCCESS"
 
 // Payment is the authoritative state of a payment at the PSP.
 type Payment struct {
 	ID          string
-	Status      string
-	AmountMinor int64
-	Currency    string
-	OrderID     string // the merchant's order id
-	StatusCode  string // dLocal's code for the status, e.g. "200"
+	Status      string // normalized
+	AmountMinor int64  // in the currency's minor units
+	Currency    string // ISO 4217, upper case
+	OrderID     string // the merchant's order id (our order reference)
+	StatusCode  string // the PSP's own code or status, for the log
 	Created     time.Time
 	// Conversion, when the PSP charged in another currency than the one it
 	// was asked for, is what it converted from; nil otherwise. AmountMinor
 	// and Currency are always what was charged.
 	Conversion *Conversion
+	// Refunds are the refunds the PSP lists on the payment, for a PSP that
+	// notifies a refund as a change of its payment (Mercado Pago); the
+	// apply worker records each as a refund receipt.
+	Refunds []Refund
 }
 
 // Conversion is the amount and currency a payment was asked for, when the
@@ -45,145 +61,30 @@ type Conversion struct {
 type Refund struct {
 	ID          string
 	PaymentID   string
-	Status      string
+	Status      string // normalized
 	AmountMinor int64
 	Currency    string
 	StatusCode  string
 	Created     time.Time
 }
 
-// Config holds the API credentials: login and trans key identify the
-// merchant, the secret key signs requests.
-type Config struct {
-	BaseURL   string
-	Login     string
-	TransKey  string
-	SecretKey string
-}
-
-// Client calls the PSP's API with dLocal's request signing.
-type Client struct {
-	cfg  Config
-	http *http.Client
-	now  func() time.Time
-}
-
-// New returns a client; hc carries the timeouts.
-func New(cfg Config, hc *http.Client) *Client {
-	return &Client{cfg: cfg, http: hc, now: time.Now}
-}
-
-// Payment fetches a payment. A missing payment is errkind.NotFound; a PSP
-// that is down or answers 5xx is errkind.Unavailable.
-func (c *Client) Payment(ctx context.Context, id string) (Payment, error) {
-	var w wire
-	if err := c.get(ctx, "/payments/"+url.PathEscape(id), &w); err != nil {
-		return Payment{}, fmt.Errorf("fetch payment: %w", err)
-	}
-	amount, created, err := w.decode()
-	if err != nil {
-		return Payment{}, fmt.Errorf("fetch payment %s: %w", id, err)
-	}
-	conv, err := w.conversion()
-	if err != nil {
-		return Payment{}, fmt.Errorf("fetch payment %s: %w", id, err)
-	}
-	return Payment{ID: w.ID, Status: strings.ToUpper(w.Status), StatusCode: string(w.StatusCode), AmountMinor: amount,
-		Currency: strings.ToUpper(w.Currency), OrderID: w.OrderID, Created: created, Conversion: conv}, nil
-}
-
-// conversion reads the amount and currency the payment was asked for, when
-// the PSP reports one other than the charged currency.
-func (w wire) conversion() (*Conversion, error) {
-	cur := strings.ToUpper(strings.TrimSpace(w.OrderCurrency))
-	if cur == "" || cur == strings.ToUpper(w.Currency) {
-		return nil, nil
-	}
-	amount, err := money.ParseMinor(w.OrderAmount.String())
-	if err != nil {
-		return nil, errkind.Wrap(errkind.Unavailable, err, "order_amount")
-	}
-	return &Conversion{AmountMinor: amount, Currency: cur}, nil
-}
-
-// Refund fetches a refund, with the same error kinds as Payment.
-func (c *Client) Refund(ctx context.Context, id string) (Refund, error) {
-	var w wire
-	if err := c.get(ctx, "/refunds/"+url.PathEscape(id), &w); err != nil {
-		return Refund{}, fmt.Errorf("fetch refund: %w", err)
-	}
-	amount, created, err := w.decode()
-	if err != nil {
-		return Refund{}, fmt.Errorf("fetch refund %s: %w", id, err)
-	}
-	return Refund{ID: w.ID, PaymentID: w.PaymentID, Status: strings.ToUpper(w.Status), StatusCode: string(w.StatusCode),
-		AmountMinor: amount, Currency: strings.ToUpper(w.Currency), Created: created}, nil
-}
-
-// decode reads the amount into minor units and the creation date, and
-// refuses a success status its code contradicts.
-func (w wire) decode() (amountMinor int64, created time.Time, err error) {
-	if amountMinor, err = money.ParseMinor(w.Amount.String()); err != nil {
-		return 0, time.Time{}, errkind.Wrap(errkind.Unavailable, err, "amount")
-	}
-	if created, err = parseDate(w.CreatedDate); err != nil {
-		return 0, time.Time{}, errkind.Wrap(errkind.Unavailable, err, "created_date")
-	}
-	if !consistent(strings.ToUpper(w.Status), w.StatusCode) {
-		return 0, time.Time{}, errkind.New(errkind.Unavailable, "status %s with status_code %s: not trusted yet", w.Status, w.StatusCode)
-	}
-	return amountMinor, created, nil
-}
-
-func (c *Client) get(ctx context.Context, path string, out any) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(c.cfg.BaseURL, "/")+path, nil)
-	if err != nil {
-		return errkind.Wrap(errkind.Internal, err, "build request")
-	}
-	c.sign(req, nil)
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return errkind.Wrap(errkind.Unavailable, err, "psp unreachable")
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if err != nil {
-		return errkind.Wrap(errkind.Unavailable, err, "read psp answer")
-	}
-	switch {
-	case resp.StatusCode == http.StatusNotFound:
-		return errkind.New(errkind.NotFound, "psp answered 404 for %s", path)
-	case resp.StatusCode >= 500:
-		return errkind.New(errkind.Unavailable, "psp answered %d", resp.StatusCode)
-	case resp.StatusCode != http.StatusOK:
-		return errkind.New(errkind.Internal, "psp answered %d: %s", resp.StatusCode, errorCode(body))
-	}
-	if err := json.NewDecoder(bytes.NewReader(body)).Decode(out); err != nil {
-		return errkind.Wrap(errkind.Unavailable, err, "decode psp answer")
-	}
-	return nil
-}
-
-// sign adds dLocal's authentication headers for body.
-func (c *Client) sign(req *http.Request, body []byte) {
-	date := dlocal.FormatDate(c.now())
-	req.Header.Set(dlocal.HeaderDate, date)
-	req.Header.Set(dlocal.HeaderLogin, c.cfg.Login)
-	req.Header.Set(dlocal.HeaderTransKey, c.cfg.TransKey)
-	req.Header.Set(dlocal.HeaderVersion, "2.1")
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("User-Agent", "onceflow-ingest")
-	req.Header.Set(dlocal.HeaderAuthorization, dlocal.Authorization(dlocal.Sign(c.cfg.SecretKey, c.cfg.Login, date, body)))
-}
-
-// errorCode extracts dLocal's numeric error code, never the message, which
-// may echo request data.
-func errorCode(body []byte) string {
-	var e struct {
-		Code json.Number `json:"code"`
-	}
-	if json.Unmarshal(body, &e) != nil || e.Code == "" {
-		return "no error code"
-	}
-	return "code " + e.Code.String()
+// Adapter is one PSP's API as ingest uses it. Errors carry pkg/errkind
+// kinds: NotFound for an object the PSP does not hold, Unavailable for a
+// PSP that is down or answered something not to be trusted yet (retried).
+type Adapter interface {
+	// Name is the PSP's name in the sources file (dlocal, stripe, ...).
+	Name() string
+	// Payment re-fetches payment id.
+	Payment(ctx context.Context, id string) (Payment, error)
+	// Refund re-fetches refund id.
+	Refund(ctx context.Context, id string) (Refund, error)
+	// PaymentsOfOrder finds every payment the PSP holds for our order
+	// reference, the poller's way to a payment whose webhook was lost.
+	PaymentsOfOrder(ctx context.Context, orderRef string) ([]Payment, error)
+	// PaymentsCreated lists the payments created in [from, to), the PSP
+	// audit's view of the PSP's ledger.
+	PaymentsCreated(ctx context.Context, from, to time.Time) ([]Payment, error)
+	// RefundsCreated lists the refunds created in [from, to), the PSP
+	// audit's view of the refunds.
+	RefundsCreated(ctx context.Context, from, to time.Time) ([]Refund, error)
 }

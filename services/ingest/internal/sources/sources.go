@@ -39,7 +39,16 @@ type Spec struct {
 	Name string `yaml:"name"`
 	// Kind is psp, fiscal_provider or generic.
 	Kind string `yaml:"kind"`
-	// Scheme is dlocal, stripe, standard, timestamped or hmac_sha256.
+	// PSP names the payment service provider of a psp source, whose
+	// adapter re-fetches its objects: dlocal (the default, so files
+	// written before the field keep working).
+	PSP string `yaml:"psp"`
+	// Chargeback is what a psp source's chargeback of an invoiced payment
+	// becomes: case (the default: a chargeback case for a person) or
+	// credit_note (a credit note for what the payment's refunds left).
+	Chargeback string `yaml:"chargeback"`
+	// Scheme is dlocal, stripe, mercadopago, standard, timestamped or
+	// hmac_sha256.
 	Scheme string `yaml:"scheme"`
 	// Header carries the signature for timestamped and hmac_sha256.
 	Header string `yaml:"header"`
@@ -51,8 +60,9 @@ type Spec struct {
 	// Tolerance bounds the signed timestamp's distance from now, e.g. "5m";
 	// "0s" turns the check off.
 	Tolerance string `yaml:"tolerance"`
-	// Dedupe is dlocal, body:<field> or header:<name>; a header only if
-	// the scheme signs it (standard's webhook-id).
+	// Dedupe is dlocal, stripe, body:<field> or header:<name>; a header
+	// only if the scheme signs it (standard's webhook-id). A psp source
+	// takes its PSP's rule.
 	Dedupe string `yaml:"dedupe"`
 	// DedupeScope groups sources whose events share ids (one sender
 	// reaching two endpoints); it defaults to the name.
@@ -117,6 +127,9 @@ func (s Spec) build(getenv func(string) string) (webhook.Source, error) {
 	if err != nil {
 		return webhook.Source{}, err
 	}
+	if s, err = s.withPSP(kind); err != nil {
+		return webhook.Source{}, err
+	}
 	secrets, err := resolveSecrets(s.Secrets, getenv)
 	if err != nil {
 		return webhook.Source{}, err
@@ -148,7 +161,49 @@ func (s Spec) build(getenv func(string) string) (webhook.Source, error) {
 	if scope == "" {
 		scope = s.Name
 	}
-	return webhook.Source{Name: s.Name, Kind: kind, Scope: scope, MaxBytes: maxBytes, Verifier: verifier, Identify: identify, Limiter: limiter}, nil
+	return webhook.Source{Name: s.Name, Kind: kind, PSP: s.PSP, ChargebackCreditNote: s.Chargeback == "credit_note", Scope: scope, MaxBytes: maxBytes, Verifier: verifier, Identify: identify, Limiter: limiter}, nil
+}
+
+// pspWebhooks is the signature scheme and dedupe rule of each PSP's
+// webhooks: a psp source takes its PSP's.
+var pspWebhooks = map[string]struct{ scheme, dedupe string }{
+	"dlocal":      {scheme: "dlocal", dedupe: "dlocal"},
+	"stripe":      {scheme: "stripe", dedupe: "stripe"},
+	"mercadopago": {scheme: "mercadopago", dedupe: "mercadopago"},
+}
+
+// withPSP checks the psp field against the kind and fills in the PSP's
+// scheme and dedupe rule where the source leaves them out.
+func (s Spec) withPSP(kind webhook.Kind) (Spec, error) {
+	if kind != webhook.KindPSP {
+		if s.PSP != "" || s.Chargeback != "" {
+			return s, errors.New("psp, chargeback: only a source of kind psp names a PSP or a chargeback rule")
+		}
+		return s, nil
+	}
+	if s.Chargeback != "" && s.Chargeback != "case" && s.Chargeback != "credit_note" {
+		return s, errors.New("chargeback: want case or credit_note")
+	}
+	if s.PSP == "" {
+		s.PSP = "dlocal"
+	}
+	w, ok := pspWebhooks[s.PSP]
+	if !ok {
+		return s, errors.New("psp: want dlocal, stripe or mercadopago")
+	}
+	if s.Scheme == "" {
+		s.Scheme = w.scheme
+	}
+	if s.Dedupe == "" {
+		s.Dedupe = w.dedupe
+	}
+	if s.Scheme != w.scheme {
+		return s, fmt.Errorf("scheme: a %s source takes the %s scheme", s.PSP, w.scheme)
+	}
+	if s.Dedupe != w.dedupe {
+		return s, fmt.Errorf("dedupe: a %s source takes the %s rule", s.PSP, w.dedupe)
+	}
+	return s, nil
 }
 
 func parseKind(k string) (webhook.Kind, error) {
@@ -181,7 +236,7 @@ func resolveSecrets(specs []string, getenv func(string) string) ([]string, error
 
 func (s Spec) tolerance() (time.Duration, error) {
 	if s.Tolerance == "" {
-		if s.Scheme == "dlocal" || s.Scheme == "hmac_sha256" {
+		if s.Scheme == "dlocal" || s.Scheme == "hmac_sha256" || s.Scheme == "mercadopago" {
 			return 0, nil
 		}
 		return DefaultTolerance, nil
@@ -235,6 +290,8 @@ func (s Spec) verifier(secrets []string, tolerance time.Duration, getenv func(st
 		return webhooksig.DLocal{Login: login, Secrets: secrets, Tolerance: tolerance}, nil
 	case "stripe":
 		return webhooksig.Timestamped{Header: webhooksig.StripeHeader, Secrets: secrets, Tolerance: tolerance}, nil
+	case "mercadopago":
+		return webhook.MercadoPago{Secrets: secrets, Tolerance: tolerance}, nil
 	case "timestamped", "hmac_sha256":
 		if s.Header == "" {
 			return nil, fmt.Errorf("header: want the header carrying the %s signature", s.Scheme)
@@ -250,7 +307,7 @@ func (s Spec) verifier(secrets []string, tolerance time.Duration, getenv func(st
 		}
 		return v, nil
 	}
-	return nil, errors.New("scheme: want dlocal, stripe, standard, timestamped or hmac_sha256")
+	return nil, errors.New("scheme: want dlocal, stripe, mercadopago, standard, timestamped or hmac_sha256")
 }
 
 // identify picks the dedupe rule; each scheme has a sensible default.
@@ -262,18 +319,20 @@ func (s Spec) identify(kind webhook.Kind) (webhook.Identifier, error) {
 			rule = "body:id"
 		}
 	}
-	if (rule == "dlocal") != (kind == webhook.KindPSP) {
-		return nil, errors.New("dedupe: the dlocal rule goes with kind psp (the only PSP onceflow re-fetches from), and kind psp with it")
+	if (rule == "dlocal" || rule == "stripe" || rule == "mercadopago") && kind != webhook.KindPSP {
+		return nil, fmt.Errorf("dedupe: the %s rule goes with kind psp", rule)
 	}
-	if kind == webhook.KindPSP && s.Scheme != "dlocal" {
-		return nil, errors.New("scheme: kind psp wants the dlocal scheme")
-	}
-	if rule == "dlocal" {
+	switch rule {
+	case "dlocal":
 		return webhook.DLocalIdentifier, nil
+	case "stripe":
+		return webhook.StripeIdentifier, nil
+	case "mercadopago":
+		return webhook.MercadoPagoIdentifier, nil
 	}
 	from, name, _ := strings.Cut(rule, ":")
 	if name == "" || (from != "body" && from != "header") {
-		return nil, errors.New("dedupe: want dlocal, body:<field> or header:<name>")
+		return nil, errors.New("dedupe: want dlocal, stripe, mercadopago, body:<field> or header:<name>")
 	}
 	if from == "header" {
 		if err := checkSignedHeader(s.Scheme, name); err != nil {
@@ -297,19 +356,40 @@ func FromEnv(path string, getenv func(string) string) ([]webhook.Source, error) 
 	return []webhook.Source{src}, nil
 }
 
-// PSPScope is the dedupe scope of the PSP sources, which the status poller
-// records its receipts under so a late webhook of the same status is a
-// duplicate. It refuses PSP sources in different scopes.
-func PSPScope(srcs []webhook.Source) (string, error) {
-	scope := ""
+// PSPScopes maps each PSP named by a source to the dedupe scope of its
+// sources: the apply worker finds a receipt's adapter by its scope, and the
+// status poller records its receipts there, so a late webhook of the same
+// status is a duplicate. A PSP's sources must share one scope, and two PSPs
+// must not share one.
+func PSPScopes(srcs []webhook.Source) (map[string]string, error) {
+	scopes, owners := map[string]string{}, map[string]string{}
 	for _, s := range srcs {
 		if s.Kind != webhook.KindPSP {
 			continue
 		}
-		if scope != "" && s.Scope != scope {
-			return "", fmt.Errorf("source %q: dedupe_scope: PSP sources must share one scope (%q)", s.Name, scope)
+		if scope, ok := scopes[s.PSP]; ok && scope != s.Scope {
+			return nil, fmt.Errorf("source %q: dedupe_scope: the %s sources must share one scope (%q)", s.Name, s.PSP, scope)
 		}
-		scope = s.Scope
+		if owner, ok := owners[s.Scope]; ok && owner != s.PSP {
+			return nil, fmt.Errorf("source %q: dedupe_scope: %q is the %s sources' scope already", s.Name, s.Scope, owner)
+		}
+		scopes[s.PSP], owners[s.Scope] = s.Scope, s.PSP
 	}
-	return scope, nil
+	return scopes, nil
+}
+
+// ChargebackCreditNote returns the dedupe scopes whose chargebacks are
+// credited automatically; the psp sources of one scope must agree.
+func ChargebackCreditNote(srcs []webhook.Source) (map[string]bool, error) {
+	out, seen := map[string]bool{}, map[string]bool{}
+	for _, s := range srcs {
+		if s.Kind != webhook.KindPSP {
+			continue
+		}
+		if seen[s.Scope] && out[s.Scope] != s.ChargebackCreditNote {
+			return nil, fmt.Errorf("source %q: chargeback: the sources of scope %q must agree", s.Name, s.Scope)
+		}
+		seen[s.Scope], out[s.Scope] = true, s.ChargebackCreditNote
+	}
+	return out, nil
 }

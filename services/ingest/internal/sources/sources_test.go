@@ -3,6 +3,7 @@ package sources
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/onceflow/onceflow/pkg/webhooksig"
 	"github.com/onceflow/onceflow/services/ingest/internal/webhook"
@@ -35,8 +36,8 @@ sources:
 	if dl.Scope != "dlocal" || dl.MaxBytes != DefaultMaxBytes || inv.MaxBytes != 4096 || inv.Kind != webhook.KindFiscalProvider {
 		t.Fatalf("defaults not applied: %+v %+v", dl, inv)
 	}
-	if scope, err := PSPScope(srcs); err != nil || scope != "dlocal" {
-		t.Fatalf("PSPScope = %q, %v", scope, err)
+	if scopes, err := PSPScopes(srcs); err != nil || len(scopes) != 1 || scopes["dlocal"] != "dlocal" || dl.PSP != "dlocal" {
+		t.Fatalf("PSPScopes = %v, %v; PSP %q", scopes, err, dl.PSP)
 	}
 }
 
@@ -55,6 +56,12 @@ func TestBadFilesNameTheSourceAndField(t *testing.T) {
 		{"body limit too big", `sources: [{name: a, kind: generic, scheme: stripe, secrets: [x], max_body_bytes: 99999999}]`, `source "a" (#1): max_body_bytes`},
 		{"bad dedupe", `sources: [{name: a, kind: generic, scheme: stripe, secrets: [x], dedupe: "query:id"}]`, `source "a" (#1): dedupe`},
 		{"psp with another scheme", `sources: [{name: a, kind: psp, scheme: stripe, secrets: [x], dedupe: dlocal}]`, `source "a" (#1): scheme`},
+		{"psp with another dedupe", `sources: [{name: a, kind: psp, psp: dlocal, login: l, secrets: [x], dedupe: "body:id"}]`, `source "a" (#1): dedupe`},
+		{"bad chargeback rule", `sources: [{name: a, kind: psp, login: l, secrets: [x], chargeback: refund}]`, `source "a" (#1): chargeback`},
+		{"chargeback on a generic source", `sources: [{name: a, kind: generic, scheme: stripe, secrets: [x], chargeback: case}]`, `source "a" (#1): psp, chargeback`},
+		{"unknown psp", `sources: [{name: a, kind: psp, psp: paypal, secrets: [x]}]`, `source "a" (#1): psp`},
+		{"psp on a generic source", `sources: [{name: a, kind: generic, psp: dlocal, scheme: stripe, secrets: [x]}]`, `source "a" (#1): psp`},
+		{"dlocal rule off a psp", `sources: [{name: a, kind: generic, scheme: dlocal, login: l, secrets: [x], dedupe: dlocal}]`, `source "a" (#1): dedupe`},
 		{"dlocal without login", `sources: [{name: a, kind: psp, scheme: dlocal, secrets: [x]}]`, `source "a" (#1): login`},
 		{"duplicate name", "sources:\n - {name: a, kind: generic, scheme: stripe, secrets: [whsec_0123456789abcdef]}\n - {name: a, kind: generic, scheme: stripe, secrets: [whsec_0123456789abcdef]}", `source "a" (#2): name: used twice`},
 	}
@@ -77,8 +84,29 @@ sources:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := PSPScope(srcs); err == nil || !strings.Contains(err.Error(), `source "b"`) {
-		t.Fatalf("PSPScope = %v, want an error naming source b", err)
+	if _, err := PSPScopes(srcs); err == nil || !strings.Contains(err.Error(), `source "b"`) {
+		t.Fatalf("PSPScopes = %v, want an error naming source b", err)
+	}
+}
+
+// The new form names the PSP and may leave scheme and dedupe to it; the
+// old form (kind psp, scheme dlocal) is the same source.
+func TestPSPFieldAndOldFormAgree(t *testing.T) {
+	srcs, err := Parse([]byte(`
+sources:
+  - {name: new, kind: psp, psp: dlocal, login: l, secrets: [s], dedupe_scope: dl}
+  - {name: old, kind: psp, scheme: dlocal, login: l, secrets: [s], dedupe_scope: dl}
+`), env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range srcs {
+		if _, ok := s.Verifier.(webhooksig.DLocal); !ok || s.PSP != "dlocal" || s.Scope != "dl" {
+			t.Fatalf("source %s: PSP %q, scope %q, verifier %T", s.Name, s.PSP, s.Scope, s.Verifier)
+		}
+	}
+	if scopes, err := PSPScopes(srcs); err != nil || scopes["dlocal"] != "dl" {
+		t.Fatalf("PSPScopes = %v, %v", scopes, err)
 	}
 }
 
@@ -100,5 +128,77 @@ func TestExampleFileIsValid(t *testing.T) {
 	}
 	if len(srcs) != 5 || srcs[2].Scope != srcs[3].Scope {
 		t.Fatalf("example: %d sources, factuarea scopes %q and %q", len(srcs), srcs[2].Scope, srcs[3].Scope)
+	}
+}
+
+// A Stripe PSP source takes Stripe's scheme and event-id rule; two PSPs
+// may not share a dedupe scope.
+func TestStripePSPSource(t *testing.T) {
+	srcs, err := Parse([]byte(`
+sources:
+  - {name: stripe, kind: psp, psp: stripe, secrets: [whsec_0123456789abcdef]}
+  - {name: dlocal, kind: psp, login: l, secrets: [s]}
+`), env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, ok := srcs[0].Verifier.(webhooksig.Timestamped); !ok || v.Header != webhooksig.StripeHeader || srcs[0].PSP != "stripe" {
+		t.Fatalf("stripe source: PSP %q, verifier %#v", srcs[0].PSP, srcs[0].Verifier)
+	}
+	if scopes, err := PSPScopes(srcs); err != nil || scopes["stripe"] != "stripe" || scopes["dlocal"] != "dlocal" {
+		t.Fatalf("PSPScopes = %v, %v", scopes, err)
+	}
+	shared, err := Parse([]byte(`
+sources:
+  - {name: stripe, kind: psp, psp: stripe, secrets: [whsec_0123456789abcdef], dedupe_scope: one}
+  - {name: dlocal, kind: psp, login: l, secrets: [s], dedupe_scope: one}
+`), env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := PSPScopes(shared); err == nil || !strings.Contains(err.Error(), `source "dlocal"`) {
+		t.Fatalf("PSPScopes of two PSPs in one scope = %v, want an error naming source dlocal", err)
+	}
+}
+
+// The sources of one scope must agree on what a chargeback becomes.
+func TestChargebackRulePerScope(t *testing.T) {
+	srcs, err := Parse([]byte(`
+sources:
+  - {name: a, kind: psp, login: l, secrets: [s], dedupe_scope: dl, chargeback: credit_note}
+  - {name: b, kind: psp, login: l, secrets: [s], dedupe_scope: dl, chargeback: credit_note}
+`), env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := ChargebackCreditNote(srcs); err != nil || !got["dl"] {
+		t.Fatalf("ChargebackCreditNote = %v, %v, want scope dl credited", got, err)
+	}
+	srcs[1].ChargebackCreditNote = false
+	if _, err := ChargebackCreditNote(srcs); err == nil || !strings.Contains(err.Error(), `source "b"`) {
+		t.Fatalf("ChargebackCreditNote of disagreeing sources = %v, want an error naming source b", err)
+	}
+}
+
+// A Mercado Pago PSP source takes the x-signature scheme (no timestamp
+// check unless told: Mercado Pago documents none) and its notification-id
+// rule.
+func TestMercadoPagoPSPSource(t *testing.T) {
+	srcs, err := Parse([]byte(`
+sources:
+  - {name: mp, kind: psp, psp: mercadopago, secrets: [mp_secret_0123456789]}
+  - {name: mp-checked, kind: psp, psp: mercadopago, secrets: [mp_secret_0123456789], tolerance: 10m, dedupe_scope: mp}
+`), env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, ok := srcs[0].Verifier.(webhook.MercadoPago); !ok || v.Tolerance != 0 || srcs[0].PSP != "mercadopago" {
+		t.Fatalf("mercadopago source: PSP %q, verifier %#v", srcs[0].PSP, srcs[0].Verifier)
+	}
+	if v := srcs[1].Verifier.(webhook.MercadoPago); v.Tolerance != 10*time.Minute {
+		t.Fatalf("tolerance %v, want 10m", v.Tolerance)
+	}
+	if _, err := Parse([]byte(`sources: [{name: mp, kind: psp, psp: mercadopago, secrets: [short]}]`), env(nil)); err == nil {
+		t.Fatal("a short Mercado Pago secret was accepted")
 	}
 }

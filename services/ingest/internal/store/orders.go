@@ -20,6 +20,7 @@ type Order struct {
 	Currency        string
 	Lines           json.RawMessage // the order's lines as JSON
 	PSPPaymentID    *string         // nil until the PSP payment is known
+	Recurring       bool            // a subscription: each matching PAID payment is its own sale
 	CreatedAt       time.Time       // set by InsertOrder
 }
 
@@ -29,7 +30,7 @@ type Order struct {
 func (s *Store) InsertOrder(ctx context.Context, o Order) (Order, error) {
 	row, err := s.q.OrderInsert(ctx, dbsqlc.OrderInsertParams{
 		MerchantOrderID: o.MerchantOrderID, CustomerID: o.CustomerID, AmountMinor: o.AmountMinor,
-		Currency: o.Currency, Lines: o.Lines, PspPaymentID: o.PSPPaymentID,
+		Currency: o.Currency, Lines: o.Lines, PspPaymentID: o.PSPPaymentID, Recurring: o.Recurring,
 	})
 	if err != nil {
 		return Order{}, pg.Interpret(err, "insert order %s", o.MerchantOrderID)
@@ -83,6 +84,16 @@ func (t *Tx) OrderWithCustomerByMerchantID(ctx context.Context, merchantOrderID 
 	return orderWithCustomerByMerchantID(ctx, t.q, merchantOrderID)
 }
 
+// OrderWithCustomerByPSPPaymentID returns the order linked to PSP
+// payment id and its buyer, or an error of kind NotFound.
+func (s *Store) OrderWithCustomerByPSPPaymentID(ctx context.Context, id string) (Order, Customer, error) {
+	row, err := s.q.OrderWithCustomerByPSPPaymentID(ctx, &id)
+	if err != nil {
+		return Order{}, Customer{}, pg.Interpret(err, "order of PSP payment %s", id)
+	}
+	return orderFromRow(row.IngestOrder), customerFromRow(row.IngestCustomer), nil
+}
+
 func orderWithCustomerByMerchantID(ctx context.Context, q *dbsqlc.Queries, merchantOrderID string) (Order, Customer, error) {
 	row, err := q.OrderWithCustomerByMerchantID(ctx, merchantOrderID)
 	if err != nil {
@@ -93,7 +104,7 @@ func orderWithCustomerByMerchantID(ctx context.Context, q *dbsqlc.Queries, merch
 
 func orderFromRow(r dbsqlc.IngestOrder) Order {
 	return Order{ID: r.ID, MerchantOrderID: r.MerchantOrderID, CustomerID: r.CustomerID, AmountMinor: r.AmountMinor,
-		Currency: r.Currency, Lines: r.Lines, PSPPaymentID: r.PspPaymentID, CreatedAt: r.CreatedAt}
+		Currency: r.Currency, Lines: r.Lines, PSPPaymentID: r.PspPaymentID, Recurring: r.Recurring, CreatedAt: r.CreatedAt}
 }
 
 // LockOrder returns order id locked until tx ends, or an error of kind

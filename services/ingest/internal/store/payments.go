@@ -58,42 +58,46 @@ func (s *Store) WatchRefund(ctx context.Context, refundID, paymentID string) (ad
 	return n > 0, nil
 }
 
-// PollWindow selects the unsettled payments and refunds to poll: created
-// before SettleBefore and after GiveUpBefore, not polled since
-// PolledBefore; at most Max of each.
+// PollWindow selects what to poll: created before SettleBefore, not
+// polled since PolledBefore, and created after GiveUpBefore (an order with
+// a PAID payment: after PaidGiveUpBefore); at most Max of each.
 type PollWindow struct {
-	SettleBefore time.Time
-	GiveUpBefore time.Time
-	PolledBefore time.Time
-	Max          int
+	SettleBefore     time.Time
+	GiveUpBefore     time.Time
+	PaidGiveUpBefore time.Time
+	PolledBefore     time.Time
+	Max              int
 }
 
-// ClaimUnsettledPayments stamps up to w.Max orders whose PSP payment has no
-// final state, so another poller skips them, and returns their PSP payment
-// ids.
-func (s *Store) ClaimUnsettledPayments(ctx context.Context, w PollWindow) ([]string, error) {
-	rows, err := s.q.OrderClaimUnsettled(ctx, dbsqlc.OrderClaimUnsettledParams(w.params()))
+// DueOrder is an order the poller searches the PSP for, with the ids of
+// its known payments that have no final state.
+type DueOrder struct {
+	MerchantOrderID string
+	Unsettled       []string
+}
+
+// ClaimDueOrders stamps up to w.Max orders due for a poll, so another
+// poller skips them, and returns them.
+func (s *Store) ClaimDueOrders(ctx context.Context, w PollWindow) ([]DueOrder, error) {
+	rows, err := s.q.OrderClaimDue(ctx, dbsqlc.OrderClaimDueParams{SettleBefore: w.SettleBefore, PolledBefore: w.PolledBefore,
+		PaidGiveUpBefore: w.PaidGiveUpBefore, GiveUpBefore: w.GiveUpBefore, MaxRows: int32(w.Max)})
 	if err != nil {
-		return nil, pg.Interpret(err, "claim unsettled orders")
+		return nil, pg.Interpret(err, "claim due orders")
 	}
-	ids := make([]string, len(rows))
+	out := make([]DueOrder, len(rows))
 	for i, r := range rows {
-		ids[i] = *r.PspPaymentID
+		out[i] = DueOrder{MerchantOrderID: r.MerchantOrderID, Unsettled: r.Unsettled}
 	}
-	return ids, nil
+	return out, nil
 }
 
 // ClaimUnsettledRefunds stamps up to w.Max watched refunds with no final
 // state, so another poller skips them, and returns their ids.
 func (s *Store) ClaimUnsettledRefunds(ctx context.Context, w PollWindow) ([]string, error) {
-	ids, err := s.q.RefundClaimUnsettled(ctx, w.params())
+	ids, err := s.q.RefundClaimUnsettled(ctx, dbsqlc.RefundClaimUnsettledParams{SettleBefore: w.SettleBefore,
+		GiveUpBefore: w.GiveUpBefore, PolledBefore: &w.PolledBefore, MaxRows: int32(w.Max)})
 	if err != nil {
 		return nil, pg.Interpret(err, "claim unsettled refunds")
 	}
 	return ids, nil
-}
-
-func (w PollWindow) params() dbsqlc.RefundClaimUnsettledParams {
-	return dbsqlc.RefundClaimUnsettledParams{SettleBefore: w.SettleBefore, GiveUpBefore: w.GiveUpBefore,
-		PolledBefore: &w.PolledBefore, MaxRows: int32(w.Max)}
 }

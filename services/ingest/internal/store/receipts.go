@@ -60,7 +60,18 @@ type Backlog struct {
 // InsertReceipt records r; it returns false, and changes nothing, when its
 // scope already has a receipt with its dedupe key.
 func (s *Store) InsertReceipt(ctx context.Context, r NewReceipt) (inserted bool, err error) {
-	n, err := s.q.ReceiptInsert(ctx, dbsqlc.ReceiptInsertParams{
+	return insertReceipt(ctx, s.q, r)
+}
+
+// InsertReceipt is Store.InsertReceipt inside tx: a receipt the apply
+// worker derives (a refund a PSP lists on its payment) commits with the
+// state it was derived from.
+func (t *Tx) InsertReceipt(ctx context.Context, r NewReceipt) (inserted bool, err error) {
+	return insertReceipt(ctx, t.q, r)
+}
+
+func insertReceipt(ctx context.Context, q *dbsqlc.Queries, r NewReceipt) (bool, error) {
+	n, err := q.ReceiptInsert(ctx, dbsqlc.ReceiptInsertParams{
 		Source: r.Source, Scope: r.Scope, Kind: r.Kind, DedupeKey: r.DedupeKey,
 		EventID: r.EventID, EventType: r.EventType, Body: r.Body, Traceparent: r.Traceparent,
 	})

@@ -79,7 +79,7 @@ func (h *Handler) receive(c echo.Context) error {
 	if err != nil {
 		return h.refuse(c, name, errkind.Invalid, "unreadable_body", "could not read the body")
 	}
-	if err := src.Verifier.Verify(c.Request().Header, body, time.Now()); err != nil {
+	if err := verify(src.Verifier, c.Request(), body, time.Now()); err != nil {
 		return h.refuseSignature(c, name, err)
 	}
 	if !utf8.Valid(body) {
@@ -152,4 +152,13 @@ func (h *Handler) refuseStatus(c echo.Context, source string, status int, code, 
 func (h *Handler) refused(c echo.Context, source, code string) {
 	h.receipts.WithLabelValues(source, code).Inc()
 	h.log.Info("webhook refused", zap.String("request_id", httpserver.RequestID(c)), zap.String("source", source), zap.String("outcome", code))
+}
+
+// verify checks the delivery's signature, with the whole request for a
+// verifier that signs more than headers and body.
+func verify(v webhooksig.Verifier, r *http.Request, body []byte, now time.Time) error {
+	if rv, ok := v.(RequestVerifier); ok {
+		return rv.VerifyRequest(r, body, now)
+	}
+	return v.Verify(r.Header, body, now)
 }

@@ -39,13 +39,17 @@ type Identifier func(h http.Header, body []byte) (Receipt, error)
 
 // Source is one configured sender, served at POST /webhooks/{Name}.
 type Source struct {
-	Name     string
-	Kind     Kind
-	Scope    string // sources sharing a scope share dedupe keys
-	MaxBytes int64
-	Verifier webhooksig.Verifier
-	Identify Identifier
-	Limiter  *rate.Limiter // deliveries per second; nil for no limit
+	Name string
+	Kind Kind
+	PSP  string // the PSP of a psp source: its adapter's name
+	// ChargebackCreditNote credits an invoiced payment's chargeback
+	// automatically instead of opening a case (psp sources).
+	ChargebackCreditNote bool
+	Scope                string // sources sharing a scope share dedupe keys
+	MaxBytes             int64
+	Verifier             webhooksig.Verifier
+	Identify             Identifier
+	Limiter              *rate.Limiter // deliveries per second; nil for no limit
 }
 
 // maxIDLength bounds event ids; longer ones are refused, not truncated, so
@@ -79,13 +83,14 @@ func DLocalIdentifier(_ http.Header, body []byte) (Receipt, error) {
 	if obj.PaymentID != "" {
 		kind = "refund"
 	}
-	return Receipt{DedupeKey: DLocalKey(kind, obj.ID, obj.Status), EventID: obj.ID, EventType: kind}, nil
+	return Receipt{DedupeKey: StatusKey(kind, obj.ID, obj.Status), EventID: obj.ID, EventType: kind}, nil
 }
 
-// DLocalKey is the dedupe key of a dLocal object (kind "payment" or
-// "refund") in a status; the status poller records what it finds under the
-// same key, so a webhook arriving later is a duplicate.
-func DLocalKey(kind, id, status string) string {
+// StatusKey is the dedupe key of a PSP object (kind "payment" or
+// "refund") in a status: dLocal's notifications are keyed so, and the
+// status poller records what it finds of any PSP under the same key, so a
+// dLocal webhook arriving later is a duplicate.
+func StatusKey(kind, id, status string) string {
 	return kind + ":" + id + ":" + strings.ToUpper(status)
 }
 

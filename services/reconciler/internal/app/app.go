@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
+	"github.com/onceflow/onceflow/pkg/httpclient"
 	"github.com/onceflow/onceflow/pkg/httpserver"
 	"github.com/onceflow/onceflow/pkg/pg"
 	"github.com/onceflow/onceflow/pkg/service"
@@ -22,6 +23,7 @@ import (
 	"github.com/onceflow/onceflow/services/reconciler/internal/audit"
 	"github.com/onceflow/onceflow/services/reconciler/internal/detect"
 	"github.com/onceflow/onceflow/services/reconciler/internal/findings"
+	"github.com/onceflow/onceflow/services/reconciler/internal/pspaudit"
 	"github.com/onceflow/onceflow/services/reconciler/internal/reconcile"
 	"github.com/onceflow/onceflow/services/reconciler/internal/store"
 	"github.com/onceflow/onceflow/services/reconciler/internal/sweep"
@@ -97,6 +99,12 @@ func openEngine(ctx context.Context, cfg Config, log *zap.Logger) (_ *engine, er
 		checks = append(checks, auditor)
 	} else {
 		log.Info("provider audit off: set INVOICY_BASE_URL or RECONCILER_AUDIT=on to enable it")
+	}
+	if cfg.PSPAuditEnabled() {
+		checks = append(checks, pspaudit.New(pspaudit.NewIngestAdmin(cfg.IngestAdminURL, cfg.IngestAdminToken, httpclient.New(cfg.PSPAuditTimeout)),
+			ingest, pspaudit.Config{Window: cfg.PSPAuditWindow, Settle: cfg.PSPAuditSettle}, log.Named("psp_audit"), e.reg))
+	} else {
+		log.Info("PSP audit off: set RECONCILER_INGEST_ADMIN_URL and RECONCILER_INGEST_ADMIN_TOKEN to enable it")
 	}
 	own := store.New(e.own)
 	e.reg.MustRegister(findings.NewGauge(own), findings.NewCasesGauge(own, ingest, invoicer))

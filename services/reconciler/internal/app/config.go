@@ -72,6 +72,16 @@ type Config struct {
 	invoicy.Settings
 	ProviderTimeout   time.Duration `env:"RECONCILER_PROVIDER_TIMEOUT" renamed:"PROVIDER_TIMEOUT" envDefault:"15s"`
 	ProviderStatusMap string        `env:"RECONCILER_PROVIDER_STATUS_MAP" renamed:"PROVIDER_STATUS_MAP"`
+
+	// The PSP audit runs when IngestAdminURL is set: it lists the PSPs'
+	// payments created from PSPAuditWindow to PSPAuditSettle ago through
+	// ingest's admin API (which holds the PSP adapters), authenticated
+	// with ingest's ADMIN_TOKEN, and compares them with ingest's tables.
+	IngestAdminURL   string        `env:"RECONCILER_INGEST_ADMIN_URL"`
+	IngestAdminToken string        `env:"RECONCILER_INGEST_ADMIN_TOKEN"`
+	PSPAuditWindow   time.Duration `env:"RECONCILER_PSP_AUDIT_WINDOW" envDefault:"48h"`
+	PSPAuditSettle   time.Duration `env:"RECONCILER_PSP_AUDIT_SETTLE" envDefault:"15m"`
+	PSPAuditTimeout  time.Duration `env:"RECONCILER_PSP_AUDIT_TIMEOUT" envDefault:"1m"`
 }
 
 // Values of RECONCILER_AUDIT.
@@ -133,7 +143,33 @@ func (c Config) Validate() error {
 			errs = append(errs, fmt.Errorf("%s: want a duration of zero or more, such as 15m", v.name))
 		}
 	}
-	return errors.Join(append(errs, c.validateAudit()...)...)
+	errs = append(errs, c.validateAudit()...)
+	return errors.Join(append(errs, c.validatePSPAudit()...)...)
+}
+
+// PSPAuditEnabled reports whether runs audit the PSPs: when
+// RECONCILER_INGEST_ADMIN_URL is set.
+func (c Config) PSPAuditEnabled() bool { return c.IngestAdminURL != "" }
+
+// validatePSPAudit checks the PSP audit's settings when it is on.
+func (c Config) validatePSPAudit() []error {
+	if !c.PSPAuditEnabled() {
+		return nil
+	}
+	var errs []error
+	if u, err := url.Parse(c.IngestAdminURL); err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		errs = append(errs, errors.New("RECONCILER_INGEST_ADMIN_URL: want ingest's admin address as an http(s) URL, such as http://ingest:9090, or empty for no PSP audit"))
+	}
+	if c.IngestAdminToken == "" {
+		errs = append(errs, errors.New("RECONCILER_INGEST_ADMIN_TOKEN: want ingest's ADMIN_TOKEN (the PSP audit is on)"))
+	}
+	if c.PSPAuditSettle < 0 || c.PSPAuditWindow <= c.PSPAuditSettle || c.PSPAuditWindow-c.PSPAuditSettle > 31*24*time.Hour {
+		errs = append(errs, errors.New("RECONCILER_PSP_AUDIT_WINDOW/RECONCILER_PSP_AUDIT_SETTLE: want 0 <= settle < window, at most 31 days apart"))
+	}
+	if c.PSPAuditTimeout <= 0 {
+		errs = append(errs, errors.New("RECONCILER_PSP_AUDIT_TIMEOUT: want a positive duration such as 1m"))
+	}
+	return errs
 }
 
 // signer is the sweep's signing key, nil when none is set; Validate has

@@ -171,3 +171,32 @@ func TestConfigReadsRenamedSettings(t *testing.T) {
 		t.Errorf("with both names: BillingQueue %q, Renamed %v; want the new name's value and no warning", loaded.Value.BillingQueue, loaded.Renamed)
 	}
 }
+
+// The PSP audit is off without ingest's admin address; on, its settings are
+// checked and a bad one names its variable.
+func TestConfigPSPAudit(t *testing.T) {
+	t.Parallel()
+	loaded, err := load(map[string]string{"DATABASE_URL": localDSN})
+	if err != nil || loaded.Value.PSPAuditEnabled() || loaded.Value.PSPAuditWindow != 48*time.Hour || loaded.Value.PSPAuditSettle != 15*time.Minute {
+		t.Fatalf("defaults: %+v (%v), want the PSP audit off, 48h window, 15m settle", loaded.Value, err)
+	}
+	on := func(extra ...string) map[string]string {
+		env := map[string]string{"DATABASE_URL": localDSN, "RECONCILER_INGEST_ADMIN_URL": "http://ingest:9090", "RECONCILER_INGEST_ADMIN_TOKEN": "t0ken-for-admin"}
+		for i := 0; i < len(extra); i += 2 {
+			env[extra[i]] = extra[i+1]
+		}
+		return env
+	}
+	if loaded, err := load(on()); err != nil || !loaded.Value.PSPAuditEnabled() {
+		t.Fatalf("with ingest's admin address: %v, enabled %v", err, loaded.Value.PSPAuditEnabled())
+	}
+	for _, tt := range []struct{ key, value, want string }{
+		{"RECONCILER_INGEST_ADMIN_URL", "ingest:9090", "RECONCILER_INGEST_ADMIN_URL"},
+		{"RECONCILER_INGEST_ADMIN_TOKEN", "", "RECONCILER_INGEST_ADMIN_TOKEN"},
+		{"RECONCILER_PSP_AUDIT_SETTLE", "72h", "RECONCILER_PSP_AUDIT_WINDOW"},
+	} {
+		if _, err := load(on(tt.key, tt.value)); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s=%q: %v, want an error naming %s", tt.key, tt.value, err, tt.want)
+		}
+	}
+}

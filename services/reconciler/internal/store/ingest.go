@@ -151,3 +151,51 @@ func (r *IngestReader) RefundMoney(ctx context.Context, id string) (Money, error
 	}
 	return Money{PaymentID: row.PaymentID, AmountMinor: row.AmountMinor, Currency: row.Currency, OrderID: row.OrderID}, nil
 }
+
+// RecordedPayment is a payment as ingest recorded it, for the PSP audit.
+type RecordedPayment struct {
+	ID, Status  string
+	AmountMinor int64
+	Currency    string
+}
+
+// PaymentsByID returns ingest's record of the payments among ids that it
+// holds, by id.
+func (r *IngestReader) PaymentsByID(ctx context.Context, ids []string) (map[string]RecordedPayment, error) {
+	rows, err := r.q.PaymentsByID(ctx, ids)
+	if err != nil {
+		return nil, pg.Interpret(err, "ingest payments by id")
+	}
+	out := make(map[string]RecordedPayment, len(rows))
+	for _, row := range rows {
+		out[row.ID] = RecordedPayment{ID: row.ID, Status: row.Status, AmountMinor: row.AmountMinor, Currency: row.Currency}
+	}
+	return out, nil
+}
+
+// KnownOrders returns the merchant order ids among ids that ingest holds.
+func (r *IngestReader) KnownOrders(ctx context.Context, ids []string) (map[string]bool, error) {
+	rows, err := r.q.KnownOrders(ctx, ids)
+	if err != nil {
+		return nil, pg.Interpret(err, "ingest orders by merchant id")
+	}
+	out := make(map[string]bool, len(rows))
+	for _, id := range rows {
+		out[id] = true
+	}
+	return out, nil
+}
+
+// RefundsByID returns ingest's record of the refunds among ids that it
+// holds, by id (as RecordedPayment: a refund has the same fields).
+func (r *IngestReader) RefundsByID(ctx context.Context, ids []string) (map[string]RecordedPayment, error) {
+	rows, err := r.q.RefundsByID(ctx, ids)
+	if err != nil {
+		return nil, pg.Interpret(err, "ingest refunds by id")
+	}
+	out := make(map[string]RecordedPayment, len(rows))
+	for _, row := range rows {
+		out[row.ID] = RecordedPayment{ID: row.ID, Status: row.Status, AmountMinor: row.AmountMinor, Currency: row.Currency}
+	}
+	return out, nil
+}

@@ -16,7 +16,7 @@ const orderAmend = `-- name: OrderAmend :one
 UPDATE ingest.orders
 SET amount_minor = $1, currency = $2, lines = $3, psp_payment_id = $4
 WHERE id = $5
-RETURNING id, merchant_order_id, customer_id, amount_minor, currency, lines, psp_payment_id, created_at, polled_at, polls
+RETURNING id, merchant_order_id, customer_id, amount_minor, currency, lines, psp_payment_id, created_at, polled_at, polls, recurring
 `
 
 type OrderAmendParams struct {
@@ -49,57 +49,68 @@ func (q *Queries) OrderAmend(ctx context.Context, arg OrderAmendParams) (IngestO
 		&i.CreatedAt,
 		&i.PolledAt,
 		&i.Polls,
+		&i.Recurring,
 	)
 	return i, err
 }
 
-const orderClaimUnsettled = `-- name: OrderClaimUnsettled :many
+const orderClaimDue = `-- name: OrderClaimDue :many
 UPDATE ingest.orders o
 SET polled_at = now(), polls = polls + 1
 WHERE o.id IN (
     SELECT ord.id FROM ingest.orders ord
-    LEFT JOIN ingest.payments p ON p.id = ord.psp_payment_id
-    WHERE ord.psp_payment_id IS NOT NULL
-      AND (p.id IS NULL OR p.status_rank < 30)
-      AND ord.created_at < $1 AND ord.created_at > $2
-      AND (ord.polled_at IS NULL OR ord.polled_at < $3)
+    WHERE ord.created_at < $1
+      AND (ord.polled_at IS NULL OR ord.polled_at < $2::timestamptz)
+      AND ord.created_at > CASE
+          WHEN NOT ord.recurring AND EXISTS (SELECT 1 FROM ingest.payments p WHERE p.order_id = ord.id AND p.status_rank >= 40)
+          THEN $3::timestamptz ELSE $4::timestamptz END
     ORDER BY ord.polled_at NULLS FIRST, ord.created_at
-    LIMIT $4
+    LIMIT $5
     FOR UPDATE OF ord SKIP LOCKED)
-RETURNING o.id, o.merchant_order_id, o.psp_payment_id
+RETURNING o.id, o.merchant_order_id,
+    (ARRAY(SELECT p.id FROM ingest.payments p WHERE p.order_id = o.id AND p.status_rank < 30 ORDER BY p.id)
+     || CASE WHEN o.psp_payment_id IS NOT NULL
+                  AND NOT EXISTS (SELECT 1 FROM ingest.payments p WHERE p.id = o.psp_payment_id)
+             THEN ARRAY[o.psp_payment_id] ELSE ARRAY[]::text[] END)::text[] AS unsettled
 `
 
-type OrderClaimUnsettledParams struct {
-	SettleBefore time.Time
-	GiveUpBefore time.Time
-	PolledBefore *time.Time
-	MaxRows      int32
+type OrderClaimDueParams struct {
+	SettleBefore     time.Time
+	PolledBefore     time.Time
+	PaidGiveUpBefore time.Time
+	GiveUpBefore     time.Time
+	MaxRows          int32
 }
 
-type OrderClaimUnsettledRow struct {
+type OrderClaimDueRow struct {
 	ID              uuid.UUID
 	MerchantOrderID string
-	PspPaymentID    *string
+	Unsettled       []string
 }
 
-// Orders with a PSP payment id whose payment is not in a final state,
-// older than settle_after and not polled within poll_every, created after
-// give_up_before; each claimed order is stamped so another poller skips it.
-func (q *Queries) OrderClaimUnsettled(ctx context.Context, arg OrderClaimUnsettledParams) ([]OrderClaimUnsettledRow, error) {
-	rows, err := q.db.Query(ctx, orderClaimUnsettled,
+// Orders due for a status poll: older than settle_before, not polled since
+// polled_before, and created after give_up_before, or after
+// paid_give_up_before once one of their payments is PAID (or charged
+// back) and they are not recurring (a subscription's next payment is
+// searched for until give_up_before). Each claimed order is stamped so another poller skips it; with it
+// come the ids of its known payments that have no final state (its linked
+// PSP payment included while it is not recorded).
+func (q *Queries) OrderClaimDue(ctx context.Context, arg OrderClaimDueParams) ([]OrderClaimDueRow, error) {
+	rows, err := q.db.Query(ctx, orderClaimDue,
 		arg.SettleBefore,
-		arg.GiveUpBefore,
 		arg.PolledBefore,
+		arg.PaidGiveUpBefore,
+		arg.GiveUpBefore,
 		arg.MaxRows,
 	)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	items := []OrderClaimUnsettledRow{}
+	items := []OrderClaimDueRow{}
 	for rows.Next() {
-		var i OrderClaimUnsettledRow
-		if err := rows.Scan(&i.ID, &i.MerchantOrderID, &i.PspPaymentID); err != nil {
+		var i OrderClaimDueRow
+		if err := rows.Scan(&i.ID, &i.MerchantOrderID, &i.Unsettled); err != nil {
 			return nil, err
 		}
 		items = append(items, i)
@@ -111,7 +122,7 @@ func (q *Queries) OrderClaimUnsettled(ctx context.Context, arg OrderClaimUnsettl
 }
 
 const orderGet = `-- name: OrderGet :one
-SELECT id, merchant_order_id, customer_id, amount_minor, currency, lines, psp_payment_id, created_at, polled_at, polls FROM ingest.orders WHERE id = $1
+SELECT id, merchant_order_id, customer_id, amount_minor, currency, lines, psp_payment_id, created_at, polled_at, polls, recurring FROM ingest.orders WHERE id = $1
 `
 
 func (q *Queries) OrderGet(ctx context.Context, id uuid.UUID) (IngestOrder, error) {
@@ -128,14 +139,15 @@ func (q *Queries) OrderGet(ctx context.Context, id uuid.UUID) (IngestOrder, erro
 		&i.CreatedAt,
 		&i.PolledAt,
 		&i.Polls,
+		&i.Recurring,
 	)
 	return i, err
 }
 
 const orderInsert = `-- name: OrderInsert :one
-INSERT INTO ingest.orders (merchant_order_id, customer_id, amount_minor, currency, lines, psp_payment_id)
-VALUES ($1, $2, $3, $4, $5, $6)
-RETURNING id, merchant_order_id, customer_id, amount_minor, currency, lines, psp_payment_id, created_at, polled_at, polls
+INSERT INTO ingest.orders (merchant_order_id, customer_id, amount_minor, currency, lines, psp_payment_id, recurring)
+VALUES ($1, $2, $3, $4, $5, $6, $7)
+RETURNING id, merchant_order_id, customer_id, amount_minor, currency, lines, psp_payment_id, created_at, polled_at, polls, recurring
 `
 
 type OrderInsertParams struct {
@@ -145,6 +157,7 @@ type OrderInsertParams struct {
 	Currency        string
 	Lines           []byte
 	PspPaymentID    *string
+	Recurring       bool
 }
 
 func (q *Queries) OrderInsert(ctx context.Context, arg OrderInsertParams) (IngestOrder, error) {
@@ -155,6 +168,7 @@ func (q *Queries) OrderInsert(ctx context.Context, arg OrderInsertParams) (Inges
 		arg.Currency,
 		arg.Lines,
 		arg.PspPaymentID,
+		arg.Recurring,
 	)
 	var i IngestOrder
 	err := row.Scan(
@@ -168,12 +182,13 @@ func (q *Queries) OrderInsert(ctx context.Context, arg OrderInsertParams) (Inges
 		&i.CreatedAt,
 		&i.PolledAt,
 		&i.Polls,
+		&i.Recurring,
 	)
 	return i, err
 }
 
 const orderList = `-- name: OrderList :many
-SELECT id, merchant_order_id, customer_id, amount_minor, currency, lines, psp_payment_id, created_at, polled_at, polls FROM ingest.orders
+SELECT id, merchant_order_id, customer_id, amount_minor, currency, lines, psp_payment_id, created_at, polled_at, polls, recurring FROM ingest.orders
 WHERE (created_at, id) > ($1, $2::uuid)
 ORDER BY created_at, id
 LIMIT $3
@@ -199,6 +214,7 @@ func (q *Queries) OrderList(ctx context.Context, afterCreated time.Time, afterID
 			&i.CreatedAt,
 			&i.PolledAt,
 			&i.Polls,
+			&i.Recurring,
 		); err != nil {
 			return nil, err
 		}
@@ -211,7 +227,7 @@ func (q *Queries) OrderList(ctx context.Context, afterCreated time.Time, afterID
 }
 
 const orderLock = `-- name: OrderLock :one
-SELECT id, merchant_order_id, customer_id, amount_minor, currency, lines, psp_payment_id, created_at, polled_at, polls FROM ingest.orders WHERE id = $1 FOR UPDATE
+SELECT id, merchant_order_id, customer_id, amount_minor, currency, lines, psp_payment_id, created_at, polled_at, polls, recurring FROM ingest.orders WHERE id = $1 FOR UPDATE
 `
 
 // Locks an order an operator amends until the transaction ends.
@@ -229,12 +245,13 @@ func (q *Queries) OrderLock(ctx context.Context, id uuid.UUID) (IngestOrder, err
 		&i.CreatedAt,
 		&i.PolledAt,
 		&i.Polls,
+		&i.Recurring,
 	)
 	return i, err
 }
 
 const orderWithCustomer = `-- name: OrderWithCustomer :one
-SELECT o.id, o.merchant_order_id, o.customer_id, o.amount_minor, o.currency, o.lines, o.psp_payment_id, o.created_at, o.polled_at, o.polls, c.id, c.doc_type, c.doc_country, c.doc_number, c.legal_name, c.address, c.city, c.department, c.country, c.email, c.created_at FROM ingest.orders o JOIN ingest.customers c ON c.id = o.customer_id
+SELECT o.id, o.merchant_order_id, o.customer_id, o.amount_minor, o.currency, o.lines, o.psp_payment_id, o.created_at, o.polled_at, o.polls, o.recurring, c.id, c.doc_type, c.doc_country, c.doc_number, c.legal_name, c.address, c.city, c.department, c.country, c.email, c.created_at FROM ingest.orders o JOIN ingest.customers c ON c.id = o.customer_id
 WHERE o.id = $1
 `
 
@@ -257,6 +274,7 @@ func (q *Queries) OrderWithCustomer(ctx context.Context, id uuid.UUID) (OrderWit
 		&i.IngestOrder.CreatedAt,
 		&i.IngestOrder.PolledAt,
 		&i.IngestOrder.Polls,
+		&i.IngestOrder.Recurring,
 		&i.IngestCustomer.ID,
 		&i.IngestCustomer.DocType,
 		&i.IngestCustomer.DocCountry,
@@ -273,7 +291,7 @@ func (q *Queries) OrderWithCustomer(ctx context.Context, id uuid.UUID) (OrderWit
 }
 
 const orderWithCustomerByMerchantID = `-- name: OrderWithCustomerByMerchantID :one
-SELECT o.id, o.merchant_order_id, o.customer_id, o.amount_minor, o.currency, o.lines, o.psp_payment_id, o.created_at, o.polled_at, o.polls, c.id, c.doc_type, c.doc_country, c.doc_number, c.legal_name, c.address, c.city, c.department, c.country, c.email, c.created_at FROM ingest.orders o JOIN ingest.customers c ON c.id = o.customer_id
+SELECT o.id, o.merchant_order_id, o.customer_id, o.amount_minor, o.currency, o.lines, o.psp_payment_id, o.created_at, o.polled_at, o.polls, o.recurring, c.id, c.doc_type, c.doc_country, c.doc_number, c.legal_name, c.address, c.city, c.department, c.country, c.email, c.created_at FROM ingest.orders o JOIN ingest.customers c ON c.id = o.customer_id
 WHERE o.merchant_order_id = $1
 `
 
@@ -298,6 +316,50 @@ func (q *Queries) OrderWithCustomerByMerchantID(ctx context.Context, merchantOrd
 		&i.IngestOrder.CreatedAt,
 		&i.IngestOrder.PolledAt,
 		&i.IngestOrder.Polls,
+		&i.IngestOrder.Recurring,
+		&i.IngestCustomer.ID,
+		&i.IngestCustomer.DocType,
+		&i.IngestCustomer.DocCountry,
+		&i.IngestCustomer.DocNumber,
+		&i.IngestCustomer.LegalName,
+		&i.IngestCustomer.Address,
+		&i.IngestCustomer.City,
+		&i.IngestCustomer.Department,
+		&i.IngestCustomer.Country,
+		&i.IngestCustomer.Email,
+		&i.IngestCustomer.CreatedAt,
+	)
+	return i, err
+}
+
+const orderWithCustomerByPSPPaymentID = `-- name: OrderWithCustomerByPSPPaymentID :one
+SELECT o.id, o.merchant_order_id, o.customer_id, o.amount_minor, o.currency, o.lines, o.psp_payment_id, o.created_at, o.polled_at, o.polls, o.recurring, c.id, c.doc_type, c.doc_country, c.doc_number, c.legal_name, c.address, c.city, c.department, c.country, c.email, c.created_at FROM ingest.orders o JOIN ingest.customers c ON c.id = o.customer_id
+WHERE o.psp_payment_id = $1
+`
+
+type OrderWithCustomerByPSPPaymentIDRow struct {
+	IngestOrder    IngestOrder
+	IngestCustomer IngestCustomer
+}
+
+// The order linked to a PSP payment, with its buyer: how a payment that
+// carries no order reference (a Stripe PaymentIntent without our metadata)
+// finds its order.
+func (q *Queries) OrderWithCustomerByPSPPaymentID(ctx context.Context, pspPaymentID *string) (OrderWithCustomerByPSPPaymentIDRow, error) {
+	row := q.db.QueryRow(ctx, orderWithCustomerByPSPPaymentID, pspPaymentID)
+	var i OrderWithCustomerByPSPPaymentIDRow
+	err := row.Scan(
+		&i.IngestOrder.ID,
+		&i.IngestOrder.MerchantOrderID,
+		&i.IngestOrder.CustomerID,
+		&i.IngestOrder.AmountMinor,
+		&i.IngestOrder.Currency,
+		&i.IngestOrder.Lines,
+		&i.IngestOrder.PspPaymentID,
+		&i.IngestOrder.CreatedAt,
+		&i.IngestOrder.PolledAt,
+		&i.IngestOrder.Polls,
+		&i.IngestOrder.Recurring,
 		&i.IngestCustomer.ID,
 		&i.IngestCustomer.DocType,
 		&i.IngestCustomer.DocCountry,

@@ -126,6 +126,7 @@ type IngestOrder struct {
 	CreatedAt       time.Time
 	PolledAt        *time.Time
 	Polls           int32
+	Recurring       bool
 }
 
 type IngestOutbox struct {

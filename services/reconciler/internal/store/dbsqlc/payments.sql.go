@@ -10,6 +10,34 @@ import (
 	"time"
 )
 
+const knownOrders = `-- name: KnownOrders :many
+SELECT merchant_order_id
+FROM ingest.orders
+WHERE merchant_order_id = ANY($1::text[])
+`
+
+// KnownOrders returns which of the merchant order ids @ids ingest holds,
+// for the PSP audit.
+func (q *Queries) KnownOrders(ctx context.Context, ids []string) ([]string, error) {
+	rows, err := q.db.Query(ctx, knownOrders, ids)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []string{}
+	for rows.Next() {
+		var merchant_order_id string
+		if err := rows.Scan(&merchant_order_id); err != nil {
+			return nil, err
+		}
+		items = append(items, merchant_order_id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const paymentMoney = `-- name: PaymentMoney :one
 SELECT p.id, p.amount_minor, p.currency, coalesce(o.merchant_order_id, '')::text AS order_id
 FROM ingest.payments p LEFT JOIN ingest.orders o ON o.id = p.order_id
@@ -34,6 +62,46 @@ func (q *Queries) PaymentMoney(ctx context.Context, id string) (PaymentMoneyRow,
 		&i.OrderID,
 	)
 	return i, err
+}
+
+const paymentsByID = `-- name: PaymentsByID :many
+SELECT id, status, amount_minor, currency
+FROM ingest.payments
+WHERE id = ANY($1::text[])
+`
+
+type PaymentsByIDRow struct {
+	ID          string
+	Status      string
+	AmountMinor int64
+	Currency    string
+}
+
+// PaymentsByID returns the recorded state of the payments among @ids, for
+// the PSP audit. Read through the read-only ingest connection.
+func (q *Queries) PaymentsByID(ctx context.Context, ids []string) ([]PaymentsByIDRow, error) {
+	rows, err := q.db.Query(ctx, paymentsByID, ids)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []PaymentsByIDRow{}
+	for rows.Next() {
+		var i PaymentsByIDRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.Status,
+			&i.AmountMinor,
+			&i.Currency,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const paymentsPaidBefore = `-- name: PaymentsPaidBefore :many

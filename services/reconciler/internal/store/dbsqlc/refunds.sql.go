@@ -40,6 +40,46 @@ func (q *Queries) RefundMoney(ctx context.Context, id string) (RefundMoneyRow, e
 	return i, err
 }
 
+const refundsByID = `-- name: RefundsByID :many
+SELECT id, status, amount_minor, currency
+FROM ingest.refunds
+WHERE id = ANY($1::text[])
+`
+
+type RefundsByIDRow struct {
+	ID          string
+	Status      string
+	AmountMinor int64
+	Currency    string
+}
+
+// RefundsByID returns the recorded state of the refunds among @ids, for
+// the PSP audit. Read through the read-only ingest connection.
+func (q *Queries) RefundsByID(ctx context.Context, ids []string) ([]RefundsByIDRow, error) {
+	rows, err := q.db.Query(ctx, refundsByID, ids)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []RefundsByIDRow{}
+	for rows.Next() {
+		var i RefundsByIDRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.Status,
+			&i.AmountMinor,
+			&i.Currency,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const refundsSucceededBefore = `-- name: RefundsSucceededBefore :many
 SELECT id, succeeded_at::timestamptz AS succeeded_at
 FROM ingest.refunds

@@ -1,4 +1,4 @@
-package psp
+package dlocal
 
 import (
 	"context"
@@ -9,9 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/onceflow/onceflow/pkg/dlocal"
+	dlocalsig "github.com/onceflow/onceflow/pkg/dlocal"
 	"github.com/onceflow/onceflow/pkg/errkind"
 	"github.com/onceflow/onceflow/sandbox/pspsim"
+	"github.com/onceflow/onceflow/services/ingest/internal/psp"
 )
 
 func TestStatusCodeIsAStringOrANumber(t *testing.T) {
@@ -76,12 +77,12 @@ func TestFetchesFromTheSandbox(t *testing.T) {
 func create(t *testing.T, base, path, body string) string {
 	t.Helper()
 	req, _ := http.NewRequest(http.MethodPost, base+path, strings.NewReader(body))
-	date := dlocal.FormatDate(time.Now())
+	date := dlocalsig.FormatDate(time.Now())
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set(dlocal.HeaderDate, date)
-	req.Header.Set(dlocal.HeaderLogin, "l")
-	req.Header.Set(dlocal.HeaderTransKey, "t")
-	req.Header.Set(dlocal.HeaderAuthorization, dlocal.Authorization(dlocal.Sign("s", "l", date, []byte(body))))
+	req.Header.Set(dlocalsig.HeaderDate, date)
+	req.Header.Set(dlocalsig.HeaderLogin, "l")
+	req.Header.Set(dlocalsig.HeaderTransKey, "t")
+	req.Header.Set(dlocalsig.HeaderAuthorization, dlocalsig.Authorization(dlocalsig.Sign("s", "l", date, []byte(body))))
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -113,10 +114,50 @@ func TestPaymentReportsItsConversion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.AmountMinor != 2_005_75 || p.Currency != "UYU" || p.Conversion == nil || *p.Conversion != (Conversion{AmountMinor: 49_99, Currency: "USD"}) {
+	if p.AmountMinor != 2_005_75 || p.Currency != "UYU" || p.Conversion == nil || *p.Conversion != (psp.Conversion{AmountMinor: 49_99, Currency: "USD"}) {
 		t.Fatalf("payment %+v conversion %+v", p, p.Conversion)
 	}
 	if p, err := c.Payment(context.Background(), "P-2"); err != nil || p.Conversion != nil {
 		t.Fatalf("payment charged as asked: %+v, %v; want no conversion", p, err)
 	}
 }
+
+// Against the sandbox: an order's payments are found by its reference, and
+// a period's are listed across pages, oldest first.
+func TestFindsAndListsPaymentsAtTheSandbox(t *testing.T) {
+	sb := pspsim.New(pspsim.Config{Login: "l", TransKey: "t", SecretKey: "s"})
+	srv := httptest.NewServer(sb)
+	defer srv.Close()
+	defer sb.Close()
+	c := New(Config{BaseURL: srv.URL, Login: "l", TransKey: "t", SecretKey: "s"}, http.DefaultClient)
+	before := time.Now().Add(-time.Second)
+	first := create(t, srv.URL, "/payments", `{"amount":10,"currency":"UYU","country":"UY","payment_method_id":"CARD","order_id":"o-1"}`)
+	second := create(t, srv.URL, "/payments", `{"amount":10,"currency":"UYU","country":"UY","payment_method_id":"CARD","order_id":"o-1","description":"100"}`)
+	for range pageSizeForTest {
+		create(t, srv.URL, "/payments", `{"amount":1,"currency":"UYU","country":"UY","payment_method_id":"CARD","order_id":"o-2"}`)
+	}
+	found, err := c.PaymentsOfOrder(context.Background(), "o-1")
+	if err != nil || len(found) != 2 || found[0].ID != first || found[1].ID != second ||
+		found[0].Status != "PAID" || found[1].Status != "PENDING" || found[0].AmountMinor != 1000 || found[0].OrderID != "o-1" {
+		t.Fatalf("PaymentsOfOrder = %+v (%v), want %s PAID then %s PENDING", found, err, first, second)
+	}
+	if none, err := c.PaymentsOfOrder(context.Background(), "o-none"); err != nil || len(none) != 0 {
+		t.Fatalf("PaymentsOfOrder of an unknown order = %+v (%v), want none", none, err)
+	}
+	all, err := c.PaymentsCreated(context.Background(), before, time.Now().Add(time.Second))
+	if err != nil || len(all) != pageSizeForTest+2 || all[0].ID != first {
+		t.Fatalf("PaymentsCreated = %d payments (%v), want %d across two pages, %s first", len(all), err, pageSizeForTest+2, first)
+	}
+	if later, err := c.PaymentsCreated(context.Background(), time.Now().Add(time.Second), time.Now().Add(time.Hour)); err != nil || len(later) != 0 {
+		t.Fatalf("PaymentsCreated of a later period = %d (%v), want none", len(later), err)
+	}
+	ref := create(t, srv.URL, "/refunds", `{"payment_id":"`+first+`","amount":4.00,"currency":"UYU"}`)
+	refunds, err := c.RefundsCreated(context.Background(), before, time.Now().Add(time.Second))
+	if err != nil || len(refunds) != 1 || refunds[0].ID != ref || refunds[0].PaymentID != first || refunds[0].AmountMinor != 400 || refunds[0].Status != "SUCCESS" {
+		t.Fatalf("RefundsCreated = %+v (%v), want refund %s of 400", refunds, err, ref)
+	}
+}
+
+// pageSizeForTest is the sandbox's page size: that many payments more than
+// two make the listing take a second page.
+const pageSizeForTest = 100

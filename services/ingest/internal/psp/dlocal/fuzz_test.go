@@ -1,4 +1,4 @@
-package psp
+package dlocal
 
 import (
 	"encoding/json"

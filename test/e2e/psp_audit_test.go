@@ -1,0 +1,97 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/onceflow/onceflow/test/e2e/stack"
+)
+
+// TestPSPAuditRecoversAPaymentNeverRecorded pays an order whose webhook
+// never reaches ingest (the PSP notifies a dead address, and the poller
+// waits its default 10 minutes) and a payment for an order ingest does not
+// hold. One reconciler run recovers the first through ingest's webhook
+// path, which ends in exactly one authorized invoice, and reports the
+// second as an audit_disagreement case; a second run recovers nothing new.
+// A refund of the first, which ingest never hears of, is recovered the
+// same way by the next run: one authorized credit note.
+func TestPSPAuditRecoversAPaymentNeverRecorded(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	s, err := stack.StartWith(ctx, t.TempDir(), stack.Options{PSPAudit: true, Env: []string{"RECONCILER_PSP_AUDIT_SETTLE=0s"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Stop()
+	defer dumpLogsOnFailure(t, s)
+
+	order := fmt.Sprintf("e2e-psp-audit-%d", time.Now().UnixNano())
+	var customer struct {
+		ID string `json:"id"`
+	}
+	if err := s.API(ctx, s.IngestURL, "/v1/customers", map[string]any{"doc_type": "CI", "doc_country": "UY",
+		"doc_number": "19119365", "legal_name": "Audit Buyer"}, "", &customer); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.API(ctx, s.IngestURL, "/v1/orders", map[string]any{"merchant_order_id": order, "customer_id": customer.ID,
+		"amount_minor": 45000, "currency": "UYU"}, "", nil); err != nil {
+		t.Fatal(err)
+	}
+	const deadWebhook = "http://127.0.0.1:9/webhooks/dlocal"
+	lost, err := s.CreatePayment(ctx, order, 45000, deadWebhook)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stray, err := s.CreatePayment(ctx, order+"-unknown", 1000, deadWebhook)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	sum := runOnce(ctx, t, s)
+	if !strings.Contains(sum, " findings=1 ") {
+		t.Fatalf("first run: %q, want findings=1 (the payment of an unknown order)", sum)
+	}
+	if err := s.WaitAuthorized(ctx, "payment:"+lost, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := pgx.Connect(ctx, s.Database)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var cases int
+	err = conn.QueryRow(ctx, `SELECT count(*) FROM reconciler.cases WHERE kind = 'audit_disagreement' AND closed_at IS NULL
+  AND subject = $1`, "audit:psp_audit_unknown_order:dlocal:"+stray).Scan(&cases)
+	if err != nil || cases != 1 {
+		t.Fatalf("open audit_disagreement cases on %s: %d (%v), want 1", stray, cases, err)
+	}
+	var receipts int
+	err = conn.QueryRow(ctx, `SELECT count(*) FROM ingest.webhook_receipts WHERE source = 'audit' AND event_id = $1`, lost).Scan(&receipts)
+	if err != nil || receipts != 1 {
+		t.Fatalf("audit receipts of %s: %d (%v), want 1", lost, receipts, err)
+	}
+	if sum := runOnce(ctx, t, s); !strings.Contains(sum, " findings=1 ") {
+		t.Fatalf("second run: %q, want the same one finding", sum)
+	}
+	err = conn.QueryRow(ctx, `SELECT count(*) FROM ingest.webhook_receipts WHERE event_id = $1`, lost).Scan(&receipts)
+	if err != nil || receipts != 1 {
+		t.Fatalf("receipts of %s after the second run: %d (%v), want still 1", lost, receipts, err)
+	}
+	if err := s.WaitAuthorized(ctx, "payment:"+lost, time.Second); err != nil {
+		t.Fatalf("after the second run: %v", err)
+	}
+
+	refund, err := s.RefundTo(ctx, lost, 15000, deadWebhook) // never registered with ingest either
+	if err != nil {
+		t.Fatal(err)
+	}
+	runOnce(ctx, t, s)
+	if err := s.WaitAuthorized(ctx, "refund:"+refund, time.Minute); err != nil {
+		t.Fatalf("the refund the audit recovered: %v", err)
+	}
+}
