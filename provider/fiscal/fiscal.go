@@ -101,6 +101,11 @@ const (
 	StatusNeedsAttention Status = "needs_attention"
 )
 
+// Statuses lists every document status, those with work ahead first, then
+// the final ones: the order operators see them in.
+var Statuses = []Status{StatusPending, StatusUnknown, StatusPendingDGI, StatusNeedsAttention,
+	StatusAuthorized, StatusObserved, StatusIssued, StatusRejected, StatusVoided}
+
 // Final reports whether s is an end state that neither the provider nor the
 // emission loop will change: authorized, observed, issued, rejected or
 // voided.

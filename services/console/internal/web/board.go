@@ -11,6 +11,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/onceflow/onceflow/pkg/money"
+	"github.com/onceflow/onceflow/provider/fiscal"
 	"github.com/onceflow/onceflow/services/console/internal/adminapi"
 	"github.com/onceflow/onceflow/services/console/internal/queues"
 )
@@ -25,7 +26,15 @@ type boardData struct {
 }
 
 // documentStatuses is the order the board lists document statuses in.
-var documentStatuses = []string{"pending", "unknown", "pending_dgi", "needs_attention", "authorized", "issued", "rejected", "voided"}
+var documentStatuses = statusNames(fiscal.Statuses)
+
+func statusNames(ss []fiscal.Status) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = string(s)
+	}
+	return out
+}
 
 func (h *Handler) boardData(ctx context.Context) boardData {
 	start := time.Now()

@@ -78,8 +78,8 @@ func (a *API) status(c echo.Context) error {
 		return err
 	}
 	st := Status{Documents: map[string]int64{}}
-	for _, s := range []string{"pending", "unknown", "pending_dgi", "authorized", "issued", "rejected", "voided", "needs_attention"} {
-		st.Documents[s] = 0
+	for _, s := range fiscal.Statuses {
+		st.Documents[string(s)] = 0
 	}
 	for s, n := range counts {
 		st.Documents[string(s)] = n

@@ -11,6 +11,7 @@ import (
 
 	"github.com/onceflow/onceflow/pkg/board"
 	"github.com/onceflow/onceflow/pkg/errkind"
+	"github.com/onceflow/onceflow/provider/fiscal"
 	"github.com/onceflow/onceflow/services/invoicer/internal/store"
 )
 
@@ -43,8 +44,8 @@ func (a *API) board(c echo.Context) error {
 		return err
 	}
 	b := Board{Documents: map[string]int64{}, Estimated: []string{}}
-	for _, s := range []string{"pending", "unknown", "pending_dgi", "authorized", "issued", "rejected", "voided", "needs_attention"} {
-		b.Documents[s] = 0
+	for _, s := range fiscal.Statuses {
+		b.Documents[string(s)] = 0
 	}
 	for s, n := range counts.Documents {
 		b.Documents[string(s)] = n

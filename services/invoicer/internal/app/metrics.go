@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -17,13 +18,10 @@ import (
 // planner's estimates.
 const exactUpTo = 100_000
 
-// finalStatuses are the statuses a document ends in; the others are
-// counted exactly at any table size.
-var finalStatuses = []fiscal.Status{fiscal.StatusAuthorized, fiscal.StatusIssued, fiscal.StatusRejected, fiscal.StatusVoided}
-
-// openStatuses are the statuses of documents still in the invoicer's hands
-// or an operator's.
-var openStatuses = []fiscal.Status{fiscal.StatusPending, fiscal.StatusUnknown, fiscal.StatusPendingDGI, fiscal.StatusNeedsAttention}
+// finalStatuses are the statuses a document ends in; the others, still in
+// the invoicer's hands or an operator's, are counted exactly at any table
+// size.
+var finalStatuses = slices.DeleteFunc(slices.Clone(fiscal.Statuses), func(s fiscal.Status) bool { return !s.Final() })
 
 // documentCollector reports the document table: documents by status, how
 // many are due, the age of the oldest due one and how many need attention.
@@ -69,7 +67,7 @@ func (c *documentCollector) read(ctx context.Context) ([]prometheus.Metric, erro
 		return nil, err
 	}
 	out := make([]prometheus.Metric, 0, len(counts)+3)
-	for _, st := range append(openStatuses, finalStatuses...) {
+	for _, st := range fiscal.Statuses {
 		out = append(out, prometheus.MustNewConstMetric(c.byStatus, prometheus.GaugeValue, counts[st], string(st)))
 	}
 	return append(out,

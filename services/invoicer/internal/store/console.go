@@ -17,9 +17,6 @@ type StatusCounts struct {
 	Estimated []fiscal.Status
 }
 
-// activeStatuses are the statuses with work ahead, always counted exactly.
-var activeStatuses = map[string]bool{"pending": true, "unknown": true, "pending_dgi": true, "needs_attention": true}
-
 // BoardCounts returns the documents per status without reading the whole
 // table once it holds estimateFrom rows or more (by the planner's
 // estimate): then the statuses with work ahead are counted through the
@@ -41,7 +38,7 @@ func (s *Store) BoardCounts(ctx context.Context, estimateFrom int64) (StatusCoun
 	}
 	out := StatusCounts{Documents: open}
 	for st, n := range est.ByStatus {
-		if !activeStatuses[string(st)] {
+		if st.Final() {
 			out.Documents[st] = int64(n)
 			out.Estimated = append(out.Estimated, st)
 		}
