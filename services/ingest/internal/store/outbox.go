@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 
+	"github.com/onceflow/onceflow/pkg/outbox"
 	"github.com/onceflow/onceflow/pkg/pg"
 )
 
@@ -16,15 +17,20 @@ type Republished struct {
 
 // Republish makes the outbox rows of keys due again, in one transaction,
 // unless they are parked: unpublished, no attempts, due now. The relay then
-// publishes them once more, signed with its key; the invoicer records a
-// document once however many times its event arrives. Its errors are the
-// database's.
+// publishes them once more (woken at commit), signed with its key; the
+// invoicer records a document once however many times its event arrives.
+// Its errors are the database's.
 func (s *Store) Republish(ctx context.Context, keys []string) (Republished, error) {
 	var out Republished
 	err := s.InTx(ctx, func(tx *Tx) error {
 		due, err := tx.q.OutboxRepublish(ctx, keys)
 		if err != nil {
 			return pg.Interpret(err, "republish outbox rows")
+		}
+		if len(due) > 0 { // wake the relay as soon as this commits, as outbox.Unpark does
+			if _, err := tx.tx.Exec(ctx, `SELECT pg_notify($1, $2)`, outbox.Channel, Outbox.String()); err != nil {
+				return pg.Interpret(err, "wake the relay")
+			}
 		}
 		parked, err := tx.q.OutboxParkedKeys(ctx, keys)
 		if err != nil {
