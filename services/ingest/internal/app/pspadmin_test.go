@@ -23,7 +23,7 @@ func TestPSPAuditListsAndRecovers(t *testing.T) {
 	pay := e.pay("o-audit", "18.00", true)
 	to := time.Now().Add(time.Minute).UTC().Format(time.RFC3339)
 
-	code, body := e.get(e.ingest+"/admin/psp/payments?from="+url.QueryEscape(from)+"&to="+url.QueryEscape(to), admin)
+	code, body := e.get(e.admin+"/admin/psp/payments?from="+url.QueryEscape(from)+"&to="+url.QueryEscape(to), admin)
 	var list struct {
 		Payments []struct {
 			PSP, ID, Status, Currency, OrderID string
@@ -36,11 +36,11 @@ func TestPSPAuditListsAndRecovers(t *testing.T) {
 	if p := list.Payments[0]; p.PSP != "dlocal" || p.ID != pay || p.Status != "PAID" || p.AmountMinor != 1800 || p.Currency != "UYU" {
 		t.Fatalf("listed %+v, want %s PAID 1800 UYU at dlocal", p, pay)
 	}
-	if code, body := e.post(e.ingest+"/admin/psp/dlocal/payments/"+pay+"/recover", nil, admin); code != http.StatusOK || !strings.Contains(body, `"recorded":true`) {
+	if code, body := e.post(e.admin+"/admin/psp/dlocal/payments/"+pay+"/recover", nil, admin); code != http.StatusOK || !strings.Contains(body, `"recorded":true`) {
 		t.Fatalf("recover: %d %s", code, body)
 	}
 	e.waitCount(1, "SELECT count(*) FROM ingest.outbox WHERE event_key = $1", "payment:"+pay+":paid")
-	if code, body := e.post(e.ingest+"/admin/psp/dlocal/payments/"+pay+"/recover", nil, admin); code != http.StatusOK || !strings.Contains(body, `"recorded":false`) {
+	if code, body := e.post(e.admin+"/admin/psp/dlocal/payments/"+pay+"/recover", nil, admin); code != http.StatusOK || !strings.Contains(body, `"recorded":false`) {
 		t.Fatalf("second recover: %d %s, want recorded false", code, body)
 	}
 	if n := e.count("SELECT count(*) FROM ingest.webhook_receipts WHERE source = 'audit'"); n != 1 {
@@ -55,11 +55,11 @@ func TestPSPAuditListsAndRecovers(t *testing.T) {
 	}
 	ref := created.ID
 	to = time.Now().Add(time.Minute).UTC().Format(time.RFC3339)
-	code, body = e.get(e.ingest+"/admin/psp/refunds?from="+url.QueryEscape(from)+"&to="+url.QueryEscape(to), admin)
+	code, body = e.get(e.admin+"/admin/psp/refunds?from="+url.QueryEscape(from)+"&to="+url.QueryEscape(to), admin)
 	if code != http.StatusOK || !strings.Contains(body, `"id":"`+ref+`"`) || !strings.Contains(body, `"payment_id":"`+pay+`"`) {
 		t.Fatalf("list refunds: %d %s, want refund %s of %s", code, body, ref, pay)
 	}
-	if code, body := e.post(e.ingest+"/admin/psp/dlocal/refunds/"+ref+"/recover", nil, admin); code != http.StatusOK || !strings.Contains(body, `"recorded":true`) {
+	if code, body := e.post(e.admin+"/admin/psp/dlocal/refunds/"+ref+"/recover", nil, admin); code != http.StatusOK || !strings.Contains(body, `"recorded":true`) {
 		t.Fatalf("recover refund: %d %s", code, body)
 	}
 	e.waitCount(1, "SELECT count(*) FROM ingest.outbox WHERE event_key = $1", "refund:"+ref+":succeeded")
@@ -77,9 +77,9 @@ func TestPSPAuditListsAndRecovers(t *testing.T) {
 		var code int
 		var body string
 		if strings.HasSuffix(tc.path, "/recover") {
-			code, body = e.post(e.ingest+tc.path, nil, admin)
+			code, body = e.post(e.admin+tc.path, nil, admin)
 		} else {
-			code, body = e.get(e.ingest+tc.path, admin)
+			code, body = e.get(e.admin+tc.path, admin)
 		}
 		if code != tc.status || !strings.Contains(body, tc.want) {
 			t.Errorf("%s: %d %s, want %d naming %q", tc.path, code, body, tc.status, tc.want)

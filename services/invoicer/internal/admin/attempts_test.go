@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -35,11 +34,7 @@ func TestDocumentViewPagesItsAttempts(t *testing.T) {
 		t.Fatal(err)
 	}
 	get := func(query string) (int, string) {
-		req := httptest.NewRequest(http.MethodGet, fmt.Sprintf("/admin/documents/%d%s", d.ID, query), nil)
-		req.Header.Set("Authorization", "Bearer tok")
-		rec := httptest.NewRecorder()
-		srv.Echo().ServeHTTP(rec, req)
-		return rec.Code, rec.Body.String()
+		return checkedGet(t, srv.AdminEcho(), fmt.Sprintf("/admin/documents/%d%s", d.ID, query))
 	}
 	type page struct {
 		Attempts []struct {

@@ -3,6 +3,7 @@ package admin_test
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -12,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap/zaptest"
 
+	"github.com/onceflow/onceflow/api/openapi/openapitest"
 	"github.com/onceflow/onceflow/pkg/httpserver"
 	"github.com/onceflow/onceflow/services/invoicer/internal/admin"
 	"github.com/onceflow/onceflow/services/invoicer/internal/invoicertest"
@@ -22,16 +24,36 @@ func get(t *testing.T, env *invoicertest.Env, path string, out any) int {
 	t.Helper()
 	srv := httpserver.New(zaptest.NewLogger(t), httpserver.Addrs{Public: "127.0.0.1:0", Admin: "127.0.0.1:0"}, prometheus.NewRegistry())
 	admin.New(env.Store, nil, zaptest.NewLogger(t), nil).Register(srv.Admin("tok"))
-	req := httptest.NewRequest(http.MethodGet, path, nil)
-	req.Header.Set("Authorization", "Bearer tok")
-	rec := httptest.NewRecorder()
-	srv.Echo().ServeHTTP(rec, req)
-	if out != nil && rec.Code == http.StatusOK {
-		if err := json.Unmarshal(rec.Body.Bytes(), out); err != nil {
+	code, body := checkedGet(t, srv.AdminEcho(), path)
+	if out != nil && code == http.StatusOK {
+		if err := json.Unmarshal([]byte(body), out); err != nil {
 			t.Fatal(err)
 		}
 	}
-	return rec.Code
+	return code
+}
+
+// checkedGet serves one GET of the admin port h through a client that
+// holds the exchange to the invoicer's OpenAPI document.
+func checkedGet(t *testing.T, h http.Handler, path string) (int, string) {
+	t.Helper()
+	ts := httptest.NewServer(h)
+	defer ts.Close()
+	req, err := http.NewRequest(http.MethodGet, ts.URL+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer tok")
+	resp, err := openapitest.Client(t, "invoicer", nil).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, string(body)
 }
 
 func TestBoardCountsSmallTablesExactly(t *testing.T) {
