@@ -40,11 +40,12 @@ type Config struct {
 	DeadLetterQueues   []string      `env:"RECONCILER_DEAD_LETTER_QUEUES" envDefault:"onceflow-billing-dlq,onceflow-provider-events-dlq,onceflow-notifications-dlq"`
 	DeadLetterInterval time.Duration `env:"RECONCILER_DEAD_LETTER_INTERVAL" envDefault:"1m"`
 	// Grace is how long a paid payment or succeeded refund may lack its
-	// document before the sweep sends its event again.
+	// document before the sweep asks ingest to announce its event again.
 	Grace time.Duration `env:"RECONCILER_GRACE" envDefault:"10m"`
 	// PageSize is how many payments or refunds one sweep query reads.
 	PageSize int `env:"RECONCILER_PAGE_SIZE" envDefault:"500"`
-	// MaxPerRun caps the events one reconciliation sends again.
+	// MaxPerRun caps the events one reconciliation asks ingest to announce
+	// again.
 	MaxPerRun int `env:"RECONCILER_MAX_PER_RUN" envDefault:"5000"`
 	// PushgatewayURL receives run-once's metrics when set (a one-off run is
 	// gone before a scrape).

@@ -192,7 +192,7 @@ type run struct {
 	own      *store.Store
 	res      Result
 	retried  map[string]bool
-	failures int // sends failed one after the other
+	failures int // requests to ingest failed one after the other
 }
 
 // source is one kind of thing that must have a document.
