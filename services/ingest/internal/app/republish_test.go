@@ -58,7 +58,7 @@ func TestOutboxRepublish(t *testing.T) {
 		{"not a billing event", map[string]any{"event_keys": []string{"notification:n-1:sent"}}},
 	} {
 		code, body := e.post(e.admin+"/admin/outbox/republish", tc.body, admin)
-		if code != http.StatusBadRequest || !strings.Contains(body, "event_keys") && !strings.Contains(body, "body:") {
+		if code != http.StatusBadRequest || !strings.Contains(body, "event_keys") {
 			t.Errorf("%s: %d %s, want 400 naming event_keys", tc.name, code, body)
 		}
 	}
