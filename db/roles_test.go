@@ -135,6 +135,8 @@ func TestRolesDoTheirOwnWorkOnly(t *testing.T) {
 		{reconciler, "read an order's customer", `SELECT customer_id FROM ingest.orders`, nil, -1},
 		{reconciler, "read document buyers", `SELECT buyer FROM invoicer.fiscal_documents`, nil, -1},
 		{reconciler, "read notification payloads", `SELECT payload FROM invoicer.outbox`, nil, -1},
+		{reconciler, "read billing event payloads (the buyer's snapshot)", `SELECT payload FROM ingest.outbox`, nil, -1},
+		{reconciler, "read billing event traces", `SELECT traceparent FROM ingest.outbox`, nil, -1},
 		{reconciler, "read emission attempts", `SELECT * FROM invoicer.emission_attempts`, nil, -1},
 	}
 	for _, c := range cases {

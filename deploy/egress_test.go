@@ -18,7 +18,7 @@ var productionEgress = map[string][]string{
 	"ingest":     {"egress-aws-endpoints", "egress-database", "egress-dns", "egress-psp"},
 	"relay":      {"egress-aws-endpoints", "egress-database", "egress-dns"},
 	"invoicer":   {"egress-aws-endpoints", "egress-database", "egress-dns", "egress-fiscal-provider"},
-	"reconciler": {"egress-aws-endpoints", "egress-database", "egress-dns", "egress-fiscal-provider"},
+	"reconciler": {"egress-aws-endpoints", "egress-database", "egress-dns", "egress-fiscal-provider", "reconciler-egress"},
 	"migrate":    {"egress-database", "egress-dns"},
 	"console":    {"console-egress", "egress-aws-endpoints", "egress-dns", "egress-oidc"},
 }
@@ -94,6 +94,11 @@ func checkDestination(t *testing.T, w workload, policy string, rule networkingv1
 			}
 		case to.PodSelector != nil && w.name == "console":
 			checkServicePods(t, w, policy, to.PodSelector.MatchExpressions)
+		case to.PodSelector != nil && w.name == reconcilerName:
+			if len(to.PodSelector.MatchExpressions) != 0 || len(to.PodSelector.MatchLabels) != 1 ||
+				to.PodSelector.MatchLabels["app.kubernetes.io/name"] != "ingest" {
+				t.Errorf("%s: %s reaches pods %v, want only ingest's", w, policy, to.PodSelector)
+			}
 		default:
 			t.Errorf("%s: %s: destination %+v names neither a CIDR nor the DNS pods", w, policy, to)
 		}

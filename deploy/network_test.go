@@ -25,8 +25,13 @@ const metricsNamespace = "monitoring"
 const consoleName = "console"
 
 // consoleEgress is what the console may reach beyond every pod's egress:
-// the services' admin port.
+// the services' admin port. The reconciler may reach it too, ingest's only
+// (reconcilerName).
 const consoleEgress = "TCP/9090"
+
+// reconcilerName is the reconciler's app.kubernetes.io/name: its pods call
+// ingest's admin API (the sweep's republish, the PSP audit), and no other.
+const reconcilerName = "reconciler"
 
 // publicWorkloads are the workloads anyone may connect to, on their public
 // port (http) only: ingest (webhooks, the API) and the console (people,
@@ -36,8 +41,8 @@ var publicWorkloads = []string{"ingest", consoleName}
 // TestNetworkPolicyIngress checks who may connect to each pod: anyone to
 // ingest's and the console's public port (http) and to nothing else; only
 // the monitoring namespace and the console's pods to every service's admin
-// port (only the monitoring namespace to the console's own); nobody to the
-// migration pod.
+// port (only the monitoring namespace to the console's own), and the
+// reconciler's pods to ingest's; nobody to the migration pod.
 func TestNetworkPolicyIngress(t *testing.T) {
 	t.Parallel()
 	forEachOverlay(t, func(t *testing.T, r rendered) {
@@ -67,7 +72,8 @@ func TestNetworkPolicyIngress(t *testing.T) {
 
 // peersOf names each peer of a rule: "anyone" for a rule without peers,
 // "monitoring" for exactly the monitoring namespace, "console" for the
-// console's pods in onceflow's own namespace; anything else fails.
+// console's pods and "reconciler" for the reconciler's, in onceflow's own
+// namespace; anything else fails.
 func peersOf(t *testing.T, w workload, from []networkingv1.NetworkPolicyPeer) []string {
 	t.Helper()
 	if len(from) == 0 {
@@ -78,29 +84,39 @@ func peersOf(t *testing.T, w workload, from []networkingv1.NetworkPolicyPeer) []
 		switch {
 		case allFromNamespace([]networkingv1.NetworkPolicyPeer{p}, metricsNamespace):
 			out = append(out, "monitoring")
-		case isConsole(p):
+		case isPods(p, consoleName):
 			out = append(out, "console")
+		case isPods(p, reconcilerName):
+			out = append(out, "reconciler")
 		default:
-			t.Errorf("%s: accepts traffic from %+v, want only the %s namespace or the console", w, p, metricsNamespace)
+			t.Errorf("%s: accepts traffic from %+v, want only the %s namespace, the console or the reconciler", w, p, metricsNamespace)
 		}
 	}
 	return out
 }
 
-// isConsole reports whether the peer is exactly the console's pods of the
+// isPods reports whether the peer is exactly the pods named name of the
 // policy's own namespace.
-func isConsole(p networkingv1.NetworkPolicyPeer) bool {
+func isPods(p networkingv1.NetworkPolicyPeer, name string) bool {
 	if p.PodSelector == nil || p.NamespaceSelector != nil || p.IPBlock != nil {
 		return false
 	}
 	s, err := metav1.LabelSelectorAsSelector(p.PodSelector)
-	return err == nil && s.Matches(labels.Set{"app.kubernetes.io/name": consoleName}) &&
-		!s.Matches(labels.Set{"app.kubernetes.io/name": "ingest"})
+	if err != nil || !s.Matches(labels.Set{"app.kubernetes.io/name": name}) {
+		return false
+	}
+	for _, other := range []string{"ingest", "relay", "invoicer", "reconciler", consoleName} {
+		if other != name && s.Matches(labels.Set{"app.kubernetes.io/name": other}) {
+			return false
+		}
+	}
+	return true
 }
 
 // checkIngressShape wants: anyone reaches ingest's http port only; every
 // Deployment's admin port is reached by the monitoring namespace and the
-// console and by no one else; nothing reaches a Job's pod.
+// console, ingest's also by the reconciler, and by no one else; nothing
+// reaches a Job's pod.
 func checkIngressShape(t *testing.T, w workload, reach map[string]map[string]bool) {
 	t.Helper()
 	anyone := slices.Sorted(maps.Keys(reach["anyone"]))
@@ -117,6 +133,11 @@ func checkIngressShape(t *testing.T, w workload, reach map[string]map[string]boo
 		return
 	}
 	peers := []string{"monitoring", "console"}
+	if w.name == "ingest" {
+		peers = append(peers, "reconciler")
+	} else if len(reach["reconciler"]) > 0 {
+		t.Errorf("%s: reachable by the reconciler's pods on %v, want only ingest's admin port", w, reach["reconciler"])
+	}
 	if w.name == consoleName {
 		peers = []string{"monitoring"}
 		if len(reach["console"]) > 0 {
@@ -168,7 +189,7 @@ func TestNetworkPolicyEgress(t *testing.T) {
 			slices.Sort(ports)
 			ports = slices.Compact(ports)
 			want := wantEgressPorts(r.overlay, w.name)
-			if w.name == "console" {
+			if w.name == consoleName || w.name == reconcilerName {
 				want = slices.Sorted(slices.Values(append([]string{consoleEgress}, want...)))
 			}
 			if !slices.Equal(ports, want) {

@@ -32,7 +32,7 @@ type queueDef struct {
 
 // wantAccess is who may do what: the least privilege each service needs,
 // read from the code (ingest's notifications receiver, relay routes, the invoicer's consumers and KEDA
-// trigger, the reconciler's sweep and dead-letter gauge).
+// trigger, the reconciler's dead-letter gauge; the reconciler sends nothing).
 var wantAccess = map[string]map[string][]string{
 	"IngestPolicy": {"sqs:GetQueueUrl": {"onceflow-notifications"}, "sqs:ReceiveMessage": {"onceflow-notifications"},
 		"sqs:DeleteMessage": {"onceflow-notifications"}},
@@ -41,8 +41,7 @@ var wantAccess = map[string]map[string][]string{
 	"InvoicerPolicy": {"sqs:GetQueueUrl": {"onceflow-billing", "onceflow-provider-events"},
 		"sqs:ReceiveMessage": {"onceflow-billing", "onceflow-provider-events"}, "sqs:DeleteMessage": {"onceflow-billing", "onceflow-provider-events"},
 		"sqs:ChangeMessageVisibility": {"onceflow-billing", "onceflow-provider-events"}, "sqs:GetQueueAttributes": {"onceflow-billing"}},
-	"ReconcilerPolicy": {"sqs:GetQueueUrl": {"onceflow-billing", "onceflow-billing-dlq", "onceflow-notifications-dlq", "onceflow-provider-events-dlq"},
-		"sqs:SendMessage":        {"onceflow-billing"},
+	"ReconcilerPolicy": {"sqs:GetQueueUrl": {"onceflow-billing-dlq", "onceflow-notifications-dlq", "onceflow-provider-events-dlq"},
 		"sqs:GetQueueAttributes": {"onceflow-billing-dlq", "onceflow-notifications-dlq", "onceflow-provider-events-dlq"}},
 }
 

@@ -114,18 +114,18 @@ GRANT SELECT, UPDATE, DELETE ON ingest.outbox, invoicer.outbox TO onceflow_relay
 
 -- The reconciler reads exactly the columns its queries use
 -- (db/reconciler/queries), and nothing of a table added later: no customers,
--- no webhook bodies, no order lines, no document buyers, no notification
--- payloads. ingest.outbox.payload is the one exception: the missing-document
--- sweep re-publishes the original billing event, which carries the buyer's
--- fiscal snapshot (docs/security.md). A new reconciler query on another
--- schema needs its columns here; db/roles_test.go runs every one as the role.
+-- no webhook bodies, no order lines, no document buyers, no event payloads
+-- of either outbox. The missing-document sweep never reads an event: it asks
+-- ingest, on ingest's admin API, to announce it again (docs/security.md). A
+-- new reconciler query on another schema needs its columns here;
+-- db/roles_test.go runs every one as the role.
 GRANT USAGE ON SCHEMA ingest, invoicer, relay TO onceflow_reconciler;
-GRANT SELECT (id, event_key, event_type, payload, traceparent, parked_at, parked_reason)
+GRANT SELECT (id, event_key, event_type, parked_at, parked_reason)
     ON ingest.outbox TO onceflow_reconciler;
 GRANT SELECT (id, source, event_id, status, attempts, lease_expires_at, received_at)
     ON ingest.webhook_receipts TO onceflow_reconciler;
-GRANT SELECT (id, order_id, amount_minor, currency, paid_at) ON ingest.payments TO onceflow_reconciler;
-GRANT SELECT (id, payment_id, amount_minor, currency, succeeded_at) ON ingest.refunds TO onceflow_reconciler;
+GRANT SELECT (id, order_id, status, amount_minor, currency, paid_at) ON ingest.payments TO onceflow_reconciler;
+GRANT SELECT (id, payment_id, status, amount_minor, currency, succeeded_at) ON ingest.refunds TO onceflow_reconciler;
 GRANT SELECT (id, merchant_order_id) ON ingest.orders TO onceflow_reconciler;
 GRANT SELECT ON ingest.cases TO onceflow_reconciler;
 GRANT SELECT (id, event_key, event_type, parked_at, parked_reason) ON invoicer.outbox TO onceflow_reconciler;

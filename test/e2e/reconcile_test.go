@@ -19,9 +19,11 @@ import (
 
 // TestReconcilerRepublishesALostBillingMessage loses a payment's billing
 // message between the relay and the invoicer (the invoicer is down and the
-// queue is purged) and checks that the reconciler sends it again, that this
-// yields exactly one document at the fiscal sandbox, and that a second run
-// sends nothing and finds nothing, the provider audit included.
+// queue is purged) and checks that the reconciler has ingest announce it
+// again (the relay publishes it once more, signed with the relay's key, the
+// only one the invoicer trusts), that this yields exactly one document at
+// the fiscal sandbox, and that a second run asks for nothing and finds
+// nothing, the provider audit included.
 func TestReconcilerRepublishesALostBillingMessage(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -48,6 +50,7 @@ func TestReconcilerRepublishesALostBillingMessage(t *testing.T) {
 	if sum := runOnce(ctx, t, s); !strings.Contains(sum, " republished=1 ") {
 		t.Fatalf("first run after the lost message: %q, want republished=1", sum)
 	}
+	waitPublished(ctx, t, s, "payment:"+payment+":paid") // the relay published it again
 	source := "payment:" + payment
 	if err := s.WaitAuthorized(ctx, source, time.Minute); err != nil {
 		t.Fatal(err)

@@ -38,10 +38,10 @@ const (
 	SecretKey  = "e2e-secret-key"
 	APIToken   = "e2e-api-token"
 	AdminToken = "e2e-admin-token"
-	// RelayKey and ReconcilerKey sign the billing messages the relay
-	// publishes and the reconciler sends again; the invoicer trusts both.
-	RelayKey      = "e2e-relay:e2e-relay-signing-secret"
-	ReconcilerKey = "e2e-reconciler:e2e-reconciler-signing-secret"
+	// RelayKey signs the billing messages the relay publishes, the only
+	// producer of them (the reconciler's sweep asks ingest to announce an
+	// event again); the invoicer trusts it alone.
+	RelayKey = "e2e-relay:e2e-relay-signing-secret"
 )
 
 // Stack is a running pipeline.
@@ -77,8 +77,9 @@ type Options struct {
 	Console bool
 	// Env adds or overrides variables of every process.
 	Env []string
-	// PSPAudit turns the reconciler's PSP audit on, through the first
-	// ingest instance's admin API.
+	// PSPAudit turns the reconciler's PSP audit on (it is off otherwise);
+	// the reconciler always reaches the first ingest instance's admin API,
+	// where its sweep asks ingest to announce a lost event again.
 	PSPAudit bool
 }
 
@@ -155,8 +156,7 @@ func StartWith(ctx context.Context, dir string, o Options) (*Stack, error) {
 		"INGEST_APPLY_POLL_INTERVAL=200ms", "INGEST_NOTIFICATIONS_QUEUE="+s.Queues["NOTIFY"], "INGEST_NOTIFICATIONS_WAIT=1s",
 		"INVOICER_BILLING_QUEUE="+s.Queues["BILLING"], "INVOICER_PROVIDER_EVENTS_QUEUE="+s.Queues["PROVIDER"], "INVOICER_CONSUMER_WAIT=1s", "INVOICER_EMIT_POLL_INTERVAL=200ms",
 		"PSP_RETRY_DELAY=200ms", "RECONCILER_GRACE=0s",
-		"RECONCILER_BILLING_QUEUE="+s.Queues["BILLING"],
-		"RELAY_SIGNING_KEY="+RelayKey, "RECONCILER_SIGNING_KEY="+ReconcilerKey, "INVOICER_BILLING_KEYS="+RelayKey+","+ReconcilerKey,
+		"RELAY_SIGNING_KEY="+RelayKey, "INVOICER_BILLING_KEYS="+RelayKey,
 		"RELAY_ROUTES=ingest.outbox=billing.>"+s.Queues["BILLING"]+",provider.>"+s.Queues["PROVIDER"]+";invoicer.outbox=notification.>"+s.Queues["NOTIFY"])
 	rates, err := writeRates(dir)
 	if err != nil {
@@ -215,8 +215,9 @@ func (s *Stack) launch(ctx context.Context, o Options) error {
 			"CONSOLE_INVOICER_ADMIN_URL="+s.AdminURL("invoicer-1"), "CONSOLE_RECONCILER_ADMIN_URL="+s.AdminURL("reconciler-1"),
 			"CONSOLE_QUEUES="+s.Queues["BILLING"]+","+s.Queues["PROVIDER"]+","+s.Queues["NOTIFY"])
 	}
-	if o.PSPAudit {
-		s.env = append(s.env, "RECONCILER_INGEST_ADMIN_URL="+s.AdminURL("ingest-1"), "RECONCILER_INGEST_ADMIN_TOKEN="+AdminToken)
+	s.env = append(s.env, "RECONCILER_INGEST_ADMIN_URL="+s.AdminURL("ingest-1"), "RECONCILER_INGEST_ADMIN_TOKEN="+AdminToken)
+	if !o.PSPAudit {
+		s.env = append(s.env, "RECONCILER_PSP_AUDIT=off")
 	}
 	if err := s.Migrate(ctx); err != nil {
 		return err

@@ -1,7 +1,8 @@
 // Package admin serves ingest's operator endpoints on the /admin group
 // (which the admin token guards): the receipts' status, the parked ones,
 // sending one back to the apply worker, and ingest's cases (docs/cases.md):
-// listing them and closing one with an operator's action.
+// listing them and closing one with an operator's action; and making
+// billing events due again for the reconciler's sweep.
 package admin
 
 import (
@@ -29,8 +30,8 @@ func New(st *store.Store, log *zap.Logger, wake chan<- struct{}) *API {
 	return &API{store: st, log: log, wake: wake}
 }
 
-// Register adds the status, receipts, cases and console routes (board,
-// trace, reveal) to g, the guarded /admin group (httpserver.Server.Admin).
+// Register adds the status, receipts, cases, outbox republish and console
+// routes (board, trace, reveal) to g, the guarded /admin group (httpserver.Server.Admin).
 func (a *API) Register(g *echo.Group) {
 	g.GET("/status", a.status)
 	g.GET("/receipts/parked", a.listParked)
@@ -38,6 +39,7 @@ func (a *API) Register(g *echo.Group) {
 	g.GET("/cases", a.listCases)
 	g.GET("/cases/:id", a.getCase)
 	g.POST("/cases/:id/resolve", a.resolveCase)
+	g.POST("/outbox/republish", a.republish)
 	a.registerConsole(g)
 }
 

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/onceflow/onceflow/pkg/sqstest"
 	"github.com/onceflow/onceflow/services/reconciler/internal/reconcilertest"
 )
 
@@ -33,13 +32,11 @@ func adminDo(t *testing.T, method, url, token string) (int, string) {
 
 func TestOperatorTriggersARunAndListsFindings(t *testing.T) {
 	t.Parallel()
-	sqsClient := sqstest.Client(t)
 	db := reconcilertest.NewDB(t)
 	seed(t, db)
 	db.Exec(t, `INSERT INTO ingest.outbox (event_key, event_type, payload, parked_at, parked_reason)
 		VALUES ('payment:p-parked:paid', 'billing.document_requested', '{}', now(), 'no route')`)
-	name, _ := sqstest.Queue(t, sqsClient, "reconciler-admin", 5)
-	env := testEnv(db, name)
+	env := testEnv(t, db)
 	env["RECONCILER_INTERVAL"] = "1h"
 	env["ADMIN_TOKEN"] = "t-admin"
 	addr, _ := startServe(t, env)

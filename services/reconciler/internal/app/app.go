@@ -73,18 +73,19 @@ func openEngine(ctx context.Context, cfg Config, log *zap.Logger) (_ *engine, er
 	if err := e.openPools(ctx, cfg); err != nil {
 		return nil, err
 	}
-	sender, queueURL, err := billingQueue(ctx, cfg)
+	client, err := sqsclient.NewClient(ctx, cfg.AWSRegion, cfg.SQSEndpoint)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("sqs: %w", err)
 	}
-	e.sqs = sender
+	e.sqs = client
+	for _, name := range cfg.Retired() {
+		log.Warn("retired setting ignored: the sweep asks ingest to announce a missing document's event again, and the relay publishes it", zap.String("variable", name))
+	}
+	ingestAdmin := pspaudit.NewIngestAdmin(cfg.IngestAdminURL, cfg.IngestAdminToken, httpclient.New(cfg.PSPAuditTimeout))
 	ingest, invoicer := store.NewIngestReader(e.ingest), store.NewInvoicerReader(e.invoicer)
-	sw := sweep.New(ingest, invoicer, sender, sweep.Config{
-		QueueURL: queueURL, Grace: cfg.Grace, PageSize: cfg.PageSize, MaxPerRun: cfg.MaxPerRun, Signer: cfg.signer(),
+	sw := sweep.New(ingest, invoicer, ingestAdmin, sweep.Config{
+		Grace: cfg.Grace, PageSize: cfg.PageSize, MaxPerRun: cfg.MaxPerRun,
 	}, log.Named("sweep"), sweep.NewMetrics(e.reg))
-	if cfg.SigningKey == "" {
-		log.Warn("events sent again go unsigned: set RECONCILER_SIGNING_KEY, or the invoicer refuses them")
-	}
 	e.metrics = reconcile.NewMetrics(e.reg)
 	detector := detect.New(ingest, invoicer, store.NewRelayReader(e.relay), detect.Config{
 		PendingAfter: cfg.PendingAfter, AttentionAfter: cfg.AttentionAfter, ClaimAfter: cfg.ClaimAfter,
@@ -101,10 +102,9 @@ func openEngine(ctx context.Context, cfg Config, log *zap.Logger) (_ *engine, er
 		log.Info("provider audit off: set INVOICY_BASE_URL or RECONCILER_AUDIT=on to enable it")
 	}
 	if cfg.PSPAuditEnabled() {
-		checks = append(checks, pspaudit.New(pspaudit.NewIngestAdmin(cfg.IngestAdminURL, cfg.IngestAdminToken, httpclient.New(cfg.PSPAuditTimeout)),
-			ingest, pspaudit.Config{Window: cfg.PSPAuditWindow, Settle: cfg.PSPAuditSettle}, log.Named("psp_audit"), e.reg))
+		checks = append(checks, pspaudit.New(ingestAdmin, ingest, pspaudit.Config{Window: cfg.PSPAuditWindow, Settle: cfg.PSPAuditSettle}, log.Named("psp_audit"), e.reg))
 	} else {
-		log.Info("PSP audit off: set RECONCILER_INGEST_ADMIN_URL and RECONCILER_INGEST_ADMIN_TOKEN to enable it")
+		log.Info("PSP audit off (RECONCILER_PSP_AUDIT=off)")
 	}
 	own := store.New(e.own)
 	e.reg.MustRegister(findings.NewGauge(own), findings.NewCasesGauge(own, ingest, invoicer))
@@ -145,19 +145,6 @@ func newAuditor(cfg Config, invoicer *store.InvoicerReader) (*audit.Auditor, err
 		return nil, fmt.Errorf("INVOICY_*: %w", err)
 	}
 	return audit.New(client, invoicer, audit.Config{Days: cfg.AuditDays, Location: fiscal.Montevideo, PageSize: cfg.PageSize}), nil
-}
-
-// billingQueue returns the SQS client and the billing queue's URL.
-func billingQueue(ctx context.Context, cfg Config) (*sqs.Client, string, error) {
-	client, err := sqsclient.NewClient(ctx, cfg.AWSRegion, cfg.SQSEndpoint)
-	if err != nil {
-		return nil, "", fmt.Errorf("sqs: %w", err)
-	}
-	url, err := sqsclient.QueueURL(ctx, client, cfg.BillingQueue)
-	if err != nil {
-		return nil, "", fmt.Errorf("RECONCILER_BILLING_QUEUE: %w", err)
-	}
-	return client, url, nil
 }
 
 // close closes the pools; safe on a partly opened engine.

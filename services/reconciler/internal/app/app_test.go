@@ -9,12 +9,12 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/onceflow/onceflow/pkg/service"
-	"github.com/onceflow/onceflow/pkg/sqstest"
 	"github.com/onceflow/onceflow/services/reconciler/internal/app"
 	"github.com/onceflow/onceflow/services/reconciler/internal/reconcilertest"
 )
@@ -42,16 +42,25 @@ func seed(tb testing.TB, db *reconcilertest.DB) {
 
 const summary = "reconcile: checked=4 missing=3 republished=2 missing_events=1 findings=0 closed=0"
 
-// testEnv configures the reconciler for db and the billing queue, with every
-// other setting at its default; of the process environment it takes only
-// where the SQS emulator is.
-func testEnv(db *reconcilertest.DB, queue string) map[string]string {
+// testEnv configures the reconciler for db and a stand-in of ingest's admin
+// API over it, with every other setting at its default (the PSP audit off);
+// of the process environment it takes only where the SQS emulator is.
+func testEnv(tb testing.TB, db *reconcilertest.DB) map[string]string {
+	env, _ := testEnvIngest(tb, db)
+	return env
+}
+
+// testEnvIngest is testEnv and its stand-in of ingest's admin API.
+func testEnvIngest(tb testing.TB, db *reconcilertest.DB) (map[string]string, *reconcilertest.Ingest) {
+	ingest := reconcilertest.NewIngest(tb, db.Pool)
 	return map[string]string{
-		"DATABASE_URL": db.DSN, "RECONCILER_BILLING_QUEUE": queue, "LOG_LEVEL": "error", "HTTP_ADDR": "127.0.0.1:0", "ADMIN_ADDR": "127.0.0.1:0",
+		"DATABASE_URL": db.DSN, "LOG_LEVEL": "error", "HTTP_ADDR": "127.0.0.1:0", "ADMIN_ADDR": "127.0.0.1:0",
 		"RECONCILER_INTERVAL": "1m", "RECONCILER_GRACE": "10m",
 		"RECONCILER_PAGE_SIZE": "500", "RECONCILER_MAX_PER_RUN": "5000", "RECONCILER_AUDIT": "off",
+		"RECONCILER_INGEST_ADMIN_URL": ingest.URL, "RECONCILER_INGEST_ADMIN_TOKEN": reconcilertest.IngestAdminToken,
+		"RECONCILER_PSP_AUDIT": "off",
 		"AWS_ENDPOINT_URL_SQS": os.Getenv("AWS_ENDPOINT_URL_SQS"), "AWS_REGION": os.Getenv("AWS_REGION"),
-	}
+	}, ingest
 }
 
 // runMain runs the subcommand args as the reconciler binary does, with the
@@ -81,11 +90,10 @@ func runTwiceAtOnce(t *testing.T, env map[string]string) string {
 
 func TestRunOnceTwiceAtOnce(t *testing.T) {
 	t.Parallel()
-	sqsClient := sqstest.Client(t)
 	db := reconcilertest.NewDB(t)
 	seed(t, db)
-	name, url := sqstest.Queue(t, sqsClient, "reconciler-app", 5)
-	out := runTwiceAtOnce(t, testEnv(db, name)) // by name: run-once resolves it to a URL
+	env, ingest := testEnvIngest(t, db)
+	out := runTwiceAtOnce(t, env)
 
 	if want := summary + "\n" + summary + "\n"; out != want {
 		t.Errorf("stdout = %q, want %q", out, want)
@@ -95,14 +103,13 @@ func TestRunOnceTwiceAtOnce(t *testing.T) {
 	if len(runs) != 2 || runs[0] != want || runs[1] != want {
 		t.Errorf("runs = %+v, want two of %+v", runs, want)
 	}
-	// Neither run records documents, so each sends both events: the invoicer
-	// records each once whatever the count.
-	perKey := map[string]int{}
-	for _, m := range reconcilertest.Receive(t, sqsClient, url, 4) {
-		perKey[m.Attrs["event_key"]]++
+	// Neither run records documents, so each asks ingest for both events:
+	// the invoicer records each once whatever the count.
+	if due, want := db.Due(t), []string{"payment:p-missing:paid", "refund:r1:succeeded"}; !slices.Equal(due, want) {
+		t.Errorf("ingest's outbox has %v due again, want %v", due, want)
 	}
-	if len(perKey) != 2 || perKey["payment:p-missing:paid"] != 2 || perKey["refund:r1:succeeded"] != 2 {
-		t.Errorf("messages per event key = %v, want payment:p-missing:paid and refund:r1:succeeded twice each", perKey)
+	if n := ingest.Hits(); n != 6 {
+		t.Errorf("ingest was asked %d times, want 6: by each run, the two events and p-noevent's, which it reports unknown", n)
 	}
 }
 
@@ -111,7 +118,6 @@ func TestRunOnceTwiceAtOnce(t *testing.T) {
 // document and our lost one, and they are recorded once each.
 func TestRunOnceTwiceAtOnceWithTheAudit(t *testing.T) {
 	t.Parallel()
-	sqsClient := sqstest.Client(t)
 	db := reconcilertest.NewDB(t)
 	seed(t, db)
 	fis := reconcilertest.NewFiscal(t)
@@ -120,8 +126,7 @@ func TestRunOnceTwiceAtOnceWithTheAudit(t *testing.T) {
 		t.Fatal(err)
 	}
 	db.IssuedInvoice(t, "p-lost", "authorized", 12200, nil)
-	name, _ := sqstest.Queue(t, sqsClient, "reconciler-app", 5)
-	env := testEnv(db, name)
+	env := testEnv(t, db)
 	for k, v := range map[string]string{
 		"RECONCILER_AUDIT": "", "INVOICY_BASE_URL": fis.BaseURL, // on, because the provider is named
 		"INVOICY_EMP_CODIGO": reconcilertest.EmpCodigo, "INVOICY_EMP_PK": reconcilertest.EmpPK, "INVOICY_ACCESS_KEY": reconcilertest.AccessKey,
@@ -173,33 +178,40 @@ WHERE kind = 'audit_disagreement' AND closed_at IS NULL ORDER BY subject`)
 
 func TestRunOnceRecordsAFailedRun(t *testing.T) {
 	t.Parallel()
-	sqsClient := sqstest.Client(t)
 	db := reconcilertest.NewDB(t)
 	seed(t, db)
-	_, url := sqstest.Queue(t, sqsClient, "reconciler-app", 5)
-	_, err := runMain(testEnv(db, url+"-gone"), "run-once") // a URL is used as is, so the send fails
+	env := testEnv(t, db)
+	env["RECONCILER_INGEST_ADMIN_TOKEN"] = "not-ingests-token" // ingest answers 401, which ends the run
+	_, err := runMain(env, "run-once")
 	if err == nil {
-		t.Fatal("run-once succeeded sending to a missing queue")
+		t.Fatal("run-once succeeded although ingest refused it")
 	}
 	runs := db.Runs(t)
-	if len(runs) != 1 || !runs[0].Finished || runs[0].Error == nil || !strings.Contains(*runs[0].Error, "send") {
-		t.Errorf("runs = %+v, want one finished run with the send error", runs)
+	if len(runs) != 1 || !runs[0].Finished || runs[0].Error == nil || !strings.Contains(*runs[0].Error, "republish") {
+		t.Errorf("runs = %+v, want one finished run with the republish error", runs)
 	}
 }
 
-func TestRunOnceUnknownQueue(t *testing.T) {
+// Without ingest's admin address the sweep could not repair anything: the
+// reconciler refuses to start and names the variable.
+func TestRunOnceWithoutIngestAdminURL(t *testing.T) {
 	t.Parallel()
 	db := reconcilertest.NewDB(t)
-	_, err := runMain(testEnv(db, "reconciler-no-such-queue"), "run-once")
-	if err == nil || !strings.Contains(err.Error(), "RECONCILER_BILLING_QUEUE") {
-		t.Fatalf("run-once = %v, want an error naming RECONCILER_BILLING_QUEUE", err)
+	env := testEnv(t, db)
+	delete(env, "RECONCILER_INGEST_ADMIN_URL")
+	_, err := runMain(env, "run-once")
+	if err == nil || !strings.Contains(err.Error(), "RECONCILER_INGEST_ADMIN_URL") {
+		t.Fatalf("run-once = %v, want an error naming RECONCILER_INGEST_ADMIN_URL", err)
+	}
+	if runs := db.Runs(t); len(runs) != 0 {
+		t.Errorf("runs = %+v, want none", runs)
 	}
 }
 
 func TestMigrate(t *testing.T) {
 	t.Parallel()
 	db := reconcilertest.NewDB(t) // already migrated: migrate must be a no-op
-	env := testEnv(db, "unused")
+	env := testEnv(t, db)
 	for range 2 {
 		if _, err := runMain(env, "migrate"); err != nil {
 			t.Fatalf("migrate: %v", err)

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/onceflow/onceflow/api/openapi/openapitest"
-	"github.com/onceflow/onceflow/pkg/sqstest"
 	"github.com/onceflow/onceflow/pkg/testwait"
 	"github.com/onceflow/onceflow/services/reconciler/internal/reconcilertest"
 )
@@ -41,14 +40,12 @@ type caseJSON struct {
 // own, and names the owner of another service's.
 func TestAdminListsEveryCaseAndResolvesItsOwn(t *testing.T) {
 	t.Parallel()
-	sqsClient := sqstest.Client(t)
 	db := reconcilertest.NewDB(t)
 	seed(t, db) // p-missing has no document: the first run opens its missing_document case
 	db.Exec(t, `INSERT INTO ingest.cases (kind, subject, psp_payment_id, amount_minor, currency, evidence)
 		VALUES ('unmatched_payment', 'payment:D-4-1', 'D-4-1', 125000, 'UYU', '{"reason":"amount_mismatch"}')`)
 	db.Exec(t, `INSERT INTO invoicer.cases (kind, subject, document_id) VALUES ('document_rejected', 'document:7', 7)`)
-	name, _ := sqstest.Queue(t, sqsClient, "reconciler-cases", 5)
-	env := testEnv(db, name)
+	env := testEnv(t, db)
 	env["RECONCILER_INTERVAL"] = "1h"
 	env["ADMIN_TOKEN"] = "t-admin"
 	addr, _ := startServe(t, env)

@@ -4,11 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"strings"
 	"time"
 
 	"github.com/onceflow/onceflow/pkg/config"
-	"github.com/onceflow/onceflow/pkg/msgauth"
 	"github.com/onceflow/onceflow/pkg/pg"
 	"github.com/onceflow/onceflow/provider/fiscal"
 	"github.com/onceflow/onceflow/provider/invoicy"
@@ -29,12 +27,12 @@ type Config struct {
 	// RelayDatabaseURL reaches the relay schema (its leader leases) for
 	// reading; empty means DATABASE_URL.
 	RelayDatabaseURL string `env:"RELAY_DATABASE_URL"`
-	// BillingQueue is the queue the invoicer consumes, by name or URL.
-	BillingQueue string `env:"RECONCILER_BILLING_QUEUE" renamed:"BILLING_QUEUE" envDefault:"onceflow-billing"`
-	// SigningKey (id:secret, package msgauth) signs the billing events the
-	// sweep sends again; the invoicer trusts them only under a key it holds
-	// (docs/security.md). Empty sends them unsigned.
-	SigningKey string `env:"RECONCILER_SIGNING_KEY"`
+	// RetiredSigningKey and RetiredBillingQueue are settings of the
+	// reconciler that sent billing events itself; the sweep now asks ingest
+	// to announce them again, so they are read only to warn that they do
+	// nothing.
+	RetiredSigningKey   string `env:"RECONCILER_SIGNING_KEY"`
+	RetiredBillingQueue string `env:"RECONCILER_BILLING_QUEUE"`
 	// Interval is the time between reconciliations in serve.
 	Interval time.Duration `env:"RECONCILER_INTERVAL" envDefault:"1m"`
 	// DeadLetterQueues are the dead-letter queues, by name, whose depth serve
@@ -42,11 +40,12 @@ type Config struct {
 	DeadLetterQueues   []string      `env:"RECONCILER_DEAD_LETTER_QUEUES" envDefault:"onceflow-billing-dlq,onceflow-provider-events-dlq,onceflow-notifications-dlq"`
 	DeadLetterInterval time.Duration `env:"RECONCILER_DEAD_LETTER_INTERVAL" envDefault:"1m"`
 	// Grace is how long a paid payment or succeeded refund may lack its
-	// document before the sweep sends its event again.
+	// document before the sweep asks ingest to announce its event again.
 	Grace time.Duration `env:"RECONCILER_GRACE" envDefault:"10m"`
 	// PageSize is how many payments or refunds one sweep query reads.
 	PageSize int `env:"RECONCILER_PAGE_SIZE" envDefault:"500"`
-	// MaxPerRun caps the events one reconciliation sends again.
+	// MaxPerRun caps the events one reconciliation asks ingest to announce
+	// again.
 	MaxPerRun int `env:"RECONCILER_MAX_PER_RUN" envDefault:"5000"`
 	// PushgatewayURL receives run-once's metrics when set (a one-off run is
 	// gone before a scrape).
@@ -73,15 +72,20 @@ type Config struct {
 	ProviderTimeout   time.Duration `env:"RECONCILER_PROVIDER_TIMEOUT" renamed:"PROVIDER_TIMEOUT" envDefault:"15s"`
 	ProviderStatusMap string        `env:"RECONCILER_PROVIDER_STATUS_MAP" renamed:"PROVIDER_STATUS_MAP"`
 
-	// The PSP audit runs when IngestAdminURL is set: it lists the PSPs'
-	// payments created from PSPAuditWindow to PSPAuditSettle ago through
-	// ingest's admin API (which holds the PSP adapters), authenticated
-	// with ingest's ADMIN_TOKEN, and compares them with ingest's tables.
-	IngestAdminURL   string        `env:"RECONCILER_INGEST_ADMIN_URL"`
-	IngestAdminToken string        `env:"RECONCILER_INGEST_ADMIN_TOKEN"`
-	PSPAuditWindow   time.Duration `env:"RECONCILER_PSP_AUDIT_WINDOW" envDefault:"48h"`
-	PSPAuditSettle   time.Duration `env:"RECONCILER_PSP_AUDIT_SETTLE" envDefault:"15m"`
-	PSPAuditTimeout  time.Duration `env:"RECONCILER_PSP_AUDIT_TIMEOUT" envDefault:"1m"`
+	// IngestAdminURL and IngestAdminToken (ingest's ADMIN_TOKEN) reach
+	// ingest's admin API, required: the sweep asks ingest there to announce
+	// a missing document's event again, and the PSP audit lists the PSPs'
+	// payments through it.
+	IngestAdminURL   string `env:"RECONCILER_INGEST_ADMIN_URL"`
+	IngestAdminToken string `env:"RECONCILER_INGEST_ADMIN_TOKEN"`
+	// PSPAudit turns the PSP audit "on" or "off"; empty means on. The
+	// audit lists the PSPs' payments created from PSPAuditWindow to
+	// PSPAuditSettle ago through ingest's admin API (which holds the PSP
+	// adapters) and compares them with ingest's tables.
+	PSPAudit        string        `env:"RECONCILER_PSP_AUDIT"`
+	PSPAuditWindow  time.Duration `env:"RECONCILER_PSP_AUDIT_WINDOW" envDefault:"48h"`
+	PSPAuditSettle  time.Duration `env:"RECONCILER_PSP_AUDIT_SETTLE" envDefault:"15m"`
+	PSPAuditTimeout time.Duration `env:"RECONCILER_PSP_AUDIT_TIMEOUT" envDefault:"1m"`
 }
 
 // Values of RECONCILER_AUDIT.
@@ -107,14 +111,6 @@ func (c Config) Validate() error {
 		}
 		if u, err := url.Parse(v.value); err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
 			errs = append(errs, fmt.Errorf("%s: want a postgres:// URL, or empty for DATABASE_URL", v.name))
-		}
-	}
-	if strings.TrimSpace(c.BillingQueue) == "" {
-		errs = append(errs, errors.New("RECONCILER_BILLING_QUEUE: want a queue name or URL"))
-	}
-	if c.SigningKey != "" {
-		if _, err := msgauth.ParseKey(c.SigningKey); err != nil {
-			errs = append(errs, fmt.Errorf("RECONCILER_SIGNING_KEY: %w", err))
 		}
 	}
 	if c.Interval <= 0 {
@@ -144,42 +140,48 @@ func (c Config) Validate() error {
 		}
 	}
 	errs = append(errs, c.validateAudit()...)
-	return errors.Join(append(errs, c.validatePSPAudit()...)...)
+	return errors.Join(append(errs, c.validateIngestAdmin()...)...)
 }
 
-// PSPAuditEnabled reports whether runs audit the PSPs: when
-// RECONCILER_INGEST_ADMIN_URL is set.
-func (c Config) PSPAuditEnabled() bool { return c.IngestAdminURL != "" }
+// PSPAuditEnabled reports whether runs audit the PSPs: unless
+// RECONCILER_PSP_AUDIT=off.
+func (c Config) PSPAuditEnabled() bool { return c.PSPAudit != AuditOff }
 
-// validatePSPAudit checks the PSP audit's settings when it is on.
-func (c Config) validatePSPAudit() []error {
-	if !c.PSPAuditEnabled() {
-		return nil
-	}
+// validateIngestAdmin checks how the reconciler reaches ingest's admin API,
+// which the sweep needs, and the PSP audit's settings when it is on.
+func (c Config) validateIngestAdmin() []error {
 	var errs []error
-	if u, err := url.Parse(c.IngestAdminURL); err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
-		errs = append(errs, errors.New("RECONCILER_INGEST_ADMIN_URL: want ingest's admin address as an http(s) URL, such as http://ingest:9090, or empty for no PSP audit"))
+	if u, err := url.Parse(c.IngestAdminURL); c.IngestAdminURL == "" || err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		errs = append(errs, errors.New("RECONCILER_INGEST_ADMIN_URL: want ingest's admin address as an http(s) URL, such as http://ingest:9090 (required: the sweep asks ingest there to announce a missing document's event again)"))
 	}
 	if c.IngestAdminToken == "" {
-		errs = append(errs, errors.New("RECONCILER_INGEST_ADMIN_TOKEN: want ingest's ADMIN_TOKEN (the PSP audit is on)"))
+		errs = append(errs, errors.New("RECONCILER_INGEST_ADMIN_TOKEN: want ingest's ADMIN_TOKEN (required with RECONCILER_INGEST_ADMIN_URL)"))
+	}
+	if c.PSPAuditTimeout <= 0 {
+		errs = append(errs, errors.New("RECONCILER_PSP_AUDIT_TIMEOUT: want a positive duration such as 1m (it bounds every call to ingest's admin API)"))
+	}
+	if c.PSPAudit != "" && c.PSPAudit != AuditOn && c.PSPAudit != AuditOff {
+		errs = append(errs, fmt.Errorf("RECONCILER_PSP_AUDIT: want on, off or empty (on), got %q", c.PSPAudit))
+	}
+	if !c.PSPAuditEnabled() {
+		return errs
 	}
 	if c.PSPAuditSettle < 0 || c.PSPAuditWindow <= c.PSPAuditSettle || c.PSPAuditWindow-c.PSPAuditSettle > 31*24*time.Hour {
 		errs = append(errs, errors.New("RECONCILER_PSP_AUDIT_WINDOW/RECONCILER_PSP_AUDIT_SETTLE: want 0 <= settle < window, at most 31 days apart"))
 	}
-	if c.PSPAuditTimeout <= 0 {
-		errs = append(errs, errors.New("RECONCILER_PSP_AUDIT_TIMEOUT: want a positive duration such as 1m"))
-	}
 	return errs
 }
 
-// signer is the sweep's signing key, nil when none is set; Validate has
-// checked it.
-func (c Config) signer() *msgauth.Key {
-	if c.SigningKey == "" {
-		return nil
+// Retired names the retired variables that are set: they do nothing.
+func (c Config) Retired() []string {
+	var out []string
+	if c.RetiredSigningKey != "" {
+		out = append(out, "RECONCILER_SIGNING_KEY")
 	}
-	k, _ := msgauth.ParseKey(c.SigningKey)
-	return &k
+	if c.RetiredBillingQueue != "" {
+		out = append(out, "RECONCILER_BILLING_QUEUE")
+	}
+	return out
 }
 
 // AuditEnabled reports whether runs audit the provider: RECONCILER_AUDIT=on,

@@ -10,10 +10,20 @@ import (
 	"github.com/onceflow/onceflow/services/reconciler/internal/app"
 )
 
-// load reads a Config from env alone, as service.Main reads the process's;
-// a key env lacks is unset.
+// ingestAdmin is how the tests reach ingest's admin API, which the
+// reconciler requires.
+var ingestAdmin = map[string]string{"RECONCILER_INGEST_ADMIN_URL": "http://ingest:9090", "RECONCILER_INGEST_ADMIN_TOKEN": "t0ken-for-admin"}
+
+// load reads a Config from env alone, as service.Main reads the process's,
+// with ingestAdmin's settings unless env names them; a key env lacks is
+// unset.
 func load(env map[string]string) (config.Loaded[app.Config], error) {
-	return config.LoadFrom[app.Config](func(k string) string { return env[k] })
+	return config.LoadFrom[app.Config](func(k string) string {
+		if v, ok := env[k]; ok {
+			return v
+		}
+		return ingestAdmin[k]
+	})
 }
 
 // withProvider adds a complete InvoiCy branch to env, which turns the audit
@@ -36,7 +46,7 @@ func TestConfigDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := loaded.Value
-	if c.BillingQueue != "onceflow-billing" || c.Interval != time.Minute || c.Grace != 10*time.Minute ||
+	if c.Interval != time.Minute || c.Grace != 10*time.Minute ||
 		c.PageSize != 500 || c.MaxPerRun != 5000 {
 		t.Errorf("defaults = %+v", c)
 	}
@@ -125,8 +135,10 @@ func TestConfigErrorsNameTheVariable(t *testing.T) {
 	tests := []struct{ key, value string }{
 		{"INGEST_DATABASE_URL", "mysql://ingest"},
 		{"INVOICER_DATABASE_URL", "not a url"},
-		{"RECONCILER_BILLING_QUEUE", " "},
-		{"RECONCILER_SIGNING_KEY", "reconciler-1:short"},
+		{"RECONCILER_INGEST_ADMIN_URL", ""},
+		{"RECONCILER_INGEST_ADMIN_URL", "ingest:9090"},
+		{"RECONCILER_INGEST_ADMIN_TOKEN", ""},
+		{"RECONCILER_PSP_AUDIT", "maybe"},
 		{"RECONCILER_INTERVAL", "0s"},
 		{"RECONCILER_INTERVAL", "soon"},
 		{"RECONCILER_GRACE", "-1m"},
@@ -151,34 +163,50 @@ func TestConfigErrorsNameTheVariable(t *testing.T) {
 // name wins when both are set.
 func TestConfigReadsRenamedSettings(t *testing.T) {
 	t.Parallel()
-	loaded, err := load(map[string]string{"DATABASE_URL": localDSN,
-		"BILLING_QUEUE": "old-billing", "PUSHGATEWAY_URL": "http://gateway.internal:9091"})
+	loaded, err := load(map[string]string{"DATABASE_URL": localDSN, "PUSHGATEWAY_URL": "http://gateway.internal:9091"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := loaded.Value; c.BillingQueue != "old-billing" || c.PushgatewayURL != "http://gateway.internal:9091" {
-		t.Errorf("BillingQueue, PushgatewayURL = %q, %q; want the old names' values", c.BillingQueue, c.PushgatewayURL)
+	if c := loaded.Value; c.PushgatewayURL != "http://gateway.internal:9091" {
+		t.Errorf("PushgatewayURL = %q; want the old name's value", c.PushgatewayURL)
 	}
-	want := map[string]string{"BILLING_QUEUE": "RECONCILER_BILLING_QUEUE", "PUSHGATEWAY_URL": "RECONCILER_PUSHGATEWAY_URL"}
-	if len(loaded.Renamed) != len(want) || loaded.Renamed["BILLING_QUEUE"] != want["BILLING_QUEUE"] || loaded.Renamed["PUSHGATEWAY_URL"] != want["PUSHGATEWAY_URL"] {
-		t.Errorf("Renamed = %v, want %v", loaded.Renamed, want)
+	if len(loaded.Renamed) != 1 || loaded.Renamed["PUSHGATEWAY_URL"] != "RECONCILER_PUSHGATEWAY_URL" {
+		t.Errorf("Renamed = %v, want PUSHGATEWAY_URL renamed RECONCILER_PUSHGATEWAY_URL", loaded.Renamed)
 	}
-	loaded, err = load(map[string]string{"DATABASE_URL": localDSN, "BILLING_QUEUE": "old", "RECONCILER_BILLING_QUEUE": "new"})
+	loaded, err = load(map[string]string{"DATABASE_URL": localDSN, "PUSHGATEWAY_URL": "http://old", "RECONCILER_PUSHGATEWAY_URL": "http://new"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if loaded.Value.BillingQueue != "new" || len(loaded.Renamed) != 0 {
-		t.Errorf("with both names: BillingQueue %q, Renamed %v; want the new name's value and no warning", loaded.Value.BillingQueue, loaded.Renamed)
+	if loaded.Value.PushgatewayURL != "http://new" || len(loaded.Renamed) != 0 {
+		t.Errorf("with both names: PushgatewayURL %q, Renamed %v; want the new name's value and no warning", loaded.Value.PushgatewayURL, loaded.Renamed)
 	}
 }
 
-// The PSP audit is off without ingest's admin address; on, its settings are
-// checked and a bad one names its variable.
-func TestConfigPSPAudit(t *testing.T) {
+// The settings of the reconciler that sent billing events itself are
+// retired: set, they are no error, and Retired names them for a warning.
+func TestConfigRetiredSettings(t *testing.T) {
 	t.Parallel()
 	loaded, err := load(map[string]string{"DATABASE_URL": localDSN})
-	if err != nil || loaded.Value.PSPAuditEnabled() || loaded.Value.PSPAuditWindow != 48*time.Hour || loaded.Value.PSPAuditSettle != 15*time.Minute {
-		t.Fatalf("defaults: %+v (%v), want the PSP audit off, 48h window, 15m settle", loaded.Value, err)
+	if err != nil || len(loaded.Value.Retired()) != 0 {
+		t.Fatalf("without them: %v, Retired %v; want none", err, loaded.Value.Retired())
+	}
+	loaded, err = load(map[string]string{"DATABASE_URL": localDSN,
+		"RECONCILER_SIGNING_KEY": "reconciler-1:reconciler-signing-secret", "RECONCILER_BILLING_QUEUE": "onceflow-billing"})
+	if err != nil {
+		t.Fatalf("retired settings are an error: %v", err)
+	}
+	if got := loaded.Value.Retired(); strings.Join(got, ",") != "RECONCILER_SIGNING_KEY,RECONCILER_BILLING_QUEUE" {
+		t.Errorf("Retired = %v, want both", got)
+	}
+}
+
+// The PSP audit is on unless RECONCILER_PSP_AUDIT=off; on, its settings
+// are checked and a bad one names its variable.
+func TestConfigPSPAudit(t *testing.T) {
+	t.Parallel()
+	loaded, err := load(map[string]string{"DATABASE_URL": localDSN, "RECONCILER_PSP_AUDIT": "off", "RECONCILER_PSP_AUDIT_SETTLE": "72h"})
+	if err != nil || loaded.Value.PSPAuditEnabled() || loaded.Value.PSPAuditWindow != 48*time.Hour {
+		t.Fatalf("off: %+v (%v), want the PSP audit off and its settings unchecked", loaded.Value, err)
 	}
 	on := func(extra ...string) map[string]string {
 		env := map[string]string{"DATABASE_URL": localDSN, "RECONCILER_INGEST_ADMIN_URL": "http://ingest:9090", "RECONCILER_INGEST_ADMIN_TOKEN": "t0ken-for-admin"}

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/onceflow/onceflow/pkg/sqstest"
 	"github.com/onceflow/onceflow/services/reconciler/internal/reconcilertest"
 )
 
@@ -24,11 +23,9 @@ func TestRunOncePushesItsMetrics(t *testing.T) {
 		w.WriteHeader(http.StatusOK)
 	}))
 	defer gateway.Close()
-	sqsClient := sqstest.Client(t)
 	db := reconcilertest.NewDB(t)
 	seed(t, db)
-	name, _ := sqstest.Queue(t, sqsClient, "reconciler-push", 5)
-	env := testEnv(db, name)
+	env := testEnv(t, db)
 	env["RECONCILER_PUSHGATEWAY_URL"] = gateway.URL
 	if _, err := runMain(env, "run-once"); err != nil {
 		t.Errorf("run-once: %v", err)

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/onceflow/onceflow/db"
-	"github.com/onceflow/onceflow/pkg/sqstest"
 	"github.com/onceflow/onceflow/services/reconciler/internal/reconcilertest"
 )
 
@@ -16,7 +15,6 @@ import (
 // it still cannot read a customer.
 func TestRunOnceAsItsOwnRole(t *testing.T) {
 	t.Parallel()
-	sqsClient := sqstest.Client(t)
 	d := reconcilertest.NewDB(t)
 	seed(t, d)
 	if err := db.ApplyRoles(t.Context(), d.DSN, nil); err != nil {
@@ -28,8 +26,7 @@ func TestRunOnceAsItsOwnRole(t *testing.T) {
 	}
 	u.User = url.User(db.Role("reconciler")) // the test cluster trusts local connections
 	fis := reconcilertest.NewFiscal(t)
-	name, _ := sqstest.Queue(t, sqsClient, "reconciler-role", 5)
-	env := testEnv(d, name)
+	env := testEnv(t, d)
 	for k, v := range map[string]string{
 		"DATABASE_URL": u.String(), "RECONCILER_AUDIT": "on", "INVOICY_BASE_URL": fis.BaseURL,
 		"INVOICY_EMP_CODIGO": reconcilertest.EmpCodigo, "INVOICY_EMP_PK": reconcilertest.EmpPK, "INVOICY_ACCESS_KEY": reconcilertest.AccessKey,

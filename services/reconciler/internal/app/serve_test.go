@@ -95,8 +95,7 @@ func TestServeReconcilesUnderTheLease(t *testing.T) {
 	sqsClient := sqstest.Client(t)
 	db := reconcilertest.NewDB(t)
 	seed(t, db)
-	name, url := sqstest.Queue(t, sqsClient, "reconciler-serve", 5)
-	env := testEnv(db, name)
+	env := testEnv(t, db)
 	env["RECONCILER_INTERVAL"] = "1h" // one run, at start
 	dlq, dlqURL := sqstest.Queue(t, sqsClient, "reconciler-dlq", 5)
 	if _, err := sqsClient.SendMessage(t.Context(), &sqs.SendMessageInput{QueueUrl: aws.String(dlqURL), MessageBody: aws.String("poison")}); err != nil {
@@ -112,8 +111,8 @@ func TestServeReconcilesUnderTheLease(t *testing.T) {
 	if runs := db.Runs(t); runs[0] != (reconcilertest.Run{Checked: 4, Republished: 2, Finished: true}) {
 		t.Errorf("run = %+v", runs[0])
 	}
-	if msgs := reconcilertest.Receive(t, sqsClient, url, 2); len(msgs) != 2 {
-		t.Errorf("queue holds %d messages, want 2", len(msgs))
+	if due := db.Due(t); len(due) != 2 {
+		t.Errorf("ingest's outbox has %v due again, want the 2 missing documents' events", due)
 	}
 	for _, path := range []string{"/healthz", "/readyz"} {
 		if status, body := get(t, addr, path); status != http.StatusOK {
@@ -155,11 +154,9 @@ func TestServeReconcilesUnderTheLease(t *testing.T) {
 
 func TestServeStandsByWhileAnotherHoldsTheLease(t *testing.T) {
 	t.Parallel()
-	sqsClient := sqstest.Client(t)
 	db := reconcilertest.NewDB(t)
 	seed(t, db)
-	name, url := sqstest.Queue(t, sqsClient, "reconciler-serve", 5)
-	env := testEnv(db, name)
+	env, ingest := testEnvIngest(t, db)
 	env["RECONCILER_INTERVAL"] = "100ms"
 	db.Exec(t, `INSERT INTO reconciler.leases (name, holder, token, expires_at)
 VALUES ($1, 'another-instance', 7, now() + interval '1 hour')`, app.LeaseName)
@@ -175,8 +172,8 @@ VALUES ($1, 'another-instance', 7, now() + interval '1 hour')`, app.LeaseName)
 	if runs := db.Runs(t); len(runs) != 0 {
 		t.Errorf("a standby reconciled: runs = %+v", runs)
 	}
-	if msgs := reconcilertest.Receive(t, sqsClient, url, 0); len(msgs) != 0 {
-		t.Errorf("a standby sent %d messages", len(msgs))
+	if n := ingest.Hits(); n != 0 {
+		t.Errorf("a standby asked ingest %d times to announce events again", n)
 	}
 }
 

@@ -35,8 +35,9 @@ type Refund struct {
 	Created     time.Time `json:"created"`
 }
 
-// IngestAdmin calls ingest's admin API, which holds the PSP adapters: the
-// reconciler reaches the PSPs through ingest, and ingest stays the only
+// IngestAdmin calls ingest's admin API, which holds the PSP adapters and
+// ingest's outbox: the reconciler reaches the PSPs through ingest, asks it
+// to announce a billing event again (the sweep), and ingest stays the only
 // writer of its tables.
 type IngestAdmin struct {
 	base  string
@@ -88,10 +89,56 @@ func (c *IngestAdmin) Recover(ctx context.Context, psp, kind, id string) (record
 	return out.Recorded, nil
 }
 
+// Republished is what ingest did with the event keys of a Republish.
+type Republished struct {
+	Republished []string `json:"republished"` // due again: the relay publishes them once more
+	Parked      []string `json:"parked"`      // refused: their outbox row is parked
+	Unknown     []string `json:"unknown"`     // no outbox row under the key
+}
+
+// MaxRepublish is how many event keys one Republish may name (ingest's
+// bound).
+const MaxRepublish = 100
+
+// Republish asks ingest to make the outbox rows of keys (billing event
+// keys, at most MaxRepublish) due again, so that the relay publishes them
+// once more, signed with its key: POST /admin/outbox/republish. The
+// reconciler never reads the events themselves.
+func (c *IngestAdmin) Republish(ctx context.Context, keys []string) (Republished, error) {
+	var out Republished
+	body, err := json.Marshal(map[string][]string{"event_keys": keys})
+	if err != nil {
+		return out, err
+	}
+	if err := c.send(ctx, http.MethodPost, "/admin/outbox/republish", body, &out); err != nil {
+		return out, fmt.Errorf("republish through ingest: %w", err)
+	}
+	return out, nil
+}
+
+// StatusError is an answer of ingest's admin API other than 200.
+type StatusError struct {
+	Code int
+	Body string
+}
+
+func (e *StatusError) Error() string { return fmt.Sprintf("ingest answered %d: %s", e.Code, e.Body) }
+
 func (c *IngestAdmin) do(ctx context.Context, method, path string, out any) error {
-	req, err := http.NewRequestWithContext(ctx, method, c.base+path, nil)
+	return c.send(ctx, method, path, nil, out)
+}
+
+func (c *IngestAdmin) send(ctx context.Context, method, path string, reqBody []byte, out any) error {
+	var rd io.Reader
+	if reqBody != nil {
+		rd = bytes.NewReader(reqBody)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
 	if err != nil {
 		return err
+	}
+	if reqBody != nil {
+		req.Header.Set("Content-Type", "application/json")
 	}
 	req.Header.Set("Authorization", "Bearer "+c.token)
 	resp, err := c.http.Do(req)
@@ -104,7 +151,7 @@ func (c *IngestAdmin) do(ctx context.Context, method, path string, out any) erro
 		return err
 	}
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("ingest answered %d: %s", resp.StatusCode, bytes.TrimSpace(body[:min(len(body), 300)]))
+		return &StatusError{Code: resp.StatusCode, Body: string(bytes.TrimSpace(body[:min(len(body), 300)]))}
 	}
 	return json.Unmarshal(body, out)
 }

@@ -26,7 +26,8 @@ const (
 )
 
 // Sweeper is the missing-document sweep as Once uses it; it keeps where it
-// stands, and the sends that failed, in the reconciler's own schema, own.
+// stands, and the requests to ingest that failed, in the reconciler's own
+// schema, own.
 type Sweeper interface {
 	Run(ctx context.Context, own *store.Store) (sweep.Result, error)
 }
@@ -112,7 +113,7 @@ func New(runs *store.Store, sw Sweeper, log *zap.Logger, m *Metrics, checks ...C
 // after the work, also when the work fails, in which case the returned error
 // is the work's and the row carries its text. Two Once calls at the same time
 // are safe: each records its own row and the invoicer ignores the events
-// they both send.
+// they both have ingest announce again.
 func (r *Reconciler) Once(ctx context.Context) (Summary, error) {
 	start := time.Now()
 	run, err := r.runs.StartRun(ctx)

@@ -21,13 +21,6 @@ type ParkedEvent struct {
 	Reason              string // why it was parked; "" when none was given
 }
 
-// Event is an event as ingest announced it in its outbox.
-type Event struct {
-	EventKey, EventType string
-	Payload             []byte
-	Traceparent         string // "" when the event carried no trace
-}
-
 // Receipt is a webhook receipt that is stuck (never its body).
 type Receipt struct {
 	ID                      int64
@@ -111,17 +104,6 @@ func (r *IngestReader) RefundsSucceededBefore(ctx context.Context, before time.T
 		out[i] = Refund{ID: row.ID, SucceededAt: row.SucceededAt}
 	}
 	return out, nil
-}
-
-// Event returns the event ingest announced in its outbox under key. An
-// error of kind errkind.NotFound means ingest never wrote it; others are
-// the database's.
-func (r *IngestReader) Event(ctx context.Context, key string) (Event, error) {
-	row, err := r.q.OutboxGetByEventKey(ctx, key)
-	if err != nil {
-		return Event{}, pg.Interpret(err, "read outbox %s", key)
-	}
-	return Event{EventKey: row.EventKey, EventType: row.EventType, Payload: row.Payload, Traceparent: row.Traceparent}, nil
 }
 
 // Money is what a payment or refund moved: for a case's columns.

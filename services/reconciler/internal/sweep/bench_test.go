@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/onceflow/onceflow/pkg/sqstest"
 	"github.com/onceflow/onceflow/services/reconciler/internal/reconcilertest"
 	"github.com/onceflow/onceflow/services/reconciler/internal/store"
 	"github.com/onceflow/onceflow/services/reconciler/internal/sweep"
@@ -55,13 +54,12 @@ FROM generate_series(1, $1) g`,
 //
 // Seeding the million takes a minute or two, so it is never part of go test.
 func BenchmarkSweepSteadyState(b *testing.B) {
-	sqsClient := sqstest.Client(b)
 	sizes := []int{10_000, 1_000_000}
 	perRun := map[int]time.Duration{}
 	for _, n := range sizes {
 		db := reconcilertest.NewDB(b)
 		seedHistory(b, db, n)
-		s, _, _ := newSweeper(b, db, sqsClient, sweep.Config{PageSize: 500})
+		s, _, _ := newSweeper(b, db, sweep.Config{PageSize: 500})
 		own := store.New(db.Pool)
 		if _, err := s.Run(context.Background(), own); err != nil { // sets the watermark
 			b.Fatal(err)

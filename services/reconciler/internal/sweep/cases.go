@@ -22,6 +22,7 @@ const (
 const (
 	outcomeSent       = "republished"
 	outcomeNoEvent    = "no_outbox_event"
+	outcomeParked     = "outbox_parked"
 	outcomeSendFailed = "send_failed"
 )
 

@@ -10,20 +10,18 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/onceflow/onceflow/pkg/cases"
-	"github.com/onceflow/onceflow/pkg/sqstest"
 	"github.com/onceflow/onceflow/services/reconciler/internal/reconcilertest"
 	"github.com/onceflow/onceflow/services/reconciler/internal/store"
 	"github.com/onceflow/onceflow/services/reconciler/internal/sweep"
 )
 
 // TestSweepMissingDocumentCases: a payment whose only invoice was rejected
-// has no valid document, so the sweep sends its event again and opens a
+// has no valid document, so the sweep has ingest announce its event again and opens a
 // missing_document case with its money; one that a case in ingest or the
 // invoicer already holds is left alone; once the invoice is authorized the
 // case closes by itself.
 func TestSweepMissingDocumentCases(t *testing.T) {
 	t.Parallel()
-	sqsClient := sqstest.Client(t)
 	db := reconcilertest.NewDB(t)
 	old := time.Now().Add(-time.Hour)
 	for _, id := range []string{"p1", "p2", "p3", "p4"} {
@@ -38,9 +36,8 @@ func TestSweepMissingDocumentCases(t *testing.T) {
 	db.Exec(t, `UPDATE invoicer.fiscal_documents SET status = 'needs_attention' WHERE source_ref = 'p4'`)
 	db.Exec(t, `INSERT INTO invoicer.cases (kind, subject, document_id)
 		SELECT 'needs_attention', 'document:' || id, id FROM invoicer.fiscal_documents WHERE source_ref = 'p4'`)
-	_, queueURL := sqstest.Queue(t, sqsClient, "reconciler-sweep", 5)
-	cfg := sweep.Config{QueueURL: queueURL, Grace: 10 * time.Minute, PageSize: 500, MaxPerRun: 5000}
-	s := sweep.New(store.NewIngestReader(db.Pool), store.NewInvoicerReader(db.Pool), sqsClient, cfg,
+	cfg := sweep.Config{Grace: 10 * time.Minute, PageSize: 500, MaxPerRun: 5000}
+	s := sweep.New(store.NewIngestReader(db.Pool), store.NewInvoicerReader(db.Pool), reconcilertest.NewIngest(t, db.Pool).Client(), cfg,
 		zaptest.NewLogger(t), sweep.NewMetrics(prometheus.NewRegistry()))
 	own := store.New(db.Pool)
 	ctx := context.Background()

@@ -3,28 +3,28 @@ package sweep_test
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"reflect"
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap/zaptest"
 
-	"github.com/onceflow/onceflow/pkg/sqstest"
+	"github.com/onceflow/onceflow/services/reconciler/internal/pspaudit"
 	"github.com/onceflow/onceflow/services/reconciler/internal/reconcilertest"
 	"github.com/onceflow/onceflow/services/reconciler/internal/store"
 	"github.com/onceflow/onceflow/services/reconciler/internal/sweep"
 )
 
-// newSweeper is a sweep over db sending to a fresh queue, whose URL it
+// newSweeper is a sweep over db asking a fake ingest admin API, which it
 // returns, and its registry.
-func newSweeper(tb testing.TB, db *reconcilertest.DB, c *sqs.Client, cfg sweep.Config) (*sweep.Sweeper, string, *prometheus.Registry) {
+func newSweeper(tb testing.TB, db *reconcilertest.DB, cfg sweep.Config) (*sweep.Sweeper, *reconcilertest.Ingest, *prometheus.Registry) {
 	tb.Helper()
-	_, queueURL := sqstest.Queue(tb, c, "reconciler-sweep", 5)
-	cfg.QueueURL, cfg.Grace, cfg.PageSize, cfg.MaxPerRun = queueURL, 10*time.Minute, max(cfg.PageSize, 2), 5000
+	ingest := reconcilertest.NewIngest(tb, db.Pool)
+	cfg.Grace, cfg.PageSize, cfg.MaxPerRun = 10*time.Minute, max(cfg.PageSize, 2), 5000
 	reg := prometheus.NewRegistry()
-	return sweep.New(store.NewIngestReader(db.Pool), store.NewInvoicerReader(db.Pool), c, cfg, zaptest.NewLogger(tb), sweep.NewMetrics(reg)), queueURL, reg
+	return sweep.New(store.NewIngestReader(db.Pool), store.NewInvoicerReader(db.Pool), ingest.Client(), cfg, zaptest.NewLogger(tb), sweep.NewMetrics(reg)), ingest, reg
 }
 
 // openFinding returns the seen count of the open finding of kind and
@@ -40,24 +40,20 @@ WHERE kind = $1 AND reference = $2 AND closed_at IS NULL`, kind, reference).Scan
 	return n
 }
 
-// An event SQS refuses (a NUL character in its body) becomes a finding and
-// the run goes on: the rows after it are still sent. Each run tries it
-// again, and the finding closes once its document exists.
+// An event ingest fails to announce again becomes a finding and the run
+// goes on: the rows after it are still asked for. Each run tries it again,
+// and the finding closes once its document exists.
 func TestSweepRefusedEventIsAFindingAndTheRunGoesOn(t *testing.T) {
 	t.Parallel()
-	sqsClient := sqstest.Client(t)
 	db := reconcilertest.NewDB(t)
 	old := time.Now().Add(-time.Hour)
-	poison := reconcilertest.PaymentPaid("p0")
-	poison.Payload = "refused\x00by SQS"
-	db.Payment(t, "p0", old)
-	db.Outbox(t, poison)
-	for i := 1; i <= 2; i++ {
+	for i := 0; i <= 2; i++ {
 		id := fmt.Sprintf("p%d", i)
 		db.Payment(t, id, old.Add(time.Duration(i)*time.Second))
 		db.Outbox(t, reconcilertest.PaymentPaid(id))
 	}
-	s, queueURL, reg := newSweeper(t, db, sqsClient, sweep.Config{})
+	s, ingest, reg := newSweeper(t, db, sweep.Config{})
+	ingest.Refuse("payment:p0:paid")
 	own := store.New(db.Pool)
 
 	got, err := s.Run(context.Background(), own)
@@ -67,10 +63,8 @@ func TestSweepRefusedEventIsAFindingAndTheRunGoesOn(t *testing.T) {
 	if want := (sweep.Result{Checked: 3, Missing: 3, Republished: 2, Failed: 1, Cases: 3}); got != want {
 		t.Errorf("Run = %+v, want %+v", got, want)
 	}
-	msgs := reconcilertest.Receive(t, sqsClient, queueURL, 2)
-	sortMessages(msgs)
-	if want := []reconcilertest.Message{message(reconcilertest.PaymentPaid("p1")), message(reconcilertest.PaymentPaid("p2"))}; !reflect.DeepEqual(msgs, want) {
-		t.Errorf("queue holds %+v, want %+v", msgs, want)
+	if due, want := db.Due(t), keys(reconcilertest.PaymentPaid("p1"), reconcilertest.PaymentPaid("p2")); !reflect.DeepEqual(due, want) {
+		t.Errorf("ingest's outbox has %v due again, want %v", due, want)
 	}
 	assertCounter(t, reg, "onceflow_reconciler_republish_failures_total", 1)
 	if n := openFinding(t, db, sweep.KindRepublishFailed, "payment:p0:paid"); n != 1 {
@@ -106,7 +100,6 @@ WHERE kind = 'missing_document' AND subject = 'payment:p0' AND closed_at IS NULL
 // found within the full pass's slices.
 func TestSweepWatermarkReadsOnlyNewRowsAndTheFullPassFindsOldOnes(t *testing.T) {
 	t.Parallel()
-	sqsClient := sqstest.Client(t)
 	db := reconcilertest.NewDB(t)
 	const history, slice = 20, 5
 	old := time.Now().Add(-3 * time.Hour)
@@ -115,7 +108,7 @@ func TestSweepWatermarkReadsOnlyNewRowsAndTheFullPassFindsOldOnes(t *testing.T) 
 		db.Payment(t, id, old.Add(time.Duration(i)*time.Second))
 		db.Invoice(t, id)
 	}
-	s, _, _ := newSweeper(t, db, sqsClient, sweep.Config{Overlap: time.Hour, FullSlice: slice, PageSize: 2})
+	s, _, _ := newSweeper(t, db, sweep.Config{Overlap: time.Hour, FullSlice: slice, PageSize: 2})
 	own := store.New(db.Pool)
 	// A first run has no watermark: its recent pass starts an overlap
 	// before the cutoff and the full pass takes the rest a slice a time;
@@ -166,48 +159,48 @@ func TestSweepWatermarkReadsOnlyNewRowsAndTheFullPassFindsOldOnes(t *testing.T) 
 	}
 }
 
-// A queue that does not exist is no refused event: the run stops with an
-// error, reports what it had done so far and opens no finding.
-func TestSweepMissingQueueEndsTheRun(t *testing.T) {
+// Ingest refusing the reconciler's token is no refused event: the run
+// stops with an error, reports what it had done so far and opens no
+// finding.
+func TestSweepRefusedTokenEndsTheRun(t *testing.T) {
 	t.Parallel()
-	sqsClient := sqstest.Client(t)
 	db := reconcilertest.NewDB(t)
 	db.Payment(t, "p1", time.Now().Add(-time.Hour))
 	db.Outbox(t, reconcilertest.PaymentPaid("p1"))
-	_, queueURL := sqstest.Queue(t, sqsClient, "reconciler-sweep", 5)
-	cfg := sweep.Config{QueueURL: queueURL + "-gone", Grace: 10 * time.Minute, PageSize: 500, MaxPerRun: 5000}
-	s := sweep.New(store.NewIngestReader(db.Pool), store.NewInvoicerReader(db.Pool), sqsClient, cfg, zaptest.NewLogger(t), sweep.NewMetrics(prometheus.NewRegistry()))
+	ingest := reconcilertest.NewIngest(t, db.Pool)
+	cfg := sweep.Config{Grace: 10 * time.Minute, PageSize: 500, MaxPerRun: 5000}
+	s := sweep.New(store.NewIngestReader(db.Pool), store.NewInvoicerReader(db.Pool),
+		pspaudit.NewIngestAdmin(ingest.URL, "not-the-token", http.DefaultClient), cfg, zaptest.NewLogger(t), sweep.NewMetrics(prometheus.NewRegistry()))
 
 	got, err := s.Run(context.Background(), store.New(db.Pool))
 	if err == nil {
-		t.Fatal("Run succeeded sending to a missing queue")
+		t.Fatal("Run succeeded although ingest refused its token")
 	}
 	if want := (sweep.Result{Checked: 1, Missing: 1}); got != want {
 		t.Errorf("Run = %+v, want %+v", got, want)
 	}
 	if n := openFinding(t, db, sweep.KindRepublishFailed, "payment:p1:paid"); n != 0 {
-		t.Errorf("a missing queue opened a republish_failed finding")
+		t.Errorf("a refused token opened a republish_failed finding")
 	}
 }
 
-// Ten refused events in a row end a run (the queue looks down), but the
+// Ten refused events in a row end a run (ingest looks down), but the
 // ones it recorded are only retried by the next, which goes past them: a
 // run never keeps stopping at the same rows.
 func TestSweepManyRefusedEventsDoNotStopEveryRun(t *testing.T) {
 	t.Parallel()
-	sqsClient := sqstest.Client(t)
 	db := reconcilertest.NewDB(t)
 	old := time.Now().Add(-time.Hour)
+	s, ingest, _ := newSweeper(t, db, sweep.Config{})
 	for i := range 12 {
 		id := fmt.Sprintf("p%02d", i)
 		ev := reconcilertest.PaymentPaid(id)
 		if i < 11 {
-			ev.Payload = "refused\x00by SQS"
+			ingest.Refuse(ev.Key)
 		}
 		db.Payment(t, id, old.Add(time.Duration(i)*time.Second))
 		db.Outbox(t, ev)
 	}
-	s, queueURL, _ := newSweeper(t, db, sqsClient, sweep.Config{})
 	own := store.New(db.Pool)
 	if _, err := s.Run(context.Background(), own); err == nil {
 		t.Fatal("ten refused sends in a row did not end the run")
@@ -221,8 +214,7 @@ func TestSweepManyRefusedEventsDoNotStopEveryRun(t *testing.T) {
 			t.Errorf("run %d refused %d events, want the 11 once each (%+v)", run, got.Failed, got)
 		}
 	}
-	msgs := reconcilertest.Receive(t, sqsClient, queueURL, 2)
-	if len(msgs) != 2 || msgs[0].Attrs["event_key"] != "payment:p11:paid" {
-		t.Errorf("queue holds %+v, want p11's event from each of the two runs", msgs)
+	if due, want := db.Due(t), keys(reconcilertest.PaymentPaid("p11")); !reflect.DeepEqual(due, want) {
+		t.Errorf("ingest's outbox has %v due again, want %v", due, want)
 	}
 }

@@ -75,8 +75,8 @@ func (r *run) full(ctx context.Context, src source, after store.Position, before
 	return nil
 }
 
-// check counts page and sends again the events of its rows that have no
-// document, until the run's cap.
+// check counts page and asks ingest to announce again the events of its
+// rows that have no document, until the run's cap.
 func (r *run) check(ctx context.Context, src source, page []store.Position) error {
 	r.res.Checked += len(page)
 	ids := make([]string, len(page))
@@ -94,7 +94,7 @@ func (r *run) check(ctx context.Context, src source, page []store.Position) erro
 		}
 		r.res.Missing++
 		if r.retried[src.eventKey(id)] {
-			continue // retryFailed sent it and opened its case this run
+			continue // retryFailed asked for it and opened its case this run
 		}
 		outcome, err := r.republish(ctx, src, id)
 		if err != nil {

@@ -4,76 +4,77 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
+	"slices"
 	"strings"
-
-	"github.com/aws/smithy-go"
 
 	"go.uber.org/zap"
 
-	"github.com/onceflow/onceflow/pkg/errkind"
+	"github.com/onceflow/onceflow/services/reconciler/internal/pspaudit"
 	"github.com/onceflow/onceflow/services/reconciler/internal/store"
 )
 
-// maxFailuresInARow is how many sends may fail one after the other before
-// the run ends: beyond a few refused events, the queue itself is failing.
+// maxFailuresInARow is how many requests to ingest may fail one after the
+// other before the run ends: beyond a few, ingest itself is failing.
 const maxFailuresInARow = 10
 
-// unreachable reports whether err says the queue, not the message, is the
-// problem: it does not exist or we may not send to it.
+// unreachable reports whether err says ingest's admin API, not the event,
+// is the problem: it refuses our token or does not serve the route.
 func unreachable(err error) bool {
-	var apiErr smithy.APIError
-	if !errors.As(err, &apiErr) {
-		return false
-	}
-	code := apiErr.ErrorCode()
-	return strings.Contains(code, "NonExistentQueue") || strings.Contains(code, "QueueDoesNotExist") ||
-		strings.Contains(code, "AccessDenied")
+	var st *pspaudit.StatusError
+	return errors.As(err, &st) && (st.Code == http.StatusUnauthorized || st.Code == http.StatusForbidden ||
+		st.Code == http.StatusNotFound || st.Code == http.StatusMethodNotAllowed)
 }
 
-// republish sends the outbox event of source id to the billing queue again,
-// or counts it as a missing event when ingest never wrote one. A send SQS
-// refuses opens (or refreshes) its KindRepublishFailed finding and is no
-// error: the run goes on. A queue that does not exist or refuses us, or
-// maxFailuresInARow failed sends, end the run instead with an error (the
-// next run starts from the positions saved), as do the database's and
-// ctx's. The outcome says what happened: outcomeSent, outcomeNoEvent or
-// outcomeSendFailed.
+// republish asks ingest to announce the event of source id again (its
+// outbox row becomes due, and the relay publishes it signed with its key),
+// or counts it as a missing event when ingest has no such row, or as
+// parked when its row is parked (ingest's parked_outbox_row case holds it
+// in front of a person). A request that fails opens (or refreshes) its
+// KindRepublishFailed finding and is no error: the run goes on. Ingest
+// refusing our token, or maxFailuresInARow failed requests, end the run
+// instead with an error (the next run starts from the positions saved), as
+// do the database's and ctx's. The outcome says what happened:
+// outcomeSent, outcomeNoEvent, outcomeParked or outcomeSendFailed.
 func (r *run) republish(ctx context.Context, src source, id string) (outcome string, err error) {
 	key := src.eventKey(id)
 	log := r.log.With(zap.String("source_kind", src.kind), zap.String("source_ref", id), zap.String("event_key", key))
-	ev, err := r.ingest.Event(ctx, key)
-	if errkind.Is(err, errkind.NotFound) {
-		// Counted, logged and alerted on (OnceflowMissingEvents): ingest
-		// recorded the payment as paid without its event, which only a
-		// person can explain.
-		r.res.MissingEvents++
-		r.metrics.missingEvents.Inc()
-		log.Warn("document missing and no outbox event to send again")
-		return outcomeNoEvent, nil
-	}
+	res, err := r.announcer.Republish(ctx, []string{key})
 	if err != nil {
-		return "", err
-	}
-	if _, err := r.sender.SendMessage(ctx, Message(r.cfg.QueueURL, ev, r.cfg.Signer)); err != nil {
 		r.failures++
 		if ctx.Err() != nil || unreachable(err) || r.failures >= maxFailuresInARow {
-			return "", fmt.Errorf("send %s: %w", key, err)
+			return "", fmt.Errorf("republish %s: %w", key, err)
 		}
 		r.res.Failed++
 		r.metrics.failed.Inc()
-		log.Warn("document missing, and sending its event again failed", zap.Error(err))
+		log.Warn("document missing, and asking ingest to announce its event again failed", zap.Error(err))
 		return outcomeSendFailed, r.own.SeeFinding(ctx, store.Finding{Kind: KindRepublishFailed, Reference: key, Detail: clip(err.Error())})
 	}
 	r.failures = 0
-	r.res.Republished++
-	r.metrics.republished.Inc()
-	log.Info("document missing, event sent again", zap.String("type", ev.EventType))
-	return outcomeSent, nil
+	switch {
+	case slices.Contains(res.Republished, key):
+		r.res.Republished++
+		r.metrics.republished.Inc()
+		log.Info("document missing, ingest announces its event again")
+		return outcomeSent, nil
+	case slices.Contains(res.Parked, key):
+		r.res.Parked++
+		log.Warn("document missing and its event is parked in ingest's outbox: unpark it")
+		return outcomeParked, nil
+	default:
+		// Counted, logged and alerted on (OnceflowMissingEvents): ingest
+		// recorded the payment as paid without its event (or pruned it),
+		// which only a person can explain.
+		r.res.MissingEvents++
+		r.metrics.missingEvents.Inc()
+		log.Warn("document missing and no outbox event to announce again")
+		return outcomeNoEvent, nil
+	}
 }
 
 // retryFailed takes up the open KindRepublishFailed findings, at most
-// MaxPerRun: each whose document now exists, or whose event is now sent,
-// is closed; one SQS refuses again stays open, seen once more.
+// MaxPerRun: each whose document now exists, or whose request ingest now
+// took, is closed; one whose request fails again stays open, seen once more.
 func (r *run) retryFailed(ctx context.Context) error {
 	open, err := r.own.OpenFindings(ctx, KindRepublishFailed, r.cfg.MaxPerRun)
 	if err != nil {
@@ -99,8 +100,8 @@ func (r *run) retryFailed(ctx context.Context) error {
 	return nil
 }
 
-// retry reports whether source id's failed send is settled: its document
-// exists, or its event was sent now.
+// retry reports whether source id's failed request is settled: its
+// document exists, or ingest took the request now (whatever it answered).
 func (r *run) retry(ctx context.Context, src source, id string) (bool, error) {
 	missing, err := r.missing(ctx, src, []string{id})
 	if err != nil || len(missing) == 0 {
@@ -110,7 +111,7 @@ func (r *run) retry(ctx context.Context, src source, id string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	return outcome == outcomeSent, r.openMissing(ctx, src, id, outcome)
+	return outcome != outcomeSendFailed, r.openMissing(ctx, src, id, outcome)
 }
 
 // sourceOf finds the source and id of an event key.

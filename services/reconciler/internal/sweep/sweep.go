@@ -1,24 +1,28 @@
 // Package sweep is the reconciler's missing-document sweep, the safety net of
 // guarantee 5: every paid payment older than a grace period must have an
 // invoice and every succeeded refund a credit note in invoicer.fiscal_documents.
-// For each one that has not, the sweep reads the event ingest announced in its
-// outbox and sends that payload to the billing queue again. That is harmless
-// by design: the invoicer records documents with ON CONFLICT DO NOTHING, so an
-// event that arrives twice still yields one document.
+// For each one that has not, the sweep asks ingest to announce its event
+// again (POST /admin/outbox/republish on ingest's admin API): ingest makes
+// the outbox row due once more in its own transaction and the relay
+// publishes it, signed with the relay's key. The reconciler never reads an
+// event's payload (it carries the buyer's fiscal snapshot) and sends
+// nothing to the billing queue itself. That is harmless by design: the
+// invoicer records documents with ON CONFLICT DO NOTHING, so an event that
+// arrives twice still yields one document.
 //
 // A run's cost does not grow with history. The recent pass looks only at
 // what became final since the last run's watermark (minus an overlap, for
 // late commits and clock skew); the full pass re-checks older history a
 // bounded slice per run, from a cursor, and starts over once it reaches
 // the recent pass. Both positions are kept in reconciler.sweep_state. A
-// send SQS refuses becomes a finding (KindRepublishFailed), retried each
-// run, and the run goes on with the next rows.
+// request to ingest that fails becomes a finding (KindRepublishFailed),
+// retried each run, and the run goes on with the next rows.
 //
 // A document counts only when it is valid (authorized or issued). Each
 // payment or refund found without one, and without an open case in ingest
 // or the invoicer, also opens (or refreshes) a missing_document case in
 // reconciler.cases, whose evidence says what became of its event (a
-// refused send feeds the case: its evidence says send_failed, and the
+// failed request feeds the case: its evidence says send_failed, and the
 // republish_failed finding stays the sweep's retry record); the case
 // closes by itself once a valid document exists.
 //
@@ -31,19 +35,17 @@ import (
 	"context"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
-	"github.com/onceflow/onceflow/pkg/msgauth"
-	"github.com/onceflow/onceflow/pkg/outbox"
+	"github.com/onceflow/onceflow/services/reconciler/internal/pspaudit"
 	"github.com/onceflow/onceflow/services/reconciler/internal/store"
 )
 
-// Sender sends one message to SQS; *sqs.Client is one.
-type Sender interface {
-	SendMessage(ctx context.Context, in *sqs.SendMessageInput, optFns ...func(*sqs.Options)) (*sqs.SendMessageOutput, error)
+// Announcer asks ingest to announce billing events again;
+// *pspaudit.IngestAdmin is one.
+type Announcer interface {
+	Republish(ctx context.Context, keys []string) (pspaudit.Republished, error)
 }
 
 // Defaults of the Config fields a zero value leaves unset.
@@ -58,22 +60,22 @@ const (
 )
 
 // KindRepublishFailed is the finding of a missing document whose event
-// SQS refused; its reference is the event key. Each run tries it again and
-// closes it once the document exists or the event is sent.
+// ingest could not be asked to announce again; its reference is the event
+// key. Each run tries it again and closes it once the document exists or
+// ingest took the request.
 const KindRepublishFailed = "republish_failed"
 
 // Config tunes the sweep.
 type Config struct {
-	// QueueURL is the billing queue the invoicer consumes.
-	QueueURL string
 	// Grace is how old a payment or refund must be before its missing
 	// document counts: younger ones may still be on their way.
 	Grace time.Duration
 	// PageSize is how many payments or refunds one query reads.
 	PageSize int
-	// MaxPerRun caps the events one Run sends (or fails to), so that a
-	// misconfigured invoicer database (which makes every document look
-	// missing) cannot flood the queue; the rest wait for the next run.
+	// MaxPerRun caps the events one Run has announced again (or fails
+	// to), so that a misconfigured invoicer database (which makes every
+	// document look missing) cannot flood the queue; the rest wait for the
+	// next run.
 	MaxPerRun int
 	// Overlap is how far before its watermark the recent pass starts;
 	// zero means DefaultOverlap.
@@ -81,9 +83,6 @@ type Config struct {
 	// FullSlice is how many of each source the full pass re-checks per
 	// run; zero means DefaultFullSlice.
 	FullSlice int
-	// Signer signs every event sent again (package msgauth), so the invoicer
-	// trusts it; nil sends them unsigned.
-	Signer *msgauth.Key
 }
 
 // Result counts what one Run saw and did.
@@ -91,9 +90,10 @@ type Result struct {
 	Checked       int  // payments and refunds past the grace period examined, by both passes
 	FullChecked   int  // of those, the ones the full pass's slice examined
 	Missing       int  // of those, the ones without their document
-	Republished   int  // events sent again (failed ones retried included)
-	MissingEvents int  // missing ones without an outbox row to send
-	Failed        int  // events SQS refused: each is a KindRepublishFailed finding
+	Republished   int  // events ingest made due again (failed ones retried included)
+	MissingEvents int  // missing ones without an outbox row to announce
+	Parked        int  // missing ones whose outbox row is parked (ingest refused them)
+	Failed        int  // requests to ingest that failed: each is a KindRepublishFailed finding
 	Capped        bool // Run stopped at MaxPerRun
 	Cases         int  // missing_document cases opened or seen again
 	Resolved      int  // missing_document cases closed because their document now exists
@@ -112,7 +112,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{
 		republished: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "onceflow_reconciler_republished_total",
-			Help: "Billing events sent again because their fiscal document was missing after the grace period.",
+			Help: "Billing events ingest announced again, at the sweep's request, because their fiscal document was missing after the grace period.",
 		}),
 		missingEvents: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "onceflow_reconciler_missing_events_total",
@@ -120,7 +120,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}),
 		failed: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "onceflow_reconciler_republish_failures_total",
-			Help: "Billing events the sweep could not send again (each an open republish_failed finding).",
+			Help: "Billing events the sweep could not ask ingest to announce again (each an open republish_failed finding).",
 		}),
 		checked: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "onceflow_reconciler_sweep_checked_total",
@@ -132,36 +132,37 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 }
 
 // Sweeper runs the sweep. It is safe for concurrent use, and two sweeps at
-// once (two run-once jobs, a job and the leader) only send some events twice
-// and re-check some rows.
+// once (two run-once jobs, a job and the leader) only announce some events
+// twice and re-check some rows.
 type Sweeper struct {
-	ingest   *store.IngestReader
-	invoicer *store.InvoicerReader
-	sender   Sender
-	cfg      Config
-	log      *zap.Logger
-	metrics  *Metrics
+	ingest    *store.IngestReader
+	invoicer  *store.InvoicerReader
+	announcer Announcer
+	cfg       Config
+	log       *zap.Logger
+	metrics   *Metrics
 }
 
-// New returns a Sweeper reading payments, refunds and the outbox through
-// ingest, documents through invoicer, and sending with sender.
-func New(ingest *store.IngestReader, invoicer *store.InvoicerReader, sender Sender, cfg Config, log *zap.Logger, m *Metrics) *Sweeper {
+// New returns a Sweeper reading payments and refunds through ingest and
+// documents through invoicer, and asking announcer (ingest's admin API)
+// to announce a missing document's event again.
+func New(ingest *store.IngestReader, invoicer *store.InvoicerReader, announcer Announcer, cfg Config, log *zap.Logger, m *Metrics) *Sweeper {
 	if cfg.Overlap <= 0 {
 		cfg.Overlap = DefaultOverlap
 	}
 	if cfg.FullSlice <= 0 {
 		cfg.FullSlice = DefaultFullSlice
 	}
-	return &Sweeper{ingest: ingest, invoicer: invoicer, sender: sender, cfg: cfg, log: log, metrics: m}
+	return &Sweeper{ingest: ingest, invoicer: invoicer, announcer: announcer, cfg: cfg, log: log, metrics: m}
 }
 
-// Run retries the sends that failed before, then sweeps the payments, then
+// Run retries the requests that failed before, then sweeps the payments, then
 // the refunds, that became final before now minus the grace period: the
 // recent pass from the watermark kept in own, then a slice of the full
 // pass. It returns the counts so far together with the first error: a
 // database failure ends the run, and the next run starts from the
-// positions saved so far, as does a queue that is missing or refuses us.
-// An event SQS refuses does not: it becomes a finding and the run goes on.
+// positions saved so far, as does ingest refusing us. A request that
+// fails otherwise does not: it becomes a finding and the run goes on.
 func (s *Sweeper) Run(ctx context.Context, own *store.Store) (Result, error) {
 	cutoff := time.Now().Add(-s.cfg.Grace)
 	r := &run{Sweeper: s, own: own, retried: map[string]bool{}}
@@ -185,13 +186,13 @@ func (s *Sweeper) Run(ctx context.Context, own *store.Store) (Result, error) {
 }
 
 // run is one Run's state: where it records, what it counted, and the
-// event keys it already retried (sent once per run at most).
+// event keys it already retried (asked for once per run at most).
 type run struct {
 	*Sweeper
 	own      *store.Store
 	res      Result
 	retried  map[string]bool
-	failures int // sends failed one after the other
+	failures int // requests to ingest failed one after the other
 }
 
 // source is one kind of thing that must have a document.
@@ -237,19 +238,4 @@ func (s *Sweeper) refundsPage(ctx context.Context, before time.Time, after store
 		out[i] = store.Position{At: r.SucceededAt, ID: r.ID}
 	}
 	return out, nil
-}
-
-// Message is the SQS message for an outbox event, with the attributes the
-// relay gives it: type, event_key, content_type, and traceparent when set;
-// signed with signer unless it is nil.
-func Message(queueURL string, ev store.Event, signer *msgauth.Key) *sqs.SendMessageInput {
-	attrs := outbox.Attributes(ev.EventType, ev.EventKey, ev.Traceparent)
-	if signer != nil {
-		attrs = signer.Sign(string(ev.Payload), attrs)
-	}
-	return &sqs.SendMessageInput{
-		QueueUrl:          aws.String(queueURL),
-		MessageBody:       aws.String(string(ev.Payload)),
-		MessageAttributes: attrs,
-	}
 }

@@ -8,40 +8,28 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap/zaptest"
 
-	"github.com/onceflow/onceflow/pkg/msgauth"
-	"github.com/onceflow/onceflow/pkg/sqstest"
 	"github.com/onceflow/onceflow/services/reconciler/internal/reconcilertest"
 	"github.com/onceflow/onceflow/services/reconciler/internal/store"
 	"github.com/onceflow/onceflow/services/reconciler/internal/sweep"
 )
 
-const traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
-
-// attrs is what the relay puts on a billing event's message.
-func attrs(ev reconcilertest.Event) map[string]string {
-	a := map[string]string{"type": ev.Type, "event_key": ev.Key, "content_type": "application/json"}
-	if ev.Traceparent != "" {
-		a["traceparent"] = ev.Traceparent
+// keys are the event keys of evs, sorted as DB.Due returns them.
+func keys(evs ...reconcilertest.Event) []string {
+	out := make([]string, len(evs))
+	for i, ev := range evs {
+		out[i] = ev.Key
 	}
-	return a
-}
-
-func message(ev reconcilertest.Event) reconcilertest.Message {
-	return reconcilertest.Message{Body: ev.Payload, Attrs: attrs(ev)}
+	sort.Strings(out)
+	return out
 }
 
 func TestSweep(t *testing.T) {
 	t.Parallel()
-	sqsClient := sqstest.Client(t)
 	old := time.Now().Add(-time.Hour).Truncate(time.Second)
 	recent := time.Now().Add(-time.Minute)
-	traced := reconcilertest.PaymentPaid("p1")
-	traced.Traceparent = traceparent
 
 	tests := []struct {
 		name      string
@@ -49,15 +37,23 @@ func TestSweep(t *testing.T) {
 		maxPerRun int
 		seed      func(testing.TB, *reconcilertest.DB)
 		want      sweep.Result
-		wantMsgs  []reconcilertest.Message
+		wantDue   []string // the outbox rows ingest made due again
 	}{{
-		name: "old payment without invoice is sent again with its attributes",
+		name: "old payment without invoice has ingest announce its event again",
 		seed: func(tb testing.TB, db *reconcilertest.DB) {
 			db.Payment(tb, "p1", old)
-			db.Outbox(tb, traced)
+			db.Outbox(tb, reconcilertest.PaymentPaid("p1"))
 		},
-		want:     sweep.Result{Checked: 1, Missing: 1, Republished: 1},
-		wantMsgs: []reconcilertest.Message{message(traced)},
+		want:    sweep.Result{Checked: 1, Missing: 1, Republished: 1},
+		wantDue: keys(reconcilertest.PaymentPaid("p1")),
+	}, {
+		name: "old payment whose event is parked is left to ingest's case",
+		seed: func(tb testing.TB, db *reconcilertest.DB) {
+			db.Payment(tb, "p1", old)
+			db.Outbox(tb, reconcilertest.PaymentPaid("p1"))
+			db.Exec(tb, `UPDATE ingest.outbox SET published_at = NULL, parked_at = now(), parked_reason = 'refused'`)
+		},
+		want: sweep.Result{Checked: 1, Missing: 1, Parked: 1},
 	}, {
 		name: "old payment with its invoice is left alone",
 		seed: func(tb testing.TB, db *reconcilertest.DB) {
@@ -80,15 +76,15 @@ func TestSweep(t *testing.T) {
 		},
 		want: sweep.Result{},
 	}, {
-		name: "old refund without credit note is sent again",
+		name: "old refund without credit note has ingest announce its event again",
 		seed: func(tb testing.TB, db *reconcilertest.DB) {
 			db.Payment(tb, "p1", old)
 			db.Invoice(tb, "p1")
 			db.Refund(tb, "r1", "p1", old)
 			db.Outbox(tb, reconcilertest.RefundSucceeded("r1"))
 		},
-		want:     sweep.Result{Checked: 2, Missing: 1, Republished: 1},
-		wantMsgs: []reconcilertest.Message{message(reconcilertest.RefundSucceeded("r1"))},
+		want:    sweep.Result{Checked: 2, Missing: 1, Republished: 1},
+		wantDue: keys(reconcilertest.RefundSucceeded("r1")),
 	}, {
 		name: "old refund with its credit note is left alone",
 		seed: func(tb testing.TB, db *reconcilertest.DB) {
@@ -108,7 +104,7 @@ func TestSweep(t *testing.T) {
 		},
 		want: sweep.Result{Checked: 1},
 	}, {
-		name: "paid payment without outbox row is a missing event, not a message",
+		name: "paid payment without outbox row is a missing event",
 		seed: func(tb testing.TB, db *reconcilertest.DB) {
 			db.Payment(tb, "p1", old)
 		},
@@ -125,10 +121,8 @@ func TestSweep(t *testing.T) {
 			db.Invoice(tb, "p2")
 		},
 		want: sweep.Result{Checked: 5, Missing: 4, Republished: 4},
-		wantMsgs: []reconcilertest.Message{
-			message(reconcilertest.PaymentPaid("p0")), message(reconcilertest.PaymentPaid("p1")),
-			message(reconcilertest.PaymentPaid("p3")), message(reconcilertest.PaymentPaid("p4")),
-		},
+		wantDue: keys(reconcilertest.PaymentPaid("p0"), reconcilertest.PaymentPaid("p1"),
+			reconcilertest.PaymentPaid("p3"), reconcilertest.PaymentPaid("p4")),
 	}, {
 		name:      "stops at the per-run maximum",
 		maxPerRun: 2,
@@ -139,18 +133,16 @@ func TestSweep(t *testing.T) {
 				db.Outbox(tb, reconcilertest.PaymentPaid(id))
 			}
 		},
-		want: sweep.Result{Checked: 3, Missing: 2, Republished: 2, Capped: true},
-		wantMsgs: []reconcilertest.Message{
-			message(reconcilertest.PaymentPaid("p0")), message(reconcilertest.PaymentPaid("p1")),
-		},
+		want:    sweep.Result{Checked: 3, Missing: 2, Republished: 2, Capped: true},
+		wantDue: keys(reconcilertest.PaymentPaid("p0"), reconcilertest.PaymentPaid("p1")),
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			db := reconcilertest.NewDB(t)
 			tt.seed(t, db)
-			_, queueURL := sqstest.Queue(t, sqsClient, "reconciler-sweep", 5)
-			cfg := sweep.Config{QueueURL: queueURL, Grace: 10 * time.Minute, PageSize: 500, MaxPerRun: 5000}
+			ingest := reconcilertest.NewIngest(t, db.Pool)
+			cfg := sweep.Config{Grace: 10 * time.Minute, PageSize: 500, MaxPerRun: 5000}
 			if tt.pageSize > 0 {
 				cfg.PageSize = tt.pageSize
 			}
@@ -158,7 +150,7 @@ func TestSweep(t *testing.T) {
 				cfg.MaxPerRun = tt.maxPerRun
 			}
 			reg := prometheus.NewRegistry()
-			s := sweep.New(store.NewIngestReader(db.Pool), store.NewInvoicerReader(db.Pool), sqsClient, cfg, zaptest.NewLogger(t), sweep.NewMetrics(reg))
+			s := sweep.New(store.NewIngestReader(db.Pool), store.NewInvoicerReader(db.Pool), ingest.Client(), cfg, zaptest.NewLogger(t), sweep.NewMetrics(reg))
 
 			got, err := s.Run(context.Background(), store.New(db.Pool))
 			if err != nil {
@@ -172,19 +164,16 @@ func TestSweep(t *testing.T) {
 			if got != tt.want {
 				t.Errorf("Run = %+v, want %+v", got, tt.want)
 			}
-			msgs := reconcilertest.Receive(t, sqsClient, queueURL, len(tt.wantMsgs))
-			sortMessages(msgs)
-			if len(msgs) != len(tt.wantMsgs) || (len(msgs) > 0 && !reflect.DeepEqual(msgs, tt.wantMsgs)) {
-				t.Errorf("queue holds %+v, want %+v", msgs, tt.wantMsgs)
+			if tt.wantDue == nil {
+				tt.wantDue = []string{}
+			}
+			if due := db.Due(t); !reflect.DeepEqual(due, tt.wantDue) {
+				t.Errorf("ingest's outbox has %v due again, want %v", due, tt.wantDue)
 			}
 			assertCounter(t, reg, "onceflow_reconciler_republished_total", tt.want.Republished)
 			assertCounter(t, reg, "onceflow_reconciler_missing_events_total", tt.want.MissingEvents)
 		})
 	}
-}
-
-func sortMessages(msgs []reconcilertest.Message) {
-	sort.Slice(msgs, func(i, j int) bool { return msgs[i].Attrs["event_key"] < msgs[j].Attrs["event_key"] })
 }
 
 func assertCounter(tb testing.TB, reg *prometheus.Registry, name string, want int) {
@@ -208,7 +197,6 @@ func assertCounter(tb testing.TB, reg *prometheus.Registry, name string, want in
 // as production may: the sweep must not rely on a join between them.
 func TestSweepAcrossDatabases(t *testing.T) {
 	t.Parallel()
-	sqsClient := sqstest.Client(t)
 	ingest, invoicer := reconcilertest.NewDB(t), reconcilertest.NewDB(t)
 	old := time.Now().Add(-time.Hour)
 	for _, id := range []string{"p1", "p2"} {
@@ -216,9 +204,8 @@ func TestSweepAcrossDatabases(t *testing.T) {
 		ingest.Outbox(t, reconcilertest.PaymentPaid(id))
 	}
 	invoicer.Invoice(t, "p1")
-	_, queueURL := sqstest.Queue(t, sqsClient, "reconciler-sweep", 5)
-	cfg := sweep.Config{QueueURL: queueURL, Grace: 10 * time.Minute, PageSize: 500, MaxPerRun: 5000}
-	s := sweep.New(store.NewIngestReader(ingest.Pool), store.NewInvoicerReader(invoicer.Pool), sqsClient, cfg,
+	cfg := sweep.Config{Grace: 10 * time.Minute, PageSize: 500, MaxPerRun: 5000}
+	s := sweep.New(store.NewIngestReader(ingest.Pool), store.NewInvoicerReader(invoicer.Pool), reconcilertest.NewIngest(t, ingest.Pool).Client(), cfg,
 		zaptest.NewLogger(t), sweep.NewMetrics(prometheus.NewRegistry()))
 
 	got, err := s.Run(context.Background(), store.New(ingest.Pool))
@@ -228,42 +215,7 @@ func TestSweepAcrossDatabases(t *testing.T) {
 	if want := (sweep.Result{Checked: 2, Missing: 1, Republished: 1, Cases: 1}); got != want {
 		t.Errorf("Run = %+v, want %+v", got, want)
 	}
-	msgs := reconcilertest.Receive(t, sqsClient, queueURL, 1)
-	if want := []reconcilertest.Message{message(reconcilertest.PaymentPaid("p2"))}; !reflect.DeepEqual(msgs, want) {
-		t.Errorf("queue holds %+v, want %+v", msgs, want)
-	}
-}
-
-// TestSweepSignsWhatItSendsAgain gives the sweep a signing key and checks
-// the event it sends again verifies under a keyset holding that key, as the
-// invoicer's does.
-func TestSweepSignsWhatItSendsAgain(t *testing.T) {
-	t.Parallel()
-	sqsClient := sqstest.Client(t)
-	db := reconcilertest.NewDB(t)
-	db.Payment(t, "p-signed", time.Now().Add(-time.Hour))
-	db.Outbox(t, reconcilertest.PaymentPaid("p-signed"))
-	key, err := msgauth.ParseKey("reconciler-test:reconciler-test-secret")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, queueURL := sqstest.Queue(t, sqsClient, "reconciler-sweep", 5)
-	cfg := sweep.Config{QueueURL: queueURL, Grace: 10 * time.Minute, PageSize: 500, MaxPerRun: 5000, Signer: &key}
-	s := sweep.New(store.NewIngestReader(db.Pool), store.NewInvoicerReader(db.Pool), sqsClient, cfg,
-		zaptest.NewLogger(t), sweep.NewMetrics(prometheus.NewRegistry()))
-	if _, err := s.Run(context.Background(), store.New(db.Pool)); err != nil {
-		t.Fatalf("Run: %v", err)
-	}
-	out, err := sqsClient.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{QueueUrl: aws.String(queueURL),
-		MaxNumberOfMessages: 1, WaitTimeSeconds: 5, MessageAttributeNames: []string{"All"}})
-	if err != nil || len(out.Messages) != 1 {
-		t.Fatalf("receive: %d messages, %v; want the event sent again", len(out.Messages), err)
-	}
-	trusting, err := msgauth.ParseKeyset("reconciler-test:reconciler-test-secret")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := trusting.Verify(aws.ToString(out.Messages[0].Body), out.Messages[0].MessageAttributes); err != nil {
-		t.Fatalf("event sent again: %v, want it signed by reconciler-test", err)
+	if due, want := ingest.Due(t), keys(reconcilertest.PaymentPaid("p2")); !reflect.DeepEqual(due, want) {
+		t.Errorf("ingest's outbox has %v due again, want %v", due, want)
 	}
 }
