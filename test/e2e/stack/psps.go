@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/onceflow/onceflow/pkg/money"
 )
@@ -14,14 +15,20 @@ import (
 // each notified at the ingest route /webhooks/<psp>.
 var PSPs = []string{"dlocal", "stripe", "mercadopago"}
 
+// objectID reads an object's id, a string (dLocal, Stripe) or a number
+// (Mercado Pago).
+type objectID struct {
+	ID json.RawMessage `json:"id"`
+}
+
+func (o objectID) id() string { return strings.Trim(string(o.ID), `"`) }
+
 // PayAt creates a payment of amountMinor UYU for the merchant's orderID at
 // psp's sandbox, notified to the ingest instance at ingest, and returns its
 // id as ingest keys it (payment:<id>).
 func (s *Stack) PayAt(ctx context.Context, psp, orderID string, amountMinor int64, ingest string) (string, error) {
 	hook := ingest + "/webhooks/" + psp
-	var out struct {
-		ID json.Number `json:"id"`
-	}
+	var out objectID
 	var err error
 	switch psp {
 	case "dlocal":
@@ -38,7 +45,7 @@ func (s *Stack) PayAt(ctx context.Context, psp, orderID string, amountMinor int6
 	if err != nil {
 		return "", fmt.Errorf("create %s payment: %w", psp, err)
 	}
-	return out.ID.String(), nil
+	return out.id(), nil
 }
 
 // PaidAt reports whether payment id is paid at psp's sandbox (dLocal PAID,
@@ -70,9 +77,7 @@ func (s *Stack) PaidAt(ctx context.Context, psp, id string) (bool, string, error
 // <payment id>-<refund id>). dLocal notifies the ingest instance at
 // ingest; Stripe and Mercado Pago notify where they notify the payment.
 func (s *Stack) RefundAt(ctx context.Context, psp, id string, amountMinor int64, ingest string) (string, error) {
-	var out struct {
-		ID json.Number `json:"id"`
-	}
+	var out objectID
 	var err error
 	switch psp {
 	case "dlocal":
@@ -81,15 +86,14 @@ func (s *Stack) RefundAt(ctx context.Context, psp, id string, amountMinor int64,
 		err = s.call(ctx, s.PSPURL+"/stripe/sandbox/payment_intents/"+id+"/refund", map[string]any{"amount": amountMinor}, &out, nil)
 	case "mercadopago":
 		err = s.call(ctx, s.PSPURL+"/mercadopago/sandbox/payments/"+id+"/refund", map[string]any{"amount_minor": amountMinor}, &out, nil)
-		if _, perr := strconv.ParseInt(out.ID.String(), 10, 64); err == nil && perr != nil {
-			err = perr
+		if _, perr := strconv.ParseInt(out.id(), 10, 64); err == nil && perr == nil {
+			return id + "-" + out.id(), nil
 		}
-		out.ID = json.Number(id + "-" + out.ID.String())
 	default:
 		return "", fmt.Errorf("no PSP %q in the sandbox", psp)
 	}
-	if err != nil || out.ID == "" {
-		return "", fmt.Errorf("create %s refund: %v (id %q)", psp, err, out.ID)
+	if err != nil || out.id() == "" || psp == "mercadopago" {
+		return "", fmt.Errorf("create %s refund: %v (id %q)", psp, err, out.id())
 	}
-	return out.ID.String(), nil
+	return out.id(), nil
 }

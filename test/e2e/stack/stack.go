@@ -64,7 +64,7 @@ type Stack struct {
 	Database   string   // the stack's own database
 	IngestURL  string   // the first ingest instance
 	IngestURLs []string // every ingest instance
-	PSPURL     string // dLocal; Stripe under /stripe, Mercado Pago under /mercadopago
+	PSPURL     string   // dLocal; Stripe under /stripe, Mercado Pago under /mercadopago
 	FiscalURL  string
 	ConsoleURL string            // with Options.Console
 	Queues     map[string]string // BILLING, PROVIDER, NOTIFY: the queue names
