@@ -1,7 +1,6 @@
 package mpsim_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/onceflow/onceflow/pkg/testwait"
 	"github.com/onceflow/onceflow/sandbox/internal/notifier"
+	"github.com/onceflow/onceflow/sandbox/internal/simtest"
 	"github.com/onceflow/onceflow/sandbox/mpsim"
 )
 
@@ -84,12 +84,7 @@ func start(t *testing.T, f notifier.Faults) (*receiver, string) {
 }
 
 func pay(t *testing.T, base string) {
-	b, _ := json.Marshal(map[string]any{"amount": "10.00", "currency": "UYU", "external_reference": "o-1"})
-	resp, err := http.Post(base+"/sandbox/payments", "application/json", bytes.NewReader(b))
-	if err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("create: %v %v", resp, err)
-	}
-	resp.Body.Close()
+	simtest.Post(t, base+"/sandbox/payments", map[string]any{"amount": "10.00", "currency": "UYU", "external_reference": "o-1"})
 }
 
 // A payment pending first is in_process when first notified and approved

@@ -1,7 +1,6 @@
 package stripesim_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/onceflow/onceflow/pkg/testwait"
 	"github.com/onceflow/onceflow/sandbox/internal/notifier"
+	"github.com/onceflow/onceflow/sandbox/internal/simtest"
 	"github.com/onceflow/onceflow/sandbox/stripesim"
 )
 
@@ -70,12 +70,7 @@ func start(t *testing.T, f notifier.Faults) (*receiver, string) {
 }
 
 func pay(t *testing.T, base string) {
-	b, _ := json.Marshal(map[string]any{"amount": 1000, "currency": "UYU", "order_id": "o-1"})
-	resp, err := http.Post(base+"/sandbox/payment_intents", "application/json", bytes.NewReader(b))
-	if err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("create: %v %v", resp, err)
-	}
-	resp.Body.Close()
+	simtest.Post(t, base+"/sandbox/payment_intents", map[string]any{"amount": 1000, "currency": "UYU", "order_id": "o-1"})
 }
 
 // A payment pending first is processing, then succeeded PendingFor later;
