@@ -43,7 +43,7 @@ func TestChaosCIProfile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Log(res, res.ByAction)
+	t.Log(res, res.ByAction, res.ByPSP)
 	if !res.OK() {
 		t.Fatalf("%s\nproblems:\n%s", res, strings.Join(res.Problems, "\n"))
 	}
