@@ -47,7 +47,7 @@ bench: ## Measure ingest, the relay and the whole pipeline beside their PostgreS
 bench-readme: ## Rewrite bench/README.md from bench/results.json without running the bench
 	go run ./test/e2e/cmd/bench -readme-only
 
-chaos: ## The exactly-once proof under kills, outages and business faults (cases closed by the harness as an operator); flags via ARGS, e.g. make chaos ARGS="-payments 10000 -kills 50 -mismatch-share 0.02 -double-pay-share 0.01"
+chaos: ## The exactly-once proof under kills, outages and business faults (cases closed by the harness as an operator); flags via ARGS, e.g. make chaos ARGS="-psps dlocal,stripe,mercadopago -payments 10000 -kills 50 -mismatch-share 0.02"
 	scripts/stack.sh install
 	go run ./test/e2e/cmd/chaos $(ARGS)
 

@@ -3,12 +3,15 @@
 // by external_reference or by a date range), their refunds, behind an
 // access token; and notifications (type payment, data.id in the URL and the
 // body) signed as Mercado Pago signs them (x-signature over the manifest
-// id:<data.id>;request-id:<x-request-id>;ts:<ts>;). Unauthenticated
-// /sandbox endpoints create and steer payments. State lives in memory.
+// id:<data.id>;request-id:<x-request-id>;ts:<ts>;), retried with the
+// sandboxes' notification faults (package sandbox/internal/notifier).
+// Unauthenticated /sandbox endpoints create and steer payments. State lives
+// in memory.
 package mpsim
 
 import (
 	"bytes"
+	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
@@ -24,8 +27,10 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"go.uber.org/zap"
 
 	"github.com/onceflow/onceflow/pkg/money"
+	"github.com/onceflow/onceflow/sandbox/internal/notifier"
 	"github.com/onceflow/onceflow/sandbox/internal/server"
 )
 
@@ -35,12 +40,31 @@ type Config struct {
 	WebhookSecret string // signs notifications
 	HTTPClient    *http.Client
 	Now           func() time.Time
+	// Faults are the notifications' injected misbehaviours: a payment
+	// pending first is in_process, then approved; a stale notification is
+	// the payment's first (payment.created) arriving after the approved
+	// one. Faults.TimeScale compresses the retry schedule.
+	Faults notifier.Faults
+	// RetryDelay is the wait between attempts when Faults.TimeScale is 0;
+	// default 1 s.
+	RetryDelay time.Duration
+	// Logger receives one entry per delivery event, never bodies.
+	Logger *zap.Logger
 }
 
-// Server is the simulated Mercado Pago, an http.Handler.
+// mpSchedule is the wait before each retry of a notification: Mercado Pago
+// retries every 15 minutes, then at longer intervals (our reading of its
+// page; docs/wire-mercadopago.md).
+var mpSchedule = []time.Duration{
+	15 * time.Minute, 15 * time.Minute, 15 * time.Minute, time.Hour, 6 * time.Hour, 24 * time.Hour, 48 * time.Hour, 96 * time.Hour,
+}
+
+// Server is the simulated Mercado Pago, an http.Handler; Close stops its
+// deliveries.
 type Server struct {
-	cfg Config
-	mux *http.ServeMux
+	cfg   Config
+	mux   *http.ServeMux
+	notes *notifier.Notifier
 
 	mu       sync.Mutex
 	notify   string
@@ -55,6 +79,7 @@ type payment struct {
 	status    string
 	created   time.Time
 	refunds   []refund
+	notify    string // its notifications' URL; empty: the server's
 }
 
 type refund struct {
@@ -71,15 +96,20 @@ func New(cfg Config) *Server {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	s := &Server{cfg: cfg, mux: http.NewServeMux(), payments: map[int]*payment{}, next: 1000000}
+	s := &Server{cfg: cfg, mux: http.NewServeMux(), payments: map[int]*payment{}, next: 1000000,
+		notes: notifier.New(notifier.Config{Faults: cfg.Faults, Schedule: mpSchedule, RetryDelay: cfg.RetryDelay, Logger: cfg.Logger})}
 	s.mux.Handle("GET /v1/payments/search", s.auth(s.search))
 	s.mux.Handle("GET /v1/payments/{id}", s.auth(s.getPayment))
 	s.mux.Handle("GET /v1/payments/{id}/refunds/{rid}", s.auth(s.getRefund))
 	s.mux.HandleFunc("POST /sandbox/payments", s.create)
 	s.mux.HandleFunc("POST /sandbox/payments/{id}/status", s.setStatus)
 	s.mux.HandleFunc("POST /sandbox/payments/{id}/refund", s.refund)
+	s.mux.HandleFunc("GET /sandbox/stats", func(w http.ResponseWriter, _ *http.Request) { server.WriteJSON(w, http.StatusOK, s.notes.Counts()) })
 	return s
 }
+
+// Close stops the notifications still being delivered or retried.
+func (s *Server) Close() { s.notes.Close() }
 
 // NotifyTo sends later notifications to url.
 func (s *Server) NotifyTo(url string) {
@@ -208,13 +238,16 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request) {
 	server.WriteJSON(w, http.StatusOK, map[string]any{"paging": map[string]int{"total": len(all), "limit": limit, "offset": offset}, "results": results})
 }
 
-// createRequest is /sandbox/payments' body; Silent loses the notification.
+// createRequest is /sandbox/payments' body; Silent loses the notification,
+// NotifyURL sends this payment's notifications there instead of the
+// server's URL.
 type createRequest struct {
 	Amount            json.Number `json:"amount"`
 	Currency          string      `json:"currency"`
 	ExternalReference string      `json:"external_reference"`
 	Status            string      `json:"status"` // default approved
 	Silent            bool        `json:"silent"`
+	NotifyURL         string      `json:"notify_url"`
 }
 
 func (s *Server) create(w http.ResponseWriter, r *http.Request) {
@@ -235,15 +268,42 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request) {
 	if req.Status == "" {
 		req.Status = "approved"
 	}
+	pendingFirst := req.Status == "approved" && s.notes.PendingFirst()
+	if pendingFirst {
+		req.Status = "in_process"
+	}
 	s.mu.Lock()
 	s.next++
-	p := &payment{id: int64(s.next), minor: minor, currency: cur, reference: req.ExternalReference, status: req.Status, created: s.cfg.Now()}
+	p := &payment{id: int64(s.next), minor: minor, currency: cur, reference: req.ExternalReference, status: req.Status,
+		created: s.cfg.Now(), notify: req.NotifyURL}
 	s.payments[s.next] = p
 	v := p.view()
 	s.mu.Unlock()
 	server.WriteJSON(w, http.StatusOK, v)
 	if !req.Silent {
-		s.send(p.id)
+		s.notifyPayment(p.id, req.Status, "payment.created")
+	}
+	if pendingFirst {
+		s.notes.Later(s.cfg.Faults.PendingFor, func() { s.approve(p.id) })
+	}
+}
+
+// approve turns an in_process payment approved, as one approved after
+// review, and notifies it.
+func (s *Server) approve(id int64) {
+	s.mu.Lock()
+	p := s.payments[int(id)]
+	p.status = "approved"
+	s.mu.Unlock()
+	s.notifyPayment(id, "approved", "payment.updated")
+}
+
+// notifyPayment notifies payment id, whose status is now status; an
+// approved one may be followed by a stale payment.created.
+func (s *Server) notifyPayment(id int64, status, action string) {
+	s.send(0, id, action)
+	if status == "approved" && s.notes.StaleAfterPaid() {
+		s.send(s.cfg.Faults.DelayMax, id, "payment.created")
 	}
 }
 
@@ -272,7 +332,7 @@ func (s *Server) setStatus(w http.ResponseWriter, r *http.Request) {
 	}
 	server.WriteJSON(w, http.StatusOK, v)
 	if !req.Silent {
-		s.send(p.id)
+		s.notifyPayment(p.id, req.Status, "payment.updated")
 	}
 }
 
@@ -311,42 +371,50 @@ func (s *Server) refund(w http.ResponseWriter, r *http.Request) {
 	}
 	server.WriteJSON(w, http.StatusOK, v)
 	if !req.Silent {
-		s.send(p.id)
+		s.send(0, p.id, "payment.updated")
 	}
 }
 
-// send posts a payment notification for payment id, signed, once; it
-// returns the receiver's status (0: not sent).
-func (s *Server) send(id int64) int {
+// send delivers a notification of payment id with action to its URL (the
+// server's when none), in the background with the faults, every copy held
+// back by wait. Its copies and retries share the notification id; each
+// attempt is signed anew with its own x-request-id.
+func (s *Server) send(wait time.Duration, id int64, action string) {
 	s.mu.Lock()
 	target := s.notify
+	if p, ok := s.payments[int(id)]; ok && p.notify != "" {
+		target = p.notify
+	}
 	s.next++
 	notification := s.next
 	s.mu.Unlock()
-	if target == "" {
-		return 0
-	}
-	now := s.cfg.Now()
 	dataID := strconv.FormatInt(id, 10)
-	body, _ := json.Marshal(map[string]any{"id": notification, "live_mode": false, "type": "payment", "action": "payment.updated",
-		"api_version": "v1", "date_created": now.Format(dateLayout), "data": map[string]string{"id": dataID}})
+	body, _ := json.Marshal(map[string]any{"id": notification, "live_mode": false, "type": "payment", "action": action,
+		"api_version": "v1", "date_created": s.cfg.Now().Format(dateLayout), "data": map[string]string{"id": dataID}})
+	s.notes.Notify(wait, "payment", dataID, target, func(ctx context.Context, target string) (int, error) {
+		return s.post(ctx, target, dataID, body)
+	})
+}
+
+// post makes one signed delivery of a notification of payment dataID.
+func (s *Server) post(ctx context.Context, target, dataID string, body []byte) (int, error) {
 	u := target + "?" + url.Values{"data.id": {dataID}, "type": {"payment"}}.Encode()
-	req, err := http.NewRequest(http.MethodPost, u, bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(body))
 	if err != nil {
-		return 0
+		return 0, err
 	}
 	requestID := uuid.NewString()
-	ts := strconv.FormatInt(now.Unix(), 10)
+	ts := strconv.FormatInt(s.cfg.Now().Unix(), 10)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("X-Request-Id", requestID)
 	req.Header.Set("X-Signature", fmt.Sprintf("ts=%s,v1=%s", ts, Sign(s.cfg.WebhookSecret, dataID, requestID, ts)))
 	resp, err := s.cfg.HTTPClient.Do(req)
 	if err != nil {
-		return 0
+		return 0, err
 	}
 	defer resp.Body.Close()
 	_, _ = io.Copy(io.Discard, resp.Body)
-	return resp.StatusCode
+	return resp.StatusCode, nil
 }
 
 // Sign is Mercado Pago's v1 signature: the hex HMAC-SHA256, keyed with the

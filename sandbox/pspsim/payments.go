@@ -9,7 +9,6 @@ import (
 	"github.com/google/uuid"
 	"go.uber.org/zap"
 
-	"github.com/onceflow/onceflow/pkg/backoff"
 	"github.com/onceflow/onceflow/pkg/money"
 	"github.com/onceflow/onceflow/sandbox/internal/server"
 )
@@ -121,7 +120,7 @@ func (s *Server) createPayment(w http.ResponseWriter, _ *http.Request, body []by
 		CreatedDate:       now.Format(dateLayout),
 		created:           now,
 	}
-	pendingFirst := p.Status == "PAID" && s.dice.chance(s.cfg.Faults.PendingFirstRate)
+	pendingFirst := p.Status == "PAID" && s.notes.PendingFirst()
 	if pendingFirst {
 		p.Status = "PENDING"
 		p.StatusCode, p.StatusDetail = knownStatus("PENDING")
@@ -135,16 +134,13 @@ func (s *Server) createPayment(w http.ResponseWriter, _ *http.Request, body []by
 	server.WriteJSON(w, http.StatusOK, p)
 	s.notifyPayment(p)
 	if pendingFirst {
-		s.background(func() { s.approveLater(p.ID) })
+		s.notes.Later(s.cfg.Faults.PendingFor, func() { s.approve(p.ID) })
 	}
 }
 
-// approveLater turns a payment that started PENDING into PAID after
-// Faults.PendingFor, as a card approved after review would, and notifies it.
-func (s *Server) approveLater(id string) {
-	if !backoff.Sleep(s.ctx, s.cfg.Faults.PendingFor) {
-		return
-	}
+// approve turns a payment that started PENDING into PAID, as a card
+// approved after review would, and notifies it.
+func (s *Server) approve(id string) {
 	code, detail := knownStatus("PAID")
 	if p, ok := s.setStatus(id, statusRequest{Status: "PAID", StatusCode: code, StatusDetail: detail}); ok {
 		s.notifyPayment(p)
@@ -181,14 +177,13 @@ func (s *Server) notifyPayment(p payment) {
 	}
 	url := s.target(p.NotificationURL)
 	s.notifyAsync("payment", p.ID, url, body)
-	if p.Status != "PAID" || !s.dice.chance(s.cfg.Faults.StaleRate) {
+	if p.Status != "PAID" || !s.notes.StaleAfterPaid() {
 		return
 	}
 	stale := p
 	stale.Status = "PENDING"
 	stale.StatusCode, stale.StatusDetail = knownStatus("PENDING")
 	if body, err = json.Marshal(stale); err == nil {
-		s.stale.Add(1)
 		s.notifyAfter(s.cfg.Faults.DelayMax, "payment", p.ID, url, body)
 	}
 }

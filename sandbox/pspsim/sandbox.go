@@ -56,7 +56,7 @@ func (s *Server) resend(w http.ResponseWriter, r *http.Request, kind, id, url st
 	}
 	sent := 0
 	for range copies {
-		if s.send(r.Context(), kind, id, url, body) {
+		if s.notes.Try(r.Context(), kind, id, url, s.attempt(body)) {
 			sent++
 		}
 	}
@@ -179,9 +179,9 @@ func (s *Server) Stats() Stats {
 	s.mu.Lock()
 	st := Stats{Payments: len(s.payments), Refunds: len(s.refunds)}
 	s.mu.Unlock()
-	st.NotificationsSent = s.sent.Load()
-	st.NotificationsFailed = s.failed.Load()
-	st.NotificationsLost, st.ExtraCopies, st.StaleNotifications = s.lost.Load(), s.extra.Load(), s.stale.Load()
+	c := s.notes.Counts()
+	st.NotificationsSent, st.NotificationsFailed = c.Sent, c.Failed
+	st.NotificationsLost, st.ExtraCopies, st.StaleNotifications = c.Lost, c.Extra, c.Stale
 	return st
 }
 

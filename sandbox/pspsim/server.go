@@ -5,18 +5,17 @@
 package pspsim
 
 import (
-	"context"
 	"encoding/json"
 	"io"
 	"net/http"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
 
 	"github.com/onceflow/onceflow/pkg/dlocal"
 	"github.com/onceflow/onceflow/pkg/httpclient"
+	"github.com/onceflow/onceflow/sandbox/internal/notifier"
 	"github.com/onceflow/onceflow/sandbox/internal/server"
 )
 
@@ -53,21 +52,11 @@ type Server struct {
 	log    *zap.Logger
 	mux    *http.ServeMux
 
-	ctx    context.Context // cancelled by Close; bounds background deliveries
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	notes *notifier.Notifier
 
 	mu       sync.Mutex
-	closed   bool
 	payments map[string]*payment
 	refunds  map[string]*refund
-
-	dice   *dice
-	sent   atomic.Int64 // notification attempts answered 2xx
-	failed atomic.Int64 // notification attempts not answered 2xx
-	lost   atomic.Int64 // notifications dropped on purpose
-	extra  atomic.Int64 // duplicate copies scheduled on purpose
-	stale  atomic.Int64 // stale PENDING notifications scheduled after PAID
 }
 
 // New returns a Server with no payments, applying Config defaults.
@@ -84,17 +73,15 @@ func New(cfg Config) *Server {
 	if cfg.Logger == nil {
 		cfg.Logger = zap.NewNop()
 	}
-	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{
 		cfg:      cfg,
 		client:   cfg.HTTPClient,
 		log:      cfg.Logger,
 		mux:      http.NewServeMux(),
-		ctx:      ctx,
-		cancel:   cancel,
 		payments: make(map[string]*payment),
 		refunds:  make(map[string]*refund),
-		dice:     newDice(cfg.Faults),
+		notes: notifier.New(notifier.Config{Faults: cfg.Faults, Schedule: dlocalSchedule,
+			RetryDelay: cfg.RetryDelay, Logger: cfg.Logger}),
 	}
 	s.routes()
 	return s
@@ -124,13 +111,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.Serve
 // Close stops retrying pending notifications and waits for their goroutines.
 // It is idempotent; the Server keeps answering requests but sends no more
 // asynchronous notifications.
-func (s *Server) Close() {
-	s.mu.Lock()
-	s.closed = true
-	s.mu.Unlock()
-	s.cancel()
-	s.wg.Wait()
-}
+func (s *Server) Close() { s.notes.Close() }
 
 // apiError is dLocal's error body; Status is the HTTP status it travels with.
 type apiError struct {

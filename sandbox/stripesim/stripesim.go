@@ -3,12 +3,15 @@
 // list by creation time), Refunds and Charges, behind a secret key; and
 // webhook events (snapshot events, with the object in data.object) signed
 // as Stripe signs them (Stripe-Signature: t=…,v1=…, computed with
-// stripe-go's webhook package). Unauthenticated /sandbox endpoints create
-// and steer objects. State lives in memory.
+// stripe-go's webhook package), retried on Stripe's schedule with the
+// sandboxes' notification faults (package sandbox/internal/notifier).
+// Unauthenticated /sandbox endpoints create and steer objects. State lives
+// in memory.
 package stripesim
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -22,7 +25,9 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/stripe/stripe-go/v84/webhook"
+	"go.uber.org/zap"
 
+	"github.com/onceflow/onceflow/sandbox/internal/notifier"
 	"github.com/onceflow/onceflow/sandbox/internal/server"
 )
 
@@ -38,12 +43,31 @@ type Config struct {
 	HTTPClient *http.Client
 	// Now is the clock of created times and signatures; default time.Now.
 	Now func() time.Time
+	// Faults are the events' injected misbehaviours: a payment pending
+	// first is processing, then succeeded; a stale event is a processing
+	// snapshot after the succeeded one. Faults.TimeScale compresses
+	// Stripe's retry schedule.
+	Faults notifier.Faults
+	// RetryDelay is the wait between attempts when Faults.TimeScale is 0;
+	// default 1 s.
+	RetryDelay time.Duration
+	// Logger receives one entry per delivery event, never bodies.
+	Logger *zap.Logger
 }
 
-// Server is the simulated Stripe, an http.Handler.
+// stripeSchedule is the wait before each retry of an event: Stripe retries
+// for up to three days with an exponential back-off (1 minute, doubling).
+var stripeSchedule = []time.Duration{
+	time.Minute, 2 * time.Minute, 4 * time.Minute, 8 * time.Minute, 16 * time.Minute, 32 * time.Minute,
+	64 * time.Minute, 128 * time.Minute, 256 * time.Minute, 512 * time.Minute, 1024 * time.Minute, 2048 * time.Minute,
+}
+
+// Server is the simulated Stripe, an http.Handler; Close stops its
+// deliveries.
 type Server struct {
-	cfg Config
-	mux *http.ServeMux
+	cfg   Config
+	mux   *http.ServeMux
+	notes *notifier.Notifier
 
 	mu       sync.Mutex
 	notify   string
@@ -63,6 +87,7 @@ type intent struct {
 	Created  int64             `json:"created"`
 	Charge   charge            `json:"-"`
 	seq      int
+	notify   string // its events' URL; empty: the server's
 }
 
 // charge is a Charge as onceflow reads it.
@@ -95,7 +120,8 @@ func New(cfg Config) *Server {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	s := &Server{cfg: cfg, notify: cfg.NotifyURL, mux: http.NewServeMux(), intents: map[string]*intent{}, refunds: map[string]*refund{}}
+	s := &Server{cfg: cfg, notify: cfg.NotifyURL, mux: http.NewServeMux(), intents: map[string]*intent{}, refunds: map[string]*refund{},
+		notes: notifier.New(notifier.Config{Faults: cfg.Faults, Schedule: stripeSchedule, RetryDelay: cfg.RetryDelay, Logger: cfg.Logger})}
 	s.mux.Handle("GET /v1/payment_intents/search", s.auth(s.search))
 	s.mux.Handle("GET /v1/payment_intents/{id}", s.auth(s.getIntent))
 	s.mux.Handle("GET /v1/payment_intents", s.auth(s.list))
@@ -107,8 +133,12 @@ func New(cfg Config) *Server {
 	s.mux.HandleFunc("POST /sandbox/payment_intents/{id}/refund", s.refund)
 	s.mux.HandleFunc("POST /sandbox/payment_intents/{id}/dispute", s.dispute)
 	s.mux.HandleFunc("POST /sandbox/payment_intents/{id}/notify", s.notifyAgain)
+	s.mux.HandleFunc("GET /sandbox/stats", func(w http.ResponseWriter, _ *http.Request) { server.WriteJSON(w, http.StatusOK, s.notes.Counts()) })
 	return s
 }
+
+// Close stops the events still being delivered or retried.
+func (s *Server) Close() { s.notes.Close() }
 
 // NotifyTo sends later events to url (for a receiver started after the
 // simulator).
@@ -315,16 +345,20 @@ func views(pis []intent, expand bool) []map[string]any {
 	return out
 }
 
-// createRequest is /sandbox/payment_intents' body. Silent loses the event.
+// createRequest is /sandbox/payment_intents' body. Silent loses the event;
+// NotifyURL sends this PaymentIntent's events there instead of the
+// server's URL.
 type createRequest struct {
-	Amount   int64  `json:"amount"`
-	Currency string `json:"currency"`
-	OrderID  string `json:"order_id"`
-	Status   string `json:"status"` // default succeeded
-	Silent   bool   `json:"silent"`
+	Amount    int64  `json:"amount"`
+	Currency  string `json:"currency"`
+	OrderID   string `json:"order_id"`
+	Status    string `json:"status"` // default succeeded
+	Silent    bool   `json:"silent"`
+	NotifyURL string `json:"notify_url"`
 }
 
 // create makes a PaymentIntent (succeeded unless told) and sends its event.
+// A succeeded one may start processing and succeed Faults.PendingFor later.
 func (s *Server) create(w http.ResponseWriter, r *http.Request) {
 	var req createRequest
 	if err := json.NewDecoder(io.LimitReader(r.Body, 1<<20)).Decode(&req); err != nil || req.Amount <= 0 || len(req.Currency) != 3 {
@@ -334,12 +368,16 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request) {
 	if req.Status == "" {
 		req.Status = "succeeded"
 	}
+	pendingFirst := req.Status == "succeeded" && s.notes.PendingFirst()
+	if pendingFirst {
+		req.Status = "processing"
+	}
 	id := "pi_" + strings.ReplaceAll(uuid.NewString(), "-", "")[:24]
 	cur := strings.ToLower(req.Currency)
 	s.mu.Lock()
 	s.sequence++
 	pi := &intent{ID: id, Object: "payment_intent", Amount: req.Amount, Currency: cur, Status: req.Status,
-		Metadata: map[string]string{"order_id": req.OrderID}, Created: s.cfg.Now().Unix(), seq: s.sequence,
+		Metadata: map[string]string{"order_id": req.OrderID}, Created: s.cfg.Now().Unix(), seq: s.sequence, notify: req.NotifyURL,
 		Charge: charge{ID: "ch_" + id[3:], Object: "charge", Amount: req.Amount, Currency: cur, PaymentIntent: id}}
 	if req.OrderID == "" {
 		pi.Metadata = map[string]string{}
@@ -349,7 +387,37 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request) {
 	s.mu.Unlock()
 	server.WriteJSON(w, http.StatusOK, snapshot.view(false))
 	if !req.Silent {
-		s.send("payment_intent."+eventVerb(req.Status), snapshot.view(false))
+		s.notifyIntent(snapshot)
+	}
+	if pendingFirst {
+		s.notes.Later(s.cfg.Faults.PendingFor, func() { s.succeed(id) })
+	}
+}
+
+// succeed turns a processing PaymentIntent succeeded, as a payment
+// confirmed after review, and sends its event.
+func (s *Server) succeed(id string) {
+	s.mu.Lock()
+	pi, ok := s.intents[id]
+	var snapshot intent
+	if ok {
+		pi.Status = "succeeded"
+		snapshot = *pi
+	}
+	s.mu.Unlock()
+	if ok {
+		s.notifyIntent(snapshot)
+	}
+}
+
+// notifyIntent sends pi's event; a succeeded one may be followed by a
+// stale processing snapshot.
+func (s *Server) notifyIntent(pi intent) {
+	s.send(0, "payment_intent."+eventVerb(pi.Status), pi.ID, pi.notify, pi.view(false))
+	if pi.Status == "succeeded" && s.notes.StaleAfterPaid() {
+		stale := pi
+		stale.Status = "processing"
+		s.send(s.cfg.Faults.DelayMax, "payment_intent.processing", pi.ID, pi.notify, stale.view(false))
 	}
 }
 
@@ -390,7 +458,7 @@ func (s *Server) setStatus(w http.ResponseWriter, r *http.Request) {
 	}
 	server.WriteJSON(w, http.StatusOK, snapshot.view(false))
 	if !req.Silent {
-		s.send("payment_intent."+eventVerb(req.Status), snapshot.view(false))
+		s.notifyIntent(snapshot)
 	}
 }
 
@@ -404,7 +472,9 @@ func (s *Server) refund(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	pi, ok := s.intents[r.PathValue("id")]
 	var ref refund
+	var url string
 	if ok && pi.Status == "succeeded" {
+		url = pi.notify
 		if req.Amount <= 0 || req.Amount > pi.Amount {
 			req.Amount = pi.Amount
 		}
@@ -420,7 +490,7 @@ func (s *Server) refund(w http.ResponseWriter, r *http.Request) {
 	}
 	server.WriteJSON(w, http.StatusOK, ref)
 	if !req.Silent {
-		s.send("refund.created", ref)
+		s.send(0, "refund.created", ref.ID, url, ref)
 	}
 }
 
@@ -430,9 +500,10 @@ func (s *Server) dispute(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	pi, ok := s.intents[r.PathValue("id")]
 	var ch charge
+	var url string
 	if ok && pi.Status == "succeeded" {
 		pi.Charge.Disputed = true
-		ch = pi.Charge
+		ch, url = pi.Charge, pi.notify
 	}
 	s.mu.Unlock()
 	if ch.ID == "" {
@@ -442,43 +513,60 @@ func (s *Server) dispute(w http.ResponseWriter, r *http.Request) {
 	dp := map[string]any{"id": "dp_" + ch.ID[3:], "object": "dispute", "amount": ch.Amount, "currency": ch.Currency,
 		"charge": ch.ID, "payment_intent": ch.PaymentIntent, "status": "needs_response"}
 	server.WriteJSON(w, http.StatusOK, dp)
-	s.send("charge.dispute.created", dp)
+	s.send(0, "charge.dispute.created", ch.PaymentIntent, url, dp)
 }
 
-// notifyAgain sends a PaymentIntent's current event once more.
+// notifyAgain sends a PaymentIntent's current event once more, at once
+// and without retries, and answers the receiver's status (0: not sent).
 func (s *Server) notifyAgain(w http.ResponseWriter, r *http.Request) {
 	pi, ok := s.intent(r.PathValue("id"))
 	if !ok {
 		notFound(w, "payment_intent")
 		return
 	}
-	status := s.send("payment_intent."+eventVerb(pi.Status), pi.view(false))
+	url, body := s.event("payment_intent."+eventVerb(pi.Status), pi.notify, pi.view(false))
+	status := 0
+	if url != "" {
+		status, _ = s.post(r.Context(), url, body)
+	}
 	server.WriteJSON(w, http.StatusOK, map[string]int{"status": status})
 }
 
-// send posts a snapshot event of type typ carrying object, signed with the
-// webhook secret, once; it returns the receiver's status (0: not sent).
-func (s *Server) send(typ string, object any) int {
-	s.mu.Lock()
-	url := s.notify
-	s.mu.Unlock()
+// send delivers a snapshot event of type typ carrying object (id, for the
+// logs) to url (the server's when empty), signed with the webhook secret,
+// in the background with the faults, every copy held back by wait.
+func (s *Server) send(wait time.Duration, typ, id, url string, object any) {
+	url, body := s.event(typ, url, object)
+	s.notes.Notify(wait, typ, id, url, func(ctx context.Context, url string) (int, error) { return s.post(ctx, url, body) })
+}
+
+// event is the target and body of a new event: one id for all its copies
+// and retries, as Stripe's.
+func (s *Server) event(typ, url string, object any) (string, []byte) {
 	if url == "" {
-		return 0
+		s.mu.Lock()
+		url = s.notify
+		s.mu.Unlock()
+	}
+	body, _ := json.Marshal(map[string]any{"id": "evt_" + strings.ReplaceAll(uuid.NewString(), "-", "")[:24], "object": "event",
+		"type": typ, "created": s.cfg.Now().Unix(), "api_version": "2025-10-29.clover", "data": map[string]any{"object": object}})
+	return url, body
+}
+
+// post makes one delivery of body, signed now, and returns the status.
+func (s *Server) post(ctx context.Context, url string, body []byte) (int, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return 0, err
 	}
 	now := s.cfg.Now()
-	body, _ := json.Marshal(map[string]any{"id": "evt_" + strings.ReplaceAll(uuid.NewString(), "-", "")[:24], "object": "event",
-		"type": typ, "created": now.Unix(), "api_version": "2025-10-29.clover", "data": map[string]any{"object": object}})
-	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
-	if err != nil {
-		return 0
-	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Stripe-Signature", fmt.Sprintf("t=%d,v1=%x", now.Unix(), webhook.ComputeSignature(now, body, s.cfg.WebhookSecret)))
 	resp, err := s.cfg.HTTPClient.Do(req)
 	if err != nil {
-		return 0
+		return 0, err
 	}
 	defer resp.Body.Close()
 	_, _ = io.Copy(io.Discard, resp.Body)
-	return resp.StatusCode
+	return resp.StatusCode, nil
 }

@@ -177,7 +177,7 @@ func attentionCase(t *testing.T, ctx context.Context, s *stack.Stack) (string, s
 		var page struct {
 			Cases []struct{ ID, PSPPaymentID, SourceRef string }
 		}
-		if err := s.Admin(ctx, s.URL("reconciler-1"), http.MethodGet, "/admin/cases?kind=needs_attention", nil, &page); err != nil {
+		if err := s.Admin(ctx, s.AdminURL("reconciler-1"), http.MethodGet, "/admin/cases?kind=needs_attention", nil, &page); err != nil {
 			return false
 		}
 		if len(page.Cases) == 1 {
@@ -243,7 +243,7 @@ func apiFigures(t *testing.T, ctx context.Context, s *stack.Stack) map[string]st
 		name, path string
 		out        any
 	}{{"ingest-1", "/admin/board", &in}, {"invoicer-1", "/admin/board", &inv}, {"relay-1", "/admin/outboxes", &ob}} {
-		if err := s.Admin(ctx, s.URL(c.name), http.MethodGet, c.path, nil, c.out); err != nil {
+		if err := s.Admin(ctx, s.AdminURL(c.name), http.MethodGet, c.path, nil, c.out); err != nil {
 			t.Fatalf("%s %s: %v", c.name, c.path, err)
 		}
 	}

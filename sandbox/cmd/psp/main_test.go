@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -69,6 +71,8 @@ func TestRunRefusesBadConfig(t *testing.T) {
 	}{
 		{"address", map[string]string{"PSP_ADDR": "8091"}, nil, "PSP_ADDR"},
 		{"notify url", map[string]string{"PSP_NOTIFY_URL": "/hook"}, nil, "PSP_NOTIFY_URL"},
+		{"stripe notify url", map[string]string{"STRIPE_NOTIFY_URL": "ftp://x/hook"}, nil, "STRIPE_NOTIFY_URL"},
+		{"mercado pago notify url", map[string]string{"MERCADOPAGO_NOTIFY_URL": "hook"}, nil, "MERCADOPAGO_NOTIFY_URL"},
 		{"retry delay", map[string]string{"PSP_RETRY_DELAY": "5"}, nil, "PSP_RETRY_DELAY"},
 		{"loss rate", map[string]string{"PSP_LOSS_RATE": "1.5"}, nil, "PSP_LOSS_RATE"},
 		{"delay", map[string]string{"PSP_DELAY_MAX": "soon"}, nil, "PSP_DELAY_MAX"},
@@ -84,5 +88,63 @@ func TestRunRefusesBadConfig(t *testing.T) {
 				t.Fatalf("run = %v, want an error naming %s", err, tt.variable)
 			}
 		})
+	}
+}
+
+// One address serves the three PSPs: dLocal at the root, Stripe under
+// /stripe and Mercado Pago under /mercadopago, each behind its own
+// credentials, and each notifying its own URL.
+func TestRunServesThreePSPs(t *testing.T) {
+	t.Parallel()
+	hooks := map[string]chan string{"stripe": make(chan string, 8), "mercadopago": make(chan string, 8)}
+	hook := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+		hooks[strings.TrimPrefix(r.URL.Path, "/")] <- r.URL.Path
+	}))
+	t.Cleanup(hook.Close)
+	env := map[string]string{"PSP_ADDR": "127.0.0.1:0", "STRIPE_API_KEY": "sk_test_cmd", "MERCADOPAGO_ACCESS_TOKEN": "TEST-cmd",
+		"STRIPE_NOTIFY_URL": hook.URL + "/stripe", "MERCADOPAGO_NOTIFY_URL": hook.URL + "/mercadopago"}
+	log, logs := observed(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, log, nil, func(k string) string { return env[k] }) }()
+	base := "http://" + listeningAddr(t, logs)
+
+	for _, c := range []struct{ path, body string }{
+		{"/stripe/sandbox/payment_intents", `{"amount": 1000, "currency": "UYU", "order_id": "o-1"}`},
+		{"/mercadopago/sandbox/payments", `{"amount": "10.00", "currency": "UYU", "external_reference": "o-1"}`},
+	} {
+		resp, err := http.Post(base+c.path, "application/json", strings.NewReader(c.body))
+		if err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("POST %s: %v %v", c.path, resp, err)
+		}
+		resp.Body.Close()
+	}
+	for psp, ch := range hooks {
+		if got := <-ch; got != "/"+psp {
+			t.Fatalf("%s notified %s", psp, got)
+		}
+	}
+	for path, token := range map[string]string{"/stripe/v1/payment_intents": "sk_test_cmd", "/mercadopago/v1/payments/search": "TEST-cmd"} {
+		for _, bearer := range []string{token, "wrong"} {
+			req, _ := http.NewRequest(http.MethodGet, base+path, nil)
+			req.Header.Set("Authorization", "Bearer "+bearer)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if want := bearer == token; (resp.StatusCode == http.StatusOK) != want {
+				t.Fatalf("GET %s with %q: %d", path, bearer, resp.StatusCode)
+			}
+		}
+	}
+	resp, err := http.Get(base + "/healthz")
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("dLocal's /healthz at the root: %v %v", resp, err)
+	}
+	resp.Body.Close()
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("run: %v", err)
 	}
 }

@@ -49,6 +49,7 @@ func buyer(i int, company bool) map[string]string {
 
 // plan is what the driver does for one payment, drawn from the seed.
 type plan struct {
+	psp         string // where it is paid (and refunded)
 	amountMinor int64
 	company     bool
 	refund      bool
@@ -63,6 +64,7 @@ func plans(cfg Config) []plan {
 	out := make([]plan, cfg.Payments)
 	for i := range out {
 		out[i] = plan{
+			psp:         cfg.PSPs[i%len(cfg.PSPs)],
 			amountMinor: 10000 + rnd.Int64N(490000), // 100.00 to 5,000.00 UYU
 			company:     rnd.Float64() < cfg.CompanyShare,
 			refund:      rnd.Float64() < cfg.RefundShare,

@@ -13,7 +13,10 @@ import (
 
 // Config is one chaos run. Zero values take the defaults of Defaults.
 type Config struct {
-	Payments     int     // payments driven through the PSP sandbox
+	Payments int // payments driven through the PSP sandbox
+	// PSPs are the PSPs payments are spread over, in turn (stack.PSPs
+	// names them); each payment's refund and second payment go to its PSP.
+	PSPs         []string
 	RefundShare  float64 // share of payments refunded
 	PartialShare float64 // share of refunds that refund half the payment
 	CompanyShare float64 // share of buyers with a RUT (e-Factura)
@@ -41,7 +44,7 @@ type Config struct {
 // Defaults is the profile `make chaos` runs without flags.
 func Defaults() Config {
 	return Config{
-		Payments: 1000, RefundShare: 0.2, PartialShare: 0.3, CompanyShare: 0.3, Concurrency: 8,
+		Payments: 1000, PSPs: []string{"dlocal"}, RefundShare: 0.2, PartialShare: 0.3, CompanyShare: 0.3, Concurrency: 8,
 		MismatchShare: 0.01, DoublePayShare: 0.005, RefuseShare: 0.005,
 		Kills: 12, KillEvery: 3 * time.Second, SQSRestarts: 1, PGRestarts: 1, Seed: 1,
 		PSPEnv: []string{"PSP_DUPLICATE_RATE=0.2", "PSP_MAX_COPIES=3", "PSP_DELAY_MAX=500ms", "PSP_LOSS_RATE=0.02",
@@ -57,11 +60,12 @@ func Defaults() Config {
 type Result struct {
 	Payments, Refunds, Documents int // Payments counts second payments too
 	Duplicates, Missing          int
-	Rejected                     int            // documents DGI rejected: kept, never valid
-	Cases, Closed, Open          int            // cases of every service, at the end
-	ByAction                     map[string]int // cases by "kind/action" ("kind/open" while open)
-	Injected                     int            // duplicates the fiscal sandbox made on purpose
-	Attention                    int            // needs_attention documents not explained by an injected duplicate
+	Rejected                     int              // documents DGI rejected: kept, never valid
+	Cases, Closed, Open          int              // cases of every service, at the end
+	ByAction                     map[string]int   // cases by "kind/action" ("kind/open" while open)
+	Injected                     int              // duplicates the fiscal sandbox made on purpose
+	Attention                    int              // needs_attention documents not explained by an injected duplicate
+	ByPSP                        map[string]Tally // payments and refunds, their documents, duplicates and missing, per PSP
 	Kills, SQSRestarts           int
 	PGRestarts                   int
 	Elapsed                      time.Duration

@@ -21,12 +21,14 @@ func (w logWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// ciProfile is the chaos run `make test` keeps forever: 300 payments, five
-// SIGKILLs, one SQS restart that loses its messages and one PostgreSQL
-// crash, with the default PSP faults and a few of each business fault
-// (mismatched and second payments, rejected and refused invoices).
+// ciProfile is the chaos run `make test` keeps forever: 300 payments spread
+// over dLocal, Stripe and Mercado Pago, five SIGKILLs, one SQS restart that
+// loses its messages and one PostgreSQL crash, with the default PSP faults
+// in every PSP sandbox and a few of each business fault (mismatched and
+// second payments, rejected and refused invoices).
 func ciProfile() Config {
 	cfg := Defaults()
+	cfg.PSPs = stack.PSPs
 	cfg.Payments, cfg.Kills, cfg.KillEvery, cfg.Quiesce = 300, 5, 3*time.Second, 3*time.Minute
 	cfg.MismatchShare, cfg.DoublePayShare, cfg.RefuseShare = 0.02, 0.02, 0.02
 	return cfg
@@ -41,7 +43,7 @@ func TestChaosCIProfile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Log(res, res.ByAction)
+	t.Log(res, res.ByAction, res.ByPSP)
 	if !res.OK() {
 		t.Fatalf("%s\nproblems:\n%s", res, strings.Join(res.Problems, "\n"))
 	}
@@ -50,6 +52,11 @@ func TestChaosCIProfile(t *testing.T) {
 	}
 	if res.Documents != res.Payments+res.Refunds {
 		t.Fatalf("documents = %d, want one per payment and refund (%d)", res.Documents, res.Payments+res.Refunds)
+	}
+	for _, psp := range cfg.PSPs {
+		if got := res.ByPSP[psp]; got.Sources < cfg.Payments/len(cfg.PSPs) || got.Documents != got.Sources {
+			t.Fatalf("%s: %+v, want its share of the payments, each with one document", psp, got)
+		}
 	}
 }
 

@@ -12,7 +12,17 @@ import (
 type Source struct {
 	Key      string // "payment:<id>" or "refund:<id>"
 	WantType int    // CFE type: 101/111 for an invoice, 102/112 for a credit note
+	PSP      string // where it was paid or refunded
 }
+
+// Tally is one PSP's share of a Verdict: its sources and what the fiscal
+// sandbox holds for them.
+type Tally struct {
+	Sources, Documents, Duplicates, Missing int
+}
+
+// unknownPSP tallies documents for no source the driver made.
+const unknownPSP = "unknown"
 
 // Verdict is what the fiscal sandbox holds against what was paid and refunded.
 type Verdict struct {
@@ -22,6 +32,9 @@ type Verdict struct {
 	Rejected   int      // documents DGI rejected: kept for the record, never valid
 	Injected   int      // duplicates the sandbox made on purpose
 	Problems   []string // one line per source that is not exactly right
+	// ByPSP splits Documents, Duplicates and Missing by the sources' PSP,
+	// so a run over several PSPs shows each one exactly once.
+	ByPSP map[string]Tally
 }
 
 // CFEStatus values of the fiscal sandbox (docs/wire-invoicy.md): a document
@@ -37,7 +50,7 @@ const (
 // counted apart.
 func Check(sources []Source, docs []stack.Document) Verdict {
 	held := stack.BySource(docs)
-	var v Verdict
+	v := Verdict{ByPSP: map[string]Tally{}}
 	known := map[string]bool{}
 	for _, src := range sources {
 		known[src.Key] = true
@@ -49,6 +62,9 @@ func Check(sources []Source, docs []stack.Document) Verdict {
 		}
 		if n := countValid(ds); n > 0 {
 			v.Duplicates += n
+			t := v.ByPSP[unknownPSP]
+			t.Duplicates += n
+			v.ByPSP[unknownPSP] = t
 			v.Problems = append(v.Problems, fmt.Sprintf("%s: %d documents for nothing the driver paid or refunded", key, n))
 		}
 	}
@@ -58,6 +74,7 @@ func Check(sources []Source, docs []stack.Document) Verdict {
 
 // source checks one source's documents.
 func (v *Verdict) source(src Source, ds []stack.Document) {
+	dup, missing := v.Duplicates, v.Missing
 	valid := 0
 	for _, d := range ds {
 		switch {
@@ -83,6 +100,12 @@ func (v *Verdict) source(src Source, ds []stack.Document) {
 		v.Duplicates += valid - 1
 		v.Problems = append(v.Problems, fmt.Sprintf("%s: %d valid documents", src.Key, valid))
 	}
+	t := v.ByPSP[src.PSP]
+	t.Sources++
+	t.Documents += valid
+	t.Duplicates += v.Duplicates - dup
+	t.Missing += v.Missing - missing
+	v.ByPSP[src.PSP] = t
 }
 
 // countValid counts the authorized documents onceflow made among ds.

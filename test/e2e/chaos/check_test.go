@@ -11,7 +11,7 @@ func doc(source, kind string, typ, status int, injected bool) stack.Document {
 }
 
 func TestCheck(t *testing.T) {
-	sources := []Source{{"payment:p1", 101}, {"payment:p2", 111}, {"refund:r1", 102}}
+	sources := []Source{{"payment:p1", 101, "dlocal"}, {"payment:p2", 111, "stripe"}, {"refund:r1", 102, "mercadopago"}}
 	good := []stack.Document{
 		doc("payment p1", "invoice", 101, 5, false),
 		doc("payment p2", "invoice", 111, 5, false),
@@ -46,9 +46,40 @@ func TestCheck(t *testing.T) {
 }
 
 func TestCheckCountsRejected(t *testing.T) {
-	v := Check([]Source{{"payment:p1", 101}}, []stack.Document{doc("payment p1", "invoice", 101, 3, false), doc("payment p1", "invoice", 101, 5, false)})
+	v := Check([]Source{{"payment:p1", 101, "dlocal"}}, []stack.Document{doc("payment p1", "invoice", 101, 3, false), doc("payment p1", "invoice", 101, 5, false)})
 	if v.Rejected != 1 || v.Documents != 1 || v.Missing != 0 || v.Duplicates != 0 {
 		t.Fatalf("verdict = %+v, want one rejected and one valid document", v)
+	}
+}
+
+// Across PSPs, each PSP's sources are tallied apart: a second document of
+// a dLocal payment, a Stripe payment with none, and a document for nothing
+// the driver made.
+func TestCheckTalliesEachPSP(t *testing.T) {
+	sources := []Source{{"payment:D-1", 101, "dlocal"}, {"payment:pi_1", 101, "stripe"}, {"payment:7", 101, "mercadopago"},
+		{"refund:7-8", 102, "mercadopago"}}
+	docs := []stack.Document{
+		doc("payment D-1", "invoice", 101, 5, false), doc("payment D-1", "invoice", 101, 5, false),
+		doc("payment 7", "invoice", 101, 5, false), doc("refund 7-8", "credit_note", 102, 5, false),
+		doc("payment pi_9", "invoice", 101, 5, false),
+	}
+	v := Check(sources, docs)
+	want := map[string]Tally{
+		"dlocal":      {Sources: 1, Documents: 2, Duplicates: 1},
+		"stripe":      {Sources: 1, Missing: 1},
+		"mercadopago": {Sources: 2, Documents: 2},
+		unknownPSP:    {Duplicates: 1},
+	}
+	if len(v.ByPSP) != len(want) {
+		t.Fatalf("by PSP = %+v, want %+v", v.ByPSP, want)
+	}
+	for psp, w := range want {
+		if v.ByPSP[psp] != w {
+			t.Errorf("%s: %+v, want %+v", psp, v.ByPSP[psp], w)
+		}
+	}
+	if v.Duplicates != 2 || v.Missing != 1 {
+		t.Fatalf("verdict = %+v, want duplicates=2 missing=1 in all", v)
 	}
 }
 

@@ -27,7 +27,7 @@ func (r *run) drive(ctx context.Context) error {
 	return g.Wait()
 }
 
-// payOne creates payment i at the PSP (notifying one ingest instance or
+// payOne creates payment i at its PSP (notifying one ingest instance or
 // the other), tells ingest its buyer and order, and refunds it when planned.
 // Calls to ingest are retried, with their Idempotency-Key, while instances
 // are killed or PostgreSQL is down.
@@ -38,7 +38,7 @@ func (r *run) payOne(ctx context.Context, i int, p plan) error {
 	if p.mismatch {
 		pspAmount += 100 // one peso more than the order
 	}
-	pay, err := r.s.CreatePayment(ctx, orderID, pspAmount, ingest+"/webhooks/dlocal")
+	pay, err := r.s.PayAt(ctx, p.psp, orderID, pspAmount, ingest)
 	if err != nil {
 		return err
 	}
@@ -58,7 +58,7 @@ func (r *run) payOne(ctx context.Context, i int, p plan) error {
 	if err := r.api(ctx, i, "/v1/orders", order, "order-"+orderID, nil); err != nil {
 		return err
 	}
-	r.add(Source{Key: "payment:" + pay, WantType: docType(p.company, false)})
+	r.add(Source{Key: "payment:" + pay, WantType: docType(p.company, false), PSP: p.psp})
 	r.paid.Add(1)
 	if p.double {
 		return r.payAgain(ctx, orderID, pay, p, ingest)
@@ -73,27 +73,27 @@ func (r *run) payOne(ctx context.Context, i int, p plan) error {
 // the PSP: ingest opens an unmatched_payment case (second_payment) for
 // whichever of the two it applies second.
 func (r *run) payAgain(ctx context.Context, orderID, first string, p plan, ingest string) error {
-	if err := r.waitPaid(ctx, first); err != nil {
+	if err := r.waitPaid(ctx, p.psp, first); err != nil {
 		return err
 	}
-	pay, err := r.s.CreatePayment(ctx, orderID, p.amountMinor, ingest+"/webhooks/dlocal")
+	pay, err := r.s.PayAt(ctx, p.psp, orderID, p.amountMinor, ingest)
 	if err != nil {
 		return err
 	}
-	r.add(Source{Key: "payment:" + pay, WantType: docType(p.company, false)})
+	r.add(Source{Key: "payment:" + pay, WantType: docType(p.company, false), PSP: p.psp})
 	r.seconds.Add(1)
 	return nil
 }
 
 func (r *run) refundOne(ctx context.Context, i int, pay string, p plan, ingest string) error {
-	if err := r.waitPaid(ctx, pay); err != nil {
+	if err := r.waitPaid(ctx, p.psp, pay); err != nil {
 		return err
 	}
 	amount := p.amountMinor
 	if p.partial {
 		amount /= 2
 	}
-	ref, err := r.s.RefundTo(ctx, pay, amount, ingest+"/webhooks/dlocal")
+	ref, err := r.s.RefundAt(ctx, p.psp, pay, amount, ingest)
 	if err != nil {
 		return err
 	}
@@ -101,16 +101,16 @@ func (r *run) refundOne(ctx context.Context, i int, pay string, p plan, ingest s
 	if err := r.api(ctx, i, "/v1/refunds", watch, "refund-"+ref, nil); err != nil {
 		return err
 	}
-	r.add(Source{Key: "refund:" + ref, WantType: docType(p.company, true)})
+	r.add(Source{Key: "refund:" + ref, WantType: docType(p.company, true), PSP: p.psp})
 	r.refunded.Add(1)
 	return nil
 }
 
-// waitPaid waits for a payment that started PENDING to be approved.
-func (r *run) waitPaid(ctx context.Context, pay string) error {
+// waitPaid waits for a payment that started pending to be approved at psp.
+func (r *run) waitPaid(ctx context.Context, psp, pay string) error {
 	return stack.WaitFor(ctx, time.Minute, func() (bool, error) {
-		st, err := r.s.PaymentStatus(ctx, pay)
-		return st == "PAID", fmt.Errorf("payment %s is %q at the PSP (%v)", pay, st, err)
+		paid, st, err := r.s.PaidAt(ctx, psp, pay)
+		return paid, fmt.Errorf("payment %s is %q at %s (%v)", pay, st, psp, err)
 	})
 }
 

@@ -129,7 +129,7 @@ func (r *run) result(ctx context.Context) (Result, error) {
 	sources := r.snapshot()
 	v := Check(sources, docs)
 	res := Result{Payments: int(r.paid.Load() + r.seconds.Load()), Refunds: int(r.refunded.Load()), Documents: v.Documents,
-		Duplicates: v.Duplicates, Missing: v.Missing, Rejected: v.Rejected, Injected: v.Injected, Problems: v.Problems,
+		Duplicates: v.Duplicates, Missing: v.Missing, ByPSP: v.ByPSP, Rejected: v.Rejected, Injected: v.Injected, Problems: v.Problems,
 		Kills: int(r.kills.Load()), SQSRestarts: int(r.sqsRestarts.Load()), PGRestarts: int(r.pgRestarts.Load()),
 		Elapsed: time.Since(r.start)}
 	total, open, atPSP, err := r.caseCounts(ctx)

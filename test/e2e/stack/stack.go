@@ -42,7 +42,21 @@ const (
 	// producer of them (the reconciler's sweep asks ingest to announce an
 	// event again); the invoicer trusts it alone.
 	RelayKey = "e2e-relay:e2e-relay-signing-secret"
+	// The Stripe and Mercado Pago sandboxes' credentials and webhook
+	// secrets (the sandbox binary "psp" serves them beside dLocal).
+	StripeKey           = "sk_test_e2e_stripe_key"
+	StripeWebhookSecret = "whsec_e2e_stripe_webhook_secret"
+	MPToken             = "TEST-e2e-mercadopago-token"
+	MPWebhookSecret     = "e2e-mercadopago-webhook-secret"
 )
+
+// sourcesFile is ingest's INGEST_WEBHOOK_SOURCES_FILE: one psp source per
+// PSP the sandbox speaks, each at /webhooks/<psp>.
+const sourcesFile = `sources:
+  - {name: dlocal, kind: psp, psp: dlocal, login: env:DLOCAL_LOGIN, secrets: [env:DLOCAL_SECRET_KEY]}
+  - {name: stripe, kind: psp, psp: stripe, secrets: [env:STRIPE_WEBHOOK_SECRET]}
+  - {name: mercadopago, kind: psp, psp: mercadopago, secrets: [env:MERCADOPAGO_WEBHOOK_SECRET]}
+`
 
 // Stack is a running pipeline.
 type Stack struct {
@@ -50,7 +64,7 @@ type Stack struct {
 	Database   string   // the stack's own database
 	IngestURL  string   // the first ingest instance
 	IngestURLs []string // every ingest instance
-	PSPURL     string
+	PSPURL     string   // dLocal; Stripe under /stripe, Mercado Pago under /mercadopago
 	FiscalURL  string
 	ConsoleURL string            // with Options.Console
 	Queues     map[string]string // BILLING, PROVIDER, NOTIFY: the queue names
@@ -162,7 +176,13 @@ func StartWith(ctx context.Context, dir string, o Options) (*Stack, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.env = append(s.env, "INVOICER_BCU_URL=off", "INVOICER_RATES_FILE="+rates)
+	sources := filepath.Join(dir, "sources.yaml")
+	if err := os.WriteFile(sources, []byte(sourcesFile), 0o644); err != nil {
+		return nil, err
+	}
+	s.env = append(s.env, "INVOICER_BCU_URL=off", "INVOICER_RATES_FILE="+rates, "INGEST_WEBHOOK_SOURCES_FILE="+sources,
+		"STRIPE_API_KEY="+StripeKey, "STRIPE_WEBHOOK_SECRET="+StripeWebhookSecret,
+		"MERCADOPAGO_ACCESS_TOKEN="+MPToken, "MERCADOPAGO_WEBHOOK_SECRET="+MPWebhookSecret)
 	s.env = append(s.env, o.Env...)
 	if err := s.launch(ctx, o); err != nil {
 		s.Stop()
@@ -208,7 +228,9 @@ func (s *Stack) launch(ctx context.Context, o Options) error {
 	}
 	s.PSPURL, s.FiscalURL, s.IngestURL = "http://"+s.procs["psp"].addr, "http://"+s.procs["fiscal"].addr, s.IngestURLs[0]
 	s.env = append(s.env, "DLOCAL_BASE_URL="+s.PSPURL, "INVOICY_BASE_URL="+s.FiscalURL+"/InvoiCy",
-		"PSP_NOTIFY_URL="+s.IngestURL+"/webhooks/dlocal")
+		"STRIPE_BASE_URL="+s.PSPURL+"/stripe", "MERCADOPAGO_BASE_URL="+s.PSPURL+"/mercadopago",
+		"PSP_NOTIFY_URL="+s.IngestURL+"/webhooks/dlocal", "STRIPE_NOTIFY_URL="+s.IngestURL+"/webhooks/stripe",
+		"MERCADOPAGO_NOTIFY_URL="+s.IngestURL+"/webhooks/mercadopago")
 	if o.Console {
 		s.ConsoleURL = "http://" + s.procs["console-1"].addr
 		s.env = append(s.env, "CONSOLE_INGEST_ADMIN_URL="+s.AdminURL("ingest-1"), "CONSOLE_RELAY_ADMIN_URL="+s.AdminURL("relay-1"),

@@ -8,7 +8,12 @@
 // operator would. It prints one summary line and exits 1 on any duplicate
 // or missing document or open case.
 //
+// Payments are spread over the PSPs -psps names (dLocal, Stripe, Mercado
+// Pago; each sandbox with the same faults), and the documents are counted
+// per payment across them.
+//
 //	go run ./test/e2e/cmd/chaos -payments 2000 -kills 10 -mismatch-share 0.02 -double-pay-share 0.01
+//	go run ./test/e2e/cmd/chaos -psps dlocal,stripe,mercadopago -payments 3000 -kills 20
 package main
 
 import (
@@ -16,13 +21,16 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"os/signal"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
 
 	"github.com/onceflow/onceflow/test/e2e/chaos"
+	"github.com/onceflow/onceflow/test/e2e/stack"
 )
 
 func main() {
@@ -47,6 +55,7 @@ func main() {
 	fmt.Printf("chaos: the fiscal sandbox duplicated %d documents on purpose; each was parked and resolved by the operator\n", res.Injected)
 	fmt.Printf("chaos: DGI rejected %d documents (kept, never counted as valid); the operator closed %d of %d cases\n", res.Rejected, res.Closed, res.Cases)
 	fmt.Println("chaos: cases by kind/action:", byAction(res.ByAction))
+	fmt.Println("chaos: by PSP:", byPSP(res.ByPSP))
 	fmt.Println(res)
 	if !res.OK() {
 		os.Exit(1)
@@ -58,6 +67,7 @@ func parse(args []string) (chaos.Config, error) {
 	cfg := chaos.Defaults()
 	fs := flag.NewFlagSet("chaos", flag.ContinueOnError)
 	fs.IntVar(&cfg.Payments, "payments", cfg.Payments, "payments to drive")
+	psps := fs.String("psps", strings.Join(cfg.PSPs, ","), "PSPs to spread payments over, in turn, comma-separated: "+strings.Join(stack.PSPs, ", "))
 	fs.Float64Var(&cfg.RefundShare, "refund-share", cfg.RefundShare, "share of payments refunded (0-1)")
 	fs.Float64Var(&cfg.PartialShare, "partial-share", cfg.PartialShare, "share of refunds that refund half (0-1)")
 	fs.Float64Var(&cfg.CompanyShare, "company-share", cfg.CompanyShare, "share of buyers with a RUT (0-1)")
@@ -80,7 +90,15 @@ func parse(args []string) (chaos.Config, error) {
 	if fs.NArg() > 0 {
 		return cfg, fmt.Errorf("unexpected argument %q: every setting is a flag (see -help)", fs.Arg(0))
 	}
-	cfg.PSPEnv, cfg.FiscalEnv = split(*psp), split(*fiscal)
+	cfg.PSPEnv, cfg.FiscalEnv, cfg.PSPs = split(*psp), split(*fiscal), split(*psps)
+	if len(cfg.PSPs) == 0 {
+		return cfg, fmt.Errorf("-psps: want one or more of %s", strings.Join(stack.PSPs, ", "))
+	}
+	for _, name := range cfg.PSPs {
+		if !slices.Contains(stack.PSPs, name) {
+			return cfg, fmt.Errorf("-psps: %q is none of %s", name, strings.Join(stack.PSPs, ", "))
+		}
+	}
 	switch {
 	case cfg.Payments < 1:
 		return cfg, fmt.Errorf("-payments: want 1 or more")
@@ -126,4 +144,15 @@ func byAction(n map[string]int) string {
 		parts[i] = fmt.Sprintf("%s=%d", k, n[k])
 	}
 	return strings.Join(parts, " ")
+}
+
+// byPSP formats each PSP's tally in a stable order: its payments and
+// refunds, their valid documents, duplicates and missing ones.
+func byPSP(n map[string]chaos.Tally) string {
+	parts := make([]string, 0, len(n))
+	for _, k := range slices.Sorted(maps.Keys(n)) {
+		t := n[k]
+		parts = append(parts, fmt.Sprintf("%s sources=%d documents=%d duplicates=%d missing=%d", k, t.Sources, t.Documents, t.Duplicates, t.Missing))
+	}
+	return strings.Join(parts, "; ")
 }

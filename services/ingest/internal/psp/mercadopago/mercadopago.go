@@ -61,7 +61,8 @@ func New(cfg Config, hc *http.Client) (*Client, error) {
 }
 
 // rebase sends the SDK's requests (written for api.mercadopago.com) to
-// base, when set.
+// base, when set, under base's path (a sandbox serving several PSPs under
+// path prefixes).
 type rebase struct {
 	hc   *http.Client
 	base *url.URL
@@ -71,6 +72,7 @@ type rebase struct {
 func (r rebase) Do(req *http.Request) (*http.Response, error) {
 	if r.base != nil {
 		req.URL.Scheme, req.URL.Host, req.Host = r.base.Scheme, r.base.Host, r.base.Host
+		req.URL.Path, req.URL.RawPath = strings.TrimRight(r.base.Path, "/")+req.URL.Path, ""
 	}
 	return r.hc.Do(req)
 }

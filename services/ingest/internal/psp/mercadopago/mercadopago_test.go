@@ -112,3 +112,21 @@ func TestSearchesAndListsAtTheSandbox(t *testing.T) {
 		t.Fatalf("RefundsCreated = %+v (%v), want the one refund of %s", refunds, err, other)
 	}
 }
+
+// A base URL with a path (one sandbox serving several PSPs under prefixes)
+// keeps it: the SDK's /v1/... calls go under the prefix.
+func TestBaseURLPathIsAPrefix(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.Handle("/mercadopago/", http.StripPrefix("/mercadopago", mpsim.New(mpsim.Config{AccessToken: token})))
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	c, err := New(Config{AccessToken: token, BaseURL: srv.URL + "/mercadopago/"}, srv.Client())
+	if err != nil {
+		t.Fatal(err)
+	}
+	pay := id(post(t, srv.URL+"/mercadopago/sandbox/payments", map[string]any{"amount": "10.00", "currency": "UYU", "external_reference": "o-prefix"}))
+	p, err := c.Payment(context.Background(), pay)
+	if err != nil || p.OrderID != "o-prefix" || p.AmountMinor != 1000 {
+		t.Fatalf("payment through the prefix = %+v (%v)", p, err)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -27,7 +28,8 @@ const Name = "stripe"
 const OrderKey = "order_id"
 
 // Config reaches Stripe: the secret API key, and BaseURL to point the
-// client at a sandbox (empty: Stripe's API).
+// client at a sandbox (empty: Stripe's API); a BaseURL's path prefixes
+// every call (a sandbox serving several PSPs under path prefixes).
 type Config struct {
 	APIKey  string
 	BaseURL string
@@ -45,9 +47,43 @@ func New(cfg Config, hc *http.Client) *Client {
 		LeveledLogger: &stripego.LeveledLogger{Level: stripego.LevelNull}}
 	if cfg.BaseURL != "" {
 		bc.URL = stripego.String(strings.TrimRight(cfg.BaseURL, "/"))
+		if u, err := url.Parse(cfg.BaseURL); err == nil && strings.Trim(u.Path, "/") != "" {
+			// stripe-go reads its API version from the path it was asked for
+			// (/v1/...), so the prefix is added on the way out only.
+			prefix := strings.TrimRight(u.Path, "/")
+			u.Path = ""
+			bc.URL = stripego.String(u.String())
+			c := http.Client{}
+			if hc != nil {
+				c = *hc
+			}
+			c.Transport = prefixed{prefix: prefix, next: transport(c.Transport)}
+			bc.HTTPClient = &c
+		}
 	}
 	b := stripego.GetBackendWithConfig(stripego.APIBackend, bc)
 	return &Client{sc: stripego.NewClient(cfg.APIKey, stripego.WithBackends(&stripego.Backends{API: b, Connect: b, Uploads: b, MeterEvents: b}))}
+}
+
+// prefixed sends each request under prefix.
+type prefixed struct {
+	prefix string
+	next   http.RoundTripper
+}
+
+// RoundTrip implements http.RoundTripper on a copy of req.
+func (p prefixed) RoundTrip(req *http.Request) (*http.Response, error) {
+	out := req.Clone(req.Context())
+	out.URL.Path, out.URL.RawPath = p.prefix+req.URL.Path, ""
+	return p.next.RoundTrip(out)
+}
+
+// transport is t, or the default transport when nil.
+func transport(t http.RoundTripper) http.RoundTripper {
+	if t != nil {
+		return t
+	}
+	return http.DefaultTransport
 }
 
 // Name is "stripe".

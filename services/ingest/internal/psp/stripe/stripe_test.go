@@ -96,3 +96,21 @@ func TestSearchesAndListsAtTheSandbox(t *testing.T) {
 		t.Fatalf("PaymentsCreated of a later period = %d (%v), want none", len(later), err)
 	}
 }
+
+// A base URL with a path (one sandbox serving several PSPs under prefixes)
+// keeps it: stripe-go's /v1/... calls go under the prefix.
+func TestBaseURLPathIsAPrefix(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.Handle("/stripe/", http.StripPrefix("/stripe", stripesim.New(stripesim.Config{APIKey: apiKey})))
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	c := New(Config{APIKey: apiKey, BaseURL: srv.URL + "/stripe/"}, srv.Client())
+	pi := post(t, srv.URL+"/stripe/sandbox/payment_intents", map[string]any{"amount": 1000, "currency": "UYU", "order_id": "o-prefix"})
+	p, err := c.Payment(context.Background(), pi["id"].(string))
+	if err != nil || p.OrderID != "o-prefix" || p.AmountMinor != 1000 {
+		t.Fatalf("payment through the prefix = %+v (%v)", p, err)
+	}
+	if _, err := c.Payment(context.Background(), "pi_missing"); !errkind.Is(err, errkind.NotFound) {
+		t.Fatalf("unknown payment through the prefix: %v, want NotFound", err)
+	}
+}
