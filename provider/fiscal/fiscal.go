@@ -193,7 +193,27 @@ type Document struct {
 	// ExchangeRate is TpoCambio, UYU per unit of Currency in thousandths
 	// (38431 is 38.431): required unless Currency is UYU, zero then.
 	ExchangeRate int64
+	// Threshold places an e-Ticket or its credit note against the
+	// e-Ticket threshold in UI (DailySummary.Place); InvoiCy's CFEAcimaUI.
+	// Above it the buyer must be identified. e-Facturas leave it unknown.
+	Threshold Threshold
 }
+
+// Threshold is where an e-Ticket's amount excluding VAT stands against the
+// e-Ticket threshold in UI on its date.
+type Threshold int
+
+// Threshold values.
+const (
+	// ThresholdUnknown: not evaluated (an e-Factura, or no UI value or
+	// exchange rate for the date); nothing is said to the provider.
+	ThresholdUnknown Threshold = iota
+	// ThresholdAtOrUnder: at or under the threshold; the buyer may stay
+	// anonymous.
+	ThresholdAtOrUnder
+	// ThresholdAbove: above the threshold; the buyer must be identified.
+	ThresholdAbove
+)
 
 // Totals returns DGI's totals of d's lines (prices include VAT).
 func (d Document) Totals() (vat.Totals, error) {
@@ -219,7 +239,8 @@ var ErrInvalidDocument = errors.New("invalid fiscal document")
 // Validate checks that d can be sent: a well-formed reference, a known type,
 // a currency, non-negative amounts (each line quantity × unit = amount, lines
 // adding up to the total), a known
-// buyer document type (a RUT buyer on e-Facturas) and an original reference
+// buyer document type (a RUT buyer on e-Facturas, an identified buyer on
+// an e-Ticket above the UI threshold) and an original reference
 // exactly on credit notes. Errors wrap ErrInvalidDocument.
 func (d Document) Validate() error {
 	if err := d.validate(); err != nil {
@@ -300,11 +321,25 @@ func (d Document) validateBuyer() error {
 	default:
 		return fmt.Errorf("unknown buyer document type %q", d.Buyer.DocType)
 	}
-	if (d.Type == EFactura || d.Type == EFacturaCreditNote) &&
-		TypeFor(d.Buyer, KindInvoice) != EFactura {
+	factura := d.Type == EFactura || d.Type == EFacturaCreditNote
+	switch {
+	case factura && TypeFor(d.Buyer, KindInvoice) != EFactura:
 		return errors.New("an e-Factura needs a buyer with a valid RUT")
+	case factura && d.Threshold != ThresholdUnknown:
+		return errors.New("only e-Tickets are placed against the UI threshold")
+	case d.Threshold == ThresholdAbove && !d.Buyer.Identified():
+		return errors.New("an e-Ticket above the UI threshold needs an identified buyer (document type, number and, outside RUT and CI, country)")
 	}
 	return nil
+}
+
+// Identified reports whether b names its buyer as DGI requires above the
+// e-Ticket threshold: a document type and number, and a country unless
+// the document is a RUT or a CI (which are Uruguayan).
+func (b Buyer) Identified() bool {
+	t := strings.ToUpper(strings.TrimSpace(b.DocType))
+	return t != "" && strings.TrimSpace(b.Number) != "" &&
+		(t == DocRUT || t == DocCI || strings.TrimSpace(b.Country) != "")
 }
 
 // Held is a fiscal document as the provider holds it.

@@ -107,6 +107,23 @@ func TestDocumentValidate(t *testing.T) {
 			d.TotalMinor += 500
 		}, true},
 		{"unknown VAT indicator", func(d *Document) { d.Lines[0].VAT = 4 }, false},
+		{"e-Ticket under the UI threshold, anonymous", func(d *Document) { d.Threshold = ThresholdAtOrUnder }, true},
+		{"e-Ticket above the UI threshold, anonymous", func(d *Document) { d.Threshold = ThresholdAbove }, false},
+		{"e-Ticket above the UI threshold, CI", func(d *Document) {
+			d.Threshold, d.Buyer = ThresholdAbove, Buyer{DocType: "CI", Number: "19119365"}
+		}, true},
+		{"e-Ticket above the UI threshold, passport without country", func(d *Document) {
+			d.Threshold, d.Buyer = ThresholdAbove, Buyer{DocType: "PASSPORT", Number: "X123"}
+		}, false},
+		{"e-Ticket above the UI threshold, passport", func(d *Document) {
+			d.Threshold, d.Buyer = ThresholdAbove, Buyer{DocType: "PASSPORT", Number: "X123", Country: "AR"}
+		}, true},
+		{"e-Ticket above the UI threshold, type without number", func(d *Document) {
+			d.Threshold, d.Buyer = ThresholdAbove, Buyer{DocType: "CI"}
+		}, false},
+		{"e-Factura placed against the UI threshold", func(d *Document) {
+			d.Type, d.Buyer, d.Threshold = EFactura, Buyer{DocType: "RUT", Number: "210000000019"}, ThresholdAbove
+		}, false},
 		{"not billable negative beyond the total", func(d *Document) {
 			d.Lines = append(d.Lines, Line{Description: "Credit", Quantity: 1, UnitMinor: 200000, AmountMinor: 200000, VAT: vat.NotBillableNegative})
 			d.TotalMinor = 0

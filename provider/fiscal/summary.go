@@ -46,13 +46,25 @@ type Small struct {
 // a UI value nothing is covered (the document is only checked for longer),
 // nor is anything when the rule is the zero value.
 func (s DailySummary) Covers(d Small) bool {
+	return s.Place(d) == ThresholdAtOrUnder
+}
+
+// Place says where d, an e-Ticket or its credit note, stands against the
+// threshold: its amount excluding VAT in UYU at its exchange rate against
+// the threshold in UI at the UI's value on its date. Anything else, a
+// missing exchange rate or UI value, or the zero rule, is
+// ThresholdUnknown.
+func (s DailySummary) Place(d Small) Threshold {
 	if s.ThresholdUI <= 0 || (d.Type != ETicket && d.Type != ETicketCreditNote) ||
 		d.ExchangeMilli <= 0 || d.UI == nil || d.UI.Sign() <= 0 {
-		return false
+		return ThresholdUnknown
 	}
 	uyu := new(big.Rat).SetFrac(new(big.Int).Mul(big.NewInt(d.ExcludingVAT), big.NewInt(d.ExchangeMilli)), big.NewInt(100_000))
 	limit := new(big.Rat).Mul(d.UI, new(big.Rat).SetInt64(s.ThresholdUI))
-	return uyu.Cmp(limit) <= 0
+	if uyu.Cmp(limit) <= 0 {
+		return ThresholdAtOrUnder
+	}
+	return ThresholdAbove
 }
 
 // Due reports whether a document pending after polls checks is now

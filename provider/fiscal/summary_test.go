@@ -50,3 +50,32 @@ func TestDailySummary(t *testing.T) {
 		t.Error("the zero rule covers a document")
 	}
 }
+
+// Place is what CFEAcimaUI says: above the threshold or not, and unknown
+// whenever the comparison cannot be made.
+func TestDailySummaryPlace(t *testing.T) {
+	t.Parallel()
+	s, err := fiscal.NewDailySummary(48, 5000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ui := big.NewRat(64123, 10000)
+	for _, tt := range []struct {
+		name string
+		rule fiscal.DailySummary
+		doc  fiscal.Small
+		want fiscal.Threshold
+	}{
+		{"at the threshold", s, fiscal.Small{fiscal.ETicket, 3_206_150, 1000, ui}, fiscal.ThresholdAtOrUnder},
+		{"a cent over", s, fiscal.Small{fiscal.ETicket, 3_206_151, 1000, ui}, fiscal.ThresholdAbove},
+		{"USD over", s, fiscal.Small{fiscal.ETicketCreditNote, 801_54, 40000, ui}, fiscal.ThresholdAbove},
+		{"e-Factura", s, fiscal.Small{fiscal.EFactura, 9_999_999_99, 1000, ui}, fiscal.ThresholdUnknown},
+		{"no exchange rate", s, fiscal.Small{fiscal.ETicket, 9_999_999_99, 0, ui}, fiscal.ThresholdUnknown},
+		{"no UI value", s, fiscal.Small{fiscal.ETicket, 9_999_999_99, 1000, nil}, fiscal.ThresholdUnknown},
+		{"zero rule", fiscal.DailySummary{}, fiscal.Small{fiscal.ETicket, 9_999_999_99, 1000, ui}, fiscal.ThresholdUnknown},
+	} {
+		if got := tt.rule.Place(tt.doc); got != tt.want {
+			t.Errorf("%s: Place = %d, want %d", tt.name, got, tt.want)
+		}
+	}
+}

@@ -85,7 +85,7 @@ func TestHeldStatusAndMalformed(t *testing.T) {
 	t.Parallel()
 	def := newTestClient(t, "http://invoicy.test", 0)
 	custom, err := New(Config{BaseURL: "http://x", EmpCodigo: "a", EmpPK: "b", AccessKey: "c",
-		StatusMap: map[string]fiscal.Status{"9": fiscal.StatusPendingDGI}}, nil)
+		StatusMap: map[string]fiscal.Status{"9": fiscal.StatusPendingDGI, "8": fiscal.StatusObserved}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,6 +98,9 @@ func TestHeldStatusAndMalformed(t *testing.T) {
 		{def, "5", fiscal.StatusAuthorized}, {def, "7", fiscal.StatusAuthorized}, {def, "3", fiscal.StatusRejected},
 		{def, "6", fiscal.StatusVoided}, {def, "9", fiscal.StatusUnknown}, {def, "", fiscal.StatusUnknown},
 		{def, " 5 ", fiscal.StatusAuthorized}, {custom, "9", fiscal.StatusPendingDGI}, {custom, "5", fiscal.StatusUnknown},
+		// InvoiCy's code for observed is not known: no default code means
+		// it, and a configured one does.
+		{def, "8", fiscal.StatusUnknown}, {custom, "8", fiscal.StatusObserved},
 	}
 	for _, s := range statuses {
 		h, err := s.c.held(cfeResult{Tipo: "101", Status: s.code})

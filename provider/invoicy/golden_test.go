@@ -33,7 +33,26 @@ func mixedTicket() fiscal.Document {
 			{Description: "Bread", Quantity: 2, UnitMinor: 5500, AmountMinor: 11000, VAT: vat.Minimum},
 			{Description: "Plan", Quantity: 1, UnitMinor: 122050, AmountMinor: 122050, VAT: vat.Basic},
 		},
-		Addendum: fiscal.Addendum("payment", "P-MIXED", fiscal.KindInvoice),
+		Addendum:  fiscal.Addendum("payment", "P-MIXED", fiscal.KindInvoice),
+		Threshold: fiscal.ThresholdAtOrUnder,
+	}
+}
+
+// ciBuyer is a person identified by a CI, as an e-Ticket above the UI
+// threshold needs.
+var ciBuyer = fiscal.Buyer{DocType: "CI", Country: "UY", Number: "19119365", Name: "Ana Pérez", Address: "Rambla 1",
+	City: "Montevideo", Department: "Montevideo"}
+
+// bigTicket is an e-Ticket in UYU above the UI threshold (40,000.00 at
+// 22 %: 32,786.89 excluding VAT, over 5,000 UI at 6.4123), to a buyer
+// identified by a CI.
+func bigTicket() fiscal.Document {
+	return fiscal.Document{
+		Reference: fiscal.Reference("payment", "P-BIG", fiscal.KindInvoice), Type: fiscal.ETicket,
+		IssueDate: day(2026, 12, 1), Currency: "UYU", TotalMinor: 4_000_000, Buyer: ciBuyer,
+		Lines:     []fiscal.Line{{Description: "Laptop", Quantity: 1, UnitMinor: 4_000_000, AmountMinor: 4_000_000, VAT: vat.Basic}},
+		Addendum:  fiscal.Addendum("payment", "P-BIG", fiscal.KindInvoice),
+		Threshold: fiscal.ThresholdAbove,
 	}
 }
 
@@ -65,6 +84,7 @@ func TestGoldenCFE(t *testing.T) {
 	t.Parallel()
 	for name, doc := range map[string]fiscal.Document{
 		"eticket_uyu_mixed_vat": mixedTicket(), "efactura_usd": usdFactura(), "credit_note_usd_partial": usdCreditNote(),
+		"eticket_above_ui": bigTicket(),
 	} {
 		if err := doc.Validate(); err != nil {
 			t.Fatalf("%s: %v", name, err)
@@ -117,6 +137,9 @@ func readBack(t *testing.T, name string, doc fiscal.Document, c fiscalsim.Checke
 			t.Errorf("%s: Tot%s read back %d, want %d", name, field, c.Totals[field], v)
 		}
 	}
+	if c.AcimaUI != map[fiscal.Threshold]string{fiscal.ThresholdAbove: "S", fiscal.ThresholdAtOrUnder: "N"}[doc.Threshold] {
+		t.Errorf("%s: CFEAcimaUI read back %q for threshold %d", name, c.AcimaUI, doc.Threshold)
+	}
 	if doc.ExchangeRate != 0 && c.ExchangeRate != fiscal.FormatExchangeRate(doc.ExchangeRate) {
 		t.Errorf("%s: TpoCambio read back %q", name, c.ExchangeRate)
 	}
@@ -136,7 +159,7 @@ func TestValidatorRefusesBadCFE(t *testing.T) {
 		}
 		return string(b)
 	}
-	ticket, factura, note := read("eticket_uyu_mixed_vat"), read("efactura_usd"), read("credit_note_usd_partial")
+	ticket, factura, note, big := read("eticket_uyu_mixed_vat"), read("efactura_usd"), read("credit_note_usd_partial"), read("eticket_above_ui")
 	for _, c := range []struct{ name, doc, old, new string }{
 		{"total off by a cent", ticket, "<TotMntTotal>1830.50", "<TotMntTotal>1830.51"},
 		{"amount to pay off", ticket, "<TotMntPagar>1830.50", "<TotMntPagar>1830.49"},
@@ -152,6 +175,12 @@ func TestValidatorRefusesBadCFE(t *testing.T) {
 		{"TpoCambio with 4 decimals", factura, "<TotTpoCambio>40.123", "<TotTpoCambio>40.1234"},
 		{"RUT check digit", factura, "210000000019", "210000000018"},
 		{"e-Factura to a CI", factura, "<RcpTipoDocRecep>2", "<RcpTipoDocRecep>3"},
+		{"above the UI threshold without a buyer", ticket, "<CFEAcimaUI>N", "<CFEAcimaUI>S"},
+		{"above the UI threshold, buyer without a number", big, "<RcpDocRecep>19119365</RcpDocRecep>", ""},
+		{"above the UI threshold, passport without country", big,
+			"<RcpTipoDocRecep>3</RcpTipoDocRecep>\n      <RcpCodPaisRecep>UY</RcpCodPaisRecep>", "<RcpTipoDocRecep>5</RcpTipoDocRecep>"},
+		{"CFEAcimaUI neither S nor N", ticket, "<CFEAcimaUI>N", "<CFEAcimaUI>Y"},
+		{"CFEAcimaUI on an e-Factura", factura, "<CFENumReferencia>", "<CFEAcimaUI>N</CFEAcimaUI><CFENumReferencia>"},
 		{"credit note without reference", note, note[strings.Index(note, "    <Referencia>"):strings.Index(note, "  </CFEItem>")], ""},
 	} {
 		if !strings.Contains(c.doc, c.old) {

@@ -77,6 +77,7 @@ type idDoc struct {
 	FchEmis       string `xml:"CFEFchEmis"`
 	MntBruto      int    `xml:"CFEMntBruto"`
 	FmaPago       int    `xml:"CFEFmaPago"`
+	AcimaUI       string `xml:"CFEAcimaUI,omitempty"` // S or N on e-Tickets (acimaUI); left out when not known
 	NumReferencia string `xml:"CFENumReferencia"`
 	Adenda        string `xml:"CFEAdenda"`
 }
@@ -167,6 +168,7 @@ func cfeElement(doc fiscal.Document) (cfe, error) {
 			FchEmis:       doc.IssueDate.Format(dateLayout),
 			MntBruto:      mntBrutoIVAIncluded,
 			FmaPago:       fmaPagoContado,
+			AcimaUI:       acimaUI(doc.Threshold),
 			NumReferencia: doc.Reference,
 			Adenda:        doc.Addendum,
 		},
@@ -201,6 +203,19 @@ func cfeElement(doc fiscal.Document) (cfe, error) {
 		}}
 	}
 	return cfe{Item: it}, nil
+}
+
+// acimaUI renders an e-Ticket's place against the UI threshold as
+// CFEAcimaUI: S above it, N at or under it, left out when not known (and
+// on e-Facturas, which Validate keeps unknown).
+func acimaUI(t fiscal.Threshold) string {
+	switch t {
+	case fiscal.ThresholdAbove:
+		return "S"
+	case fiscal.ThresholdAtOrUnder:
+		return "N"
+	}
+	return ""
 }
 
 // maxNomItem is the longest item name DGI admits, in characters.

@@ -41,6 +41,7 @@ type cfeItem struct {
 		TipoCFE       string `xml:"CFETipoCFE"`
 		FchEmis       string `xml:"CFEFchEmis"`
 		MntBruto      string `xml:"CFEMntBruto"`
+		AcimaUI       string `xml:"CFEAcimaUI"`
 		NumReferencia string `xml:"CFENumReferencia"`
 		Adenda        string `xml:"CFEAdenda"`
 	} `xml:"IdDoc"`
@@ -171,7 +172,7 @@ func (s *Server) draft(it cfeItem) (Document, error) {
 	}
 	d := Document{
 		Reference: ref, Type: ch.Type, Total: money.FormatMinor(ch.PayMinor), Currency: ch.Currency,
-		Addendum: it.IdDoc.Adenda, IssueDate: date, RefersTo: ch.Refs, ExchangeRate: ch.ExchangeRate,
+		Addendum: it.IdDoc.Adenda, IssueDate: date, RefersTo: ch.Refs, ExchangeRate: ch.ExchangeRate, AcimaUI: ch.AcimaUI,
 	}
 	if err := s.checkRefs(d, ch.PayMinor); err != nil {
 		return Document{}, err

@@ -67,6 +67,7 @@ type Document struct {
 	Total        string        `json:"total"`                   // TotMntPagar with two decimals
 	Currency     string        `json:"currency"`                // TotTpoMoneda
 	ExchangeRate string        `json:"exchange_rate,omitempty"` // TotTpoCambio, absent in UYU
+	AcimaUI      string        `json:"acima_ui,omitempty"`      // CFEAcimaUI: S above the UI threshold, N at or under, absent when not sent
 	Addendum     string        `json:"addendum"`                // CFEAdenda
 	IssueDate    string        `json:"issue_date"`              // CFEFchEmis, YYYY-MM-DD
 	CAEID        string        `json:"cae_id"`                  // CFECAEId

@@ -22,6 +22,7 @@ type Checked struct {
 	Totals       map[string]int64 // each Totales amount sent, by its element name without "Tot"
 	LineCount    int              // TotCantLinDet
 	ReceiverType int              // RcpTipoDocRecep, 0 when there is no Receptor
+	AcimaUI      string           // CFEAcimaUI: S above the UI threshold, N at or under it, empty when not sent
 	Refs         []DocumentRef
 	PayMinor     int64 // TotMntPagar
 }
@@ -37,7 +38,9 @@ type CheckedLine struct {
 // the buyer's RUT or CI check digit, each line's quantity × price, the
 // totals of every rate (net and VAT adding up to the lines, the net being
 // the gross divided by 1 + the rate to the cent), the total, the line count,
-// the amount to pay, and TotTpoCambio exactly when the currency is not UYU.
+// the amount to pay, TotTpoCambio exactly when the currency is not UYU, and
+// CFEAcimaUI (only on e-Tickets; S, above the UI threshold, needs an
+// identified buyer).
 // References of credit notes are checked against the documents issued by
 // Server, not here.
 func ValidateCFE(element []byte) ([]Checked, error) {
@@ -75,6 +78,9 @@ func check(it cfeItem) (Checked, error) {
 		return Checked{}, err
 	}
 	if err := checkReceiver(it, &ch); err != nil {
+		return Checked{}, err
+	}
+	if err := checkAcimaUI(it, &ch); err != nil {
 		return Checked{}, err
 	}
 	if err := checkLines(it, &ch); err != nil {
@@ -134,6 +140,30 @@ func checkReceiver(it cfeItem, ch *Checked) error {
 		return errors.New("a RUT or CI is Uruguayan: RcpCodPaisRecep must be UY")
 	case (ch.Type == 111 || ch.Type == 112) && n != 2:
 		return errors.New("an e-Factura's receiver must be identified by a RUT")
+	}
+	return nil
+}
+
+// checkAcimaUI checks CFEAcimaUI: S or N, sent only on e-Tickets and
+// their notes, and S (above the UI threshold, where DGI requires the buyer
+// identified) only with a Receptor naming its document, and its country
+// outside a RUT or CI. The sandbox cannot tell the flag from the amount,
+// since it knows no UI value.
+func checkAcimaUI(it cfeItem, ch *Checked) error {
+	v := it.IdDoc.AcimaUI
+	ch.AcimaUI = v
+	r := it.Receptor
+	switch {
+	case v == "":
+		return nil
+	case v != "S" && v != "N":
+		return fmt.Errorf("CFEAcimaUI %q: want S or N", v)
+	case ch.Type/10 != 10:
+		return fmt.Errorf("CFEAcimaUI is only for e-Tickets, not type %d", ch.Type)
+	case v == "S" && (r == nil || strings.TrimSpace(r.DocRecep) == ""):
+		return errors.New("an e-Ticket above the UI threshold (CFEAcimaUI S) needs its buyer identified: Receptor with RcpDocRecep")
+	case v == "S" && ch.ReceiverType != 2 && ch.ReceiverType != 3 && strings.TrimSpace(r.CodPaisRecep) == "":
+		return errors.New("an e-Ticket above the UI threshold needs RcpCodPaisRecep for a foreign document")
 	}
 	return nil
 }

@@ -117,7 +117,7 @@ func TestSmallUSDETicketIsIssuedAfter48Polls(t *testing.T) {
 	// USD 100 is UYU 4,012.30; excluding VAT 3,288.77, under 32,061.50.
 	small := env.Record(t, usd("pay-usd-small", 100_00, false))
 	// USD 1,000 excluding VAT is USD 819.67, UYU 32,887.30: over.
-	large := env.Record(t, usd("pay-usd-large", 1_000_00, false))
+	large := env.Record(t, identified(usd("pay-usd-large", 1_000_00, false)))
 	env.Sandbox.SetRule(fiscalsim.AnyReference, fiscalsim.Rule{PendingPolls: -1})
 	w := newWorker(t, env, fast(t), 5*time.Second)
 
@@ -138,7 +138,7 @@ func TestThresholdComparesAmountExcludingVAT(t *testing.T) {
 	t.Parallel()
 	env := invoicertest.New(t)
 	taxed := env.Record(t, invoicertest.Payment("pay-taxed", 35_000_00, false))
-	ev := invoicertest.Payment("pay-exempt", 35_000_00, false)
+	ev := identified(invoicertest.Payment("pay-exempt", 35_000_00, false))
 	ev.Lines[0].Vat = "exempt"
 	exempt := env.Record(t, ev)
 	env.Sandbox.SetRule(fiscalsim.AnyReference, fiscalsim.Rule{PendingPolls: -1})

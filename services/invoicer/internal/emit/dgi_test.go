@@ -40,9 +40,9 @@ func TestPendingDGIIsPolledUntilAuthorized(t *testing.T) {
 func TestSmallETicketIsIssuedAfter48Polls(t *testing.T) {
 	t.Parallel()
 	env := invoicertest.New(t)
-	small := env.Record(t, invoicertest.Payment("pay-small", 1_000_00, false))    // UYU 1,000: well under 5,000 UI
-	large := env.Record(t, invoicertest.Payment("pay-large", 40_000_00, false))   // UYU 40,000: over 5,000 UI at 6.4123
-	factura := env.Record(t, invoicertest.Payment("pay-factura", 1_000_00, true)) // small, but an e-Factura
+	small := env.Record(t, invoicertest.Payment("pay-small", 1_000_00, false))              // UYU 1,000: well under 5,000 UI
+	large := env.Record(t, identified(invoicertest.Payment("pay-large", 40_000_00, false))) // UYU 40,000: over 5,000 UI at 6.4123
+	factura := env.Record(t, invoicertest.Payment("pay-factura", 1_000_00, true))           // small, but an e-Factura
 	env.Sandbox.SetRule(fiscalsim.AnyReference, fiscalsim.Rule{PendingPolls: -1})
 	w := newWorker(t, env, fast(t), 5*time.Second)
 

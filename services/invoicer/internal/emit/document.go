@@ -21,7 +21,8 @@ type hold struct {
 }
 
 // document rebuilds what is sent from d, dated now (the database's time),
-// with the VAT rates of that date and, outside UYU, its exchange rate.
+// with the VAT rates of that date, outside UYU its exchange rate, and an
+// e-Ticket's place against the UI threshold.
 // A credit note needs its invoice
 // authorized first, since it references the invoice's type, series, number
 // and date; it waits for that at most Config.CreditNoteWait, and it never
@@ -51,6 +52,9 @@ func (e *Emitter) document(ctx context.Context, d store.Document, now time.Time)
 			Number: deref(inv.ProviderNumber), Date: deref(inv.IssueDate)}
 	}
 	h, err := e.withRate(ctx, d, &doc)
+	if err == nil && h == (hold{}) {
+		e.placed(ctx, d.ID, &doc)
+	}
 	return doc, h, err
 }
 

@@ -46,16 +46,24 @@ func (e *Emitter) exchangeRate(ctx context.Context, d store.Document, day time.T
 // value on its date. What cannot be known is left zero, which the rule
 // never covers.
 func (e *Emitter) small(ctx context.Context, d store.Document, day time.Time) fiscal.Small {
-	s := fiscal.Small{Type: d.CFEType, ExchangeMilli: 1000}
-	if d.Currency != "UYU" {
-		s.ExchangeMilli = 0
-		if d.ExchangeRateMilli != nil {
-			s.ExchangeMilli = *d.ExchangeRateMilli
-		}
+	doc := fiscal.Document{Type: d.CFEType, Currency: d.Currency, IssueDate: day, Rates: e.vatRates(day)}
+	if d.ExchangeRateMilli != nil {
+		doc.ExchangeRate = *d.ExchangeRateMilli
 	}
-	doc := fiscal.Document{IssueDate: day, Rates: e.vatRates(day)}
 	if err := unmarshalLines(d, &doc); err != nil {
 		return fiscal.Small{}
+	}
+	return e.smallOf(ctx, d.ID, doc)
+}
+
+// smallOf describes doc (document id) for the daily-summary rule and the
+// UI threshold: its amount excluding VAT, its exchange rate (1000 in UYU,
+// zero when not fixed yet) and the UI's value on its date (nil when no
+// source has it).
+func (e *Emitter) smallOf(ctx context.Context, id int64, doc fiscal.Document) fiscal.Small {
+	s := fiscal.Small{Type: doc.Type, ExchangeMilli: 1000}
+	if doc.Currency != "UYU" {
+		s.ExchangeMilli = doc.ExchangeRate
 	}
 	t, err := doc.Totals()
 	if err != nil {
@@ -63,14 +71,24 @@ func (e *Emitter) small(ctx context.Context, d store.Document, day time.Time) fi
 	}
 	s.ExcludingVAT = t.ExcludingVAT
 	if e.cfg.Rates != nil {
-		ui, err := e.cfg.Rates.Rate(ctx, rates.UI, day)
+		ui, err := e.cfg.Rates.Rate(ctx, rates.UI, doc.IssueDate)
 		if err != nil {
-			e.log.Warn("no UI value: the e-Ticket is not treated as small", zap.Int64("document", d.ID), zap.Error(err))
+			e.log.Warn("no UI value for the document's date", zap.Int64("document", id), zap.Error(err))
 			return s
 		}
 		s.UI = ui
 	}
 	return s
+}
+
+// placed sets doc's place against the e-Ticket threshold when doc is an
+// e-Ticket or its credit note whose amount, exchange rate and UI value are
+// known (CFEAcimaUI); otherwise it stays unknown and nothing is said.
+func (e *Emitter) placed(ctx context.Context, id int64, doc *fiscal.Document) {
+	if doc.Type != fiscal.ETicket && doc.Type != fiscal.ETicketCreditNote {
+		return
+	}
+	doc.Threshold = e.cfg.Summary.Place(e.smallOf(ctx, id, *doc))
 }
 
 // vatRates are the VAT rates of Config.VAT on day; zero (the default
