@@ -85,9 +85,19 @@ type intent struct {
 	Status   string            `json:"status"`
 	Metadata map[string]string `json:"metadata"`
 	Created  int64             `json:"created"`
-	Charge   charge            `json:"-"`
-	seq      int
-	notify   string // its events' URL; empty: the server's
+	// Presentment is what the customer was charged when it differs from
+	// Amount and Currency (Adaptive Pricing); nil otherwise.
+	Presentment *presentment `json:"presentment_details,omitempty"`
+	Charge      charge       `json:"-"`
+	seq         int
+	notify      string // its events' URL; empty: the server's
+}
+
+// presentment is Stripe's presentment_details: the amount and currency
+// presented to (and charged to) the customer.
+type presentment struct {
+	Amount   int64  `json:"presentment_amount"`
+	Currency string `json:"presentment_currency"`
 }
 
 // charge is a Charge as onceflow reads it.
@@ -355,6 +365,11 @@ type createRequest struct {
 	Status    string `json:"status"` // default succeeded
 	Silent    bool   `json:"silent"`
 	NotifyURL string `json:"notify_url"`
+	// PresentmentAmount and PresentmentCurrency, when set, are what the
+	// customer was charged (presentment_details), Amount and Currency
+	// staying the merchant's.
+	PresentmentAmount   int64  `json:"presentment_amount"`
+	PresentmentCurrency string `json:"presentment_currency"`
 }
 
 // create makes a PaymentIntent (succeeded unless told) and sends its event.
@@ -381,6 +396,9 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request) {
 		Charge: charge{ID: "ch_" + id[3:], Object: "charge", Amount: req.Amount, Currency: cur, PaymentIntent: id}}
 	if req.OrderID == "" {
 		pi.Metadata = map[string]string{}
+	}
+	if req.PresentmentCurrency != "" {
+		pi.Presentment = &presentment{Amount: req.PresentmentAmount, Currency: strings.ToLower(req.PresentmentCurrency)}
 	}
 	s.intents[id] = pi
 	snapshot := *pi

@@ -35,6 +35,17 @@ type Line struct {
 // the PSP sandbox notified to ingest's webhook, and returns the payment's
 // id.
 func (s *Stack) PayOrder(ctx context.Context, orderID, currency string, lines []Line) (string, error) {
+	total, err := s.Order(ctx, orderID, currency, lines)
+	if err != nil {
+		return "", err
+	}
+	return s.CreatePaymentIn(ctx, orderID, total, currency, s.IngestURL+"/webhooks/dlocal")
+}
+
+// Order creates a customer identified by a CI and its order in currency
+// with lines at ingest, and returns the order's total (not_billable_negative
+// lines subtracted).
+func (s *Stack) Order(ctx context.Context, orderID, currency string, lines []Line) (int64, error) {
 	var customer struct {
 		ID string `json:"id"`
 	}
@@ -44,7 +55,7 @@ func (s *Stack) PayOrder(ctx context.Context, orderID, currency string, lines []
 		"email": "buyer-" + orderID + "@example.com",
 	}, "", &customer)
 	if err != nil {
-		return "", fmt.Errorf("create customer: %w", err)
+		return 0, fmt.Errorf("create customer: %w", err)
 	}
 	var total int64
 	var body []map[string]any
@@ -65,9 +76,9 @@ func (s *Stack) PayOrder(ctx context.Context, orderID, currency string, lines []
 		"merchant_order_id": orderID, "customer_id": customer.ID, "amount_minor": total, "currency": currency, "lines": body,
 	}, "", nil)
 	if err != nil {
-		return "", fmt.Errorf("create order: %w", err)
+		return 0, fmt.Errorf("create order: %w", err)
 	}
-	return s.CreatePaymentIn(ctx, orderID, total, currency, s.IngestURL+"/webhooks/dlocal")
+	return total, nil
 }
 
 // CreatePayment creates a payment in UYU at the PSP sandbox for the
@@ -174,6 +185,11 @@ type Document struct {
 	Number    int    `json:"number"`
 	Status    int    `json:"status"`
 	Addendum  string `json:"addendum"`
+	// Total, Currency and ExchangeRate are TotMntPagar, TotTpoMoneda and
+	// TotTpoCambio (empty in UYU) as sent.
+	Total        string `json:"total"`
+	Currency     string `json:"currency"`
+	ExchangeRate string `json:"exchange_rate"`
 	// Injected marks a document the sandbox made on purpose (a duplicate
 	// fault), not at onceflow's request.
 	Injected bool `json:"injected"`

@@ -48,6 +48,23 @@ func (s *Stack) PayAt(ctx context.Context, psp, orderID string, amountMinor int6
 	return out.id(), nil
 }
 
+// PayStripePresented creates a succeeded Stripe PaymentIntent of
+// amountMinor in currency for the merchant's orderID that the customer
+// paid presentedMinor in presentedCurrency (Adaptive Pricing's
+// presentment_details), notified to the ingest instance at ingest, and
+// returns its id.
+func (s *Stack) PayStripePresented(ctx context.Context, orderID string, amountMinor int64, currency string,
+	presentedMinor int64, presentedCurrency, ingest string) (string, error) {
+	var out objectID
+	err := s.call(ctx, s.PSPURL+"/stripe/sandbox/payment_intents", map[string]any{"amount": amountMinor, "currency": currency,
+		"order_id": orderID, "notify_url": ingest + "/webhooks/stripe",
+		"presentment_amount": presentedMinor, "presentment_currency": presentedCurrency}, &out, nil)
+	if err != nil {
+		return "", fmt.Errorf("create stripe payment: %w", err)
+	}
+	return out.id(), nil
+}
+
 // PaidAt reports whether payment id is paid at psp's sandbox (dLocal PAID,
 // Stripe succeeded, Mercado Pago approved), with the status it has.
 func (s *Stack) PaidAt(ctx context.Context, psp, id string) (bool, string, error) {

@@ -166,14 +166,21 @@ func quote(s string) string {
 	return strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(s)
 }
 
-// payment normalizes a PaymentIntent.
+// payment normalizes a PaymentIntent. One the customer paid in another
+// currency (Adaptive Pricing: presentment_details) was charged that
+// amount and currency, converted from the PaymentIntent's own.
 func payment(pi *stripego.PaymentIntent) psp.Payment {
 	status := paymentStatus(pi.Status)
 	if status == psp.StatusPaid && pi.LatestCharge != nil && pi.LatestCharge.Disputed {
 		status = psp.StatusChargeback
 	}
-	return psp.Payment{ID: pi.ID, Status: status, StatusCode: string(pi.Status), AmountMinor: pi.Amount,
+	p := psp.Payment{ID: pi.ID, Status: status, StatusCode: string(pi.Status), AmountMinor: pi.Amount,
 		Currency: strings.ToUpper(string(pi.Currency)), OrderID: pi.Metadata[OrderKey], Created: time.Unix(pi.Created, 0).UTC()}
+	if pd := pi.PresentmentDetails; pd != nil && pd.PresentmentCurrency != "" && !strings.EqualFold(string(pd.PresentmentCurrency), p.Currency) {
+		p.Conversion = &psp.Conversion{AmountMinor: p.AmountMinor, Currency: p.Currency}
+		p.AmountMinor, p.Currency = pd.PresentmentAmount, strings.ToUpper(string(pd.PresentmentCurrency))
+	}
+	return p
 }
 
 // paymentStatus maps a PaymentIntent status; only succeeded is PAID.

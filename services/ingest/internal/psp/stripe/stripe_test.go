@@ -47,12 +47,19 @@ func TestFetchesFromTheSandbox(t *testing.T) {
 	ctx := context.Background()
 	jpy := post(t, base+"/sandbox/payment_intents", map[string]any{"amount": 500, "currency": "JPY", "order_id": "o-jpy"})["id"].(string)
 	p, err := c.Payment(ctx, jpy)
-	if err != nil || p.Status != psp.StatusPaid || p.AmountMinor != 500 || p.Currency != "JPY" || p.OrderID != "o-jpy" || p.Created.IsZero() {
+	if err != nil || p.Status != psp.StatusPaid || p.AmountMinor != 500 || p.Currency != "JPY" || p.OrderID != "o-jpy" || p.Created.IsZero() || p.Conversion != nil {
 		t.Fatalf("JPY payment = %+v (%v)", p, err)
 	}
 	pending := post(t, base+"/sandbox/payment_intents", map[string]any{"amount": 1250, "currency": "uyu", "order_id": "o-uyu", "status": "processing"})["id"].(string)
 	if p, err := c.Payment(ctx, pending); err != nil || p.Status != psp.StatusPending || p.AmountMinor != 1250 || p.Currency != "UYU" {
 		t.Fatalf("processing payment = %+v (%v)", p, err)
+	}
+	// Adaptive Pricing: a UYU PaymentIntent the customer paid USD 100.00 for.
+	presented := post(t, base+"/sandbox/payment_intents", map[string]any{"amount": 401230, "currency": "uyu", "order_id": "o-fx",
+		"presentment_amount": 10000, "presentment_currency": "usd"})["id"].(string)
+	if p, err := c.Payment(ctx, presented); err != nil || p.AmountMinor != 10000 || p.Currency != "USD" ||
+		p.Conversion == nil || *p.Conversion != (psp.Conversion{AmountMinor: 401230, Currency: "UYU"}) {
+		t.Fatalf("presented payment = %+v %+v (%v), want charged USD 100.00 converted from UYU 4,012.30", p, p.Conversion, err)
 	}
 	ref := post(t, base+"/sandbox/payment_intents/"+jpy+"/refund", map[string]any{"amount": 200})["id"].(string)
 	if r, err := c.Refund(ctx, ref); err != nil || r.Status != psp.StatusSuccess || r.AmountMinor != 200 || r.PaymentID != jpy || r.Currency != "JPY" {
