@@ -111,6 +111,7 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("POST /sandbox/subscriptions", s.subscribe)
 	s.mux.HandleFunc("POST /sandbox/subscriptions/{id}/execute", s.execute)
 	s.mux.HandleFunc("POST /sandbox/subscriptions/{id}/executions/{execution_id}/notify", s.resendExecution)
+	s.mux.HandleFunc("POST /sandbox/subscriptions/{id}/executions/{execution_id}/status", s.forceExecutionStatus)
 	s.mux.HandleFunc("POST /sandbox/payments/{id}/notify", s.resendPayment)
 	s.mux.HandleFunc("POST /sandbox/refunds/{id}/notify", s.resendRefund)
 	s.mux.HandleFunc("POST /sandbox/payments/{id}/status", s.forceStatus)

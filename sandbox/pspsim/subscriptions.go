@@ -139,8 +139,9 @@ func (s *Server) subscribe(w http.ResponseWriter, r *http.Request) {
 	server.WriteJSON(w, http.StatusOK, out)
 }
 
-// executeRequest chooses a period's outcome: COMPLETED (the default) or
-// DECLINED.
+// executeRequest chooses a period's outcome: COMPLETED (the default),
+// DECLINED, or PENDING (a charge awaiting approval, completed later with
+// POST /sandbox/subscriptions/{id}/executions/{execution_id}/status).
 type executeRequest struct {
 	Status string `json:"status"`
 }
@@ -157,7 +158,7 @@ func (s *Server) execute(w http.ResponseWriter, r *http.Request) {
 	if req.Status == "" {
 		req.Status = execCompleted
 	}
-	if req.Status != execCompleted && req.Status != execDeclined {
+	if req.Status != execCompleted && req.Status != execDeclined && req.Status != execPending {
 		writeError(w, invalidParam("status"))
 		return
 	}
@@ -324,6 +325,35 @@ func (s *Server) resendExecution(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.resend(w, r, "execution", e.ID, s.target(e.Subscription.Plan.NotificationURL), e)
+}
+
+// executionStatusRequest moves an execution to Status, notified unless
+// Silent (a notification lost for good).
+type executionStatusRequest struct {
+	Status string `json:"status"`
+	Silent bool   `json:"silent"`
+}
+
+// forceExecutionStatus answers
+// POST /sandbox/subscriptions/{id}/executions/{execution_id}/status.
+func (s *Server) forceExecutionStatus(w http.ResponseWriter, r *http.Request) {
+	var req executionStatusRequest
+	if !readJSON(w, r, &req) {
+		return
+	}
+	if req.Status != execCompleted && req.Status != execDeclined && req.Status != execPending {
+		writeError(w, invalidParam("status"))
+		return
+	}
+	e, ok := s.setExecutionStatus(parseID(r.PathValue("id")), r.PathValue("execution_id"), req.Status)
+	if !ok {
+		writeError(w, errExecutionNotFound)
+		return
+	}
+	server.WriteJSON(w, http.StatusOK, e)
+	if !req.Silent {
+		s.notifyExecution(e)
+	}
 }
 
 // parseID reads a numeric id, 0 (no object) when it is not one.
