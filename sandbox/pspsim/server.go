@@ -57,6 +57,12 @@ type Server struct {
 	mu       sync.Mutex
 	payments map[string]*payment
 	refunds  map[string]*refund
+
+	plans            map[int64]*plan
+	subscriptions    map[int64]*subscription
+	executions       map[string]*execution
+	lastPlan         int64
+	lastSubscription int64
 }
 
 // New returns a Server with no payments, applying Config defaults.
@@ -80,6 +86,10 @@ func New(cfg Config) *Server {
 		mux:      http.NewServeMux(),
 		payments: make(map[string]*payment),
 		refunds:  make(map[string]*refund),
+
+		plans:         make(map[int64]*plan),
+		subscriptions: make(map[int64]*subscription),
+		executions:    make(map[string]*execution),
 		notes: notifier.New(notifier.Config{Faults: cfg.Faults, Schedule: dlocalSchedule,
 			RetryDelay: cfg.RetryDelay, Logger: cfg.Logger}),
 	}
@@ -94,6 +104,14 @@ func (s *Server) routes() {
 	s.mux.Handle("POST /refunds", s.auth(s.createRefund))
 	s.mux.Handle("GET /refunds", s.auth(s.listRefunds))
 	s.mux.Handle("GET /refunds/{id}", s.auth(s.getRefund))
+	s.mux.Handle("POST /v1/subscription/plan", s.auth(s.createPlan))
+	s.mux.Handle("GET /v1/subscription/plan/{plan_id}/subscription/{subscription_id}/execution/all", s.auth(s.listExecutions))
+	s.mux.Handle("PATCH /v1/subscription/plan/{plan_id}/subscription/{subscription_id}/deactivate", s.auth(s.deactivate))
+	s.mux.Handle("GET /v1/subscription/{subscription_id}/execution/{execution_id}", s.auth(s.getExecution))
+	s.mux.HandleFunc("POST /sandbox/subscriptions", s.subscribe)
+	s.mux.HandleFunc("POST /sandbox/subscriptions/{id}/execute", s.execute)
+	s.mux.HandleFunc("POST /sandbox/subscriptions/{id}/executions/{execution_id}/notify", s.resendExecution)
+	s.mux.HandleFunc("POST /sandbox/subscriptions/{id}/executions/{execution_id}/status", s.forceExecutionStatus)
 	s.mux.HandleFunc("POST /sandbox/payments/{id}/notify", s.resendPayment)
 	s.mux.HandleFunc("POST /sandbox/refunds/{id}/notify", s.resendRefund)
 	s.mux.HandleFunc("POST /sandbox/payments/{id}/status", s.forceStatus)
@@ -131,10 +149,14 @@ var (
 	errBadCredentials  = apiError{Status: http.StatusForbidden, Code: 3001, Message: "Invalid credentials"}
 	errPaymentNotFound = apiError{Status: http.StatusNotFound, Code: 4000, Message: "Payment not found"}
 	errRefundNotFound  = apiError{Status: http.StatusNotFound, Code: 4001, Message: "Refund not found"}
-	errInvalidStatus   = apiError{Status: http.StatusBadRequest, Code: 5002, Message: "Invalid transaction status"}
-	errAmountExceeded  = apiError{Status: http.StatusBadRequest, Code: 5007, Message: "Amount exceeded"}
-	errNoNotifyURL     = apiError{Status: http.StatusBadRequest, Code: 5001, Message: "No notification URL", Param: "notification_url"}
-	errInvalidCopies   = apiError{Status: http.StatusBadRequest, Code: 5001, Message: "copies must be 1..100", Param: "copies"}
+	// errSubscriptionNotFound and errExecutionNotFound: codes of ours, as
+	// dLocal's for these objects are unknown.
+	errSubscriptionNotFound = apiError{Status: http.StatusNotFound, Code: 4010, Message: "Subscription not found"}
+	errExecutionNotFound    = apiError{Status: http.StatusNotFound, Code: 4011, Message: "Execution not found"}
+	errInvalidStatus        = apiError{Status: http.StatusBadRequest, Code: 5002, Message: "Invalid transaction status"}
+	errAmountExceeded       = apiError{Status: http.StatusBadRequest, Code: 5007, Message: "Amount exceeded"}
+	errNoNotifyURL          = apiError{Status: http.StatusBadRequest, Code: 5001, Message: "No notification URL", Param: "notification_url"}
+	errInvalidCopies        = apiError{Status: http.StatusBadRequest, Code: 5001, Message: "copies must be 1..100", Param: "copies"}
 )
 
 // apiHandler handles an authenticated request whose body was already read.

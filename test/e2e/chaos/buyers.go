@@ -57,6 +57,7 @@ type plan struct {
 	mismatch    bool // paid at the PSP for another amount than the order's
 	double      bool // the order gets a second PAID payment
 	refuse      bool // the fiscal sandbox refuses its invoice until lifted
+	chargeback  bool // charged back at the PSP once ingest recorded it PAID
 }
 
 func plans(cfg Config) []plan {
@@ -78,6 +79,11 @@ func plans(cfg Config) []plan {
 		p.double = !p.mismatch && faults.Float64() < cfg.DoublePayShare
 		p.refuse = faults.Float64() < cfg.RefuseShare
 		p.refund = p.refund && !p.mismatch && !p.double // their payment waits for an operator
+	}
+	chargebacks := rand.New(rand.NewPCG(cfg.Seed, cfg.Seed+5)) // its own stream: the other draws stay as they were
+	for i := range out {
+		p := &out[i]
+		p.chargeback = chargebacks.Float64() < cfg.ChargebackShare && !p.mismatch && !p.double && !p.refund
 	}
 	return out
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/onceflow/onceflow/provider/fiscal"
@@ -35,6 +36,25 @@ func (r *run) refuse(ctx context.Context, pay string) error {
 	return r.s.Sandbox(ctx, http.MethodPut, "/sandbox/faults/"+ref, map[string]any{"refuse": true})
 }
 
+// chargedBack reports whether the harness charged payment pay back.
+func (r *run) chargedBack(pay string) bool {
+	r.chargebacksMu.Lock()
+	defer r.chargebacksMu.Unlock()
+	return slices.Contains(r.chargebacks, pay)
+}
+
+// chargebacksWithoutCase counts the payments the harness charged back that
+// have no chargeback case at ingest yet, open or closed.
+func (r *run) chargebacksWithoutCase(ctx context.Context) (int, error) {
+	r.chargebacksMu.Lock()
+	ids := slices.Clone(r.chargebacks)
+	r.chargebacksMu.Unlock()
+	var with int
+	err := r.db.QueryRow(ctx, `SELECT count(DISTINCT psp_payment_id) FROM ingest.cases
+		WHERE kind = 'chargeback' AND psp_payment_id = ANY($1)`, ids).Scan(&with)
+	return len(ids) - with, err
+}
+
 // liftRefusal clears the fault on pay's invoice, as the provider's support
 // would once told; an empty rule injects nothing.
 func (r *run) liftRefusal(ctx context.Context, pay string) error {
@@ -60,7 +80,8 @@ func (r *run) openCases(ctx context.Context) ([]caseJSON, error) {
 // through each owning service's admin API: a mismatched payment is
 // accepted as its own sale, a second payment invoiced as a separate sale,
 // an order recorded late re-applied, a rejected document re-issued, a
-// refused one retried after the sandbox's fault is lifted, a parked outbox
+// refused one retried after the sandbox's fault is lifted, a chargeback
+// the harness made acknowledged (its invoice stands), a parked outbox
 // row unparked, a parked receipt replayed, an audit disagreement acknowledged only when the money it
 // names provably has its one valid document. missing_document cases close
 // themselves once the document exists; anything else stays open and fails
@@ -100,6 +121,11 @@ func (r *run) closeCase(ctx context.Context, c caseJSON, docs []stack.Document) 
 			return false, err
 		}
 		return r.resolve(ctx, c, "retry", "the provider's fault was lifted")
+	case "chargeback":
+		if !r.chargedBack(c.PSPPaymentID) {
+			return false, nil // money left that the harness never took back: a person must look
+		}
+		return r.resolve(ctx, c, "acknowledge", "the dispute is handled with the PSP; the invoice stands")
 	case "parked_outbox_row":
 		return r.unpark(ctx, c)
 	case "parked_receipt": // used its attempts while services died; a new failure opens a new case

@@ -26,13 +26,16 @@ type Config struct {
 	// second PAID payment, RefuseShare of invoices are refused by the fiscal
 	// sandbox at every send until the operator lifts the fault. The fiscal
 	// sandbox's FISCAL_REJECT_RATE (in FiscalEnv) has DGI reject documents.
-	MismatchShare, DoublePayShare, RefuseShare float64
-	Concurrency                                int // payments in flight at once
-	Kills                                      int // SIGKILLs, one every KillEvery, each followed by a restart
-	KillEvery                                  time.Duration
-	SQSRestarts                                int // restarts of the SQS emulator (0 or 1); its messages are lost
-	PGRestarts                                 int // crashes of PostgreSQL (0 or 1), each followed by recovery
-	Seed                                       uint64
+	// ChargebackShare of invoiced payments (not refunded) are charged back
+	// at their PSP: each ends in a chargeback case the operator
+	// acknowledges, its invoice kept.
+	MismatchShare, DoublePayShare, RefuseShare, ChargebackShare float64
+	Concurrency                                                 int // payments in flight at once
+	Kills                                                       int // SIGKILLs, one every KillEvery, each followed by a restart
+	KillEvery                                                   time.Duration
+	SQSRestarts                                                 int // restarts of the SQS emulator (0 or 1); its messages are lost
+	PGRestarts                                                  int // crashes of PostgreSQL (0 or 1), each followed by recovery
+	Seed                                                        uint64
 	// PSPEnv and FiscalEnv are the sandboxes' fault settings, as
 	// environment variables (see sandbox/cmd/psp and sandbox/cmd/fiscal).
 	PSPEnv, FiscalEnv []string
@@ -45,7 +48,7 @@ type Config struct {
 func Defaults() Config {
 	return Config{
 		Payments: 1000, PSPs: []string{"dlocal"}, RefundShare: 0.2, PartialShare: 0.3, CompanyShare: 0.3, Concurrency: 8,
-		MismatchShare: 0.01, DoublePayShare: 0.005, RefuseShare: 0.005,
+		MismatchShare: 0.01, DoublePayShare: 0.005, RefuseShare: 0.005, ChargebackShare: 0.005,
 		Kills: 12, KillEvery: 3 * time.Second, SQSRestarts: 1, PGRestarts: 1, Seed: 1,
 		PSPEnv: []string{"PSP_DUPLICATE_RATE=0.2", "PSP_MAX_COPIES=3", "PSP_DELAY_MAX=500ms", "PSP_LOSS_RATE=0.02",
 			"PSP_STALE_RATE=0.05", "PSP_PENDING_FIRST_RATE=0.1", "PSP_PENDING_FOR=1s", "PSP_TIME_SCALE=0.0005"},
@@ -59,6 +62,7 @@ func Defaults() Config {
 // Result is what a run found.
 type Result struct {
 	Payments, Refunds, Documents int // Payments counts second payments too
+	Chargebacks                  int // payments charged back at their PSP, each a chargeback case
 	Duplicates, Missing          int
 	Rejected                     int              // documents DGI rejected: kept, never valid
 	Cases, Closed, Open          int              // cases of every service, at the end

@@ -25,12 +25,12 @@ func (w logWriter) Write(p []byte) (int, error) {
 // over dLocal, Stripe and Mercado Pago, five SIGKILLs, one SQS restart that
 // loses its messages and one PostgreSQL crash, with the default PSP faults
 // in every PSP sandbox and a few of each business fault (mismatched and
-// second payments, rejected and refused invoices).
+// second payments, chargebacks, rejected and refused invoices).
 func ciProfile() Config {
 	cfg := Defaults()
 	cfg.PSPs = stack.PSPs
 	cfg.Payments, cfg.Kills, cfg.KillEvery, cfg.Quiesce = 300, 5, 3*time.Second, 3*time.Minute
-	cfg.MismatchShare, cfg.DoublePayShare, cfg.RefuseShare = 0.02, 0.02, 0.02
+	cfg.MismatchShare, cfg.DoublePayShare, cfg.RefuseShare, cfg.ChargebackShare = 0.02, 0.02, 0.02, 0.02
 	return cfg
 }
 
@@ -50,6 +50,9 @@ func TestChaosCIProfile(t *testing.T) {
 	if res.Payments <= cfg.Payments || res.Cases == 0 || res.Rejected == 0 || res.Kills != cfg.Kills || res.SQSRestarts != 1 || res.PGRestarts != 1 {
 		t.Fatalf("the run did not do what the profile says (second payments, cases, rejections): %s rejected=%d", res, res.Rejected)
 	}
+	if res.Chargebacks == 0 || res.ByAction["chargeback/acknowledge"] != res.Chargebacks {
+		t.Fatalf("chargebacks=%d, cases %v: want some, each a chargeback case the operator acknowledged", res.Chargebacks, res.ByAction)
+	}
 	if res.Documents != res.Payments+res.Refunds {
 		t.Fatalf("documents = %d, want one per payment and refund (%d)", res.Documents, res.Payments+res.Refunds)
 	}
@@ -62,14 +65,14 @@ func TestChaosCIProfile(t *testing.T) {
 
 // The checker can fail: a document planted at the fiscal sandbox behind
 // onceflow's back is a duplicate, one dropped from it is missing, and a
-// case no operator closed (a chargeback, which the harness never closes)
-// is open.
+// case no operator closed (a chargeback of a payment the harness never
+// charged back) is open.
 func TestCheckerCatchesPlantedAndDroppedDocuments(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	cfg := Defaults()
 	cfg.Payments, cfg.RefundShare, cfg.Kills, cfg.SQSRestarts, cfg.PGRestarts = 10, 0, 0, 0, 0
-	cfg.MismatchShare, cfg.DoublePayShare, cfg.RefuseShare = 0, 0, 0
+	cfg.MismatchShare, cfg.DoublePayShare, cfg.RefuseShare, cfg.ChargebackShare = 0, 0, 0, 0
 	cfg.KillEvery, cfg.Dir = 200*time.Millisecond, t.TempDir()
 	tamper := func(ctx context.Context, s *stack.Stack) error {
 		docs, err := s.Documents(ctx)

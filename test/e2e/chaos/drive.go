@@ -60,10 +60,12 @@ func (r *run) payOne(ctx context.Context, i int, p plan) error {
 	}
 	r.add(Source{Key: "payment:" + pay, WantType: docType(p.company, false), PSP: p.psp})
 	r.paid.Add(1)
-	if p.double {
+	switch {
+	case p.double:
 		return r.payAgain(ctx, orderID, pay, p, ingest)
-	}
-	if !p.refund {
+	case p.chargeback:
+		return r.chargeBack(ctx, pay, p)
+	case !p.refund:
 		return nil
 	}
 	return r.refundOne(ctx, i, pay, p, ingest)
@@ -82,6 +84,27 @@ func (r *run) payAgain(ctx context.Context, orderID, first string, p plan, inges
 	}
 	r.add(Source{Key: "payment:" + pay, WantType: docType(p.company, false), PSP: p.psp})
 	r.seconds.Add(1)
+	return nil
+}
+
+// chargeBack has payment pay charged back at its PSP once ingest recorded
+// it PAID (its invoice asked for): ingest opens a chargeback case, found
+// by the notification or, when that is lost, by the poller's search.
+func (r *run) chargeBack(ctx context.Context, pay string, p plan) error {
+	err := stack.WaitFor(ctx, 3*time.Minute, func() (bool, error) {
+		var status string
+		err := r.db.QueryRow(ctx, "SELECT status FROM ingest.payments WHERE id = $1", pay).Scan(&status)
+		return status == "PAID", fmt.Errorf("payment %s is %q at ingest (%v)", pay, status, err)
+	})
+	if err != nil {
+		return err
+	}
+	if err := r.s.ChargebackAt(ctx, p.psp, pay); err != nil {
+		return fmt.Errorf("charge back %s at %s: %w", pay, p.psp, err)
+	}
+	r.chargebacksMu.Lock()
+	r.chargebacks = append(r.chargebacks, pay)
+	r.chargebacksMu.Unlock()
 	return nil
 }
 

@@ -36,6 +36,8 @@ type run struct {
 	seconds            atomic.Int64 // second payments on a paid order
 	refusedMu          sync.Mutex
 	refused            map[string]string // PSP payment id → invoice reference the sandbox refuses
+	chargebacksMu      sync.Mutex
+	chargebacks        []string // PSP payment ids charged back
 	kills, sqsRestarts atomic.Int64
 	pgRestarts         atomic.Int64
 	afterQuiet         func(context.Context, *stack.Stack) error // tests tamper with the result here

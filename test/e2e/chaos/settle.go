@@ -53,15 +53,19 @@ func (r *run) settled(ctx context.Context) (bool, string, error) {
 	if err != nil {
 		return false, "database unreachable", err
 	}
+	uncharged, err := r.chargebacksWithoutCase(ctx)
+	if err != nil {
+		return false, "database unreachable", err
+	}
 	notFinal := 0
 	for _, d := range docs {
 		if d.Status != statusAuthorized && d.Status != statusRejected && !d.Injected {
 			notFinal++
 		}
 	}
-	status := fmt.Sprintf("documents=%d rejected=%d missing=%d not_final=%d outbox_pending=%d cases_open=%d%s",
-		v.Documents, v.Rejected, v.Missing, notFinal, pending, len(left), kinds(left))
-	return v.Missing == 0 && notFinal == 0 && pending == 0 && len(left) == 0, status, nil
+	status := fmt.Sprintf("documents=%d rejected=%d missing=%d not_final=%d outbox_pending=%d chargebacks_without_case=%d cases_open=%d%s",
+		v.Documents, v.Rejected, v.Missing, notFinal, pending, uncharged, len(left), kinds(left))
+	return v.Missing == 0 && notFinal == 0 && pending == 0 && uncharged == 0 && len(left) == 0, status, nil
 }
 
 // kinds lists the open cases' kinds, " (kind=n …)", for the progress line.
@@ -142,6 +146,14 @@ func (r *run) result(ctx context.Context) (Result, error) {
 	}
 	if open > 0 {
 		res.Problems = append(res.Problems, fmt.Sprintf("%d cases still open", open))
+	}
+	uncharged, err := r.chargebacksWithoutCase(ctx)
+	if err != nil {
+		return Result{}, fmt.Errorf("chargebacks: %w", err)
+	}
+	res.Chargebacks = len(r.chargebacks)
+	if uncharged > 0 {
+		res.Problems = append(res.Problems, fmt.Sprintf("%d chargebacks opened no case", uncharged))
 	}
 	if atPSP > 0 { // the run refunds no unmatched payment at the PSP
 		res.Problems = append(res.Problems, fmt.Sprintf("%d cases closed as refunded at the PSP, which refunded none of them", atPSP))

@@ -114,3 +114,18 @@ func (s *Stack) RefundAt(ctx context.Context, psp, id string, amountMinor int64,
 	}
 	return out.id(), nil
 }
+
+// ChargebackAt has payment id charged back at psp's sandbox, which
+// notifies it: dLocal's CHARGEBACK status, a Stripe dispute, Mercado
+// Pago's charged_back.
+func (s *Stack) ChargebackAt(ctx context.Context, psp, id string) error {
+	switch psp {
+	case "dlocal":
+		return s.call(ctx, s.PSPURL+"/sandbox/payments/"+id+"/chargeback", nil, nil, nil)
+	case "stripe":
+		return s.call(ctx, s.PSPURL+"/stripe/sandbox/payment_intents/"+id+"/dispute", nil, nil, nil)
+	case "mercadopago":
+		return s.call(ctx, s.PSPURL+"/mercadopago/sandbox/payments/"+id+"/status", map[string]any{"status": "charged_back"}, nil, nil)
+	}
+	return fmt.Errorf("no PSP %q in the sandbox", psp)
+}

@@ -5,7 +5,6 @@ package app
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -69,11 +68,8 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, ok := scopes[stripe.Name]; ok && cfg.StripeAPIKey == "" {
-		return nil, errors.New("STRIPE_API_KEY: want the Stripe secret key (a webhook source names psp: stripe)")
-	}
-	if _, ok := scopes[mercadopago.Name]; ok && cfg.MercadoPagoAccessToken == "" {
-		return nil, errors.New("MERCADOPAGO_ACCESS_TOKEN: want the Mercado Pago access token (a webhook source names psp: mercadopago)")
+	if err := cfg.ValidatePSPs(scopes); err != nil {
+		return nil, err
 	}
 	byScope, err := pspsByScope(cfg, scopes)
 	if err != nil {

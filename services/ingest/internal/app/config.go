@@ -8,6 +8,9 @@ import (
 	"time"
 
 	"github.com/onceflow/onceflow/pkg/config"
+	"github.com/onceflow/onceflow/services/ingest/internal/psp/dlocal"
+	"github.com/onceflow/onceflow/services/ingest/internal/psp/mercadopago"
+	"github.com/onceflow/onceflow/services/ingest/internal/psp/stripe"
 )
 
 // Config is ingest's configuration, read from the environment. Its own
@@ -113,9 +116,6 @@ func (c Config) Validate() error {
 		bad bool
 		msg string
 	}{
-		{c.DLocalLogin == "", "DLOCAL_LOGIN: want the merchant's dLocal login"},
-		{c.DLocalTransKey == "", "DLOCAL_TRANS_KEY: want the merchant's dLocal trans key"},
-		{c.DLocalSecretKey == "", "DLOCAL_SECRET_KEY: want the merchant's dLocal secret key (it signs API requests)"},
 		{c.Workers < 1, "INGEST_APPLY_WORKERS: want at least 1"},
 		{c.WebhookMaxInFlight < 1, "INGEST_WEBHOOK_MAX_IN_FLIGHT: want at least 1"},
 		{c.ApplyBatch < 1, "INGEST_APPLY_BATCH: want at least 1"},
@@ -145,6 +145,28 @@ func (c Config) Validate() error {
 		{c.MerchantWebhookParallel < 1, "INGEST_MERCHANT_WEBHOOK_PARALLEL: want at least 1"},
 		{c.MerchantWebhookPoll <= 0, "INGEST_MERCHANT_WEBHOOK_POLL_INTERVAL: want a positive duration"},
 		{c.NotificationRetention < 24*time.Hour, "INGEST_NOTIFICATION_RETENTION: want at least 24h (720h by default)"},
+	}
+	for _, ch := range checks {
+		if ch.bad {
+			return errors.New(ch.msg)
+		}
+	}
+	return nil
+}
+
+// ValidatePSPs checks the credentials of the PSPs the webhook sources name
+// (scopes is sources.PSPScopes' answer): a PSP no source names needs none.
+func (c Config) ValidatePSPs(scopes map[string]string) error {
+	named := func(name string) bool { _, ok := scopes[name]; return ok }
+	checks := []struct {
+		bad bool
+		msg string
+	}{
+		{named(dlocal.Name) && c.DLocalLogin == "", "DLOCAL_LOGIN: want the merchant's dLocal login (a webhook source names psp: dlocal)"},
+		{named(dlocal.Name) && c.DLocalTransKey == "", "DLOCAL_TRANS_KEY: want the merchant's dLocal trans key (a webhook source names psp: dlocal)"},
+		{named(dlocal.Name) && c.DLocalSecretKey == "", "DLOCAL_SECRET_KEY: want the merchant's dLocal secret key, which signs API requests (a webhook source names psp: dlocal)"},
+		{named(stripe.Name) && c.StripeAPIKey == "", "STRIPE_API_KEY: want the Stripe secret key (a webhook source names psp: stripe)"},
+		{named(mercadopago.Name) && c.MercadoPagoAccessToken == "", "MERCADOPAGO_ACCESS_TOKEN: want the Mercado Pago access token (a webhook source names psp: mercadopago)"},
 	}
 	for _, ch := range checks {
 		if ch.bad {

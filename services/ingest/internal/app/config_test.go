@@ -8,7 +8,8 @@ import (
 	"github.com/onceflow/onceflow/services/ingest/internal/app"
 )
 
-// required are the settings ingest cannot start without.
+// required are the settings ingest cannot start without when, as without
+// a sources file, it takes dLocal payments.
 var required = map[string]string{"DLOCAL_LOGIN": login, "DLOCAL_TRANS_KEY": transKey, "DLOCAL_SECRET_KEY": secret}
 
 func load(vars map[string]string) (config.Loaded[app.Config], error) {
@@ -61,7 +62,6 @@ func TestBadSettingsNameTheNewVariable(t *testing.T) {
 		{map[string]string{"INGEST_POLL_AFTER": "1h", "POLL_GIVE_UP": "30m"}, "INGEST_POLL_GIVE_UP: want a duration longer than INGEST_POLL_AFTER"},
 		{map[string]string{"RECEIPT_RETENTION": "1h"}, "INGEST_RECEIPT_RETENTION: want at least 24h"},
 		{map[string]string{"PSP_TIMEOUT": "soon"}, "INGEST_PSP_TIMEOUT"},
-		{map[string]string{"DLOCAL_LOGIN": ""}, "DLOCAL_LOGIN: want the merchant's dLocal login"},
 		{map[string]string{"INGEST_MERCHANT_WEBHOOK_URL": "merchant.example.com/hooks", "INGEST_MERCHANT_WEBHOOK_SECRET": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"},
 			"INGEST_MERCHANT_WEBHOOK_URL: want an http:// or https:// URL"},
 		{map[string]string{"INGEST_MERCHANT_WEBHOOK_URL": "https://merchant.example.com/hooks"}, "INGEST_MERCHANT_WEBHOOK_SECRET: want a base64 whsec_ secret"},
@@ -78,5 +78,35 @@ func TestBadSettingsNameTheNewVariable(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: error %v, want one containing %q", tc.vars, err, tc.want)
 		}
+	}
+}
+
+// A PSP's credentials are required only when a webhook source names it:
+// Stripe alone needs no DLOCAL_* settings, and dLocal needs all three.
+func TestPSPCredentialsAreRequiredOnlyForTheNamedPSPs(t *testing.T) {
+	t.Parallel()
+	loaded, err := load(map[string]string{"DLOCAL_LOGIN": "", "DLOCAL_TRANS_KEY": "", "DLOCAL_SECRET_KEY": "", "STRIPE_API_KEY": "sk_test_x"})
+	if err != nil {
+		t.Fatalf("load without DLOCAL_*: %v", err)
+	}
+	c := loaded.Value
+	if err := c.ValidatePSPs(map[string]string{"stripe": "stripe"}); err != nil {
+		t.Errorf("stripe alone: %v, want no error", err)
+	}
+	tests := []struct {
+		scopes map[string]string
+		want   string
+	}{
+		{map[string]string{"stripe": "stripe", "dlocal": "dlocal"}, "DLOCAL_LOGIN: want the merchant's dLocal login (a webhook source names psp: dlocal)"},
+		{map[string]string{"mercadopago": "mp"}, "MERCADOPAGO_ACCESS_TOKEN"},
+	}
+	for _, tc := range tests {
+		if err := c.ValidatePSPs(tc.scopes); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: %v, want an error containing %q", tc.scopes, err, tc.want)
+		}
+	}
+	c.DLocalLogin, c.DLocalSecretKey = login, secret
+	if err := c.ValidatePSPs(map[string]string{"dlocal": "dlocal"}); err == nil || !strings.Contains(err.Error(), "DLOCAL_TRANS_KEY") {
+		t.Errorf("dlocal without a trans key: %v, want DLOCAL_TRANS_KEY named", err)
 	}
 }

@@ -300,3 +300,49 @@ func TestRecurringOrderInvoicesEachCharge(t *testing.T) {
 		t.Fatalf("cases = %d, want none: each charge of a subscription is a sale", n)
 	}
 }
+
+// A dLocal subscription execution notified PENDING whose completion was
+// never notified is re-fetched by the poller by its id (it is a known
+// payment with no final state): one invoice event on the recurring order,
+// no case.
+func TestSubscriptionExecutionCompletedSilentlyThePollerInvoices(t *testing.T) {
+	t.Parallel()
+	e := start(t, "INGEST_POLL_AFTER", "0s", "INGEST_POLL_EVERY", "200ms")
+	auth := http.Header{"Authorization": {"Bearer " + token}}
+	code, body := e.post(e.ingest+"/v1/customers", ana, auth)
+	var c struct{ ID string }
+	if err := json.Unmarshal([]byte(body), &c); code != http.StatusCreated || err != nil {
+		t.Fatalf("create customer: %d %s", code, body)
+	}
+	code, body = e.post(e.ingest+"/v1/orders", map[string]any{"merchant_order_id": "o-plan", "customer_id": c.ID,
+		"amount_minor": 49000, "currency": "UYU", "recurring": true}, auth)
+	if code != http.StatusCreated {
+		t.Fatalf("create recurring order: %d %s", code, body)
+	}
+	code, body = e.post(e.psp+"/v1/subscription/plan", map[string]any{"amount": json.Number("490.00"), "currency": "UYU",
+		"frequency_type": "MONTHLY", "notification_url": e.ingest + "/webhooks/dlocal"}, http.Header{dlocal.HeaderLogin: {login}, dlocal.HeaderTransKey: {transKey}})
+	var plan struct{ ID json.Number }
+	if err := json.Unmarshal([]byte(body), &plan); code != http.StatusOK || err != nil {
+		t.Fatalf("create plan: %d %s", code, body)
+	}
+	var sub struct{ ID json.Number }
+	if code, body = e.post(e.psp+"/sandbox/subscriptions", map[string]any{"plan_id": plan.ID, "external_id": "o-plan"}, nil); code != http.StatusOK {
+		t.Fatalf("subscribe: %d %s", code, body)
+	}
+	_ = json.Unmarshal([]byte(body), &sub)
+	var ex struct{ ID string }
+	if code, body = e.post(e.psp+"/sandbox/subscriptions/"+sub.ID.String()+"/execute", map[string]any{"status": "PENDING"}, nil); code != http.StatusOK {
+		t.Fatalf("execute: %d %s", code, body)
+	}
+	_ = json.Unmarshal([]byte(body), &ex)
+	id := "SUB-" + sub.ID.String() + "-" + ex.ID
+	e.waitCount(1, "SELECT count(*) FROM ingest.payments WHERE id = $1 AND status = 'PENDING'", id)
+	path := "/sandbox/subscriptions/" + sub.ID.String() + "/executions/" + ex.ID + "/status"
+	if code, body = e.post(e.psp+path, map[string]any{"status": "COMPLETED", "silent": true}, nil); code != http.StatusOK {
+		t.Fatalf("complete silently: %d %s", code, body)
+	}
+	e.waitCount(1, "SELECT count(*) FROM ingest.outbox WHERE event_key = $1", "payment:"+id+":paid")
+	if n := e.count("SELECT count(*) FROM ingest.cases"); n != 0 {
+		t.Fatalf("cases = %d, want none", n)
+	}
+}

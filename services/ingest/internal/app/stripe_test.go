@@ -31,15 +31,20 @@ type stripeEnv struct {
 
 func startStripe(t *testing.T, extra ...string) *stripeEnv {
 	t.Helper()
+	return startStripeWith(t, `
+sources:
+  - {name: dlocal, kind: psp, psp: dlocal, login: env:DLOCAL_LOGIN, secrets: [env:DLOCAL_SECRET_KEY]}
+  - {name: stripe, kind: psp, psp: stripe, secrets: [`+stripeRetiredKey+`, `+stripePSPSecret+`]}
+`, extra...)
+}
+
+// startStripeWith is startStripe with the sources file given.
+func startStripeWith(t *testing.T, file string, extra ...string) *stripeEnv {
+	t.Helper()
 	sim := stripesim.New(stripesim.Config{APIKey: stripeAPIKey, WebhookSecret: stripePSPSecret})
 	srv := httptest.NewServer(sim)
 	t.Cleanup(srv.Close)
 	path := filepath.Join(t.TempDir(), "sources.yaml")
-	file := `
-sources:
-  - {name: dlocal, kind: psp, psp: dlocal, login: env:DLOCAL_LOGIN, secrets: [env:DLOCAL_SECRET_KEY]}
-  - {name: stripe, kind: psp, psp: stripe, secrets: [` + stripeRetiredKey + `, ` + stripePSPSecret + `]}
-`
 	if err := os.WriteFile(path, []byte(file), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -88,6 +93,19 @@ func TestStripePaidRefundOutOfOrderChargeback(t *testing.T) {
 	if n := s.count("SELECT count(*) FROM ingest.outbox"); n != 2 {
 		t.Fatalf("outbox rows = %d, want 2 (one invoice, one credit note)", n)
 	}
+}
+
+// A merchant who takes Stripe alone sets no DLOCAL_* setting: ingest starts
+// and a paid PaymentIntent is one invoice event.
+func TestStripeAloneNeedsNoDLocalSettings(t *testing.T) {
+	t.Parallel()
+	s := startStripeWith(t, `
+sources:
+  - {name: stripe, kind: psp, psp: stripe, secrets: [`+stripePSPSecret+`]}
+`, "DLOCAL_LOGIN", "", "DLOCAL_TRANS_KEY", "", "DLOCAL_SECRET_KEY", "")
+	s.order("o-st-alone", 2500)
+	pi := s.sandbox("/sandbox/payment_intents", map[string]any{"amount": 2500, "currency": "UYU", "order_id": "o-st-alone"})
+	s.waitCount(1, "SELECT count(*) FROM ingest.outbox WHERE event_key = $1", "payment:"+pi+":paid")
 }
 
 // A Stripe PaymentIntent whose event never came is found by the poller's

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/onceflow/onceflow/pkg/webhooksig"
+	"github.com/onceflow/onceflow/services/ingest/internal/psp/dlocal"
 )
 
 // Kind says what a source's events are and how the worker applies them.
@@ -63,12 +64,14 @@ const maxStatusLength = 32
 // DLocalIdentifier keys a dLocal notification on the object id and its
 // status, since dLocal sends no event id: a retried notification is a
 // duplicate, a new status is a new receipt. A body with payment_id is a
-// refund object.
+// refund object; one with subscription_id is a subscription's execution, a
+// payment keyed on its execution id and normalized status.
 func DLocalIdentifier(_ http.Header, body []byte) (Receipt, error) {
 	var obj struct {
-		ID        string `json:"id"`
-		Status    string `json:"status"`
-		PaymentID string `json:"payment_id"`
+		ID             string          `json:"id"`
+		Status         string          `json:"status"`
+		PaymentID      string          `json:"payment_id"`
+		SubscriptionID json.RawMessage `json:"subscription_id"`
 	}
 	if err := json.Unmarshal(body, &obj); err != nil {
 		return Receipt{}, errors.New("body is not a JSON object")
@@ -79,11 +82,26 @@ func DLocalIdentifier(_ http.Header, body []byte) (Receipt, error) {
 	if !storable(obj.ID) || !storable(obj.Status) {
 		return Receipt{}, errors.New("id or status holds a NUL character")
 	}
+	if len(obj.SubscriptionID) > 0 && string(obj.SubscriptionID) != "null" {
+		return executionReceipt(obj.SubscriptionID, obj.ID, obj.Status)
+	}
 	kind := "payment"
 	if obj.PaymentID != "" {
 		kind = "refund"
 	}
 	return Receipt{DedupeKey: StatusKey(kind, obj.ID, obj.Status), EventID: obj.ID, EventType: kind}, nil
+}
+
+// executionReceipt is the receipt of execution id of subscription sub (a
+// JSON number or string): a payment under the id the dLocal adapter
+// fetches it by, keyed as the poller would key what it finds.
+func executionReceipt(sub json.RawMessage, id, status string) (Receipt, error) {
+	text := strings.Trim(string(sub), `"`)
+	pid, ok := dlocal.ExecutionPaymentID(text, id)
+	if !ok || strings.IndexFunc(text, func(r rune) bool { return r < '0' || r > '9' }) >= 0 || len(pid) > maxIDLength || !storable(pid) {
+		return Receipt{}, errors.New("subscription_id: want the number of the execution's subscription")
+	}
+	return Receipt{DedupeKey: StatusKey("payment", pid, dlocal.ExecutionStatus(status)), EventID: pid, EventType: "payment"}, nil
 }
 
 // StatusKey is the dedupe key of a PSP object (kind "payment" or

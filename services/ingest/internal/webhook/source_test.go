@@ -114,3 +114,35 @@ func TestClipKeepsCharacters(t *testing.T) {
 		}
 	}
 }
+
+// A dLocal subscription execution is a payment keyed on its execution id
+// (under its subscription) and its normalized status, as the poller keys
+// what it finds: COMPLETED and PAID are one key, a stale PENDING another.
+// A refund and a plain payment keep their keys.
+func TestDLocalIdentifierKeysExecutions(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		body, wantKey, wantID, wantType, wantErr string
+	}{
+		{body: `{"id":"ST-12-0","subscription_id":12,"status":"COMPLETED"}`, wantKey: "payment:SUB-12-ST-12-0:PAID", wantID: "SUB-12-ST-12-0", wantType: "payment"},
+		{body: `{"id":"ST-12-0","subscription_id":"12","status":"pending"}`, wantKey: "payment:SUB-12-ST-12-0:PENDING", wantID: "SUB-12-ST-12-0", wantType: "payment"},
+		{body: `{"id":"ST-12-1","subscription_id":12,"status":"DECLINED"}`, wantKey: "payment:SUB-12-ST-12-1:REJECTED", wantID: "SUB-12-ST-12-1", wantType: "payment"},
+		{body: `{"id":"D-4-1","subscription_id":null,"status":"PAID"}`, wantKey: "payment:D-4-1:PAID", wantID: "D-4-1", wantType: "payment"},
+		{body: `{"id":"R-1","payment_id":"D-4-1","status":"SUCCESS"}`, wantKey: "refund:R-1:SUCCESS", wantID: "R-1", wantType: "refund"},
+		{body: `{"id":"ST-1-0","subscription_id":"1-2","status":"COMPLETED"}`, wantErr: "subscription_id"},
+		{body: `{"id":"ST-1-0","subscription_id":{"id":1},"status":"COMPLETED"}`, wantErr: "subscription_id"},
+		{body: `{"id":"ST-1-0","subscription_id":"","status":"COMPLETED"}`, wantErr: "subscription_id"},
+	}
+	for _, c := range cases {
+		got, err := DLocalIdentifier(nil, []byte(c.body))
+		if c.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), c.wantErr) {
+				t.Errorf("%s: %+v, %v; want an error naming %s", c.body, got, err, c.wantErr)
+			}
+			continue
+		}
+		if err != nil || got != (Receipt{DedupeKey: c.wantKey, EventID: c.wantID, EventType: c.wantType}) {
+			t.Errorf("%s: %+v, %v; want key %s, id %s, type %s", c.body, got, err, c.wantKey, c.wantID, c.wantType)
+		}
+	}
+}

@@ -3,7 +3,7 @@
 // SQS, payments and refunds through misbehaving sandboxes, SIGKILLs, an SQS
 // restart that loses its messages and a PostgreSQL crash; then it checks
 // that every payment and refund became exactly one valid document. Business
-// faults (mismatched and second payments, rejected and refused documents)
+// faults (mismatched, second and charged-back payments, rejected and refused documents)
 // become cases, which the harness closes through the admin API as an
 // operator would. It prints one summary line and exits 1 on any duplicate
 // or missing document or open case.
@@ -54,6 +54,7 @@ func main() {
 	}
 	fmt.Printf("chaos: the fiscal sandbox duplicated %d documents on purpose; each was parked and resolved by the operator\n", res.Injected)
 	fmt.Printf("chaos: DGI rejected %d documents (kept, never counted as valid); the operator closed %d of %d cases\n", res.Rejected, res.Closed, res.Cases)
+	fmt.Printf("chaos: %d payments were charged back at their PSP, each a chargeback case\n", res.Chargebacks)
 	fmt.Println("chaos: cases by kind/action:", byAction(res.ByAction))
 	fmt.Println("chaos: by PSP:", byPSP(res.ByPSP))
 	fmt.Println(res)
@@ -73,6 +74,7 @@ func parse(args []string) (chaos.Config, error) {
 	fs.Float64Var(&cfg.CompanyShare, "company-share", cfg.CompanyShare, "share of buyers with a RUT (0-1)")
 	fs.Float64Var(&cfg.MismatchShare, "mismatch-share", cfg.MismatchShare, "share of payments paid at the PSP for another amount than their order's (0-1)")
 	fs.Float64Var(&cfg.DoublePayShare, "double-pay-share", cfg.DoublePayShare, "share of orders that get a second PAID payment (0-1)")
+	fs.Float64Var(&cfg.ChargebackShare, "chargeback-share", cfg.ChargebackShare, "share of payments charged back at their PSP once invoiced, each a chargeback case the operator acknowledges (0-1)")
 	fs.Float64Var(&cfg.RefuseShare, "refuse-share", cfg.RefuseShare, "share of invoices the fiscal sandbox refuses until the operator lifts the fault (0-1)")
 	fs.IntVar(&cfg.Concurrency, "concurrency", cfg.Concurrency, "payments in flight at once")
 	fs.IntVar(&cfg.Kills, "kills", cfg.Kills, "SIGKILLs of a random service, each followed by a restart")
@@ -109,9 +111,9 @@ func parse(args []string) (chaos.Config, error) {
 	case cfg.Kills < 0 || cfg.KillEvery <= 0:
 		return cfg, fmt.Errorf("-kills: want 0 or more; -kill-every: want a positive duration")
 	}
-	for _, share := range []float64{cfg.RefundShare, cfg.PartialShare, cfg.CompanyShare, cfg.MismatchShare, cfg.DoublePayShare, cfg.RefuseShare} {
+	for _, share := range []float64{cfg.RefundShare, cfg.PartialShare, cfg.CompanyShare, cfg.MismatchShare, cfg.DoublePayShare, cfg.RefuseShare, cfg.ChargebackShare} {
 		if share < 0 || share > 1 {
-			return cfg, fmt.Errorf("-refund-share, -partial-share, -company-share, -mismatch-share, -double-pay-share, -refuse-share: want 0 to 1")
+			return cfg, fmt.Errorf("-refund-share, -partial-share, -company-share, -mismatch-share, -double-pay-share, -refuse-share, -chargeback-share: want 0 to 1")
 		}
 	}
 	for _, kv := range append(cfg.PSPEnv, cfg.FiscalEnv...) {

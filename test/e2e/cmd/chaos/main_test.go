@@ -23,3 +23,15 @@ func TestParsePSPs(t *testing.T) {
 		}
 	}
 }
+
+// -chargeback-share sets the share of payments charged back, and a share
+// outside 0 to 1 is refused naming it.
+func TestParseChargebackShare(t *testing.T) {
+	cfg, err := parse([]string{"-chargeback-share", "0.05"})
+	if err != nil || cfg.ChargebackShare != 0.05 {
+		t.Fatalf("chargeback share = %v (%v), want 0.05", cfg.ChargebackShare, err)
+	}
+	if _, err := parse([]string{"-chargeback-share", "1.5"}); err == nil || !strings.Contains(err.Error(), "-chargeback-share") {
+		t.Errorf("-chargeback-share 1.5: %v, want an error naming it", err)
+	}
+}

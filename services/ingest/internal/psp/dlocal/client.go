@@ -1,7 +1,7 @@
 // Package dlocal is ingest's adapter for dLocal's Payins API
-// (docs/wire-dlocalsig.md): it re-fetches payments and refunds, because a
-// webhook body is only a hint, finds an order's payments and lists a
-// period's. dLocal's statuses are already the normalized ones of package
+// (docs/wire-dlocal.md): it re-fetches payments, refunds and subscription
+// executions, because a webhook body is only a hint, finds an order's
+// payments and lists a period's. dLocal's payment statuses are already the normalized ones of package
 // psp.
 package dlocal
 
@@ -50,9 +50,13 @@ func New(cfg Config, hc *http.Client) *Client {
 // Name is "dlocal".
 func (c *Client) Name() string { return Name }
 
-// Payment fetches a payment. A missing payment is errkind.NotFound; a PSP
-// that is down or answers 5xx is errkind.Unavailable.
+// Payment fetches a payment, or a subscription's execution when id is one
+// (ExecutionPaymentID). A missing payment is errkind.NotFound; a PSP that
+// is down or answers 5xx is errkind.Unavailable.
 func (c *Client) Payment(ctx context.Context, id string) (psp.Payment, error) {
+	if sub, exec, ok := parseExecutionID(id); ok {
+		return c.execution(ctx, id, sub, exec)
+	}
 	var w wire
 	if err := c.get(ctx, "/payments/"+url.PathEscape(id), &w); err != nil {
 		return psp.Payment{}, fmt.Errorf("fetch payment: %w", err)

@@ -88,11 +88,11 @@ func create(t *testing.T, base, path, body string) string {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	var out struct{ ID string }
-	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || out.ID == "" || resp.StatusCode != http.StatusOK {
+	var out struct{ ID json.RawMessage } // a string, or a number (a plan)
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || len(out.ID) == 0 || resp.StatusCode != http.StatusOK {
 		t.Fatalf("create %s: %d %v", path, resp.StatusCode, err)
 	}
-	return out.ID
+	return strings.Trim(string(out.ID), `"`)
 }
 
 // A payment the PSP charged in another currency carries what it converted
@@ -161,3 +161,43 @@ func TestFindsAndListsPaymentsAtTheSandbox(t *testing.T) {
 // pageSizeForTest is the sandbox's page size: that many payments more than
 // two make the listing take a second page.
 const pageSizeForTest = 100
+
+// Against the sandbox: a subscription's execution is fetched by the
+// payment id ingest records it under, as a PAID payment of the order the
+// buyer subscribed with; an id of no execution is NotFound.
+func TestFetchesASubscriptionExecution(t *testing.T) {
+	sb := pspsim.New(pspsim.Config{Login: "l", TransKey: "t", SecretKey: "s"})
+	srv := httptest.NewServer(sb)
+	defer srv.Close()
+	defer sb.Close()
+	c := New(Config{BaseURL: srv.URL, Login: "l", TransKey: "t", SecretKey: "s"}, http.DefaultClient)
+	var plan, sub struct{ ID json.Number }
+	post := func(path, body string, out any) {
+		t.Helper()
+		resp, err := http.Post(srv.URL+path, "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		if err := json.NewDecoder(resp.Body).Decode(out); err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("%s: %d %v", path, resp.StatusCode, err)
+		}
+	}
+	plan.ID = json.Number(create(t, srv.URL, "/v1/subscription/plan", `{"amount":490.00,"currency":"UYU","frequency_type":"MONTHLY"}`))
+	post("/sandbox/subscriptions", `{"plan_id":`+plan.ID.String()+`,"external_id":"o-sub"}`, &sub)
+	var ex struct{ ID string }
+	post("/sandbox/subscriptions/"+sub.ID.String()+"/execute", "", &ex)
+	id, ok := ExecutionPaymentID(sub.ID.String(), ex.ID)
+	if !ok {
+		t.Fatalf("no payment id for execution %s of %s", ex.ID, sub.ID)
+	}
+	p, err := c.Payment(context.Background(), id)
+	if err != nil || p.ID != id || p.Status != psp.StatusPaid || p.StatusCode != "COMPLETED" || p.AmountMinor != 49000 ||
+		p.Currency != "UYU" || p.OrderID != "o-sub" || p.Created.IsZero() {
+		t.Fatalf("execution as a payment: %+v (%v)", p, err)
+	}
+	missing, _ := ExecutionPaymentID(sub.ID.String(), "ST-none")
+	if _, err := c.Payment(context.Background(), missing); errkind.Of(err) != errkind.NotFound {
+		t.Fatalf("an unknown execution: %v, want NotFound", err)
+	}
+}

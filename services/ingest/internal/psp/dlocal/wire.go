@@ -57,6 +57,7 @@ func (c *code) UnmarshalJSON(b []byte) error {
 var dateLayouts = []string{
 	"2006-01-02T15:04:05.000-0700", "2006-01-02T15:04:05-0700",
 	time.RFC3339Nano, "2006-01-02T15:04:05.000Z07:00", "2006-01-02 15:04:05",
+	"2006-01-02T15:04:05", // a subscription execution's created_at, read as UTC
 }
 
 // parseDate reads a dLocal date in any of its shapes; empty is the zero time.
