@@ -151,26 +151,8 @@ func (w wire) payment() (psp.Payment, error) {
 	if err != nil {
 		return psp.Payment{}, err
 	}
-	conv, err := w.conversion()
-	if err != nil {
-		return psp.Payment{}, err
-	}
 	return psp.Payment{ID: w.ID, Status: strings.ToUpper(w.Status), StatusCode: string(w.StatusCode), AmountMinor: amount,
-		Currency: strings.ToUpper(w.Currency), OrderID: w.OrderID, Created: created, Conversion: conv}, nil
-}
-
-// conversion reads the amount and currency the payment was asked for, when
-// the PSP reports one other than the charged currency.
-func (w wire) conversion() (*psp.Conversion, error) {
-	cur := strings.ToUpper(strings.TrimSpace(w.OrderCurrency))
-	if cur == "" || cur == strings.ToUpper(w.Currency) {
-		return nil, nil
-	}
-	amount, err := money.ParseMinor(w.OrderAmount.String())
-	if err != nil {
-		return nil, errkind.Wrap(errkind.Unavailable, err, "order_amount")
-	}
-	return &psp.Conversion{AmountMinor: amount, Currency: cur}, nil
+		Currency: strings.ToUpper(w.Currency), OrderID: w.OrderID, Created: created}, nil
 }
 
 // decode reads the amount into minor units and the creation date, and

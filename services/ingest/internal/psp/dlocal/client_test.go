@@ -95,33 +95,6 @@ func create(t *testing.T, base, path, body string) string {
 	return strings.Trim(string(out.ID), `"`)
 }
 
-// A payment the PSP charged in another currency carries what it converted
-// from; one charged as asked carries no conversion.
-func TestPaymentReportsItsConversion(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body := `{"id":"P-1","status":"PAID","status_code":"200","amount":2005.75,"currency":"UYU","order_id":"o-1",` +
-			`"created_date":"2026-12-01T10:00:00.000+0000","order_amount":49.99,"order_currency":"usd"}`
-		if strings.HasSuffix(r.URL.Path, "/P-2") {
-			body = `{"id":"P-2","status":"PAID","status_code":"200","amount":49.99,"currency":"USD","order_id":"o-2",` +
-				`"created_date":"2026-12-01T10:00:00.000+0000","order_amount":49.99,"order_currency":"USD"}`
-		}
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write([]byte(body))
-	}))
-	defer srv.Close()
-	c := New(Config{BaseURL: srv.URL, Login: "l", TransKey: "t", SecretKey: "s"}, srv.Client())
-	p, err := c.Payment(context.Background(), "P-1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if p.AmountMinor != 2_005_75 || p.Currency != "UYU" || p.Conversion == nil || *p.Conversion != (psp.Conversion{AmountMinor: 49_99, Currency: "USD"}) {
-		t.Fatalf("payment %+v conversion %+v", p, p.Conversion)
-	}
-	if p, err := c.Payment(context.Background(), "P-2"); err != nil || p.Conversion != nil {
-		t.Fatalf("payment charged as asked: %+v, %v; want no conversion", p, err)
-	}
-}
-
 // Against the sandbox: an order's payments are found by its reference, and
 // a period's are listed across pages, oldest first.
 func TestFindsAndListsPaymentsAtTheSandbox(t *testing.T) {

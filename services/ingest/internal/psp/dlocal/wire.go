@@ -21,11 +21,6 @@ type wire struct {
 	Currency    string      `json:"currency"`
 	OrderID     string      `json:"order_id"`
 	CreatedDate string      `json:"created_date"`
-	// OrderAmount and OrderCurrency, when the PSP charged amount/currency
-	// converted from another currency, are what it was asked for (field
-	// names assumed, see docs/cfe.md "Charged in another currency").
-	OrderAmount   json.Number `json:"order_amount"`
-	OrderCurrency string      `json:"order_currency"`
 }
 
 // code is a status code sent as a JSON string or number.
