@@ -122,3 +122,94 @@ func TestEveryMetricIsDocumented(t *testing.T) {
 		t.Fatalf("found %d metric names in the services, want the lot", found)
 	}
 }
+
+// guardOf names, for each gauge an alert reads, the series whose absent()
+// pages when the gauge is gone: the gauge itself, or one that the same read
+// (or the same scrape, when a failed read fails the whole scrape) exports.
+var guardOf = map[string]string{
+	// ingest: one scrape; a failed backlog, case or delivery read fails it.
+	"onceflow_ingest_receipts_pending":                          "onceflow_ingest_receipts_pending",
+	"onceflow_ingest_receipts_oldest_pending_timestamp_seconds": "onceflow_ingest_receipts_pending",
+	"onceflow_ingest_merchant_deliveries":                       "onceflow_ingest_receipts_pending",
+	// the relay: the gauges its processes set; backlog ones on the leader.
+	"onceflow_relay_is_leader":    "onceflow_relay_is_leader",
+	"onceflow_relay_parked_rows":  "onceflow_relay_is_leader",
+	"onceflow_relay_pending_rows": "onceflow_relay_is_leader",
+	"onceflow_relay_shards_held":  "onceflow_relay_is_leader",
+	"onceflow_relay_shards":       "onceflow_relay_is_leader",
+	// the invoicer's document read (pkg/scrapecache).
+	"onceflow_invoicer_documents_due":             "onceflow_invoicer_documents_due",
+	"onceflow_invoicer_needs_attention_documents": "onceflow_invoicer_documents_due",
+	"onceflow_invoicer_oldest_due_seconds":        "onceflow_invoicer_documents_due",
+	// the reconciler: a failed findings read fails its scrape.
+	"onceflow_reconciler_last_run_timestamp_seconds": "onceflow_reconciler_last_run_timestamp_seconds",
+	"onceflow_reconciler_findings_open":              "onceflow_reconciler_last_run_timestamp_seconds",
+	"onceflow_dead_letter_messages":                  "onceflow_dead_letter_messages",
+	// every service's case read, which the invoicer lets fail alone.
+	"onceflow_cases_open":                   "onceflow_cases_open",
+	"onceflow_case_oldest_open_age_seconds": "onceflow_cases_open",
+}
+
+// Every gauge an alert reads, directly or through a recording rule, has a
+// guard: an alert on absent() of its series or of one that vanishes with it.
+// (Counters and histograms are read through rate() or increase(), where no
+// series means nothing happened; their service's guard covers it being gone.)
+func TestEveryAlertedGaugeHasAnAbsentGuard(t *testing.T) {
+	var rules ruleFile
+	if err := yaml.UnmarshalStrict([]byte(readRepoFile(t, "deploy/prometheus/alerts.yaml")), &rules); err != nil {
+		t.Fatal(err)
+	}
+	gauges := documentedGauges(readRepoFile(t, "docs/metrics.md"))
+	records := map[string]string{}
+	guarded := map[string]bool{}
+	for _, g := range rules.Groups {
+		for _, r := range g.Rules {
+			if r.Record != "" {
+				records[r.Record] = r.Expr
+			}
+			for _, m := range regexp.MustCompile(`absent\((onceflow_[a-z_]+)`).FindAllStringSubmatch(r.Expr, -1) {
+				if r.Alert != "" {
+					guarded[m[1]] = true
+				}
+			}
+		}
+	}
+	checked := 0
+	for _, g := range rules.Groups {
+		for _, r := range g.Rules {
+			if r.Alert == "" {
+				continue
+			}
+			expr := r.Expr
+			for name, e := range records {
+				if strings.Contains(r.Expr, name) {
+					expr += " " + e
+				}
+			}
+			for _, m := range metricName.FindAllString(expr, -1) {
+				if !gauges[m] {
+					continue
+				}
+				checked++
+				guard, ok := guardOf[m]
+				if !ok {
+					t.Errorf("%s reads gauge %s, which has no guard in guardOf: add an absent() alert that pages when it vanishes", r.Alert, m)
+				} else if !guarded[guard] {
+					t.Errorf("%s reads gauge %s, whose guard series %s no alert takes absent() of", r.Alert, m, guard)
+				}
+			}
+		}
+	}
+	if checked < 10 {
+		t.Fatalf("checked %d gauge reads, want the lot", checked)
+	}
+}
+
+// documentedGauges are the metrics docs/metrics.md's table types as gauges.
+func documentedGauges(doc string) map[string]bool {
+	out := map[string]bool{}
+	for _, m := range regexp.MustCompile("(?m)^\\| `(onceflow_[a-z_]+)` \\| gauge \\|").FindAllStringSubmatch(doc, -1) {
+		out[m[1]] = true
+	}
+	return out
+}
