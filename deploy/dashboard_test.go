@@ -6,6 +6,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -29,7 +31,65 @@ type panel struct {
 	} `json:"targets"`
 }
 
-var histSuffixes = []string{"_bucket", "_sum", "_count"}
+var (
+	histSuffixes = []string{"_bucket", "_sum", "_count"}
+	byClause     = regexp.MustCompile(`\b(?:by|without)\s*\(([^)]*)\)`)
+	selector     = regexp.MustCompile(`(onceflow_[a-z_]+)\{([^}]*)\}`)
+	matcherLabel = regexp.MustCompile(`([a-zA-Z_][a-zA-Z0-9_]*)\s*(?:=~|!~|!=|=)`)
+	// scrapeLabels are the labels Prometheus adds to every series.
+	scrapeLabels = []string{"job", "instance", "pod", "namespace", "service"}
+)
+
+// documentedLabels returns, for each metric of docs/metrics.md's table, the
+// labels its labels column names.
+func documentedLabels(doc string) map[string][]string {
+	out := map[string][]string{}
+	row := regexp.MustCompile("(?m)^\\| `(onceflow_[a-z_]+)` \\| [a-z]+ \\| ([^|]*) \\|")
+	for _, m := range row.FindAllStringSubmatch(doc, -1) {
+		var labels []string
+		for _, l := range strings.Split(m[2], ",") {
+			if l = strings.TrimSpace(l); l != "" {
+				labels = append(labels, l)
+			}
+		}
+		out[m[1]] = labels
+	}
+	return out
+}
+
+// checkLabels returns an error for a label the query groups by or matches
+// on that none of its metrics has (le for a histogram's buckets; the labels
+// a scrape adds are allowed everywhere).
+func checkLabels(expr string, labels map[string][]string) error {
+	known := slices.Clone(scrapeLabels)
+	for _, name := range metricName.FindAllString(expr, -1) {
+		base := name
+		for _, s := range histSuffixes {
+			if b, ok := strings.CutSuffix(name, s); ok && labels[b] != nil {
+				base = b
+			}
+		}
+		known = append(known, labels[base]...)
+		if strings.HasSuffix(name, "_bucket") {
+			known = append(known, "le")
+		}
+	}
+	var used []string
+	for _, m := range byClause.FindAllStringSubmatch(expr, -1) {
+		used = append(used, strings.Split(m[1], ",")...)
+	}
+	for _, m := range selector.FindAllStringSubmatch(expr, -1) {
+		for _, l := range matcherLabel.FindAllStringSubmatch(m[2], -1) {
+			used = append(used, l[1])
+		}
+	}
+	for _, l := range used {
+		if l = strings.TrimSpace(l); l != "" && !slices.Contains(known, l) {
+			return fmt.Errorf("uses label %s, which none of its metrics has in docs/metrics.md", l)
+		}
+	}
+	return nil
+}
 
 // dashboardMetric returns the documented metric an expression's name stands
 // for: the name itself, or a histogram's with its _bucket, _sum or _count
@@ -103,8 +163,9 @@ func parseQueries(t *testing.T, exprs []string) error {
 	return nil
 }
 
-// The dashboard's every query is valid PromQL (promtool parses it) and reads
-// only metrics docs/metrics.md documents and the code registers, and it
+// The dashboard's every query is valid PromQL (promtool parses it), reads
+// only metrics docs/metrics.md documents and the code registers, and groups
+// and matches only on labels they have; and it
 // covers the four stages, their latency and the end-to-end one, the cases,
 // the provider and the dead-letter queues.
 func TestDashboardQueriesDocumentedMetrics(t *testing.T) {
@@ -115,6 +176,7 @@ func TestDashboardQueriesDocumentedMetrics(t *testing.T) {
 	}
 	doc := readRepoFile(t, "docs/metrics.md")
 	code := codeMetrics(t)
+	labels := documentedLabels(doc)
 	used := map[string]bool{}
 	ids := map[int]bool{}
 	var exprs []string
@@ -131,6 +193,9 @@ func TestDashboardQueriesDocumentedMetrics(t *testing.T) {
 			}
 			for _, q := range p.Targets {
 				exprs = append(exprs, q.Expr)
+				if err := checkLabels(q.Expr, labels); err != nil {
+					t.Errorf("panel %q query %s: %v: %s", p.Title, q.RefID, err, q.Expr)
+				}
 				ms, err := checkExpr(q.Expr, doc, code)
 				if err != nil {
 					t.Errorf("panel %q query %s: %v: %s", p.Title, q.RefID, err, q.Expr)
@@ -160,7 +225,8 @@ func TestDashboardQueriesDocumentedMetrics(t *testing.T) {
 
 // The query checks catch what they claim to: a typo in a metric, a suffix
 // on a metric that is not a histogram, a documented metric no code
-// registers, no metric at all; and PromQL that does not parse.
+// registers, no metric at all; a label its metrics lack; and PromQL that
+// does not parse.
 func TestDashboardQueryCheckRejects(t *testing.T) {
 	doc := readRepoFile(t, "docs/metrics.md") + "\n| `onceflow_only_in_the_docs_total` | counter | | |\n"
 	code := codeMetrics(t)
@@ -174,9 +240,22 @@ func TestDashboardQueryCheckRejects(t *testing.T) {
 			t.Errorf("accepted %s", expr)
 		}
 	}
-	good := `histogram_quantile(0.9, sum by (le) (rate(onceflow_ingest_apply_seconds_bucket{x="(]"}[$__rate_interval])))`
+	good := `histogram_quantile(0.9, sum by (le) (rate(onceflow_ingest_apply_seconds_bucket{pod="(]"}[$__rate_interval])))`
 	if _, err := checkExpr(good, doc, code); err != nil {
 		t.Errorf("refused a good query: %v", err)
+	}
+	labels := documentedLabels(doc)
+	if err := checkLabels(good, labels); err != nil {
+		t.Errorf("refused a good query's labels: %v", err)
+	}
+	for _, expr := range []string{
+		"sum by (queues) (rate(onceflow_relay_published_total[5m]))",
+		`sum(rate(onceflow_invoicer_provider_call_seconds_count{reslt="error"}[5m]))`,
+		"sum by (le) (rate(onceflow_ingest_apply_seconds_count[5m]))",
+	} {
+		if err := checkLabels(expr, labels); err == nil {
+			t.Errorf("accepted the labels of %s", expr)
+		}
 	}
 	if err := parseQueries(t, []string{good}); err != nil {
 		t.Errorf("promtool refused a good query: %v", err)
