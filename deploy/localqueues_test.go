@@ -89,3 +89,36 @@ func TestLocalQueuesMatchTemplate(t *testing.T) {
 		}
 	}
 }
+
+// Every queue name the services default to, and every one the manifests'
+// ConfigMaps set (a *_QUEUE, *_QUEUES or *_ROUTES setting), is a queue
+// deploy/sqs/queues.yaml declares: the template is the one list of queues.
+func TestQueueNamesInSettingsAreDeclared(t *testing.T) {
+	declared := templateQueues(t, loadTemplate(t))
+	queueName := regexp.MustCompile(`onceflow-[a-z]+(?:-[a-z]+)*`)
+	check := func(where, text string) int {
+		n := 0
+		for _, q := range queueName.FindAllString(text, -1) {
+			n++
+			if _, ok := declared[q]; !ok {
+				t.Errorf("%s names queue %s, which deploy/sqs/queues.yaml does not declare", where, q)
+			}
+		}
+		return n
+	}
+	names := 0
+	for _, svc := range []string{"ingest", "relay", "invoicer", "reconciler", "console"} {
+		path := "services/" + svc + "/internal/app/config.go"
+		for _, tag := range regexp.MustCompile(`envDefault:"([^"]*)"`).FindAllStringSubmatch(readRepoFile(t, path), -1) {
+			names += check(path, tag[1])
+		}
+	}
+	if names < 8 {
+		t.Fatalf("found %d queue names in the services' defaults, want the lot", names)
+	}
+	for _, path := range []string{"deploy/base/kustomization.yaml", "deploy/overlays/local/kustomization.yaml", "deploy/overlays/production/kustomization.yaml"} {
+		for _, line := range regexp.MustCompile(`(?m)^.*_(QUEUE|QUEUES|ROUTES)=.*$`).FindAllString(readRepoFile(t, path), -1) {
+			check(path, line)
+		}
+	}
+}

@@ -32,7 +32,8 @@ type queueDef struct {
 
 // wantAccess is who may do what: the least privilege each service needs,
 // read from the code (ingest's notifications receiver, relay routes, the invoicer's consumers and KEDA
-// trigger, the reconciler's dead-letter gauge; the reconciler sends nothing).
+// trigger, the reconciler's dead-letter gauge, the console's board of queue
+// depths; the reconciler and the console send nothing).
 var wantAccess = map[string]map[string][]string{
 	"IngestPolicy": {"sqs:GetQueueUrl": {"onceflow-notifications"}, "sqs:ReceiveMessage": {"onceflow-notifications"},
 		"sqs:DeleteMessage": {"onceflow-notifications"}},
@@ -43,7 +44,13 @@ var wantAccess = map[string]map[string][]string{
 		"sqs:ChangeMessageVisibility": {"onceflow-billing", "onceflow-provider-events"}, "sqs:GetQueueAttributes": {"onceflow-billing"}},
 	"ReconcilerPolicy": {"sqs:GetQueueUrl": {"onceflow-billing-dlq", "onceflow-notifications-dlq", "onceflow-provider-events-dlq"},
 		"sqs:GetQueueAttributes": {"onceflow-billing-dlq", "onceflow-notifications-dlq", "onceflow-provider-events-dlq"}},
+	"ConsolePolicy": {"sqs:GetQueueUrl": allQueues, "sqs:GetQueueAttributes": allQueues},
 }
+
+// allQueues are the three queues and their dead-letter queues, the
+// console's default CONSOLE_QUEUES with each one's -dlq.
+var allQueues = []string{"onceflow-billing", "onceflow-billing-dlq", "onceflow-notifications", "onceflow-notifications-dlq",
+	"onceflow-provider-events", "onceflow-provider-events-dlq"}
 
 func loadTemplate(t *testing.T) cfnTemplate {
 	t.Helper()

@@ -320,12 +320,13 @@ func deref[T any](v *T) any {
 }
 
 // TestServiceAccountsAssumeTheirOwnRoles checks production gives each
-// service's ServiceAccount its own IAM role (IRSA) and local none.
+// service's ServiceAccount, the console's included (its board reads the
+// queues' depths), its own IAM role (IRSA) and local none.
 func TestServiceAccountsAssumeTheirOwnRoles(t *testing.T) {
 	t.Parallel()
 	const annotation = "eks.amazonaws.com/role-arn"
 	forEachOverlay(t, func(t *testing.T, r rendered) {
-		for _, name := range roleOwners {
+		for _, name := range append(slices.Clone(roleOwners), "console") {
 			sa := named[*corev1.ServiceAccount](r, name)
 			if sa == nil {
 				t.Errorf("no ServiceAccount %s", name)

@@ -119,6 +119,15 @@ func Prune(ctx context.Context, q Querier, t Table, cutoff time.Time, limit int)
 	return tag.RowsAffected(), nil
 }
 
+// statsSQL is ReadStats's query: one sub-select per partial index, whose
+// predicates each repeat exactly.
+func statsSQL(t Table) string {
+	pending := t.ident() + ` WHERE published_at IS NULL AND parked_at IS NULL`
+	return `SELECT (SELECT count(*) FROM ` + pending + `),
+  (SELECT count(*) FROM ` + t.ident() + ` WHERE published_at IS NULL AND parked_at IS NOT NULL),
+  coalesce((SELECT min(created_at) FROM ` + pending + `), 'epoch')`
+}
+
 // Stats is a snapshot of an outbox's backlog.
 type Stats struct {
 	Pending int64 // unpublished and not parked, due or backing off
@@ -128,13 +137,12 @@ type Stats struct {
 	OldestPending time.Time
 }
 
-// ReadStats counts the pending and parked rows of t. It reads every
-// unpublished row, which retention and the relay keep few.
+// ReadStats counts the pending and parked rows of t. Each part reads only
+// the unpublished rows, through the partial indexes on the pending ones
+// (outbox_due) and the parked ones (outbox_parked), never the published
+// history retention keeps.
 func ReadStats(ctx context.Context, q Querier, t Table) (Stats, error) {
-	rows, err := q.Query(ctx, `SELECT count(*) FILTER (WHERE parked_at IS NULL),
-  count(*) FILTER (WHERE parked_at IS NOT NULL),
-  coalesce(min(created_at) FILTER (WHERE parked_at IS NULL), 'epoch')
-FROM `+t.ident()+` WHERE published_at IS NULL`)
+	rows, err := q.Query(ctx, statsSQL(t))
 	if err != nil {
 		return Stats{}, fmt.Errorf("read stats %s: %w", t, err)
 	}

@@ -3,8 +3,9 @@
 // servers, and each scrape ran the collector's query; a slow query then
 // timed the scrape out and the series vanished, alerts on them included.
 // A Collector here runs its query at most once per interval, however many
-// scrapes arrive (they share the last answer), and when the query fails it
-// keeps answering with the last good values for a while instead of none.
+// scrapes arrive (they share the last answer) and whether it succeeds or
+// fails, and when the query fails it keeps answering with the last good
+// values for a while instead of none.
 package scrapecache
 
 import (
@@ -40,9 +41,10 @@ type Collector struct {
 	log   *zap.Logger
 	opts  Options
 
-	mu   sync.Mutex // one Read at a time; scrapes meanwhile wait for its answer
-	last []prometheus.Metric
-	at   time.Time // when last was read
+	mu       sync.Mutex // one Read at a time; scrapes meanwhile wait for its answer
+	last     []prometheus.Metric
+	at       time.Time // when last was read
+	failedAt time.Time // when the last Read failed, zero after a success
 }
 
 // New returns a Collector of the metrics descs describes, read by read.
@@ -71,8 +73,9 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 // Collect implements prometheus.Collector: the last answer if it is fresh,
-// else a new read; if that fails, the last answer while it is younger than
-// KeepFor, else nothing.
+// else a new read (unless one failed within Every: a failing query is not
+// retried by every scrape); if that fails, the last answer while it is
+// younger than KeepFor, else nothing.
 func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	for _, m := range c.current() {
 		ch <- m
@@ -86,16 +89,26 @@ func (c *Collector) current() []prometheus.Metric {
 	if c.last != nil && now.Sub(c.at) < c.opts.Every {
 		return c.last
 	}
+	if !c.failedAt.IsZero() && now.Sub(c.failedAt) < c.opts.Every {
+		return c.stale(now)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), c.opts.Timeout)
 	defer cancel()
 	ms, err := c.read(ctx)
 	if err != nil {
+		c.failedAt = now
 		c.log.Warn("collect metrics; serving the last good values", zap.Error(err), zap.Time("read_at", c.at))
-		if now.Sub(c.at) < c.opts.KeepFor {
-			return c.last
-		}
-		return nil
+		return c.stale(now)
 	}
-	c.last, c.at = ms, now
+	c.last, c.at, c.failedAt = ms, now, time.Time{}
 	return ms
+}
+
+// stale is the last good answer while it is younger than KeepFor, else
+// nothing.
+func (c *Collector) stale(now time.Time) []prometheus.Metric {
+	if now.Sub(c.at) < c.opts.KeepFor {
+		return c.last
+	}
+	return nil
 }

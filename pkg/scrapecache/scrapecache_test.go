@@ -64,11 +64,20 @@ func TestCollectorReadsOncePerIntervalAndOutlivesFailures(t *testing.T) {
 	if got := scrape(); got != "onceflow_test_rows 8" {
 		t.Fatalf("a failed read within KeepFor: scrape %q, want the last good value", got)
 	}
-	now = now.Add(time.Minute)
-	if got := scrape(); got != "" {
-		t.Fatalf("a failed read past KeepFor: scrape %q, want no series", got)
+	for range 3 {
+		if got := scrape(); got != "onceflow_test_rows 8" || src.reads != 3 {
+			t.Fatalf("scrapes within the interval after a failed read: %q after %d reads, want the last good value and no new read", got, src.reads)
+		}
 	}
-	if n := testutil.CollectAndCount(c); n != 0 {
-		t.Fatalf("collected %d series, want 0", n)
+	now = now.Add(time.Minute)
+	if got := scrape(); got != "" || src.reads != 4 {
+		t.Fatalf("a failed read past KeepFor: scrape %q after %d reads, want no series from a 4th read", got, src.reads)
+	}
+	if n := testutil.CollectAndCount(c); n != 0 || src.reads != 4 {
+		t.Fatalf("collected %d series after %d reads, want 0 and no new read", n, src.reads)
+	}
+	now, src.err, src.n = now.Add(15*time.Second), nil, 9
+	if got := scrape(); got != "onceflow_test_rows 9" || src.reads != 5 {
+		t.Fatalf("a read that succeeds again: scrape %q after %d reads, want the value from a 5th read", got, src.reads)
 	}
 }

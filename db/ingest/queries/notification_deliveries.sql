@@ -61,8 +61,12 @@ LIMIT @max_rows;
 -- name: DeliveryAttempts :many
 SELECT * FROM ingest.notification_attempts WHERE delivery_id = @delivery_id ORDER BY id;
 
--- name: DeliveryCountByStatus :many
-SELECT status, count(*)::bigint AS deliveries FROM ingest.notification_deliveries GROUP BY status ORDER BY status;
+-- name: DeliveryCountOpen :many
+-- Open deliveries (pending, parked) per status, through the partial index
+-- notification_deliveries_open: the cost follows the open rows, not the
+-- delivered history.
+SELECT status, count(*)::bigint AS deliveries FROM ingest.notification_deliveries
+WHERE status <> 'delivered' GROUP BY status ORDER BY status;
 
 -- name: DeliveryPrune :execrows
 -- Deletes up to max_rows notifications delivered before the cutoff, with

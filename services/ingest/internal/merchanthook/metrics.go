@@ -28,11 +28,13 @@ func newMetrics(reg prometheus.Registerer, st *store.Store) metrics {
 		}),
 	}
 	reg.MustRegister(m.attempts, m.latency, &backlog{store: st, desc: prometheus.NewDesc("onceflow_ingest_merchant_deliveries",
-		"Notifications for the merchant by delivery status (pending, delivered, parked).", []string{"status"}, nil)})
+		"Notifications for the merchant still open, by delivery status (pending, parked).", []string{"status"}, nil)})
 	return m
 }
 
-// backlog exports, at each scrape, how many deliveries are in each status.
+// backlog exports, at each scrape, how many deliveries are pending and
+// parked. Delivered ones are history (the attempts counter's delivered
+// outcome counts them); counting them would read the whole table.
 type backlog struct {
 	store *store.Store
 	desc  *prometheus.Desc
@@ -41,17 +43,17 @@ type backlog struct {
 // Describe implements prometheus.Collector.
 func (b *backlog) Describe(ch chan<- *prometheus.Desc) { ch <- b.desc }
 
-// Collect implements prometheus.Collector with one short query; every
-// status is exported, zero when none is in it.
+// Collect implements prometheus.Collector with one query over the open
+// rows; both statuses are exported, zero when none is in it.
 func (b *backlog) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	counts, err := b.store.DeliveryCounts(ctx)
+	counts, err := b.store.OpenDeliveryCounts(ctx)
 	if err != nil {
 		ch <- prometheus.NewInvalidMetric(b.desc, err)
 		return
 	}
-	for _, s := range []string{store.DeliveryPending, store.DeliveryDelivered, store.DeliveryParked} {
+	for _, s := range []string{store.DeliveryPending, store.DeliveryParked} {
 		ch <- prometheus.MustNewConstMetric(b.desc, prometheus.GaugeValue, float64(counts[s]), s)
 	}
 }

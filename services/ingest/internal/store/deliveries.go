@@ -152,9 +152,10 @@ func (s *Store) Deliveries(ctx context.Context, status string, beforeID int64, m
 	return out, nil
 }
 
-// DeliveryCounts returns how many deliveries are in each status.
-func (s *Store) DeliveryCounts(ctx context.Context) (map[string]int64, error) {
-	rows, err := s.q.DeliveryCountByStatus(ctx)
+// OpenDeliveryCounts returns how many deliveries are pending and parked
+// (statuses without one are absent), reading only the open rows.
+func (s *Store) OpenDeliveryCounts(ctx context.Context) (map[string]int64, error) {
+	rows, err := s.q.DeliveryCountOpen(ctx)
 	if err != nil {
 		return nil, pg.Interpret(err, "count deliveries")
 	}

@@ -4,8 +4,11 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/push"
+	dto "github.com/prometheus/client_model/go"
 	"go.uber.org/zap"
 
 	"github.com/onceflow/onceflow/pkg/config"
@@ -34,7 +37,7 @@ func runOnce(ctx context.Context, getenv config.Getenv, _ []string, stdout io.Wr
 	}
 	defer e.close()
 	sum, err := e.reconciler.Once(ctx)
-	if perr := e.push(ctx, cfg.PushgatewayURL); perr != nil {
+	if perr := pushMetrics(ctx, cfg.PushgatewayURL, e.reg, err == nil); perr != nil {
 		log.Warn("push metrics", zap.Error(perr))
 	}
 	if err != nil {
@@ -44,12 +47,29 @@ func runOnce(ctx context.Context, getenv config.Getenv, _ []string, stdout io.Wr
 	return err
 }
 
-// push sends the run's metrics to the Pushgateway at url
+// pushMetrics sends the run's metrics from g to the Pushgateway at url
 // (RECONCILER_PUSHGATEWAY_URL), when set: a one-off process is gone before
 // Prometheus could scrape it. The manifests run serve, which is scraped.
-func (e *engine) push(ctx context.Context, url string) error {
+// It adds (POST): only the metrics this run has replace the group's, and a
+// failed run leaves out the last-success gauge, so the gateway keeps the
+// time of the last run that succeeded instead of this process's zero.
+func pushMetrics(ctx context.Context, url string, g prometheus.Gatherer, succeeded bool) error {
 	if url == "" {
 		return nil
 	}
-	return push.New(url, "onceflow-reconciler").Gatherer(e.reg).PushContext(ctx)
+	if !succeeded {
+		g = without(g, lastRunMetric)
+	}
+	return push.New(url, "onceflow-reconciler").Gatherer(g).AddContext(ctx)
+}
+
+// lastRunMetric is the gauge a successful run sets.
+const lastRunMetric = "onceflow_reconciler_last_run_timestamp_seconds"
+
+// without is g's metric families but the one called name.
+func without(g prometheus.Gatherer, name string) prometheus.Gatherer {
+	return prometheus.GathererFunc(func() ([]*dto.MetricFamily, error) {
+		mfs, err := g.Gather()
+		return slices.DeleteFunc(mfs, func(mf *dto.MetricFamily) bool { return mf.GetName() == name }), err
+	})
 }

@@ -116,24 +116,28 @@ func (q *Queries) DeliveryClaimDue(ctx context.Context, leaseToken *uuid.UUID, l
 	return items, nil
 }
 
-const deliveryCountByStatus = `-- name: DeliveryCountByStatus :many
-SELECT status, count(*)::bigint AS deliveries FROM ingest.notification_deliveries GROUP BY status ORDER BY status
+const deliveryCountOpen = `-- name: DeliveryCountOpen :many
+SELECT status, count(*)::bigint AS deliveries FROM ingest.notification_deliveries
+WHERE status <> 'delivered' GROUP BY status ORDER BY status
 `
 
-type DeliveryCountByStatusRow struct {
+type DeliveryCountOpenRow struct {
 	Status     string
 	Deliveries int64
 }
 
-func (q *Queries) DeliveryCountByStatus(ctx context.Context) ([]DeliveryCountByStatusRow, error) {
-	rows, err := q.db.Query(ctx, deliveryCountByStatus)
+// Open deliveries (pending, parked) per status, through the partial index
+// notification_deliveries_open: the cost follows the open rows, not the
+// delivered history.
+func (q *Queries) DeliveryCountOpen(ctx context.Context) ([]DeliveryCountOpenRow, error) {
+	rows, err := q.db.Query(ctx, deliveryCountOpen)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	items := []DeliveryCountByStatusRow{}
+	items := []DeliveryCountOpenRow{}
 	for rows.Next() {
-		var i DeliveryCountByStatusRow
+		var i DeliveryCountOpenRow
 		if err := rows.Scan(&i.Status, &i.Deliveries); err != nil {
 			return nil, err
 		}

@@ -1,0 +1,4 @@
+package outbox
+
+// StatsSQL is ReadStats's query, for the plan test.
+var StatsSQL = statsSQL
