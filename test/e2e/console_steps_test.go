@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -29,13 +30,24 @@ func checkTrace(t *testing.T, tab context.Context, base, paymentID string) {
 	all := strings.Join(hops, "\n")
 	for _, want := range []string{"order recorded", "webhook received", "signature verified", "re-fetched from the PSP and applied",
 		"payment recorded", "payment paid", "outbox row written", "published to SQS", "document recorded", "provider send",
-		"provider look-up", "operator resolution", "retry by ana", "document state", "invoicer row"} {
+		"provider look-up", "operator resolution", "retry by ana", "DGI poll", "document state", "invoicer row",
+		"PSP re-fetch", "payment of " + paymentID} {
 		if !strings.Contains(all, want) {
 			t.Errorf("the timeline lacks %q:\n%s", want, all)
 		}
 	}
 	if strings.Contains(all, "Demo Buyer") || strings.Contains(all, "19119365") || strings.Contains(all, "@example.com") {
 		t.Errorf("the timeline shows personal data:\n%s", all)
+	}
+	// The sandbox kept the document pending at DGI: the timeline shows the
+	// invoicer's status polls, each with its latency, before the document
+	// became authorized (the subtest before waited for that).
+	polls := eval[[]string](t, tab, `[...document.querySelectorAll('tr.hop[data-what="DGI poll"]')].map(r => r.textContent)`)
+	if len(polls) == 0 || !slices.ContainsFunc(polls, func(p string) bool { return strings.Contains(p, " ms") }) {
+		t.Errorf("the timeline's DGI polls are %q, want the polls of the pending document with their latency", polls)
+	}
+	if fetch := eval[string](t, tab, `document.querySelector('tr.hop[data-what="PSP re-fetch"]')?.textContent ?? ""`); !strings.Contains(fetch, " ms") || !strings.Contains(fetch, "found") {
+		t.Errorf("the PSP re-fetch reads %q, want its latency and outcome", fetch)
 	}
 	if links == 0 {
 		t.Fatal("no link to the tracing backend, though CONSOLE_TRACE_URL is set")
@@ -114,9 +126,10 @@ func assertOpen(t *testing.T, ctx context.Context, conn *pgx.Conn, id string) {
 }
 
 // checkReveal reveals the traced payment's customer (the trace page must
-// be open): the data shows only after a reason is given, and the console's
-// audit log records who revealed which customer, without the data.
-func checkReveal(t *testing.T, s *stack.Stack, tab context.Context) {
+// be open): the data shows only after a reason is given; ingest records
+// who revealed which customer and why (without the data), and the Reveals
+// page lists it; the console's audit log names the user, never the data.
+func checkReveal(t *testing.T, ctx context.Context, s *stack.Stack, conn *pgx.Conn, tab context.Context, base string) {
 	err := chromedp.Do(tab, chromedp.SendKeys(css(`form[action^="/customers/"] input[name=reason]`), "buyer asked for a copy"),
 		chromedp.Click(css(`form[action^="/customers/"] button`)), chromedp.WaitVisible(css("#personal-data")))
 	if err != nil {
@@ -126,6 +139,19 @@ func checkReveal(t *testing.T, s *stack.Stack, tab context.Context) {
 		t.Fatalf("revealed data reads %q, want the buyer's name and document", got)
 	}
 	screenshot(t, tab, "reveal")
+	var record string
+	if err := conn.QueryRow(ctx, `SELECT row_to_json(r)::text FROM ingest.reveals r WHERE actor = 'ana'`).Scan(&record); err != nil {
+		t.Fatalf("ingest recorded no reveal by ana: %v", err)
+	}
+	if !strings.Contains(record, `"subject":"customer:`) || !strings.Contains(record, "buyer asked for a copy") {
+		t.Errorf("ingest's record %s, want the customer and the reason", record)
+	}
+	err = chromedp.Do(tab, chromedp.Navigate(base+"/reveals"), chromedp.WaitVisible(css("#reveals")))
+	listed := eval[[]string](t, tab, `[...document.querySelectorAll("tr.reveal")].map(r => r.textContent)`)
+	if err != nil || len(listed) != 1 || !strings.Contains(listed[0], "ana") || !strings.Contains(listed[0], "buyer asked for a copy") {
+		t.Errorf("the Reveals page: %v, %q, want ana's reveal with her reason", err, listed)
+	}
+	screenshot(t, tab, "reveals")
 	logs, err := os.ReadFile(filepath.Join(s.Dir, "console-1.log"))
 	if err != nil {
 		t.Fatal(err)
@@ -133,9 +159,14 @@ func checkReveal(t *testing.T, s *stack.Stack, tab context.Context) {
 	if !strings.Contains(string(logs), `"msg":"personal data revealed","user":"ana","customer":"`) {
 		t.Errorf("the console's log does not record ana's reveal:\n%s", logs)
 	}
-	for _, pd := range []string{"Demo Buyer", "19119365", "@example.com", "buyer asked"} {
-		if strings.Contains(string(logs), pd) {
-			t.Errorf("the console's log holds %q", pd)
+	for _, pd := range []string{"Demo Buyer", "19119365", "@example.com"} {
+		if strings.Contains(record, pd) || strings.Contains(strings.Join(listed, ""), pd) {
+			t.Errorf("the reveal's record or the Reveals page holds personal data %q", pd)
+		}
+	}
+	for _, secret := range []string{"Demo Buyer", "19119365", "@example.com", "buyer asked"} {
+		if strings.Contains(string(logs), secret) {
+			t.Errorf("the console's log holds %q", secret)
 		}
 	}
 }

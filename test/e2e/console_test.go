@@ -22,7 +22,8 @@ import (
 // needs_attention case is opened, resolved with a reason, and its document
 // becomes authorized; a trace by PSP payment id shows every hop; a bulk
 // action shows its count before it acts; a missing or wrong CSRF token is
-// refused; a viewer sees no action buttons and a forged action is refused.
+// refused; a viewer sees no action buttons and a forged action is refused;
+// a reveal of personal data is recorded by ingest and listed.
 // Each page's screenshot goes to docs/console.
 func TestConsole(t *testing.T) {
 	chromiumPath(t)
@@ -30,7 +31,8 @@ func TestConsole(t *testing.T) {
 	defer cancel()
 	s, err := stack.StartWith(ctx, t.TempDir(), stack.Options{Reconciler: true, Console: true,
 		Env: []string{"CONSOLE_USERS_FILE=" + usersFile(t), "CONSOLE_REFRESH=1s", "CONSOLE_TRACE_URL=http://tracing.example/trace/{trace_id}",
-			"OTEL_TRACES_EXPORTER=console"}})
+			"OTEL_TRACES_EXPORTER=console",
+			"INVOICER_DGI_POLL_BASE=200ms", "INVOICER_DGI_POLL_CAP=1s"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +108,7 @@ VALUES ('audit_disagreement', 'refresh', 'refreshpsp', '{}')`); err != nil {
 	t.Run("trace by PSP payment id shows every hop", func(t *testing.T) { checkTrace(t, tab, base, paymentID) })
 	screenshot(t, tab, "trace")
 
-	t.Run("an operator reveals personal data, recorded", func(t *testing.T) { checkReveal(t, s, tab) })
+	t.Run("an operator reveals personal data, recorded", func(t *testing.T) { checkReveal(t, ctx, s, conn, tab, base) })
 
 	t.Run("bulk action shows its count first", func(t *testing.T) { checkBulk(t, ctx, conn, tab, base) })
 
@@ -162,10 +164,13 @@ VALUES ('audit_disagreement', 'refresh', 'refreshpsp', '{}')`); err != nil {
 
 // attentionCase pays an order whose document the fiscal sandbox answers
 // wrongly (one cent more), so the invoicer parks it in needs_attention,
-// then lifts the fault; it returns the payment id and the case's id.
+// then lifts the fault; the sandbox keeps the document pending at DGI for
+// its first three queries, so the operator's retry finds it pending and
+// the invoicer polls DGI until it is authorized. It returns the payment id
+// and the case's id.
 func attentionCase(t *testing.T, ctx context.Context, s *stack.Stack) (string, string) {
 	t.Helper()
-	if err := s.Sandbox(ctx, http.MethodPut, "/sandbox/faults/*", map[string]any{"wrong_answer": "total"}); err != nil {
+	if err := s.Sandbox(ctx, http.MethodPut, "/sandbox/faults/*", map[string]any{"wrong_answer": "total", "pending_polls": 3}); err != nil {
 		t.Fatal(err)
 	}
 	paymentID, err := s.Pay(ctx, "console-1", 12200)

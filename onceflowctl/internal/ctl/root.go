@@ -51,7 +51,7 @@ did not answer.`,
 	f.StringVar(&o.relay, "relay-url", firstSet(getenv("ONCEFLOW_RELAY_URL"), "http://localhost:9091"), "the relay's admin base URL (env ONCEFLOW_RELAY_URL)")
 	f.StringVar(&o.invoicer, "invoicer-url", firstSet(getenv("ONCEFLOW_INVOICER_URL"), "http://localhost:9092"), "the invoicer's admin base URL (env ONCEFLOW_INVOICER_URL)")
 	f.StringVar(&o.reconciler, "reconciler-url", firstSet(getenv("ONCEFLOW_RECONCILER_URL"), "http://localhost:9093"), "the reconciler's admin base URL (env ONCEFLOW_RECONCILER_URL)")
-	root.AddCommand(statusCmd(o), receiptsCmd(o), outboxCmd(o), documentsCmd(o), findingsCmd(o), auditCmd(o), casesCmd(o), notificationsCmd(o))
+	root.AddCommand(statusCmd(o), receiptsCmd(o), outboxCmd(o), documentsCmd(o), findingsCmd(o), auditCmd(o), casesCmd(o), notificationsCmd(o), revealsCmd(o))
 	root.SetOut(out)
 	return root
 }

@@ -15,8 +15,9 @@ func (t *Trace) add(e Event) {
 }
 
 // addIngest adds ingest's hops: the order, each receipt with its
-// signature verdict and its application (the PSP re-fetch), the payment
-// and refunds, and each outbox row with its publication.
+// signature verdict and its application, every call to the PSP (re-fetch
+// or search by order) with its latency and outcome, the payment and
+// refunds, and each outbox row with its publication.
 func (t *Trace) addIngest(in ingestTrace) {
 	for _, o := range in.Orders {
 		t.add(Event{At: o.CreatedAt, Service: "ingest", What: "order recorded",
@@ -33,6 +34,11 @@ func (t *Trace) addIngest(in ingestTrace) {
 			t.add(Event{At: *r.ProcessedAt, Service: "ingest", What: "re-fetched from the PSP and applied",
 				Detail: fmt.Sprintf("receipt %d after %d attempt(s)", r.ID, r.Attempts), Outcome: r.Status, TraceID: r.TraceID})
 		}
+	}
+	for _, f := range in.Fetches {
+		what := map[string]string{"payment": "PSP re-fetch", "refund": "PSP re-fetch", "payments_of_order": "PSP search by order"}[f.Operation]
+		t.add(Event{At: f.At, Service: "ingest", What: what,
+			Detail: fmt.Sprintf("%s %s of %s, %d ms", f.PSP, f.Operation, f.ObjectID, f.LatencyMS), Outcome: f.Outcome})
 	}
 	for _, p := range in.Payments {
 		t.add(Event{At: p.CreatedAt, Service: "ingest", What: "payment recorded",

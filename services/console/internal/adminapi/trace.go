@@ -68,7 +68,15 @@ type ingestTrace struct {
 		ReceivedAt  time.Time  `json:"received_at"`
 		ProcessedAt *time.Time `json:"processed_at"`
 	} `json:"receipts"`
-	Outbox []outboxRow `json:"outbox"`
+	Outbox  []outboxRow `json:"outbox"`
+	Fetches []struct {
+		PSP       string    `json:"psp"`
+		Operation string    `json:"operation"`
+		ObjectID  string    `json:"object_id"`
+		Outcome   string    `json:"outcome"`
+		LatencyMS int64     `json:"latency_ms"`
+		At        time.Time `json:"at"`
+	} `json:"psp_fetches"`
 }
 
 type outboxRow struct {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/onceflow/onceflow/pkg/cases"
 	"github.com/onceflow/onceflow/pkg/money"
+	"github.com/onceflow/onceflow/pkg/reveals"
 	"github.com/onceflow/onceflow/services/console/internal/adminapi"
 	"github.com/onceflow/onceflow/services/console/internal/auth"
 )
@@ -130,29 +131,44 @@ type caseData struct {
 	Personal bool // some evidence is hidden
 }
 
-func (h *Handler) showCase(c echo.Context) error { return h.caseView(c, false) }
-
-func (h *Handler) caseView(c echo.Context, reveal bool) error {
+func (h *Handler) showCase(c echo.Context) error {
 	k, err := h.api.Case(c.Request().Context(), c.Param("id"))
 	if err != nil {
 		return err
 	}
+	return h.caseView(c, k, false)
+}
+
+func (h *Handler) caseView(c echo.Context, k cases.View, reveal bool) error {
 	ev := evidence(k.Evidence, reveal)
 	d := caseData{Case: k, Actions: adminapi.Actions(k), Evidence: ev,
 		Personal: slices.ContainsFunc(ev, func(r evidenceRow) bool { return r.Hidden })}
 	return h.render(c, http.StatusOK, "case", "Case "+k.ID, d)
 }
 
-// revealCase shows a case's evidence with its personal data, and records
-// who revealed it (the audit log line names the user and the case, never
-// the data).
+// revealCase shows a case's evidence with its personal data: the service
+// that owns the case records who revealed it and why before it answers
+// (its GET /admin/reveals, the Reveals page). The console's audit line
+// names the user and the case, never the data or the reason.
 func (h *Handler) revealCase(c echo.Context) error {
 	reason := strings.TrimSpace(c.FormValue("reason"))
 	if reason == "" {
 		return &inputError{"reason", "required: say why you reveal this personal data"}
 	}
-	h.audit.Info("personal data revealed", zap.String("user", auth.Current(c).Name), zap.String("case", c.Param("id")))
-	return h.caseView(c, true)
+	if len(reason) > reveals.MaxReason {
+		return &inputError{"reason", fmt.Sprintf("want at most %d characters", reveals.MaxReason)}
+	}
+	ctx := c.Request().Context()
+	k, err := h.api.Case(ctx, c.Param("id"))
+	if err != nil {
+		return err
+	}
+	user := auth.Current(c).Name
+	if k, err = h.api.RevealCase(ctx, k, user, reason); err != nil {
+		return err
+	}
+	h.audit.Info("personal data revealed", zap.String("user", user), zap.String("case", k.ID))
+	return h.caseView(c, k, true)
 }
 
 // resolveCase takes one action on one case, as the signed-in operator,

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"go.uber.org/zap"
 
+	"github.com/onceflow/onceflow/pkg/reveals"
 	"github.com/onceflow/onceflow/services/console/internal/adminapi"
 	"github.com/onceflow/onceflow/services/console/internal/auth"
 )
@@ -39,13 +41,15 @@ func (h *Handler) trace(c echo.Context) error {
 // revealData is a revealed customer's personal data.
 type revealData struct {
 	Fields [][2]string
+	Record string // the id of ingest's record of this reveal
 	Back   string
 }
 
 // revealCustomer asks ingest for a customer's personal data on behalf of
-// the signed-in operator, with a required reason. Ingest logs that the
-// reveal happened; the console's audit log records who revealed which
-// customer (never the data nor the free-text reason).
+// the signed-in operator, with a required reason. Ingest records who
+// revealed which customer and why before it answers (ingest.reveals, the
+// Reveals page); the console's audit line names the user and the customer,
+// never the data or the reason.
 func (h *Handler) revealCustomer(c echo.Context) error {
 	id, err := uuid.Parse(c.Param("id"))
 	if err != nil {
@@ -55,16 +59,32 @@ func (h *Handler) revealCustomer(c echo.Context) error {
 	if reason == "" {
 		return &inputError{"reason", "required: say why you reveal this personal data"}
 	}
+	if len(reason) > reveals.MaxReason {
+		return &inputError{"reason", fmt.Sprintf("want at most %d characters", reveals.MaxReason)}
+	}
 	u := auth.Current(c)
-	var pd map[string]string
+	var pd map[string]any
 	if err := h.api.Post(c.Request().Context(), "ingest", "/admin/customers/"+id.String()+"/reveal",
 		map[string]string{"actor": u.Name, "reason": reason}, &pd); err != nil {
 		return err
 	}
 	h.audit.Info("personal data revealed", zap.String("user", u.Name), zap.String("customer", id.String()))
-	d := revealData{Back: "/trace?q=" + url.QueryEscape(c.FormValue("q"))}
+	d := revealData{Record: fmt.Sprint(pd["reveal_id"]), Back: "/trace?q=" + url.QueryEscape(c.FormValue("q"))}
 	for _, k := range []string{"legal_name", "doc_type", "doc_country", "doc_number", "email", "address", "city", "department", "country"} {
-		d.Fields = append(d.Fields, [2]string{k, pd[k]})
+		d.Fields = append(d.Fields, [2]string{k, fmt.Sprint(pd[k])})
 	}
 	return h.render(c, http.StatusOK, "reveal", "Personal data", d)
+}
+
+// revealsData is the Reveals page: every recorded reveal, newest first.
+type revealsData struct {
+	Reveals []reveals.Reveal
+	Errors  map[string]string
+}
+
+// revealsPage lists the reveals the services recorded (who was shown which
+// customer's or case's personal data, why and when; never the data).
+func (h *Handler) revealsPage(c echo.Context) error {
+	all, errs := h.api.Reveals(c.Request().Context(), 200)
+	return h.render(c, http.StatusOK, "reveals", "Reveals of personal data", revealsData{Reveals: all, Errors: errs})
 }

@@ -55,7 +55,7 @@ type Handler struct {
 // New returns the handler; users or oidc may be nil (not configured).
 func New(api *adminapi.Client, q *queues.Reader, s *auth.Sessions, users *auth.Users, oidc *auth.OIDC, log *zap.Logger, opts Options) (*Handler, error) {
 	h := &Handler{api: api, queues: q, sessions: s, users: users, oidc: oidc, log: log, audit: log.Named("audit"), opts: opts, pages: map[string]*template.Template{}}
-	for _, page := range []string{"login", "board", "cases", "case", "bulk", "trace", "reveal", "error"} {
+	for _, page := range []string{"login", "board", "cases", "case", "bulk", "trace", "reveal", "reveals", "error"} {
 		t, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/"+page+".html")
 		if err != nil {
 			return nil, err
@@ -93,6 +93,7 @@ func (h *Handler) Register(e *echo.Echo) {
 	g.GET("/cases", h.listCases)
 	g.GET("/cases/:id", h.showCase)
 	g.GET("/trace", h.trace)
+	g.GET("/reveals", h.revealsPage)
 	op := g.Group("", auth.RequireOperator)
 	op.POST("/cases/:id/resolve", h.resolveCase)
 	op.POST("/cases/:id/reveal", h.revealCase)

@@ -9,16 +9,21 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/onceflow/onceflow/pkg/board"
+	"github.com/onceflow/onceflow/pkg/cases"
 	"github.com/onceflow/onceflow/pkg/errkind"
+	"github.com/onceflow/onceflow/pkg/reveals"
 	"github.com/onceflow/onceflow/services/ingest/internal/store"
 )
 
 // registerConsole adds the endpoints the console uses: the board, the
-// trace of one identifier and the reveal of a customer's personal data.
+// trace of one identifier, the reveal of a customer's personal data or a
+// case's evidence, and the record of those reveals.
 func (a *API) registerConsole(g *echo.Group) {
 	g.GET("/board", a.board)
 	g.GET("/trace", a.trace)
 	g.POST("/customers/:id/reveal", a.reveal)
+	g.POST("/cases/:id/reveal", a.revealCase)
+	reveals.Register(g, "ingest", a.store)
 }
 
 // Board is ingest's part of the pipeline board.
@@ -70,35 +75,63 @@ func (a *API) trace(c echo.Context) error {
 	return c.JSON(http.StatusOK, traceJSON(tr))
 }
 
-// revealRequest is the body of POST /admin/customers/:id/reveal.
-type revealRequest struct {
-	Actor  string `json:"actor"`
-	Reason string `json:"reason"`
-}
-
-// reveal answers a customer's personal data to an operator. The log line
-// records that a reveal happened, for which customer and through which
-// request, never the data or the actor's name (the console records who).
+// reveal answers a customer's personal data to an operator, after
+// recording who asked and why (ingest.reveals, listed by GET
+// /admin/reveals): no data leaves without its record. The log line names
+// the customer and the request, never the data, the actor or the reason.
 func (a *API) reveal(c echo.Context) error {
 	id, err := uuid.Parse(c.Param("id"))
 	if err != nil {
 		return errkind.Coded(errkind.Invalid, "invalid_id", "id: want a customer id (a UUID)")
 	}
-	var req revealRequest
-	if err := c.Bind(&req); err != nil || strings.TrimSpace(req.Actor) == "" || strings.TrimSpace(req.Reason) == "" {
-		return errkind.Coded(errkind.Invalid, "missing_field", "body: want JSON with actor and reason")
+	req, err := reveals.Bind(c)
+	if err != nil {
+		return err
 	}
-	pd, err := a.store.RevealCustomer(c.Request().Context(), id)
+	ctx := c.Request().Context()
+	pd, err := a.store.RevealCustomer(ctx, id)
 	if errkind.Is(err, errkind.NotFound) {
 		return errkind.Coded(errkind.NotFound, "customer_not_found", "no customer with this id")
 	}
 	if err != nil {
 		return err
 	}
-	a.log.Info("personal data revealed", zap.String("customer", id.String()), zap.String("request_id", c.Response().Header().Get(echo.HeaderXRequestID)))
-	return c.JSON(http.StatusOK, map[string]string{"customer_id": pd.ID.String(), "doc_type": pd.DocType, "doc_country": pd.DocCountry,
+	rec, err := a.store.RecordReveal(ctx, reveals.Customer(id.String()), req)
+	if err != nil {
+		return err
+	}
+	a.log.Info("personal data revealed", zap.String("customer", id.String()), zap.Int64("reveal", rec.ID),
+		zap.String("request_id", c.Response().Header().Get(echo.HeaderXRequestID)))
+	return c.JSON(http.StatusOK, map[string]any{"customer_id": pd.ID.String(), "doc_type": pd.DocType, "doc_country": pd.DocCountry,
 		"doc_number": pd.DocNumber, "legal_name": pd.LegalName, "address": pd.Address, "city": pd.City,
-		"department": pd.Department, "country": pd.Country, "email": pd.Email})
+		"department": pd.Department, "country": pd.Country, "email": pd.Email, "reveal_id": rec.ID})
+}
+
+// revealCase answers a case with its evidence unmasked, after recording
+// who asked and why.
+func (a *API) revealCase(c echo.Context) error {
+	id, err := caseID(c)
+	if err != nil {
+		return err
+	}
+	req, err := reveals.Bind(c)
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	k, err := a.store.Case(ctx, id)
+	if errkind.Is(err, errkind.NotFound) {
+		return errkind.Coded(errkind.NotFound, "case_not_found", "no case with this id")
+	}
+	if err != nil {
+		return err
+	}
+	rec, err := a.store.RecordReveal(ctx, reveals.Case(cases.ID("ingest", id)), req)
+	if err != nil {
+		return err
+	}
+	a.log.Info("case evidence revealed", zap.Int64("case", id), zap.Int64("reveal", rec.ID))
+	return c.JSON(http.StatusOK, caseJSON(k))
 }
 
 // TraceJSON is ingest's answer to a trace.
@@ -108,10 +141,12 @@ type TraceJSON struct {
 	Refunds  []map[string]any `json:"refunds"`
 	Receipts []map[string]any `json:"receipts"`
 	Outbox   []map[string]any `json:"outbox"`
+	Fetches  []map[string]any `json:"psp_fetches"`
 }
 
 func traceJSON(tr store.Trace) TraceJSON {
-	out := TraceJSON{Orders: []map[string]any{}, Payments: []map[string]any{}, Refunds: []map[string]any{}, Receipts: []map[string]any{}, Outbox: []map[string]any{}}
+	out := TraceJSON{Orders: []map[string]any{}, Payments: []map[string]any{}, Refunds: []map[string]any{}, Receipts: []map[string]any{}, Outbox: []map[string]any{},
+		Fetches: []map[string]any{}}
 	for _, o := range tr.Orders {
 		out.Orders = append(out.Orders, map[string]any{"id": o.ID, "merchant_order_id": o.MerchantOrderID, "customer_id": o.CustomerID,
 			"amount_minor": o.AmountMinor, "currency": o.Currency, "created_at": o.CreatedAt})
@@ -135,6 +170,10 @@ func traceJSON(tr store.Trace) TraceJSON {
 		out.Outbox = append(out.Outbox, map[string]any{"id": r.ID, "event_key": r.EventKey, "event_type": r.EventType, "trace_id": traceID(r.Traceparent),
 			"created_at": r.CreatedAt, "attempts": r.Attempts, "last_error": r.LastError, "published_at": r.PublishedAt,
 			"parked_at": r.ParkedAt, "parked_reason": r.ParkedReason})
+	}
+	for _, f := range tr.Fetches {
+		out.Fetches = append(out.Fetches, map[string]any{"psp": f.PSP, "operation": f.Operation, "object_id": f.ObjectID,
+			"outcome": f.Outcome, "latency_ms": f.Latency.Milliseconds(), "at": f.At})
 	}
 	return out
 }

@@ -36,6 +36,7 @@ import (
 	"github.com/onceflow/onceflow/services/ingest/internal/psp/mercadopago"
 	"github.com/onceflow/onceflow/services/ingest/internal/psp/stripe"
 	"github.com/onceflow/onceflow/services/ingest/internal/pspadmin"
+	"github.com/onceflow/onceflow/services/ingest/internal/pspcalls"
 	"github.com/onceflow/onceflow/services/ingest/internal/sources"
 	"github.com/onceflow/onceflow/services/ingest/internal/store"
 	"github.com/onceflow/onceflow/services/ingest/internal/webhook"
@@ -91,6 +92,9 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 func (a *App) build(ctx context.Context, cfg Config, srcs []webhook.Source, p psps, log *zap.Logger) error {
 	reg := httpserver.NewRegistry()
 	st := store.New(a.pool)
+	for scope, ad := range p.byScope {
+		p.byScope[scope] = pspcalls.Wrap(ad, st, log.Named("pspcalls"))
+	}
 	reg.MustRegister(housekeeping.NewBacklog(st), housekeeping.NewCases(st))
 	a.srv = httpserver.New(log, httpserver.Addrs{Public: cfg.HTTPAddr, Admin: cfg.AdminAddr}, reg, httpserver.Check{Name: "postgres", Check: a.pool.Ping})
 	a.group = worker.NewGroup(log, worker.Config{StallAfter: cfg.StallTimeout, ShutdownTimeout: cfg.ShutdownTimeout})

@@ -84,4 +84,55 @@ func TestConsoleEndpoints(t *testing.T) {
 	if code != http.StatusOK || !strings.Contains(body, ana["legal_name"]) {
 		t.Errorf("reveal: %d %s", code, body)
 	}
+	checkRevealRecorded(t, e, admin, customer)
+	checkPSPFetches(t, e, admin, id)
+}
+
+// checkRevealRecorded requires the one reveal the test made (and no
+// refused one) to be in ingest.reveals and GET /admin/reveals, naming
+// ana, the customer and her reason, and none of the customer's data.
+func checkRevealRecorded(t *testing.T, e *env, admin http.Header, customer string) {
+	t.Helper()
+	code, body := e.get(e.admin+"/admin/reveals", admin)
+	var page struct {
+		Reveals []struct{ Service, Subject, Actor, Reason string }
+	}
+	if err := json.Unmarshal([]byte(body), &page); code != http.StatusOK || err != nil || len(page.Reveals) != 1 {
+		t.Fatalf("GET /admin/reveals: %d %s, want the one reveal", code, body)
+	}
+	if r := page.Reveals[0]; r.Service != "ingest" || r.Subject != "customer:"+customer || r.Actor != "ana" || r.Reason != "copy for the buyer" {
+		t.Errorf("reveal recorded as %+v, want ana's reveal of customer %s with her reason", r, customer)
+	}
+	var row string
+	if err := e.pool.QueryRow(t.Context(), "SELECT row_to_json(r)::text FROM ingest.reveals r").Scan(&row); err != nil {
+		t.Fatal(err)
+	}
+	for _, pd := range []string{ana["legal_name"], ana["doc_number"], ana["email"]} {
+		if strings.Contains(row, pd) {
+			t.Errorf("the reveal's record holds personal data %q: %s", pd, row)
+		}
+	}
+}
+
+// checkPSPFetches requires the trace of payment id to show the apply
+// worker's re-fetch of it from the PSP, found, with its latency.
+func checkPSPFetches(t *testing.T, e *env, admin http.Header, id string) {
+	t.Helper()
+	code, body := e.get(e.admin+"/admin/trace?q="+url.QueryEscape(id), admin)
+	var tr struct {
+		Fetches []struct {
+			PSP, Operation, Outcome string
+			ObjectID                string `json:"object_id"`
+			LatencyMS               *int64 `json:"latency_ms"`
+		} `json:"psp_fetches"`
+	}
+	if err := json.Unmarshal([]byte(body), &tr); code != http.StatusOK || err != nil {
+		t.Fatalf("trace %s: %d %s", id, code, body)
+	}
+	for _, f := range tr.Fetches {
+		if f.PSP == "dlocal" && f.Operation == "payment" && f.ObjectID == id && f.Outcome == "found" && f.LatencyMS != nil {
+			return
+		}
+	}
+	t.Errorf("trace %s shows no re-fetch of the payment from the PSP: %+v", id, tr.Fetches)
 }

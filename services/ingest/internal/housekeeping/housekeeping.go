@@ -1,6 +1,6 @@
 // Package housekeeping keeps ingest's hot tables small and its backlog
 // visible: it deletes finished receipts, old idempotency keys and old
-// delivered notifications in small batches, and exports the pending-receipt backlog as gauges.
+// delivered notifications and recorded PSP calls in small batches, and exports the pending-receipt backlog as gauges.
 package housekeeping
 
 import (
@@ -53,8 +53,8 @@ func (p *Pruner) Run(ctx context.Context) error {
 }
 
 // Prune deletes, batch by batch in short transactions, finished receipts,
-// idempotency keys and delivered notifications older than their retention
-// at now.
+// idempotency keys, delivered notifications and recorded PSP calls (kept
+// as long as receipts) older than their retention at now.
 func (p *Pruner) Prune(ctx context.Context, now time.Time) error {
 	if err := p.drain(ctx, "webhook_receipts", func() (int64, error) {
 		return p.store.PruneReceipts(ctx, now.Add(-p.cfg.ReceiptRetention), p.cfg.Batch)
@@ -66,8 +66,13 @@ func (p *Pruner) Prune(ctx context.Context, now time.Time) error {
 	}); err != nil {
 		return err
 	}
-	return p.drain(ctx, "notification_deliveries", func() (int64, error) {
+	if err := p.drain(ctx, "notification_deliveries", func() (int64, error) {
 		return p.store.PruneDeliveries(ctx, now.Add(-p.cfg.NotificationRetention), p.cfg.Batch)
+	}); err != nil {
+		return err
+	}
+	return p.drain(ctx, "psp_fetches", func() (int64, error) {
+		return p.store.PrunePSPFetches(ctx, now.Add(-p.cfg.ReceiptRetention), p.cfg.Batch)
 	})
 }
 

@@ -64,6 +64,11 @@ func TestPruneDeletesOnlyFinishedReceiptsPastRetention(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	_, err = p.Exec(t.Context(), `INSERT INTO ingest.psp_fetches (psp, operation, object_id, outcome, latency_ms, fetched_at) VALUES
+		('dlocal', 'payment', 'old-fetch', 'found', 5, now() - interval '8 days'), ('dlocal', 'payment', 'new-fetch', 'found', 5, now())`)
+	if err != nil {
+		t.Fatal(err)
+	}
 	reg := prometheus.NewRegistry()
 	pr := housekeeping.NewPruner(store.New(p), zap.NewNop(), reg, housekeeping.Config{
 		ReceiptRetention: week, IdempotencyRetention: 24 * time.Hour, NotificationRetention: week, Interval: time.Minute, Batch: 3,
@@ -96,7 +101,17 @@ func TestPruneDeletesOnlyFinishedReceiptsPastRetention(t *testing.T) {
 	if len(notes) != 3 || notes[0] != "new-delivered" || notes[1] != "old-parked" || notes[2] != "old-pending" {
 		t.Fatalf("notifications left = %v, want new-delivered, old-parked, old-pending", notes)
 	}
-	if n := testutil.CollectAndCount(reg, "onceflow_ingest_pruned_total"); n != 3 {
+	var fetches []string
+	rows, _ = p.Query(t.Context(), "SELECT object_id FROM ingest.psp_fetches")
+	for rows.Next() {
+		var k string
+		_ = rows.Scan(&k)
+		fetches = append(fetches, k)
+	}
+	if len(fetches) != 1 || fetches[0] != "new-fetch" {
+		t.Fatalf("PSP calls left = %v, want only the one within the receipts' retention", fetches)
+	}
+	if n := testutil.CollectAndCount(reg, "onceflow_ingest_pruned_total"); n != 4 {
 		t.Fatalf("pruned metric series = %d, want one per table", n)
 	}
 }

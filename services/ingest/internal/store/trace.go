@@ -22,6 +22,9 @@ type Trace struct {
 	Refunds  []TraceRefund
 	Receipts []TraceReceipt
 	Outbox   []TraceOutbox
+	// Fetches are the calls to the PSP about these payments, refunds and
+	// orders (by merchant order id), oldest first.
+	Fetches []PSPFetch
 }
 
 // TraceOrder is an order without its customer's personal data: the
@@ -126,7 +129,19 @@ func (s *Store) Trace(ctx context.Context, q string) (Trace, error) {
 			return Trace{}, err
 		}
 	}
-	return tr, nil
+	objects := append(append([]string{}, ids.payments...), ids.refunds...)
+	for _, r := range tr.Refunds {
+		objects = append(objects, r.ID)
+	}
+	for _, o := range tr.Orders {
+		objects = append(objects, o.MerchantOrderID)
+	}
+	if len(objects) == 0 {
+		return tr, nil
+	}
+	fetches, err := s.PSPFetchesOf(ctx, objects)
+	tr.Fetches = fetches
+	return tr, err
 }
 
 // resolveTrace turns q into payment and refund ids.

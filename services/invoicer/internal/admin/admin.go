@@ -17,6 +17,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/onceflow/onceflow/pkg/errkind"
+	"github.com/onceflow/onceflow/pkg/reveals"
 	"github.com/onceflow/onceflow/provider/fiscal"
 	"github.com/onceflow/onceflow/services/invoicer/internal/notify"
 	"github.com/onceflow/onceflow/services/invoicer/internal/store"
@@ -59,6 +60,8 @@ func (a *API) Register(g *echo.Group) {
 	g.GET("/cases", a.listCases)
 	g.GET("/cases/:id", a.showCase)
 	g.POST("/cases/:id/resolve", a.resolveCase)
+	g.POST("/cases/:id/reveal", a.revealCase)
+	reveals.Register(g, "invoicer", a.store)
 	a.registerConsole(g)
 }
 

@@ -6,9 +6,11 @@ import (
 	"strings"
 
 	"github.com/labstack/echo/v4"
+	"go.uber.org/zap"
 
 	"github.com/onceflow/onceflow/pkg/cases"
 	"github.com/onceflow/onceflow/pkg/errkind"
+	"github.com/onceflow/onceflow/pkg/reveals"
 	"github.com/onceflow/onceflow/services/invoicer/internal/store"
 )
 
@@ -63,6 +65,26 @@ func (a *API) showCase(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	return c.JSON(http.StatusOK, caseView(x))
+}
+
+// revealCase serves POST /admin/cases/:id/reveal: the case with its
+// evidence unmasked, answered only after the reveal (who, why) is
+// recorded in invoicer.reveals.
+func (a *API) revealCase(c echo.Context) error {
+	req, err := reveals.Bind(c)
+	if err != nil {
+		return err
+	}
+	x, err := a.caseOf(c)
+	if err != nil {
+		return err
+	}
+	rec, err := a.store.RecordReveal(c.Request().Context(), reveals.Case(cases.ID("invoicer", x.ID)), req)
+	if err != nil {
+		return err
+	}
+	a.log.Info("case evidence revealed", zap.Int64("case", x.ID), zap.Int64("reveal", rec.ID))
 	return c.JSON(http.StatusOK, caseView(x))
 }
 

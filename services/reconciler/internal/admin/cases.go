@@ -13,6 +13,7 @@ import (
 
 	"github.com/onceflow/onceflow/pkg/cases"
 	"github.com/onceflow/onceflow/pkg/errkind"
+	"github.com/onceflow/onceflow/pkg/reveals"
 	"github.com/onceflow/onceflow/services/reconciler/internal/store"
 )
 
@@ -23,15 +24,20 @@ type CaseReader interface {
 	Case(ctx context.Context, id int64) (store.Case, error)
 }
 
-// CaseCloser closes the reconciler's own cases; *store.Store is one.
+// CaseCloser closes the reconciler's own cases and records the reveals of
+// their evidence; *store.Store is one.
 type CaseCloser interface {
 	CaseReader
+	reveals.Lister
 	CloseCase(ctx context.Context, id int64, by, action, reason string) (store.Case, error)
+	RecordReveal(ctx context.Context, subject string, r reveals.Request) (reveals.Reveal, error)
 }
 
 // Cases answers the one place that lists every case (docs/cases.md):
 // GET /admin/cases and /admin/cases/:id union ingest's, the invoicer's and
-// the reconciler's; POST /admin/cases/:id/resolve closes the reconciler's.
+// the reconciler's; POST /admin/cases/:id/resolve closes the reconciler's,
+// POST /admin/cases/:id/reveal answers one of them after recording who
+// asked and why, and GET /admin/reveals lists those records.
 type Cases struct {
 	own     CaseCloser
 	readers map[string]CaseReader // by service, own included
@@ -49,6 +55,8 @@ func (a *Cases) Register(g *echo.Group) {
 	g.GET("/cases", a.list)
 	g.GET("/cases/:id", a.get)
 	g.POST("/cases/:id/resolve", a.resolve)
+	g.POST("/cases/:id/reveal", a.reveal)
+	reveals.Register(g, "reconciler", a.own)
 }
 
 func (a *Cases) list(c echo.Context) error {
@@ -123,6 +131,35 @@ func (a *Cases) get(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	return c.JSON(http.StatusOK, caseJSON(k))
+}
+
+// reveal answers one of the reconciler's cases with its evidence
+// unmasked, after recording the reveal in reconciler.reveals; another
+// service's case is revealed (and recorded) by that service.
+func (a *Cases) reveal(c echo.Context) error {
+	svc, n, err := ParseID(c.Param("id"))
+	if err != nil {
+		return err
+	}
+	req, err := reveals.Bind(c)
+	if err != nil {
+		return err
+	}
+	if svc != "reconciler" {
+		return errkind.Coded(errkind.Refused, "wrong_service",
+			"case %s belongs to %s: reveal it with %s's POST /admin/cases/%d/reveal", c.Param("id"), svc, svc, n)
+	}
+	ctx := c.Request().Context()
+	k, err := a.own.Case(ctx, n)
+	if err != nil {
+		return err
+	}
+	rec, err := a.own.RecordReveal(ctx, reveals.Case(cases.ID("reconciler", n)), req)
+	if err != nil {
+		return err
+	}
+	a.log.Info("case evidence revealed", zap.String("case", c.Param("id")), zap.Int64("reveal", rec.ID))
 	return c.JSON(http.StatusOK, caseJSON(k))
 }
 

@@ -85,6 +85,7 @@ func TestAdminListsEveryCaseAndResolvesItsOwn(t *testing.T) {
 	if code, body := adminDo(t, http.MethodGet, base+"/"+id, "t-admin"); code != http.StatusOK || !strings.Contains(body, `"subject":"payment:p-missing"`) {
 		t.Errorf("GET %s: %d %s", id, code, body)
 	}
+	checkReveal(t, base, id)
 	for _, tc := range []struct {
 		name, id, body string
 		code           int
@@ -112,5 +113,31 @@ func TestAdminListsEveryCaseAndResolvesItsOwn(t *testing.T) {
 	}
 	if got := ids(list("?status=closed")); got != id+":missing_document" {
 		t.Errorf("closed cases = %s, want %s", got, id)
+	}
+}
+
+// checkReveal reveals the reconciler's case id: refused without a reason
+// or for another service's case, then answered and recorded (who, which
+// case, why) in reconciler.reveals and GET /admin/reveals.
+func checkReveal(t *testing.T, base, id string) {
+	t.Helper()
+	if code, body := adminPost(t, base+"/"+id+"/reveal", "t-admin", `{"actor":"ana"}`); code != http.StatusBadRequest {
+		t.Errorf("reveal without a reason: %d %s, want 400", code, body)
+	}
+	if code, body := adminPost(t, base+"/ingest-1/reveal", "t-admin", `{"actor":"ana","reason":"x"}`); code != http.StatusUnprocessableEntity || !strings.Contains(body, "wrong_service") {
+		t.Errorf("reveal of ingest's case at the reconciler: %d %s, want 422 wrong_service", code, body)
+	}
+	if code, body := adminPost(t, base+"/"+id+"/reveal", "t-admin", `{"actor":"ana","reason":"merchant asked"}`); code != http.StatusOK || !strings.Contains(body, `"id":"`+id+`"`) {
+		t.Fatalf("reveal %s: %d %s", id, code, body)
+	}
+	code, body := adminDo(t, http.MethodGet, strings.TrimSuffix(base, "/cases")+"/reveals", "t-admin")
+	var page struct {
+		Reveals []struct{ Service, Subject, Actor, Reason string }
+	}
+	if err := json.Unmarshal([]byte(body), &page); code != http.StatusOK || err != nil || len(page.Reveals) != 1 {
+		t.Fatalf("GET /admin/reveals: %d %s, want one reveal", code, body)
+	}
+	if r := page.Reveals[0]; r.Service != "reconciler" || r.Subject != "case:"+id || r.Actor != "ana" || r.Reason != "merchant asked" {
+		t.Errorf("recorded %+v, want ana's reveal of %s with her reason", r, id)
 	}
 }

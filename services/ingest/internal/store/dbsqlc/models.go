@@ -155,6 +155,16 @@ type IngestPayment struct {
 	UpdatedAt   time.Time
 }
 
+type IngestPspFetch struct {
+	ID        int64
+	Psp       string
+	Operation string
+	ObjectID  string
+	Outcome   string
+	LatencyMs int32
+	FetchedAt time.Time
+}
+
 type IngestRefund struct {
 	ID          string
 	PaymentID   string
@@ -173,6 +183,14 @@ type IngestRefundWatch struct {
 	CreatedAt time.Time
 	PolledAt  *time.Time
 	Polls     int32
+}
+
+type IngestReveal struct {
+	ID         int64
+	Subject    string
+	Actor      string
+	Reason     string
+	RevealedAt time.Time
 }
 
 type IngestWebhookReceipt struct {

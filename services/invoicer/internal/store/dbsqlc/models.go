@@ -123,3 +123,11 @@ type InvoicerRate struct {
 	Source    string
 	CreatedAt time.Time
 }
+
+type InvoicerReveal struct {
+	ID         int64
+	Subject    string
+	Actor      string
+	Reason     string
+	RevealedAt time.Time
+}

@@ -156,6 +156,16 @@ type IngestPayment struct {
 	UpdatedAt   time.Time
 }
 
+type IngestPspFetch struct {
+	ID        int64
+	Psp       string
+	Operation string
+	ObjectID  string
+	Outcome   string
+	LatencyMs int32
+	FetchedAt time.Time
+}
+
 type IngestRefund struct {
 	ID          string
 	PaymentID   string
@@ -174,6 +184,14 @@ type IngestRefundWatch struct {
 	CreatedAt time.Time
 	PolledAt  *time.Time
 	Polls     int32
+}
+
+type IngestReveal struct {
+	ID         int64
+	Subject    string
+	Actor      string
+	Reason     string
+	RevealedAt time.Time
 }
 
 type IngestWebhookReceipt struct {
@@ -309,6 +327,14 @@ type InvoicerRate struct {
 	CreatedAt time.Time
 }
 
+type InvoicerReveal struct {
+	ID         int64
+	Subject    string
+	Actor      string
+	Reason     string
+	RevealedAt time.Time
+}
+
 type ReconcilerCase struct {
 	ID           int64
 	Kind         string
@@ -344,6 +370,14 @@ type ReconcilerLease struct {
 	Holder    string
 	Token     int64
 	ExpiresAt time.Time
+}
+
+type ReconcilerReveal struct {
+	ID         int64
+	Subject    string
+	Actor      string
+	Reason     string
+	RevealedAt time.Time
 }
 
 type ReconcilerRun struct {

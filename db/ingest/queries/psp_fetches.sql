@@ -1,0 +1,20 @@
+-- name: PSPFetchInsert :exec
+INSERT INTO ingest.psp_fetches (psp, operation, object_id, outcome, latency_ms)
+VALUES (@psp, @operation, @object_id, @outcome, @latency_ms);
+
+-- name: PSPFetchesOfObjects :many
+-- The latest calls about any of the objects (payment, refund or order
+-- ids), oldest first.
+SELECT * FROM (
+    SELECT * FROM ingest.psp_fetches WHERE object_id = ANY(@ids::text[])
+    ORDER BY id DESC LIMIT 200) f
+ORDER BY id;
+
+-- name: PSPFetchPrune :execrows
+-- Deletes up to max_rows calls made before the cutoff.
+DELETE FROM ingest.psp_fetches
+WHERE id IN (
+    SELECT old.id FROM ingest.psp_fetches old
+    WHERE old.fetched_at < @cutoff
+    ORDER BY old.fetched_at
+    LIMIT @max_rows);

@@ -1,0 +1,76 @@
+package store
+
+import (
+	"context"
+	"time"
+
+	"github.com/onceflow/onceflow/pkg/pg"
+	"github.com/onceflow/onceflow/pkg/reveals"
+	"github.com/onceflow/onceflow/services/ingest/internal/store/dbsqlc"
+)
+
+// RecordReveal records that r.Actor was shown subject's personal data for
+// r.Reason.
+func (s *Store) RecordReveal(ctx context.Context, subject string, r reveals.Request) (reveals.Reveal, error) {
+	row, err := s.q.RevealInsert(ctx, subject, r.Actor, r.Reason)
+	if err != nil {
+		return reveals.Reveal{}, pg.Interpret(err, "record reveal of %s", subject)
+	}
+	return revealFromRow(row), nil
+}
+
+// Reveals lists the recorded reveals newest first: at most limit, with ids
+// below before (0: from the newest).
+func (s *Store) Reveals(ctx context.Context, before int64, limit int) ([]reveals.Reveal, error) {
+	rows, err := s.q.RevealList(ctx, before, int32(limit))
+	if err != nil {
+		return nil, pg.Interpret(err, "list reveals")
+	}
+	out := make([]reveals.Reveal, len(rows))
+	for i, r := range rows {
+		out[i] = revealFromRow(r)
+	}
+	return out, nil
+}
+
+func revealFromRow(r dbsqlc.IngestReveal) reveals.Reveal {
+	return reveals.Reveal{ID: r.ID, Subject: r.Subject, Actor: r.Actor, Reason: r.Reason, At: r.RevealedAt.UTC()}
+}
+
+// PSPFetch is one call to a PSP about one object: the operation
+// (payment, refund or payments_of_order), the id asked about, the outcome
+// (found, not_found, unavailable, refused or failed) and its latency.
+type PSPFetch struct {
+	PSP, Operation, ObjectID, Outcome string
+	Latency                           time.Duration
+	At                                time.Time
+}
+
+// RecordPSPFetch records one call to a PSP.
+func (s *Store) RecordPSPFetch(ctx context.Context, f PSPFetch) error {
+	err := s.q.PSPFetchInsert(ctx, dbsqlc.PSPFetchInsertParams{Psp: f.PSP, Operation: f.Operation, ObjectID: f.ObjectID,
+		Outcome: f.Outcome, LatencyMs: int32(min(f.Latency.Milliseconds(), 1<<31-1))})
+	return pg.Interpret(err, "record PSP fetch of %s", f.ObjectID)
+}
+
+// PSPFetchesOf returns the latest calls (at most 200) about any of ids,
+// oldest first.
+func (s *Store) PSPFetchesOf(ctx context.Context, ids []string) ([]PSPFetch, error) {
+	rows, err := s.q.PSPFetchesOfObjects(ctx, ids)
+	if err != nil {
+		return nil, pg.Interpret(err, "PSP fetches")
+	}
+	out := make([]PSPFetch, len(rows))
+	for i, r := range rows {
+		out[i] = PSPFetch{PSP: r.Psp, Operation: r.Operation, ObjectID: r.ObjectID, Outcome: r.Outcome,
+			Latency: time.Duration(r.LatencyMs) * time.Millisecond, At: r.FetchedAt.UTC()}
+	}
+	return out, nil
+}
+
+// PrunePSPFetches deletes up to max calls made before cutoff and returns
+// how many it deleted.
+func (s *Store) PrunePSPFetches(ctx context.Context, cutoff time.Time, max int) (int64, error) {
+	n, err := s.q.PSPFetchPrune(ctx, cutoff, int32(max))
+	return n, pg.Interpret(err, "prune PSP fetches")
+}
