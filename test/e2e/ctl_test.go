@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -59,8 +60,43 @@ func TestOnceflowctlAgainstTheStack(t *testing.T) {
 	if out, code = ctl("documents", "resolve", "1", "--action", "void"); code != 2 || !strings.Contains(out, "--actor") {
 		t.Fatalf("resolve without --actor exited %d, want 2:\n%s", code, out)
 	}
+	checkCtlReveals(ctx, t, s, ctl)
 	if out, code = ctl("status", "--ingest-url", "http://127.0.0.1:1"); code != 3 || !strings.Contains(out, "unreachable") {
 		t.Fatalf("status with ingest unreachable exited %d, want 3:\n%s", code, out)
+	}
+}
+
+// checkCtlReveals reveals a customer at ingest's admin API and reads the
+// record back with onceflowctl reveals: who, why and which customer, and
+// none of the customer's data.
+func checkCtlReveals(ctx context.Context, t *testing.T, s *stack.Stack, ctl func(args ...string) (string, int)) {
+	t.Helper()
+	var customer struct {
+		ID string `json:"id"`
+	}
+	err := s.API(ctx, s.IngestURL, "/v1/customers", map[string]any{
+		"doc_type": "CI", "doc_country": "UY", "doc_number": "19119365", "legal_name": "Revealed Buyer",
+		"address": "Av. 18 de Julio 1000", "city": "Montevideo", "department": "Montevideo", "country": "UY",
+		"email": "revealed@example.com",
+	}, "", &customer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := map[string]string{"actor": "ana", "reason": "buyer asked for a copy"}
+	if err := s.Admin(ctx, s.AdminURL("ingest-1"), http.MethodPost, "/admin/customers/"+customer.ID+"/reveal", req, nil); err != nil {
+		t.Fatal(err)
+	}
+	out, code := ctl("reveals")
+	if code != 0 || !strings.Contains(strings.Join(strings.Fields(out), " "), " ingest customer:"+customer.ID+" ana buyer asked for a copy") {
+		t.Fatalf("reveals exited %d, want ana's reveal of customer %s listed:\n%s", code, customer.ID, out)
+	}
+	for _, pd := range []string{"Revealed Buyer", "19119365", "revealed@example.com"} {
+		if strings.Contains(out, pd) {
+			t.Fatalf("reveals lists personal data %q:\n%s", pd, out)
+		}
+	}
+	if out, code = ctl("reveals", "--limit", "0"); code != 2 || !strings.Contains(out, "--limit") {
+		t.Fatalf("reveals --limit 0 exited %d, want 2 naming the flag:\n%s", code, out)
 	}
 }
 

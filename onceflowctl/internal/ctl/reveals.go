@@ -1,6 +1,7 @@
 package ctl
 
 import (
+	"fmt"
 	"net/http"
 	"sort"
 	"strconv"
@@ -19,6 +20,9 @@ func revealsCmd(o *options) *cobra.Command {
 		Short: "Who was shown which customer's or case's personal data, why and when (never the data), newest first",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if limit < 1 || limit > 1000 {
+				return &Error{ExitUsage, fmt.Errorf("--limit: want 1 to 1000, got %d", limit)}
+			}
 			all := []reveals.Reveal{}
 			for _, svc := range []string{"ingest", "invoicer", "reconciler"} {
 				var page struct {
