@@ -3,6 +3,7 @@ package app_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -44,10 +45,16 @@ func TestOutboxRepublish(t *testing.T) {
 		t.Fatalf("the parked row changed")
 	}
 
-	many := make([]string, 101)
-	for i := range many {
-		many[i] = "payment:P:paid"
+	// The bound is inclusive: 100 keys are one request, 101 a 400.
+	most := make([]string, 100)
+	for i := range most {
+		most[i] = fmt.Sprintf("payment:P-%03d:paid", i)
 	}
+	code, body = e.post(e.admin+"/admin/outbox/republish", map[string]any{"event_keys": most}, admin)
+	if err := json.Unmarshal([]byte(body), &got); code != http.StatusOK || err != nil || len(got.Unknown) != len(most) {
+		t.Fatalf("republish of %d keys: %d %s (%v), want 200 with each unknown", len(most), code, body, err)
+	}
+	many := append(most, "payment:P:paid")
 	for _, tc := range []struct {
 		name string
 		body any

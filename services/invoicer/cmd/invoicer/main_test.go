@@ -31,7 +31,7 @@ func TestRunEmitsABillingEvent(t *testing.T) {
 		"INVOICER_BILLING_QUEUE": billing, "INVOICER_PROVIDER_EVENTS_QUEUE": provider, "CONSUMER_WAIT": "1s",
 		"INVOICY_BASE_URL": env.BaseURL, "INVOICY_EMP_CODIGO": invoicertest.EmpCodigo, "INVOICY_EMP_PK": invoicertest.EmpPK,
 		"INVOICY_ACCESS_KEY": invoicertest.AccessKey, "INVOICER_EMIT_POLL_INTERVAL": "20ms",
-		"INVOICER_BILLING_KEYS": invoicertest.BillingKey,
+		"INVOICER_BILLING_KEYS": invoicertest.BillingKey, "INVOICER_PROVIDER_EVENTS_KEYS": invoicertest.BillingKey,
 	}
 	var out syncBuffer
 	var runErr error

@@ -211,15 +211,15 @@ func newReceivers(ctx context.Context, cfg Config, st *store.Store, prov provide
 		return nil, err
 	}
 	counter := consumer.NewCounter(reg)
-	opts := consumer.Options{Wait: cfg.ConsumerWait, Visibility: cfg.ConsumerVisibility}
-	trust := cfg.trust(consumer.NewUntrustedCounter(reg))
-	if trust.Keys.Len() == 0 {
-		log.Warn("billing messages are not authenticated: INVOICER_BILLING_UNSIGNED=accept and no INVOICER_BILLING_KEYS")
+	untrusted := consumer.NewUntrustedCounter(reg, "billing", "provider")
+	options := func(q queueTrust) consumer.Options {
+		return consumer.Options{Wait: cfg.ConsumerWait, Visibility: cfg.ConsumerVisibility, Trust: q.trust(untrusted, log)}
 	}
+	billingTrust, providerTrust := cfg.trusts()
 	billing := consumer.NewReceiver(client, billingURL, "billing", consumer.NewBilling(st, log.Named("billing"), due).Handle,
-		log.Named("billing"), counter, consumer.Options{Wait: opts.Wait, Visibility: opts.Visibility, Trust: trust})
+		log.Named("billing"), counter, options(billingTrust))
 	events := consumer.NewReceiver(client, providerURL, "provider", consumer.Each(consumer.NewProvider(st, prov.statuses, prov.holder(cfg), log.Named("provider"), wake).WithValid(valid).Handle),
-		log.Named("provider"), counter, opts)
+		log.Named("provider"), counter, options(providerTrust))
 	var loops []worker.Loop
 	for range cfg.Consumers {
 		loops = append(loops, billing.Run, events.Run)

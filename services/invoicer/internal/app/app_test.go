@@ -31,15 +31,36 @@ func serve(t *testing.T, env *invoicertest.Env) (string, func(ev *eventsv1.Billi
 	c := sqstest.Client(t)
 	_, billing := sqstest.Queue(t, c, "invoicer-billing", 5)
 	_, provider := sqstest.Queue(t, c, "invoicer-provider", 5)
-	cfg := load(t, map[string]string{
+	base := start(t, env, billing, provider, nil)
+	send := func(ev *eventsv1.BillingEvent) {
+		b, err := eventsv1.Encode(ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.SendMessage(context.Background(), invoicertest.SignedMessage(t, billing, string(b))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return base, send
+}
+
+// start runs the real invoicer against env's database and sandbox, the
+// queues billing and provider and the settings of extra; it returns the
+// admin port's base URL.
+func start(t *testing.T, env *invoicertest.Env, billing, provider string, extra map[string]string) string {
+	t.Helper()
+	vars := map[string]string{
 		"DATABASE_URL": env.DSN, "HTTP_ADDR": "127.0.0.1:0", "ADMIN_ADDR": "127.0.0.1:0", "ADMIN_TOKEN": token, "LOG_LEVEL": "warn",
 		"INVOICER_BILLING_QUEUE": billing, "INVOICER_PROVIDER_EVENTS_QUEUE": provider, "INVOICER_CONSUMER_WAIT": "1s",
 		"INVOICY_BASE_URL": env.BaseURL, "INVOICY_EMP_CODIGO": invoicertest.EmpCodigo, "INVOICY_EMP_PK": invoicertest.EmpPK,
 		"INVOICY_ACCESS_KEY": invoicertest.AccessKey, "INVOICER_PROVIDER_TIMEOUT": "2s", "INVOICER_EMIT_LEASE": "5s",
 		"INVOICER_EMIT_POLL_INTERVAL": "20ms", "INVOICER_EMIT_SETTLE": "200ms", "INVOICER_EMIT_RETRY_BASE": "20ms",
 		"INVOICER_DGI_POLL_BASE": "20ms", "SHUTDOWN_TIMEOUT": "5s", "INVOICER_METRICS_EVERY": "1ns",
-	})
-	a, err := app.New(context.Background(), cfg, zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel)))
+	}
+	for k, v := range extra {
+		vars[k] = v
+	}
+	a, err := app.New(context.Background(), load(t, vars), zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,17 +74,7 @@ func serve(t *testing.T, env *invoicertest.Env) (string, func(ev *eventsv1.Billi
 		}
 	})
 	openapitest.Routes(t, "invoicer", a.Routes())
-	addr := a.AdminAddr() // every route these tests call is an operator one
-	send := func(ev *eventsv1.BillingEvent) {
-		b, err := eventsv1.Encode(ev)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := c.SendMessage(context.Background(), invoicertest.SignedMessage(t, billing, string(b))); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return "http://" + addr, send
+	return "http://" + a.AdminAddr() // every route these tests call is an operator one
 }
 
 // call sends an admin request and decodes the JSON answer into out.
@@ -221,11 +232,11 @@ func load(t *testing.T, env map[string]string) app.Config {
 	return loaded.Value
 }
 
-// signed is getenv over env, with the test kit's billing key trusted unless
-// env names the keys itself.
+// signed is getenv over env, with the test kit's billing key trusted on
+// both queues unless env names the keys itself.
 func signed(env map[string]string) config.Getenv {
 	return func(k string) string {
-		if _, set := env[k]; !set && k == "INVOICER_BILLING_KEYS" {
+		if _, set := env[k]; !set && (k == "INVOICER_BILLING_KEYS" || k == "INVOICER_PROVIDER_EVENTS_KEYS") {
 			return invoicertest.BillingKey
 		}
 		return env[k]

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap"
 
 	"github.com/onceflow/onceflow/pkg/config"
 	"github.com/onceflow/onceflow/pkg/msgauth"
@@ -99,6 +100,11 @@ type Config struct {
 	// that handles unsigned billing messages, counted, for the release in
 	// which the producers start signing.
 	BillingUnsigned string `env:"INVOICER_BILLING_UNSIGNED" envDefault:"reject"`
+	// ProviderEventsKeys are the producers' keys a provider event must be
+	// signed with; ProviderEventsUnsigned is its rollout mode, as for
+	// billing messages.
+	ProviderEventsKeys     string `env:"INVOICER_PROVIDER_EVENTS_KEYS"`
+	ProviderEventsUnsigned string `env:"INVOICER_PROVIDER_EVENTS_UNSIGNED" envDefault:"reject"`
 }
 
 // Validate checks the values Load cannot; each error names its variable.
@@ -178,24 +184,52 @@ func (c Config) summary() (fiscal.DailySummary, error) {
 	return fiscal.NewDailySummary(c.SummaryPolls, c.UIThreshold)
 }
 
-// checkTrust checks the billing keys and the rollout mode: with no key, the
-// invoicer starts only when told to accept unsigned messages.
+// checkTrust checks each queue's keys and rollout mode.
 func (c Config) checkTrust() error {
-	keys, err := msgauth.ParseKeyset(c.BillingKeys)
-	switch {
-	case err != nil:
-		return errors.New("INVOICER_BILLING_KEYS: " + err.Error())
-	case c.BillingUnsigned != "reject" && c.BillingUnsigned != "accept":
-		return errors.New("INVOICER_BILLING_UNSIGNED: want reject or accept")
-	case keys.Len() == 0 && c.BillingUnsigned == "reject":
-		return errors.New("INVOICER_BILLING_KEYS: want the producers' keys (id:secret,... of at least 16 bytes each), " +
-			"or INVOICER_BILLING_UNSIGNED=accept while producers start signing")
+	billing, provider := c.trusts()
+	for _, q := range []queueTrust{billing, provider} {
+		if err := q.check(); err != nil {
+			return err
+		}
 	}
 	return nil
 }
 
-// trust is the billing receivers' Trust; Validate has checked the keys.
-func (c Config) trust(untrusted *prometheus.CounterVec) *consumer.Trust {
-	keys, _ := msgauth.ParseKeyset(c.BillingKeys)
-	return &consumer.Trust{Keys: keys, AcceptUnsigned: c.BillingUnsigned == "accept", Untrusted: untrusted}
+// queueTrust is what a queue's messages must be signed with: a list of
+// keys and a rollout mode, each read from its own variable.
+type queueTrust struct {
+	keysVar, keys string
+	modeVar, mode string
+}
+
+// trusts returns the billing queue's trust and the provider events'.
+func (c Config) trusts() (billing, provider queueTrust) {
+	return queueTrust{"INVOICER_BILLING_KEYS", c.BillingKeys, "INVOICER_BILLING_UNSIGNED", c.BillingUnsigned},
+		queueTrust{"INVOICER_PROVIDER_EVENTS_KEYS", c.ProviderEventsKeys, "INVOICER_PROVIDER_EVENTS_UNSIGNED", c.ProviderEventsUnsigned}
+}
+
+// check checks the keys and the rollout mode: with no key, the invoicer
+// starts only when told to accept unsigned messages.
+func (q queueTrust) check() error {
+	keys, err := msgauth.ParseKeyset(q.keys)
+	switch {
+	case err != nil:
+		return errors.New(q.keysVar + ": " + err.Error())
+	case q.mode != "reject" && q.mode != "accept":
+		return errors.New(q.modeVar + ": want reject or accept")
+	case keys.Len() == 0 && q.mode == "reject":
+		return errors.New(q.keysVar + ": want the producers' keys (id:secret,... of at least 16 bytes each), " +
+			"or " + q.modeVar + "=accept while producers start signing")
+	}
+	return nil
+}
+
+// trust is the receivers' Trust of the queue, warning on log when it
+// trusts every unsigned message; Validate has checked it.
+func (q queueTrust) trust(untrusted *prometheus.CounterVec, log *zap.Logger) *consumer.Trust {
+	keys, _ := msgauth.ParseKeyset(q.keys)
+	if keys.Len() == 0 {
+		log.Warn("messages are not authenticated: " + q.modeVar + "=accept and no " + q.keysVar)
+	}
+	return &consumer.Trust{Keys: keys, AcceptUnsigned: q.mode == "accept", Untrusted: untrusted}
 }

@@ -111,38 +111,45 @@ func TestRefusedCaseAfter(t *testing.T) {
 	}
 }
 
-// TestBillingKeysAreRequiredUnlessUnsignedIsAccepted checks the rollout
-// rule: no INVOICER_BILLING_KEYS stops the invoicer unless
-// INVOICER_BILLING_UNSIGNED=accept, and a weak or malformed key stops it
-// with a message naming the variable, never the secret.
-func TestBillingKeysAreRequiredUnlessUnsignedIsAccepted(t *testing.T) {
+// TestQueueKeysAreRequiredUnlessUnsignedIsAccepted checks the rollout
+// rule on each queue: no INVOICER_BILLING_KEYS (or
+// INVOICER_PROVIDER_EVENTS_KEYS) stops the invoicer unless its
+// *_UNSIGNED=accept, and a weak or malformed key stops it with a message
+// naming the variable, never the secret.
+func TestQueueKeysAreRequiredUnlessUnsignedIsAccepted(t *testing.T) {
 	t.Parallel()
-	keyed := func(vars ...string) config.Getenv {
-		env := map[string]string{"INVOICER_PROVIDER": "keyed"}
-		for i := 0; i+1 < len(vars); i += 2 {
-			env[vars[i]] = vars[i+1]
-		}
-		return func(k string) string { return env[k] }
-	}
-	for name, c := range map[string]struct {
-		getenv config.Getenv
-		want   string // a variable the error must name; empty for no error
-	}{
-		"no keys":           {keyed(), "INVOICER_BILLING_KEYS"},
-		"weak key":          {keyed("INVOICER_BILLING_KEYS", "relay-1:weak-secret"), "INVOICER_BILLING_KEYS"},
-		"bad mode":          {keyed("INVOICER_BILLING_KEYS", "relay-1:0123456789abcdef", "INVOICER_BILLING_UNSIGNED", "maybe"), "INVOICER_BILLING_UNSIGNED"},
-		"keys":              {keyed("INVOICER_BILLING_KEYS", "relay-1:0123456789abcdef,reconciler-1:fedcba9876543210"), ""},
-		"rollout, no keys":  {keyed("INVOICER_BILLING_UNSIGNED", "accept"), ""},
-		"rollout with keys": {keyed("INVOICER_BILLING_KEYS", "relay-1:0123456789abcdef", "INVOICER_BILLING_UNSIGNED", "accept"), ""},
+	for _, q := range []struct{ keys, unsigned, other string }{
+		{"INVOICER_BILLING_KEYS", "INVOICER_BILLING_UNSIGNED", "INVOICER_PROVIDER_EVENTS_KEYS"},
+		{"INVOICER_PROVIDER_EVENTS_KEYS", "INVOICER_PROVIDER_EVENTS_UNSIGNED", "INVOICER_BILLING_KEYS"},
 	} {
-		_, err := config.LoadFrom[app.Config](c.getenv)
-		switch {
-		case c.want == "" && err != nil:
-			t.Errorf("%s: %v, want no error", name, err)
-		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
-			t.Errorf("%s: %v, want an error naming %s", name, err, c.want)
-		case err != nil && strings.Contains(err.Error(), "weak-secret"):
-			t.Errorf("%s: the error shows the secret: %v", name, err)
+		// The other queue is configured, so each error is this queue's.
+		keyed := func(vars ...string) config.Getenv {
+			env := map[string]string{"INVOICER_PROVIDER": "keyed", q.other: "relay-1:0123456789abcdef"}
+			for i := 0; i+1 < len(vars); i += 2 {
+				env[vars[i]] = vars[i+1]
+			}
+			return func(k string) string { return env[k] }
+		}
+		for name, c := range map[string]struct {
+			getenv config.Getenv
+			want   string // a variable the error must name; empty for no error
+		}{
+			"no keys":           {keyed(), q.keys},
+			"weak key":          {keyed(q.keys, "relay-1:weak-secret"), q.keys},
+			"bad mode":          {keyed(q.keys, "relay-1:0123456789abcdef", q.unsigned, "maybe"), q.unsigned},
+			"keys":              {keyed(q.keys, "relay-1:0123456789abcdef,reconciler-1:fedcba9876543210"), ""},
+			"rollout, no keys":  {keyed(q.unsigned, "accept"), ""},
+			"rollout with keys": {keyed(q.keys, "relay-1:0123456789abcdef", q.unsigned, "accept"), ""},
+		} {
+			_, err := config.LoadFrom[app.Config](c.getenv)
+			switch {
+			case c.want == "" && err != nil:
+				t.Errorf("%s, %s: %v, want no error", q.keys, name, err)
+			case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+				t.Errorf("%s, %s: %v, want an error naming %s", q.keys, name, err, c.want)
+			case err != nil && strings.Contains(err.Error(), "weak-secret"):
+				t.Errorf("%s, %s: the error shows the secret: %v", q.keys, name, err)
+			}
 		}
 	}
 }

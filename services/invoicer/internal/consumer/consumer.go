@@ -165,7 +165,7 @@ func (r *Receiver) trusted(msgs []types.Message, res []Result) []types.Message {
 	}
 	var out []types.Message
 	for i, m := range msgs {
-		if err := r.trust.check(m, r.log); err != nil {
+		if err := r.trust.check(m, r.name, r.log); err != nil {
 			res[i] = Result{Outcome: OutcomeUntrusted, Err: err}
 			continue
 		}

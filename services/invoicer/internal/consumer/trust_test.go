@@ -11,11 +11,15 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap/zaptest"
 
+	eventsv1 "github.com/onceflow/onceflow/pkg/eventspb/onceflow/events/v1"
 	"github.com/onceflow/onceflow/pkg/msgauth"
 	"github.com/onceflow/onceflow/pkg/outbox"
 	"github.com/onceflow/onceflow/pkg/testwait"
+	"github.com/onceflow/onceflow/provider/fiscal"
+	"github.com/onceflow/onceflow/provider/invoicy"
 	"github.com/onceflow/onceflow/services/invoicer/internal/consumer"
 	"github.com/onceflow/onceflow/services/invoicer/internal/invoicertest"
+	"github.com/onceflow/onceflow/services/invoicer/internal/store"
 )
 
 const (
@@ -82,7 +86,7 @@ func TestUntrustedBillingMessagesAreRefusedCountedAndLeftForTheDLQ(t *testing.T)
 	tampered := body(t, invoicertest.Payment("pay-tampered", 999_999_00, false))
 	q.sendAttrs(t, tampered, key(t, trustedKey).Sign(original, attrs("pay-tampered")))
 
-	runTrusting(t, q, env, reg, &consumer.Trust{Keys: keys, Untrusted: consumer.NewUntrustedCounter(reg)})
+	runTrusting(t, q, env, reg, &consumer.Trust{Keys: keys, Untrusted: consumer.NewUntrustedCounter(reg, "billing")})
 
 	testwait.Until(t, 60*time.Second, 20*time.Millisecond, "the four untrusted messages in the dead-letter queue", func() bool {
 		return q.left(t, q.dlq) == 4
@@ -128,7 +132,7 @@ func TestUnsignedAcceptedOnlyInTheRolloutMode(t *testing.T) {
 	stranger := body(t, invoicertest.Payment("pay-rollout-stranger", 100_00, false))
 	q.sendAttrs(t, stranger, key(t, strangerKey).Sign(stranger, outbox.Attributes("billing.payment_paid", "payment:pay-rollout-stranger:paid", "")))
 
-	runTrusting(t, q, env, reg, &consumer.Trust{Keys: keys, AcceptUnsigned: true, Untrusted: consumer.NewUntrustedCounter(reg)})
+	runTrusting(t, q, env, reg, &consumer.Trust{Keys: keys, AcceptUnsigned: true, Untrusted: consumer.NewUntrustedCounter(reg, "billing")})
 
 	testwait.Until(t, 60*time.Second, 20*time.Millisecond, "the stranger's message in the dead-letter queue", func() bool {
 		return q.left(t, q.dlq) == 1
@@ -136,5 +140,75 @@ func TestUnsignedAcceptedOnlyInTheRolloutMode(t *testing.T) {
 	testwait.Until(t, 30*time.Second, 20*time.Millisecond, "the unsigned message handled", func() bool { return documents(t, env) == 1 })
 	if got := invoicertest.Metric(t, reg, "onceflow_invoicer_untrusted_messages_total", map[string]string{"reason": consumer.ReasonUnsignedAccepted}); got != 1 {
 		t.Errorf("unsigned_accepted counted %v times, want 1", got)
+	}
+}
+
+// TestUntrustedProviderEventsAreRefusedAndLeftForTheDLQ runs the provider
+// events' receiver of a provider that cannot be looked up (blind mode),
+// whose events are applied as they come: a signed event is applied, while
+// an unsigned one, one signed by an unknown key and one under a trusted id
+// with the wrong secret, each of which would reject or void a document,
+// are counted by queue and reason, change nothing and reach the dead-letter
+// queue.
+func TestUntrustedProviderEventsAreRefusedAndLeftForTheDLQ(t *testing.T) {
+	t.Parallel()
+	env := invoicertest.New(t)
+	q := newQueue(t, 2)
+	reg := prometheus.NewRegistry()
+	keys, err := msgauth.ParseKeyset(trustedKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs := map[string]store.Document{}
+	for _, ref := range []string{"signed", "unsigned", "stranger", "forged"} {
+		d := env.Record(t, invoicertest.Payment("pay-"+ref, 100_00, false))
+		env.Hold(t, d, fiscal.StatusPendingDGI, "")
+		docs[ref] = d
+	}
+	send := func(ref, code string, signer *msgauth.Key) {
+		b, err := eventsv1.Encode(&eventsv1.ProviderEvent{EventId: "evt-" + ref, Provider: "invoicy", Reference: docs[ref].Reference, ProviderStatus: code})
+		if err != nil {
+			t.Fatal(err)
+		}
+		attrs := outbox.Attributes(eventsv1.TypeProviderDocumentUpdated, "provider:invoicy:evt-"+ref, "")
+		if signer != nil {
+			attrs = signer.Sign(string(b), attrs)
+		}
+		q.sendAttrs(t, string(b), attrs)
+	}
+	trusted, stranger, forged := key(t, trustedKey), key(t, strangerKey), key(t, forgedKey)
+	send("signed", "5", &trusted)
+	send("unsigned", "3", nil)
+	send("stranger", "6", &stranger)
+	send("forged", "3", &forged)
+
+	h := consumer.NewProvider(env.Store, invoicy.DefaultStatusMap(), consumer.Holder{Name: "invoicy"}, zaptest.NewLogger(t), nil)
+	r := consumer.NewReceiver(q.c, q.url, "provider", consumer.Each(h.Handle), zaptest.NewLogger(t), consumer.NewCounter(reg),
+		consumer.Options{Wait: time.Second, Visibility: 2 * time.Second,
+			Trust: &consumer.Trust{Keys: keys, Untrusted: consumer.NewUntrustedCounter(reg, "provider")}})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { _ = r.Run(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+
+	testwait.Until(t, 60*time.Second, 20*time.Millisecond, "the three untrusted events in the dead-letter queue", func() bool {
+		return q.left(t, q.dlq) == 3
+	})
+	testwait.Until(t, 30*time.Second, 20*time.Millisecond, "the signed event handled and deleted", func() bool {
+		return q.left(t, q.url) == 0
+	})
+	if d := env.Document(t, docs["signed"].Reference); d.Status != fiscal.StatusAuthorized {
+		t.Errorf("the signed event's document is %s, want authorized", d.Status)
+	}
+	for _, ref := range []string{"unsigned", "stranger", "forged"} {
+		if d := env.Document(t, docs[ref].Reference); d.Status != fiscal.StatusPendingDGI {
+			t.Errorf("the %s event's document is %s, want still pending_dgi", ref, d.Status)
+		}
+	}
+	for reason, atLeast := range map[string]float64{msgauth.ReasonUnsigned: 1, msgauth.ReasonUnknownKey: 1, msgauth.ReasonBadSignature: 1} {
+		labels := map[string]string{"queue": "provider", "reason": reason}
+		if got := invoicertest.Metric(t, reg, "onceflow_invoicer_untrusted_messages_total", labels); got < atLeast {
+			t.Errorf("untrusted provider %s counted %v times, want at least %v", reason, got, atLeast)
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/onceflow/onceflow/services/reconciler/internal/pspaudit"
 	"github.com/onceflow/onceflow/services/reconciler/internal/store"
 )
 
@@ -76,7 +77,8 @@ func (r *run) full(ctx context.Context, src source, after store.Position, before
 }
 
 // check counts page and asks ingest to announce again the events of its
-// rows that have no document, until the run's cap.
+// rows that have no document, until the run's cap, in requests of at most
+// pspaudit.MaxRepublish keys.
 func (r *run) check(ctx context.Context, src source, page []store.Position) error {
 	r.res.Checked += len(page)
 	ids := make([]string, len(page))
@@ -87,20 +89,41 @@ func (r *run) check(ctx context.Context, src source, page []store.Position) erro
 	if err != nil {
 		return err
 	}
-	for _, id := range missing {
-		if r.res.Republished+r.res.Failed >= r.cfg.MaxPerRun {
+	for len(missing) > 0 {
+		room := r.cfg.MaxPerRun - (r.res.Republished + r.res.Failed)
+		if room <= 0 {
 			r.res.Capped = true
 			return nil
 		}
-		r.res.Missing++
-		if r.retried[src.eventKey(id)] {
-			continue // retryFailed asked for it and opened its case this run
-		}
-		outcome, err := r.republish(ctx, src, id)
-		if err != nil {
+		n := min(len(missing), room, pspaudit.MaxRepublish)
+		r.res.Missing += n
+		if err := r.announce(ctx, src, missing[:n]); err != nil {
 			return err
 		}
-		if err := r.openMissing(ctx, src, id, outcome); err != nil {
+		missing = missing[n:]
+	}
+	return nil
+}
+
+// announce asks ingest, in one request, to announce again the events of
+// source ids (those retryFailed has not asked for this run) and opens (or
+// refreshes) the missing_document case of each.
+func (r *run) announce(ctx context.Context, src source, ids []string) error {
+	var ask []string
+	for _, id := range ids {
+		if !r.retried[src.eventKey(id)] { // else retryFailed asked for it and opened its case
+			ask = append(ask, id)
+		}
+	}
+	if len(ask) == 0 {
+		return nil
+	}
+	outcomes, err := r.republish(ctx, src, ask)
+	if err != nil {
+		return err
+	}
+	for i, id := range ask {
+		if err := r.openMissing(ctx, src, id, outcomes[i]); err != nil {
 			return err
 		}
 	}

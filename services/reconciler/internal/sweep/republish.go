@@ -26,50 +26,86 @@ func unreachable(err error) bool {
 		st.Code == http.StatusNotFound || st.Code == http.StatusMethodNotAllowed)
 }
 
-// republish asks ingest to announce the event of source id again (its
-// outbox row becomes due, and the relay publishes it signed with its key),
-// or counts it as a missing event when ingest has no such row, or as
-// parked when its row is parked (ingest's parked_outbox_row case holds it
-// in front of a person). A request that fails opens (or refreshes) its
-// KindRepublishFailed finding and is no error: the run goes on. Ingest
-// refusing our token, or maxFailuresInARow failed requests, end the run
-// instead with an error (the next run starts from the positions saved), as
-// do the database's and ctx's. The outcome says what happened:
-// outcomeSent, outcomeNoEvent, outcomeParked or outcomeSendFailed.
-func (r *run) republish(ctx context.Context, src source, id string) (outcome string, err error) {
-	key := src.eventKey(id)
-	log := r.log.With(zap.String("source_kind", src.kind), zap.String("source_ref", id), zap.String("event_key", key))
-	res, err := r.announcer.Republish(ctx, []string{key})
-	if err != nil {
-		r.failures++
-		if ctx.Err() != nil || unreachable(err) || r.failures >= maxFailuresInARow {
-			return "", fmt.Errorf("republish %s: %w", key, err)
-		}
-		r.res.Failed++
-		r.metrics.failed.Inc()
-		log.Warn("document missing, and asking ingest to announce its event again failed", zap.Error(err))
-		return outcomeSendFailed, r.own.SeeFinding(ctx, store.Finding{Kind: KindRepublishFailed, Reference: key, Detail: clip(err.Error())})
+// republish asks ingest, in one request, to announce again the events of
+// source ids (at most pspaudit.MaxRepublish): their outbox rows become due
+// and the relay publishes them, signed with its key. It returns what became
+// of each, in the order of ids: outcomeSent, outcomeNoEvent (ingest has no
+// such row), outcomeParked (its row is parked: ingest's parked_outbox_row
+// case holds it in front of a person) or outcomeSendFailed. A request of
+// several keys that fails is made again one key at a time, so a key ingest
+// cannot take holds back no other; a one-key request that fails opens (or
+// refreshes) its KindRepublishFailed finding and is no error: the run goes
+// on. Ingest refusing our token, or maxFailuresInARow failed requests, end
+// the run instead with an error (the next run starts from the positions
+// saved), as do the database's and ctx's.
+func (r *run) republish(ctx context.Context, src source, ids []string) ([]string, error) {
+	keys := make([]string, len(ids))
+	for i, id := range ids {
+		keys[i] = src.eventKey(id)
 	}
-	r.failures = 0
+	res, err := r.announcer.Republish(ctx, keys)
 	switch {
-	case slices.Contains(res.Republished, key):
-		r.res.Republished++
-		r.metrics.republished.Inc()
-		log.Info("document missing, ingest announces its event again")
-		return outcomeSent, nil
-	case slices.Contains(res.Parked, key):
-		r.res.Parked++
-		log.Warn("document missing and its event is parked in ingest's outbox: unpark it")
-		return outcomeParked, nil
-	default:
-		// Counted, logged and alerted on (OnceflowMissingEvents): ingest
-		// recorded the payment as paid without its event (or pruned it),
-		// which only a person can explain.
-		r.res.MissingEvents++
-		r.metrics.missingEvents.Inc()
-		log.Warn("document missing and no outbox event to announce again")
-		return outcomeNoEvent, nil
+	case err == nil:
+		r.failures = 0
+		return r.answered(src, ids, keys, res), nil
+	case ctx.Err() != nil || unreachable(err):
+		return nil, fmt.Errorf("republish %d events: %w", len(keys), err)
+	case len(ids) == 1:
+		return r.failed(ctx, src, ids[0], keys[0], err)
 	}
+	outcomes := make([]string, 0, len(ids))
+	for i := range ids {
+		one, err := r.republish(ctx, src, ids[i:i+1])
+		if err != nil {
+			return nil, err
+		}
+		outcomes = append(outcomes, one...)
+	}
+	return outcomes, nil
+}
+
+// failed records that asking for source id's event (its key) failed with
+// err: a KindRepublishFailed finding, or the run's end after
+// maxFailuresInARow failures in a row.
+func (r *run) failed(ctx context.Context, src source, id, key string, err error) ([]string, error) {
+	r.failures++
+	if r.failures >= maxFailuresInARow {
+		return nil, fmt.Errorf("republish %s: %w", key, err)
+	}
+	r.res.Failed++
+	r.metrics.failed.Inc()
+	r.log.Warn("document missing, and asking ingest to announce its event again failed", zap.String("source_kind", src.kind),
+		zap.String("source_ref", id), zap.String("event_key", key), zap.Error(err))
+	return []string{outcomeSendFailed}, r.own.SeeFinding(ctx, store.Finding{Kind: KindRepublishFailed, Reference: key, Detail: clip(err.Error())})
+}
+
+// answered counts and logs what ingest did with each of keys (the event
+// keys of source ids) and returns the outcomes in their order.
+func (r *run) answered(src source, ids, keys []string, res pspaudit.Republished) []string {
+	outcomes := make([]string, len(keys))
+	for i, key := range keys {
+		log := r.log.With(zap.String("source_kind", src.kind), zap.String("source_ref", ids[i]), zap.String("event_key", key))
+		switch {
+		case slices.Contains(res.Republished, key):
+			r.res.Republished++
+			r.metrics.republished.Inc()
+			log.Info("document missing, ingest announces its event again")
+			outcomes[i] = outcomeSent
+		case slices.Contains(res.Parked, key):
+			r.res.Parked++
+			log.Warn("document missing and its event is parked in ingest's outbox: unpark it")
+			outcomes[i] = outcomeParked
+		default:
+			// Counted, logged and alerted on (OnceflowMissingEvents):
+			// ingest recorded the payment as paid without its event (or
+			// pruned it), which only a person can explain.
+			r.res.MissingEvents++
+			r.metrics.missingEvents.Inc()
+			log.Warn("document missing and no outbox event to announce again")
+			outcomes[i] = outcomeNoEvent
+		}
+	}
+	return outcomes
 }
 
 // retryFailed takes up the open KindRepublishFailed findings, at most
@@ -107,11 +143,11 @@ func (r *run) retry(ctx context.Context, src source, id string) (bool, error) {
 	if err != nil || len(missing) == 0 {
 		return err == nil, err
 	}
-	outcome, err := r.republish(ctx, src, id)
+	outcomes, err := r.republish(ctx, src, []string{id})
 	if err != nil {
 		return false, err
 	}
-	return outcome != outcomeSendFailed, r.openMissing(ctx, src, id, outcome)
+	return outcomes[0] != outcomeSendFailed, r.openMissing(ctx, src, id, outcomes[0])
 }
 
 // sourceOf finds the source and id of an event key.

@@ -1,8 +1,9 @@
 // Package sweep is the reconciler's missing-document sweep, the safety net of
 // guarantee 5: every paid payment older than a grace period must have an
 // invoice and every succeeded refund a credit note in invoicer.fiscal_documents.
-// For each one that has not, the sweep asks ingest to announce its event
-// again (POST /admin/outbox/republish on ingest's admin API): ingest makes
+// For those that have not, the sweep asks ingest to announce their events
+// again (POST /admin/outbox/republish on ingest's admin API, up to
+// pspaudit.MaxRepublish event keys a request): ingest makes
 // the outbox row due once more in its own transaction and the relay
 // publishes it, signed with the relay's key. The reconciler never reads an
 // event's payload (it carries the buyer's fiscal snapshot) and sends

@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap/zaptest"
 
+	"github.com/onceflow/onceflow/services/reconciler/internal/pspaudit"
 	"github.com/onceflow/onceflow/services/reconciler/internal/reconcilertest"
 	"github.com/onceflow/onceflow/services/reconciler/internal/store"
 	"github.com/onceflow/onceflow/services/reconciler/internal/sweep"
@@ -217,5 +218,42 @@ func TestSweepAcrossDatabases(t *testing.T) {
 	}
 	if due, want := ingest.Due(t), keys(reconcilertest.PaymentPaid("p2")); !reflect.DeepEqual(due, want) {
 		t.Errorf("ingest's outbox has %v due again, want %v", due, want)
+	}
+}
+
+// TestSweepAsksIngestManyKeysPerRequest checks the sweep asks for the
+// missing documents' events in batches of at most pspaudit.MaxRepublish
+// keys (ingest answers 400 to more): 250 missing payments take three
+// requests, and each event is due again.
+func TestSweepAsksIngestManyKeysPerRequest(t *testing.T) {
+	t.Parallel()
+	db := reconcilertest.NewDB(t)
+	old := time.Now().Add(-time.Hour)
+	const n = 2*pspaudit.MaxRepublish + 50
+	var want []reconcilertest.Event
+	for i := range n {
+		id := fmt.Sprintf("p%03d", i)
+		db.Payment(t, id, old.Add(time.Duration(i)*time.Millisecond))
+		ev := reconcilertest.PaymentPaid(id)
+		db.Outbox(t, ev)
+		want = append(want, ev)
+	}
+	ingest := reconcilertest.NewIngest(t, db.Pool)
+	cfg := sweep.Config{Grace: 10 * time.Minute, PageSize: 500, MaxPerRun: 5000}
+	s := sweep.New(store.NewIngestReader(db.Pool), store.NewInvoicerReader(db.Pool), ingest.Client(), cfg,
+		zaptest.NewLogger(t), sweep.NewMetrics(prometheus.NewRegistry()))
+
+	got, err := s.Run(context.Background(), store.New(db.Pool))
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if want := (sweep.Result{Checked: n, Missing: n, Republished: n, Cases: n}); got != want {
+		t.Errorf("Run = %+v, want %+v", got, want)
+	}
+	if hits := ingest.Hits(); hits != 3 {
+		t.Errorf("ingest was asked %d times, want 3 (100, 100 and 50 keys)", hits)
+	}
+	if due := db.Due(t); !reflect.DeepEqual(due, keys(want...)) {
+		t.Errorf("ingest's outbox has %d events due again, want the %d", len(due), n)
 	}
 }

@@ -102,7 +102,7 @@ func build(cfg Config, log *zap.Logger, pool *pgxpool.Pool, client *sqs.Client, 
 	openapi.Serve(g, "relay")
 	log.Info("relaying", zap.String("holder", settings.Holder), zap.Int("outboxes", len(outboxes)))
 	if settings.Signer == nil {
-		log.Warn("publishing unsigned messages: set RELAY_SIGNING_KEY, or the invoicer refuses billing messages")
+		log.Warn("publishing unsigned messages: set RELAY_SIGNING_KEY, or the invoicer refuses billing messages and provider events")
 	} else {
 		log.Info("signing messages", zap.String("key_id", settings.Signer.ID))
 	}
