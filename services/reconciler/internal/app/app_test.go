@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/onceflow/onceflow/pkg/service"
+	"github.com/onceflow/onceflow/provider/fiscal"
 	"github.com/onceflow/onceflow/services/reconciler/internal/app"
 	"github.com/onceflow/onceflow/services/reconciler/internal/reconcilertest"
 )
@@ -121,7 +122,7 @@ func TestRunOnceTwiceAtOnceWithTheAudit(t *testing.T) {
 	db := reconcilertest.NewDB(t)
 	seed(t, db)
 	fis := reconcilertest.NewFiscal(t)
-	today := time.Now()
+	today := time.Now().In(fiscal.Montevideo) // the audited days are Montevideo's, whatever the hour in UTC
 	if err := fis.Emit("p-provider-only", 12200, today); err != nil {
 		t.Fatal(err)
 	}
