@@ -36,7 +36,9 @@ WHERE id = @id AND psp_payment_id IS NULL;
 -- back) and they are not recurring (a subscription's next payment is
 -- searched for until give_up_before). Each claimed order is stamped so another poller skips it; with it
 -- come the ids of its known payments that have no final state (its linked
--- PSP payment included while it is not recorded).
+-- PSP payment included while it is not recorded) and, for a recurring
+-- order, the ids of all its recorded payments (the subscriptions they name
+-- are listed at the PSP).
 UPDATE ingest.orders o
 SET polled_at = now(), polls = polls + 1
 WHERE o.id IN (
@@ -53,7 +55,8 @@ RETURNING o.id, o.merchant_order_id,
     (ARRAY(SELECT p.id FROM ingest.payments p WHERE p.order_id = o.id AND p.status_rank < 30 ORDER BY p.id)
      || CASE WHEN o.psp_payment_id IS NOT NULL
                   AND NOT EXISTS (SELECT 1 FROM ingest.payments p WHERE p.id = o.psp_payment_id)
-             THEN ARRAY[o.psp_payment_id] ELSE ARRAY[]::text[] END)::text[] AS unsettled;
+             THEN ARRAY[o.psp_payment_id] ELSE ARRAY[]::text[] END)::text[] AS unsettled,
+    ARRAY(SELECT p.id FROM ingest.payments p WHERE o.recurring AND p.order_id = o.id ORDER BY p.id)::text[] AS recurring_payments;
 
 -- name: OrderList :many
 SELECT * FROM ingest.orders

@@ -52,6 +52,15 @@ type PSP interface {
 	PaymentsOfOrder(ctx context.Context, orderRef string) ([]psp.Payment, error)
 }
 
+// SubscriptionLister is a PSP adapter whose subscriptions charge a
+// recurring order in payments a search by order reference does not return
+// (dLocal's executions). PaymentsOfSubscriptions lists every payment of
+// each subscription one of known, the ids of payments ingest recorded for
+// one recurring order, belongs to; an id of no subscription is skipped.
+type SubscriptionLister interface {
+	PaymentsOfSubscriptions(ctx context.Context, known []string) ([]psp.Payment, error)
+}
+
 // Target is a PSP to poll and the dedupe scope of its sources.
 type Target struct {
 	Scope string
@@ -144,9 +153,10 @@ func (p *Poller) outOfTime(ctx context.Context, kind string) bool {
 	return false
 }
 
-// pollOrder searches every target for the order's payments and records
-// their statuses, then re-fetches the order's unsettled payments the
-// searches did not return.
+// pollOrder searches every target for the order's payments (a recurring
+// order's also by the subscriptions its recorded payments name) and
+// records their statuses, then re-fetches the order's unsettled payments
+// the searches did not return.
 func (p *Poller) pollOrder(ctx context.Context, o store.DueOrder) int {
 	recorded, seen := 0, map[string]bool{}
 	for _, t := range p.targets {
@@ -156,10 +166,8 @@ func (p *Poller) pollOrder(ctx context.Context, o store.DueOrder) int {
 			p.log.Warn("search payments of order", zap.Error(err)) // never the order id: the merchant's reference
 			continue
 		}
-		for _, pay := range found {
-			seen[pay.ID] = true
-			recorded += p.record(ctx, t.Scope, "payment", pay.ID, pay.Status)
-		}
+		recorded += p.recordFound(ctx, t.Scope, found, seen)
+		recorded += p.pollSubscriptions(ctx, t, o.RecurringPayments, seen)
 	}
 	for _, id := range o.Unsettled {
 		if seen[id] {
@@ -172,6 +180,34 @@ func (p *Poller) pollOrder(ctx context.Context, o store.DueOrder) int {
 			pay, err := t.Payment(ctx, id)
 			return pay.Status, err
 		})
+	}
+	return recorded
+}
+
+// pollSubscriptions lists at t, when its adapter can, the payments of the
+// subscriptions a recurring order's recorded payments known belong to, and
+// records their statuses.
+func (p *Poller) pollSubscriptions(ctx context.Context, t Target, known []string, seen map[string]bool) int {
+	subs, ok := t.PSP.(SubscriptionLister)
+	if !ok || len(known) == 0 || p.outOfTime(ctx, "subscription") {
+		return 0
+	}
+	found, err := subs.PaymentsOfSubscriptions(ctx, known)
+	if err != nil {
+		p.count("error")
+		p.log.Warn("list payments of subscriptions", zap.Error(err))
+		return 0
+	}
+	return p.recordFound(ctx, t.Scope, found, seen)
+}
+
+// recordFound records the status of each payment found at the PSP of
+// scope and marks it seen.
+func (p *Poller) recordFound(ctx context.Context, scope string, found []psp.Payment, seen map[string]bool) int {
+	recorded := 0
+	for _, pay := range found {
+		seen[pay.ID] = true
+		recorded += p.record(ctx, scope, "payment", pay.ID, pay.Status)
 	}
 	return recorded
 }

@@ -70,10 +70,12 @@ type PollWindow struct {
 }
 
 // DueOrder is an order the poller searches the PSP for, with the ids of
-// its known payments that have no final state.
+// its known payments that have no final state and, for a recurring order,
+// of all its recorded payments (empty for another).
 type DueOrder struct {
-	MerchantOrderID string
-	Unsettled       []string
+	MerchantOrderID   string
+	Unsettled         []string
+	RecurringPayments []string
 }
 
 // ClaimDueOrders stamps up to w.Max orders due for a poll, so another
@@ -86,7 +88,7 @@ func (s *Store) ClaimDueOrders(ctx context.Context, w PollWindow) ([]DueOrder, e
 	}
 	out := make([]DueOrder, len(rows))
 	for i, r := range rows {
-		out[i] = DueOrder{MerchantOrderID: r.MerchantOrderID, Unsettled: r.Unsettled}
+		out[i] = DueOrder{MerchantOrderID: r.MerchantOrderID, Unsettled: r.Unsettled, RecurringPayments: r.RecurringPayments}
 	}
 	return out, nil
 }
