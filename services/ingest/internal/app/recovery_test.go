@@ -322,16 +322,18 @@ func TestSubscriptionExecutionCompletedSilentlyThePollerInvoices(t *testing.T) {
 	}
 }
 
-// A subscription known from a notified execution: its next execution,
-// every notification of it lost, is found by the poller listing the
-// subscription's executions, and invoiced once; polling the order again
-// records nothing more.
+// A subscription known from a notified execution: its next execution, a
+// period later (past INGEST_POLL_GIVE_UP) with every notification of it
+// lost, is found by the poller listing the subscription's executions, and
+// invoiced once; polling the order again records nothing more.
 func TestSubscriptionExecutionNeverNotifiedThePollerInvoicesOnce(t *testing.T) {
 	t.Parallel()
-	e := start(t, "INGEST_POLL_AFTER", "0s", "INGEST_POLL_EVERY", "200ms")
+	e := start(t, "INGEST_POLL_AFTER", "0s", "INGEST_POLL_EVERY", "200ms", "INGEST_POLL_GIVE_UP", "2s",
+		"INGEST_POLL_PAID_GIVE_UP", "1s", "INGEST_POLL_RECURRING_EVERY", "200ms")
 	sub := e.subscribe("o-plan")
 	first := "SUB-" + sub + "-" + e.execute(sub, nil)
 	e.waitCount(1, "SELECT count(*) FROM ingest.outbox WHERE event_key = $1", "payment:"+first+":paid")
+	e.waitCount(1, "SELECT count(*) FROM ingest.orders WHERE merchant_order_id = 'o-plan' AND created_at < now() - interval '2 seconds'")
 	second := "SUB-" + sub + "-" + e.execute(sub, map[string]any{"silent": true})
 	e.waitCount(1, "SELECT count(*) FROM ingest.outbox WHERE event_key = $1", "payment:"+second+":paid")
 	polls := e.count("SELECT polls FROM ingest.orders WHERE merchant_order_id = 'o-plan'")

@@ -3,7 +3,10 @@
 // to a PSP payment or not, which finds a payment whose webhook never came
 // (and a second payment on a paid order); the order's known payments with
 // no final state that the search did not return, and registered refunds
-// with none, are re-fetched by id. Each status found is recorded as a
+// with none, are re-fetched by id. A recurring order is also searched by
+// the subscriptions its recorded payments belong to (at a PSP that lists
+// them), and past the give-up age is searched again at a slower pace while
+// it is charged. Each status found is recorded as a
 // receipt in its PSP source's dedupe scope; the apply worker then handles
 // it exactly as if the webhook had come (a status already applied is a
 // duplicate receipt and changes nothing). The poller only ever asks the
@@ -38,6 +41,11 @@ type Config struct {
 	PaidGiveUp time.Duration
 	Interval   time.Duration // how often to look for such orders
 	Batch      int           // orders per look
+	// RecurringEvery is how often a recurring order past GiveUp is polled
+	// again (its subscription's later periods), until RecurringGiveUp
+	// after its last recorded payment.
+	RecurringEvery  time.Duration
+	RecurringGiveUp time.Duration
 	// RoundTimeout bounds one round, PSP calls included: a PSP that takes
 	// connections and never answers costs one round this long, not a
 	// batch of call timeouts. The objects a round leaves are polled again
@@ -99,8 +107,9 @@ func (p *Poller) Run(ctx context.Context) error {
 	return nil
 }
 
-// Round claims one batch of due orders and one of unsettled refunds and
-// polls each; it returns how many receipts it recorded.
+// Round claims one batch of due orders, one of due recurring orders past
+// GiveUp and one of unsettled refunds and polls each; it returns how many
+// receipts it recorded.
 func (p *Poller) Round(ctx context.Context) (int, error) {
 	if p.cfg.RoundTimeout > 0 {
 		var cancel context.CancelFunc
@@ -110,12 +119,18 @@ func (p *Poller) Round(ctx context.Context) (int, error) {
 	now := time.Now()
 	window := store.PollWindow{
 		SettleBefore: now.Add(-p.cfg.After), GiveUpBefore: now.Add(-p.cfg.GiveUp),
-		PaidGiveUpBefore: now.Add(-p.cfg.PaidGiveUp), PolledBefore: now.Add(-p.cfg.Every), Max: p.cfg.Batch,
+		PaidGiveUpBefore: now.Add(-p.cfg.PaidGiveUp), PolledBefore: now.Add(-p.cfg.Every),
+		RecurringPolledBefore: now.Add(-p.cfg.RecurringEvery), RecurringGiveUpBefore: now.Add(-p.cfg.RecurringGiveUp), Max: p.cfg.Batch,
 	}
 	orders, err := p.store.ClaimDueOrders(ctx, window)
 	if err != nil {
 		return 0, err
 	}
+	recurring, err := p.store.ClaimDueRecurringOrders(ctx, window)
+	if err != nil {
+		return 0, err
+	}
+	orders = append(orders, recurring...)
 	refunds, err := p.store.ClaimUnsettledRefunds(ctx, window)
 	if err != nil {
 		return 0, err
