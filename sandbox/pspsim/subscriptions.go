@@ -141,15 +141,18 @@ func (s *Server) subscribe(w http.ResponseWriter, r *http.Request) {
 
 // executeRequest chooses a period's outcome: COMPLETED (the default),
 // DECLINED, or PENDING (a charge awaiting approval, completed later with
-// POST /sandbox/subscriptions/{id}/executions/{execution_id}/status).
+// POST /sandbox/subscriptions/{id}/executions/{execution_id}/status);
+// Silent loses every notification of it for good.
 type executeRequest struct {
 	Status string `json:"status"`
+	Silent bool   `json:"silent"`
 }
 
 // execute answers POST /sandbox/subscriptions/{id}/execute: the next
-// period's charge, notified. A cancelled subscription is charged no more
-// (400, code 5002). With the pending-first fault a completed charge is
-// notified PENDING first and completes PSP_PENDING_FOR later.
+// period's charge, notified unless silent. A cancelled subscription is
+// charged no more (400, code 5002). With the pending-first fault a
+// completed charge is notified PENDING first and completes PSP_PENDING_FOR
+// later.
 func (s *Server) execute(w http.ResponseWriter, r *http.Request) {
 	var req executeRequest
 	if !readJSON(w, r, &req) {
@@ -162,7 +165,7 @@ func (s *Server) execute(w http.ResponseWriter, r *http.Request) {
 		writeError(w, invalidParam("status"))
 		return
 	}
-	pendingFirst := req.Status == execCompleted && s.notes.PendingFirst()
+	pendingFirst := req.Status == execCompleted && !req.Silent && s.notes.PendingFirst()
 	status := req.Status
 	if pendingFirst {
 		status = execPending
@@ -174,6 +177,9 @@ func (s *Server) execute(w http.ResponseWriter, r *http.Request) {
 	}
 	s.log.Info("subscription executed", zap.Int64("subscription_id", e.SubscriptionID), zap.String("execution_id", e.ID), zap.String("status", e.Status))
 	server.WriteJSON(w, http.StatusOK, e)
+	if req.Silent {
+		return
+	}
 	s.notifyExecution(e)
 	if pendingFirst {
 		s.notes.Later(s.cfg.Faults.PendingFor, func() {

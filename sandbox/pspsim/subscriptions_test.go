@@ -98,3 +98,25 @@ func TestExecutionFaults(t *testing.T) {
 	}
 	rc.none(t)
 }
+
+// A silent execution is charged and listed, and never notified, not even
+// through the pending-first fault's later completion.
+func TestSilentExecution(t *testing.T) {
+	t.Parallel()
+	e := start(t, pspsim.Config{Faults: pspsim.Faults{PendingFirstRate: 1}})
+	rc := newReceiver(t)
+	_, plan := call(t, http.MethodPost, e.url+"/v1/subscription/plan",
+		`{"amount":10,"currency":"UYU","frequency_type":"WEEKLY","notification_url":"`+rc.url+`"}`)
+	planID := plan["id"].(json.Number).String()
+	_, sub := post(t, e.url+"/sandbox/subscriptions", `{"plan_id":`+planID+`,"external_id":"o"}`)
+	subID := sub["id"].(json.Number).String()
+	status, ex := post(t, e.url+"/sandbox/subscriptions/"+subID+"/execute", `{"silent":true}`)
+	if status != http.StatusOK || ex["status"] != "COMPLETED" {
+		t.Fatalf("silent execute: %d %v", status, ex)
+	}
+	status, list := call(t, http.MethodGet, e.url+"/v1/subscription/plan/"+planID+"/subscription/"+subID+"/execution/all", "")
+	if data, _ := list["data"].([]any); status != http.StatusOK || len(data) != 1 || data[0].(map[string]any)["id"] != ex["id"] {
+		t.Fatalf("list executions: %d %v, want the silent one", status, list)
+	}
+	rc.none(t)
+}

@@ -36,7 +36,9 @@ WHERE id = @id AND psp_payment_id IS NULL;
 -- back) and they are not recurring (a subscription's next payment is
 -- searched for until give_up_before). Each claimed order is stamped so another poller skips it; with it
 -- come the ids of its known payments that have no final state (its linked
--- PSP payment included while it is not recorded).
+-- PSP payment included while it is not recorded) and, for a recurring
+-- order, the ids of all its recorded payments (the subscriptions they name
+-- are listed at the PSP).
 UPDATE ingest.orders o
 SET polled_at = now(), polls = polls + 1
 WHERE o.id IN (
@@ -53,7 +55,29 @@ RETURNING o.id, o.merchant_order_id,
     (ARRAY(SELECT p.id FROM ingest.payments p WHERE p.order_id = o.id AND p.status_rank < 30 ORDER BY p.id)
      || CASE WHEN o.psp_payment_id IS NOT NULL
                   AND NOT EXISTS (SELECT 1 FROM ingest.payments p WHERE p.id = o.psp_payment_id)
-             THEN ARRAY[o.psp_payment_id] ELSE ARRAY[]::text[] END)::text[] AS unsettled;
+             THEN ARRAY[o.psp_payment_id] ELSE ARRAY[]::text[] END)::text[] AS unsettled,
+    ARRAY(SELECT p.id FROM ingest.payments p WHERE o.recurring AND p.order_id = o.id ORDER BY p.id)::text[] AS recurring_payments;
+
+-- name: OrderClaimDueRecurring :many
+-- Recurring orders created before give_up_before (younger ones are
+-- OrderClaimDue's), not polled since polled_before, with a payment recorded
+-- after recurring_give_up_before: a subscription's later periods are looked
+-- for as long as it charges. Stamped and returned as OrderClaimDue's
+-- orders.
+UPDATE ingest.orders o
+SET polled_at = now(), polls = polls + 1
+WHERE o.id IN (
+    SELECT ord.id FROM ingest.orders ord
+    WHERE ord.recurring
+      AND ord.created_at <= @give_up_before
+      AND (ord.polled_at IS NULL OR ord.polled_at < @polled_before::timestamptz)
+      AND EXISTS (SELECT 1 FROM ingest.payments p WHERE p.order_id = ord.id AND p.created_at > @recurring_give_up_before)
+    ORDER BY ord.polled_at NULLS FIRST
+    LIMIT @max_rows
+    FOR UPDATE OF ord SKIP LOCKED)
+RETURNING o.id, o.merchant_order_id,
+    ARRAY(SELECT p.id FROM ingest.payments p WHERE p.order_id = o.id AND p.status_rank < 30 ORDER BY p.id)::text[] AS unsettled,
+    ARRAY(SELECT p.id FROM ingest.payments p WHERE p.order_id = o.id ORDER BY p.id)::text[] AS recurring_payments;
 
 -- name: OrderList :many
 SELECT * FROM ingest.orders

@@ -189,6 +189,7 @@ func loops(cfg Config, pool *pgxpool.Pool, st *store.Store, p psps, log *zap.Log
 	if len(p.byScope) > 0 {
 		all = append(all, poller.New(st, pollTargets(p.byScope), log.Named("poller"), reg, poller.Config{
 			After: cfg.PollAfter, Every: cfg.PollEvery, GiveUp: cfg.PollGiveUp, PaidGiveUp: cfg.PollPaidGiveUp,
+			RecurringEvery: cfg.PollRecurringEvery, RecurringGiveUp: cfg.PollRecurringGiveUp,
 			Interval: cfg.PollInterval, Batch: cfg.PollBatch, RoundTimeout: cfg.PollRoundTimeout,
 		}, wake).Run)
 	}

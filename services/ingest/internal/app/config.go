@@ -61,8 +61,14 @@ type Config struct {
 	// PollPaidGiveUp is INGEST_POLL_GIVE_UP for an order that has a PAID
 	// payment: how long a second payment on it is searched for.
 	PollPaidGiveUp time.Duration `env:"INGEST_POLL_PAID_GIVE_UP" envDefault:"1h"`
-	PollInterval   time.Duration `env:"INGEST_POLL_INTERVAL" renamed:"POLL_INTERVAL" envDefault:"30s"`
-	PollBatch      int           `env:"INGEST_POLL_BATCH" renamed:"POLL_BATCH" envDefault:"50"`
+	// PollRecurringEvery is how often a recurring order older than
+	// INGEST_POLL_GIVE_UP is searched again (a subscription's later
+	// period), while one of its payments was recorded within
+	// INGEST_POLL_RECURRING_GIVE_UP.
+	PollRecurringEvery  time.Duration `env:"INGEST_POLL_RECURRING_EVERY" envDefault:"6h"`
+	PollRecurringGiveUp time.Duration `env:"INGEST_POLL_RECURRING_GIVE_UP" envDefault:"9600h"`
+	PollInterval        time.Duration `env:"INGEST_POLL_INTERVAL" renamed:"POLL_INTERVAL" envDefault:"30s"`
+	PollBatch           int           `env:"INGEST_POLL_BATCH" renamed:"POLL_BATCH" envDefault:"50"`
 	// PollRoundTimeout bounds one poller round, PSP calls included.
 	PollRoundTimeout time.Duration `env:"INGEST_POLL_ROUND_TIMEOUT" envDefault:"1m"`
 	// Finished receipts are deleted INGEST_RECEIPT_RETENTION after they
@@ -128,6 +134,8 @@ func (c Config) Validate() error {
 		{c.PollGiveUp <= c.PollAfter, "INGEST_POLL_GIVE_UP: want a duration longer than INGEST_POLL_AFTER"},
 		{c.PollPaidGiveUp <= c.PollAfter || c.PollPaidGiveUp > c.PollGiveUp,
 			"INGEST_POLL_PAID_GIVE_UP: want a duration longer than INGEST_POLL_AFTER and at most INGEST_POLL_GIVE_UP"},
+		{c.PollRecurringEvery <= 0 || c.PollRecurringGiveUp <= 0,
+			"INGEST_POLL_RECURRING_EVERY/INGEST_POLL_RECURRING_GIVE_UP: want positive durations"},
 		{c.PollBatch < 1, "INGEST_POLL_BATCH: want at least 1"},
 		{c.PollRoundTimeout <= 0 || c.PollRoundTimeout >= c.StallTimeout, "INGEST_POLL_ROUND_TIMEOUT: want a positive duration shorter than LOOP_STALL_TIMEOUT"},
 		{c.ReceiptRetention < 24*time.Hour, "INGEST_RECEIPT_RETENTION: want at least 24h (168h by default, 2160h with manual replays)"},

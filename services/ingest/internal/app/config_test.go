@@ -60,6 +60,7 @@ func TestBadSettingsNameTheNewVariable(t *testing.T) {
 	}{
 		{map[string]string{"APPLY_WORKERS": "0"}, "INGEST_APPLY_WORKERS: want at least 1"},
 		{map[string]string{"INGEST_POLL_AFTER": "1h", "POLL_GIVE_UP": "30m"}, "INGEST_POLL_GIVE_UP: want a duration longer than INGEST_POLL_AFTER"},
+		{map[string]string{"INGEST_POLL_RECURRING_EVERY": "0s"}, "INGEST_POLL_RECURRING_EVERY/INGEST_POLL_RECURRING_GIVE_UP: want positive durations"},
 		{map[string]string{"RECEIPT_RETENTION": "1h"}, "INGEST_RECEIPT_RETENTION: want at least 24h"},
 		{map[string]string{"PSP_TIMEOUT": "soon"}, "INGEST_PSP_TIMEOUT"},
 		{map[string]string{"INGEST_MERCHANT_WEBHOOK_URL": "merchant.example.com/hooks", "INGEST_MERCHANT_WEBHOOK_SECRET": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"},

@@ -308,41 +308,93 @@ func TestRecurringOrderInvoicesEachCharge(t *testing.T) {
 func TestSubscriptionExecutionCompletedSilentlyThePollerInvoices(t *testing.T) {
 	t.Parallel()
 	e := start(t, "INGEST_POLL_AFTER", "0s", "INGEST_POLL_EVERY", "200ms")
-	auth := http.Header{"Authorization": {"Bearer " + token}}
-	code, body := e.post(e.ingest+"/v1/customers", ana, auth)
-	var c struct{ ID string }
-	if err := json.Unmarshal([]byte(body), &c); code != http.StatusCreated || err != nil {
-		t.Fatalf("create customer: %d %s", code, body)
-	}
-	code, body = e.post(e.ingest+"/v1/orders", map[string]any{"merchant_order_id": "o-plan", "customer_id": c.ID,
-		"amount_minor": 49000, "currency": "UYU", "recurring": true}, auth)
-	if code != http.StatusCreated {
-		t.Fatalf("create recurring order: %d %s", code, body)
-	}
-	code, body = e.post(e.psp+"/v1/subscription/plan", map[string]any{"amount": json.Number("490.00"), "currency": "UYU",
-		"frequency_type": "MONTHLY", "notification_url": e.ingest + "/webhooks/dlocal"}, http.Header{dlocal.HeaderLogin: {login}, dlocal.HeaderTransKey: {transKey}})
-	var plan struct{ ID json.Number }
-	if err := json.Unmarshal([]byte(body), &plan); code != http.StatusOK || err != nil {
-		t.Fatalf("create plan: %d %s", code, body)
-	}
-	var sub struct{ ID json.Number }
-	if code, body = e.post(e.psp+"/sandbox/subscriptions", map[string]any{"plan_id": plan.ID, "external_id": "o-plan"}, nil); code != http.StatusOK {
-		t.Fatalf("subscribe: %d %s", code, body)
-	}
-	_ = json.Unmarshal([]byte(body), &sub)
-	var ex struct{ ID string }
-	if code, body = e.post(e.psp+"/sandbox/subscriptions/"+sub.ID.String()+"/execute", map[string]any{"status": "PENDING"}, nil); code != http.StatusOK {
-		t.Fatalf("execute: %d %s", code, body)
-	}
-	_ = json.Unmarshal([]byte(body), &ex)
-	id := "SUB-" + sub.ID.String() + "-" + ex.ID
+	sub := e.subscribe("o-plan")
+	ex := e.execute(sub, map[string]any{"status": "PENDING"})
+	id := "SUB-" + sub + "-" + ex
 	e.waitCount(1, "SELECT count(*) FROM ingest.payments WHERE id = $1 AND status = 'PENDING'", id)
-	path := "/sandbox/subscriptions/" + sub.ID.String() + "/executions/" + ex.ID + "/status"
-	if code, body = e.post(e.psp+path, map[string]any{"status": "COMPLETED", "silent": true}, nil); code != http.StatusOK {
+	path := "/sandbox/subscriptions/" + sub + "/executions/" + ex + "/status"
+	if code, body := e.post(e.psp+path, map[string]any{"status": "COMPLETED", "silent": true}, nil); code != http.StatusOK {
 		t.Fatalf("complete silently: %d %s", code, body)
 	}
 	e.waitCount(1, "SELECT count(*) FROM ingest.outbox WHERE event_key = $1", "payment:"+id+":paid")
 	if n := e.count("SELECT count(*) FROM ingest.cases"); n != 0 {
 		t.Fatalf("cases = %d, want none", n)
 	}
+}
+
+// A subscription known from a notified execution: its next execution, a
+// period later (past INGEST_POLL_GIVE_UP) with every notification of it
+// lost, is found by the poller listing the subscription's executions, and
+// invoiced once; polling the order again records nothing more.
+func TestSubscriptionExecutionNeverNotifiedThePollerInvoicesOnce(t *testing.T) {
+	t.Parallel()
+	e := start(t, "INGEST_POLL_AFTER", "0s", "INGEST_POLL_EVERY", "200ms", "INGEST_POLL_GIVE_UP", "2s",
+		"INGEST_POLL_PAID_GIVE_UP", "1s", "INGEST_POLL_RECURRING_EVERY", "200ms")
+	sub := e.subscribe("o-plan")
+	first := "SUB-" + sub + "-" + e.execute(sub, nil)
+	e.waitCount(1, "SELECT count(*) FROM ingest.outbox WHERE event_key = $1", "payment:"+first+":paid")
+	e.waitCount(1, "SELECT count(*) FROM ingest.orders WHERE merchant_order_id = 'o-plan' AND created_at < now() - interval '2 seconds'")
+	second := "SUB-" + sub + "-" + e.execute(sub, map[string]any{"silent": true})
+	e.waitCount(1, "SELECT count(*) FROM ingest.outbox WHERE event_key = $1", "payment:"+second+":paid")
+	polls := e.count("SELECT polls FROM ingest.orders WHERE merchant_order_id = 'o-plan'")
+	// Claimed twice more: the round after the one that found it has run.
+	e.waitCount(1, "SELECT count(*) FROM ingest.orders WHERE merchant_order_id = 'o-plan' AND polls >= $1", polls+2)
+	if n := e.count("SELECT count(*) FROM ingest.webhook_receipts WHERE event_id = $1", second); n != 1 {
+		t.Fatalf("receipts of the silent execution = %d, want the poller's one", n)
+	}
+	e.waitCount(0, "SELECT count(*) FROM ingest.webhook_receipts WHERE status <> 'done'")
+	if n := e.count("SELECT count(*) FROM ingest.outbox"); n != 2 {
+		t.Fatalf("outbox rows = %d, want one invoice event per execution", n)
+	}
+	if n := e.count("SELECT count(*) FROM ingest.payments WHERE id = ANY($1) AND status = 'PAID'", []string{first, second}); n != 2 {
+		t.Fatalf("PAID executions = %d, want 2", n)
+	}
+	if n := e.count("SELECT count(*) FROM ingest.cases"); n != 0 {
+		t.Fatalf("cases = %d, want none", n)
+	}
+}
+
+// subscribe creates a recurring order of 490.00 UYU for Ana and a monthly
+// plan of that amount notifying ingest, subscribes the order to it at the
+// PSP sandbox and returns the subscription id.
+func (e *env) subscribe(order string) string {
+	e.t.Helper()
+	auth := http.Header{"Authorization": {"Bearer " + token}}
+	code, body := e.post(e.ingest+"/v1/customers", ana, auth)
+	var c struct{ ID string }
+	if err := json.Unmarshal([]byte(body), &c); code != http.StatusCreated || err != nil {
+		e.t.Fatalf("create customer: %d %s", code, body)
+	}
+	code, body = e.post(e.ingest+"/v1/orders", map[string]any{"merchant_order_id": order, "customer_id": c.ID,
+		"amount_minor": 49000, "currency": "UYU", "recurring": true}, auth)
+	if code != http.StatusCreated {
+		e.t.Fatalf("create recurring order: %d %s", code, body)
+	}
+	code, body = e.post(e.psp+"/v1/subscription/plan", map[string]any{"amount": json.Number("490.00"), "currency": "UYU",
+		"frequency_type": "MONTHLY", "notification_url": e.ingest + "/webhooks/dlocal"}, http.Header{dlocal.HeaderLogin: {login}, dlocal.HeaderTransKey: {transKey}})
+	var plan struct{ ID json.Number }
+	if err := json.Unmarshal([]byte(body), &plan); code != http.StatusOK || err != nil {
+		e.t.Fatalf("create plan: %d %s", code, body)
+	}
+	var sub struct{ ID json.Number }
+	if code, body = e.post(e.psp+"/sandbox/subscriptions", map[string]any{"plan_id": plan.ID, "external_id": order}, nil); code != http.StatusOK {
+		e.t.Fatalf("subscribe: %d %s", code, body)
+	}
+	_ = json.Unmarshal([]byte(body), &sub)
+	return sub.ID.String()
+}
+
+// execute charges subscription sub's next period at the PSP sandbox with
+// req (status, silent) and returns the execution id.
+func (e *env) execute(sub string, req map[string]any) string {
+	e.t.Helper()
+	if req == nil {
+		req = map[string]any{}
+	}
+	code, body := e.post(e.psp+"/sandbox/subscriptions/"+sub+"/execute", req, nil)
+	var ex struct{ ID string }
+	if err := json.Unmarshal([]byte(body), &ex); code != http.StatusOK || err != nil || ex.ID == "" {
+		e.t.Fatalf("execute: %d %s", code, body)
+	}
+	return ex.ID
 }

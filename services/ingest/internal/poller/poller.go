@@ -3,7 +3,10 @@
 // to a PSP payment or not, which finds a payment whose webhook never came
 // (and a second payment on a paid order); the order's known payments with
 // no final state that the search did not return, and registered refunds
-// with none, are re-fetched by id. Each status found is recorded as a
+// with none, are re-fetched by id. A recurring order is also searched by
+// the subscriptions its recorded payments belong to (at a PSP that lists
+// them), and past the give-up age is searched again at a slower pace while
+// it is charged. Each status found is recorded as a
 // receipt in its PSP source's dedupe scope; the apply worker then handles
 // it exactly as if the webhook had come (a status already applied is a
 // duplicate receipt and changes nothing). The poller only ever asks the
@@ -38,6 +41,11 @@ type Config struct {
 	PaidGiveUp time.Duration
 	Interval   time.Duration // how often to look for such orders
 	Batch      int           // orders per look
+	// RecurringEvery is how often a recurring order past GiveUp is polled
+	// again (its subscription's later periods), until RecurringGiveUp
+	// after its last recorded payment.
+	RecurringEvery  time.Duration
+	RecurringGiveUp time.Duration
 	// RoundTimeout bounds one round, PSP calls included: a PSP that takes
 	// connections and never answers costs one round this long, not a
 	// batch of call timeouts. The objects a round leaves are polled again
@@ -50,6 +58,15 @@ type PSP interface {
 	Payment(ctx context.Context, id string) (psp.Payment, error)
 	Refund(ctx context.Context, id string) (psp.Refund, error)
 	PaymentsOfOrder(ctx context.Context, orderRef string) ([]psp.Payment, error)
+}
+
+// SubscriptionLister is a PSP adapter whose subscriptions charge a
+// recurring order in payments a search by order reference does not return
+// (dLocal's executions). PaymentsOfSubscriptions lists every payment of
+// each subscription one of known, the ids of payments ingest recorded for
+// one recurring order, belongs to; an id of no subscription is skipped.
+type SubscriptionLister interface {
+	PaymentsOfSubscriptions(ctx context.Context, known []string) ([]psp.Payment, error)
 }
 
 // Target is a PSP to poll and the dedupe scope of its sources.
@@ -90,8 +107,9 @@ func (p *Poller) Run(ctx context.Context) error {
 	return nil
 }
 
-// Round claims one batch of due orders and one of unsettled refunds and
-// polls each; it returns how many receipts it recorded.
+// Round claims one batch of due orders, one of due recurring orders past
+// GiveUp and one of unsettled refunds and polls each; it returns how many
+// receipts it recorded.
 func (p *Poller) Round(ctx context.Context) (int, error) {
 	if p.cfg.RoundTimeout > 0 {
 		var cancel context.CancelFunc
@@ -101,12 +119,18 @@ func (p *Poller) Round(ctx context.Context) (int, error) {
 	now := time.Now()
 	window := store.PollWindow{
 		SettleBefore: now.Add(-p.cfg.After), GiveUpBefore: now.Add(-p.cfg.GiveUp),
-		PaidGiveUpBefore: now.Add(-p.cfg.PaidGiveUp), PolledBefore: now.Add(-p.cfg.Every), Max: p.cfg.Batch,
+		PaidGiveUpBefore: now.Add(-p.cfg.PaidGiveUp), PolledBefore: now.Add(-p.cfg.Every),
+		RecurringPolledBefore: now.Add(-p.cfg.RecurringEvery), RecurringGiveUpBefore: now.Add(-p.cfg.RecurringGiveUp), Max: p.cfg.Batch,
 	}
 	orders, err := p.store.ClaimDueOrders(ctx, window)
 	if err != nil {
 		return 0, err
 	}
+	recurring, err := p.store.ClaimDueRecurringOrders(ctx, window)
+	if err != nil {
+		return 0, err
+	}
+	orders = append(orders, recurring...)
 	refunds, err := p.store.ClaimUnsettledRefunds(ctx, window)
 	if err != nil {
 		return 0, err
@@ -144,9 +168,10 @@ func (p *Poller) outOfTime(ctx context.Context, kind string) bool {
 	return false
 }
 
-// pollOrder searches every target for the order's payments and records
-// their statuses, then re-fetches the order's unsettled payments the
-// searches did not return.
+// pollOrder searches every target for the order's payments (a recurring
+// order's also by the subscriptions its recorded payments name) and
+// records their statuses, then re-fetches the order's unsettled payments
+// the searches did not return.
 func (p *Poller) pollOrder(ctx context.Context, o store.DueOrder) int {
 	recorded, seen := 0, map[string]bool{}
 	for _, t := range p.targets {
@@ -156,10 +181,8 @@ func (p *Poller) pollOrder(ctx context.Context, o store.DueOrder) int {
 			p.log.Warn("search payments of order", zap.Error(err)) // never the order id: the merchant's reference
 			continue
 		}
-		for _, pay := range found {
-			seen[pay.ID] = true
-			recorded += p.record(ctx, t.Scope, "payment", pay.ID, pay.Status)
-		}
+		recorded += p.recordFound(ctx, t.Scope, found, seen)
+		recorded += p.pollSubscriptions(ctx, t, o.RecurringPayments, seen)
 	}
 	for _, id := range o.Unsettled {
 		if seen[id] {
@@ -172,6 +195,34 @@ func (p *Poller) pollOrder(ctx context.Context, o store.DueOrder) int {
 			pay, err := t.Payment(ctx, id)
 			return pay.Status, err
 		})
+	}
+	return recorded
+}
+
+// pollSubscriptions lists at t, when its adapter can, the payments of the
+// subscriptions a recurring order's recorded payments known belong to, and
+// records their statuses.
+func (p *Poller) pollSubscriptions(ctx context.Context, t Target, known []string, seen map[string]bool) int {
+	subs, ok := t.PSP.(SubscriptionLister)
+	if !ok || len(known) == 0 || p.outOfTime(ctx, "subscription") {
+		return 0
+	}
+	found, err := subs.PaymentsOfSubscriptions(ctx, known)
+	if err != nil {
+		p.count("error")
+		p.log.Warn("list payments of subscriptions", zap.Error(err))
+		return 0
+	}
+	return p.recordFound(ctx, t.Scope, found, seen)
+}
+
+// recordFound records the status of each payment found at the PSP of
+// scope and marks it seen.
+func (p *Poller) recordFound(ctx context.Context, scope string, found []psp.Payment, seen map[string]bool) int {
+	recorded := 0
+	for _, pay := range found {
+		seen[pay.ID] = true
+		recorded += p.record(ctx, scope, "payment", pay.ID, pay.Status)
 	}
 	return recorded
 }

@@ -60,20 +60,27 @@ func (s *Store) WatchRefund(ctx context.Context, refundID, paymentID string) (ad
 
 // PollWindow selects what to poll: created before SettleBefore, not
 // polled since PolledBefore, and created after GiveUpBefore (an order with
-// a PAID payment: after PaidGiveUpBefore); at most Max of each.
+// a PAID payment: after PaidGiveUpBefore); at most Max of each. A
+// recurring order created before GiveUpBefore is polled again when not
+// polled since RecurringPolledBefore while a payment of it was recorded
+// after RecurringGiveUpBefore.
 type PollWindow struct {
-	SettleBefore     time.Time
-	GiveUpBefore     time.Time
-	PaidGiveUpBefore time.Time
-	PolledBefore     time.Time
-	Max              int
+	SettleBefore          time.Time
+	GiveUpBefore          time.Time
+	PaidGiveUpBefore      time.Time
+	PolledBefore          time.Time
+	RecurringPolledBefore time.Time
+	RecurringGiveUpBefore time.Time
+	Max                   int
 }
 
 // DueOrder is an order the poller searches the PSP for, with the ids of
-// its known payments that have no final state.
+// its known payments that have no final state and, for a recurring order,
+// of all its recorded payments (empty for another).
 type DueOrder struct {
-	MerchantOrderID string
-	Unsettled       []string
+	MerchantOrderID   string
+	Unsettled         []string
+	RecurringPayments []string
 }
 
 // ClaimDueOrders stamps up to w.Max orders due for a poll, so another
@@ -86,7 +93,23 @@ func (s *Store) ClaimDueOrders(ctx context.Context, w PollWindow) ([]DueOrder, e
 	}
 	out := make([]DueOrder, len(rows))
 	for i, r := range rows {
-		out[i] = DueOrder{MerchantOrderID: r.MerchantOrderID, Unsettled: r.Unsettled}
+		out[i] = DueOrder{MerchantOrderID: r.MerchantOrderID, Unsettled: r.Unsettled, RecurringPayments: r.RecurringPayments}
+	}
+	return out, nil
+}
+
+// ClaimDueRecurringOrders stamps up to w.Max recurring orders past the
+// young orders' window that are due for a poll (see PollWindow), so
+// another poller skips them, and returns them.
+func (s *Store) ClaimDueRecurringOrders(ctx context.Context, w PollWindow) ([]DueOrder, error) {
+	rows, err := s.q.OrderClaimDueRecurring(ctx, dbsqlc.OrderClaimDueRecurringParams{GiveUpBefore: w.GiveUpBefore,
+		PolledBefore: w.RecurringPolledBefore, RecurringGiveUpBefore: w.RecurringGiveUpBefore, MaxRows: int32(w.Max)})
+	if err != nil {
+		return nil, pg.Interpret(err, "claim due recurring orders")
+	}
+	out := make([]DueOrder, len(rows))
+	for i, r := range rows {
+		out[i] = DueOrder{MerchantOrderID: r.MerchantOrderID, Unsettled: r.Unsettled, RecurringPayments: r.RecurringPayments}
 	}
 	return out, nil
 }

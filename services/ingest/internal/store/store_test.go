@@ -87,3 +87,51 @@ func TestReceiptDuplicateAndLostClaim(t *testing.T) {
 		t.Fatalf("finish under another token = %v, want kind Conflict", err)
 	}
 }
+
+// A recurring order past the young orders' window is claimed for a poll,
+// with every payment recorded for it, while a payment of it was recorded
+// within the recurring give-up and it was not polled since the recurring
+// period; an ordinary order and a recurring one never charged are not.
+func TestRecurringOrdersPastTheWindowAreClaimedWhileCharged(t *testing.T) {
+	st := newStore(t)
+	ctx := t.Context()
+	c, err := st.InsertCustomer(ctx, store.Customer{DocType: "OTHER", DocCountry: "UY", DocNumber: "ABC", LegalName: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pays []store.Payment
+	for _, o := range []store.Order{
+		{MerchantOrderID: "m-rec", Recurring: true}, {MerchantOrderID: "m-plain"}, {MerchantOrderID: "m-idle", Recurring: true},
+	} {
+		o.CustomerID, o.AmountMinor, o.Currency, o.Lines = c.ID, 100, "UYU", []byte("[]")
+		got, err := st.InsertOrder(ctx, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o.MerchantOrderID != "m-idle" {
+			pays = append(pays, store.Payment{ID: "P-" + o.MerchantOrderID, OrderID: got.ID, Status: "PAID", StatusRank: 40, AmountMinor: 100, Currency: "UYU"})
+		}
+	}
+	if err := st.InTx(ctx, func(tx *store.Tx) error { return tx.ApplyPayments(ctx, pays) }); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	w := store.PollWindow{SettleBefore: now.Add(time.Minute), GiveUpBefore: now.Add(time.Minute), PaidGiveUpBefore: now.Add(time.Minute),
+		PolledBefore: now.Add(time.Minute), RecurringPolledBefore: now.Add(time.Minute), RecurringGiveUpBefore: now.Add(-time.Hour), Max: 10}
+	if young, err := st.ClaimDueOrders(ctx, w); err != nil || len(young) != 0 {
+		t.Fatalf("young orders claimed = %+v (%v), want none: all are past the window", young, err)
+	}
+	got, err := st.ClaimDueRecurringOrders(ctx, w)
+	if err != nil || len(got) != 1 || got[0].MerchantOrderID != "m-rec" || len(got[0].RecurringPayments) != 1 ||
+		got[0].RecurringPayments[0] != "P-m-rec" || len(got[0].Unsettled) != 0 {
+		t.Fatalf("recurring orders claimed = %+v (%v), want m-rec with its payment", got, err)
+	}
+	w.RecurringPolledBefore = now.Add(-time.Hour)
+	if again, err := st.ClaimDueRecurringOrders(ctx, w); err != nil || len(again) != 0 {
+		t.Fatalf("claimed again within the recurring period = %+v (%v), want none", again, err)
+	}
+	w.RecurringPolledBefore, w.RecurringGiveUpBefore = now.Add(time.Minute), now.Add(time.Minute)
+	if stale, err := st.ClaimDueRecurringOrders(ctx, w); err != nil || len(stale) != 0 {
+		t.Fatalf("claimed with no payment within the recurring give-up = %+v (%v), want none", stale, err)
+	}
+}

@@ -112,27 +112,39 @@ const maxPages = 1000
 // listAll reads every page of GET path with q, decoding each object.
 func listAll[T any](ctx context.Context, c *Client, path string, q url.Values, decode func(wire) (T, error)) ([]T, error) {
 	var out []T
+	err := eachPage(ctx, c, path, q, func(w wire) error {
+		v, err := decode(w)
+		if err != nil {
+			return fmt.Errorf("%s: %w", w.ID, err)
+		}
+		out = append(out, v)
+		return nil
+	})
+	return out, err
+}
+
+// eachPage hands each object of every page of GET path with q to each, at
+// most maxPages pages.
+func eachPage[W any](ctx context.Context, c *Client, path string, q url.Values, each func(W) error) error {
 	for page := 1; page <= maxPages; page++ {
 		q.Set("page", strconv.Itoa(page))
 		var l struct {
-			Data    []wire `json:"data"`
-			HasMore bool   `json:"has_more"`
+			Data    []W  `json:"data"`
+			HasMore bool `json:"has_more"`
 		}
 		if err := c.get(ctx, path+"?"+q.Encode(), &l); err != nil {
-			return nil, fmt.Errorf("list %s: %w", path, err)
+			return fmt.Errorf("list %s: %w", path, err)
 		}
 		for _, w := range l.Data {
-			v, err := decode(w)
-			if err != nil {
-				return nil, fmt.Errorf("list %s: %s: %w", path, w.ID, err)
+			if err := each(w); err != nil {
+				return fmt.Errorf("list %s: %w", path, err)
 			}
-			out = append(out, v)
 		}
 		if !l.HasMore {
-			return out, nil
+			return nil
 		}
 	}
-	return nil, errkind.New(errkind.Unavailable, "list %s: more than %d pages", path, maxPages)
+	return errkind.New(errkind.Unavailable, "list %s: more than %d pages", path, maxPages)
 }
 
 // refund decodes w as a refund.

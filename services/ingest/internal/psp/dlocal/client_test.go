@@ -144,33 +144,86 @@ func TestFetchesASubscriptionExecution(t *testing.T) {
 	defer srv.Close()
 	defer sb.Close()
 	c := New(Config{BaseURL: srv.URL, Login: "l", TransKey: "t", SecretKey: "s"}, http.DefaultClient)
-	var plan, sub struct{ ID json.Number }
-	post := func(path, body string, out any) {
-		t.Helper()
-		resp, err := http.Post(srv.URL+path, "application/json", strings.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		if err := json.NewDecoder(resp.Body).Decode(out); err != nil || resp.StatusCode != http.StatusOK {
-			t.Fatalf("%s: %d %v", path, resp.StatusCode, err)
-		}
-	}
-	plan.ID = json.Number(create(t, srv.URL, "/v1/subscription/plan", `{"amount":490.00,"currency":"UYU","frequency_type":"MONTHLY"}`))
-	post("/sandbox/subscriptions", `{"plan_id":`+plan.ID.String()+`,"external_id":"o-sub"}`, &sub)
+	sub := subscribe(t, srv.URL, "o-sub")
 	var ex struct{ ID string }
-	post("/sandbox/subscriptions/"+sub.ID.String()+"/execute", "", &ex)
-	id, ok := ExecutionPaymentID(sub.ID.String(), ex.ID)
+	sandboxPost(t, srv.URL, "/sandbox/subscriptions/"+sub+"/execute", "", &ex)
+	id, ok := ExecutionPaymentID(sub, ex.ID)
 	if !ok {
-		t.Fatalf("no payment id for execution %s of %s", ex.ID, sub.ID)
+		t.Fatalf("no payment id for execution %s of %s", ex.ID, sub)
 	}
 	p, err := c.Payment(context.Background(), id)
 	if err != nil || p.ID != id || p.Status != psp.StatusPaid || p.StatusCode != "COMPLETED" || p.AmountMinor != 49000 ||
 		p.Currency != "UYU" || p.OrderID != "o-sub" || p.Created.IsZero() {
 		t.Fatalf("execution as a payment: %+v (%v)", p, err)
 	}
-	missing, _ := ExecutionPaymentID(sub.ID.String(), "ST-none")
+	missing, _ := ExecutionPaymentID(sub, "ST-none")
 	if _, err := c.Payment(context.Background(), missing); errkind.Of(err) != errkind.NotFound {
 		t.Fatalf("an unknown execution: %v, want NotFound", err)
+	}
+}
+
+// Against the sandbox: the executions of the subscriptions among the known
+// payment ids of an order are listed across pages, oldest first, as the
+// payments ingest records them under, silent ones included; ordinary
+// payment ids and other subscriptions are left out, and a subscription
+// dLocal does not hold is NotFound.
+func TestListsTheExecutionsOfKnownSubscriptions(t *testing.T) {
+	sb := pspsim.New(pspsim.Config{Login: "l", TransKey: "t", SecretKey: "s"})
+	srv := httptest.NewServer(sb)
+	defer srv.Close()
+	defer sb.Close()
+	c := New(Config{BaseURL: srv.URL, Login: "l", TransKey: "t", SecretKey: "s"}, http.DefaultClient)
+	sub, other := subscribe(t, srv.URL, "o-sub"), subscribe(t, srv.URL, "o-other")
+	sandboxPost(t, srv.URL, "/sandbox/subscriptions/"+other+"/execute", "", &struct{}{})
+	var ids []string
+	for i := range pageSizeForTest + 1 {
+		body := `{"silent":true}` // every notification lost but the first's
+		if i == 0 {
+			body = ""
+		}
+		var ex struct{ ID string }
+		sandboxPost(t, srv.URL, "/sandbox/subscriptions/"+sub+"/execute", body, &ex)
+		id, _ := ExecutionPaymentID(sub, ex.ID)
+		ids = append(ids, id)
+	}
+	got, err := c.PaymentsOfSubscriptions(context.Background(), []string{"D-ordinary", ids[0]})
+	if err != nil || len(got) != len(ids) {
+		t.Fatalf("PaymentsOfSubscriptions = %d payments (%v), want %d across two pages", len(got), err, len(ids))
+	}
+	for i, p := range got {
+		if p.ID != ids[i] || p.Status != psp.StatusPaid || p.AmountMinor != 49000 || p.OrderID != "o-sub" {
+			t.Fatalf("execution %d = %+v, want %s PAID of 49000 on o-sub", i, p, ids[i])
+		}
+	}
+	if none, err := c.PaymentsOfSubscriptions(context.Background(), []string{"D-ordinary"}); err != nil || len(none) != 0 {
+		t.Fatalf("PaymentsOfSubscriptions of no execution = %+v (%v), want none and no call", none, err)
+	}
+	unknown, _ := ExecutionPaymentID("999", "ST-999-0")
+	if _, err := c.PaymentsOfSubscriptions(context.Background(), []string{unknown}); errkind.Of(err) != errkind.NotFound {
+		t.Fatalf("a subscription dLocal does not hold: %v, want NotFound", err)
+	}
+}
+
+// subscribe creates a plan of 490.00 UYU at the sandbox and subscribes
+// order to it; it returns the subscription id.
+func subscribe(t *testing.T, base, order string) string {
+	t.Helper()
+	plan := create(t, base, "/v1/subscription/plan", `{"amount":490.00,"currency":"UYU","frequency_type":"MONTHLY"}`)
+	var sub struct{ ID json.Number }
+	sandboxPost(t, base, "/sandbox/subscriptions", `{"plan_id":`+plan+`,"external_id":"`+order+`"}`, &sub)
+	return sub.ID.String()
+}
+
+// sandboxPost posts body to one of the sandbox's own routes and decodes
+// its answer into out.
+func sandboxPost(t *testing.T, base, path, body string, out any) {
+	t.Helper()
+	resp, err := http.Post(base+path, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if err := json.NewDecoder(resp.Body).Decode(out); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("%s: %d %v", path, resp.StatusCode, err)
 	}
 }

@@ -68,6 +68,11 @@ type executionWire struct {
 	Currency       string      `json:"currency"`
 	CheckoutCurr   string      `json:"checkout_currency"`
 	CreatedAt      string      `json:"created_at"`
+	Subscription   struct {
+		Plan struct {
+			ID code `json:"id"` // a number, read as text
+		} `json:"plan"`
+	} `json:"subscription"`
 }
 
 // execution fetches the execution payment id names:
@@ -76,13 +81,33 @@ type executionWire struct {
 // id the buyer subscribed with (a recurring order holding the buyer's
 // fiscal profile for every execution).
 func (c *Client) execution(ctx context.Context, id, subscriptionID, executionID string) (psp.Payment, error) {
+	w, err := c.executionWire(ctx, subscriptionID, executionID)
+	if err != nil {
+		return psp.Payment{}, err
+	}
+	return w.payment(subscriptionID)
+}
+
+// executionWire fetches one execution as dLocal sent it.
+func (c *Client) executionWire(ctx context.Context, subscriptionID, executionID string) (executionWire, error) {
 	var w executionWire
 	path := "/v1/subscription/" + url.PathEscape(subscriptionID) + "/execution/" + url.PathEscape(executionID)
 	if err := c.get(ctx, path, &w); err != nil {
-		return psp.Payment{}, fmt.Errorf("fetch subscription execution: %w", err)
+		return executionWire{}, fmt.Errorf("fetch subscription execution: %w", err)
 	}
 	if w.ID != executionID || string(w.SubscriptionID) != subscriptionID {
-		return psp.Payment{}, errkind.New(errkind.Unavailable, "fetch execution %s: dLocal answered execution %s of subscription %s", id, w.ID, w.SubscriptionID)
+		return executionWire{}, errkind.New(errkind.Unavailable, "fetch execution %s of subscription %s: dLocal answered execution %s of subscription %s",
+			executionID, subscriptionID, w.ID, w.SubscriptionID)
+	}
+	return w, nil
+}
+
+// payment decodes w, an execution of subscription subscriptionID, as the
+// payment ingest records it under.
+func (w executionWire) payment(subscriptionID string) (psp.Payment, error) {
+	id, ok := ExecutionPaymentID(subscriptionID, w.ID)
+	if !ok || string(w.SubscriptionID) != subscriptionID {
+		return psp.Payment{}, errkind.New(errkind.Unavailable, "execution %q of subscription %q listed under subscription %s", w.ID, w.SubscriptionID, subscriptionID)
 	}
 	amount, err := money.ParseMinor(w.AmountPaid.String())
 	if err != nil {

@@ -71,7 +71,8 @@ RETURNING o.id, o.merchant_order_id,
     (ARRAY(SELECT p.id FROM ingest.payments p WHERE p.order_id = o.id AND p.status_rank < 30 ORDER BY p.id)
      || CASE WHEN o.psp_payment_id IS NOT NULL
                   AND NOT EXISTS (SELECT 1 FROM ingest.payments p WHERE p.id = o.psp_payment_id)
-             THEN ARRAY[o.psp_payment_id] ELSE ARRAY[]::text[] END)::text[] AS unsettled
+             THEN ARRAY[o.psp_payment_id] ELSE ARRAY[]::text[] END)::text[] AS unsettled,
+    ARRAY(SELECT p.id FROM ingest.payments p WHERE o.recurring AND p.order_id = o.id ORDER BY p.id)::text[] AS recurring_payments
 `
 
 type OrderClaimDueParams struct {
@@ -83,9 +84,10 @@ type OrderClaimDueParams struct {
 }
 
 type OrderClaimDueRow struct {
-	ID              uuid.UUID
-	MerchantOrderID string
-	Unsettled       []string
+	ID                uuid.UUID
+	MerchantOrderID   string
+	Unsettled         []string
+	RecurringPayments []string
 }
 
 // Orders due for a status poll: older than settle_before, not polled since
@@ -94,7 +96,9 @@ type OrderClaimDueRow struct {
 // back) and they are not recurring (a subscription's next payment is
 // searched for until give_up_before). Each claimed order is stamped so another poller skips it; with it
 // come the ids of its known payments that have no final state (its linked
-// PSP payment included while it is not recorded).
+// PSP payment included while it is not recorded) and, for a recurring
+// order, the ids of all its recorded payments (the subscriptions they name
+// are listed at the PSP).
 func (q *Queries) OrderClaimDue(ctx context.Context, arg OrderClaimDueParams) ([]OrderClaimDueRow, error) {
 	rows, err := q.db.Query(ctx, orderClaimDue,
 		arg.SettleBefore,
@@ -110,7 +114,78 @@ func (q *Queries) OrderClaimDue(ctx context.Context, arg OrderClaimDueParams) ([
 	items := []OrderClaimDueRow{}
 	for rows.Next() {
 		var i OrderClaimDueRow
-		if err := rows.Scan(&i.ID, &i.MerchantOrderID, &i.Unsettled); err != nil {
+		if err := rows.Scan(
+			&i.ID,
+			&i.MerchantOrderID,
+			&i.Unsettled,
+			&i.RecurringPayments,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const orderClaimDueRecurring = `-- name: OrderClaimDueRecurring :many
+UPDATE ingest.orders o
+SET polled_at = now(), polls = polls + 1
+WHERE o.id IN (
+    SELECT ord.id FROM ingest.orders ord
+    WHERE ord.recurring
+      AND ord.created_at <= $1
+      AND (ord.polled_at IS NULL OR ord.polled_at < $2::timestamptz)
+      AND EXISTS (SELECT 1 FROM ingest.payments p WHERE p.order_id = ord.id AND p.created_at > $3)
+    ORDER BY ord.polled_at NULLS FIRST
+    LIMIT $4
+    FOR UPDATE OF ord SKIP LOCKED)
+RETURNING o.id, o.merchant_order_id,
+    ARRAY(SELECT p.id FROM ingest.payments p WHERE p.order_id = o.id AND p.status_rank < 30 ORDER BY p.id)::text[] AS unsettled,
+    ARRAY(SELECT p.id FROM ingest.payments p WHERE p.order_id = o.id ORDER BY p.id)::text[] AS recurring_payments
+`
+
+type OrderClaimDueRecurringParams struct {
+	GiveUpBefore          time.Time
+	PolledBefore          time.Time
+	RecurringGiveUpBefore time.Time
+	MaxRows               int32
+}
+
+type OrderClaimDueRecurringRow struct {
+	ID                uuid.UUID
+	MerchantOrderID   string
+	Unsettled         []string
+	RecurringPayments []string
+}
+
+// Recurring orders created before give_up_before (younger ones are
+// OrderClaimDue's), not polled since polled_before, with a payment recorded
+// after recurring_give_up_before: a subscription's later periods are looked
+// for as long as it charges. Stamped and returned as OrderClaimDue's
+// orders.
+func (q *Queries) OrderClaimDueRecurring(ctx context.Context, arg OrderClaimDueRecurringParams) ([]OrderClaimDueRecurringRow, error) {
+	rows, err := q.db.Query(ctx, orderClaimDueRecurring,
+		arg.GiveUpBefore,
+		arg.PolledBefore,
+		arg.RecurringGiveUpBefore,
+		arg.MaxRows,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []OrderClaimDueRecurringRow{}
+	for rows.Next() {
+		var i OrderClaimDueRecurringRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.MerchantOrderID,
+			&i.Unsettled,
+			&i.RecurringPayments,
+		); err != nil {
 			return nil, err
 		}
 		items = append(items, i)
