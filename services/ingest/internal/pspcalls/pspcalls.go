@@ -27,6 +27,9 @@ const (
 	OpPayment         = "payment"
 	OpRefund          = "refund"
 	OpPaymentsOfOrder = "payments_of_order"
+	// OpPaymentsOfSubscriptions is recorded under the first payment id
+	// the listing started from.
+	OpPaymentsOfSubscriptions = "payments_of_subscriptions"
 )
 
 // recordTimeout bounds one record's write, which runs even when the
@@ -40,11 +43,40 @@ type recorded struct {
 	log *zap.Logger
 }
 
+// subscriptionLister is an adapter that also lists the payments of
+// subscriptions (the poller's SubscriptionLister).
+type subscriptionLister interface {
+	PaymentsOfSubscriptions(ctx context.Context, known []string) ([]psp.Payment, error)
+}
+
+// recordedSubscriptions is a recorded adapter that also lists
+// subscriptions' payments, so wrapping keeps what a adapter can do.
+type recordedSubscriptions struct {
+	*recorded
+	subs subscriptionLister
+}
+
 // Wrap returns a, recording its Payment, Refund and PaymentsOfOrder calls
-// in rec. A call whose record fails is logged and still answered: the
-// record is for the trace, never a reason to stop applying.
+// (and PaymentsOfSubscriptions, when a has it) in rec. A call whose record
+// fails is logged and still answered: the record is for the trace, never a
+// reason to stop applying.
 func Wrap(a psp.Adapter, rec Recorder, log *zap.Logger) psp.Adapter {
-	return &recorded{Adapter: a, rec: rec, log: log}
+	r := &recorded{Adapter: a, rec: rec, log: log}
+	if subs, ok := a.(subscriptionLister); ok {
+		return &recordedSubscriptions{recorded: r, subs: subs}
+	}
+	return r
+}
+
+// PaymentsOfSubscriptions lists the payments of the subscriptions known
+// belong to, recording the call under known's first id.
+func (r *recordedSubscriptions) PaymentsOfSubscriptions(ctx context.Context, known []string) ([]psp.Payment, error) {
+	start := time.Now()
+	ps, err := r.subs.PaymentsOfSubscriptions(ctx, known)
+	if len(known) > 0 {
+		r.record(ctx, OpPaymentsOfSubscriptions, known[0], start, Outcome(err))
+	}
+	return ps, err
 }
 
 // Payment re-fetches payment id, recording the call.
