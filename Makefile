@@ -30,7 +30,7 @@ build: ## Build every binary into bin/
 	go build -o bin/ $(COMMANDS)
 
 test: ## Run every test (starts PostgreSQL and fauxqs when they are not running), then every fuzz target for TEST_FUZZTIME (3s) each
-	$(STACK_ENV); go test -count=1 ./...
+	$(STACK_ENV); go test -count=1 -timeout 30m ./...
 	@$(MAKE) --no-print-directory fuzz FUZZTIME=$(TEST_FUZZTIME)
 
 .PHONY: fuzz
