@@ -27,12 +27,13 @@ type Trust struct {
 	Untrusted *prometheus.CounterVec
 }
 
-// NewUntrustedCounter registers onceflow_<service>_untrusted_messages_total
-// on reg, by queue (a consumer's name for it) and reason, with every reason
-// of each of queues at zero.
-func NewUntrustedCounter(reg prometheus.Registerer, service string, queues ...string) *prometheus.CounterVec {
+// NewUntrustedCounter registers a consumer's counter of untrusted messages,
+// name (onceflow_<service>_untrusted_messages_total), on reg, by queue (the
+// consumer's name for it) and reason, with every reason of each of queues
+// at zero.
+func NewUntrustedCounter(reg prometheus.Registerer, name string, queues ...string) *prometheus.CounterVec {
 	c := prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "onceflow_" + service + "_untrusted_messages_total",
+		Name: name,
 		Help: "Messages by queue and reason they are not trusted (unsigned, unknown_key, bad_signature: refused, left for the DLQ; unsigned_accepted: handled in the rollout mode).",
 	}, []string{"queue", "reason"})
 	for _, q := range queues {

@@ -212,7 +212,7 @@ func newReceivers(ctx context.Context, cfg Config, st *store.Store, prov provide
 		return nil, err
 	}
 	counter := consumer.NewCounter(reg)
-	untrusted := msgauth.NewUntrustedCounter(reg, "invoicer", "billing", "provider")
+	untrusted := msgauth.NewUntrustedCounter(reg, "onceflow_invoicer_untrusted_messages_total", "billing", "provider")
 	options := func(q msgauth.Setting) consumer.Options {
 		return consumer.Options{Wait: cfg.ConsumerWait, Visibility: cfg.ConsumerVisibility, Trust: q.Trust(untrusted, log)}
 	}

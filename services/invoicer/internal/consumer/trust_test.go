@@ -86,7 +86,7 @@ func TestUntrustedBillingMessagesAreRefusedCountedAndLeftForTheDLQ(t *testing.T)
 	tampered := body(t, invoicertest.Payment("pay-tampered", 999_999_00, false))
 	q.sendAttrs(t, tampered, key(t, trustedKey).Sign(original, attrs("pay-tampered")))
 
-	runTrusting(t, q, env, reg, &msgauth.Trust{Keys: keys, Untrusted: msgauth.NewUntrustedCounter(reg, "invoicer", "billing")})
+	runTrusting(t, q, env, reg, &msgauth.Trust{Keys: keys, Untrusted: msgauth.NewUntrustedCounter(reg, "onceflow_invoicer_untrusted_messages_total", "billing")})
 
 	testwait.Until(t, 60*time.Second, 20*time.Millisecond, "the four untrusted messages in the dead-letter queue", func() bool {
 		return q.left(t, q.dlq) == 4
@@ -132,7 +132,7 @@ func TestUnsignedAcceptedOnlyInTheRolloutMode(t *testing.T) {
 	stranger := body(t, invoicertest.Payment("pay-rollout-stranger", 100_00, false))
 	q.sendAttrs(t, stranger, key(t, strangerKey).Sign(stranger, outbox.Attributes("billing.payment_paid", "payment:pay-rollout-stranger:paid", "")))
 
-	runTrusting(t, q, env, reg, &msgauth.Trust{Keys: keys, AcceptUnsigned: true, Untrusted: msgauth.NewUntrustedCounter(reg, "invoicer", "billing")})
+	runTrusting(t, q, env, reg, &msgauth.Trust{Keys: keys, AcceptUnsigned: true, Untrusted: msgauth.NewUntrustedCounter(reg, "onceflow_invoicer_untrusted_messages_total", "billing")})
 
 	testwait.Until(t, 60*time.Second, 20*time.Millisecond, "the stranger's message in the dead-letter queue", func() bool {
 		return q.left(t, q.dlq) == 1
@@ -185,7 +185,7 @@ func TestUntrustedProviderEventsAreRefusedAndLeftForTheDLQ(t *testing.T) {
 	h := consumer.NewProvider(env.Store, invoicy.DefaultStatusMap(), consumer.Holder{Name: "invoicy"}, zaptest.NewLogger(t), nil)
 	r := consumer.NewReceiver(q.c, q.url, "provider", consumer.Each(h.Handle), zaptest.NewLogger(t), consumer.NewCounter(reg),
 		consumer.Options{Wait: time.Second, Visibility: 2 * time.Second,
-			Trust: &msgauth.Trust{Keys: keys, Untrusted: msgauth.NewUntrustedCounter(reg, "invoicer", "provider")}})
+			Trust: &msgauth.Trust{Keys: keys, Untrusted: msgauth.NewUntrustedCounter(reg, "onceflow_invoicer_untrusted_messages_total", "provider")}})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { _ = r.Run(ctx); close(done) }()
