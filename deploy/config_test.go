@@ -17,7 +17,7 @@ import (
 // secretKeys are the keys each workload's Secret (<name>-secrets) must hold;
 // deploy/README.md lists them for whoever creates the production ones.
 var secretKeys = map[string][]string{
-	"ingest":     {"DATABASE_URL", "ADMIN_TOKEN", "INGEST_API_TOKEN", "DLOCAL_LOGIN", "DLOCAL_TRANS_KEY", "DLOCAL_SECRET_KEY"},
+	"ingest":     {"DATABASE_URL", "ADMIN_TOKEN", "INGEST_API_TOKEN", "DLOCAL_LOGIN", "DLOCAL_TRANS_KEY", "DLOCAL_SECRET_KEY", "INGEST_NOTIFICATIONS_KEYS"},
 	"relay":      {"DATABASE_URL", "ADMIN_TOKEN", "RELAY_SIGNING_KEY"},
 	"invoicer":   {"DATABASE_URL", "ADMIN_TOKEN", "INVOICY_EMP_CODIGO", "INVOICY_EMP_PK", "INVOICY_ACCESS_KEY", "INVOICER_BILLING_KEYS", "INVOICER_PROVIDER_EVENTS_KEYS"},
 	"reconciler": {"DATABASE_URL", "RECONCILER_INGEST_ADMIN_TOKEN"},

@@ -38,10 +38,11 @@ const (
 	SecretKey  = "e2e-secret-key"
 	APIToken   = "e2e-api-token"
 	AdminToken = "e2e-admin-token"
-	// RelayKey signs the billing messages and provider events the relay
-	// publishes, the only producer of them (the reconciler's sweep asks
-	// ingest to announce an event again); the invoicer trusts it alone, on
-	// both queues.
+	// RelayKey signs the billing messages, provider events and
+	// notifications the relay publishes, the only producer of them (the
+	// reconciler's sweep asks ingest to announce an event again); the
+	// invoicer trusts it alone, on both queues, and so does ingest on the
+	// notifications queue.
 	RelayKey = "e2e-relay:e2e-relay-signing-secret"
 	// The Stripe and Mercado Pago sandboxes' credentials and webhook
 	// secrets (the sandbox binary "psp" serves them beside dLocal).
@@ -171,7 +172,7 @@ func StartWith(ctx context.Context, dir string, o Options) (*Stack, error) {
 		"INGEST_APPLY_POLL_INTERVAL=200ms", "INGEST_NOTIFICATIONS_QUEUE="+s.Queues["NOTIFY"], "INGEST_NOTIFICATIONS_WAIT=1s",
 		"INVOICER_BILLING_QUEUE="+s.Queues["BILLING"], "INVOICER_PROVIDER_EVENTS_QUEUE="+s.Queues["PROVIDER"], "INVOICER_CONSUMER_WAIT=1s", "INVOICER_EMIT_POLL_INTERVAL=200ms",
 		"PSP_RETRY_DELAY=200ms", "RECONCILER_GRACE=0s",
-		"RELAY_SIGNING_KEY="+RelayKey, "INVOICER_BILLING_KEYS="+RelayKey, "INVOICER_PROVIDER_EVENTS_KEYS="+RelayKey,
+		"RELAY_SIGNING_KEY="+RelayKey, "INVOICER_BILLING_KEYS="+RelayKey, "INVOICER_PROVIDER_EVENTS_KEYS="+RelayKey, "INGEST_NOTIFICATIONS_KEYS="+RelayKey,
 		"RELAY_ROUTES=ingest.outbox=billing.>"+s.Queues["BILLING"]+",provider.>"+s.Queues["PROVIDER"]+";invoicer.outbox=notification.>"+s.Queues["NOTIFY"])
 	rates, err := writeRates(dir)
 	if err != nil {

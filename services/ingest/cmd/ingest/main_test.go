@@ -77,7 +77,8 @@ func TestRunServesAPaymentFromTheOutside(t *testing.T) {
 	})
 	vars := map[string]string{"DATABASE_URL": dsn, "HTTP_ADDR": "127.0.0.1:0", "ADMIN_ADDR": "127.0.0.1:0", "DLOCAL_BASE_URL": sandbox.URL,
 		"DLOCAL_LOGIN": login, "DLOCAL_TRANS_KEY": transKey, "DLOCAL_SECRET_KEY": secret, "API_TOKEN": apiToken,
-		"ADMIN_TOKEN": adminToken, "INGEST_APPLY_POLL_INTERVAL": "100ms"}
+		"ADMIN_TOKEN": adminToken, "INGEST_APPLY_POLL_INTERVAL": "100ms",
+		"INGEST_NOTIFICATIONS_KEYS": "relay-test:relay-test-notifications-secret"}
 	getenv := func(k string) string { return vars[k] }
 	if err := run(t.Context(), getenv, []string{"migrate"}, io.Discard); err != nil {
 		t.Fatal(err)

@@ -19,6 +19,7 @@ import (
 	"github.com/onceflow/onceflow/pkg/backoff"
 	"github.com/onceflow/onceflow/pkg/httpclient"
 	"github.com/onceflow/onceflow/pkg/httpserver"
+	"github.com/onceflow/onceflow/pkg/msgauth"
 	"github.com/onceflow/onceflow/pkg/outbox"
 	"github.com/onceflow/onceflow/pkg/pg"
 	"github.com/onceflow/onceflow/pkg/service"
@@ -144,7 +145,8 @@ func notifications(ctx context.Context, cfg Config, st *store.Store, log *zap.Lo
 		}
 	}
 	rec := notices.NewRecorder(st, log.Named("notices"), send, nudge)
-	loops := []worker.Loop{notices.NewReceiver(client, cfg.NotificationsQueue, rec, log.Named("notices"), reg, cfg.NotificationsWait).Run}
+	loops := []worker.Loop{notices.NewReceiver(client, cfg.NotificationsQueue, rec, log.Named("notices"), reg, cfg.NotificationsWait,
+		cfg.notificationsTrust().Trust(msgauth.NewUntrustedCounter(reg, "onceflow_ingest_untrusted_messages_total", notices.Queue), log.Named("notices"))).Run}
 	if !send {
 		return loops, nil
 	}

@@ -28,6 +28,9 @@ import (
 
 const (
 	login, transKey, secret, token, adminToken = "t-login", "t-trans", "t-secret", "t-token", "t-admin"
+	// relayKey is the relay's key the tests sign notifications with and
+	// ingest trusts (INGEST_NOTIFICATIONS_KEYS).
+	relayKey = "relay-test:relay-test-notifications-secret"
 )
 
 type env struct {
@@ -63,7 +66,8 @@ func startSlow(t testing.TB, delay time.Duration, extra ...string) *env {
 		"DLOCAL_LOGIN": login, "DLOCAL_TRANS_KEY": transKey, "DLOCAL_SECRET_KEY": secret, "INGEST_API_TOKEN": token,
 		"ADMIN_TOKEN": adminToken, "INGEST_APPLY_POLL_INTERVAL": "100ms", "INGEST_APPLY_BACKOFF_BASE": "100ms",
 		"INGEST_APPLY_BACKOFF_CAP": "500ms", "INGEST_POLL_INTERVAL": "100ms", "LOG_LEVEL": "debug",
-		"INGEST_CONSUME_NOTIFICATIONS": "false"} // a test that consumes notifications turns it on with a queue of its own
+		"INGEST_CONSUME_NOTIFICATIONS": "false", // a test that consumes notifications turns it on with a queue of its own
+		"INGEST_NOTIFICATIONS_KEYS":    relayKey}
 	for i := 0; i < len(extra); i += 2 {
 		vars[extra[i]] = extra[i+1]
 	}

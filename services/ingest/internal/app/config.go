@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/onceflow/onceflow/pkg/config"
+	"github.com/onceflow/onceflow/pkg/msgauth"
 	"github.com/onceflow/onceflow/services/ingest/internal/psp/dlocal"
 	"github.com/onceflow/onceflow/services/ingest/internal/psp/mercadopago"
 	"github.com/onceflow/onceflow/services/ingest/internal/psp/stripe"
@@ -86,6 +87,13 @@ type Config struct {
 	ConsumeNotifications bool          `env:"INGEST_CONSUME_NOTIFICATIONS" envDefault:"true"`
 	NotificationsQueue   string        `env:"INGEST_NOTIFICATIONS_QUEUE" envDefault:"onceflow-notifications"`
 	NotificationsWait    time.Duration `env:"INGEST_NOTIFICATIONS_WAIT" envDefault:"10s"`
+	// NotificationsKeys are the relay's keys a notification must be signed
+	// with (id:secret,...; package msgauth, docs/security.md), and
+	// NotificationsUnsigned the rollout mode, reject (the default) or
+	// accept, that applies unsigned ones, counted, while the relay starts
+	// signing.
+	NotificationsKeys     string `env:"INGEST_NOTIFICATIONS_KEYS"`
+	NotificationsUnsigned string `env:"INGEST_NOTIFICATIONS_UNSIGNED" envDefault:"reject"`
 	// MerchantWebhookURL receives every document.authorized notification,
 	// signed with Standard Webhooks under MerchantWebhookSecret (a base64
 	// "whsec_" secret); unset, nothing is sent. A POST waits up to
@@ -159,7 +167,16 @@ func (c Config) Validate() error {
 			return errors.New(ch.msg)
 		}
 	}
+	if c.ConsumeNotifications {
+		return c.notificationsTrust().Validate()
+	}
 	return nil
+}
+
+// notificationsTrust is what a notification must be signed with.
+func (c Config) notificationsTrust() msgauth.Setting {
+	return msgauth.Setting{KeysVar: "INGEST_NOTIFICATIONS_KEYS", Keys: c.NotificationsKeys,
+		ModeVar: "INGEST_NOTIFICATIONS_UNSIGNED", Mode: c.NotificationsUnsigned}
 }
 
 // ValidatePSPs checks the credentials of the PSPs the webhook sources name

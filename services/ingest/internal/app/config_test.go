@@ -9,8 +9,8 @@ import (
 )
 
 // required are the settings ingest cannot start without when, as without
-// a sources file, it takes dLocal payments.
-var required = map[string]string{"DLOCAL_LOGIN": login, "DLOCAL_TRANS_KEY": transKey, "DLOCAL_SECRET_KEY": secret}
+// a sources file, it takes dLocal payments, and consumes notifications.
+var required = map[string]string{"DLOCAL_LOGIN": login, "DLOCAL_TRANS_KEY": transKey, "DLOCAL_SECRET_KEY": secret, "INGEST_NOTIFICATIONS_KEYS": relayKey}
 
 func load(vars map[string]string) (config.Loaded[app.Config], error) {
 	all := map[string]string{}
@@ -109,5 +109,33 @@ func TestPSPCredentialsAreRequiredOnlyForTheNamedPSPs(t *testing.T) {
 	c.DLocalLogin, c.DLocalSecretKey = login, secret
 	if err := c.ValidatePSPs(map[string]string{"dlocal": "dlocal"}); err == nil || !strings.Contains(err.Error(), "DLOCAL_TRANS_KEY") {
 		t.Errorf("dlocal without a trans key: %v, want DLOCAL_TRANS_KEY named", err)
+	}
+}
+
+// Consuming notifications needs the relay's keys unless unsigned ones are
+// accepted for the rollout; without consuming, none is needed. Errors name
+// the variable, never a secret.
+func TestNotificationsKeysAreRequiredUnlessUnsignedIsAcceptedOrNotConsumed(t *testing.T) {
+	t.Parallel()
+	for name, c := range map[string]struct {
+		vars map[string]string
+		want string // a variable the error must name; empty for no error
+	}{
+		"no keys":               {map[string]string{"INGEST_NOTIFICATIONS_KEYS": ""}, "INGEST_NOTIFICATIONS_KEYS"},
+		"weak key":              {map[string]string{"INGEST_NOTIFICATIONS_KEYS": "relay-1:weak-secret"}, "INGEST_NOTIFICATIONS_KEYS"},
+		"bad mode":              {map[string]string{"INGEST_NOTIFICATIONS_UNSIGNED": "maybe"}, "INGEST_NOTIFICATIONS_UNSIGNED"},
+		"keys":                  {map[string]string{"INGEST_NOTIFICATIONS_KEYS": "relay-2:0123456789abcdef,relay-1:fedcba9876543210"}, ""},
+		"rollout, no keys":      {map[string]string{"INGEST_NOTIFICATIONS_KEYS": "", "INGEST_NOTIFICATIONS_UNSIGNED": "accept"}, ""},
+		"not consumed, no keys": {map[string]string{"INGEST_NOTIFICATIONS_KEYS": "", "INGEST_CONSUME_NOTIFICATIONS": "false"}, ""},
+	} {
+		_, err := load(c.vars)
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%s: %v, want no error", name, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%s: %v, want an error naming %s", name, err, c.want)
+		case err != nil && strings.Contains(err.Error(), "weak-secret"):
+			t.Errorf("%s: the error shows the secret: %v", name, err)
+		}
 	}
 }

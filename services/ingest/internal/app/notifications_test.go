@@ -18,6 +18,8 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	eventsv1 "github.com/onceflow/onceflow/pkg/eventspb/onceflow/events/v1"
+	"github.com/onceflow/onceflow/pkg/msgauth"
+	"github.com/onceflow/onceflow/pkg/outbox"
 	"github.com/onceflow/onceflow/pkg/sqstest"
 	"github.com/onceflow/onceflow/pkg/testwait"
 )
@@ -123,14 +125,30 @@ func notification(ref, payment, status string, typ eventsv1.NotificationType, at
 	return ev
 }
 
-// send puts ev on the queue as the relay would.
+// send puts ev on the queue as the relay would, signed with relayKey.
 func send(t testing.TB, c *sqs.Client, url string, ev *eventsv1.NotificationEvent) {
+	t.Helper()
+	sendSigned(t, c, url, ev, relayKey)
+}
+
+// sendSigned puts ev on the queue with the relay's attributes, signed with
+// key (id:secret) unless key is empty.
+func sendSigned(t testing.TB, c *sqs.Client, url string, ev *eventsv1.NotificationEvent, key string) {
 	t.Helper()
 	body, err := eventsv1.Encode(ev)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.SendMessage(context.Background(), &sqs.SendMessageInput{QueueUrl: aws.String(url), MessageBody: aws.String(string(body))}); err != nil {
+	attrs := outbox.Attributes("notification.document", ev.GetEventKey(), "")
+	if key != "" {
+		k, err := msgauth.ParseKey(key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		attrs = k.Sign(string(body), attrs)
+	}
+	if _, err := c.SendMessage(context.Background(), &sqs.SendMessageInput{QueueUrl: aws.String(url), MessageBody: aws.String(string(body)),
+		MessageAttributes: attrs}); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -12,12 +12,14 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/onceflow/onceflow/pkg/backoff"
+	"github.com/onceflow/onceflow/pkg/msgauth"
 	"github.com/onceflow/onceflow/pkg/sqsclient"
 	"github.com/onceflow/onceflow/pkg/worker"
 )
 
-// Receiver long-polls the notifications queue and hands each message to a
-// Recorder, deleting those it handled. It finds the queue when it starts
+// Receiver long-polls the notifications queue and hands each message signed
+// by a trusted producer (msgauth.Trust) to a Recorder, deleting those it
+// handled; an untrusted one is left for the dead-letter queue. It finds the queue when it starts
 // running, retrying until it can: ingest takes payments whether or not SQS
 // is up.
 type Receiver struct {
@@ -27,17 +29,26 @@ type Receiver struct {
 	log      *zap.Logger
 	wait     time.Duration
 	counter  *prometheus.CounterVec
+	trust    *msgauth.Trust
 }
 
+// Queue is the notifications queue's name in the receiver's metrics.
+const Queue = "notifications"
+
+// OutcomeUntrusted labels a notification refused for its signature: never
+// recorded nor deleted, it reaches the dead-letter queue.
+const OutcomeUntrusted = "untrusted"
+
 // NewReceiver returns a receiver of queue (a name or URL) long-polling for
-// up to wait; it registers onceflow_ingest_notifications_total on reg.
-func NewReceiver(c *sqs.Client, queue string, rec *Recorder, log *zap.Logger, reg prometheus.Registerer, wait time.Duration) *Receiver {
+// up to wait and recording what trust lets through; it registers
+// onceflow_ingest_notifications_total on reg.
+func NewReceiver(c *sqs.Client, queue string, rec *Recorder, log *zap.Logger, reg prometheus.Registerer, wait time.Duration, trust *msgauth.Trust) *Receiver {
 	counter := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "onceflow_ingest_notifications_total",
-		Help: "Notification events received from the notifications queue by outcome (recorded, queued for the merchant, unreadable, error).",
+		Help: "Notification events received from the notifications queue by outcome (recorded, queued for the merchant, unreadable, untrusted, error).",
 	}, []string{"outcome"})
 	reg.MustRegister(counter)
-	return &Receiver{sqs: c, queue: queue, recorder: rec, log: log, wait: wait, counter: counter}
+	return &Receiver{sqs: c, queue: queue, recorder: rec, log: log, wait: wait, counter: counter, trust: trust}
 }
 
 // Run receives and records until ctx ends; a batch in hand is finished.
@@ -46,7 +57,7 @@ func (r *Receiver) Run(ctx context.Context) error {
 	for ctx.Err() == nil {
 		worker.Beat(ctx)
 		out, err := r.sqs.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(url), MaxNumberOfMessages: 10,
-			WaitTimeSeconds: int32(r.wait / time.Second)})
+			WaitTimeSeconds: int32(r.wait / time.Second), MessageAttributeNames: []string{"All"}})
 		if err != nil {
 			if ctx.Err() == nil {
 				r.log.Warn("receive notifications", zap.Error(err))
@@ -73,11 +84,11 @@ func (r *Receiver) queueURL(ctx context.Context) string {
 	}
 }
 
-// batch records msgs and deletes, in one call, those recorded.
+// batch records the trusted msgs and deletes, in one call, those recorded.
 func (r *Receiver) batch(ctx context.Context, url string, msgs []types.Message) {
 	var done []types.DeleteMessageBatchRequestEntry
 	for i, m := range msgs {
-		outcome, err := r.recorder.Handle(ctx, aws.ToString(m.Body))
+		outcome, err := r.handle(ctx, m)
 		r.counter.WithLabelValues(outcome).Inc()
 		if err != nil {
 			r.log.Warn("notification left in the queue", zap.String("message_id", aws.ToString(m.MessageId)), zap.String("outcome", outcome), zap.Error(err))
@@ -91,4 +102,12 @@ func (r *Receiver) batch(ctx context.Context, url string, msgs []types.Message) 
 	if _, err := r.sqs.DeleteMessageBatch(ctx, &sqs.DeleteMessageBatchInput{QueueUrl: aws.String(url), Entries: done}); err != nil {
 		r.log.Warn("delete notifications (they will be redelivered, harmlessly)", zap.Error(err))
 	}
+}
+
+// handle records m when trust lets it through.
+func (r *Receiver) handle(ctx context.Context, m types.Message) (string, error) {
+	if err := r.trust.Check(m, Queue, r.log); err != nil {
+		return OutcomeUntrusted, err
+	}
+	return r.recorder.Handle(ctx, aws.ToString(m.Body))
 }

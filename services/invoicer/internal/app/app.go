@@ -18,6 +18,7 @@ import (
 	"github.com/onceflow/onceflow/pkg/backoff"
 	"github.com/onceflow/onceflow/pkg/httpclient"
 	"github.com/onceflow/onceflow/pkg/httpserver"
+	"github.com/onceflow/onceflow/pkg/msgauth"
 	"github.com/onceflow/onceflow/pkg/outbox"
 	"github.com/onceflow/onceflow/pkg/pg"
 	"github.com/onceflow/onceflow/pkg/service"
@@ -211,9 +212,9 @@ func newReceivers(ctx context.Context, cfg Config, st *store.Store, prov provide
 		return nil, err
 	}
 	counter := consumer.NewCounter(reg)
-	untrusted := consumer.NewUntrustedCounter(reg, "billing", "provider")
-	options := func(q queueTrust) consumer.Options {
-		return consumer.Options{Wait: cfg.ConsumerWait, Visibility: cfg.ConsumerVisibility, Trust: q.trust(untrusted, log)}
+	untrusted := msgauth.NewUntrustedCounter(reg, "onceflow_invoicer_untrusted_messages_total", "billing", "provider")
+	options := func(q msgauth.Setting) consumer.Options {
+		return consumer.Options{Wait: cfg.ConsumerWait, Visibility: cfg.ConsumerVisibility, Trust: q.Trust(untrusted, log)}
 	}
 	billingTrust, providerTrust := cfg.trusts()
 	billing := consumer.NewReceiver(client, billingURL, "billing", consumer.NewBilling(st, log.Named("billing"), due).Handle,

@@ -6,16 +6,12 @@ import (
 	"net/url"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"go.uber.org/zap"
-
 	"github.com/onceflow/onceflow/pkg/config"
 	"github.com/onceflow/onceflow/pkg/msgauth"
 	"github.com/onceflow/onceflow/provider/fiscal"
 	"github.com/onceflow/onceflow/provider/fiscal/vat"
 	"github.com/onceflow/onceflow/provider/invoicy"
 	"github.com/onceflow/onceflow/provider/keyedjson"
-	"github.com/onceflow/onceflow/services/invoicer/internal/consumer"
 )
 
 // Provider adapters (INVOICER_PROVIDER).
@@ -187,49 +183,16 @@ func (c Config) summary() (fiscal.DailySummary, error) {
 // checkTrust checks each queue's keys and rollout mode.
 func (c Config) checkTrust() error {
 	billing, provider := c.trusts()
-	for _, q := range []queueTrust{billing, provider} {
-		if err := q.check(); err != nil {
+	for _, q := range []msgauth.Setting{billing, provider} {
+		if err := q.Validate(); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// queueTrust is what a queue's messages must be signed with: a list of
-// keys and a rollout mode, each read from its own variable.
-type queueTrust struct {
-	keysVar, keys string
-	modeVar, mode string
-}
-
-// trusts returns the billing queue's trust and the provider events'.
-func (c Config) trusts() (billing, provider queueTrust) {
-	return queueTrust{"INVOICER_BILLING_KEYS", c.BillingKeys, "INVOICER_BILLING_UNSIGNED", c.BillingUnsigned},
-		queueTrust{"INVOICER_PROVIDER_EVENTS_KEYS", c.ProviderEventsKeys, "INVOICER_PROVIDER_EVENTS_UNSIGNED", c.ProviderEventsUnsigned}
-}
-
-// check checks the keys and the rollout mode: with no key, the invoicer
-// starts only when told to accept unsigned messages.
-func (q queueTrust) check() error {
-	keys, err := msgauth.ParseKeyset(q.keys)
-	switch {
-	case err != nil:
-		return errors.New(q.keysVar + ": " + err.Error())
-	case q.mode != "reject" && q.mode != "accept":
-		return errors.New(q.modeVar + ": want reject or accept")
-	case keys.Len() == 0 && q.mode == "reject":
-		return errors.New(q.keysVar + ": want the producers' keys (id:secret,... of at least 16 bytes each), " +
-			"or " + q.modeVar + "=accept while producers start signing")
-	}
-	return nil
-}
-
-// trust is the receivers' Trust of the queue, warning on log when it
-// trusts every unsigned message; Validate has checked it.
-func (q queueTrust) trust(untrusted *prometheus.CounterVec, log *zap.Logger) *consumer.Trust {
-	keys, _ := msgauth.ParseKeyset(q.keys)
-	if keys.Len() == 0 {
-		log.Warn("messages are not authenticated: " + q.modeVar + "=accept and no " + q.keysVar)
-	}
-	return &consumer.Trust{Keys: keys, AcceptUnsigned: q.mode == "accept", Untrusted: untrusted}
+// trusts returns the billing queue's trust setting and the provider events'.
+func (c Config) trusts() (billing, provider msgauth.Setting) {
+	return msgauth.Setting{KeysVar: "INVOICER_BILLING_KEYS", Keys: c.BillingKeys, ModeVar: "INVOICER_BILLING_UNSIGNED", Mode: c.BillingUnsigned},
+		msgauth.Setting{KeysVar: "INVOICER_PROVIDER_EVENTS_KEYS", Keys: c.ProviderEventsKeys, ModeVar: "INVOICER_PROVIDER_EVENTS_UNSIGNED", Mode: c.ProviderEventsUnsigned}
 }

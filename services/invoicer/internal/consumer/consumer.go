@@ -22,6 +22,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/onceflow/onceflow/pkg/backoff"
+	"github.com/onceflow/onceflow/pkg/msgauth"
 	"github.com/onceflow/onceflow/pkg/outbox"
 	"github.com/onceflow/onceflow/pkg/tracing"
 	"github.com/onceflow/onceflow/pkg/worker"
@@ -89,7 +90,7 @@ type Receiver struct {
 	wait       time.Duration // long-poll duration, at most 20 s
 	visibility time.Duration // how long a received batch stays hidden, renewed while it is handled
 	counter    Counter
-	trust      *Trust // nil: every message is handed on
+	trust      *msgauth.Trust // nil: every message is handed on
 }
 
 // Options are a receiver's timings.
@@ -97,7 +98,7 @@ type Options struct {
 	Wait       time.Duration // long-poll duration (at most 20 s)
 	Visibility time.Duration // visibility granted, and renewed, while a batch is handled
 	// Trust, when set, hands on only messages signed by a trusted producer.
-	Trust *Trust
+	Trust *msgauth.Trust
 }
 
 // NewReceiver returns a receiver of queueURL; name labels its metrics.
@@ -165,7 +166,7 @@ func (r *Receiver) trusted(msgs []types.Message, res []Result) []types.Message {
 	}
 	var out []types.Message
 	for i, m := range msgs {
-		if err := r.trust.check(m, r.name, r.log); err != nil {
+		if err := r.trust.Check(m, r.name, r.log); err != nil {
 			res[i] = Result{Outcome: OutcomeUntrusted, Err: err}
 			continue
 		}

@@ -38,7 +38,7 @@ func (q queue) sendAttrs(tb testing.TB, body string, attrs map[string]types.Mess
 }
 
 // runTrusting runs one billing receiver of q that trusts trusted's keys.
-func runTrusting(tb testing.TB, q queue, env *invoicertest.Env, reg prometheus.Registerer, trust *consumer.Trust) {
+func runTrusting(tb testing.TB, q queue, env *invoicertest.Env, reg prometheus.Registerer, trust *msgauth.Trust) {
 	tb.Helper()
 	r := consumer.NewReceiver(q.c, q.url, "billing", consumer.NewBilling(env.Store, zaptest.NewLogger(tb), nil).Handle,
 		zaptest.NewLogger(tb), consumer.NewCounter(reg), consumer.Options{Wait: time.Second, Visibility: 2 * time.Second, Trust: trust})
@@ -86,7 +86,7 @@ func TestUntrustedBillingMessagesAreRefusedCountedAndLeftForTheDLQ(t *testing.T)
 	tampered := body(t, invoicertest.Payment("pay-tampered", 999_999_00, false))
 	q.sendAttrs(t, tampered, key(t, trustedKey).Sign(original, attrs("pay-tampered")))
 
-	runTrusting(t, q, env, reg, &consumer.Trust{Keys: keys, Untrusted: consumer.NewUntrustedCounter(reg, "billing")})
+	runTrusting(t, q, env, reg, &msgauth.Trust{Keys: keys, Untrusted: msgauth.NewUntrustedCounter(reg, "onceflow_invoicer_untrusted_messages_total", "billing")})
 
 	testwait.Until(t, 60*time.Second, 20*time.Millisecond, "the four untrusted messages in the dead-letter queue", func() bool {
 		return q.left(t, q.dlq) == 4
@@ -132,13 +132,13 @@ func TestUnsignedAcceptedOnlyInTheRolloutMode(t *testing.T) {
 	stranger := body(t, invoicertest.Payment("pay-rollout-stranger", 100_00, false))
 	q.sendAttrs(t, stranger, key(t, strangerKey).Sign(stranger, outbox.Attributes("billing.payment_paid", "payment:pay-rollout-stranger:paid", "")))
 
-	runTrusting(t, q, env, reg, &consumer.Trust{Keys: keys, AcceptUnsigned: true, Untrusted: consumer.NewUntrustedCounter(reg, "billing")})
+	runTrusting(t, q, env, reg, &msgauth.Trust{Keys: keys, AcceptUnsigned: true, Untrusted: msgauth.NewUntrustedCounter(reg, "onceflow_invoicer_untrusted_messages_total", "billing")})
 
 	testwait.Until(t, 60*time.Second, 20*time.Millisecond, "the stranger's message in the dead-letter queue", func() bool {
 		return q.left(t, q.dlq) == 1
 	})
 	testwait.Until(t, 30*time.Second, 20*time.Millisecond, "the unsigned message handled", func() bool { return documents(t, env) == 1 })
-	if got := invoicertest.Metric(t, reg, "onceflow_invoicer_untrusted_messages_total", map[string]string{"reason": consumer.ReasonUnsignedAccepted}); got != 1 {
+	if got := invoicertest.Metric(t, reg, "onceflow_invoicer_untrusted_messages_total", map[string]string{"reason": msgauth.ReasonUnsignedAccepted}); got != 1 {
 		t.Errorf("unsigned_accepted counted %v times, want 1", got)
 	}
 }
@@ -185,7 +185,7 @@ func TestUntrustedProviderEventsAreRefusedAndLeftForTheDLQ(t *testing.T) {
 	h := consumer.NewProvider(env.Store, invoicy.DefaultStatusMap(), consumer.Holder{Name: "invoicy"}, zaptest.NewLogger(t), nil)
 	r := consumer.NewReceiver(q.c, q.url, "provider", consumer.Each(h.Handle), zaptest.NewLogger(t), consumer.NewCounter(reg),
 		consumer.Options{Wait: time.Second, Visibility: 2 * time.Second,
-			Trust: &consumer.Trust{Keys: keys, Untrusted: consumer.NewUntrustedCounter(reg, "provider")}})
+			Trust: &msgauth.Trust{Keys: keys, Untrusted: msgauth.NewUntrustedCounter(reg, "onceflow_invoicer_untrusted_messages_total", "provider")}})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { _ = r.Run(ctx); close(done) }()
