@@ -65,7 +65,12 @@ func (r *Relay) leave(ctx context.Context) {
 func (r *Relay) balance(ctx context.Context, terms map[int]*term) {
 	held := reap(terms)
 	defer func() { r.metrics.held.WithLabelValues(r.name).Set(float64(reap(terms))) }()
-	members, err := r.roster.Beat(ctx)
+	// The beat is not cut short by ctx: a beat cancelled mid-flight could
+	// still commit after leave's delete and put a stopped relay back on the
+	// roster for a whole TTL.
+	beatCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	members, err := r.roster.Beat(beatCtx)
+	cancel()
 	if err != nil {
 		if ctx.Err() == nil {
 			r.log.Warn("count live relays", zap.Error(err))
