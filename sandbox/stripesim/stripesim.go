@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math/big"
 	"net/http"
 	"regexp"
 	"slices"
@@ -120,6 +121,9 @@ type refund struct {
 	PaymentIntent string `json:"payment_intent"`
 	Charge        string `json:"charge"`
 	Created       int64  `json:"created"`
+	// Presentment is the refund in the currency the customer was charged
+	// in, for a PaymentIntent charged in another; nil otherwise.
+	Presentment *presentment `json:"presentment_details,omitempty"`
 }
 
 // New returns an empty simulator.
@@ -497,7 +501,8 @@ func (s *Server) refund(w http.ResponseWriter, r *http.Request) {
 			req.Amount = pi.Amount
 		}
 		ref = refund{ID: "re_" + strings.ReplaceAll(uuid.NewString(), "-", "")[:24], Object: "refund", Amount: req.Amount,
-			Currency: pi.Currency, Status: "succeeded", PaymentIntent: pi.ID, Charge: pi.Charge.ID, Created: s.cfg.Now().Unix()}
+			Currency: pi.Currency, Status: "succeeded", PaymentIntent: pi.ID, Charge: pi.Charge.ID, Created: s.cfg.Now().Unix(),
+			Presentment: s.presentedRefund(pi, req.Amount)}
 		stored := ref
 		s.refunds[ref.ID] = &stored
 	}
@@ -510,6 +515,26 @@ func (s *Server) refund(w http.ResponseWriter, r *http.Request) {
 	if !req.Silent {
 		s.send(0, "refund.created", ref.ID, url, ref)
 	}
+}
+
+// presentedRefund is a refund of amount of pi in the currency pi was
+// charged in, or nil when pi was charged in its own. Each refund takes the
+// proportion of the charged amount that the refunds so far, it included,
+// take of pi's, less what the earlier ones took: rounding never makes
+// them add up to more than was charged. The caller holds s.mu.
+func (s *Server) presentedRefund(pi *intent, amount int64) *presentment {
+	if pi.Presentment == nil {
+		return nil
+	}
+	var refunded, presented int64
+	for _, ref := range s.refunds {
+		if ref.PaymentIntent == pi.ID && ref.Presentment != nil {
+			refunded, presented = refunded+ref.Amount, presented+ref.Presentment.Amount
+		}
+	}
+	total := new(big.Int).Mul(big.NewInt(refunded+amount), big.NewInt(pi.Presentment.Amount))
+	total.Add(total, big.NewInt(pi.Amount/2)).Quo(total, big.NewInt(pi.Amount))
+	return &presentment{Amount: total.Int64() - presented, Currency: pi.Presentment.Currency}
 }
 
 // dispute marks a succeeded PaymentIntent's charge disputed (the funds are

@@ -14,7 +14,9 @@ import (
 // stays UYU 4,012.30, presentment_details says USD 100.00) through every
 // service: ingest matches the amount converted from against the order and
 // the fiscal sandbox ends up holding one authorized e-Ticket in USD for
-// 100.00 with the dollar's rate of the day as TpoCambio.
+// 100.00 with the dollar's rate of the day as TpoCambio. A third of the
+// payment refunded at Stripe (in pesos, with its dollars in the refund's
+// presentment_details) becomes one credit note in USD for 33.33.
 func TestChargedInAnotherCurrencyIsInvoicedInIt(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
@@ -45,5 +47,20 @@ func TestChargedInAnotherCurrencyIsInvoicedInIt(t *testing.T) {
 	held := stack.BySource(docs)[source]
 	if len(held) != 1 || held[0].Currency != "USD" || held[0].Total != "100.00" || held[0].ExchangeRate != stack.DemoUSDRate {
 		t.Fatalf("fiscal sandbox holds %+v for %s, want one document in USD for 100.00 at TpoCambio %s", held, source, stack.DemoUSDRate)
+	}
+
+	refund, err := s.RefundAt(ctx, "stripe", payment, 1_337_43, s.IngestURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.WaitAuthorized(ctx, "refund:"+refund, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if docs, err = s.Documents(ctx); err != nil {
+		t.Fatal(err)
+	}
+	notes := stack.BySource(docs)["refund:"+refund]
+	if len(notes) != 1 || notes[0].Type != 102 || notes[0].Currency != "USD" || notes[0].Total != "33.33" || notes[0].ExchangeRate != stack.DemoUSDRate {
+		t.Fatalf("fiscal sandbox holds %+v for refund %s, want one e-Ticket credit note (102) in USD for 33.33 at TpoCambio %s", notes, refund, stack.DemoUSDRate)
 	}
 }

@@ -110,12 +110,17 @@ func (c *Client) Refund(ctx context.Context, id string) (psp.Refund, error) {
 	return refund(r), nil
 }
 
-// refund normalizes a Refund.
+// refund normalizes a Refund. The refund of a payment charged in another
+// currency is in the currency charged (presentment_details), like the
+// payment it refunds.
 func refund(r *stripego.Refund) psp.Refund {
 	out := psp.Refund{ID: r.ID, Status: refundStatus(r.Status), StatusCode: string(r.Status), AmountMinor: r.Amount,
 		Currency: strings.ToUpper(string(r.Currency)), Created: time.Unix(r.Created, 0).UTC()}
 	if r.PaymentIntent != nil {
 		out.PaymentID = r.PaymentIntent.ID
+	}
+	if pd := r.PresentmentDetails; pd != nil && pd.PresentmentCurrency != "" && !strings.EqualFold(string(pd.PresentmentCurrency), out.Currency) {
+		out.AmountMinor, out.Currency = pd.PresentmentAmount, strings.ToUpper(string(pd.PresentmentCurrency))
 	}
 	return out
 }

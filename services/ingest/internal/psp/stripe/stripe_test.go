@@ -68,6 +68,23 @@ func TestFetchesFromTheSandbox(t *testing.T) {
 	if refunds, err := c.RefundsCreated(ctx, time.Now().Add(-time.Minute), time.Now().Add(time.Minute)); err != nil || len(refunds) != 1 || refunds[0].ID != ref {
 		t.Fatalf("RefundsCreated = %+v (%v), want %s", refunds, err, ref)
 	}
+	// Refunds of the USD-charged payment are in dollars, and the two that
+	// refund it all add up to what was charged: a third, then the rest.
+	var dollars int64
+	for _, part := range []int64{133743, 267487} {
+		id := post(t, base+"/sandbox/payment_intents/"+presented+"/refund", map[string]any{"amount": part})["id"].(string)
+		r, err := c.Refund(ctx, id)
+		if err != nil || r.Currency != "USD" || r.PaymentID != presented {
+			t.Fatalf("refund of the presented payment = %+v (%v), want it in USD", r, err)
+		}
+		dollars += r.AmountMinor
+		if part == 133743 && r.AmountMinor != 3333 {
+			t.Fatalf("a third of UYU 4,012.30 refunded USD %d cents, want 3333", r.AmountMinor)
+		}
+	}
+	if dollars != 10000 {
+		t.Fatalf("refunding all of it gave back USD %d cents, want the 10000 charged", dollars)
+	}
 	post(t, base+"/sandbox/payment_intents/"+jpy+"/dispute", nil)
 	if p, err := c.Payment(ctx, jpy); err != nil || p.Status != psp.StatusChargeback {
 		t.Fatalf("disputed payment = %+v (%v), want CHARGEBACK", p, err)
