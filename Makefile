@@ -43,7 +43,7 @@ fuzz: ## Run every Go fuzz target (func FuzzX) for FUZZTIME each (default 30s); 
 	  done; \
 	done
 
-bench: ## Measure ingest, the relay and the whole pipeline beside their PostgreSQL and SQS ceilings; writes bench/results.json, bench/e2e_latency.png and bench/README.md (flags via ARGS)
+bench: ## Measure ingest, the relay and the whole pipeline beside their PostgreSQL and SQS ceilings; writes bench/results.json, bench/README.md and its plots (flags via ARGS)
 	$(STACK_ENV); go run ./test/e2e/cmd/bench $(ARGS)
 
 bench-readme: ## Rewrite bench/README.md from bench/results.json without running the bench

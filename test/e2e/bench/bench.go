@@ -19,11 +19,13 @@ import (
 
 // Config shapes a run.
 type Config struct {
-	Out         string        // where results.json and e2e_latency.png go
+	Out         string        // where results.json, README.md and the plots go
 	Warmup      time.Duration // load before each timed load window, not counted
 	Duration    time.Duration // each timed load window
 	Concurrency int           // workers of the closed loops, database connections of the ceiling
 	Rate        int           // offered webhooks per second of the open loop
+	OpenRepeats int           // how many windows the open loop is measured over, each on its own
+	OpenWindow  time.Duration // each of those windows
 	Payments    int           // payments pushed through the whole pipeline at once (a burst)
 	PayRate     int           // payments per second of the steady pipeline run
 	PayFor      time.Duration // how long the steady run offers them
@@ -41,7 +43,7 @@ type Config struct {
 // Defaults fit a whole run in about five minutes on two cores.
 func Defaults() Config {
 	return Config{
-		Out: "bench", Warmup: 3 * time.Second, Duration: 15 * time.Second, Concurrency: 8, Rate: 1000,
+		Out: "bench", Warmup: 3 * time.Second, Duration: 15 * time.Second, Concurrency: 8, Rate: 1000, OpenRepeats: 10, OpenWindow: 5 * time.Second,
 		Payments: 2000, PayRate: 100, PayFor: 10 * time.Second, Backlogs: []int{1000, 100_000}, Timeout: 3 * time.Minute, Env: []string{"INVOICER_PROVIDER_RATE_LIMIT=0"},
 	}
 }
@@ -59,6 +61,10 @@ func (c Config) Check() error {
 		return errors.New("-concurrency: want 1 to 512")
 	case c.Rate < 1 || c.Rate > 100_000:
 		return errors.New("-rate: want 1 to 100000 requests per second")
+	case c.OpenRepeats < 1 || c.OpenRepeats > 1000:
+		return errors.New("-open-repeats: want 1 to 1000 windows")
+	case c.OpenWindow <= 0:
+		return errors.New("-open-window: want a positive duration such as 5s")
 	case c.Payments < 1:
 		return errors.New("-payments: want 1 or more")
 	case c.PayRate < 1 || c.PayRate > 10_000:
@@ -87,12 +93,12 @@ func (c Config) Check() error {
 func (c Config) MarshalJSON() ([]byte, error) {
 	return json.Marshal(map[string]any{
 		"warmup": c.Warmup.String(), "duration": c.Duration.String(), "concurrency": c.Concurrency,
-		"open_rate": c.Rate, "payments": c.Payments, "backlogs": c.Backlogs, "timeout": c.Timeout.String(), "env": c.Env,
+		"open_rate": c.Rate, "open_repeats": c.OpenRepeats, "open_window": c.OpenWindow.String(), "payments": c.Payments, "backlogs": c.Backlogs, "timeout": c.Timeout.String(), "env": c.Env,
 	})
 }
 
 // Run starts the stack, measures every stage in turn, printing progress to
-// out, writes results.json and e2e_latency.png into cfg.Out, and returns
+// out, writes results.json, README.md and the plots into cfg.Out, and returns
 // the figures. An error means a stage could not be measured; it names the
 // stage, and the processes' logs are kept.
 func Run(ctx context.Context, cfg Config, out io.Writer) (Results, error) {
@@ -109,7 +115,7 @@ func Run(ctx context.Context, cfg Config, out io.Writer) (Results, error) {
 	if err != nil {
 		return Results{}, err
 	}
-	if err := Write(cfg.Out, res, r.e2e); err != nil {
+	if err := Write(cfg.Out, res, r.plots); err != nil {
 		return Results{}, err
 	}
 	return res, nil

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -41,9 +42,22 @@ func TestSampleQuantiles(t *testing.T) {
 	}
 }
 
+// Pooled windows keep every latency and add up their spans, so the rate
+// is the whole span's; a window at the goal meets it.
+func TestPoolAndWindowsWithin(t *testing.T) {
+	t.Parallel()
+	s := Pool(NewSample(time.Second, []float64{3, 1}), NewSample(time.Second, []float64{2}), NewSample(2*time.Second, []float64{4, 5, 6}))
+	if s.Window != 4*time.Second || s.Count() != 6 || s.Rate() != 1.5 || s.Latencies[0] != 1 || s.Quantile(1) != 6 {
+		t.Fatalf("pooled = %+v, want 6 latencies sorted over 4 s", s)
+	}
+	if got := WindowsWithin([]float64{20, 20.01, 3, 40}, 20); got != 0.5 {
+		t.Fatalf("WindowsWithin = %v, want 0.5 (20 meets a 20 ms goal, 20.01 does not)", got)
+	}
+}
+
 func TestResultsJSONHasEveryKey(t *testing.T) {
 	t.Parallel()
-	r := Results{PGCeilingTPS: 1000, IngestRPS: 500, OpenRate: 1000, BacklogSeconds: map[int]float64{1000: 0.1, 100_000: 8}, Config: Defaults()}
+	r := Results{PGCeilingTPS: 1000, IngestRPS: 500, OpenRate: 1000, OpenP99Repeats: []float64{8, 25, 19}, BacklogSeconds: map[int]float64{1000: 0.1, 100_000: 8}, Config: Defaults()}
 	b, err := r.JSON()
 	if err != nil {
 		t.Fatal(err)
@@ -55,11 +69,14 @@ func TestResultsJSONHasEveryKey(t *testing.T) {
 	for _, key := range []string{
 		"pg_ceiling_tps", "ingest_rps", "ingest_p50_ms", "ingest_p99_ms", "ingest_ratio", "ingest_p99_ms_at_1000rps", "ingest_start_lag_p99_ms_at_1000rps",
 		"sqs_raw_mps", "relay_mps", "relay_ratio", "e2e_docs_per_s", "e2e_p50_ms", "e2e_p99_ms",
-		"backlog_1k_s", "backlog_100k_s", "config",
+		"backlog_1k_s", "backlog_100k_s", "config", "ingest_p99_ms_at_1000rps_by_window", "ingest_p99_windows_met_at_1000rps",
 	} {
 		if _, ok := obj[key]; !ok {
 			t.Errorf("results.json lacks %q", key)
 		}
+	}
+	if met := obj["ingest_p99_windows_met_at_1000rps"].(float64); met < 0.66 || met > 0.67 {
+		t.Errorf("windows met = %v, want 2 of 3 (8 and 19 ms within 20, 25 not)", met)
 	}
 	if obj["config"].(map[string]any)["duration"] != "15s" {
 		t.Errorf("config = %v, want readable durations", obj["config"])
@@ -157,14 +174,28 @@ func TestOpenLoopKeepsItsSchedule(t *testing.T) {
 	}
 }
 
+// Times are counted in the whole second they fall in, up to the last.
+func TestPerSecond(t *testing.T) {
+	t.Parallel()
+	got := PerSecond([]float64{0, 0.99, 1, 3.5, 3.2})
+	if want := []float64{2, 1, 0, 2}; !slices.Equal(got, want) {
+		t.Fatalf("PerSecond = %v, want %v", got, want)
+	}
+	if got := PerSecond(nil); len(got) != 1 || got[0] != 0 {
+		t.Fatalf("PerSecond(nil) = %v, want one empty second", got)
+	}
+}
+
 func TestWriteMakesJSONAndPlot(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	r := Results{OpenRate: 1000, BacklogSeconds: map[int]float64{1000: 0.1}, Config: Defaults()}
-	if err := Write(dir, r, NewSample(time.Second, []float64{120, 80, 95, 300})); err != nil {
+	plots := Plots{Burst: NewSample(time.Second, []float64{120, 80, 95, 300}), Steady: NewSample(time.Second, []float64{20, 25}),
+		Timeline: Timeline{Received: []float64{0, 0.2, 1.1}, Authorized: []float64{0.9, 1.5, 2.7}}}
+	if err := Write(dir, r, plots); err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"results.json", "e2e_latency.png"} {
+	for _, name := range []string{"results.json", "README.md", "e2e_latency.png", "e2e_steady_latency.png", "e2e_throughput.png"} {
 		if fi, err := os.Stat(filepath.Join(dir, name)); err != nil || fi.Size() == 0 {
 			t.Errorf("%s: %v", name, err)
 		}
@@ -181,6 +212,8 @@ func TestConfigCheckNamesTheFlag(t *testing.T) {
 		{"-concurrency", func(c *Config) { c.Concurrency = 0 }},
 		{"-rate", func(c *Config) { c.Rate = 0 }},
 		{"-payments", func(c *Config) { c.Payments = 0 }},
+		{"-open-repeats", func(c *Config) { c.OpenRepeats = 0 }},
+		{"-open-window", func(c *Config) { c.OpenWindow = 0 }},
 		{"-backlogs", func(c *Config) { c.Backlogs = []int{0} }},
 		{"-env", func(c *Config) { c.Env = []string{"NOEQUALS"} }},
 	}

@@ -34,7 +34,7 @@ type run struct {
 	sqs     *sqs.Client
 	client  *http.Client
 	queues  []string // queues to delete at the end
-	e2e     Sample
+	plots   Plots
 }
 
 func (r *run) progress(format string, args ...any) {

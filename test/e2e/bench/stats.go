@@ -2,6 +2,8 @@ package bench
 
 import (
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"gonum.org/v1/gonum/stat"
@@ -18,6 +20,27 @@ type Sample struct {
 func NewSample(window time.Duration, latencies []float64) Sample {
 	slices.Sort(latencies)
 	return Sample{Window: window, Latencies: latencies}
+}
+
+// Pool joins samples of consecutive windows into one over their whole
+// span.
+func Pool(samples ...Sample) Sample {
+	var window time.Duration
+	var all []float64
+	for _, s := range samples {
+		window += s.Window
+		all = append(all, s.Latencies...)
+	}
+	return NewSample(window, all)
+}
+
+// joinMillis writes latencies as "1.2, 3.4 ms".
+func joinMillis(ms []float64) string {
+	parts := make([]string, len(ms))
+	for i, v := range ms {
+		parts[i] = strconv.FormatFloat(v, 'f', 1, 64)
+	}
+	return strings.Join(parts, ", ") + " ms"
 }
 
 // Count is how many operations the sample holds.

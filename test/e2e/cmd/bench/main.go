@@ -3,7 +3,7 @@
 // latency (closed loop, then an open loop at a fixed rate), bare
 // SendMessageBatch beside the relay draining outbox backlogs, and the whole
 // pipeline from webhook to authorized document. It writes results.json and
-// e2e_latency.png into -out, and README.md, the figures as tables. It needs
+// its plots into -out, and README.md, the figures as tables. It needs
 // DATABASE_URL and AWS_ENDPOINT_URL_SQS; `make bench` sets them and runs it.
 // With -readme-only it measures nothing: it rewrites -out's README.md from
 // the results.json already there (`make bench-readme`).
@@ -69,7 +69,7 @@ func run(ctx context.Context, cfg bench.Config, profile string) error {
 	if err := res.Table(os.Stdout); err != nil {
 		return err
 	}
-	fmt.Printf("\nbench: wrote %[1]s/results.json, %[1]s/e2e_latency.png and %[1]s/README.md\n", cfg.Out)
+	fmt.Printf("\nbench: wrote %[1]s/results.json, %[1]s/README.md and the plots %[1]s/e2e_*.png\n", cfg.Out)
 	return nil
 }
 
@@ -99,11 +99,13 @@ type options struct {
 func parse(args []string) (options, error) {
 	cfg := bench.Defaults()
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
-	fs.StringVar(&cfg.Out, "out", cfg.Out, "directory for results.json and e2e_latency.png")
+	fs.StringVar(&cfg.Out, "out", cfg.Out, "directory for results.json, README.md and the plots")
 	fs.DurationVar(&cfg.Warmup, "warmup", cfg.Warmup, "load before each timed window, not counted")
-	fs.DurationVar(&cfg.Duration, "duration", cfg.Duration, "each timed load window (ceiling, closed loop, open loop)")
+	fs.DurationVar(&cfg.Duration, "duration", cfg.Duration, "each timed load window of the ceiling and the closed loop")
 	fs.IntVar(&cfg.Concurrency, "concurrency", cfg.Concurrency, "closed-loop workers, and the ceiling's database connections")
 	fs.IntVar(&cfg.Rate, "rate", cfg.Rate, "webhooks per second offered by the open loop")
+	fs.IntVar(&cfg.OpenRepeats, "open-repeats", cfg.OpenRepeats, "windows the open loop is measured over, one p99 each")
+	fs.DurationVar(&cfg.OpenWindow, "open-window", cfg.OpenWindow, "each open-loop window (after one warm-up)")
 	fs.IntVar(&cfg.Payments, "payments", cfg.Payments, "payments pushed through the whole pipeline")
 	fs.IntVar(&cfg.PayRate, "pay-rate", cfg.PayRate, "payments per second of the steady pipeline run")
 	fs.DurationVar(&cfg.PayFor, "pay-for", cfg.PayFor, "how long the steady pipeline run offers payments")

@@ -1,0 +1,94 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+)
+
+// e2eTimeline is, for each of the run's authorized invoices, when its PAID
+// webhook was received and when the invoice was authorized, in seconds from
+// the run's first receipt (the rows e2eLatencies reads).
+const e2eTimeline = `
+SELECT extract(epoch FROM r.received_at - min(r.received_at) OVER ()),
+       extract(epoch FROM d.updated_at - min(r.received_at) OVER ())
+FROM invoicer.fiscal_documents d
+JOIN ingest.payments p ON p.id = d.source_ref
+JOIN ingest.orders o ON o.id = p.order_id
+JOIN ingest.webhook_receipts r ON r.scope = 'dlocal' AND r.dedupe_key = 'payment:' || p.id || ':PAID'
+WHERE d.source_kind = 'payment' AND d.kind = 'invoice' AND d.status = 'authorized'
+  AND o.merchant_order_id LIKE $1`
+
+// Timeline is when a run's payments entered and left the pipeline, in
+// seconds from its first webhook.
+type Timeline struct {
+	Received   []float64 // each PAID webhook's receipt
+	Authorized []float64 // each invoice's authorization
+}
+
+// timeline reads p's run's timeline.
+func (p pipelineRun) timeline(ctx context.Context) (Timeline, error) {
+	var t Timeline
+	rows, err := p.db.Query(ctx, e2eTimeline, p.prefix+"%")
+	if err != nil {
+		return t, fmt.Errorf("read the burst's timeline: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var in, out float64
+		if err := rows.Scan(&in, &out); err != nil {
+			return t, fmt.Errorf("read the burst's timeline: %w", err)
+		}
+		t.Received, t.Authorized = append(t.Received, in), append(t.Authorized, out)
+	}
+	return t, rows.Err()
+}
+
+// PerSecond counts the times in each whole second from 0 to the last one:
+// the rate over time.
+func PerSecond(times []float64) []float64 {
+	last := 0.0
+	for _, s := range times {
+		last = max(last, s)
+	}
+	counts := make([]float64, int(math.Floor(last))+1)
+	for _, s := range times {
+		if s >= 0 {
+			counts[int(math.Floor(s))]++
+		}
+	}
+	return counts
+}
+
+// plotThroughput draws the burst's webhooks received and invoices
+// authorized per second over the run.
+func plotThroughput(path string, t Timeline) error {
+	p := plot.New()
+	p.Title.Text = fmt.Sprintf("burst of %d payments: per second, from the first webhook", len(t.Authorized))
+	p.X.Label.Text = "seconds since the first webhook"
+	p.Y.Label.Text = "per second"
+	p.Legend.Top = true
+	p.X.Min, p.Y.Min = 0, 0
+	for i, series := range []struct {
+		name  string
+		times []float64
+	}{{"webhooks received", t.Received}, {"invoices authorized", t.Authorized}} {
+		counts := PerSecond(series.times)
+		xys := make(plotter.XYs, len(counts))
+		for s, n := range counts {
+			xys[s] = plotter.XY{X: float64(s) + 0.5, Y: n}
+		}
+		l, err := plotter.NewLine(xys)
+		if err != nil {
+			return fmt.Errorf("throughput plot: %w", err)
+		}
+		l.Color, l.Dashes = plotutil.Color(i), plotutil.Dashes(i)
+		p.Add(l)
+		p.Legend.Add(series.name, l)
+	}
+	return savePNG(p, path)
+}
