@@ -49,7 +49,10 @@ func (e *env) postWebhook(source string, body []byte, h http.Header) (int, strin
 
 // Slow uploads holding every slot make the next delivery a 503 with
 // Retry-After and a JSON error, before its body is read; once they end, a
-// valid delivery is accepted again.
+// valid delivery is accepted again. The probe goes only once the in-flight
+// gauge says both uploads hold their slot: probing while they arrive could
+// take a slot from under the second one, which would then be the one
+// refused.
 func TestWebhooksInFlightAreBounded(t *testing.T) {
 	t.Parallel()
 	e := startIntake(t, "INGEST_WEBHOOK_MAX_IN_FLIGHT", "2")
@@ -68,15 +71,12 @@ func TestWebhooksInFlightAreBounded(t *testing.T) {
 		}()
 		go func() { _, _ = w.Write([]byte(`{"id":"slow",`)) }() // then nothing, until closed
 	}
-	probe := []byte(`{"id":"probe"}`)
-	var code int
-	var retry, body string
 	testwait.Until(t, 10*time.Second, 10*time.Millisecond, "the two slow uploads to fill the intake", func() bool {
-		code, retry, body = e.postWebhook("plain", probe, nil)
-		return code == http.StatusServiceUnavailable
+		return e.gauge("onceflow_ingest_webhooks_in_flight") == 2
 	})
-	if retry != "1" || !strings.Contains(body, `"code":"busy"`) {
-		t.Fatalf("full intake answered Retry-After %q, body %s; want 1 and a JSON error with code busy", retry, body)
+	code, retry, body := e.postWebhook("plain", []byte(`{"id":"probe"}`), nil)
+	if code != http.StatusServiceUnavailable || retry != "1" || !strings.Contains(body, `"code":"busy"`) {
+		t.Fatalf("full intake answered %d, Retry-After %q, body %s; want 503, 1 and a JSON error with code busy", code, retry, body)
 	}
 	for _, w := range writers {
 		_ = w.Close()

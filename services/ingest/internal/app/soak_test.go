@@ -193,20 +193,8 @@ func soak(b *testing.B, e *env, client *http.Client, uploads, inFlight int) (bus
 // and outcome from ingest's /metrics.
 func receiptsCounted(tb testing.TB, e *env, outcome string) int64 {
 	tb.Helper()
-	resp, err := http.Get(e.admin + "/metrics")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer resp.Body.Close()
-	s := bufio.NewScanner(resp.Body)
-	for s.Scan() {
-		line := s.Text()
-		if strings.HasPrefix(line, "onceflow_ingest_receipts_total{") && strings.Contains(line, `outcome="`+outcome+`"`) && strings.Contains(line, `source="plain"`) {
-			n, _ := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
-			return int64(n)
-		}
-	}
-	return 0
+	n, _ := metricValue(tb, e, "onceflow_ingest_receipts_total", "source", "plain", "outcome", outcome)
+	return int64(n)
 }
 
 // peakRSS is process pid's peak resident set size (VmHWM).

@@ -1,12 +1,9 @@
 package app_test
 
 import (
-	"bufio"
 	"context"
-	"net/http"
 	"path"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -114,19 +111,9 @@ func queued(t testing.TB, c *sqs.Client, url string) int {
 // notifications queue and reason from ingest's /metrics.
 func untrustedCounted(t testing.TB, e *env, reason string) int64 {
 	t.Helper()
-	resp, err := http.Get(e.admin + "/metrics")
-	if err != nil {
-		t.Fatal(err)
+	n, ok := metricValue(t, e, "onceflow_ingest_untrusted_messages_total", "queue", "notifications", "reason", reason)
+	if !ok {
+		t.Fatalf("no onceflow_ingest_untrusted_messages_total{reason=%q} on /metrics", reason)
 	}
-	defer resp.Body.Close()
-	s := bufio.NewScanner(resp.Body)
-	for s.Scan() {
-		line := s.Text()
-		if strings.HasPrefix(line, "onceflow_ingest_untrusted_messages_total{") && strings.Contains(line, `queue="notifications"`) && strings.Contains(line, `reason="`+reason+`"`) {
-			n, _ := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
-			return int64(n)
-		}
-	}
-	t.Fatalf("no onceflow_ingest_untrusted_messages_total{reason=%q} on /metrics", reason)
-	return 0
+	return int64(n)
 }

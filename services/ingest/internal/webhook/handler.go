@@ -47,7 +47,10 @@ func NewHandler(sources []Source, st *store.Store, log *zap.Logger, reg promethe
 	for _, s := range sources {
 		h.sources[s.Name] = s
 	}
-	reg.MustRegister(h.receipts, h.signatures)
+	inFlight := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "onceflow_ingest_webhooks_in_flight", Help: "Webhook deliveries being read or recorded now, out of INGEST_WEBHOOK_MAX_IN_FLIGHT.",
+	}, func() float64 { return float64(len(h.inFlight)) })
+	reg.MustRegister(h.receipts, h.signatures, inFlight)
 	return h
 }
 
