@@ -16,15 +16,15 @@ type proc struct {
 	pid   int
 }
 
-// cpuTimes is CPU seconds (user + system) used so far, per process.
-type cpuTimes map[proc]float64
+// CPUTimes is CPU seconds (user + system) used so far, per process.
+type CPUTimes map[proc]float64
 
-// readCPU reads the CPU time of each stack process, of this harness, of
+// ReadCPU reads the CPU time of each stack process, of this harness, of
 // every PostgreSQL and Node (the SQS emulator) process, and of the whole
 // machine (every core's busy time). PostgreSQL and the emulator may serve
 // other work too; so may the machine.
-func readCPU(s *stack.Stack) cpuTimes {
-	t := cpuTimes{}
+func ReadCPU(s *stack.Stack) CPUTimes {
+	t := CPUTimes{}
 	if fs, err := procfs.NewDefaultFS(); err == nil {
 		if st, err := fs.Stat(); err == nil {
 			c := st.CPUTotal
@@ -69,14 +69,14 @@ func procCPU(pid int) float64 {
 	return st.CPUTime()
 }
 
-// cores is the CPU used between two readings, in cores, over seconds of
+// Cores is the CPU used between two readings, in cores, over seconds of
 // wall time, per group: each process counts what it used since the first
 // reading (all of it when it started since), and one that exited meanwhile
 // counts nothing, so a stage that stops a service does not subtract that
 // service's PostgreSQL connections. "other" is the machine's busy time that
 // no group accounts for (other work on a shared machine). Groups under 0.01
 // core are left out.
-func cores(before, after cpuTimes, seconds float64) map[string]float64 {
+func Cores(before, after CPUTimes, seconds float64) map[string]float64 {
 	used := map[string]float64{}
 	for p, t := range after {
 		used[p.group] += (t - before[p]) / seconds
