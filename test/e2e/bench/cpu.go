@@ -9,15 +9,15 @@ import (
 	"github.com/onceflow/onceflow/test/e2e/stack"
 )
 
-// proc names one process (pid) of a group; the whole machine is the group
+// Proc names one process (PID) of a group; the whole machine is the group
 // "machine" with pid 0.
-type proc struct {
-	group string
-	pid   int
+type Proc struct {
+	Group string
+	PID   int
 }
 
 // CPUTimes is CPU seconds (user + system) used so far, per process.
-type CPUTimes map[proc]float64
+type CPUTimes map[Proc]float64
 
 // ReadCPU reads the CPU time of each stack process, of this harness, of
 // every PostgreSQL and Node (the SQS emulator) process, and of the whole
@@ -28,15 +28,15 @@ func ReadCPU(s *stack.Stack) CPUTimes {
 	if fs, err := procfs.NewDefaultFS(); err == nil {
 		if st, err := fs.Stat(); err == nil {
 			c := st.CPUTotal
-			t[proc{"machine", 0}] = c.User + c.Nice + c.System + c.IRQ + c.SoftIRQ + c.Steal
+			t[Proc{"machine", 0}] = c.User + c.Nice + c.System + c.IRQ + c.SoftIRQ + c.Steal
 		}
 	}
 	for _, name := range s.Names("") {
 		if pid := s.PID(name); pid != 0 {
-			t[proc{name, pid}] = procCPU(pid)
+			t[Proc{name, pid}] = procCPU(pid)
 		}
 	}
-	t[proc{"bench", os.Getpid()}] = procCPU(os.Getpid())
+	t[Proc{"bench", os.Getpid()}] = procCPU(os.Getpid())
 	procs, err := procfs.AllProcs()
 	if err != nil {
 		return t
@@ -48,9 +48,9 @@ func ReadCPU(s *stack.Stack) CPUTimes {
 		}
 		switch {
 		case strings.HasPrefix(comm, "postgres"):
-			t[proc{"postgres", p.PID}] = procCPU(p.PID)
+			t[Proc{"postgres", p.PID}] = procCPU(p.PID)
 		case comm == "node":
-			t[proc{"sqs", p.PID}] = procCPU(p.PID)
+			t[Proc{"sqs", p.PID}] = procCPU(p.PID)
 		}
 	}
 	return t
@@ -79,7 +79,7 @@ func procCPU(pid int) float64 {
 func Cores(before, after CPUTimes, seconds float64) map[string]float64 {
 	used := map[string]float64{}
 	for p, t := range after {
-		used[p.group] += (t - before[p]) / seconds
+		used[p.Group] += (t - before[p]) / seconds
 	}
 	out := map[string]float64{}
 	groups := 0.0

@@ -143,9 +143,9 @@ pruned tables should stop growing and the reconciler should take as long.
     make soak                                   # 1,000,000 documents, windows of 100,000, 100/s
     make soak ARGS="-documents 6000 -window 2000 -rate 50 -retention 20s"   # a few minutes
 
-` + "`go run ./test/e2e/cmd/soak -help`" + ` lists the flags. It writes [results.json](results.json),
-[cpu_per_doc.png](cpu_per_doc.png), [latency.png](latency.png),
-[table_sizes.png](table_sizes.png) and this page into ` + "`-out`" + ` (default ` + "`soak`" + `).
+` + "`go run ./test/e2e/cmd/soak -help`" + ` lists the flags. It prints a line per window and the verdict,
+and writes ` + "`results.json`" + `, ` + "`cpu_per_doc.png`" + `, ` + "`latency.png`" + `, ` + "`table_sizes.png`" + ` and this
+page into ` + "`-out`" + ` (default ` + "`soak`" + `); it exits 1 when the verdict is not flat.
 
 ## Method
 
@@ -171,7 +171,11 @@ pruned tables should stop growing and the reconciler should take as long.
   attempts 1 h (and each document's last attempt for good, so that table grows with the
   documents). Pruners run every quarter retention (1 s to their shipped interval), the
   reconciler every quarter window (at most its shipped minute; ` + "`-reconcile-every`" + `), with the
-  shipped 10 min sweep grace. ` + "`-env`" + ` overrides any of these.
+  shipped 10 min sweep grace. ` + "`-env`" + ` overrides any of these, within the floors (the services
+  refuse less). So the default run, under three hours, prunes the outboxes, idempotency keys
+  and attempts, but keeps every receipt: the tables a floor keeps past the run are listed,
+  not judged. The latency needs each window's receipts until it ends, so a receipt retention
+  must outlast a window.
 - **Verdict.** The last window against the first: CPU per document (the total), p99 and the
   reconciler's mean run time may be at most ` + "`-tolerance`" + ` (15 %) higher. Each pruned table
   whose retention acts in the run is compared from the first window that ended a window after
@@ -203,7 +207,8 @@ func Readme(r *Results) string {
 			w.CPUMsPerDocTotal, w.WALBytesPerDoc, w.P50Ms, w.P99Ms, float64(all)/1e6, float64(kept)/1e6,
 			w.Reconciler.Count, w.Reconciler.MeanSeconds, w.Reconciler.MaxSeconds)
 	}
-	fmt.Fprintf(&b, "\nVerdict:\n\n```\n%s\n```\n", strings.TrimRight(r.Verdict.String(), "\n"))
+	fmt.Fprintf(&b, "\nVerdict:\n\n```\n%s\n```\n\n", strings.TrimRight(r.Verdict.String(), "\n"))
+	b.WriteString("![CPU per document](cpu_per_doc.png)\n\n![Latency](latency.png)\n\n![Table sizes](table_sizes.png)\n")
 	return b.String()
 }
 
