@@ -94,11 +94,11 @@ func (w Window) total(names map[string]bool) (all, some int64) {
 }
 
 // Line is the window's one-line summary: CPU per document (the busiest
-// groups), WAL per document, latency, table sizes (all, and the pruned
-// ones), the reconciler's runs.
+// groups), WAL per document, latency, table sizes (all, and those pruned
+// in the run, named by pruned), the reconciler's runs.
 func (w Window) Line(windows int, pruned map[string]bool) string {
 	all, kept := w.total(pruned)
-	return fmt.Sprintf("window %d/%d (%d docs, %.1f s): CPU/doc %.2f ms (%s); WAL %.0f B/doc; p50 %.0f ms, p99 %.0f ms; tables %s (pruned ones %s); reconciler %d runs, mean %.3f s, max %.3f s",
+	return fmt.Sprintf("window %d/%d (%d docs, %.1f s): CPU/doc %.2f ms (%s); WAL %.0f B/doc; p50 %.0f ms, p99 %.0f ms; tables %s (pruned in the run %s); reconciler %d runs, mean %.3f s, max %.3f s",
 		w.Index, windows, w.Documents, w.Seconds, w.CPUMsPerDocTotal, busiest(w.CPUMsPerDoc, 5), w.WALBytesPerDoc,
 		w.P50Ms, w.P99Ms, megabytes(all), megabytes(kept), w.Reconciler.Count, w.Reconciler.MeanSeconds, w.Reconciler.MaxSeconds)
 }

@@ -220,7 +220,7 @@ func TestLineAndReadmeShowTheFigures(t *testing.T) {
 	})
 	line := ws[0].Line(3, prunedSet(c.pruned()))
 	for _, want := range []string{"window 1/3 (2000 docs, 40.0 s)", "CPU/doc 25.75 ms (postgres 17.50, ingest-1 8.25)", "WAL 13258 B/doc",
-		"p50 83 ms, p99 371 ms", "tables 3.6 MB (pruned ones 1.6 MB)", "reconciler 6 runs, mean 0.093 s, max 0.151 s"} {
+		"p50 83 ms, p99 371 ms", "tables 3.6 MB (pruned in the run 1.6 MB)", "reconciler 6 runs, mean 0.093 s, max 0.151 s"} {
 		if !strings.Contains(line, want) {
 			t.Errorf("line %q lacks %q", line, want)
 		}
