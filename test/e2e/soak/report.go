@@ -180,7 +180,9 @@ page into ` + "`-out`" + ` (default ` + "`soak`" + `); it exits 1 when the verdi
   reconciler's mean run time may be at most ` + "`-tolerance`" + ` (15 %) higher. Each pruned table
   whose retention acts in the run is compared from the first window that ended a window after
   its first rows could go (retention plus the pruner's interval) to the last; the others are
-  listed as not judged. A figure that falls passes.
+  listed as not judged. A figure that falls passes. A pruned row's space is reused only once
+  autovacuum has passed over the table (every minute at most, as PostgreSQL ships), so a
+  table pruned in a run of a few minutes still grows: judge sizes on windows of many minutes.
 - **The machine is shared.** PostgreSQL and SQS are the ones ` + "`make test`" + ` uses: their CPU and
   the WAL count whatever else they serve meanwhile, and "other" is the rest of the machine.
   Compare runs back to back.

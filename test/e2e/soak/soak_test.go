@@ -276,3 +276,15 @@ func TestWriteMakesJSONPlotsAndReadme(t *testing.T) {
 		}
 	}
 }
+
+// soak/README.md, whether or not a run is recorded in it, opens with the
+// method as the code writes it.
+func TestCommittedReadmeHasTheMethod(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "..", "soak", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(string(b), readmeIntro) {
+		t.Error("soak/README.md does not open with readmeIntro: render it again (soak.Readme) after changing the method")
+	}
+}
