@@ -30,10 +30,13 @@ JOIN ingest.webhook_receipts r ON r.scope = 'dlocal' AND r.dedupe_key = 'payment
 WHERE o.merchant_order_id >= $1 AND o.merchant_order_id < $2 AND d.status = 'authorized'`
 
 // tableSizes is every table of the services' schemas with its size on disk:
-// all of it (indexes and TOAST included), its heap, its indexes, in bytes.
+// all of it (indexes and TOAST included), its heap, its indexes, in bytes;
+// and its live and dead rows as PostgreSQL's statistics count them.
 const tableSizes = `
-SELECT n.nspname || '.' || c.relname, pg_total_relation_size(c.oid), pg_relation_size(c.oid), pg_indexes_size(c.oid)
+SELECT n.nspname || '.' || c.relname, pg_total_relation_size(c.oid), pg_relation_size(c.oid), pg_indexes_size(c.oid),
+       coalesce(s.n_live_tup, 0), coalesce(s.n_dead_tup, 0)
 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+LEFT JOIN pg_stat_user_tables s ON s.relid = c.oid
 WHERE c.relkind IN ('r', 'p') AND n.nspname IN ('ingest', 'invoicer', 'relay', 'reconciler')`
 
 // walPosition is the server's WAL insert position, in bytes from the start.
@@ -45,11 +48,16 @@ const reconcilerRuns = `
 SELECT id, extract(epoch FROM finished_at - started_at), checked, error IS NOT NULL
 FROM reconciler.runs WHERE id > $1 AND finished_at IS NOT NULL ORDER BY id`
 
-// Size is one table's size on disk, in bytes.
+// Size is one table's size on disk, in bytes, and its rows.
 type Size struct {
 	Total   int64 `json:"total"`   // heap, indexes and TOAST
 	Heap    int64 `json:"heap"`    // the main fork
 	Indexes int64 `json:"indexes"` // every index
+	// Live and Dead are PostgreSQL's estimates (pg_stat_user_tables): a
+	// pruned table's live rows stop growing as soon as the pruner acts, its
+	// size once autovacuum has made the dead rows' space reusable.
+	Live int64 `json:"live_rows"`
+	Dead int64 `json:"dead_rows"`
 }
 
 // reading is what the soak reads at the end of a window (and once before
@@ -106,7 +114,7 @@ func read(ctx context.Context, db *pgxpool.Pool, cpu func() bench.CPUTimes, prev
 	}
 	var name string
 	var s Size
-	if _, err := pgx.ForEachRow(rows, []any{&name, &s.Total, &s.Heap, &s.Indexes}, func() error {
+	if _, err := pgx.ForEachRow(rows, []any{&name, &s.Total, &s.Heap, &s.Indexes, &s.Live, &s.Dead}, func() error {
 		r.tables[name] = s
 		return nil
 	}); err != nil {

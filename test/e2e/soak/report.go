@@ -18,7 +18,7 @@ import (
 )
 
 // Plots are the pictures Write draws, by file name.
-var Plots = []string{"cpu_per_doc.png", "latency.png", "table_sizes.png"}
+var Plots = []string{"cpu_per_doc.png", "latency.png", "table_sizes.png", "reconciler.png"}
 
 // Write saves results.json, the plots and README.md into dir, creating it.
 func Write(dir string, r Results) error {
@@ -34,7 +34,7 @@ func Write(dir string, r Results) error {
 	}
 	pruned := prunedSet(r.Pruned)
 	draw := []func(string, []Window) error{plotCPU, plotLatency,
-		func(path string, ws []Window) error { return plotSizes(path, ws, pruned) }}
+		func(path string, ws []Window) error { return plotSizes(path, ws, pruned) }, plotReconciler}
 	for i, name := range Plots {
 		if err := draw[i](filepath.Join(dir, name), r.Windows); err != nil {
 			return err
@@ -97,6 +97,14 @@ func plotLatency(path string, windows []Window) error {
 	})
 }
 
+// plotReconciler draws the mean and longest run time of the reconciler's
+// runs in each window.
+func plotReconciler(path string, windows []Window) error {
+	return linePlot(path, "the reconciler's run time (runs finished in each window)", "seconds", windows, []series{
+		{"mean", func(w Window) float64 { return w.Reconciler.MeanSeconds }}, {"max", func(w Window) float64 { return w.Reconciler.MaxSeconds }},
+	})
+}
+
 // plotSizes draws the six largest tables' sizes (indexes included) at the
 // end of each window, and the sum of those pruned in the run.
 func plotSizes(path string, windows []Window, pruned map[string]bool) error {
@@ -144,8 +152,8 @@ pruned tables should stop growing and the reconciler should take as long.
     make soak ARGS="-documents 6000 -window 2000 -rate 50 -retention 20s"   # a few minutes
 
 ` + "`go run ./test/e2e/cmd/soak -help`" + ` lists the flags. It prints a line per window and the verdict,
-and writes ` + "`results.json`" + `, ` + "`cpu_per_doc.png`" + `, ` + "`latency.png`" + `, ` + "`table_sizes.png`" + ` and this
-page into ` + "`-out`" + ` (default ` + "`soak`" + `); it exits 1 when the verdict is not flat.
+and writes ` + "`results.json`" + `, ` + "`cpu_per_doc.png`" + `, ` + "`latency.png`" + `, ` + "`table_sizes.png`" + `,
+` + "`reconciler.png`" + ` and this page into ` + "`-out`" + ` (default ` + "`soak`" + `); it exits 1 when the verdict is not flat.
 
 ## Method
 
@@ -157,7 +165,7 @@ page into ` + "`-out`" + ` (default ` + "`soak`" + `); it exits 1 when the verdi
   every one of them has an authorized invoice (polled once a second after its last payment
   was offered; ` + "`-timeout`" + ` bounds the wait). At each end the soak reads the table sizes
   (` + "`pg_total_relation_size`" + `, ` + "`pg_relation_size`" + `, ` + "`pg_indexes_size`" + ` of every table of
-  the four schemas), the reconciler's runs finished since the last end (` + "`reconciler.runs`" + `),
+  the four schemas, with its live and dead rows from ` + "`pg_stat_user_tables`" + `), the reconciler's runs finished since the last end (` + "`reconciler.runs`" + `),
   the WAL position (` + "`pg_current_wal_lsn`" + `) and the CPU time of every process (package bench),
   in that order, so each window carries one set of the soak's own queries.
 - **Figures per window.** CPU per document is each process group's CPU time between two
@@ -210,7 +218,7 @@ func Readme(r *Results) string {
 			w.Reconciler.Count, w.Reconciler.MeanSeconds, w.Reconciler.MaxSeconds)
 	}
 	fmt.Fprintf(&b, "\nVerdict:\n\n```\n%s\n```\n\n", strings.TrimRight(r.Verdict.String(), "\n"))
-	b.WriteString("![CPU per document](cpu_per_doc.png)\n\n![Latency](latency.png)\n\n![Table sizes](table_sizes.png)\n")
+	b.WriteString("![CPU per document](cpu_per_doc.png)\n\n![Latency](latency.png)\n\n![Table sizes](table_sizes.png)\n\n![Reconciler](reconciler.png)\n")
 	return b.String()
 }
 

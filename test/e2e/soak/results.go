@@ -103,14 +103,15 @@ func (w Window) Line(windows int, pruned map[string]bool) string {
 		w.P50Ms, w.P99Ms, megabytes(all), megabytes(kept), w.Reconciler.Count, w.Reconciler.MeanSeconds, w.Reconciler.MaxSeconds)
 }
 
-// Sizes is a line of the window's largest tables, with their indexes.
+// Sizes is a line of the window's n largest tables, with their indexes and
+// rows.
 func (w Window) Sizes(n int) string {
 	names := slices.Sorted(maps.Keys(w.Tables))
 	slices.SortStableFunc(names, func(a, b string) int { return cmp.Compare(w.Tables[b].Total, w.Tables[a].Total) })
 	parts := make([]string, 0, n)
 	for _, name := range names[:min(n, len(names))] {
 		s := w.Tables[name]
-		parts = append(parts, fmt.Sprintf("%s %s (heap %s, indexes %s)", name, megabytes(s.Total), megabytes(s.Heap), megabytes(s.Indexes)))
+		parts = append(parts, fmt.Sprintf("%s %s (heap %s, indexes %s; %d rows, %d dead)", name, megabytes(s.Total), megabytes(s.Heap), megabytes(s.Indexes), s.Live, s.Dead))
 	}
 	return strings.Join(parts, ", ")
 }

@@ -215,7 +215,7 @@ func TestLineAndReadmeShowTheFigures(t *testing.T) {
 		w.CPUMsPerDoc = map[string]float64{"ingest-1": 8.25, "postgres": 17.5, "machine": 60, "other": 3}
 		w.CPUMsPerDocTotal, w.WALBytesPerDoc, w.P50Ms, w.P99Ms = 25.75, 13258, 83, 371
 		w.Tables["ingest.outbox"] = Size{Total: 1_600_000}
-		w.Tables["invoicer.fiscal_documents"] = Size{Total: 2_000_000, Heap: 1_500_000, Indexes: 500_000}
+		w.Tables["invoicer.fiscal_documents"] = Size{Total: 2_000_000, Heap: 1_500_000, Indexes: 500_000, Live: 6000, Dead: 12}
 		w.Reconciler = Runs{Count: 6, MeanSeconds: 0.093, MaxSeconds: 0.151}
 	})
 	line := ws[0].Line(3, prunedSet(c.pruned()))
@@ -228,7 +228,7 @@ func TestLineAndReadmeShowTheFigures(t *testing.T) {
 	if strings.Contains(line, "machine") || strings.Contains(line, "other") {
 		t.Errorf("line %q lists groups outside the pipeline", line)
 	}
-	if got := ws[0].Sizes(1); got != "invoicer.fiscal_documents 2.0 MB (heap 1.5 MB, indexes 0.5 MB)" {
+	if got := ws[0].Sizes(1); got != "invoicer.fiscal_documents 2.0 MB (heap 1.5 MB, indexes 0.5 MB; 6000 rows, 12 dead)" {
 		t.Errorf("largest table: %q", got)
 	}
 	if r := Readme(nil); !strings.Contains(r, "## Method") || !strings.Contains(r, "No soak has been recorded") {
