@@ -190,7 +190,7 @@ func RenderReadme(w io.Writer, resultsJSON []byte) error {
 	p.line("Cores busy during each stage, by process group, busiest first (`machine` is the whole machine).\n")
 	p.line("| stage | cores |\n|---|---|")
 	for _, st := range stageNames(in.CPU) {
-		p.line("| %s | %s |", st, CoresLine(in.CPU[st]))
+		p.line("| %s | %s |", st, coresLine(in.CPU[st]))
 	}
 	return p.err
 }

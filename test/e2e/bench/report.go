@@ -110,8 +110,8 @@ func (r Results) Table(w io.Writer) error {
 	return tw.Flush()
 }
 
-// CoresLine lists a stage's CPU use per process group, busiest first.
-func CoresLine(c map[string]float64) string {
+// coresLine lists a stage's CPU use per process group, busiest first.
+func coresLine(c map[string]float64) string {
 	names := slices.Sorted(maps.Keys(c))
 	slices.SortStableFunc(names, func(a, b string) int { return cmp.Compare(c[b], c[a]) })
 	parts := make([]string, len(names))

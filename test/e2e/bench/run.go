@@ -190,7 +190,7 @@ func (r *run) runStage(ctx context.Context, st stage, res *Results) error {
 	}
 	took := time.Since(began)
 	res.CPU[st.name], res.PGActive[st.name] = Cores(before, ReadCPU(r.s), took.Seconds()), active
-	r.progress("%s done in %.1fs; CPU cores used: %s", st.name, took.Seconds(), CoresLine(res.CPU[st.name]))
+	r.progress("%s done in %.1fs; CPU cores used: %s", st.name, took.Seconds(), coresLine(res.CPU[st.name]))
 	r.progress("%s: PostgreSQL backends by statement (average active):%s", st.name, describe(active))
 	return nil
 }
