@@ -238,20 +238,23 @@ func (v Verdict) String() string {
 
 // Results are one soak's figures, written to results.json.
 type Results struct {
-	Config    Config    `json:"config"`
-	Env       []string  `json:"env"` // the settings the soak gave every process
-	Pruned    []Pruned  `json:"pruned"`
-	StartedAt time.Time `json:"started_at"`
-	CPUs      int       `json:"cpus"`
-	Windows   []Window  `json:"windows"`
-	Verdict   Verdict   `json:"verdict"`
+	Config Config   `json:"config"`
+	Env    []string `json:"env"` // the settings the soak gave every process
+	Pruned []Pruned `json:"pruned"`
+	// Autovacuum is the server's setting: "off" leaves every pruned row's
+	// space unused, so the size checks say nothing of the retention.
+	Autovacuum string    `json:"autovacuum"`
+	StartedAt  time.Time `json:"started_at"`
+	CPUs       int       `json:"cpus"`
+	Windows    []Window  `json:"windows"`
+	Verdict    Verdict   `json:"verdict"`
 }
 
 // MarshalJSON records the settings with readable durations.
 func (c Config) MarshalJSON() ([]byte, error) {
 	return json.Marshal(map[string]any{
 		"documents": c.Documents, "window": c.Window, "rate": c.Rate, "retention": c.retentionTarget().String(),
-		"reconcile_every": c.reconcileEvery().String(), "tolerance": c.Tolerance, "timeout": c.Timeout.String(), "env": c.Env,
+		"reconcile_every": c.reconcileEvery().String(), "pg": c.PG, "tolerance": c.Tolerance, "timeout": c.Timeout.String(), "env": c.Env,
 	})
 }
 

@@ -17,6 +17,7 @@ import (
 
 	"github.com/onceflow/onceflow/pkg/backoff"
 	"github.com/onceflow/onceflow/test/e2e/bench"
+	"github.com/onceflow/onceflow/test/e2e/pgcluster"
 	"github.com/onceflow/onceflow/test/e2e/stack"
 )
 
@@ -33,6 +34,7 @@ func Run(ctx context.Context, cfg Config, out io.Writer) (Results, error) {
 	res := Results{Config: cfg, Env: cfg.env(), Pruned: cfg.pruned(), StartedAt: s.began.UTC(), CPUs: runtime.NumCPU()}
 	err := s.setUp(ctx, res.Env)
 	if err == nil {
+		res.Autovacuum = s.autovacuum
 		res.Windows, err = s.drive(ctx)
 	}
 	s.tearDown(err == nil)
@@ -55,14 +57,19 @@ type soak struct {
 	dir    string // binaries and logs
 	prefix string // the run's merchant order ids start with it
 	s      *stack.Stack
-	db     *pgxpool.Pool // the soak's own queries
+	pg     *pgcluster.Cluster // with -pg private
+	db     *pgxpool.Pool      // the soak's own queries
+	// autovacuum is the server's setting, "on" or "off".
+	autovacuum string
 }
 
 func (s *soak) progress(format string, args ...any) {
 	fmt.Fprintf(s.out, "soak: %7.1fs  %s\n", time.Since(s.began).Seconds(), fmt.Sprintf(format, args...))
 }
 
-// setUp builds and starts the stack, the reconciler serving, with env.
+// setUp starts the private cluster (with -pg private), builds and starts
+// the stack, the reconciler serving, with env, and reads whether the
+// server autovacuums.
 func (s *soak) setUp(ctx context.Context, env []string) error {
 	var err error
 	if s.dir, err = os.MkdirTemp("", "onceflow-soak-"); err != nil {
@@ -71,16 +78,35 @@ func (s *soak) setUp(ctx context.Context, env []string) error {
 	b := make([]byte, 4)
 	_, _ = rand.Read(b)
 	s.prefix = "soak-" + hex.EncodeToString(b) + "-"
+	opts := stack.Options{Reconciler: true, Env: env}
+	if s.cfg.PG == PGPrivate {
+		if s.pg, err = pgcluster.New(ctx, ""); err != nil {
+			return err
+		}
+		if err := s.pg.Start(ctx); err != nil {
+			return err
+		}
+		opts.AdminDSN = s.pg.DSN("postgres")
+		s.progress("PostgreSQL: a private cluster on the socket in %s", s.pg.Socket())
+	}
 	s.progress("building and starting the stack (logs in %s); settings %v", s.dir, env)
-	if s.s, err = stack.StartWith(ctx, s.dir, stack.Options{Reconciler: true, Env: env}); err != nil {
+	if s.s, err = stack.StartWith(ctx, s.dir, opts); err != nil {
 		return fmt.Errorf("start the stack: %w", err)
 	}
-	s.db, err = bench.OpenPool(ctx, s.s.Database, 2)
-	return err
+	if s.db, err = bench.OpenPool(ctx, s.s.Database, 2); err != nil {
+		return err
+	}
+	if err := s.db.QueryRow(ctx, "SHOW autovacuum").Scan(&s.autovacuum); err != nil {
+		return fmt.Errorf("read autovacuum: %w", err)
+	}
+	if s.autovacuum != "on" {
+		s.progress("autovacuum is %s on this server: a pruned row's space is never reused, so the pruned tables' sizes grow whatever the retention", s.autovacuum)
+	}
+	return nil
 }
 
-// tearDown stops the stack (dropping its database), deletes its queues
-// and, after a good run, removes the logs.
+// tearDown stops the stack (dropping its database), deletes its queues and
+// the private cluster, and, after a good run, removes the logs.
 func (s *soak) tearDown(ok bool) {
 	if s.db != nil {
 		s.db.Close()
@@ -92,6 +118,9 @@ func (s *soak) tearDown(ok bool) {
 			queues = append(queues, q, q+"-dlq")
 		}
 		bench.DeleteQueues(queues)
+	}
+	if s.pg != nil {
+		s.pg.Remove(context.Background())
 	}
 	if ok {
 		_ = os.RemoveAll(s.dir)

@@ -32,8 +32,12 @@ type Config struct {
 	// ReconcileEvery is the reconciler's interval; 0 is a quarter of a
 	// window at Rate, at most the shipped minute.
 	ReconcileEvery time.Duration
-	Tolerance      float64       // how much worse the last window may be than the first, 0.15 for 15 %
-	Timeout        time.Duration // the longest a window's documents may take once its last payment was offered
+	// PG is where the stack's database lives: "private", a cluster of the
+	// run's own (package pgcluster: autovacuum on as PostgreSQL ships it, no
+	// other work in its WAL), or "shared", the server at DATABASE_URL.
+	PG        string
+	Tolerance float64       // how much worse the last window may be than the first, 0.15 for 15 %
+	Timeout   time.Duration // the longest a window's documents may take once its last payment was offered
 	// Env adds NAME=value settings to every process after the soak's own
 	// (so it overrides them); the default lifts the invoicer's limit on
 	// provider calls, as the bench does (bench.Config.Env).
@@ -43,9 +47,15 @@ type Config struct {
 // Defaults are issue 22's soak: a million documents in windows of 100,000
 // at 100 a second, under three hours.
 func Defaults() Config {
-	return Config{Out: "soak", Documents: 1_000_000, Window: 100_000, Rate: 100, Tolerance: 0.15,
+	return Config{Out: "soak", Documents: 1_000_000, Window: 100_000, Rate: 100, PG: PGPrivate, Tolerance: 0.15,
 		Timeout: 5 * time.Minute, Env: bench.Defaults().Env}
 }
+
+// Values of Config.PG.
+const (
+	PGPrivate = "private"
+	PGShared  = "shared"
+)
 
 // maxDocuments keeps order ids at eight digits.
 const maxDocuments = 99_999_999
@@ -65,6 +75,8 @@ func (c Config) Check() error {
 		return errors.New("-retention: want 0 (two windows) or a positive duration")
 	case c.ReconcileEvery < 0:
 		return errors.New("-reconcile-every: want 0 (a quarter window) or a positive duration")
+	case c.PG != PGPrivate && c.PG != PGShared:
+		return fmt.Errorf("-pg: want %s or %s", PGPrivate, PGShared)
 	case c.Tolerance <= 0 || c.Tolerance >= 1:
 		return errors.New("-tolerance: want a share between 0 and 1, such as 0.15")
 	case c.Timeout <= 0:

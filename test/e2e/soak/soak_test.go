@@ -29,6 +29,7 @@ func TestCheckNamesTheFlag(t *testing.T) {
 		"-retention":       func(c *Config) { c.Retention = -time.Second },
 		"-reconcile-every": func(c *Config) { c.ReconcileEvery = -time.Second },
 		"-tolerance":       func(c *Config) { c.Tolerance = 0 },
+		"-pg":              func(c *Config) { c.PG = "elsewhere" },
 		"-timeout":         func(c *Config) { c.Timeout = 0 },
 		"-env":             func(c *Config) { c.Env = []string{"NOVALUE"} },
 	} {
@@ -234,9 +235,9 @@ func TestLineAndReadmeShowTheFigures(t *testing.T) {
 	if r := Readme(nil); !strings.Contains(r, "## Method") || !strings.Contains(r, "No soak has been recorded") {
 		t.Errorf("README without a run:\n%s", r)
 	}
-	res := Results{Config: c, Pruned: c.pruned(), Windows: ws, Verdict: judge(c, ws), CPUs: 2}
+	res := Results{Config: c, Pruned: c.pruned(), Windows: ws, Verdict: judge(c, ws), CPUs: 2, Autovacuum: "on"}
 	r := Readme(&res)
-	for _, want := range []string{"6000 documents in windows of 2000 at 50 payments/s", "| 3 | 6000 | 40 | 25.75 | 13258 | 83 | 371 | 3.6 | 1.6 | 6 | 0.093 | 0.151 |", "verdict: flat"} {
+	for _, want := range []string{"6000 documents in windows of 2000 at 50 payments/s", "PostgreSQL private (autovacuum on)", "| 3 | 6000 | 40 | 25.75 | 13258 | 83 | 371 | 3.6 | 1.6 | 6 | 0.093 | 0.151 |", "verdict: flat"} {
 		if !strings.Contains(r, want) {
 			t.Errorf("README lacks %q:\n%s", want, r)
 		}

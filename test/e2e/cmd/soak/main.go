@@ -3,9 +3,10 @@
 // and prints a line per window of documents: CPU per document by process,
 // WAL per document, table and index sizes, the reconciler's run times, the
 // end-to-end p50 and p99. It ends with the verdict, the last window against
-// the first, and writes results.json, the plots and README.md into -out. It
-// needs DATABASE_URL and AWS_ENDPOINT_URL_SQS; `make soak` sets them. It
-// exits 1 when the run fails or the verdict is not flat.
+// the first, and writes results.json, the plots and README.md into -out.
+// It needs PostgreSQL's binaries (for its private cluster; -pg shared uses
+// DATABASE_URL's server instead) and AWS_ENDPOINT_URL_SQS, which `make soak`
+// sets. It exits 1 when the run fails or the verdict is not flat.
 //
 //	go run ./test/e2e/cmd/soak -documents 6000 -window 2000 -rate 50 -retention 20s
 package main
@@ -56,6 +57,7 @@ func parse(args []string) (soak.Config, error) {
 	fs.IntVar(&cfg.Rate, "rate", cfg.Rate, "payments offered per second")
 	fs.DurationVar(&cfg.Retention, "retention", cfg.Retention, "retention of every pruned table (the services' floors still apply); 0: two windows at -rate")
 	fs.DurationVar(&cfg.ReconcileEvery, "reconcile-every", cfg.ReconcileEvery, "the reconciler's interval; 0: a quarter window at -rate, at most 1m")
+	fs.StringVar(&cfg.PG, "pg", cfg.PG, "PostgreSQL: private (a cluster of the run's own, autovacuum on) or shared (DATABASE_URL's server)")
 	fs.Float64Var(&cfg.Tolerance, "tolerance", cfg.Tolerance, "how much worse the last window may be than the first (0.15 is 15 %)")
 	fs.DurationVar(&cfg.Timeout, "timeout", cfg.Timeout, "the longest a window's invoices may take once its last payment was offered")
 	env := fs.String("env", strings.Join(cfg.Env, ","), "extra NAME=value settings of every process, comma-separated, after the soak's own (empty: none)")
