@@ -188,8 +188,9 @@ and writes ` + "`results.json`" + `, ` + "`cpu_per_doc.png`" + `, ` + "`latency.
 - **Verdict.** The last window against the first: CPU per document (the total), p99 and the
   reconciler's mean run time may be at most ` + "`-tolerance`" + ` (15 %) higher. Each pruned table
   whose retention acts in the run is compared from the first window that ended a window after
-  its first rows could go (retention plus the pruner's interval) to the last; the others are
-  listed as not judged. A figure that falls passes.
+  its first rows could go (retention plus the pruner's interval) to the last; the others, and
+  the attempts (a row per document stays), are listed as not judged. A figure that falls
+  passes.
 - **PostgreSQL.** The run's own cluster (package pgcluster, as the chaos run's; ` + "`-pg shared`" + `
   uses ` + "`DATABASE_URL`" + `'s server instead) has PostgreSQL's defaults but ` + "`fsync = off`" + `, so its
   WAL and sizes are the run's alone, and autovacuum is on, as in production: a pruned row's

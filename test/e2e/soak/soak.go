@@ -138,6 +138,9 @@ type retention struct {
 	interval string
 	shipped  time.Duration // the interval's default
 	tables   []string
+	// keeps is what the pruner keeps for good, if anything: then the
+	// table grows with the documents whatever the retention.
+	keeps string
 }
 
 // retentions are the services' retention settings (docs/metrics.md lists
@@ -146,11 +149,11 @@ type retention struct {
 // keys and the invoicer's attempts an hour (each document's last attempt
 // for good, so that table grows with the documents whatever the setting).
 var retentions = []retention{
-	{"RELAY_RETENTION", 0, "RELAY_PRUNE_INTERVAL", time.Minute, []string{"ingest.outbox", "invoicer.outbox"}},
-	{"INGEST_RECEIPT_RETENTION", 24 * time.Hour, "INGEST_PRUNE_INTERVAL", time.Minute, []string{"ingest.webhook_receipts", "ingest.psp_fetches"}},
-	{"INGEST_IDEMPOTENCY_RETENTION", time.Hour, "INGEST_PRUNE_INTERVAL", time.Minute, []string{"ingest.idempotency_keys"}},
-	{"INGEST_NOTIFICATION_RETENTION", 24 * time.Hour, "INGEST_PRUNE_INTERVAL", time.Minute, []string{"ingest.notification_deliveries", "ingest.notification_attempts"}},
-	{"INVOICER_ATTEMPTS_RETENTION", time.Hour, "INVOICER_ATTEMPTS_PRUNE_INTERVAL", time.Hour, []string{"invoicer.emission_attempts"}},
+	{"RELAY_RETENTION", 0, "RELAY_PRUNE_INTERVAL", time.Minute, []string{"ingest.outbox", "invoicer.outbox"}, ""},
+	{"INGEST_RECEIPT_RETENTION", 24 * time.Hour, "INGEST_PRUNE_INTERVAL", time.Minute, []string{"ingest.webhook_receipts", "ingest.psp_fetches"}, ""},
+	{"INGEST_IDEMPOTENCY_RETENTION", time.Hour, "INGEST_PRUNE_INTERVAL", time.Minute, []string{"ingest.idempotency_keys"}, ""},
+	{"INGEST_NOTIFICATION_RETENTION", 24 * time.Hour, "INGEST_PRUNE_INTERVAL", time.Minute, []string{"ingest.notification_deliveries", "ingest.notification_attempts"}, ""},
+	{"INVOICER_ATTEMPTS_RETENTION", time.Hour, "INVOICER_ATTEMPTS_PRUNE_INTERVAL", time.Hour, []string{"invoicer.emission_attempts"}, "each document's last attempt"},
 }
 
 // Pruned is one pruned table and the retention the run gave it.
@@ -162,6 +165,9 @@ type Pruned struct {
 	// Acts is whether rows outlive the retention, and the pruner runs,
 	// before the run ends: only then is the table's size judged.
 	Acts bool `json:"acts"`
+	// Keeps is what the pruner keeps for good ("" for nothing): such a
+	// table grows with the documents, and its size is not judged.
+	Keeps string `json:"keeps,omitempty"`
 }
 
 // keep is the retention the run gives setting r: the target, or the
@@ -190,7 +196,7 @@ func (c Config) pruned() []Pruned {
 	for _, r := range retentions {
 		keep, iv := c.keep(r), every[r.interval]
 		for _, t := range r.tables {
-			out = append(out, Pruned{Table: t, Setting: r.name, Retention: keep, Interval: iv, Acts: keep+iv < c.RunTime()})
+			out = append(out, Pruned{Table: t, Setting: r.name, Retention: keep, Interval: iv, Acts: keep+iv < c.RunTime(), Keeps: r.keeps})
 		}
 	}
 	return out

@@ -289,3 +289,15 @@ func TestCommittedReadmeHasTheMethod(t *testing.T) {
 		t.Error("soak/README.md does not open with readmeIntro: render it again (soak.Readme) after changing the method")
 	}
 }
+
+func TestVerdictLeavesTablesThatKeepARowPerDocument(t *testing.T) {
+	c := small()
+	c.Documents = 600_000 // 3 h 20 min at 50/s: the attempts' 1 h retention acts, but each document keeps one
+	long := windowsOf(300, func(i int, w *Window) {
+		w.Elapsed = float64(i+1) * 40
+		w.Tables["invoicer.emission_attempts"] = Size{Total: int64(i+1) * 1e6}
+	})
+	if got := checkNamed(judge(c, long), "size invoicer.emission_attempts (MB)"); got.Judged || !strings.Contains(got.Note, "last attempt") {
+		t.Errorf("emission attempts: %+v, want not judged, as the last attempt of each document stays", got)
+	}
+}
