@@ -25,7 +25,7 @@ import (
 // payments at cfg.Rate, printing a line per window to out, then the
 // verdict; it writes results.json, the plots and README.md into cfg.Out
 // and returns the figures. An error names what failed; the processes' logs
-// are kept then.
+// are kept then, and when the verdict is not flat.
 func Run(ctx context.Context, cfg Config, out io.Writer) (Results, error) {
 	if err := cfg.Check(); err != nil {
 		return Results{}, err
@@ -37,11 +37,13 @@ func Run(ctx context.Context, cfg Config, out io.Writer) (Results, error) {
 		res.Autovacuum = s.autovacuum
 		res.Windows, err = s.drive(ctx)
 	}
-	s.tearDown(err == nil)
+	if err == nil {
+		res.Verdict = judge(cfg, res.Windows)
+	}
+	s.tearDown(err == nil && res.Verdict.OK)
 	if err != nil {
 		return Results{}, err
 	}
-	res.Verdict = judge(cfg, res.Windows)
 	fmt.Fprintf(out, "soak: verdict, last window against the first:\n%s\n", res.Verdict)
 	if err := Write(cfg.Out, res); err != nil {
 		return Results{}, err
@@ -106,7 +108,7 @@ func (s *soak) setUp(ctx context.Context, env []string) error {
 }
 
 // tearDown stops the stack (dropping its database), deletes its queues and
-// the private cluster, and, after a good run, removes the logs.
+// the private cluster, and, after a good and flat run, removes the logs.
 func (s *soak) tearDown(ok bool) {
 	if s.db != nil {
 		s.db.Close()
