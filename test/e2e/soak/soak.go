@@ -170,17 +170,38 @@ type Pruned struct {
 	Keeps string `json:"keeps,omitempty"`
 }
 
-// keep is the retention the run gives setting r: the target, or the
-// service's floor when higher.
-func (c Config) keep(r retention) time.Duration { return max(c.retentionTarget(), r.floor) }
+// keep is the retention the run gives setting r: Env's, or the target, or
+// the service's floor when higher.
+func (c Config) keep(r retention) time.Duration {
+	if d, ok := c.setting(r.name); ok {
+		return d
+	}
+	return max(c.retentionTarget(), r.floor)
+}
 
-// intervals are the pruners' intervals in the run, by setting: a quarter
-// of the shortest retention the pruner applies, from 1 s up to the shipped
-// value.
+// setting is the duration Env sets name to, its last setting winning as in
+// the processes' environment.
+func (c Config) setting(name string) (d time.Duration, ok bool) {
+	for _, kv := range c.Env {
+		if n, v, _ := strings.Cut(kv, "="); n == name {
+			if parsed, err := time.ParseDuration(v); err == nil {
+				d, ok = parsed, true
+			}
+		}
+	}
+	return d, ok
+}
+
+// intervals are the pruners' intervals in the run, by setting: Env's, or a
+// quarter of the shortest retention the pruner applies, from 1 s up to the
+// shipped value.
 func (c Config) intervals() map[string]time.Duration {
 	out := map[string]time.Duration{}
 	for _, r := range retentions {
 		every := max(time.Second, min(r.shipped, c.keep(r)/4))
+		if d, ok := c.setting(r.interval); ok {
+			every = d
+		}
 		if d, ok := out[r.interval]; !ok || every < d {
 			out[r.interval] = every
 		}

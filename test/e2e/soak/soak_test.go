@@ -101,6 +101,11 @@ func TestRetentionKeepsTheServicesFloors(t *testing.T) {
 			t.Errorf("%s (%s %s): acts %v in a %s run, want %v", p.Table, p.Setting, p.Retention, p.Acts, c.RunTime(), want)
 		}
 	}
+	// -env's settings are the ones the verdict goes by.
+	c.Env = []string{"RELAY_RETENTION=1m", "RELAY_RETENTION=30s", "RELAY_PRUNE_INTERVAL=2s"}
+	if p := c.pruned()[0]; p.Table != "ingest.outbox" || p.Retention != 30*time.Second || p.Interval != 2*time.Second {
+		t.Errorf("with %v: %+v, want the relay's outboxes kept 30s, pruned every 2s", c.Env, p)
+	}
 	// The default is two windows at the offered rate.
 	if got := Defaults().retentionTarget(); got != 2000*time.Second {
 		t.Errorf("default retention %s, want 2000s", got)
