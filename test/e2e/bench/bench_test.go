@@ -236,9 +236,9 @@ func TestCoresSplitsTheMachine(t *testing.T) {
 	t.Parallel()
 	// Backend 41 exits during the stage and 43 starts in it: the first
 	// counts nothing, the second all it used.
-	before := cpuTimes{{"machine", 0}: 10, {"ingest-1", 7}: 1, {"postgres", 41}: 5, {"postgres", 42}: 2}
-	after := cpuTimes{{"machine", 0}: 13, {"ingest-1", 7}: 2, {"postgres", 42}: 2.6, {"postgres", 43}: 0.4, {"relay-1", 9}: 0.001}
-	got := cores(before, after, 2)
+	before := CPUTimes{{"machine", 0}: 10, {"ingest-1", 7}: 1, {"postgres", 41}: 5, {"postgres", 42}: 2}
+	after := CPUTimes{{"machine", 0}: 13, {"ingest-1", 7}: 2, {"postgres", 42}: 2.6, {"postgres", 43}: 0.4, {"relay-1", 9}: 0.001}
+	got := Cores(before, after, 2)
 	want := map[string]float64{"machine": 1.5, "ingest-1": 0.5, "postgres": 0.5, "other": 0.4995}
 	if len(got) != len(want) {
 		t.Fatalf("got %v, want %v", got, want)

@@ -9,34 +9,34 @@ import (
 	"github.com/onceflow/onceflow/test/e2e/stack"
 )
 
-// proc names one process (pid) of a group; the whole machine is the group
+// Proc names one process (PID) of a group; the whole machine is the group
 // "machine" with pid 0.
-type proc struct {
-	group string
-	pid   int
+type Proc struct {
+	Group string
+	PID   int
 }
 
-// cpuTimes is CPU seconds (user + system) used so far, per process.
-type cpuTimes map[proc]float64
+// CPUTimes is CPU seconds (user + system) used so far, per process.
+type CPUTimes map[Proc]float64
 
-// readCPU reads the CPU time of each stack process, of this harness, of
+// ReadCPU reads the CPU time of each stack process, of this harness, of
 // every PostgreSQL and Node (the SQS emulator) process, and of the whole
 // machine (every core's busy time). PostgreSQL and the emulator may serve
 // other work too; so may the machine.
-func readCPU(s *stack.Stack) cpuTimes {
-	t := cpuTimes{}
+func ReadCPU(s *stack.Stack) CPUTimes {
+	t := CPUTimes{}
 	if fs, err := procfs.NewDefaultFS(); err == nil {
 		if st, err := fs.Stat(); err == nil {
 			c := st.CPUTotal
-			t[proc{"machine", 0}] = c.User + c.Nice + c.System + c.IRQ + c.SoftIRQ + c.Steal
+			t[Proc{"machine", 0}] = c.User + c.Nice + c.System + c.IRQ + c.SoftIRQ + c.Steal
 		}
 	}
 	for _, name := range s.Names("") {
 		if pid := s.PID(name); pid != 0 {
-			t[proc{name, pid}] = procCPU(pid)
+			t[Proc{name, pid}] = procCPU(pid)
 		}
 	}
-	t[proc{"bench", os.Getpid()}] = procCPU(os.Getpid())
+	t[Proc{"bench", os.Getpid()}] = procCPU(os.Getpid())
 	procs, err := procfs.AllProcs()
 	if err != nil {
 		return t
@@ -48,9 +48,9 @@ func readCPU(s *stack.Stack) cpuTimes {
 		}
 		switch {
 		case strings.HasPrefix(comm, "postgres"):
-			t[proc{"postgres", p.PID}] = procCPU(p.PID)
+			t[Proc{"postgres", p.PID}] = procCPU(p.PID)
 		case comm == "node":
-			t[proc{"sqs", p.PID}] = procCPU(p.PID)
+			t[Proc{"sqs", p.PID}] = procCPU(p.PID)
 		}
 	}
 	return t
@@ -69,17 +69,17 @@ func procCPU(pid int) float64 {
 	return st.CPUTime()
 }
 
-// cores is the CPU used between two readings, in cores, over seconds of
+// Cores is the CPU used between two readings, in cores, over seconds of
 // wall time, per group: each process counts what it used since the first
 // reading (all of it when it started since), and one that exited meanwhile
 // counts nothing, so a stage that stops a service does not subtract that
 // service's PostgreSQL connections. "other" is the machine's busy time that
 // no group accounts for (other work on a shared machine). Groups under 0.01
 // core are left out.
-func cores(before, after cpuTimes, seconds float64) map[string]float64 {
+func Cores(before, after CPUTimes, seconds float64) map[string]float64 {
 	used := map[string]float64{}
 	for p, t := range after {
-		used[p.group] += (t - before[p]) / seconds
+		used[p.Group] += (t - before[p]) / seconds
 	}
 	out := map[string]float64{}
 	groups := 0.0

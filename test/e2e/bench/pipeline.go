@@ -101,27 +101,18 @@ type pipelineRun struct {
 // for every invoice to be authorized. The Sample's window is the span from
 // the first receipt to the last authorization.
 func (p pipelineRun) run(ctx context.Context) (Sample, error) {
-	var buyer struct {
-		ID string `json:"id"`
-	}
-	err := p.s.API(ctx, p.s.IngestURL, "/v1/customers", map[string]any{
-		"doc_type": "CI", "doc_country": "UY", "doc_number": "19119365", "legal_name": "Bench Buyer",
-		"address": "Av. 18 de Julio 1000", "city": "Montevideo", "department": "Montevideo", "country": "UY",
-	}, "", &buyer)
+	buyer, err := CreateBuyer(ctx, p.s)
 	if err != nil {
-		return Sample{}, fmt.Errorf("create buyer: %w", err)
+		return Sample{}, err
 	}
-	if err := p.each(ctx, func(ctx context.Context, order string) error { return p.createOrder(ctx, order, buyer.ID) }); err != nil {
+	if err := p.each(ctx, func(ctx context.Context, order string) error { return CreateOrder(ctx, p.s, order, buyer) }); err != nil {
 		return Sample{}, err
 	}
 	p.progress("%d orders created; creating the payments at the PSP sandbox", p.payments)
 	if p.paying != nil {
 		p.paying()
 	}
-	pay := func(ctx context.Context, order string) error {
-		_, err := p.s.CreatePayment(ctx, order, amountMinor, p.s.IngestURL+"/webhooks/dlocal")
-		return err
-	}
+	pay := func(ctx context.Context, order string) error { return Pay(ctx, p.s, order) }
 	if p.rate > 0 {
 		err = p.paced(ctx, pay)
 	} else {
@@ -136,10 +127,28 @@ func (p pipelineRun) run(ctx context.Context) (Sample, error) {
 	return p.latencies(ctx)
 }
 
+// amountMinor is every bench payment's amount, in centésimos.
 const amountMinor = 125000
 
-func (p pipelineRun) createOrder(ctx context.Context, order, buyer string) error {
-	return p.s.API(ctx, p.s.IngestURL, "/v1/orders", map[string]any{
+// CreateBuyer creates the one buyer (a CI holder) of a run's orders at
+// ingest and returns its id.
+func CreateBuyer(ctx context.Context, s *stack.Stack) (string, error) {
+	var buyer struct {
+		ID string `json:"id"`
+	}
+	err := s.API(ctx, s.IngestURL, "/v1/customers", map[string]any{
+		"doc_type": "CI", "doc_country": "UY", "doc_number": "19119365", "legal_name": "Bench Buyer",
+		"address": "Av. 18 de Julio 1000", "city": "Montevideo", "department": "Montevideo", "country": "UY",
+	}, "", &buyer)
+	if err != nil {
+		return "", fmt.Errorf("create buyer: %w", err)
+	}
+	return buyer.ID, nil
+}
+
+// CreateOrder creates the merchant's order at ingest for buyer, one line.
+func CreateOrder(ctx context.Context, s *stack.Stack, order, buyer string) error {
+	return s.API(ctx, s.IngestURL, "/v1/orders", map[string]any{
 		"merchant_order_id": order, "customer_id": buyer, "amount_minor": amountMinor, "currency": "UYU",
 		"lines": []map[string]any{{"description": "Credits pack", "quantity": 1, "unit_minor": amountMinor, "amount_minor": amountMinor}},
 	}, "", nil)
@@ -155,16 +164,29 @@ func (p pipelineRun) each(ctx context.Context, f func(ctx context.Context, order
 	return g.Wait()
 }
 
-// paced calls f for every order at p.rate per second, on a fixed schedule
-// whatever the answers take (an open loop).
+// Pay creates the order's payment at the PSP sandbox (dLocal), which
+// notifies the stack's ingest once it is paid.
+func Pay(ctx context.Context, s *stack.Stack, order string) error {
+	_, err := s.CreatePayment(ctx, order, amountMinor, s.IngestURL+"/webhooks/dlocal")
+	return err
+}
+
+// paced calls f for every order at p.rate per second (see Paced).
 func (p pipelineRun) paced(ctx context.Context, f func(ctx context.Context, order string) error) error {
+	return Paced(ctx, p.payments, p.rate, func(ctx context.Context, i int) error { return f(ctx, fmt.Sprintf("%s%06d", p.prefix, i)) })
+}
+
+// Paced calls f for i from 0 to n-1 at rate calls per second, on a fixed
+// schedule whatever the answers take (an open loop), and returns the first
+// error, which stops the schedule.
+func Paced(ctx context.Context, n, rate int, f func(ctx context.Context, i int) error) error {
 	g, gctx := errgroup.WithContext(ctx)
 	start := time.Now()
-	for i := range p.payments {
-		if !backoff.Sleep(gctx, time.Until(start.Add(time.Duration(i)*time.Second/time.Duration(p.rate)))) {
+	for i := range n {
+		if !backoff.Sleep(gctx, time.Until(start.Add(time.Duration(i)*time.Second/time.Duration(rate)))) {
 			break
 		}
-		g.Go(func() error { return f(gctx, fmt.Sprintf("%s%06d", p.prefix, i)) })
+		g.Go(func() error { return f(gctx, i) })
 	}
 	return g.Wait()
 }

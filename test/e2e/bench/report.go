@@ -207,12 +207,12 @@ func plotLatency(path, run string, s Sample) error {
 		p.Add(l)
 		p.Legend.Add(fmt.Sprintf("p%.0f", q*100), l)
 	}
-	return savePNG(p, path)
+	return SavePNG(p, path)
 }
 
-// savePNG draws p with a margin on top, where plot.Save would clip the
+// SavePNG draws p with a margin on top, where plot.Save would clip the
 // title's ascenders, and writes it as a PNG.
-func savePNG(p *plot.Plot, path string) error {
+func SavePNG(p *plot.Plot, path string) error {
 	img := vgimg.New(8*vg.Inch, 4*vg.Inch)
 	dc := draw.New(img)
 	p.Draw(draw.Crop(dc, 0, 0, 0, -6))

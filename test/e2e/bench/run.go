@@ -64,10 +64,10 @@ func (r *run) setUp(ctx context.Context) error {
 	for _, q := range r.s.Queues {
 		r.queues = append(r.queues, q, q+"-dlq")
 	}
-	if r.db, err = openPool(ctx, r.s.Database, 4); err != nil {
+	if r.db, err = OpenPool(ctx, r.s.Database, 4); err != nil {
 		return err
 	}
-	if r.ceiling, err = openPool(ctx, r.s.Database, r.cfg.Concurrency); err != nil {
+	if r.ceiling, err = OpenPool(ctx, r.s.Database, r.cfg.Concurrency); err != nil {
 		return err
 	}
 	if r.sqs, err = sqsclient.NewClient(ctx, region(), os.Getenv("AWS_ENDPOINT_URL_SQS")); err != nil {
@@ -79,9 +79,9 @@ func (r *run) setUp(ctx context.Context) error {
 	return nil
 }
 
-// openPool connects conns connections to the stack's database and keeps
+// OpenPool connects conns connections to the stack's database and keeps
 // them open.
-func openPool(ctx context.Context, dsn string, conns int) (*pgxpool.Pool, error) {
+func OpenPool(ctx context.Context, dsn string, conns int) (*pgxpool.Pool, error) {
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
 		return nil, err
@@ -112,19 +112,28 @@ func (r *run) tearDown(ok bool) {
 	if r.s != nil {
 		r.s.Stop()
 	}
-	if r.sqs != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		for _, q := range r.queues {
-			if url, err := sqsclient.QueueURL(ctx, r.sqs, q); err == nil {
-				_, _ = r.sqs.DeleteQueue(ctx, &sqs.DeleteQueueInput{QueueUrl: aws.String(url)})
-			}
-		}
-	}
+	DeleteQueues(r.queues)
 	if ok {
 		_ = os.RemoveAll(r.dir)
 	} else if r.dir != "" {
 		fmt.Fprintf(r.out, "bench: logs kept in %s\n", r.dir)
+	}
+}
+
+// DeleteQueues deletes the named queues at AWS_ENDPOINT_URL_SQS (the
+// emulator is shared), within 10 s; a queue that is gone already, or an
+// endpoint that does not answer, is left as it is.
+func DeleteQueues(names []string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := sqsclient.NewClient(ctx, region(), os.Getenv("AWS_ENDPOINT_URL_SQS"))
+	if err != nil {
+		return
+	}
+	for _, q := range names {
+		if url, err := sqsclient.QueueURL(ctx, c, q); err == nil {
+			_, _ = c.DeleteQueue(ctx, &sqs.DeleteQueueInput{QueueUrl: aws.String(url)})
+		}
 	}
 }
 
@@ -169,7 +178,7 @@ func (r *run) runStage(ctx context.Context, st stage, res *Results) error {
 			return err
 		}
 	}
-	before, began := readCPU(r.s), time.Now()
+	before, began := ReadCPU(r.s), time.Now()
 	sampled := make(chan []ActiveStatement, 1)
 	sampling, stopSampling := context.WithCancel(ctx)
 	go func() { sampled <- pgSampler{db: r.db, interval: 20 * time.Millisecond}.run(sampling, 6) }()
@@ -180,7 +189,7 @@ func (r *run) runStage(ctx context.Context, st stage, res *Results) error {
 		return err
 	}
 	took := time.Since(began)
-	res.CPU[st.name], res.PGActive[st.name] = cores(before, readCPU(r.s), took.Seconds()), active
+	res.CPU[st.name], res.PGActive[st.name] = Cores(before, ReadCPU(r.s), took.Seconds()), active
 	r.progress("%s done in %.1fs; CPU cores used: %s", st.name, took.Seconds(), coresLine(res.CPU[st.name]))
 	r.progress("%s: PostgreSQL backends by statement (average active):%s", st.name, describe(active))
 	return nil

@@ -1,0 +1,153 @@
+package soak
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/onceflow/onceflow/test/e2e/bench"
+)
+
+// windowAuthorized counts the authorized invoices of one window's payments
+// (merchant order ids from $1, before $2).
+const windowAuthorized = `
+SELECT count(*) FROM ingest.orders o
+JOIN ingest.payments p ON p.order_id = o.id
+JOIN invoicer.fiscal_documents d ON d.source_kind = 'payment' AND d.source_ref = p.id AND d.kind = 'invoice'
+WHERE o.merchant_order_id >= $1 AND o.merchant_order_id < $2 AND d.status = 'authorized'`
+
+// windowLatencies is, per payment of one window, the time from its PAID
+// webhook's receipt to its invoice's authorization in milliseconds, as the
+// bench measures it (package bench, e2eLatencies).
+const windowLatencies = `
+SELECT extract(epoch FROM d.updated_at - r.received_at) * 1000 FROM ingest.orders o
+JOIN ingest.payments p ON p.order_id = o.id
+JOIN invoicer.fiscal_documents d ON d.source_kind = 'payment' AND d.source_ref = p.id AND d.kind = 'invoice'
+JOIN ingest.webhook_receipts r ON r.scope = 'dlocal' AND r.dedupe_key = 'payment:' || p.id || ':PAID'
+WHERE o.merchant_order_id >= $1 AND o.merchant_order_id < $2 AND d.status = 'authorized'`
+
+// tableSizes is every table of the services' schemas with its size on disk:
+// all of it (indexes and TOAST included), its heap, its indexes, in bytes;
+// and its live and dead rows as PostgreSQL's statistics count them.
+const tableSizes = `
+SELECT n.nspname || '.' || c.relname, pg_total_relation_size(c.oid), pg_relation_size(c.oid), pg_indexes_size(c.oid),
+       coalesce(s.n_live_tup, 0), coalesce(s.n_dead_tup, 0)
+FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+LEFT JOIN pg_stat_user_tables s ON s.relid = c.oid
+WHERE c.relkind IN ('r', 'p') AND n.nspname IN ('ingest', 'invoicer', 'relay', 'reconciler')`
+
+// walPosition is the server's WAL insert position, in bytes from the start.
+const walPosition = `SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::bigint`
+
+// reconcilerRuns are the reconciler's finished runs after run $1: id,
+// duration in seconds, rows checked, and whether it failed.
+const reconcilerRuns = `
+SELECT id, extract(epoch FROM finished_at - started_at), checked, error IS NOT NULL
+FROM reconciler.runs WHERE id > $1 AND finished_at IS NOT NULL ORDER BY id`
+
+// Size is one table's size on disk, in bytes, and its rows.
+type Size struct {
+	Total   int64 `json:"total"`   // heap, indexes and TOAST
+	Heap    int64 `json:"heap"`    // the main fork
+	Indexes int64 `json:"indexes"` // every index
+	// Live and Dead are PostgreSQL's estimates (pg_stat_user_tables): a
+	// pruned table's live rows stop growing as soon as the pruner acts, its
+	// size once autovacuum has made the dead rows' space reusable.
+	Live int64 `json:"live_rows"`
+	Dead int64 `json:"dead_rows"`
+}
+
+// reading is what the soak reads at the end of a window (and once before
+// the first): the CPU used so far by process, the WAL position, the table
+// sizes, the reconciler's runs since the last reading.
+type reading struct {
+	at     time.Time
+	cpu    bench.CPUTimes
+	wal    int64
+	tables map[string]Size
+	runs   []run
+	lastID int64 // the last run read
+}
+
+// run is one reconciler run.
+type run struct {
+	seconds float64
+	checked int
+	failed  bool
+}
+
+// authorized counts the authorized invoices of window k.
+func authorized(ctx context.Context, db *pgxpool.Pool, from, to string) (int, error) {
+	var n int
+	if err := db.QueryRow(ctx, windowAuthorized, from, to).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count the window's authorized invoices: %w", err)
+	}
+	return n, nil
+}
+
+// latencies reads the window's end-to-end latencies.
+func latencies(ctx context.Context, db *pgxpool.Pool, from, to string) (bench.Sample, error) {
+	rows, err := db.Query(ctx, windowLatencies, from, to)
+	if err != nil {
+		return bench.Sample{}, fmt.Errorf("read the window's latencies: %w", err)
+	}
+	ms, err := pgx.CollectRows(rows, pgx.RowTo[float64])
+	if err != nil {
+		return bench.Sample{}, fmt.Errorf("read the window's latencies: %w", err)
+	}
+	return bench.NewSample(0, ms), nil
+}
+
+// read takes a reading after prev (nil for the first), with the CPU last:
+// the reading's own queries count in the window they end.
+func read(ctx context.Context, db *pgxpool.Pool, cpu func() bench.CPUTimes, prev *reading) (*reading, error) {
+	r := &reading{tables: map[string]Size{}}
+	if prev != nil {
+		r.lastID = prev.lastID
+	}
+	rows, err := db.Query(ctx, tableSizes)
+	if err != nil {
+		return nil, fmt.Errorf("read the table sizes: %w", err)
+	}
+	var name string
+	var s Size
+	if _, err := pgx.ForEachRow(rows, []any{&name, &s.Total, &s.Heap, &s.Indexes, &s.Live, &s.Dead}, func() error {
+		r.tables[name] = s
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("read the table sizes: %w", err)
+	}
+	if err := r.readRuns(ctx, db); err != nil {
+		return nil, err
+	}
+	if err := db.QueryRow(ctx, walPosition).Scan(&r.wal); err != nil {
+		return nil, fmt.Errorf("read the WAL position: %w", err)
+	}
+	r.at, r.cpu = time.Now(), cpu()
+	return r, nil
+}
+
+// readRuns reads the reconciler's runs finished since the last one read.
+func (r *reading) readRuns(ctx context.Context, db *pgxpool.Pool) error {
+	rows, err := db.Query(ctx, reconcilerRuns, r.lastID)
+	if err != nil {
+		return fmt.Errorf("read the reconciler's runs: %w", err)
+	}
+	var (
+		id    int64
+		one   run
+		check int32
+	)
+	_, err = pgx.ForEachRow(rows, []any{&id, &one.seconds, &check, &one.failed}, func() error {
+		one.checked = int(check)
+		r.runs, r.lastID = append(r.runs, one), id
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("read the reconciler's runs: %w", err)
+	}
+	return nil
+}

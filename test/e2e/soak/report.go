@@ -1,0 +1,242 @@
+package soak
+
+import (
+	"bytes"
+	"cmp"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+
+	"github.com/onceflow/onceflow/test/e2e/bench"
+)
+
+// Plots are the pictures Write draws, by file name.
+var Plots = []string{"cpu_per_doc.png", "latency.png", "table_sizes.png", "reconciler.png"}
+
+// Write saves results.json, the plots and README.md into dir, creating it.
+func Write(dir string, r Results) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	b, err := jsonIndent(r)
+	if err != nil {
+		return fmt.Errorf("encode results: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "results.json"), b, 0o644); err != nil {
+		return err
+	}
+	pruned := prunedSet(r.Pruned)
+	draw := []func(string, []Window) error{plotCPU, plotLatency,
+		func(path string, ws []Window) error { return plotSizes(path, ws, pruned) }, plotReconciler}
+	for i, name := range Plots {
+		if err := draw[i](filepath.Join(dir, name), r.Windows); err != nil {
+			return err
+		}
+	}
+	return os.WriteFile(filepath.Join(dir, "README.md"), []byte(Readme(&r)), 0o644)
+}
+
+// series is one line of a plot: a value per window.
+type series struct {
+	name string
+	y    func(Window) float64
+}
+
+// linePlot draws each series against the documents authorized so far.
+func linePlot(path, title, ylabel string, windows []Window, lines []series) error {
+	p := plot.New()
+	p.Title.Text = title
+	p.X.Label.Text = "documents authorized"
+	p.Y.Label.Text = ylabel
+	p.Y.Min = 0
+	p.Legend.Top, p.Legend.Left = true, true
+	for i, s := range lines {
+		xys := make(plotter.XYs, len(windows))
+		for j, w := range windows {
+			xys[j] = plotter.XY{X: float64(w.Documents), Y: s.y(w)}
+		}
+		l, pts, err := plotter.NewLinePoints(xys)
+		if err != nil {
+			return fmt.Errorf("%s: %w", title, err)
+		}
+		l.Color, pts.Color = plotutil.Color(i), plotutil.Color(i)
+		l.Dashes, pts.Shape = plotutil.Dashes(i), plotutil.Shape(i)
+		p.Add(l, pts)
+		p.Legend.Add(s.name, l, pts)
+	}
+	p.Y.Max *= 1.4 // room for the legend above the lines
+	return bench.SavePNG(p, path)
+}
+
+// plotCPU draws CPU per document: the pipeline's total and its five
+// busiest groups over the run.
+func plotCPU(path string, windows []Window) error {
+	lines := []series{{"total", func(w Window) float64 { return w.CPUMsPerDocTotal }}}
+	pipeline := func(w Window) map[string]float64 {
+		out := maps.Clone(w.CPUMsPerDoc)
+		maps.DeleteFunc(out, func(g string, _ float64) bool { return notPipeline[g] })
+		return out
+	}
+	for _, g := range topKeys(windows, 5, pipeline) {
+		lines = append(lines, series{g, func(w Window) float64 { return w.CPUMsPerDoc[g] }})
+	}
+	return linePlot(path, "CPU per document, by process (window by window)", "CPU ms per document", windows, lines)
+}
+
+// plotLatency draws each window's end-to-end p50 and p99.
+func plotLatency(path string, windows []Window) error {
+	return linePlot(path, "webhook accepted → invoice authorized (window by window)", "latency (ms)", windows, []series{
+		{"p50", func(w Window) float64 { return w.P50Ms }}, {"p99", func(w Window) float64 { return w.P99Ms }},
+	})
+}
+
+// plotReconciler draws the mean and longest run time of the reconciler's
+// runs in each window.
+func plotReconciler(path string, windows []Window) error {
+	return linePlot(path, "the reconciler's run time (runs finished in each window)", "seconds", windows, []series{
+		{"mean", func(w Window) float64 { return w.Reconciler.MeanSeconds }}, {"max", func(w Window) float64 { return w.Reconciler.MaxSeconds }},
+	})
+}
+
+// plotSizes draws the six largest tables' sizes (indexes included) at the
+// end of each window, and the sum of those pruned in the run.
+func plotSizes(path string, windows []Window, pruned map[string]bool) error {
+	lines := []series{{"tables pruned in the run (sum)", func(w Window) float64 { _, kept := w.total(pruned); return float64(kept) / 1e6 }}}
+	sizes := func(w Window) map[string]float64 {
+		out := map[string]float64{}
+		for name, s := range w.Tables {
+			out[name] = float64(s.Total)
+		}
+		return out
+	}
+	for _, name := range topKeys(windows, 6, sizes) {
+		lines = append(lines, series{name, func(w Window) float64 { return float64(w.Tables[name].Total) / 1e6 }})
+	}
+	return linePlot(path, "table sizes with their indexes (end of each window)", "MB", windows, lines)
+}
+
+// topKeys are the n keys with the largest value at the peak over the
+// windows, largest first.
+func topKeys(windows []Window, n int, values func(Window) map[string]float64) []string {
+	peak := map[string]float64{}
+	for _, w := range windows {
+		for k, v := range values(w) {
+			peak[k] = max(peak[k], v)
+		}
+	}
+	keys := slices.Sorted(maps.Keys(peak))
+	slices.SortStableFunc(keys, func(a, b string) int { return cmp.Compare(peak[b], peak[a]) })
+	return keys[:min(n, len(keys))]
+}
+
+// readmeIntro is the fixed part of soak/README.md: the method. The figures
+// after it come from the run.
+const readmeIntro = `# Soak
+
+<!-- Written by the soak (test/e2e/soak/report.go) with results.json: edit the code, not this file. -->
+
+` + "`make soak`" + ` runs the whole pipeline (package stack: both sandboxes, ingest, relay, invoicer
+and the reconciler serving, on a PostgreSQL cluster of its own and its own queues in the
+SQS emulator ` + "`make test`" + ` uses) at a steady rate for many
+documents and measures it window by window (` + "`-window`" + ` documents each), to show that it
+holds up over time: the last window should cost as much per document as the first, the
+pruned tables should stop growing and the reconciler should take as long.
+
+    make soak                                   # 1,000,000 documents, windows of 100,000, 100/s
+    make soak ARGS="-documents 6000 -window 2000 -rate 50 -retention 20s"   # a few minutes
+
+` + "`go run ./test/e2e/cmd/soak -help`" + ` lists the flags. It prints a line per window and the verdict,
+and writes ` + "`results.json`" + `, ` + "`cpu_per_doc.png`" + `, ` + "`latency.png`" + `, ` + "`table_sizes.png`" + `,
+` + "`reconciler.png`" + ` and this page into ` + "`-out`" + ` (default ` + "`soak`" + `); it exits 1 when the verdict is not flat.
+
+## Method
+
+- **Load.** Payment *i* is offered at *i*/rate seconds from the start, whatever the answers
+  take (an open loop, package bench's ` + "`Paced`" + `): its order at ingest, then the payment at the
+  PSP sandbox, which sends the PAID webhook. The invoicer's limit on provider calls is lifted,
+  as in the bench. Any failed call stops the run.
+- **Windows.** Window *k* is payments *kW* to *(k+1)W − 1* by their order ids. It ends once
+  every one of them has an authorized invoice (polled once a second after its last payment
+  was offered; ` + "`-timeout`" + ` bounds the wait). At each end the soak reads the table sizes
+  (` + "`pg_total_relation_size`" + `, ` + "`pg_relation_size`" + `, ` + "`pg_indexes_size`" + ` of every table of
+  the four schemas, with its live and dead rows from ` + "`pg_stat_user_tables`" + `), the reconciler's runs finished since the last end (` + "`reconciler.runs`" + `),
+  the WAL position (` + "`pg_current_wal_lsn`" + `) and the CPU time of every process (package bench),
+  in that order, so each window carries one set of the soak's own queries.
+- **Figures per window.** CPU per document is each process group's CPU time between two
+  ends over the window's documents; the total adds the services, sandboxes, PostgreSQL and
+  SQS. WAL per document is the WAL written between two ends over the documents. p50 and p99
+  are webhook accepted → invoice authorized of the window's payments, from the rows'
+  timestamps as in the bench. The reconciler's figures are its runs finished in the window.
+- **Retention.** Every pruned table keeps its rows ` + "`-retention`" + ` (default two windows at the
+  offered rate), or the service's floor when that is longer: ingest keeps receipts, PSP calls
+  and delivered notifications 24 h at least, idempotency keys 1 h; the invoicer keeps
+  attempts 1 h (and each document's last attempt for good, so that table grows with the
+  documents). Pruners run every quarter retention (1 s to their shipped interval), the
+  reconciler every quarter window (at most its shipped minute; ` + "`-reconcile-every`" + `), with the
+  shipped 10 min sweep grace. ` + "`-env`" + ` overrides any of these, within the floors (the services
+  refuse less). So the default run, under three hours, prunes the outboxes, idempotency keys
+  and attempts, but keeps every receipt: the tables a floor keeps past the run are listed,
+  not judged. The latency needs each window's receipts until it ends, so a receipt retention
+  must outlast a window.
+- **Verdict.** The last window against the first: CPU per document (the total), p99 and the
+  reconciler's mean run time may be at most ` + "`-tolerance`" + ` (15 %) higher. Each pruned table
+  whose retention acts in the run is compared from the first window that ended a window after
+  its first rows could go (retention plus the pruner's interval) to the last; the others, and
+  the attempts (a row per document stays), are listed as not judged. A figure that falls
+  passes.
+- **PostgreSQL.** The run's own cluster (package pgcluster, as the chaos run's; ` + "`-pg shared`" + `
+  uses ` + "`DATABASE_URL`" + `'s server instead) has PostgreSQL's defaults but ` + "`fsync = off`" + `, so its
+  WAL and sizes are the run's alone, and autovacuum is on, as in production: a pruned row's
+  space is reused only once autovacuum has passed over the table (every minute at most), so a
+  table pruned in a run of a few minutes still grows, and sizes are for windows of many
+  minutes. The soak prints a warning, and results.json records ` + "`autovacuum`" + `, when the server
+  does not autovacuum (the shared test server here does not).
+- **The machine is shared.** The CPU of every PostgreSQL and Node process counts (other
+  clusters' and the emulator's other work too), and "other" is the rest of the machine.
+  Compare runs back to back.
+`
+
+// Readme renders soak/README.md: the method, then the run's windows and
+// verdict when r is not nil.
+func Readme(r *Results) string {
+	var b bytes.Buffer
+	b.WriteString(readmeIntro)
+	if r == nil || len(r.Windows) == 0 {
+		b.WriteString("\n## Figures\n\nNo soak has been recorded here yet: run `make soak`.\n")
+		return b.String()
+	}
+	c := r.Config
+	fmt.Fprintf(&b, "\n## Figures\n\n%d documents in windows of %d at %d payments/s, started %s on %d CPUs; PostgreSQL %s (autovacuum %s); retention %s, reconciler every %s.\n\n",
+		c.Documents, c.Window, c.Rate, r.StartedAt.Format("2006-01-02 15:04 MST"), r.CPUs, c.PG, r.Autovacuum, c.retentionTarget(), c.reconcileEvery())
+	b.WriteString("| window | documents | s | CPU ms/doc | WAL B/doc | p50 ms | p99 ms | tables MB | tables pruned in the run, MB | reconciler runs | mean s | max s |\n")
+	b.WriteString("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	pruned := prunedSet(r.Pruned)
+	for _, w := range r.Windows {
+		all, kept := w.total(pruned)
+		fmt.Fprintf(&b, "| %d | %d | %.0f | %.2f | %.0f | %.0f | %.0f | %.1f | %.1f | %d | %.3f | %.3f |\n", w.Index, w.Documents, w.Seconds,
+			w.CPUMsPerDocTotal, w.WALBytesPerDoc, w.P50Ms, w.P99Ms, float64(all)/1e6, float64(kept)/1e6,
+			w.Reconciler.Count, w.Reconciler.MeanSeconds, w.Reconciler.MaxSeconds)
+	}
+	fmt.Fprintf(&b, "\nVerdict:\n\n```\n%s\n```\n\n", strings.TrimRight(r.Verdict.String(), "\n"))
+	b.WriteString("![CPU per document](cpu_per_doc.png)\n\n![Latency](latency.png)\n\n![Table sizes](table_sizes.png)\n\n![Reconciler](reconciler.png)\n")
+	return b.String()
+}
+
+// prunedSet is the names of the tables pruned during the run (whose
+// retention acts before it ends).
+func prunedSet(ps []Pruned) map[string]bool {
+	out := map[string]bool{}
+	for _, p := range ps {
+		if p.Acts {
+			out[p.Table] = true
+		}
+	}
+	return out
+}

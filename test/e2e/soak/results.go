@@ -1,0 +1,272 @@
+package soak
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/onceflow/onceflow/test/e2e/bench"
+)
+
+// Window is one window's figures. CPU and WAL are per document of the
+// window; sizes and documents are as at its end.
+type Window struct {
+	Index     int     `json:"window"`    // from 1
+	Documents int     `json:"documents"` // authorized so far, this window's included
+	Seconds   float64 `json:"seconds"`   // from the last window's end to this one's
+	Elapsed   float64 `json:"elapsed_s"` // from the first payment to this window's end
+	// CPUMsPerDoc is CPU milliseconds per document by process group (as
+	// package bench groups them: each service instance, each sandbox,
+	// postgres, sqs, the harness "bench", the whole "machine" and the
+	// "other" work on it).
+	CPUMsPerDoc map[string]float64 `json:"cpu_ms_per_doc"`
+	// CPUMsPerDocTotal adds the groups that do the pipeline's work: every
+	// service and sandbox, PostgreSQL and SQS (not the harness, not other).
+	CPUMsPerDocTotal float64         `json:"cpu_ms_per_doc_total"`
+	WALBytesPerDoc   float64         `json:"wal_bytes_per_doc"`
+	P50Ms            float64         `json:"p50_ms"`
+	P99Ms            float64         `json:"p99_ms"`
+	Tables           map[string]Size `json:"tables"`
+	Reconciler       Runs            `json:"reconciler"`
+}
+
+// Runs sums up the reconciler's runs that finished in a window.
+type Runs struct {
+	Count       int     `json:"runs"`
+	Failed      int     `json:"failed"`
+	MeanSeconds float64 `json:"mean_s"`
+	MaxSeconds  float64 `json:"max_s"`
+	MeanChecked float64 `json:"mean_checked"` // payments and refunds a run checked
+}
+
+// notPipeline are the CPU groups CPUMsPerDocTotal leaves out.
+var notPipeline = map[string]bool{"machine": true, "other": true, "bench": true}
+
+// newWindow computes window k's figures (k from 0) from the readings at its
+// start and end, for docs documents, and its latencies.
+func newWindow(k, docs int, began time.Time, start, end *reading, lat bench.Sample) Window {
+	secs := end.at.Sub(start.at).Seconds()
+	w := Window{Index: k + 1, Documents: (k + 1) * docs, Seconds: secs, Elapsed: end.at.Sub(began).Seconds(),
+		CPUMsPerDoc: map[string]float64{}, WALBytesPerDoc: float64(end.wal-start.wal) / float64(docs),
+		P50Ms: lat.Quantile(0.5), P99Ms: lat.Quantile(0.99), Tables: end.tables, Reconciler: summarize(end.runs)}
+	for group, cores := range bench.Cores(start.cpu, end.cpu, secs) {
+		ms := cores * secs * 1000 / float64(docs)
+		w.CPUMsPerDoc[group] = ms
+		if !notPipeline[group] {
+			w.CPUMsPerDocTotal += ms
+		}
+	}
+	return w
+}
+
+// summarize sums up runs.
+func summarize(runs []run) Runs {
+	out := Runs{Count: len(runs)}
+	if len(runs) == 0 {
+		return out
+	}
+	var secs, checked float64
+	for _, r := range runs {
+		secs += r.seconds
+		checked += float64(r.checked)
+		out.MaxSeconds = max(out.MaxSeconds, r.seconds)
+		if r.failed {
+			out.Failed++
+		}
+	}
+	out.MeanSeconds, out.MeanChecked = secs/float64(len(runs)), checked/float64(len(runs))
+	return out
+}
+
+// total is the window's tables' total size, and that of the tables named.
+func (w Window) total(names map[string]bool) (all, some int64) {
+	for name, s := range w.Tables {
+		all += s.Total
+		if names[name] {
+			some += s.Total
+		}
+	}
+	return all, some
+}
+
+// Line is the window's one-line summary: CPU per document (the busiest
+// groups), WAL per document, latency, table sizes (all, and those pruned
+// in the run, named by pruned), the reconciler's runs.
+func (w Window) Line(windows int, pruned map[string]bool) string {
+	all, kept := w.total(pruned)
+	return fmt.Sprintf("window %d/%d (%d docs, %.1f s): CPU/doc %.2f ms (%s); WAL %.0f B/doc; p50 %.0f ms, p99 %.0f ms; tables %s (pruned in the run %s); reconciler %d runs, mean %.3f s, max %.3f s",
+		w.Index, windows, w.Documents, w.Seconds, w.CPUMsPerDocTotal, busiest(w.CPUMsPerDoc, 5), w.WALBytesPerDoc,
+		w.P50Ms, w.P99Ms, megabytes(all), megabytes(kept), w.Reconciler.Count, w.Reconciler.MeanSeconds, w.Reconciler.MaxSeconds)
+}
+
+// Sizes is a line of the window's n largest tables, with their indexes and
+// rows.
+func (w Window) Sizes(n int) string {
+	names := slices.Sorted(maps.Keys(w.Tables))
+	slices.SortStableFunc(names, func(a, b string) int { return cmp.Compare(w.Tables[b].Total, w.Tables[a].Total) })
+	parts := make([]string, 0, n)
+	for _, name := range names[:min(n, len(names))] {
+		s := w.Tables[name]
+		parts = append(parts, fmt.Sprintf("%s %s (heap %s, indexes %s; %d rows, %d dead)", name, megabytes(s.Total), megabytes(s.Heap), megabytes(s.Indexes), s.Live, s.Dead))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// busiest lists the n groups of the pipeline with the most CPU per
+// document, busiest first.
+func busiest(ms map[string]float64, n int) string {
+	var names []string
+	for name := range ms {
+		if !notPipeline[name] {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	slices.SortStableFunc(names, func(a, b string) int { return cmp.Compare(ms[b], ms[a]) })
+	parts := make([]string, 0, n)
+	for _, name := range names[:min(n, len(names))] {
+		parts = append(parts, fmt.Sprintf("%s %.2f", name, ms[name]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func megabytes(b int64) string { return fmt.Sprintf("%.1f MB", float64(b)/1e6) }
+
+// Check is one flatness check of the verdict: a figure of the first (or
+// reference) window beside the last's; sizes in MB.
+type Check struct {
+	Name   string  `json:"name"`
+	First  float64 `json:"first"`
+	Last   float64 `json:"last"`
+	Ratio  float64 `json:"ratio"`  // last / first
+	Judged bool    `json:"judged"` // false: the run cannot tell (see Note)
+	OK     bool    `json:"ok"`     // judged and at most 1 + tolerance
+	Note   string  `json:"note,omitempty"`
+}
+
+// check compares last with first against the tolerance; a first of 0
+// cannot be compared.
+func check(name string, first, last, tolerance float64) Check {
+	c := Check{Name: name, First: first, Last: last}
+	if first <= 0 {
+		c.Note = "nothing to compare with in the first window"
+		return c
+	}
+	c.Ratio, c.Judged = last/first, true
+	c.OK = c.Ratio <= 1+tolerance
+	return c
+}
+
+// Verdict compares the last window with the first: CPU per document, p99
+// and the reconciler's mean run time may be at most Tolerance worse; each
+// pruned table whose retention acted in the run, from the first window
+// that ended a window after its first rows could go, may have grown at
+// most Tolerance by the last. A figure that fell passes: only getting
+// worse fails a soak.
+type Verdict struct {
+	Tolerance float64 `json:"tolerance"`
+	Checks    []Check `json:"checks"`
+	OK        bool    `json:"ok"` // every judged check passed
+}
+
+// judge computes the verdict of windows (at least two) run with cfg.
+func judge(cfg Config, windows []Window) Verdict {
+	first, last := windows[0], windows[len(windows)-1]
+	tol := cfg.Tolerance
+	checks := []Check{
+		check("cpu_ms_per_doc", first.CPUMsPerDocTotal, last.CPUMsPerDocTotal, tol),
+		check("p99_ms", first.P99Ms, last.P99Ms, tol),
+		check("reconciler_mean_s", first.Reconciler.MeanSeconds, last.Reconciler.MeanSeconds, tol),
+	}
+	for _, p := range cfg.pruned() {
+		checks = append(checks, sizeCheck(p, cfg.WindowTime(), windows, tol))
+	}
+	v := Verdict{Tolerance: tol, Checks: checks, OK: true}
+	for _, c := range checks {
+		if c.Judged && !c.OK {
+			v.OK = false
+		}
+	}
+	return v
+}
+
+// sizeCheck compares a pruned table's size at the last window with that at
+// the first window to end a window's time after the table's first rows
+// could be pruned (retention plus the pruner's interval).
+func sizeCheck(p Pruned, window time.Duration, windows []Window, tol float64) Check {
+	name := "size " + p.Table + " (MB)"
+	if p.Keeps != "" {
+		return Check{Name: name, Note: fmt.Sprintf("not judged: kept for good, %s, so it grows with the documents", p.Keeps)}
+	}
+	from := (p.Retention + p.Interval + window).Seconds()
+	for _, w := range windows[:len(windows)-1] {
+		if w.Elapsed >= from {
+			c := check(name, float64(w.Tables[p.Table].Total)/1e6, float64(windows[len(windows)-1].Tables[p.Table].Total)/1e6, tol)
+			c.Note = fmt.Sprintf("from window %d (%s %s)", w.Index, p.Setting, p.Retention)
+			if c.First == 0 {
+				c.Judged, c.OK, c.Note = false, false, "the table stayed empty"
+			}
+			return c
+		}
+	}
+	return Check{Name: name, Note: fmt.Sprintf("not judged: %s %s does not act a window before the run ends", p.Setting, p.Retention)}
+}
+
+// String is the verdict as lines, one a check.
+func (v Verdict) String() string {
+	var b strings.Builder
+	for _, c := range v.Checks {
+		switch {
+		case !c.Judged:
+			fmt.Fprintf(&b, "  %-40s -: %s\n", c.Name, c.Note)
+		default:
+			mark := "ok"
+			if !c.OK {
+				mark = fmt.Sprintf("WORSE than +%.0f %%", v.Tolerance*100)
+			}
+			fmt.Fprintf(&b, "  %-40s first %.4g, last %.4g, ratio %.2f: %s %s\n", c.Name, c.First, c.Last, c.Ratio, mark, c.Note)
+		}
+	}
+	verdict := "flat"
+	if !v.OK {
+		verdict = "NOT flat"
+	}
+	fmt.Fprintf(&b, "  verdict: %s (tolerance %.0f %%)", verdict, v.Tolerance*100)
+	return b.String()
+}
+
+// Results are one soak's figures, written to results.json.
+type Results struct {
+	Config Config   `json:"config"`
+	Env    []string `json:"env"` // the settings the soak gave every process
+	Pruned []Pruned `json:"pruned"`
+	// Autovacuum is the server's setting: "off" leaves every pruned row's
+	// space unused, so the size checks say nothing of the retention.
+	Autovacuum string    `json:"autovacuum"`
+	StartedAt  time.Time `json:"started_at"`
+	CPUs       int       `json:"cpus"`
+	Windows    []Window  `json:"windows"`
+	Verdict    Verdict   `json:"verdict"`
+}
+
+// MarshalJSON records the settings with readable durations.
+func (c Config) MarshalJSON() ([]byte, error) {
+	return json.Marshal(map[string]any{
+		"documents": c.Documents, "window": c.Window, "rate": c.Rate, "retention": c.retentionTarget().String(),
+		"reconcile_every": c.reconcileEvery().String(), "pg": c.PG, "tolerance": c.Tolerance, "timeout": c.Timeout.String(), "env": c.Env,
+	})
+}
+
+// MarshalJSON records the durations readably.
+func (p Pruned) MarshalJSON() ([]byte, error) {
+	type plain Pruned
+	return json.Marshal(struct {
+		plain
+		Retention string `json:"retention"`
+		Interval  string `json:"interval"`
+	}{plain(p), p.Retention.String(), p.Interval.String()})
+}

@@ -1,0 +1,231 @@
+package soak
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/onceflow/onceflow/pkg/backoff"
+	"github.com/onceflow/onceflow/test/e2e/bench"
+	"github.com/onceflow/onceflow/test/e2e/pgcluster"
+	"github.com/onceflow/onceflow/test/e2e/stack"
+)
+
+// Run starts the stack with the soak's settings, offers cfg.Documents
+// payments at cfg.Rate, printing a line per window to out, then the
+// verdict; it writes results.json, the plots and README.md into cfg.Out
+// and returns the figures. An error names what failed; the processes' logs
+// are kept then, and when the verdict is not flat.
+func Run(ctx context.Context, cfg Config, out io.Writer) (Results, error) {
+	if err := cfg.Check(); err != nil {
+		return Results{}, err
+	}
+	s := &soak{cfg: cfg, out: out, began: time.Now()}
+	res := Results{Config: cfg, Env: cfg.env(), Pruned: cfg.pruned(), StartedAt: s.began.UTC(), CPUs: runtime.NumCPU()}
+	err := s.setUp(ctx, res.Env)
+	if err == nil {
+		res.Autovacuum = s.autovacuum
+		res.Windows, err = s.drive(ctx)
+	}
+	if err == nil {
+		res.Verdict = judge(cfg, res.Windows)
+	}
+	s.tearDown(err == nil && res.Verdict.OK)
+	if err != nil {
+		return Results{}, err
+	}
+	fmt.Fprintf(out, "soak: verdict, last window against the first:\n%s\n", res.Verdict)
+	if err := Write(cfg.Out, res); err != nil {
+		return Results{}, err
+	}
+	return res, nil
+}
+
+// soak is one run in progress.
+type soak struct {
+	cfg    Config
+	out    io.Writer
+	began  time.Time
+	dir    string // binaries and logs
+	prefix string // the run's merchant order ids start with it
+	s      *stack.Stack
+	pg     *pgcluster.Cluster // with -pg private
+	db     *pgxpool.Pool      // the soak's own queries
+	// autovacuum is the server's setting, "on" or "off".
+	autovacuum string
+}
+
+func (s *soak) progress(format string, args ...any) {
+	fmt.Fprintf(s.out, "soak: %7.1fs  %s\n", time.Since(s.began).Seconds(), fmt.Sprintf(format, args...))
+}
+
+// setUp starts the private cluster (with -pg private), builds and starts
+// the stack, the reconciler serving, with env, and reads whether the
+// server autovacuums.
+func (s *soak) setUp(ctx context.Context, env []string) error {
+	var err error
+	if s.dir, err = os.MkdirTemp("", "onceflow-soak-"); err != nil {
+		return err
+	}
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	s.prefix = "soak-" + hex.EncodeToString(b) + "-"
+	opts := stack.Options{Reconciler: true, Env: env}
+	if s.cfg.PG == PGPrivate {
+		if s.pg, err = pgcluster.New(ctx, ""); err != nil {
+			return err
+		}
+		if err := s.pg.Start(ctx); err != nil {
+			return err
+		}
+		opts.AdminDSN = s.pg.DSN("postgres")
+		s.progress("PostgreSQL: a private cluster on the socket in %s", s.pg.Socket())
+	}
+	s.progress("building and starting the stack (logs in %s); settings %v", s.dir, env)
+	if s.s, err = stack.StartWith(ctx, s.dir, opts); err != nil {
+		return fmt.Errorf("start the stack: %w", err)
+	}
+	if s.db, err = bench.OpenPool(ctx, s.s.Database, 2); err != nil {
+		return err
+	}
+	if err := s.db.QueryRow(ctx, "SHOW autovacuum").Scan(&s.autovacuum); err != nil {
+		return fmt.Errorf("read autovacuum: %w", err)
+	}
+	if s.autovacuum != "on" {
+		s.progress("autovacuum is %s on this server: a pruned row's space is never reused, so the pruned tables' sizes grow whatever the retention", s.autovacuum)
+	}
+	return nil
+}
+
+// tearDown stops the stack (dropping its database), deletes its queues and
+// the private cluster, and, after a good and flat run, removes the logs.
+func (s *soak) tearDown(ok bool) {
+	if s.db != nil {
+		s.db.Close()
+	}
+	if s.s != nil {
+		s.s.Stop()
+		var queues []string
+		for _, q := range s.s.Queues {
+			queues = append(queues, q, q+"-dlq")
+		}
+		bench.DeleteQueues(queues)
+	}
+	if s.pg != nil {
+		s.pg.Remove(context.Background())
+	}
+	if ok {
+		_ = os.RemoveAll(s.dir)
+	} else if s.dir != "" {
+		fmt.Fprintf(s.out, "soak: logs kept in %s\n", s.dir)
+	}
+}
+
+// drive offers the payments and, beside them, ends each window once all
+// its invoices are authorized.
+func (s *soak) drive(ctx context.Context) ([]Window, error) {
+	buyer, err := bench.CreateBuyer(ctx, s.s)
+	if err != nil {
+		return nil, err
+	}
+	cpu := func() bench.CPUTimes { return bench.ReadCPU(s.s) }
+	first, err := read(ctx, s.db, cpu, nil)
+	if err != nil {
+		return nil, err
+	}
+	offered := make([]atomic.Int64, s.cfg.Windows())
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error {
+		return bench.Paced(gctx, s.cfg.Documents, s.cfg.Rate, func(ctx context.Context, i int) error {
+			order := orderID(s.prefix, i)
+			if err := bench.CreateOrder(ctx, s.s, order, buyer); err != nil {
+				return fmt.Errorf("create order %s: %w", order, err)
+			}
+			if err := bench.Pay(ctx, s.s, order); err != nil {
+				return fmt.Errorf("pay order %s: %w", order, err)
+			}
+			offered[s.cfg.window(i)].Add(1)
+			return nil
+		})
+	})
+	s.progress("offering %d payments at %d/s, %d windows of %d (about %s each)",
+		s.cfg.Documents, s.cfg.Rate, s.cfg.Windows(), s.cfg.Window, s.cfg.WindowTime())
+	var windows []Window
+	g.Go(func() error {
+		pruned, prev := prunedSet(s.cfg.pruned()), first
+		for k := range s.cfg.Windows() {
+			w, end, err := s.window(gctx, k, &offered[k], first.at, prev)
+			if err != nil {
+				return fmt.Errorf("window %d: %w", k+1, err)
+			}
+			windows, prev = append(windows, w), end
+			s.progress("%s", w.Line(s.cfg.Windows(), pruned))
+			s.progress("window %d largest tables: %s", w.Index, w.Sizes(6))
+		}
+		return nil
+	})
+	return windows, g.Wait()
+}
+
+// window waits until window k's payments are all offered and invoiced,
+// then reads its figures; start is when the first payment was offered.
+func (s *soak) window(ctx context.Context, k int, offered *atomic.Int64, start time.Time, prev *reading) (Window, *reading, error) {
+	for offered.Load() < int64(s.cfg.Window) {
+		if !backoff.Sleep(ctx, 200*time.Millisecond) {
+			return Window{}, nil, ctx.Err()
+		}
+	}
+	from, to := s.cfg.bounds(s.prefix, k)
+	if err := s.waitAuthorized(ctx, from, to); err != nil {
+		return Window{}, nil, err
+	}
+	lat, err := latencies(ctx, s.db, from, to)
+	if err != nil {
+		return Window{}, nil, err
+	}
+	if lat.Count() != s.cfg.Window {
+		return Window{}, nil, fmt.Errorf("%d latencies for %d documents: receipts pruned before they were read? (INGEST_RECEIPT_RETENTION must outlast a window)", lat.Count(), s.cfg.Window)
+	}
+	end, err := read(ctx, s.db, func() bench.CPUTimes { return bench.ReadCPU(s.s) }, prev)
+	if err != nil {
+		return Window{}, nil, err
+	}
+	return newWindow(k, s.cfg.Window, start, prev, end, lat), end, nil
+}
+
+// waitAuthorized polls once a second until every invoice of the window is
+// authorized, for at most cfg.Timeout.
+func (s *soak) waitAuthorized(ctx context.Context, from, to string) error {
+	began := time.Now()
+	for {
+		n, err := authorized(ctx, s.db, from, to)
+		if err != nil {
+			return err
+		}
+		if n >= s.cfg.Window {
+			return nil
+		}
+		if time.Since(began) > s.cfg.Timeout {
+			return fmt.Errorf("%d of %d invoices authorized %s after the window's last payment (-timeout)", n, s.cfg.Window, s.cfg.Timeout)
+		}
+		if !backoff.Sleep(ctx, time.Second) {
+			return ctx.Err()
+		}
+	}
+}
+
+// jsonIndent encodes v indented, with a final newline.
+func jsonIndent(v any) ([]byte, error) {
+	b, err := json.MarshalIndent(v, "", "  ")
+	return append(b, '\n'), err
+}

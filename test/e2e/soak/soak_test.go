@@ -1,0 +1,308 @@
+package soak
+
+import (
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/onceflow/onceflow/test/e2e/bench"
+)
+
+// small is the verification run's shape.
+func small() Config {
+	c := Defaults()
+	c.Documents, c.Window, c.Rate = 6000, 2000, 50
+	return c
+}
+
+func TestCheckNamesTheFlag(t *testing.T) {
+	for flag, change := range map[string]func(*Config){
+		"-out":             func(c *Config) { c.Out = "" },
+		"-window":          func(c *Config) { c.Window = 0 },
+		"-documents":       func(c *Config) { c.Documents = 5000 }, // not a multiple of 2000
+		"-rate":            func(c *Config) { c.Rate = 0 },
+		"-retention":       func(c *Config) { c.Retention = -time.Second },
+		"-reconcile-every": func(c *Config) { c.ReconcileEvery = -time.Second },
+		"-tolerance":       func(c *Config) { c.Tolerance = 0 },
+		"-pg":              func(c *Config) { c.PG = "elsewhere" },
+		"-timeout":         func(c *Config) { c.Timeout = 0 },
+		"-env":             func(c *Config) { c.Env = []string{"NOVALUE"} },
+	} {
+		c := small()
+		change(&c)
+		if err := c.Check(); err == nil || !strings.HasPrefix(err.Error(), flag) {
+			t.Errorf("%s: Check() = %v, want an error naming %s", flag, err, flag)
+		}
+	}
+	c := small()
+	c.Documents = c.Window // one window: nothing to compare the last with
+	if err := c.Check(); err == nil {
+		t.Error("a single window passed Check")
+	}
+	if err := small().Check(); err != nil {
+		t.Errorf("the small run: %v", err)
+	}
+	if err := Defaults().Check(); err != nil {
+		t.Errorf("the defaults: %v", err)
+	}
+}
+
+func TestWindowArithmetic(t *testing.T) {
+	c := small()
+	if c.Windows() != 3 || c.WindowTime() != 40*time.Second || c.RunTime() != 120*time.Second {
+		t.Fatalf("windows %d of %s, run %s; want 3 of 40s, 120s", c.Windows(), c.WindowTime(), c.RunTime())
+	}
+	for i, want := range map[int]int{0: 0, 1999: 0, 2000: 1, 5999: 2} {
+		if got := c.window(i); got != want {
+			t.Errorf("payment %d in window %d, want %d", i, got, want)
+		}
+	}
+	// A window's order ids are one range, the next starting where it ends.
+	for k := range c.Windows() {
+		from, to := c.bounds("p-", k)
+		for _, i := range []int{k * c.Window, (k+1)*c.Window - 1} {
+			if id := orderID("p-", i); id < from || id >= to {
+				t.Errorf("window %d [%s, %s) misses payment %d (%s)", k, from, to, i, id)
+			}
+		}
+		if id := orderID("p-", (k+1)*c.Window); id < to {
+			t.Errorf("window %d [%s, %s) holds the next window's first payment", k, from, to)
+		}
+	}
+	if id := orderID("p-", maxDocuments); len(id) != len(orderID("p-", 0)) {
+		t.Errorf("order ids change width: %s", id)
+	}
+}
+
+func TestRetentionKeepsTheServicesFloors(t *testing.T) {
+	c := small()
+	c.Retention = 20 * time.Second
+	env := c.env()
+	for _, want := range []string{
+		"RELAY_RETENTION=20s", "RELAY_PRUNE_INTERVAL=5s", // a quarter of the retention
+		"INGEST_RECEIPT_RETENTION=24h0m0s", "INGEST_IDEMPOTENCY_RETENTION=1h0m0s", "INVOICER_ATTEMPTS_RETENTION=1h0m0s",
+		"INGEST_PRUNE_INTERVAL=1m0s", "INVOICER_ATTEMPTS_PRUNE_INTERVAL=15m0s",
+		"RECONCILER_INTERVAL=10s", "RECONCILER_GRACE=10m0s", "INVOICER_PROVIDER_RATE_LIMIT=0",
+	} {
+		if !slices.Contains(env, want) {
+			t.Errorf("env %v lacks %s", env, want)
+		}
+	}
+	if env[len(env)-1] != "INVOICER_PROVIDER_RATE_LIMIT=0" {
+		t.Errorf("-env is not last, so it cannot override: %v", env)
+	}
+	for _, p := range c.pruned() {
+		if want := p.Setting == "RELAY_RETENTION"; p.Acts != want {
+			t.Errorf("%s (%s %s): acts %v in a %s run, want %v", p.Table, p.Setting, p.Retention, p.Acts, c.RunTime(), want)
+		}
+	}
+	// -env's settings are the ones the verdict goes by.
+	c.Env = []string{"RELAY_RETENTION=1m", "RELAY_RETENTION=30s", "RELAY_PRUNE_INTERVAL=2s"}
+	if p := c.pruned()[0]; p.Table != "ingest.outbox" || p.Retention != 30*time.Second || p.Interval != 2*time.Second {
+		t.Errorf("with %v: %+v, want the relay's outboxes kept 30s, pruned every 2s", c.Env, p)
+	}
+	// The default is two windows at the offered rate.
+	if got := Defaults().retentionTarget(); got != 2000*time.Second {
+		t.Errorf("default retention %s, want 2000s", got)
+	}
+}
+
+// readings builds the start and end of a window: CPU seconds by group,
+// WAL position, sizes, runs.
+func readings(at time.Time, secs float64, cpu map[string][2]float64, wal [2]int64, runs []run) (*reading, *reading) {
+	start := &reading{at: at, cpu: bench.CPUTimes{}, wal: wal[0]}
+	end := &reading{at: at.Add(time.Duration(secs * float64(time.Second))), cpu: bench.CPUTimes{}, wal: wal[1],
+		tables: map[string]Size{"ingest.outbox": {Total: 3e6, Heap: 2e6, Indexes: 1e6}}, runs: runs}
+	pid := 1
+	for group, t := range cpu {
+		start.cpu[bench.Proc{Group: group, PID: pid}], end.cpu[bench.Proc{Group: group, PID: pid}] = t[0], t[1]
+		pid++
+	}
+	return start, end
+}
+
+func TestNewWindowDividesByTheDocuments(t *testing.T) {
+	began := time.Date(2026, 12, 2, 3, 0, 0, 0, time.UTC)
+	start, end := readings(began.Add(10*time.Second), 20, map[string][2]float64{
+		"ingest-1": {1, 3}, "postgres": {5, 9}, "bench": {0, 1}, "machine": {100, 110},
+	}, [2]int64{1000, 1000 + 2000*5000}, []run{{seconds: 0.5, checked: 10}, {seconds: 1.5, checked: 30, failed: true}})
+	w := newWindow(1, 2000, began, start, end, bench.NewSample(0, []float64{300, 100, 200}))
+	// ingest 2 s, postgres 4 s over 2000 documents: 1 and 2 ms each.
+	if w.CPUMsPerDoc["ingest-1"] != 1 || w.CPUMsPerDoc["postgres"] != 2 || w.CPUMsPerDocTotal != 3 {
+		t.Errorf("CPU per document %v, total %v; want ingest-1 1, postgres 2, total 3 (bench and machine left out)", w.CPUMsPerDoc, w.CPUMsPerDocTotal)
+	}
+	if got := w.CPUMsPerDoc["other"]; math.Abs(got-1.5) > 1e-9 { // 10 s of machine, 7 s accounted for
+		t.Errorf("other %v ms/doc, want 1.5", got)
+	}
+	if w.Index != 2 || w.Documents != 4000 || w.Seconds != 20 || w.Elapsed != 30 || w.WALBytesPerDoc != 5000 {
+		t.Errorf("window %d, %d docs, %v s, elapsed %v s, WAL %v B/doc; want 2, 4000, 20, 30, 5000", w.Index, w.Documents, w.Seconds, w.Elapsed, w.WALBytesPerDoc)
+	}
+	if w.P50Ms != 200 || w.P99Ms != 300 {
+		t.Errorf("p50 %v, p99 %v; want 200, 300", w.P50Ms, w.P99Ms)
+	}
+	if want := (Runs{Count: 2, Failed: 1, MeanSeconds: 1, MaxSeconds: 1.5, MeanChecked: 20}); w.Reconciler != want {
+		t.Errorf("reconciler %+v, want %+v", w.Reconciler, want)
+	}
+}
+
+// windowsOf makes n windows of 2000 documents 40 s apart, each with the
+// figures f gives it.
+func windowsOf(n int, f func(i int, w *Window)) []Window {
+	out := make([]Window, n)
+	for i := range out {
+		out[i] = Window{Index: i + 1, Documents: (i + 1) * 2000, Seconds: 40, Elapsed: float64(i+1) * 40, Tables: map[string]Size{}}
+		f(i, &out[i])
+	}
+	return out
+}
+
+func checkNamed(v Verdict, name string) Check {
+	for _, c := range v.Checks {
+		if c.Name == name {
+			return c
+		}
+	}
+	return Check{Name: "missing " + name}
+}
+
+func TestVerdictComparesTheLastWindowWithTheFirst(t *testing.T) {
+	c := small()
+	c.Retention = 20 * time.Second // the relay's outboxes can go from 25 s; judged from the first window ending after 65 s
+	ws := windowsOf(3, func(i int, w *Window) {
+		w.CPUMsPerDocTotal = []float64{40, 50, 45}[i] // +12.5 %: flat
+		w.P99Ms = []float64{200, 210, 240}[i]         // +20 %: worse
+		w.Tables["ingest.outbox"] = Size{Total: []int64{1e6, 2e6, 2.2e6}[i]}
+		w.Tables["invoicer.outbox"] = Size{Total: []int64{1e6, 2e6, 3e6}[i]}
+	})
+	v := judge(c, ws)
+	if v.OK {
+		t.Error("verdict flat with p99 20 % worse")
+	}
+	if got := checkNamed(v, "cpu_ms_per_doc"); !got.Judged || !got.OK || got.Ratio != 45.0/40 {
+		t.Errorf("CPU: %+v, want judged, ok, ratio 1.125", got)
+	}
+	if got := checkNamed(v, "p99_ms"); !got.Judged || got.OK {
+		t.Errorf("p99: %+v, want judged and failed", got)
+	}
+	if got := checkNamed(v, "reconciler_mean_s"); got.Judged {
+		t.Errorf("reconciler without runs: %+v, want not judged", got)
+	}
+	if got := checkNamed(v, "size ingest.outbox (MB)"); !got.Judged || !got.OK || got.First != 2 || got.Last != 2.2 {
+		t.Errorf("ingest.outbox: %+v, want judged from window 2 (2 MB) to 2.2 MB, ok", got)
+	}
+	if got := checkNamed(v, "size invoicer.outbox (MB)"); !got.Judged || got.OK {
+		t.Errorf("invoicer.outbox: %+v, want judged and failed (2 → 3 MB)", got)
+	}
+	if got := checkNamed(v, "size ingest.webhook_receipts (MB)"); got.Judged || !strings.Contains(got.Note, "INGEST_RECEIPT_RETENTION") {
+		t.Errorf("receipts kept 24 h in a 2-minute run: %+v, want not judged, naming the setting", got)
+	}
+	if s := v.String(); !strings.Contains(s, "NOT flat") || !strings.Contains(s, "p99_ms") {
+		t.Errorf("verdict text:\n%s", s)
+	}
+
+	// Everything within the tolerance, or better: flat.
+	for i := range ws {
+		ws[i].P99Ms, ws[i].Tables["invoicer.outbox"] = 200-float64(i), Size{Total: 2e6}
+		ws[i].Reconciler = Runs{Count: 4, MeanSeconds: 0.1}
+	}
+	if v := judge(c, ws); !v.OK || !strings.Contains(v.String(), "verdict: flat") {
+		t.Errorf("flat run judged:\n%s", v)
+	}
+}
+
+func TestLineAndReadmeShowTheFigures(t *testing.T) {
+	c := small()
+	ws := windowsOf(3, func(i int, w *Window) {
+		w.CPUMsPerDoc = map[string]float64{"ingest-1": 8.25, "postgres": 17.5, "machine": 60, "other": 3}
+		w.CPUMsPerDocTotal, w.WALBytesPerDoc, w.P50Ms, w.P99Ms = 25.75, 13258, 83, 371
+		w.Tables["ingest.outbox"] = Size{Total: 1_600_000}
+		w.Tables["invoicer.fiscal_documents"] = Size{Total: 2_000_000, Heap: 1_500_000, Indexes: 500_000, Live: 6000, Dead: 12}
+		w.Reconciler = Runs{Count: 6, MeanSeconds: 0.093, MaxSeconds: 0.151}
+	})
+	line := ws[0].Line(3, prunedSet(c.pruned()))
+	for _, want := range []string{"window 1/3 (2000 docs, 40.0 s)", "CPU/doc 25.75 ms (postgres 17.50, ingest-1 8.25)", "WAL 13258 B/doc",
+		"p50 83 ms, p99 371 ms", "tables 3.6 MB (pruned in the run 1.6 MB)", "reconciler 6 runs, mean 0.093 s, max 0.151 s"} {
+		if !strings.Contains(line, want) {
+			t.Errorf("line %q lacks %q", line, want)
+		}
+	}
+	if strings.Contains(line, "machine") || strings.Contains(line, "other") {
+		t.Errorf("line %q lists groups outside the pipeline", line)
+	}
+	if got := ws[0].Sizes(1); got != "invoicer.fiscal_documents 2.0 MB (heap 1.5 MB, indexes 0.5 MB; 6000 rows, 12 dead)" {
+		t.Errorf("largest table: %q", got)
+	}
+	if r := Readme(nil); !strings.Contains(r, "## Method") || !strings.Contains(r, "No soak has been recorded") {
+		t.Errorf("README without a run:\n%s", r)
+	}
+	res := Results{Config: c, Pruned: c.pruned(), Windows: ws, Verdict: judge(c, ws), CPUs: 2, Autovacuum: "on"}
+	r := Readme(&res)
+	for _, want := range []string{"6000 documents in windows of 2000 at 50 payments/s", "PostgreSQL private (autovacuum on)", "| 3 | 6000 | 40 | 25.75 | 13258 | 83 | 371 | 3.6 | 1.6 | 6 | 0.093 | 0.151 |", "verdict: flat"} {
+		if !strings.Contains(r, want) {
+			t.Errorf("README lacks %q:\n%s", want, r)
+		}
+	}
+}
+
+func TestWriteMakesJSONPlotsAndReadme(t *testing.T) {
+	c := small()
+	ws := windowsOf(3, func(i int, w *Window) {
+		w.CPUMsPerDoc, w.CPUMsPerDocTotal, w.P50Ms, w.P99Ms = map[string]float64{"ingest-1": 8}, 8, 80, 300
+		w.Tables["ingest.outbox"] = Size{Total: int64(i+1) * 1e6}
+	})
+	dir := t.TempDir()
+	if err := Write(dir, Results{Config: c, Env: c.env(), Pruned: c.pruned(), Windows: ws, Verdict: judge(c, ws)}); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Config  map[string]any `json:"config"`
+		Pruned  []map[string]any
+		Windows []Window `json:"windows"`
+		Verdict Verdict  `json:"verdict"`
+	}
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Windows) != 3 || got.Windows[2].Tables["ingest.outbox"].Total != 3e6 || got.Config["retention"] != "1m20s" ||
+		got.Pruned[0]["retention"] != "1m20s" || len(got.Verdict.Checks) == 0 {
+		t.Errorf("results.json: %s", b)
+	}
+	for _, name := range append([]string{"README.md"}, Plots...) {
+		if fi, err := os.Stat(filepath.Join(dir, name)); err != nil || fi.Size() == 0 {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
+
+// soak/README.md, whether or not a run is recorded in it, opens with the
+// method as the code writes it.
+func TestCommittedReadmeHasTheMethod(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "..", "soak", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(string(b), readmeIntro) {
+		t.Error("soak/README.md does not open with readmeIntro: render it again (soak.Readme) after changing the method")
+	}
+}
+
+func TestVerdictLeavesTablesThatKeepARowPerDocument(t *testing.T) {
+	c := small()
+	c.Documents = 600_000 // 3 h 20 min at 50/s: the attempts' 1 h retention acts, but each document keeps one
+	long := windowsOf(300, func(i int, w *Window) {
+		w.Elapsed = float64(i+1) * 40
+		w.Tables["invoicer.emission_attempts"] = Size{Total: int64(i+1) * 1e6}
+	})
+	if got := checkNamed(judge(c, long), "size invoicer.emission_attempts (MB)"); got.Judged || !strings.Contains(got.Note, "last attempt") {
+		t.Errorf("emission attempts: %+v, want not judged, as the last attempt of each document stays", got)
+	}
+}
