@@ -90,5 +90,5 @@ func plotThroughput(path string, t Timeline) error {
 		p.Add(l)
 		p.Legend.Add(series.name, l)
 	}
-	return savePNG(p, path)
+	return SavePNG(p, path)
 }
