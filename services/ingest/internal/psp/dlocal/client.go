@@ -88,10 +88,19 @@ func (c *Client) PaymentsOfOrder(ctx context.Context, orderRef string) ([]psp.Pa
 	return listAll(ctx, c, "/payments", url.Values{"order_id": {orderRef}}, wire.payment)
 }
 
-// PaymentsCreated lists the payments created in [from, to), page by page:
-// GET /payments?created_from=&created_to=&page=.
+// PaymentsCreated lists the payments created in [from, to), page by page
+// (GET /payments?created_from=&created_to=&page=), then the subscription
+// executions created in it, as the payments ingest records them under.
 func (c *Client) PaymentsCreated(ctx context.Context, from, to time.Time) ([]psp.Payment, error) {
-	return listAll(ctx, c, "/payments", period(from, to), wire.payment)
+	pays, err := listAll(ctx, c, "/payments", period(from, to), wire.payment)
+	if err != nil {
+		return nil, err
+	}
+	execs, err := c.executionsCreated(ctx, from, to)
+	if err != nil {
+		return nil, fmt.Errorf("subscription executions: %w", err)
+	}
+	return append(pays, execs...), nil
 }
 
 // RefundsCreated lists the refunds created in [from, to), page by page:
