@@ -133,13 +133,16 @@ func listAll[T any](ctx context.Context, c *Client, path string, q url.Values, d
 }
 
 // eachPage hands each object of every page of GET path with q to each, at
-// most maxPages pages.
+// most maxPages pages. Another page follows while the answer says
+// has_more, or while its page is below its total_pages (the shape some
+// subscription listings are seen in).
 func eachPage[W any](ctx context.Context, c *Client, path string, q url.Values, each func(W) error) error {
 	for page := 1; page <= maxPages; page++ {
 		q.Set("page", strconv.Itoa(page))
 		var l struct {
-			Data    []W  `json:"data"`
-			HasMore bool `json:"has_more"`
+			Data       []W  `json:"data"`
+			HasMore    bool `json:"has_more"`
+			TotalPages int  `json:"total_pages"`
 		}
 		if err := c.get(ctx, path+"?"+q.Encode(), &l); err != nil {
 			return fmt.Errorf("list %s: %w", path, err)
@@ -149,7 +152,7 @@ func eachPage[W any](ctx context.Context, c *Client, path string, q url.Values, 
 				return fmt.Errorf("list %s: %w", path, err)
 			}
 		}
-		if !l.HasMore {
+		if !l.HasMore && page >= l.TotalPages {
 			return nil
 		}
 	}

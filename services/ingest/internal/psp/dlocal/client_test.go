@@ -303,3 +303,22 @@ func sandboxPost(t *testing.T, base, path, body string, out any) {
 		t.Fatalf("%s: %d %v", path, resp.StatusCode, err)
 	}
 }
+
+// A listing that pages with total_pages and no has_more (as some
+// subscription listings are seen) is read to its last page.
+func TestReadsEveryPageOfATotalPagesListing(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		page := r.URL.Query().Get("page")
+		_, _ = w.Write([]byte(`{"data":[{"id":` + page + `,"external_id":"o-` + page + `"}],"page":` + page + `,"total_pages":3}`))
+	}))
+	defer srv.Close()
+	c := New(Config{BaseURL: srv.URL, Login: "l", TransKey: "t", SecretKey: "s"}, http.DefaultClient)
+	var seen []string
+	err := c.eachSubscription(context.Background(), "7", func(s idWire) error {
+		seen = append(seen, string(s.ID)+":"+s.ExternalID)
+		return nil
+	})
+	if err != nil || strings.Join(seen, ",") != "1:o-1,2:o-2,3:o-3" {
+		t.Fatalf("read %v (%v), want the subscriptions of pages 1 to 3", seen, err)
+	}
+}
