@@ -105,6 +105,8 @@ func (s *Server) routes() {
 	s.mux.Handle("GET /refunds", s.auth(s.listRefunds))
 	s.mux.Handle("GET /refunds/{id}", s.auth(s.getRefund))
 	s.mux.Handle("POST /v1/subscription/plan", s.auth(s.createPlan))
+	s.mux.Handle("GET /v1/subscription/plan/all", s.auth(s.listPlans))
+	s.mux.Handle("GET /v1/subscription/plan/{plan_id}/subscription/all", s.auth(s.listSubscriptions))
 	s.mux.Handle("GET /v1/subscription/plan/{plan_id}/subscription/{subscription_id}/execution/all", s.auth(s.listExecutions))
 	s.mux.Handle("PATCH /v1/subscription/plan/{plan_id}/subscription/{subscription_id}/deactivate", s.auth(s.deactivate))
 	s.mux.Handle("GET /v1/subscription/{subscription_id}/execution/{execution_id}", s.auth(s.getExecution))

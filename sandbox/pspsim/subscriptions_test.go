@@ -120,3 +120,35 @@ func TestSilentExecution(t *testing.T) {
 	}
 	rc.none(t)
 }
+
+// Plans are listed by id, and a plan's subscriptions, cancelled ones too,
+// with the external_id each was subscribed with; an unknown plan is 404.
+func TestListsPlansAndTheirSubscriptions(t *testing.T) {
+	t.Parallel()
+	e := start(t, pspsim.Config{})
+	var plans []string
+	for range 2 {
+		_, p := call(t, http.MethodPost, e.url+"/v1/subscription/plan", `{"amount":10,"currency":"UYU","frequency_type":"MONTHLY"}`)
+		plans = append(plans, p["id"].(json.Number).String())
+	}
+	_, first := post(t, e.url+"/sandbox/subscriptions", `{"plan_id":`+plans[1]+`,"external_id":"o-1"}`)
+	post(t, e.url+"/sandbox/subscriptions", `{"plan_id":`+plans[0]+`,"external_id":"o-other"}`)
+	_, second := post(t, e.url+"/sandbox/subscriptions", `{"plan_id":`+plans[1]+`,"external_id":"o-2"}`)
+	call(t, http.MethodPatch, e.url+"/v1/subscription/plan/"+plans[1]+"/subscription/"+first["id"].(json.Number).String()+"/deactivate", "")
+
+	status, list := call(t, http.MethodGet, e.url+"/v1/subscription/plan/all?page=1&page_size=1", "")
+	data, _ := list["data"].([]any)
+	if status != http.StatusOK || len(data) != 1 || data[0].(map[string]any)["id"] != json.Number(plans[0]) || list["has_more"] != true {
+		t.Fatalf("first page of plans: %d %v, want plan %s and more", status, list, plans[0])
+	}
+	status, list = call(t, http.MethodGet, e.url+"/v1/subscription/plan/"+plans[1]+"/subscription/all", "")
+	data, _ = list["data"].([]any)
+	if status != http.StatusOK || len(data) != 2 || list["has_more"] != false {
+		t.Fatalf("subscriptions of plan %s: %d %v, want 2", plans[1], status, list)
+	}
+	wantFields(t, data[0].(map[string]any), map[string]any{"id": first["id"], "external_id": "o-1", "status": "CANCELLED"})
+	wantFields(t, data[1].(map[string]any), map[string]any{"id": second["id"], "external_id": "o-2", "status": "CONFIRMED"})
+	if status, _ := call(t, http.MethodGet, e.url+"/v1/subscription/plan/999/subscription/all", ""); status != http.StatusNotFound {
+		t.Fatalf("subscriptions of an unknown plan: %d, want 404", status)
+	}
+}

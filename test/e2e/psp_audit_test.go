@@ -95,3 +95,86 @@ func TestPSPAuditRecoversAPaymentNeverRecorded(t *testing.T) {
 		t.Fatalf("the refund the audit recovered: %v", err)
 	}
 }
+
+// TestPSPAuditRecoversASubscriptionExecutionNeverNotified charges a dLocal
+// subscription's first execution and loses every notification of it: the
+// poller cannot know it (the recurring order names no plan and no
+// execution of the subscription is recorded). One reconciler run lists it
+// among the period's executions and recovers it through ingest's webhook
+// path, which ends in exactly one authorized invoice; an execution of a
+// subscription whose external_id names no order ingest holds is an
+// audit_disagreement case. A second run recovers nothing new.
+func TestPSPAuditRecoversASubscriptionExecutionNeverNotified(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	s, err := stack.StartWith(ctx, t.TempDir(), stack.Options{PSPAudit: true, Env: []string{"RECONCILER_PSP_AUDIT_SETTLE=0s"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Stop()
+	defer dumpLogsOnFailure(t, s)
+
+	order := fmt.Sprintf("e2e-audit-subscription-%d", time.Now().UnixNano())
+	var customer struct {
+		ID string `json:"id"`
+	}
+	if err := s.API(ctx, s.IngestURL, "/v1/customers", map[string]any{"doc_type": "CI", "doc_country": "UY",
+		"doc_number": "19119365", "legal_name": "Audit Subscriber"}, "", &customer); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.API(ctx, s.IngestURL, "/v1/orders", map[string]any{"merchant_order_id": order, "customer_id": customer.ID,
+		"amount_minor": 49000, "currency": "UYU", "recurring": true}, "", nil); err != nil {
+		t.Fatal(err)
+	}
+	lost := executeSilently(ctx, t, s, order)
+	stray := executeSilently(ctx, t, s, order+"-unknown")
+
+	if sum := runOnce(ctx, t, s); !strings.Contains(sum, " findings=1 ") {
+		t.Fatalf("first run: %q, want findings=1 (the execution of an unknown order)", sum)
+	}
+	if err := s.WaitAuthorized(ctx, "payment:"+lost, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := pgx.Connect(ctx, s.Database)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var cases int
+	err = conn.QueryRow(ctx, `SELECT count(*) FROM reconciler.cases WHERE kind = 'audit_disagreement' AND closed_at IS NULL
+  AND subject = $1`, "audit:psp_audit_unknown_order:dlocal:"+stray).Scan(&cases)
+	if err != nil || cases != 1 {
+		t.Fatalf("open audit_disagreement cases on %s: %d (%v), want 1", stray, cases, err)
+	}
+	if sum := runOnce(ctx, t, s); !strings.Contains(sum, " findings=1 ") {
+		t.Fatalf("second run: %q, want the same one finding", sum)
+	}
+	var receipts int
+	err = conn.QueryRow(ctx, `SELECT count(*) FROM ingest.webhook_receipts WHERE event_id = $1`, lost).Scan(&receipts)
+	if err != nil || receipts != 1 {
+		t.Fatalf("receipts of %s after two runs: %d (%v), want the audit's one", lost, receipts, err)
+	}
+	docs, err := s.Documents(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if held := stack.BySource(docs)["payment:"+lost]; len(held) != 1 {
+		t.Fatalf("documents of %s: %+v, want one invoice", lost, held)
+	}
+}
+
+// executeSilently subscribes order to a new plan of 490.00 UYU at the
+// sandbox and charges its first period with every notification lost; it
+// returns the payment id ingest records the execution under.
+func executeSilently(ctx context.Context, t *testing.T, s *stack.Stack, order string) string {
+	t.Helper()
+	sub, err := s.Subscribe(ctx, order, 49000, s.IngestURL+"/webhooks/dlocal")
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := s.ExecuteSilently(ctx, sub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return stack.ExecutionPaymentID(sub, id)
+}

@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -99,5 +100,94 @@ func TestSubscriptionExecutionsAreOneInvoiceEach(t *testing.T) {
 		if err := s.WaitAuthorized(ctx, "payment:"+stack.ExecutionPaymentID(sub, id), time.Second); err != nil {
 			t.Fatalf("execution %s after the cancellation: %v", id, err)
 		}
+	}
+}
+
+// TestSubscriptionFirstExecutionNeverNotifiedIsFoundByItsPlan names the
+// dLocal plan on a recurring order, then charges the buyer's first period
+// with every notification of it lost: no execution names the subscription
+// yet, and the poller finds it among the plan's subscriptions by the
+// order's reference. One authorized invoice, one receipt however often the
+// order is polled again; another order's subscription to the same plan is
+// left alone.
+func TestSubscriptionFirstExecutionNeverNotifiedIsFoundByItsPlan(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	s, err := stack.StartWith(ctx, t.TempDir(), stack.Options{Env: []string{"INGEST_POLL_AFTER=0s", "INGEST_POLL_EVERY=1s", "INGEST_POLL_INTERVAL=1s"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Stop()
+	defer dumpLogsOnFailure(t, s)
+
+	plan, err := s.CreatePlan(ctx, 49000, s.IngestURL+"/webhooks/dlocal")
+	if err != nil {
+		t.Fatal(err)
+	}
+	order := fmt.Sprintf("e2e-plan-subscription-%d", time.Now().UnixNano())
+	var customer struct {
+		ID string `json:"id"`
+	}
+	if err := s.API(ctx, s.IngestURL, "/v1/customers", map[string]any{"doc_type": "CI", "doc_country": "UY",
+		"doc_number": "19119365", "legal_name": "Subscriber"}, "", &customer); err != nil {
+		t.Fatal(err)
+	}
+	var created struct {
+		PSPPlanID string `json:"psp_plan_id"`
+	}
+	if err := s.API(ctx, s.IngestURL, "/v1/orders", map[string]any{"merchant_order_id": order, "customer_id": customer.ID,
+		"amount_minor": 49000, "currency": "UYU", "recurring": true, "psp_plan_id": strconv.FormatInt(plan, 10)}, "", &created); err != nil {
+		t.Fatal(err)
+	}
+	if created.PSPPlanID != strconv.FormatInt(plan, 10) {
+		t.Fatalf("order created with psp_plan_id %q, want %d", created.PSPPlanID, plan)
+	}
+	neighbour, err := s.SubscribeTo(ctx, plan, order+"-neighbour")
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := s.ExecuteSilently(ctx, neighbour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub, err := s.SubscribeTo(ctx, plan, order)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := s.ExecuteSilently(ctx, sub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := stack.ExecutionPaymentID(sub, first)
+	if err := s.WaitAuthorized(ctx, "payment:"+id, 2*time.Minute); err != nil {
+		t.Fatal(err)
+	}
+
+	conn, err := pgx.Connect(ctx, s.Database)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var polls int
+	if err := conn.QueryRow(ctx, `SELECT polls FROM ingest.orders WHERE merchant_order_id = $1`, order).Scan(&polls); err != nil {
+		t.Fatal(err)
+	}
+	err = stack.WaitFor(ctx, time.Minute, func() (bool, error) { // the rounds after the one that found it have run
+		var now int
+		err := conn.QueryRow(ctx, `SELECT polls FROM ingest.orders WHERE merchant_order_id = $1`, order).Scan(&now)
+		return now >= polls+2, err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for execution, want := range map[string]int{id: 1, stack.ExecutionPaymentID(neighbour, other): 0} {
+		var receipts int
+		err := conn.QueryRow(ctx, `SELECT count(*) FROM ingest.webhook_receipts WHERE event_id = $1`, execution).Scan(&receipts)
+		if err != nil || receipts != want {
+			t.Fatalf("receipts of execution %s: %d (%v), want %d", execution, receipts, err, want)
+		}
+	}
+	if err := s.WaitAuthorized(ctx, "payment:"+id, time.Second); err != nil {
+		t.Fatalf("after more polls: %v", err)
 	}
 }

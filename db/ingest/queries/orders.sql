@@ -1,6 +1,6 @@
 -- name: OrderInsert :one
-INSERT INTO ingest.orders (merchant_order_id, customer_id, amount_minor, currency, lines, psp_payment_id, recurring)
-VALUES (@merchant_order_id, @customer_id, @amount_minor, @currency, @lines, @psp_payment_id, @recurring)
+INSERT INTO ingest.orders (merchant_order_id, customer_id, amount_minor, currency, lines, psp_payment_id, recurring, psp_plan_id)
+VALUES (@merchant_order_id, @customer_id, @amount_minor, @currency, @lines, @psp_payment_id, @recurring, @psp_plan_id)
 RETURNING *;
 
 -- name: OrderGet :one
@@ -37,8 +37,8 @@ WHERE id = @id AND psp_payment_id IS NULL;
 -- searched for until give_up_before). Each claimed order is stamped so another poller skips it; with it
 -- come the ids of its known payments that have no final state (its linked
 -- PSP payment included while it is not recorded) and, for a recurring
--- order, the ids of all its recorded payments (the subscriptions they name
--- are listed at the PSP).
+-- order, the ids of all its recorded payments and the PSP plan it names
+-- (the subscriptions they name are listed at the PSP).
 UPDATE ingest.orders o
 SET polled_at = now(), polls = polls + 1
 WHERE o.id IN (
@@ -56,14 +56,16 @@ RETURNING o.id, o.merchant_order_id,
      || CASE WHEN o.psp_payment_id IS NOT NULL
                   AND NOT EXISTS (SELECT 1 FROM ingest.payments p WHERE p.id = o.psp_payment_id)
              THEN ARRAY[o.psp_payment_id] ELSE ARRAY[]::text[] END)::text[] AS unsettled,
-    ARRAY(SELECT p.id FROM ingest.payments p WHERE o.recurring AND p.order_id = o.id ORDER BY p.id)::text[] AS recurring_payments;
+    ARRAY(SELECT p.id FROM ingest.payments p WHERE o.recurring AND p.order_id = o.id ORDER BY p.id)::text[] AS recurring_payments,
+    o.psp_plan_id;
 
 -- name: OrderClaimDueRecurring :many
 -- Recurring orders created before give_up_before (younger ones are
 -- OrderClaimDue's), not polled since polled_before, with a payment recorded
--- after recurring_give_up_before: a subscription's later periods are looked
--- for as long as it charges. Stamped and returned as OrderClaimDue's
--- orders.
+-- after recurring_give_up_before, or created after it when they name a PSP
+-- plan: a subscription's later periods are looked for as long as it
+-- charges, and its first as long as a later one would be. Stamped and
+-- returned as OrderClaimDue's orders.
 UPDATE ingest.orders o
 SET polled_at = now(), polls = polls + 1
 WHERE o.id IN (
@@ -71,13 +73,15 @@ WHERE o.id IN (
     WHERE ord.recurring
       AND ord.created_at <= @give_up_before
       AND (ord.polled_at IS NULL OR ord.polled_at < @polled_before::timestamptz)
-      AND EXISTS (SELECT 1 FROM ingest.payments p WHERE p.order_id = ord.id AND p.created_at > @recurring_give_up_before)
+      AND (EXISTS (SELECT 1 FROM ingest.payments p WHERE p.order_id = ord.id AND p.created_at > @recurring_give_up_before)
+           OR (ord.psp_plan_id IS NOT NULL AND ord.created_at > @recurring_give_up_before))
     ORDER BY ord.polled_at NULLS FIRST
     LIMIT @max_rows
     FOR UPDATE OF ord SKIP LOCKED)
 RETURNING o.id, o.merchant_order_id,
     ARRAY(SELECT p.id FROM ingest.payments p WHERE p.order_id = o.id AND p.status_rank < 30 ORDER BY p.id)::text[] AS unsettled,
-    ARRAY(SELECT p.id FROM ingest.payments p WHERE p.order_id = o.id ORDER BY p.id)::text[] AS recurring_payments;
+    ARRAY(SELECT p.id FROM ingest.payments p WHERE p.order_id = o.id ORDER BY p.id)::text[] AS recurring_payments,
+    o.psp_plan_id;
 
 -- name: OrderList :many
 SELECT * FROM ingest.orders

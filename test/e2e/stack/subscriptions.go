@@ -19,6 +19,16 @@ type Subscription struct {
 // notifyURL, and the buyer's subscription to it for the merchant's order
 // (its external_id).
 func (s *Stack) Subscribe(ctx context.Context, orderID string, amountMinor int64, notifyURL string) (Subscription, error) {
+	plan, err := s.CreatePlan(ctx, amountMinor, notifyURL)
+	if err != nil {
+		return Subscription{}, err
+	}
+	return s.SubscribeTo(ctx, plan, orderID)
+}
+
+// CreatePlan creates a monthly plan of amountMinor UYU notified at
+// notifyURL at the sandbox's dLocal and returns its id.
+func (s *Stack) CreatePlan(ctx context.Context, amountMinor int64, notifyURL string) (int64, error) {
 	var plan struct {
 		ID int64 `json:"id"`
 	}
@@ -27,10 +37,16 @@ func (s *Stack) Subscribe(ctx context.Context, orderID string, amountMinor int64
 		"frequency_type": "MONTHLY", "frequency_value": 1, "notification_url": notifyURL,
 	}, &plan, s.dlocalSign)
 	if err != nil {
-		return Subscription{}, fmt.Errorf("create plan: %w", err)
+		return 0, fmt.Errorf("create plan: %w", err)
 	}
-	sub := Subscription{PlanID: plan.ID}
-	if err := s.call(ctx, s.PSPURL+"/sandbox/subscriptions", map[string]any{"plan_id": plan.ID, "external_id": orderID}, &sub, nil); err != nil {
+	return plan.ID, nil
+}
+
+// SubscribeTo subscribes the buyer to plan for the merchant's order (its
+// external_id).
+func (s *Stack) SubscribeTo(ctx context.Context, plan int64, orderID string) (Subscription, error) {
+	sub := Subscription{PlanID: plan}
+	if err := s.call(ctx, s.PSPURL+"/sandbox/subscriptions", map[string]any{"plan_id": plan, "external_id": orderID}, &sub, nil); err != nil {
 		return Subscription{}, fmt.Errorf("subscribe: %w", err)
 	}
 	return sub, nil
@@ -39,10 +55,20 @@ func (s *Stack) Subscribe(ctx context.Context, orderID string, amountMinor int64
 // Execute charges the subscription's next period at the sandbox, which
 // notifies it, and returns the execution's id.
 func (s *Stack) Execute(ctx context.Context, sub Subscription) (string, error) {
+	return s.execute(ctx, sub, nil)
+}
+
+// ExecuteSilently charges the subscription's next period at the sandbox,
+// which never notifies it, and returns the execution's id.
+func (s *Stack) ExecuteSilently(ctx context.Context, sub Subscription) (string, error) {
+	return s.execute(ctx, sub, map[string]any{"silent": true})
+}
+
+func (s *Stack) execute(ctx context.Context, sub Subscription, req any) (string, error) {
 	var e struct {
 		ID string `json:"id"`
 	}
-	err := s.call(ctx, fmt.Sprintf("%s/sandbox/subscriptions/%d/execute", s.PSPURL, sub.ID), nil, &e, nil)
+	err := s.call(ctx, fmt.Sprintf("%s/sandbox/subscriptions/%d/execute", s.PSPURL, sub.ID), req, &e, nil)
 	return e.ID, err
 }
 

@@ -86,3 +86,39 @@ func TestPSPAuditListsAndRecovers(t *testing.T) {
 		}
 	}
 }
+
+// A subscription's first execution, every notification of it lost, is
+// among the period's payments of the PSP audit's listing, under the
+// payment id ingest records it by, and its recovery ends in one invoice
+// event on the recurring order.
+func TestPSPAuditListsAndRecoversASubscriptionExecution(t *testing.T) {
+	t.Parallel()
+	e := start(t) // the poller waits its default 10m, and could not know the subscription anyway
+	admin := http.Header{"Authorization": {"Bearer " + adminToken}}
+	from := time.Now().Add(-time.Minute).UTC().Format(time.RFC3339)
+	sub := e.subscribe("o-audit-plan")
+	id := "SUB-" + sub + "-" + e.execute(sub, map[string]any{"silent": true})
+	to := time.Now().Add(time.Minute).UTC().Format(time.RFC3339)
+
+	code, body := e.get(e.admin+"/admin/psp/payments?from="+url.QueryEscape(from)+"&to="+url.QueryEscape(to), admin)
+	var list struct {
+		Payments []struct {
+			PSP, ID, Status, Currency string
+			OrderID                   string `json:"order_id"`
+			AmountMinor               int64  `json:"amount_minor"`
+		}
+	}
+	if err := json.Unmarshal([]byte(body), &list); code != http.StatusOK || err != nil || len(list.Payments) != 1 {
+		t.Fatalf("list: %d %s (%v)", code, body, err)
+	}
+	if p := list.Payments[0]; p.PSP != "dlocal" || p.ID != id || p.Status != "PAID" || p.AmountMinor != 49000 || p.OrderID != "o-audit-plan" {
+		t.Fatalf("listed %+v, want %s PAID 49000 of o-audit-plan at dlocal", p, id)
+	}
+	if code, body := e.post(e.admin+"/admin/psp/dlocal/payments/"+id+"/recover", nil, admin); code != http.StatusOK || !strings.Contains(body, `"recorded":true`) {
+		t.Fatalf("recover: %d %s", code, body)
+	}
+	e.waitCount(1, "SELECT count(*) FROM ingest.outbox WHERE event_key = $1", "payment:"+id+":paid")
+	if n := e.count("SELECT count(*) FROM ingest.cases"); n != 0 {
+		t.Fatalf("cases = %d, want none", n)
+	}
+}

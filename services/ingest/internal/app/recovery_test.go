@@ -354,33 +354,88 @@ func TestSubscriptionExecutionNeverNotifiedThePollerInvoicesOnce(t *testing.T) {
 	}
 }
 
+// A recurring order naming its dLocal plan: the first execution of the
+// buyer's subscription, every notification of it lost and so no execution
+// naming the subscription, is found by the poller among the plan's
+// subscriptions by the order's reference and invoiced once; another
+// order's subscription to the plan is left alone, and polling the order
+// again records nothing more.
+func TestSubscriptionFirstExecutionNeverNotifiedIsFoundByItsPlan(t *testing.T) {
+	t.Parallel()
+	e := start(t, "INGEST_POLL_AFTER", "0s", "INGEST_POLL_EVERY", "200ms")
+	plan := e.plan()
+	code, body := e.post(e.ingest+"/v1/orders", map[string]any{"merchant_order_id": "o-named", "customer_id": e.customer(),
+		"amount_minor": 49000, "currency": "UYU", "recurring": true, "psp_plan_id": plan}, http.Header{"Authorization": {"Bearer " + token}})
+	if code != http.StatusCreated || !strings.Contains(body, `"psp_plan_id":"`+plan+`"`) {
+		t.Fatalf("create recurring order naming plan %s: %d %s", plan, code, body)
+	}
+	other := e.subscribeTo(plan, "o-neighbour")
+	otherID := "SUB-" + other + "-" + e.execute(other, map[string]any{"silent": true})
+	sub := e.subscribeTo(plan, "o-named")
+	id := "SUB-" + sub + "-" + e.execute(sub, map[string]any{"silent": true})
+	e.waitCount(1, "SELECT count(*) FROM ingest.outbox WHERE event_key = $1", "payment:"+id+":paid")
+	polls := e.count("SELECT polls FROM ingest.orders WHERE merchant_order_id = 'o-named'")
+	e.waitCount(1, "SELECT count(*) FROM ingest.orders WHERE merchant_order_id = 'o-named' AND polls >= $1", polls+2)
+	if n := e.count("SELECT count(*) FROM ingest.webhook_receipts WHERE event_id = $1", id); n != 1 {
+		t.Fatalf("receipts of the silent first execution = %d, want the poller's one", n)
+	}
+	if n := e.count("SELECT count(*) FROM ingest.webhook_receipts WHERE event_id = $1", otherID); n != 0 {
+		t.Fatalf("receipts of another order's execution = %d, want none", n)
+	}
+	if n := e.count("SELECT count(*) FROM ingest.outbox"); n != 1 {
+		t.Fatalf("outbox rows = %d, want the one invoice event", n)
+	}
+	if n := e.count("SELECT count(*) FROM ingest.cases"); n != 0 {
+		t.Fatalf("cases = %d, want none", n)
+	}
+}
+
 // subscribe creates a recurring order of 490.00 UYU for Ana and a monthly
 // plan of that amount notifying ingest, subscribes the order to it at the
 // PSP sandbox and returns the subscription id.
 func (e *env) subscribe(order string) string {
 	e.t.Helper()
-	auth := http.Header{"Authorization": {"Bearer " + token}}
-	code, body := e.post(e.ingest+"/v1/customers", ana, auth)
+	code, body := e.post(e.ingest+"/v1/orders", map[string]any{"merchant_order_id": order, "customer_id": e.customer(),
+		"amount_minor": 49000, "currency": "UYU", "recurring": true}, http.Header{"Authorization": {"Bearer " + token}})
+	if code != http.StatusCreated {
+		e.t.Fatalf("create recurring order: %d %s", code, body)
+	}
+	return e.subscribeTo(e.plan(), order)
+}
+
+// customer creates Ana's fiscal profile and returns its id.
+func (e *env) customer() string {
+	e.t.Helper()
+	code, body := e.post(e.ingest+"/v1/customers", ana, http.Header{"Authorization": {"Bearer " + token}})
 	var c struct{ ID string }
 	if err := json.Unmarshal([]byte(body), &c); code != http.StatusCreated || err != nil {
 		e.t.Fatalf("create customer: %d %s", code, body)
 	}
-	code, body = e.post(e.ingest+"/v1/orders", map[string]any{"merchant_order_id": order, "customer_id": c.ID,
-		"amount_minor": 49000, "currency": "UYU", "recurring": true}, auth)
-	if code != http.StatusCreated {
-		e.t.Fatalf("create recurring order: %d %s", code, body)
-	}
-	code, body = e.post(e.psp+"/v1/subscription/plan", map[string]any{"amount": json.Number("490.00"), "currency": "UYU",
+	return c.ID
+}
+
+// plan creates a monthly plan of 490.00 UYU notifying ingest at the PSP
+// sandbox and returns its id.
+func (e *env) plan() string {
+	e.t.Helper()
+	code, body := e.post(e.psp+"/v1/subscription/plan", map[string]any{"amount": json.Number("490.00"), "currency": "UYU",
 		"frequency_type": "MONTHLY", "notification_url": e.ingest + "/webhooks/dlocal"}, http.Header{dlocal.HeaderLogin: {login}, dlocal.HeaderTransKey: {transKey}})
 	var plan struct{ ID json.Number }
 	if err := json.Unmarshal([]byte(body), &plan); code != http.StatusOK || err != nil {
 		e.t.Fatalf("create plan: %d %s", code, body)
 	}
+	return plan.ID.String()
+}
+
+// subscribeTo subscribes order to plan at the PSP sandbox and returns the
+// subscription id.
+func (e *env) subscribeTo(plan, order string) string {
+	e.t.Helper()
+	code, body := e.post(e.psp+"/sandbox/subscriptions", map[string]any{"plan_id": json.Number(plan), "external_id": order}, nil)
 	var sub struct{ ID json.Number }
-	if code, body = e.post(e.psp+"/sandbox/subscriptions", map[string]any{"plan_id": plan.ID, "external_id": order}, nil); code != http.StatusOK {
+	if err := json.Unmarshal([]byte(body), &sub); code != http.StatusOK || err != nil {
 		e.t.Fatalf("subscribe: %d %s", code, body)
 	}
-	_ = json.Unmarshal([]byte(body), &sub)
 	return sub.ID.String()
 }
 

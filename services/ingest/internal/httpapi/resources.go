@@ -77,6 +77,10 @@ type Order struct {
 	// Recurring marks a subscription: each PAID payment of the order's
 	// amount is invoiced as its own sale, not a second payment.
 	Recurring bool `json:"recurring,omitempty"`
+	// PSPPlanID names, on a recurring order, the PSP plan its buyer
+	// subscribes to (a dLocal plan id), so the poller finds the order's
+	// subscription before any of its payments is recorded.
+	PSPPlanID *string `json:"psp_plan_id,omitempty"`
 }
 
 func (a *API) createOrder(c echo.Context) error {
@@ -96,6 +100,7 @@ func (a *API) createOrder(c echo.Context) error {
 	row, err := a.store.InsertOrder(c.Request().Context(), store.Order{
 		MerchantOrderID: in.MerchantOrderID, CustomerID: in.CustomerID, AmountMinor: in.AmountMinor,
 		Currency: in.Currency, Lines: lines, PSPPaymentID: in.PSPPaymentID, Recurring: in.Recurring,
+		PSPPlanID: in.PSPPlanID,
 	})
 	if errkind.Is(err, errkind.Invalid) {
 		return fieldErrors{"customer_id": "no such customer"}.answer(c)
@@ -144,7 +149,7 @@ func (a *API) getOrder(c echo.Context) error {
 
 func orderOut(r store.Order) Order {
 	o := Order{ID: r.ID, MerchantOrderID: r.MerchantOrderID, CustomerID: r.CustomerID, AmountMinor: r.AmountMinor,
-		Currency: r.Currency, PSPPaymentID: r.PSPPaymentID, Recurring: r.Recurring, Lines: orderLines{}}
+		Currency: r.Currency, PSPPaymentID: r.PSPPaymentID, Recurring: r.Recurring, PSPPlanID: r.PSPPlanID, Lines: orderLines{}}
 	_ = json.Unmarshal(r.Lines, &o.Lines)
 	if o.Lines == nil { // an order recorded without lines stores null
 		o.Lines = orderLines{}

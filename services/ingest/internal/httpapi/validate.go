@@ -102,6 +102,7 @@ func validateOrder(in Order) fieldErrors {
 	if in.PSPPaymentID != nil && (*in.PSPPaymentID == "" || len(*in.PSPPaymentID) > 100) {
 		errs["psp_payment_id"] = "want 1 to 100 characters, or leave it out"
 	}
+	validatePlan(in, errs)
 	if in.AmountMinor <= 0 {
 		errs["amount_minor"] = "want a positive amount in minor units"
 	}
@@ -110,6 +111,17 @@ func validateOrder(in Order) fieldErrors {
 	}
 	validateLines(in, errs)
 	return errs
+}
+
+// validatePlan checks a PSP plan is named only on a recurring order.
+func validatePlan(in Order, errs fieldErrors) {
+	switch {
+	case in.PSPPlanID == nil:
+	case *in.PSPPlanID == "" || len(*in.PSPPlanID) > 100:
+		errs["psp_plan_id"] = "want 1 to 100 characters, or leave it out"
+	case !in.Recurring:
+		errs["psp_plan_id"] = "only a recurring order names a plan"
+	}
 }
 
 // validateLines checks each line's arithmetic and that the lines add up,

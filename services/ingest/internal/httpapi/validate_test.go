@@ -68,3 +68,22 @@ func TestHasEscapedNUL(t *testing.T) {
 		}
 	}
 }
+
+// A PSP plan is named only on a recurring order, with 1 to 100 characters.
+func TestValidateOrderPlan(t *testing.T) {
+	t.Parallel()
+	plan := func(s string) *string { return &s }
+	for _, tc := range []struct {
+		plan      *string
+		recurring bool
+		refused   bool
+	}{
+		{nil, false, false}, {plan("4021"), true, false}, {plan("4021"), false, true},
+		{plan(""), true, true}, {plan(string(make([]byte, 101))), true, true},
+	} {
+		in := Order{MerchantOrderID: "o-1", AmountMinor: 100, Currency: "UYU", Recurring: tc.recurring, PSPPlanID: tc.plan}
+		if errs := validateOrder(in); (errs["psp_plan_id"] != "") != tc.refused || len(errs) > 1 {
+			t.Errorf("plan %v on recurring=%v: errors %v, want psp_plan_id refused=%v", tc.plan, tc.recurring, errs, tc.refused)
+		}
+	}
+}

@@ -4,9 +4,10 @@
 // (and a second payment on a paid order); the order's known payments with
 // no final state that the search did not return, and registered refunds
 // with none, are re-fetched by id. A recurring order is also searched by
-// the subscriptions its recorded payments belong to (at a PSP that lists
-// them), and past the give-up age is searched again at a slower pace while
-// it is charged. Each status found is recorded as a
+// the subscriptions its recorded payments belong to and, when it names
+// one, by its PSP plan's subscriptions (at a PSP that lists them), and
+// past the give-up age is searched again at a slower pace while it is
+// charged. Each status found is recorded as a
 // receipt in its PSP source's dedupe scope; the apply worker then handles
 // it exactly as if the webhook had come (a status already applied is a
 // duplicate receipt and changes nothing). The poller only ever asks the
@@ -63,10 +64,11 @@ type PSP interface {
 // SubscriptionLister is a PSP adapter whose subscriptions charge a
 // recurring order in payments a search by order reference does not return
 // (dLocal's executions). PaymentsOfSubscriptions lists every payment of
-// each subscription one of known, the ids of payments ingest recorded for
-// one recurring order, belongs to; an id of no subscription is skipped.
+// the order's subscriptions: those of the plan s names subscribed with the
+// order's reference, and each one a known payment id belongs to (an id of
+// no subscription is skipped).
 type SubscriptionLister interface {
-	PaymentsOfSubscriptions(ctx context.Context, known []string) ([]psp.Payment, error)
+	PaymentsOfSubscriptions(ctx context.Context, s psp.Subscriptions) ([]psp.Payment, error)
 }
 
 // Target is a PSP to poll and the dedupe scope of its sources.
@@ -169,7 +171,7 @@ func (p *Poller) outOfTime(ctx context.Context, kind string) bool {
 }
 
 // pollOrder searches every target for the order's payments (a recurring
-// order's also by the subscriptions its recorded payments name) and
+// order's also by its subscriptions) and
 // records their statuses, then re-fetches the order's unsettled payments
 // the searches did not return.
 func (p *Poller) pollOrder(ctx context.Context, o store.DueOrder) int {
@@ -182,7 +184,7 @@ func (p *Poller) pollOrder(ctx context.Context, o store.DueOrder) int {
 			continue
 		}
 		recorded += p.recordFound(ctx, t.Scope, found, seen)
-		recorded += p.pollSubscriptions(ctx, t, o.RecurringPayments, seen)
+		recorded += p.pollSubscriptions(ctx, t, psp.Subscriptions{OrderRef: o.MerchantOrderID, Plan: o.PSPPlanID, Known: o.RecurringPayments}, seen)
 	}
 	for _, id := range o.Unsettled {
 		if seen[id] {
@@ -200,14 +202,14 @@ func (p *Poller) pollOrder(ctx context.Context, o store.DueOrder) int {
 }
 
 // pollSubscriptions lists at t, when its adapter can, the payments of the
-// subscriptions a recurring order's recorded payments known belong to, and
-// records their statuses.
-func (p *Poller) pollSubscriptions(ctx context.Context, t Target, known []string, seen map[string]bool) int {
+// subscriptions of a recurring order (its recorded payments' and its
+// plan's, s) and records their statuses.
+func (p *Poller) pollSubscriptions(ctx context.Context, t Target, s psp.Subscriptions, seen map[string]bool) int {
 	subs, ok := t.PSP.(SubscriptionLister)
-	if !ok || len(known) == 0 || p.outOfTime(ctx, "subscription") {
+	if !ok || (len(s.Known) == 0 && s.Plan == "") || p.outOfTime(ctx, "subscription") {
 		return 0
 	}
-	found, err := subs.PaymentsOfSubscriptions(ctx, known)
+	found, err := subs.PaymentsOfSubscriptions(ctx, s)
 	if err != nil {
 		p.count("error")
 		p.log.Warn("list payments of subscriptions", zap.Error(err))

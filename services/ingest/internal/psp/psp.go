@@ -88,3 +88,14 @@ type Adapter interface {
 	// audit's view of the refunds.
 	RefundsCreated(ctx context.Context, from, to time.Time) ([]Refund, error)
 }
+
+// Subscriptions is what ingest knows of one recurring order's
+// subscriptions at a PSP (docs/psp.md, "Subscriptions"), for an adapter
+// that lists their payments: the order's reference, the PSP plan the
+// merchant named on it (empty when none) and the ids of the payments
+// ingest recorded for it.
+type Subscriptions struct {
+	OrderRef string
+	Plan     string
+	Known    []string
+}

@@ -28,7 +28,7 @@ const (
 	OpRefund          = "refund"
 	OpPaymentsOfOrder = "payments_of_order"
 	// OpPaymentsOfSubscriptions is recorded under the first payment id
-	// the listing started from.
+	// the listing started from, else the order reference.
 	OpPaymentsOfSubscriptions = "payments_of_subscriptions"
 )
 
@@ -46,7 +46,7 @@ type recorded struct {
 // subscriptionLister is an adapter that also lists the payments of
 // subscriptions (the poller's SubscriptionLister).
 type subscriptionLister interface {
-	PaymentsOfSubscriptions(ctx context.Context, known []string) ([]psp.Payment, error)
+	PaymentsOfSubscriptions(ctx context.Context, s psp.Subscriptions) ([]psp.Payment, error)
 }
 
 // recordedSubscriptions is a recorded adapter that also lists
@@ -68,14 +68,17 @@ func Wrap(a psp.Adapter, rec Recorder, log *zap.Logger) psp.Adapter {
 	return r
 }
 
-// PaymentsOfSubscriptions lists the payments of the subscriptions known
-// belong to, recording the call under known's first id.
-func (r *recordedSubscriptions) PaymentsOfSubscriptions(ctx context.Context, known []string) ([]psp.Payment, error) {
+// PaymentsOfSubscriptions lists the payments of the subscriptions s names,
+// recording the call under its first known payment id, else its order
+// reference.
+func (r *recordedSubscriptions) PaymentsOfSubscriptions(ctx context.Context, s psp.Subscriptions) ([]psp.Payment, error) {
 	start := time.Now()
-	ps, err := r.subs.PaymentsOfSubscriptions(ctx, known)
-	if len(known) > 0 {
-		r.record(ctx, OpPaymentsOfSubscriptions, known[0], start, Outcome(err))
+	ps, err := r.subs.PaymentsOfSubscriptions(ctx, s)
+	id := s.OrderRef
+	if len(s.Known) > 0 {
+		id = s.Known[0]
 	}
+	r.record(ctx, OpPaymentsOfSubscriptions, id, start, Outcome(err))
 	return ps, err
 }
 

@@ -35,8 +35,8 @@ func (plain) RefundsCreated(context.Context, time.Time, time.Time) ([]psp.Refund
 // their own.
 type withSubscriptions struct{ plain }
 
-func (withSubscriptions) PaymentsOfSubscriptions(_ context.Context, known []string) ([]psp.Payment, error) {
-	return []psp.Payment{{ID: known[0] + "-next", Status: psp.StatusPaid}}, nil
+func (withSubscriptions) PaymentsOfSubscriptions(_ context.Context, s psp.Subscriptions) ([]psp.Payment, error) {
+	return []psp.Payment{{ID: s.OrderRef + "-next", Status: psp.StatusPaid}}, nil
 }
 
 // calls keeps the recorded calls.
@@ -53,7 +53,8 @@ func (c *calls) RecordPSPFetch(_ context.Context, f store.PSPFetch) error {
 }
 
 // Wrapping keeps an adapter's subscription listing, recorded like the
-// other calls, and gives none to an adapter without one.
+// other calls (under the first known payment, else the order reference),
+// and gives none to an adapter without one.
 func TestWrapKeepsWhatTheAdapterCanDo(t *testing.T) {
 	rec := &calls{}
 	wrapped := Wrap(withSubscriptions{}, rec, zap.NewNop())
@@ -61,14 +62,18 @@ func TestWrapKeepsWhatTheAdapterCanDo(t *testing.T) {
 	if !ok {
 		t.Fatal("the wrapped adapter lost PaymentsOfSubscriptions")
 	}
-	ps, err := subs.PaymentsOfSubscriptions(t.Context(), []string{"SUB-1-1"})
-	if err != nil || len(ps) != 1 || ps[0].ID != "SUB-1-1-next" {
+	ps, err := subs.PaymentsOfSubscriptions(t.Context(), psp.Subscriptions{OrderRef: "o-1", Known: []string{"SUB-1-1"}})
+	if err != nil || len(ps) != 1 || ps[0].ID != "o-1-next" {
 		t.Fatalf("PaymentsOfSubscriptions = %v, %v; want the adapter's answer", ps, err)
+	}
+	if _, err := subs.PaymentsOfSubscriptions(t.Context(), psp.Subscriptions{OrderRef: "o-2", Plan: "7"}); err != nil {
+		t.Fatal(err)
 	}
 	if _, err := wrapped.Payment(t.Context(), "P-9"); !errkind.Is(err, errkind.NotFound) {
 		t.Fatalf("Payment error = %v, want the adapter's NotFound", err)
 	}
-	want := []struct{ op, id, outcome string }{{OpPaymentsOfSubscriptions, "SUB-1-1", "found"}, {OpPayment, "P-9", "not_found"}}
+	want := []struct{ op, id, outcome string }{{OpPaymentsOfSubscriptions, "SUB-1-1", "found"},
+		{OpPaymentsOfSubscriptions, "o-2", "found"}, {OpPayment, "P-9", "not_found"}}
 	if len(rec.seen) != len(want) {
 		t.Fatalf("recorded %+v, want %v", rec.seen, want)
 	}

@@ -21,6 +21,7 @@ type Order struct {
 	Lines           json.RawMessage // the order's lines as JSON
 	PSPPaymentID    *string         // nil until the PSP payment is known
 	Recurring       bool            // a subscription: each matching PAID payment is its own sale
+	PSPPlanID       *string         // the PSP plan a recurring order's buyer subscribes to, nil when not named
 	CreatedAt       time.Time       // set by InsertOrder
 }
 
@@ -31,6 +32,7 @@ func (s *Store) InsertOrder(ctx context.Context, o Order) (Order, error) {
 	row, err := s.q.OrderInsert(ctx, dbsqlc.OrderInsertParams{
 		MerchantOrderID: o.MerchantOrderID, CustomerID: o.CustomerID, AmountMinor: o.AmountMinor,
 		Currency: o.Currency, Lines: o.Lines, PspPaymentID: o.PSPPaymentID, Recurring: o.Recurring,
+		PspPlanID: o.PSPPlanID,
 	})
 	if err != nil {
 		return Order{}, pg.Interpret(err, "insert order %s", o.MerchantOrderID)
@@ -104,7 +106,7 @@ func orderWithCustomerByMerchantID(ctx context.Context, q *dbsqlc.Queries, merch
 
 func orderFromRow(r dbsqlc.IngestOrder) Order {
 	return Order{ID: r.ID, MerchantOrderID: r.MerchantOrderID, CustomerID: r.CustomerID, AmountMinor: r.AmountMinor,
-		Currency: r.Currency, Lines: r.Lines, PSPPaymentID: r.PspPaymentID, Recurring: r.Recurring, CreatedAt: r.CreatedAt}
+		Currency: r.Currency, Lines: r.Lines, PSPPaymentID: r.PspPaymentID, Recurring: r.Recurring, PSPPlanID: r.PspPlanID, CreatedAt: r.CreatedAt}
 }
 
 // LockOrder returns order id locked until tx ends, or an error of kind

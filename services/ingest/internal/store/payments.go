@@ -63,7 +63,8 @@ func (s *Store) WatchRefund(ctx context.Context, refundID, paymentID string) (ad
 // a PAID payment: after PaidGiveUpBefore); at most Max of each. A
 // recurring order created before GiveUpBefore is polled again when not
 // polled since RecurringPolledBefore while a payment of it was recorded
-// after RecurringGiveUpBefore.
+// after RecurringGiveUpBefore, or while it names a PSP plan and was
+// created after RecurringGiveUpBefore.
 type PollWindow struct {
 	SettleBefore          time.Time
 	GiveUpBefore          time.Time
@@ -76,11 +77,13 @@ type PollWindow struct {
 
 // DueOrder is an order the poller searches the PSP for, with the ids of
 // its known payments that have no final state and, for a recurring order,
-// of all its recorded payments (empty for another).
+// of all its recorded payments (empty for another) and the PSP plan it
+// names (empty when none).
 type DueOrder struct {
 	MerchantOrderID   string
 	Unsettled         []string
 	RecurringPayments []string
+	PSPPlanID         string
 }
 
 // ClaimDueOrders stamps up to w.Max orders due for a poll, so another
@@ -93,7 +96,8 @@ func (s *Store) ClaimDueOrders(ctx context.Context, w PollWindow) ([]DueOrder, e
 	}
 	out := make([]DueOrder, len(rows))
 	for i, r := range rows {
-		out[i] = DueOrder{MerchantOrderID: r.MerchantOrderID, Unsettled: r.Unsettled, RecurringPayments: r.RecurringPayments}
+		out[i] = DueOrder{MerchantOrderID: r.MerchantOrderID, Unsettled: r.Unsettled, RecurringPayments: r.RecurringPayments,
+			PSPPlanID: deref(r.PspPlanID)}
 	}
 	return out, nil
 }
@@ -109,7 +113,8 @@ func (s *Store) ClaimDueRecurringOrders(ctx context.Context, w PollWindow) ([]Du
 	}
 	out := make([]DueOrder, len(rows))
 	for i, r := range rows {
-		out[i] = DueOrder{MerchantOrderID: r.MerchantOrderID, Unsettled: r.Unsettled, RecurringPayments: r.RecurringPayments}
+		out[i] = DueOrder{MerchantOrderID: r.MerchantOrderID, Unsettled: r.Unsettled, RecurringPayments: r.RecurringPayments,
+			PSPPlanID: deref(r.PspPlanID)}
 	}
 	return out, nil
 }

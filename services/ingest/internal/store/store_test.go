@@ -135,3 +135,44 @@ func TestRecurringOrdersPastTheWindowAreClaimedWhileCharged(t *testing.T) {
 		t.Fatalf("claimed with no payment within the recurring give-up = %+v (%v), want none", stale, err)
 	}
 }
+
+// A recurring order naming a PSP plan comes with its plan, young and past
+// the young orders' window, where it is claimed though never charged while
+// it was created within the recurring give-up (its first execution may be
+// lost); an idle recurring order naming none is not.
+func TestRecurringOrdersNamingAPlanAreClaimedWithIt(t *testing.T) {
+	st := newStore(t)
+	ctx := t.Context()
+	c, err := st.InsertCustomer(ctx, store.Customer{DocType: "OTHER", DocCountry: "UY", DocNumber: "ABC", LegalName: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan := "4021"
+	for _, o := range []store.Order{{MerchantOrderID: "m-plan", PSPPlanID: &plan}, {MerchantOrderID: "m-idle"}} {
+		o.CustomerID, o.AmountMinor, o.Currency, o.Lines, o.Recurring = c.ID, 100, "UYU", []byte("[]"), true
+		if got, err := st.InsertOrder(ctx, o); err != nil || (o.PSPPlanID != nil && (got.PSPPlanID == nil || *got.PSPPlanID != plan)) {
+			t.Fatalf("insert %s = %+v (%v)", o.MerchantOrderID, got, err)
+		}
+	}
+	now := time.Now()
+	w := store.PollWindow{SettleBefore: now.Add(time.Minute), GiveUpBefore: now.Add(-time.Hour), PaidGiveUpBefore: now.Add(-time.Hour),
+		PolledBefore: now.Add(time.Minute), RecurringPolledBefore: now.Add(time.Minute), RecurringGiveUpBefore: now.Add(-time.Hour), Max: 10}
+	young, err := st.ClaimDueOrders(ctx, w)
+	if err != nil || len(young) != 2 {
+		t.Fatalf("young orders claimed = %+v (%v), want both", young, err)
+	}
+	for _, o := range young {
+		if want := map[string]string{"m-plan": plan}[o.MerchantOrderID]; o.PSPPlanID != want {
+			t.Fatalf("young order %s claimed with plan %q, want %q", o.MerchantOrderID, o.PSPPlanID, want)
+		}
+	}
+	w.GiveUpBefore = now.Add(time.Minute)
+	got, err := st.ClaimDueRecurringOrders(ctx, w)
+	if err != nil || len(got) != 1 || got[0].MerchantOrderID != "m-plan" || got[0].PSPPlanID != plan || len(got[0].RecurringPayments) != 0 {
+		t.Fatalf("recurring orders claimed = %+v (%v), want m-plan with its plan and no payment", got, err)
+	}
+	w.RecurringGiveUpBefore = now.Add(time.Minute)
+	if stale, err := st.ClaimDueRecurringOrders(ctx, w); err != nil || len(stale) != 0 {
+		t.Fatalf("claimed though created before the recurring give-up = %+v (%v), want none", stale, err)
+	}
+}

@@ -88,10 +88,19 @@ func (c *Client) PaymentsOfOrder(ctx context.Context, orderRef string) ([]psp.Pa
 	return listAll(ctx, c, "/payments", url.Values{"order_id": {orderRef}}, wire.payment)
 }
 
-// PaymentsCreated lists the payments created in [from, to), page by page:
-// GET /payments?created_from=&created_to=&page=.
+// PaymentsCreated lists the payments created in [from, to), page by page
+// (GET /payments?created_from=&created_to=&page=), then the subscription
+// executions created in it, as the payments ingest records them under.
 func (c *Client) PaymentsCreated(ctx context.Context, from, to time.Time) ([]psp.Payment, error) {
-	return listAll(ctx, c, "/payments", period(from, to), wire.payment)
+	pays, err := listAll(ctx, c, "/payments", period(from, to), wire.payment)
+	if err != nil {
+		return nil, err
+	}
+	execs, err := c.executionsCreated(ctx, from, to)
+	if err != nil {
+		return nil, fmt.Errorf("subscription executions: %w", err)
+	}
+	return append(pays, execs...), nil
 }
 
 // RefundsCreated lists the refunds created in [from, to), page by page:
@@ -124,13 +133,16 @@ func listAll[T any](ctx context.Context, c *Client, path string, q url.Values, d
 }
 
 // eachPage hands each object of every page of GET path with q to each, at
-// most maxPages pages.
+// most maxPages pages. Another page follows while the answer says
+// has_more, or while its page is below its total_pages (the shape some
+// subscription listings are seen in).
 func eachPage[W any](ctx context.Context, c *Client, path string, q url.Values, each func(W) error) error {
 	for page := 1; page <= maxPages; page++ {
 		q.Set("page", strconv.Itoa(page))
 		var l struct {
-			Data    []W  `json:"data"`
-			HasMore bool `json:"has_more"`
+			Data       []W  `json:"data"`
+			HasMore    bool `json:"has_more"`
+			TotalPages int  `json:"total_pages"`
 		}
 		if err := c.get(ctx, path+"?"+q.Encode(), &l); err != nil {
 			return fmt.Errorf("list %s: %w", path, err)
@@ -140,7 +152,7 @@ func eachPage[W any](ctx context.Context, c *Client, path string, q url.Values, 
 				return fmt.Errorf("list %s: %w", path, err)
 			}
 		}
-		if !l.HasMore {
+		if !l.HasMore && page >= l.TotalPages {
 			return nil
 		}
 	}

@@ -186,7 +186,7 @@ func TestListsTheExecutionsOfKnownSubscriptions(t *testing.T) {
 		id, _ := ExecutionPaymentID(sub, ex.ID)
 		ids = append(ids, id)
 	}
-	got, err := c.PaymentsOfSubscriptions(context.Background(), []string{"D-ordinary", ids[0]})
+	got, err := c.PaymentsOfSubscriptions(context.Background(), psp.Subscriptions{OrderRef: "o-sub", Known: []string{"D-ordinary", ids[0]}})
 	if err != nil || len(got) != len(ids) {
 		t.Fatalf("PaymentsOfSubscriptions = %d payments (%v), want %d across two pages", len(got), err, len(ids))
 	}
@@ -195,12 +195,75 @@ func TestListsTheExecutionsOfKnownSubscriptions(t *testing.T) {
 			t.Fatalf("execution %d = %+v, want %s PAID of 49000 on o-sub", i, p, ids[i])
 		}
 	}
-	if none, err := c.PaymentsOfSubscriptions(context.Background(), []string{"D-ordinary"}); err != nil || len(none) != 0 {
+	if none, err := c.PaymentsOfSubscriptions(context.Background(), psp.Subscriptions{OrderRef: "o-sub", Known: []string{"D-ordinary"}}); err != nil || len(none) != 0 {
 		t.Fatalf("PaymentsOfSubscriptions of no execution = %+v (%v), want none and no call", none, err)
 	}
 	unknown, _ := ExecutionPaymentID("999", "ST-999-0")
-	if _, err := c.PaymentsOfSubscriptions(context.Background(), []string{unknown}); errkind.Of(err) != errkind.NotFound {
+	if _, err := c.PaymentsOfSubscriptions(context.Background(), psp.Subscriptions{OrderRef: "o-sub", Known: []string{unknown}}); errkind.Of(err) != errkind.NotFound {
 		t.Fatalf("a subscription dLocal does not hold: %v, want NotFound", err)
+	}
+}
+
+// Against the sandbox: with the plan named, an order's subscription none of
+// whose executions is known is found among the plan's by the order
+// reference, and its silent first execution listed; the plan's other
+// subscribers are left out, and a subscription both named and known is
+// listed once. An unknown plan is NotFound.
+func TestListsTheExecutionsOfAPlanSubscriptionByOrder(t *testing.T) {
+	sb := pspsim.New(pspsim.Config{Login: "l", TransKey: "t", SecretKey: "s"})
+	srv := httptest.NewServer(sb)
+	defer srv.Close()
+	defer sb.Close()
+	c := New(Config{BaseURL: srv.URL, Login: "l", TransKey: "t", SecretKey: "s"}, http.DefaultClient)
+	plan := newPlan(t, srv.URL)
+	other, mine := subscribeTo(t, srv.URL, plan, "o-other"), subscribeTo(t, srv.URL, plan, "o-sub")
+	sandboxPost(t, srv.URL, "/sandbox/subscriptions/"+other+"/execute", `{"silent":true}`, &struct{}{})
+	var ex struct{ ID string }
+	sandboxPost(t, srv.URL, "/sandbox/subscriptions/"+mine+"/execute", `{"silent":true}`, &ex)
+	first, _ := ExecutionPaymentID(mine, ex.ID)
+	for _, known := range [][]string{nil, {first}} {
+		got, err := c.PaymentsOfSubscriptions(context.Background(), psp.Subscriptions{OrderRef: "o-sub", Plan: plan, Known: known})
+		if err != nil || len(got) != 1 || got[0].ID != first || got[0].Status != psp.StatusPaid || got[0].OrderID != "o-sub" {
+			t.Fatalf("PaymentsOfSubscriptions of plan %s knowing %v = %+v (%v), want only %s PAID", plan, known, got, err, first)
+		}
+	}
+	if _, err := c.PaymentsOfSubscriptions(context.Background(), psp.Subscriptions{OrderRef: "o-sub", Plan: "999"}); errkind.Of(err) != errkind.NotFound {
+		t.Fatalf("a plan dLocal does not hold: %v, want NotFound", err)
+	}
+}
+
+// Against the sandbox: a period's listing holds the executions of every
+// subscription of every plan created in it, silent ones included, beside
+// the ordinary payments, and none of a later period.
+func TestListsAPeriodsExecutions(t *testing.T) {
+	sb := pspsim.New(pspsim.Config{Login: "l", TransKey: "t", SecretKey: "s"})
+	srv := httptest.NewServer(sb)
+	defer srv.Close()
+	defer sb.Close()
+	c := New(Config{BaseURL: srv.URL, Login: "l", TransKey: "t", SecretKey: "s"}, http.DefaultClient)
+	before := time.Now().Add(-time.Second)
+	pay := create(t, srv.URL, "/payments", `{"amount":10,"currency":"UYU","country":"UY","payment_method_id":"CARD","order_id":"o-1"}`)
+	want := map[string]string{pay: "o-1"}
+	for i, order := range []string{"o-sub", "o-other"} {
+		sub := subscribeTo(t, srv.URL, newPlan(t, srv.URL), order)
+		for range i + 1 {
+			var ex struct{ ID string }
+			sandboxPost(t, srv.URL, "/sandbox/subscriptions/"+sub+"/execute", `{"silent":true}`, &ex)
+			id, _ := ExecutionPaymentID(sub, ex.ID)
+			want[id] = order
+		}
+	}
+	got, err := c.PaymentsCreated(context.Background(), before, time.Now().Add(time.Second))
+	if err != nil || len(got) != len(want) {
+		t.Fatalf("PaymentsCreated = %+v (%v), want %d payments", got, err, len(want))
+	}
+	for _, p := range got {
+		if want[p.ID] != p.OrderID || p.Status != psp.StatusPaid {
+			t.Fatalf("listed %+v, want one of %v, PAID", p, want)
+		}
+	}
+	if later, err := c.PaymentsCreated(context.Background(), time.Now().Add(time.Second), time.Now().Add(time.Hour)); err != nil || len(later) != 0 {
+		t.Fatalf("PaymentsCreated of a later period = %+v (%v), want none", later, err)
 	}
 }
 
@@ -208,7 +271,20 @@ func TestListsTheExecutionsOfKnownSubscriptions(t *testing.T) {
 // order to it; it returns the subscription id.
 func subscribe(t *testing.T, base, order string) string {
 	t.Helper()
-	plan := create(t, base, "/v1/subscription/plan", `{"amount":490.00,"currency":"UYU","frequency_type":"MONTHLY"}`)
+	return subscribeTo(t, base, newPlan(t, base), order)
+}
+
+// newPlan creates a monthly plan of 490.00 UYU at the sandbox and returns
+// its id.
+func newPlan(t *testing.T, base string) string {
+	t.Helper()
+	return create(t, base, "/v1/subscription/plan", `{"amount":490.00,"currency":"UYU","frequency_type":"MONTHLY"}`)
+}
+
+// subscribeTo subscribes order to plan at the sandbox and returns the
+// subscription id.
+func subscribeTo(t *testing.T, base, plan, order string) string {
+	t.Helper()
 	var sub struct{ ID json.Number }
 	sandboxPost(t, base, "/sandbox/subscriptions", `{"plan_id":`+plan+`,"external_id":"`+order+`"}`, &sub)
 	return sub.ID.String()
@@ -225,5 +301,24 @@ func sandboxPost(t *testing.T, base, path, body string, out any) {
 	defer resp.Body.Close()
 	if err := json.NewDecoder(resp.Body).Decode(out); err != nil || resp.StatusCode != http.StatusOK {
 		t.Fatalf("%s: %d %v", path, resp.StatusCode, err)
+	}
+}
+
+// A listing that pages with total_pages and no has_more (as some
+// subscription listings are seen) is read to its last page.
+func TestReadsEveryPageOfATotalPagesListing(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		page := r.URL.Query().Get("page")
+		_, _ = w.Write([]byte(`{"data":[{"id":` + page + `,"external_id":"o-` + page + `"}],"page":` + page + `,"total_pages":3}`))
+	}))
+	defer srv.Close()
+	c := New(Config{BaseURL: srv.URL, Login: "l", TransKey: "t", SecretKey: "s"}, http.DefaultClient)
+	var seen []string
+	err := c.eachSubscription(context.Background(), "7", func(s idWire) error {
+		seen = append(seen, string(s.ID)+":"+s.ExternalID)
+		return nil
+	})
+	if err != nil || strings.Join(seen, ",") != "1:o-1,2:o-2,3:o-3" {
+		t.Fatalf("read %v (%v), want the subscriptions of pages 1 to 3", seen, err)
 	}
 }

@@ -126,6 +126,7 @@ type IngestOrder struct {
 	PolledAt        *time.Time
 	Polls           int32
 	Recurring       bool
+	PspPlanID       *string
 }
 
 type IngestOutbox struct {

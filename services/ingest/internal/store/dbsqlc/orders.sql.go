@@ -16,7 +16,7 @@ const orderAmend = `-- name: OrderAmend :one
 UPDATE ingest.orders
 SET amount_minor = $1, currency = $2, lines = $3, psp_payment_id = $4
 WHERE id = $5
-RETURNING id, merchant_order_id, customer_id, amount_minor, currency, lines, psp_payment_id, created_at, polled_at, polls, recurring
+RETURNING id, merchant_order_id, customer_id, amount_minor, currency, lines, psp_payment_id, created_at, polled_at, polls, recurring, psp_plan_id
 `
 
 type OrderAmendParams struct {
@@ -50,6 +50,7 @@ func (q *Queries) OrderAmend(ctx context.Context, arg OrderAmendParams) (IngestO
 		&i.PolledAt,
 		&i.Polls,
 		&i.Recurring,
+		&i.PspPlanID,
 	)
 	return i, err
 }
@@ -72,7 +73,8 @@ RETURNING o.id, o.merchant_order_id,
      || CASE WHEN o.psp_payment_id IS NOT NULL
                   AND NOT EXISTS (SELECT 1 FROM ingest.payments p WHERE p.id = o.psp_payment_id)
              THEN ARRAY[o.psp_payment_id] ELSE ARRAY[]::text[] END)::text[] AS unsettled,
-    ARRAY(SELECT p.id FROM ingest.payments p WHERE o.recurring AND p.order_id = o.id ORDER BY p.id)::text[] AS recurring_payments
+    ARRAY(SELECT p.id FROM ingest.payments p WHERE o.recurring AND p.order_id = o.id ORDER BY p.id)::text[] AS recurring_payments,
+    o.psp_plan_id
 `
 
 type OrderClaimDueParams struct {
@@ -88,6 +90,7 @@ type OrderClaimDueRow struct {
 	MerchantOrderID   string
 	Unsettled         []string
 	RecurringPayments []string
+	PspPlanID         *string
 }
 
 // Orders due for a status poll: older than settle_before, not polled since
@@ -97,8 +100,8 @@ type OrderClaimDueRow struct {
 // searched for until give_up_before). Each claimed order is stamped so another poller skips it; with it
 // come the ids of its known payments that have no final state (its linked
 // PSP payment included while it is not recorded) and, for a recurring
-// order, the ids of all its recorded payments (the subscriptions they name
-// are listed at the PSP).
+// order, the ids of all its recorded payments and the PSP plan it names
+// (the subscriptions they name are listed at the PSP).
 func (q *Queries) OrderClaimDue(ctx context.Context, arg OrderClaimDueParams) ([]OrderClaimDueRow, error) {
 	rows, err := q.db.Query(ctx, orderClaimDue,
 		arg.SettleBefore,
@@ -119,6 +122,7 @@ func (q *Queries) OrderClaimDue(ctx context.Context, arg OrderClaimDueParams) ([
 			&i.MerchantOrderID,
 			&i.Unsettled,
 			&i.RecurringPayments,
+			&i.PspPlanID,
 		); err != nil {
 			return nil, err
 		}
@@ -138,13 +142,15 @@ WHERE o.id IN (
     WHERE ord.recurring
       AND ord.created_at <= $1
       AND (ord.polled_at IS NULL OR ord.polled_at < $2::timestamptz)
-      AND EXISTS (SELECT 1 FROM ingest.payments p WHERE p.order_id = ord.id AND p.created_at > $3)
+      AND (EXISTS (SELECT 1 FROM ingest.payments p WHERE p.order_id = ord.id AND p.created_at > $3)
+           OR (ord.psp_plan_id IS NOT NULL AND ord.created_at > $3))
     ORDER BY ord.polled_at NULLS FIRST
     LIMIT $4
     FOR UPDATE OF ord SKIP LOCKED)
 RETURNING o.id, o.merchant_order_id,
     ARRAY(SELECT p.id FROM ingest.payments p WHERE p.order_id = o.id AND p.status_rank < 30 ORDER BY p.id)::text[] AS unsettled,
-    ARRAY(SELECT p.id FROM ingest.payments p WHERE p.order_id = o.id ORDER BY p.id)::text[] AS recurring_payments
+    ARRAY(SELECT p.id FROM ingest.payments p WHERE p.order_id = o.id ORDER BY p.id)::text[] AS recurring_payments,
+    o.psp_plan_id
 `
 
 type OrderClaimDueRecurringParams struct {
@@ -159,13 +165,15 @@ type OrderClaimDueRecurringRow struct {
 	MerchantOrderID   string
 	Unsettled         []string
 	RecurringPayments []string
+	PspPlanID         *string
 }
 
 // Recurring orders created before give_up_before (younger ones are
 // OrderClaimDue's), not polled since polled_before, with a payment recorded
-// after recurring_give_up_before: a subscription's later periods are looked
-// for as long as it charges. Stamped and returned as OrderClaimDue's
-// orders.
+// after recurring_give_up_before, or created after it when they name a PSP
+// plan: a subscription's later periods are looked for as long as it
+// charges, and its first as long as a later one would be. Stamped and
+// returned as OrderClaimDue's orders.
 func (q *Queries) OrderClaimDueRecurring(ctx context.Context, arg OrderClaimDueRecurringParams) ([]OrderClaimDueRecurringRow, error) {
 	rows, err := q.db.Query(ctx, orderClaimDueRecurring,
 		arg.GiveUpBefore,
@@ -185,6 +193,7 @@ func (q *Queries) OrderClaimDueRecurring(ctx context.Context, arg OrderClaimDueR
 			&i.MerchantOrderID,
 			&i.Unsettled,
 			&i.RecurringPayments,
+			&i.PspPlanID,
 		); err != nil {
 			return nil, err
 		}
@@ -197,7 +206,7 @@ func (q *Queries) OrderClaimDueRecurring(ctx context.Context, arg OrderClaimDueR
 }
 
 const orderGet = `-- name: OrderGet :one
-SELECT id, merchant_order_id, customer_id, amount_minor, currency, lines, psp_payment_id, created_at, polled_at, polls, recurring FROM ingest.orders WHERE id = $1
+SELECT id, merchant_order_id, customer_id, amount_minor, currency, lines, psp_payment_id, created_at, polled_at, polls, recurring, psp_plan_id FROM ingest.orders WHERE id = $1
 `
 
 func (q *Queries) OrderGet(ctx context.Context, id uuid.UUID) (IngestOrder, error) {
@@ -215,14 +224,15 @@ func (q *Queries) OrderGet(ctx context.Context, id uuid.UUID) (IngestOrder, erro
 		&i.PolledAt,
 		&i.Polls,
 		&i.Recurring,
+		&i.PspPlanID,
 	)
 	return i, err
 }
 
 const orderInsert = `-- name: OrderInsert :one
-INSERT INTO ingest.orders (merchant_order_id, customer_id, amount_minor, currency, lines, psp_payment_id, recurring)
-VALUES ($1, $2, $3, $4, $5, $6, $7)
-RETURNING id, merchant_order_id, customer_id, amount_minor, currency, lines, psp_payment_id, created_at, polled_at, polls, recurring
+INSERT INTO ingest.orders (merchant_order_id, customer_id, amount_minor, currency, lines, psp_payment_id, recurring, psp_plan_id)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+RETURNING id, merchant_order_id, customer_id, amount_minor, currency, lines, psp_payment_id, created_at, polled_at, polls, recurring, psp_plan_id
 `
 
 type OrderInsertParams struct {
@@ -233,6 +243,7 @@ type OrderInsertParams struct {
 	Lines           []byte
 	PspPaymentID    *string
 	Recurring       bool
+	PspPlanID       *string
 }
 
 func (q *Queries) OrderInsert(ctx context.Context, arg OrderInsertParams) (IngestOrder, error) {
@@ -244,6 +255,7 @@ func (q *Queries) OrderInsert(ctx context.Context, arg OrderInsertParams) (Inges
 		arg.Lines,
 		arg.PspPaymentID,
 		arg.Recurring,
+		arg.PspPlanID,
 	)
 	var i IngestOrder
 	err := row.Scan(
@@ -258,12 +270,13 @@ func (q *Queries) OrderInsert(ctx context.Context, arg OrderInsertParams) (Inges
 		&i.PolledAt,
 		&i.Polls,
 		&i.Recurring,
+		&i.PspPlanID,
 	)
 	return i, err
 }
 
 const orderList = `-- name: OrderList :many
-SELECT id, merchant_order_id, customer_id, amount_minor, currency, lines, psp_payment_id, created_at, polled_at, polls, recurring FROM ingest.orders
+SELECT id, merchant_order_id, customer_id, amount_minor, currency, lines, psp_payment_id, created_at, polled_at, polls, recurring, psp_plan_id FROM ingest.orders
 WHERE (created_at, id) > ($1, $2::uuid)
 ORDER BY created_at, id
 LIMIT $3
@@ -290,6 +303,7 @@ func (q *Queries) OrderList(ctx context.Context, afterCreated time.Time, afterID
 			&i.PolledAt,
 			&i.Polls,
 			&i.Recurring,
+			&i.PspPlanID,
 		); err != nil {
 			return nil, err
 		}
@@ -302,7 +316,7 @@ func (q *Queries) OrderList(ctx context.Context, afterCreated time.Time, afterID
 }
 
 const orderLock = `-- name: OrderLock :one
-SELECT id, merchant_order_id, customer_id, amount_minor, currency, lines, psp_payment_id, created_at, polled_at, polls, recurring FROM ingest.orders WHERE id = $1 FOR UPDATE
+SELECT id, merchant_order_id, customer_id, amount_minor, currency, lines, psp_payment_id, created_at, polled_at, polls, recurring, psp_plan_id FROM ingest.orders WHERE id = $1 FOR UPDATE
 `
 
 // Locks an order an operator amends until the transaction ends.
@@ -321,12 +335,13 @@ func (q *Queries) OrderLock(ctx context.Context, id uuid.UUID) (IngestOrder, err
 		&i.PolledAt,
 		&i.Polls,
 		&i.Recurring,
+		&i.PspPlanID,
 	)
 	return i, err
 }
 
 const orderWithCustomer = `-- name: OrderWithCustomer :one
-SELECT o.id, o.merchant_order_id, o.customer_id, o.amount_minor, o.currency, o.lines, o.psp_payment_id, o.created_at, o.polled_at, o.polls, o.recurring, c.id, c.doc_type, c.doc_country, c.doc_number, c.legal_name, c.address, c.city, c.department, c.country, c.email, c.created_at FROM ingest.orders o JOIN ingest.customers c ON c.id = o.customer_id
+SELECT o.id, o.merchant_order_id, o.customer_id, o.amount_minor, o.currency, o.lines, o.psp_payment_id, o.created_at, o.polled_at, o.polls, o.recurring, o.psp_plan_id, c.id, c.doc_type, c.doc_country, c.doc_number, c.legal_name, c.address, c.city, c.department, c.country, c.email, c.created_at FROM ingest.orders o JOIN ingest.customers c ON c.id = o.customer_id
 WHERE o.id = $1
 `
 
@@ -350,6 +365,7 @@ func (q *Queries) OrderWithCustomer(ctx context.Context, id uuid.UUID) (OrderWit
 		&i.IngestOrder.PolledAt,
 		&i.IngestOrder.Polls,
 		&i.IngestOrder.Recurring,
+		&i.IngestOrder.PspPlanID,
 		&i.IngestCustomer.ID,
 		&i.IngestCustomer.DocType,
 		&i.IngestCustomer.DocCountry,
@@ -366,7 +382,7 @@ func (q *Queries) OrderWithCustomer(ctx context.Context, id uuid.UUID) (OrderWit
 }
 
 const orderWithCustomerByMerchantID = `-- name: OrderWithCustomerByMerchantID :one
-SELECT o.id, o.merchant_order_id, o.customer_id, o.amount_minor, o.currency, o.lines, o.psp_payment_id, o.created_at, o.polled_at, o.polls, o.recurring, c.id, c.doc_type, c.doc_country, c.doc_number, c.legal_name, c.address, c.city, c.department, c.country, c.email, c.created_at FROM ingest.orders o JOIN ingest.customers c ON c.id = o.customer_id
+SELECT o.id, o.merchant_order_id, o.customer_id, o.amount_minor, o.currency, o.lines, o.psp_payment_id, o.created_at, o.polled_at, o.polls, o.recurring, o.psp_plan_id, c.id, c.doc_type, c.doc_country, c.doc_number, c.legal_name, c.address, c.city, c.department, c.country, c.email, c.created_at FROM ingest.orders o JOIN ingest.customers c ON c.id = o.customer_id
 WHERE o.merchant_order_id = $1
 `
 
@@ -392,6 +408,7 @@ func (q *Queries) OrderWithCustomerByMerchantID(ctx context.Context, merchantOrd
 		&i.IngestOrder.PolledAt,
 		&i.IngestOrder.Polls,
 		&i.IngestOrder.Recurring,
+		&i.IngestOrder.PspPlanID,
 		&i.IngestCustomer.ID,
 		&i.IngestCustomer.DocType,
 		&i.IngestCustomer.DocCountry,
@@ -408,7 +425,7 @@ func (q *Queries) OrderWithCustomerByMerchantID(ctx context.Context, merchantOrd
 }
 
 const orderWithCustomerByPSPPaymentID = `-- name: OrderWithCustomerByPSPPaymentID :one
-SELECT o.id, o.merchant_order_id, o.customer_id, o.amount_minor, o.currency, o.lines, o.psp_payment_id, o.created_at, o.polled_at, o.polls, o.recurring, c.id, c.doc_type, c.doc_country, c.doc_number, c.legal_name, c.address, c.city, c.department, c.country, c.email, c.created_at FROM ingest.orders o JOIN ingest.customers c ON c.id = o.customer_id
+SELECT o.id, o.merchant_order_id, o.customer_id, o.amount_minor, o.currency, o.lines, o.psp_payment_id, o.created_at, o.polled_at, o.polls, o.recurring, o.psp_plan_id, c.id, c.doc_type, c.doc_country, c.doc_number, c.legal_name, c.address, c.city, c.department, c.country, c.email, c.created_at FROM ingest.orders o JOIN ingest.customers c ON c.id = o.customer_id
 WHERE o.psp_payment_id = $1
 `
 
@@ -435,6 +452,7 @@ func (q *Queries) OrderWithCustomerByPSPPaymentID(ctx context.Context, pspPaymen
 		&i.IngestOrder.PolledAt,
 		&i.IngestOrder.Polls,
 		&i.IngestOrder.Recurring,
+		&i.IngestOrder.PspPlanID,
 		&i.IngestCustomer.ID,
 		&i.IngestCustomer.DocType,
 		&i.IngestCustomer.DocCountry,
