@@ -70,7 +70,7 @@ type Config struct {
 	PollRecurringGiveUp time.Duration `env:"INGEST_POLL_RECURRING_GIVE_UP" envDefault:"9600h"`
 	PollInterval        time.Duration `env:"INGEST_POLL_INTERVAL" renamed:"POLL_INTERVAL" envDefault:"30s"`
 	PollBatch           int           `env:"INGEST_POLL_BATCH" renamed:"POLL_BATCH" envDefault:"50"`
-	// PollRoundTimeout bounds one poller round, PSP calls included.
+	// PollRoundTimeout bounds one poller round's PSP calls.
 	PollRoundTimeout time.Duration `env:"INGEST_POLL_ROUND_TIMEOUT" envDefault:"1m"`
 	// Finished receipts are deleted INGEST_RECEIPT_RETENTION after they
 	// arrived (use 2160h, 90 days, when replaying by hand); idempotency keys

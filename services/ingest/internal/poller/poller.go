@@ -47,10 +47,12 @@ type Config struct {
 	// after its last recorded payment.
 	RecurringEvery  time.Duration
 	RecurringGiveUp time.Duration
-	// RoundTimeout bounds one round, PSP calls included: a PSP that takes
-	// connections and never answers costs one round this long, not a
-	// batch of call timeouts. The objects a round leaves are polled again
-	// after Every. Zero means no bound.
+	// RoundTimeout bounds one round's PSP calls, from the first: a PSP
+	// that takes connections and never answers costs one round this long,
+	// not a batch of call timeouts. The objects a round leaves are polled
+	// again after Every. The claims before are database statements, not
+	// counted against it (a database that hangs them is the liveness
+	// check's, as it is for intake). Zero means no bound.
 	RoundTimeout time.Duration
 }
 
@@ -113,11 +115,6 @@ func (p *Poller) Run(ctx context.Context) error {
 // GiveUp and one of unsettled refunds and polls each; it returns how many
 // receipts it recorded.
 func (p *Poller) Round(ctx context.Context) (int, error) {
-	if p.cfg.RoundTimeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, p.cfg.RoundTimeout)
-		defer cancel()
-	}
 	now := time.Now()
 	window := store.PollWindow{
 		SettleBefore: now.Add(-p.cfg.After), GiveUpBefore: now.Add(-p.cfg.GiveUp),
@@ -137,18 +134,25 @@ func (p *Poller) Round(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	recorded := 0
+	if p.cfg.RoundTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, p.cfg.RoundTimeout)
+		defer cancel()
+	}
+	// The first object is always polled, so a round makes progress however
+	// short its bound.
+	recorded, calls := 0, 0
 	for _, o := range orders {
-		if p.outOfTime(ctx, "order") {
+		if calls > 0 && p.outOfTime(ctx, "order") {
 			break
 		}
-		recorded += p.pollOrder(ctx, o)
+		recorded, calls = recorded+p.pollOrder(ctx, o), calls+1
 	}
 	for _, id := range refunds {
-		if p.outOfTime(ctx, "refund") {
+		if calls > 0 && p.outOfTime(ctx, "refund") {
 			break
 		}
-		recorded += p.pollRefund(ctx, id)
+		recorded, calls = recorded+p.pollRefund(ctx, id), calls+1
 	}
 	if recorded > 0 {
 		select {
