@@ -46,6 +46,7 @@ type Results struct {
 	SteadyP50Ms     float64                       `json:"e2e_steady_p50_ms"` // at that rate
 	SteadyP99Ms     float64                       `json:"e2e_steady_p99_ms"`
 	E2EHops         []Hop                         `json:"e2e_hops"`
+	Burst           BurstCost                     `json:"-"` // its figures are top-level keys (see JSON)
 	SteadyHops      []Hop                         `json:"e2e_steady_hops"`
 	BacklogSeconds  map[int]float64               `json:"-"`         // by backlog size
 	CPU             map[string]map[string]float64 `json:"cpu_cores"` // per stage, per process group
@@ -56,8 +57,9 @@ type Results struct {
 }
 
 // JSON is the results as one JSON object, keys sorted: the fields above,
-// with the open loop's figures named by its rate (ingest_p99_ms_at_1000rps)
-// and the backlogs' by their size (backlog_100k_s).
+// with the open loop's figures named by its rate (ingest_p99_ms_at_1000rps),
+// the backlogs' by their size (backlog_100k_s), and the burst's cost per
+// document (BurstCost) at the top level.
 func (r Results) JSON() ([]byte, error) {
 	b, err := json.Marshal(r)
 	if err != nil {
@@ -73,7 +75,19 @@ func (r Results) JSON() ([]byte, error) {
 	at := fmt.Sprintf("_at_%drps", r.OpenRate)
 	obj["ingest_rps"+at], obj["ingest_p50_ms"+at], obj["ingest_p99_ms"+at] = r.OpenAchievedRPS, r.OpenP50Ms, r.OpenP99Ms
 	obj["ingest_start_lag_p99_ms"+at] = r.OpenLagP99Ms
+	if err := mergeJSON(obj, r.Burst); err != nil {
+		return nil, err
+	}
 	return json.MarshalIndent(obj, "", "  ")
+}
+
+// mergeJSON adds v's JSON object's keys to obj.
+func mergeJSON(obj map[string]any, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, &obj)
 }
 
 // sizeLabel writes 1000 as 1k and 100000 as 100k; other sizes as they are.
@@ -101,6 +115,8 @@ func (r Results) Table(w io.Writer) error {
 	row("e2e_docs_per_s", r.E2EDocsPerS, fmt.Sprintf("documents/s over %d payments", r.E2EPayments))
 	row("e2e_p50_ms", r.E2EP50Ms, "ms, webhook accepted → authorized")
 	row("e2e_p99_ms", r.E2EP99Ms, "ms")
+	row("pg_statements_per_doc", r.Burst.Statements, "statements the services ran per document over the burst")
+	row("wal_bytes_per_doc", r.Burst.WALBytes, "bytes of WAL per document over the burst")
 	row("e2e_steady_p50_ms", r.SteadyP50Ms, fmt.Sprintf("ms at a steady %d payments/s", r.SteadyRate))
 	row("e2e_steady_p99_ms", r.SteadyP99Ms, "ms")
 	for _, n := range slices.Sorted(maps.Keys(r.BacklogSeconds)) {
