@@ -2,10 +2,8 @@ package store
 
 import (
 	"context"
-	"errors"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 
 	"github.com/onceflow/onceflow/pkg/errkind"
 	"github.com/onceflow/onceflow/pkg/outbox"
@@ -83,22 +81,16 @@ func (t *Tx) ApplyRefund(ctx context.Context, r Refund) error {
 	return pg.Interpret(err, "apply refund %s", r.ID)
 }
 
-// FinishDone marks receipts ids, claimed under token, done in one round
-// trip. A receipt no longer held under token (another worker took it
+// FinishDone marks receipts ids, claimed under token, done in one
+// statement. A receipt no longer held under token (another worker took it
 // over) is an error of kind Conflict; the transaction must then roll back.
-func (t *Tx) FinishDone(ctx context.Context, ids []int64, token uuid.UUID) (err error) {
-	params := make([]dbsqlc.ReceiptFinishDoneParams, len(ids))
-	for i, id := range ids {
-		params[i] = dbsqlc.ReceiptFinishDoneParams{ID: id, LeaseToken: &token}
+func (t *Tx) FinishDone(ctx context.Context, ids []int64, token uuid.UUID) error {
+	done, err := t.q.ReceiptFinishDone(ctx, ids, &token)
+	if err != nil {
+		return pg.Interpret(err, "finish %d receipts", len(ids))
 	}
-	t.q.ReceiptFinishDone(ctx, params).QueryRow(func(i int, _ int64, e error) {
-		switch {
-		case err != nil:
-		case errors.Is(e, pgx.ErrNoRows):
-			err = errkind.Wrap(errkind.Conflict, e, "receipt claim lost to another worker")
-		case e != nil:
-			err = pg.Interpret(e, "finish receipt %d", ids[i])
-		}
-	})
-	return err
+	if len(done) != len(ids) {
+		return errkind.New(errkind.Conflict, "receipt claim lost to another worker: %d of %d receipts still held", len(done), len(ids))
+	}
+	return nil
 }
