@@ -32,21 +32,16 @@ func (t *Tx) ApplyPayments(ctx context.Context, payments []Payment) (err error) 
 }
 
 // LinkOrders sets each order's PSP payment, unless it has one already, in
-// one round trip. The first statement's error is returned.
-func (t *Tx) LinkOrders(ctx context.Context, links []OrderLink) (err error) {
+// one statement; of two links of one order, the first wins.
+func (t *Tx) LinkOrders(ctx context.Context, links []OrderLink) error {
 	if len(links) == 0 {
 		return nil
 	}
-	params := make([]dbsqlc.OrderSetPSPPaymentParams, len(links))
+	orders, payments := make([]uuid.UUID, len(links)), make([]string, len(links))
 	for i, l := range links {
-		params[i] = dbsqlc.OrderSetPSPPaymentParams{PspPaymentID: &l.PSPPaymentID, ID: l.OrderID}
+		orders[i], payments[i] = l.OrderID, l.PSPPaymentID
 	}
-	t.q.OrderSetPSPPayment(ctx, params).Exec(func(i int, e error) {
-		if e != nil && err == nil {
-			err = pg.Interpret(e, "link order %s", links[i].OrderID)
-		}
-	})
-	return err
+	return pg.Interpret(t.q.OrderSetPSPPayments(ctx, orders, payments), "link %d orders", len(links))
 }
 
 // InsertEvents adds msgs to the outbox in one statement and returns how

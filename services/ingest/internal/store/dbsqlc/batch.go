@@ -17,58 +17,6 @@ var (
 	ErrBatchAlreadyClosed = errors.New("batch already closed")
 )
 
-const orderSetPSPPayment = `-- name: OrderSetPSPPayment :batchexec
-UPDATE ingest.orders SET psp_payment_id = $1
-WHERE id = $2 AND psp_payment_id IS NULL
-`
-
-type OrderSetPSPPaymentBatchResults struct {
-	br     pgx.BatchResults
-	tot    int
-	closed bool
-}
-
-type OrderSetPSPPaymentParams struct {
-	PspPaymentID *string
-	ID           uuid.UUID
-}
-
-// Links orders to their PSP payments the first time each is seen, in one
-// round trip.
-func (q *Queries) OrderSetPSPPayment(ctx context.Context, arg []OrderSetPSPPaymentParams) *OrderSetPSPPaymentBatchResults {
-	batch := &pgx.Batch{}
-	for _, a := range arg {
-		vals := []interface{}{
-			a.PspPaymentID,
-			a.ID,
-		}
-		batch.Queue(orderSetPSPPayment, vals...)
-	}
-	br := q.db.SendBatch(ctx, batch)
-	return &OrderSetPSPPaymentBatchResults{br, len(arg), false}
-}
-
-func (b *OrderSetPSPPaymentBatchResults) Exec(f func(int, error)) {
-	defer b.br.Close()
-	for t := 0; t < b.tot; t++ {
-		if b.closed {
-			if f != nil {
-				f(t, ErrBatchAlreadyClosed)
-			}
-			continue
-		}
-		_, err := b.br.Exec()
-		if f != nil {
-			f(t, err)
-		}
-	}
-}
-
-func (b *OrderSetPSPPaymentBatchResults) Close() error {
-	b.closed = true
-	return b.br.Close()
-}
-
 const paymentApply = `-- name: PaymentApply :batchexec
 INSERT INTO ingest.payments AS p (id, order_id, status, status_rank, amount_minor, currency, paid_at)
 VALUES ($1, $2, $3, $4, $5, $6,
