@@ -12,11 +12,15 @@ import (
 )
 
 // ApplyPayments records payments' states, moving each only forward (a
-// lower-ranked status changes nothing), in one round trip. The first
-// statement's error is returned.
+// lower-ranked status changes nothing): in one statement when their ids
+// are distinct, else one statement each, in order, in one round trip (the
+// first statement's error is returned).
 func (t *Tx) ApplyPayments(ctx context.Context, payments []Payment) (err error) {
 	if len(payments) == 0 {
 		return nil
+	}
+	if distinctIDs(payments) {
+		return t.applyDistinctPayments(ctx, payments)
 	}
 	params := make([]dbsqlc.PaymentApplyParams, len(payments))
 	for i, p := range payments {
@@ -29,6 +33,30 @@ func (t *Tx) ApplyPayments(ctx context.Context, payments []Payment) (err error) 
 		}
 	})
 	return err
+}
+
+// distinctIDs reports whether no two payments share an id.
+func distinctIDs(payments []Payment) bool {
+	seen := make(map[string]bool, len(payments))
+	for _, p := range payments {
+		if seen[p.ID] {
+			return false
+		}
+		seen[p.ID] = true
+	}
+	return true
+}
+
+// applyDistinctPayments is ApplyPayments in one statement, for payments of
+// distinct ids.
+func (t *Tx) applyDistinctPayments(ctx context.Context, payments []Payment) error {
+	var arg dbsqlc.PaymentApplyManyParams
+	for _, p := range payments {
+		arg.Ids, arg.OrderIds, arg.Statuses = append(arg.Ids, p.ID), append(arg.OrderIds, p.OrderID), append(arg.Statuses, p.Status)
+		arg.StatusRanks, arg.AmountsMinor = append(arg.StatusRanks, p.StatusRank), append(arg.AmountsMinor, p.AmountMinor)
+		arg.Currencies = append(arg.Currencies, p.Currency)
+	}
+	return pg.Interpret(t.q.PaymentApplyMany(ctx, arg), "apply %d payments", len(payments))
 }
 
 // LinkOrders sets each order's PSP payment, unless it has one already, in
