@@ -85,3 +85,30 @@ func TestStatementName(t *testing.T) {
 		}
 	}
 }
+
+// A run of some stages leaves the others' figures out of results.json, so
+// the README reads them as not measured, not as zero.
+func TestResultsJSONLeavesOutStagesNotRun(t *testing.T) {
+	t.Parallel()
+	cfg := Defaults()
+	cfg.Stages = []string{"pipeline"}
+	r := Results{OpenRate: 1000, Config: cfg, E2EDocsPerS: 90, Burst: BurstCost{Statements: 11}}
+	b, err := r.JSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var obj map[string]any
+	if err := json.Unmarshal(b, &obj); err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{"e2e_docs_per_s", "pg_statements_per_doc", "config"} {
+		if _, ok := obj[key]; !ok {
+			t.Errorf("results.json lacks %q, of a stage that ran", key)
+		}
+	}
+	for _, key := range []string{"pg_ceiling_tps", "ingest_ratio", "ingest_p99_ms_at_1000rps", "relay_ratio", "e2e_steady_p50_ms"} {
+		if _, ok := obj[key]; ok {
+			t.Errorf("results.json has %q, of a stage that did not run", key)
+		}
+	}
+}

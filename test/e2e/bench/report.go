@@ -78,7 +78,41 @@ func (r Results) JSON() ([]byte, error) {
 	if err := mergeJSON(obj, r.Burst); err != nil {
 		return nil, err
 	}
+	dropUnmeasured(obj, r.Config.Stages, at)
 	return json.MarshalIndent(obj, "", "  ")
+}
+
+// stageKeys are the figures each stage measures; a ratio belongs to both
+// of its stages.
+var stageKeys = map[string][]string{
+	"pg_ceiling":    {"pg_ceiling_tps", "ingest_ratio"},
+	"ingest_closed": {"ingest_rps", "ingest_p50_ms", "ingest_p99_ms", "ingest_ratio"},
+	"ingest_open":   {"ingest_rps%s", "ingest_p50_ms%s", "ingest_p99_ms%s", "ingest_start_lag_p99_ms%s"},
+	"sqs_raw":       {"sqs_raw_mps", "relay_ratio"},
+	"relay":         {"relay_mps", "relay_ratio"},
+	"pipeline": {"e2e_docs_per_s", "e2e_p50_ms", "e2e_p99_ms", "e2e_hops", "pg_statements_per_doc", "pg_statements_per_doc_by_service",
+		"wal_bytes_per_doc", "pg_statements_wal_bytes_per_doc", "wal_fpi_per_doc", "cpu_seconds_per_doc", "pg_statements"},
+	"steady": {"e2e_steady_p50_ms", "e2e_steady_p99_ms", "e2e_steady_hops"},
+}
+
+// dropUnmeasured removes from obj the figures of the stages a run with
+// -stages left out, so they read as not measured rather than as zero; at
+// is the open loop's key suffix (_at_1000rps).
+func dropUnmeasured(obj map[string]any, ran []string, at string) {
+	if len(ran) == 0 {
+		return
+	}
+	for st, keys := range stageKeys {
+		if slices.Contains(ran, st) {
+			continue
+		}
+		for _, k := range keys {
+			if strings.Contains(k, "%s") {
+				k = fmt.Sprintf(k, at)
+			}
+			delete(obj, k)
+		}
+	}
 }
 
 // mergeJSON adds v's JSON object's keys to obj.
