@@ -62,7 +62,6 @@ type StatementCost struct {
 
 // BurstCost is what the burst cost per document: statements, WAL and CPU.
 type BurstCost struct {
-	Documents          int                `json:"-"`
 	Statements         float64            `json:"pg_statements_per_doc"`
 	ByService          map[string]float64 `json:"pg_statements_per_doc_by_service"`
 	WALBytes           float64            `json:"wal_bytes_per_doc"`
@@ -78,7 +77,7 @@ const topStatements = 40
 // burstCost divides the burst's readings by its documents. Statements are
 // listed most called first (ties: most WAL first), at most top of them.
 func burstCost(r burstReadings, docs, top int) BurstCost {
-	c := BurstCost{Documents: docs, ByService: map[string]float64{}, CPUSeconds: map[string]float64{}}
+	c := BurstCost{ByService: map[string]float64{}, CPUSeconds: map[string]float64{}}
 	if docs <= 0 {
 		return c
 	}
