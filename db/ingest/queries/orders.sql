@@ -23,11 +23,15 @@ WHERE o.psp_payment_id = @psp_payment_id;
 SELECT sqlc.embed(o), sqlc.embed(c) FROM ingest.orders o JOIN ingest.customers c ON c.id = o.customer_id
 WHERE o.id = @id;
 
--- name: OrderSetPSPPayment :batchexec
--- Links orders to their PSP payments the first time each is seen, in one
--- round trip.
-UPDATE ingest.orders SET psp_payment_id = @psp_payment_id
-WHERE id = @id AND psp_payment_id IS NULL;
+-- name: OrderSetPSPPayments :exec
+-- Links orders to their PSP payments the first time each is seen, the whole
+-- batch in one statement; of two links of one order the first listed wins,
+-- as when each was its own statement.
+UPDATE ingest.orders o SET psp_payment_id = l.psp_payment_id
+FROM (SELECT DISTINCT ON (u.order_id) u.order_id, u.psp_payment_id
+      FROM ROWS FROM (unnest(@order_ids::uuid[]), unnest(@psp_payment_ids::text[])) WITH ORDINALITY AS u(order_id, psp_payment_id, n)
+      ORDER BY u.order_id, u.n) l
+WHERE o.id = l.order_id AND o.psp_payment_id IS NULL;
 
 -- name: OrderClaimDue :many
 -- Orders due for a status poll: older than settle_before, not polled since

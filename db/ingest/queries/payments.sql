@@ -10,6 +10,20 @@ SET status = excluded.status, status_rank = excluded.status_rank,
     paid_at = coalesce(p.paid_at, excluded.paid_at), updated_at = now()
 WHERE excluded.status_rank > p.status_rank;
 
+-- name: PaymentApplyMany :exec
+-- PaymentApply for payments of distinct ids, all in one statement (two rows
+-- of one id would update one row twice, which ON CONFLICT refuses).
+INSERT INTO ingest.payments AS p (id, order_id, status, status_rank, amount_minor, currency, paid_at)
+SELECT u.id, u.order_id, u.status, u.status_rank, u.amount_minor, u.currency,
+       CASE WHEN u.status = 'PAID' THEN now() END
+FROM ROWS FROM (unnest(@ids::text[]), unnest(@order_ids::uuid[]), unnest(@statuses::text[]),
+                unnest(@status_ranks::integer[]), unnest(@amounts_minor::bigint[]), unnest(@currencies::text[]))
+    AS u(id, order_id, status, status_rank, amount_minor, currency)
+ON CONFLICT (id) DO UPDATE
+SET status = excluded.status, status_rank = excluded.status_rank,
+    paid_at = coalesce(p.paid_at, excluded.paid_at), updated_at = now()
+WHERE excluded.status_rank > p.status_rank;
+
 -- name: PaymentGet :one
 SELECT * FROM ingest.payments WHERE id = @id;
 

@@ -2,6 +2,11 @@
 INSERT INTO ingest.psp_fetches (psp, operation, object_id, outcome, latency_ms)
 VALUES (@psp, @operation, @object_id, @outcome, @latency_ms);
 
+-- name: PSPFetchCopy :copyfrom
+-- Records calls to PSPs in one COPY, each at the time it was made.
+INSERT INTO ingest.psp_fetches (psp, operation, object_id, outcome, latency_ms, fetched_at)
+VALUES (@psp, @operation, @object_id, @outcome, @latency_ms, @fetched_at);
+
 -- name: PSPFetchesOfObjects :many
 -- The latest calls about any of the objects (payment, refund or order
 -- ids), oldest first.

@@ -28,14 +28,14 @@ SET status = @status, last_error = @last_error, processed_at = now(),
     lease_token = NULL, lease_expires_at = NULL
 WHERE id = @id AND lease_token = @lease_token;
 
--- name: ReceiptFinishDone :batchone
--- Ends applied receipts as done, one statement each (an equality on the key
--- keeps its plan an index look-up however the table has grown), in one round
--- trip; fenced by the claim's lease token: no row for a receipt another
--- worker took over.
+-- name: ReceiptFinishDone :many
+-- Ends applied receipts as done, the whole batch in one statement (an index
+-- look-up of each id in the primary key however the table has grown);
+-- fenced by the claim's lease token: a receipt another worker took over is
+-- not among the ids returned.
 UPDATE ingest.webhook_receipts
 SET status = 'done', processed_at = now(), lease_token = NULL, lease_expires_at = NULL
-WHERE id = @id AND lease_token = @lease_token
+WHERE id = ANY(@ids::bigint[]) AND lease_token = @lease_token
 RETURNING id;
 
 -- name: ReceiptRetryLater :execrows

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 )
@@ -32,6 +33,7 @@ type Config struct {
 	Backlogs    []int         // outbox backlog sizes the relay drains
 	Timeout     time.Duration // the longest any wait may take
 	Profiles    string        // where CPU profiles of the services over the burst go; empty: none taken
+	Stages      []string      // the stages to run, by name; empty: every one
 	// Env adds NAME=value settings to every service and sandbox. The
 	// default lifts the invoicer's client-side limit on provider calls
 	// (INVOICER_PROVIDER_RATE_LIMIT, 10 a second as shipped, two calls a
@@ -76,6 +78,11 @@ func (c Config) Check() error {
 	case c.Timeout <= 0:
 		return errors.New("-timeout: want a positive duration")
 	}
+	for _, st := range c.Stages {
+		if !slices.Contains(stageNamesInOrder, st) {
+			return fmt.Errorf("-stages: %q: want some of %s", st, strings.Join(stageNamesInOrder, ","))
+		}
+	}
 	for _, kv := range c.Env {
 		if name, _, ok := strings.Cut(kv, "="); !ok || name == "" {
 			return fmt.Errorf("-env: %q: want NAME=value", kv)
@@ -93,7 +100,7 @@ func (c Config) Check() error {
 func (c Config) MarshalJSON() ([]byte, error) {
 	return json.Marshal(map[string]any{
 		"warmup": c.Warmup.String(), "duration": c.Duration.String(), "concurrency": c.Concurrency,
-		"open_rate": c.Rate, "open_repeats": c.OpenRepeats, "open_window": c.OpenWindow.String(), "payments": c.Payments, "backlogs": c.Backlogs, "timeout": c.Timeout.String(), "env": c.Env,
+		"open_rate": c.Rate, "open_repeats": c.OpenRepeats, "open_window": c.OpenWindow.String(), "payments": c.Payments, "backlogs": c.Backlogs, "timeout": c.Timeout.String(), "env": c.Env, "stages": c.Stages,
 	})
 }
 

@@ -216,6 +216,7 @@ func TestConfigCheckNamesTheFlag(t *testing.T) {
 		{"-open-window", func(c *Config) { c.OpenWindow = 0 }},
 		{"-backlogs", func(c *Config) { c.Backlogs = []int{0} }},
 		{"-env", func(c *Config) { c.Env = []string{"NOEQUALS"} }},
+		{"-stages", func(c *Config) { c.Stages = []string{"pipeline", "nope"} }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.flag, func(t *testing.T) {

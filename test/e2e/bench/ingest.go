@@ -44,9 +44,10 @@ const sourcesFile = `sources:
     secrets: [` + benchSecret + `]
 `
 
-// writeSources writes the sources file into dir and returns its path.
+// writeSources writes the sources file into dir and returns its path; the
+// stack writes its own, without the bench source, as sources.yaml.
 func writeSources(dir string) (string, error) {
-	path := filepath.Join(dir, "sources.yaml")
+	path := filepath.Join(dir, "bench-sources.yaml") // the stack writes its own sources.yaml there
 	if err := os.WriteFile(path, []byte(sourcesFile), 0o644); err != nil {
 		return "", fmt.Errorf("write sources file: %w", err)
 	}

@@ -36,6 +36,16 @@ JOIN ingest.orders o ON o.id = p.order_id
 WHERE d.source_kind = 'payment' AND d.kind = 'invoice' AND d.status = 'authorized'
   AND o.merchant_order_id LIKE $1`
 
+// notifiedCount counts the run's invoices whose authorization ingest has
+// recorded from the invoicer's notification (ingest.documents): the last
+// step of a document through the pipeline.
+const notifiedCount = `
+SELECT count(*) FROM ingest.documents d
+JOIN ingest.payments p ON p.id = d.payment_ref
+JOIN ingest.orders o ON o.id = p.order_id
+WHERE d.source_kind = 'payment' AND d.kind = 'invoice' AND d.status = 'authorized'
+  AND o.merchant_order_id LIKE $1`
+
 // e2eHops splits the run's end-to-end latency by hop, from the rows each
 // service writes: the apply worker (receipt received → processed), the relay
 // (outbox row created → published), SQS and the invoicer's consumer
@@ -94,11 +104,12 @@ type pipelineRun struct {
 	timeout  time.Duration
 	progress func(format string, args ...any)
 	paying   func() // called as the first payment is created, when set
+	paid     func() // called once ingest has recorded every invoice's authorization, when set
 }
 
 // run creates one buyer and an order per payment at ingest (not timed),
 // then the payments at the PSP sandbox, which notifies ingest, and waits
-// for every invoice to be authorized. The Sample's window is the span from
+// for every invoice to be authorized, and for ingest to have recorded it. The Sample's window is the span from
 // the first receipt to the last authorization.
 func (p pipelineRun) run(ctx context.Context) (Sample, error) {
 	buyer, err := CreateBuyer(ctx, p.s)
@@ -121,8 +132,14 @@ func (p pipelineRun) run(ctx context.Context) (Sample, error) {
 	if err != nil {
 		return Sample{}, err
 	}
-	if err := p.wait(ctx); err != nil {
+	if err := p.wait(ctx, authorizedCount, "invoices authorized"); err != nil {
 		return Sample{}, err
+	}
+	if err := p.wait(ctx, notifiedCount, "authorizations recorded by ingest"); err != nil {
+		return Sample{}, err
+	}
+	if p.paid != nil {
+		p.paid()
 	}
 	return p.latencies(ctx)
 }
@@ -191,26 +208,27 @@ func Paced(ctx context.Context, n, rate int, f func(ctx context.Context, i int) 
 	return g.Wait()
 }
 
-// wait polls until every invoice is authorized, reporting every 5 s. It
-// looks once a second: the figures come from the rows' own timestamps, not
-// from when the poll sees them, and the count's join, run ten times a
-// second, took a tenth of a core from the stack it measures.
-func (p pipelineRun) wait(ctx context.Context) error {
+// wait polls until count (authorizedCount or notifiedCount) reaches the
+// run's payments, reporting every 5 s. It looks once a second: the figures
+// come from the rows' own timestamps, not from when the poll sees them, and
+// the count's join, run ten times a second, took a tenth of a core from the
+// stack it measures.
+func (p pipelineRun) wait(ctx context.Context, count, what string) error {
 	began := time.Now()
 	lastReport := began
 	for {
 		var n int
-		if err := p.db.QueryRow(ctx, authorizedCount, p.prefix+"%").Scan(&n); err != nil {
-			return fmt.Errorf("count authorized invoices: %w", err)
+		if err := p.db.QueryRow(ctx, count, p.prefix+"%").Scan(&n); err != nil {
+			return fmt.Errorf("count %s: %w", what, err)
 		}
 		if n >= p.payments {
 			return nil
 		}
 		if time.Since(began) > p.timeout {
-			return fmt.Errorf("%d of %d invoices authorized after %s (-timeout)", n, p.payments, p.timeout)
+			return fmt.Errorf("%d of %d %s after %s (-timeout)", n, p.payments, what, p.timeout)
 		}
 		if time.Since(lastReport) >= 5*time.Second {
-			p.progress("%d of %d invoices authorized", n, p.payments)
+			p.progress("%d of %d %s", n, p.payments, what)
 			lastReport = time.Now()
 		}
 		if !backoff.Sleep(ctx, time.Second) {

@@ -17,7 +17,7 @@ import (
 type Target struct {
 	Key    string  // the figure's key in results.json
 	Value  float64 // the goal
-	AtMost bool    // a latency: met at or below Value; otherwise met at or above it
+	AtMost bool    // a latency or a cost: met at or below Value; otherwise met at or above it
 }
 
 // Targets are the goals bench/README.md reports against. The end-to-end
@@ -30,6 +30,8 @@ var Targets = []Target{
 	{Key: "ingest_p99_ms_at_1000rps", Value: OpenP99GoalMs, AtMost: true},
 	{Key: "ingest_p99_windows_met_at_1000rps", Value: 0.9},
 	{Key: "relay_ratio", Value: 0.8},
+	{Key: "pg_statements_per_doc", Value: 6, AtMost: true},
+	{Key: "wal_bytes_per_doc", Value: 8192, AtMost: true},
 }
 
 // figure is one row of the README's figures table: a results.json key, how
@@ -54,6 +56,10 @@ var readmeFigures = []figure{
 	{"e2e_docs_per_s", "%.0f", "documents/s through the whole pipeline for a burst of payments created at once"},
 	{"e2e_p50_ms", "%.0f", "webhook accepted → invoice authorized in that burst, median, ms (mostly queueing: the last payment waits for all before it)"},
 	{"e2e_p99_ms", "%.0f", "the same, p99, ms"},
+	{"pg_statements_per_doc", "%.1f", "statements the services ran per document over the burst (first payment created → ingest has recorded the last authorization), BEGIN and COMMIT included"},
+	{"wal_bytes_per_doc", "%.0f", "bytes of WAL per document over the burst: the WAL position's advance, autovacuum and checkpoints included"},
+	{"pg_statements_wal_bytes_per_doc", "%.0f", "of which the services' statements wrote themselves (an autocommitted statement's commit record aside)"},
+	{"wal_fpi_per_doc", "%.2f", "full-page images per document among those (a page's first change after a checkpoint logs it whole)"},
 	{"e2e_steady_p50_ms", "%.1f", "webhook accepted → invoice authorized at a steady rate below capacity, median, ms"},
 	{"e2e_steady_p99_ms", "%.1f", "the same, p99, ms"},
 }
@@ -77,7 +83,9 @@ and of the steady run). Commit them with the code they measured.
 
 - Flags go through ` + "`ARGS`" + `, e.g. ` + "`make bench ARGS=\"-duration 30s -payments 5000\"`" + `;
   ` + "`go run ./test/e2e/cmd/bench -help`" + ` lists them. ` + "`-profiles DIR`" + ` also takes CPU profiles of
-  ingest, relay and the invoicer over the burst's first seconds.
+  ingest, relay and the invoicer over the burst's first seconds; ` + "`-stages pipeline`" + ` runs
+  the burst alone (what a document costs, in a couple of minutes), the other stages' figures
+  then reading as not measured.
 - ` + "`make bench-readme`" + ` rewrites this page from results.json without running anything
   (after a change to the page's code).
 - The run lifts the invoicer's limit on provider calls (` + "`INVOICER_PROVIDER_RATE_LIMIT=0`" + `): as
@@ -102,6 +110,11 @@ and of the steady run). Commit them with the code they measured.
 - **The relay is bound by the SDK and the emulator**: the relay and the raw sender each
   spend most of a core in the AWS SDK beside a single-threaded SQS emulator, and the
   relay alone also needs PostgreSQL.
+- **Statements and WAL per document are exact, and travel.** The bench runs its own
+  PostgreSQL (a private cluster: fsync on, ` + "`pg_stat_statements`" + ` loaded) and connects each
+  service as its own role, so every statement a service runs is counted by service, none of
+  the harness's. Unlike the rates they barely move with the machine's load; they do move with
+  the burst's size, since the services' polls run however few payments there are.
 - **A rare slow run can be SQS's at-least-once delivery**: a receive answer lost on the
   way leaves its messages hidden for the queue's visibility timeout
   (` + "`INVOICER_CONSUMER_VISIBILITY`" + `, 30 s), then they are delivered and recorded once each. Each run
@@ -119,6 +132,9 @@ type readmeInput struct {
 	Payments   int                           `json:"e2e_payments"`
 	SteadyRate int                           `json:"e2e_steady_rate"`
 	OpenRate   int                           `json:"ingest_open_rate"`
+	CPUPerDoc  map[string]float64            `json:"cpu_seconds_per_doc"`
+	ByService  map[string]float64            `json:"pg_statements_per_doc_by_service"`
+	Statements []StatementCost               `json:"pg_statements"`
 	Config     struct {
 		Concurrency int      `json:"concurrency"`
 		Duration    string   `json:"duration"`
@@ -195,6 +211,7 @@ func RenderReadme(w io.Writer, resultsJSON []byte) error {
 		b, s := findHop(in.Hops, name), findHop(in.SteadyHops, name)
 		p.line("| %s | %s | %s | %s | %s |", name, b[0], b[1], s[0], s[1])
 	}
+	p.burstCost(in)
 	p.line("\n## CPU by stage\n")
 	p.line("Cores busy during each stage, by process group, busiest first (`machine` is the whole machine).\n")
 	p.line("| stage | cores |\n|---|---|")
@@ -202,6 +219,39 @@ func RenderReadme(w io.Writer, resultsJSON []byte) error {
 		p.line("| %s | %s |", st, coresLine(in.CPU[st]))
 	}
 	return p.err
+}
+
+// readmeStatements is how many of the burst's statements the page lists.
+const readmeStatements = 15
+
+// burstCost writes what a document of the burst cost: CPU by process,
+// statements by service, and the most called statements.
+func (p *printer) burstCost(in readmeInput) {
+	p.line("\n## What a document costs\n")
+	p.line("Over the burst, per document: CPU milliseconds by process group, busiest first (`machine` is the whole machine), and statements by service.\n")
+	p.line("| per document | |\n|---|---|")
+	p.line("| CPU ms | %s |", cpuMsLine(in.CPUPerDoc))
+	p.line("| statements | %s |", perService(in.ByService))
+	p.line("\nThe most called statements (all of them in results.json, `pg_statements`), per document: calls, rows, and the WAL bytes the statement wrote.\n")
+	p.line("| service | statement | calls | rows | WAL bytes |\n|---|---|--:|--:|--:|")
+	for _, s := range in.Statements[:min(readmeStatements, len(in.Statements))] {
+		p.line("| %s | `%s` | %.2f | %.2f | %.0f |", s.Service, statementName(s.Statement), s.Calls, s.Rows, s.WALBytes)
+	}
+}
+
+// statementName is how the page names a statement: sqlc's query name when
+// the text starts with one ("-- name: ReceiptInsert :execrows ..."), else
+// its first 60 characters; pipes are escaped for the table.
+func statementName(query string) string {
+	if rest, ok := strings.CutPrefix(query, "-- name: "); ok {
+		if name, _, ok := strings.Cut(rest, " "); ok {
+			return name
+		}
+	}
+	if len(query) > 60 {
+		query = query[:60] + "…"
+	}
+	return strings.ReplaceAll(query, "|", "\\|")
 }
 
 // printer writes lines and keeps the first error.

@@ -18,6 +18,13 @@ func TestReadmeTablesFollowTheResults(t *testing.T) {
 		BacklogSeconds: map[int]float64{100_000: 8, 1000: 0.1},
 		CPU:            map[string]map[string]float64{"relay": {"relay-1": 0.7, "sqs": 0.5}, "pg_ceiling": {"postgres": 1.25}},
 		Config:         Defaults(), StartedAt: time.Date(2026, 12, 1, 4, 0, 0, 0, time.UTC), CPUs: 2,
+		Burst: BurstCost{Statements: 16.75, WALBytes: 13916.4, StatementsWALBytes: 13600, WALFPI: 0.25,
+			ByService:  map[string]float64{"ingest": 10.75, "invoicer": 5.3, "relay": 0.7},
+			CPUSeconds: map[string]float64{"ingest-1": 0.0031, "postgres": 0.0082, "machine": 0.03},
+			Top: []StatementCost{
+				{Service: "ingest", Statement: "-- name: ReceiptInsert :execrows INSERT INTO ingest.webhook_receipts", Calls: 1, Rows: 1, WALBytes: 1385},
+				{Service: "relay", Statement: "commit", Calls: 0.13},
+			}},
 	}
 	b, err := r.JSON()
 	if err != nil {
@@ -48,13 +55,23 @@ func TestReadmeTablesFollowTheResults(t *testing.T) {
 		"| 1 apply | 1300.0 | 1500.0 | 2.5 | 13.0 |",
 		"| 2 relay | 150.0 | 400.0 | — | — |",
 		"| pg_ceiling | postgres 1.25 |",
+		"| `pg_statements_per_doc` | 16.8 |",
+		"| `wal_bytes_per_doc` | 13916 |",
+		"| `wal_fpi_per_doc` | 0.25 |",
+		"| `pg_statements_per_doc` | ≤ 6 | 16.75 | no |",
+		"| `wal_bytes_per_doc` | ≤ 8192 | 13916.40 | no |",
+		"| CPU ms | postgres 8.20, ingest-1 3.10 |",
+		"| statements | ingest 10.75, invoicer 5.30, relay 0.70 |",
+		"| ingest | `ReceiptInsert` | 1.00 | 1.00 | 1385 |",
+		"| relay | `commit` | 0.13 | 0.00 | 0 |",
 		"| relay | relay-1 0.70, sqs 0.50 |",
 	} {
 		if !strings.Contains(page, row) {
 			t.Errorf("README lacks %q", row)
 		}
 	}
-	if i, j := strings.Index(page, "| pg_ceiling |"), strings.Index(page, "| relay |"); i > j {
+	cpu := page[strings.Index(page, "## CPU by stage"):]
+	if i, j := strings.Index(cpu, "| pg_ceiling |"), strings.Index(cpu, "| relay |"); i > j {
 		t.Errorf("CPU stages out of the run's order:\n%s", page)
 	}
 	if i, j := strings.Index(page, "`backlog_1k_s`"), strings.Index(page, "`backlog_100k_s`"); i > j {

@@ -47,6 +47,7 @@ type Results struct {
 	SteadyP50Ms     float64                       `json:"e2e_steady_p50_ms"` // at that rate
 	SteadyP99Ms     float64                       `json:"e2e_steady_p99_ms"`
 	E2EHops         []Hop                         `json:"e2e_hops"`
+	Burst           BurstCost                     `json:"-"` // its figures are top-level keys (see JSON)
 	SteadyHops      []Hop                         `json:"e2e_steady_hops"`
 	BacklogSeconds  map[int]float64               `json:"-"`         // by backlog size
 	CPU             map[string]map[string]float64 `json:"cpu_cores"` // per stage, per process group
@@ -57,8 +58,9 @@ type Results struct {
 }
 
 // JSON is the results as one JSON object, keys sorted: the fields above,
-// with the open loop's figures named by its rate (ingest_p99_ms_at_1000rps)
-// and the backlogs' by their size (backlog_100k_s).
+// with the open loop's figures named by its rate (ingest_p99_ms_at_1000rps),
+// the backlogs' by their size (backlog_100k_s), and the burst's cost per
+// document (BurstCost) at the top level.
 func (r Results) JSON() ([]byte, error) {
 	b, err := json.Marshal(r)
 	if err != nil {
@@ -78,6 +80,10 @@ func (r Results) JSON() ([]byte, error) {
 		obj["ingest_p99_ms"+at+"_by_window"] = r.OpenP99Repeats
 		obj["ingest_p99_windows_met"+at] = WindowsWithin(r.OpenP99Repeats, OpenP99GoalMs)
 	}
+	if err := mergeJSON(obj, r.Burst); err != nil {
+		return nil, err
+	}
+	dropUnmeasured(obj, r.Config.Stages, at)
 	return json.MarshalIndent(obj, "", "  ")
 }
 
@@ -94,6 +100,48 @@ func WindowsWithin(p99s []float64, goal float64) float64 {
 		}
 	}
 	return float64(met) / float64(len(p99s))
+}
+
+// stageKeys are the figures each stage measures; a ratio belongs to both
+// of its stages.
+var stageKeys = map[string][]string{
+	"pg_ceiling":    {"pg_ceiling_tps", "ingest_ratio"},
+	"ingest_closed": {"ingest_rps", "ingest_p50_ms", "ingest_p99_ms", "ingest_ratio"},
+	"ingest_open":   {"ingest_rps%s", "ingest_p50_ms%s", "ingest_p99_ms%s", "ingest_start_lag_p99_ms%s", "ingest_p99_ms%s_by_window", "ingest_p99_windows_met%s"},
+	"sqs_raw":       {"sqs_raw_mps", "relay_ratio"},
+	"relay":         {"relay_mps", "relay_ratio"},
+	"pipeline": {"e2e_docs_per_s", "e2e_p50_ms", "e2e_p99_ms", "e2e_hops", "pg_statements_per_doc", "pg_statements_per_doc_by_service",
+		"wal_bytes_per_doc", "pg_statements_wal_bytes_per_doc", "wal_fpi_per_doc", "cpu_seconds_per_doc", "pg_statements"},
+	"steady": {"e2e_steady_p50_ms", "e2e_steady_p99_ms", "e2e_steady_hops"},
+}
+
+// dropUnmeasured removes from obj the figures of the stages a run with
+// -stages left out, so they read as not measured rather than as zero; at
+// is the open loop's key suffix (_at_1000rps).
+func dropUnmeasured(obj map[string]any, ran []string, at string) {
+	if len(ran) == 0 {
+		return
+	}
+	for st, keys := range stageKeys {
+		if slices.Contains(ran, st) {
+			continue
+		}
+		for _, k := range keys {
+			if strings.Contains(k, "%s") {
+				k = fmt.Sprintf(k, at)
+			}
+			delete(obj, k)
+		}
+	}
+}
+
+// mergeJSON adds v's JSON object's keys to obj.
+func mergeJSON(obj map[string]any, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, &obj)
 }
 
 // sizeLabel writes 1000 as 1k and 100000 as 100k; other sizes as they are.
@@ -125,6 +173,8 @@ func (r Results) Table(w io.Writer) error {
 	row("e2e_docs_per_s", r.E2EDocsPerS, fmt.Sprintf("documents/s over %d payments", r.E2EPayments))
 	row("e2e_p50_ms", r.E2EP50Ms, "ms, webhook accepted → authorized")
 	row("e2e_p99_ms", r.E2EP99Ms, "ms")
+	row("pg_statements_per_doc", r.Burst.Statements, "statements the services ran per document over the burst")
+	row("wal_bytes_per_doc", r.Burst.WALBytes, "bytes of WAL per document over the burst")
 	row("e2e_steady_p50_ms", r.SteadyP50Ms, fmt.Sprintf("ms at a steady %d payments/s", r.SteadyRate))
 	row("e2e_steady_p99_ms", r.SteadyP99Ms, "ms")
 	for _, n := range slices.Sorted(maps.Keys(r.BacklogSeconds)) {

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"runtime"
+	"slices"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -16,6 +17,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/onceflow/onceflow/pkg/sqsclient"
+	"github.com/onceflow/onceflow/test/e2e/pgcluster"
 	"github.com/onceflow/onceflow/test/e2e/stack"
 )
 
@@ -24,8 +26,9 @@ type run struct {
 	cfg   Config
 	out   io.Writer
 	began time.Time
-	dir   string // binaries, logs and the sources file
-	tag   string // makes event ids, order ids and queue names unique to the run
+	dir   string             // binaries, logs and the sources file
+	tag   string             // makes event ids, order ids and queue names unique to the run
+	pg    *pgcluster.Cluster // the stack's PostgreSQL, private to the run
 	s     *stack.Stack
 	db    *pgxpool.Pool // the harness's queries
 	// ceiling holds one connection per closed-loop worker for the whole
@@ -41,8 +44,30 @@ func (r *run) progress(format string, args ...any) {
 	fmt.Fprintf(r.out, "bench: %5.1fs  %s\n", time.Since(r.began).Seconds(), fmt.Sprintf(format, args...))
 }
 
-// setUp builds and starts the stack on a fresh database, with ingest
-// serving the bench source, and opens the harness's own clients.
+// pgSettings are the bench's PostgreSQL's settings over pgcluster's: fsync
+// on, as a server that keeps its data (and as make test's), and
+// pg_stat_statements loaded, to count the services' statements exactly.
+var pgSettings = []string{"fsync=on", "shared_preload_libraries=pg_stat_statements", "pg_stat_statements.track_utility=on"}
+
+// startPostgres starts the run's own PostgreSQL cluster (pgSettings): the
+// shared server cannot load pg_stat_statements without a restart.
+func (r *run) startPostgres(ctx context.Context) error {
+	var err error
+	if r.pg, err = pgcluster.New(ctx, ""); err != nil {
+		return fmt.Errorf("create the bench's PostgreSQL: %w", err)
+	}
+	if err := r.pg.Configure(pgSettings...); err != nil {
+		return err
+	}
+	if err := r.pg.Start(ctx); err != nil {
+		return fmt.Errorf("start the bench's PostgreSQL: %w", err)
+	}
+	return nil
+}
+
+// setUp builds and starts the stack on a fresh database of its own
+// PostgreSQL, each service as its own role and ingest serving the bench
+// source, and opens the harness's own clients.
 func (r *run) setUp(ctx context.Context) error {
 	var err error
 	if r.dir, err = os.MkdirTemp("", "onceflow-bench-"); err != nil {
@@ -55,9 +80,12 @@ func (r *run) setUp(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	r.progress("building and starting the stack (logs in %s; extra settings %v)", r.dir, r.cfg.Env)
+	if err := r.startPostgres(ctx); err != nil {
+		return err
+	}
+	r.progress("building and starting the stack (logs in %s; PostgreSQL on the socket in %s; extra settings %v)", r.dir, r.pg.Socket(), r.cfg.Env)
 	env := append([]string{"INGEST_WEBHOOK_SOURCES_FILE=" + sources}, r.cfg.Env...)
-	r.s, err = stack.StartWith(ctx, r.dir, stack.Options{Env: env})
+	r.s, err = stack.StartWith(ctx, r.dir, stack.Options{AdminDSN: r.pg.DSN("postgres"), Env: env, ServiceRoles: true})
 	if err != nil {
 		return fmt.Errorf("start the stack: %w", err)
 	}
@@ -69,6 +97,9 @@ func (r *run) setUp(ctx context.Context) error {
 	}
 	if r.ceiling, err = OpenPool(ctx, r.s.Database, r.cfg.Concurrency); err != nil {
 		return err
+	}
+	if _, err := r.db.Exec(ctx, `CREATE EXTENSION pg_stat_statements`); err != nil {
+		return fmt.Errorf("create pg_stat_statements: %w", err)
 	}
 	if r.sqs, err = sqsclient.NewClient(ctx, region(), os.Getenv("AWS_ENDPOINT_URL_SQS")); err != nil {
 		return err
@@ -101,8 +132,8 @@ func region() string {
 	return "us-east-1"
 }
 
-// tearDown stops the stack, deletes the run's queues (the emulator is
-// shared) and, after a good run, the logs.
+// tearDown stops the stack and its PostgreSQL, deletes the run's queues
+// (the emulator is shared) and, after a good run, the logs.
 func (r *run) tearDown(ok bool) {
 	for _, p := range []*pgxpool.Pool{r.db, r.ceiling} {
 		if p != nil {
@@ -111,6 +142,9 @@ func (r *run) tearDown(ok bool) {
 	}
 	if r.s != nil {
 		r.s.Stop()
+	}
+	if r.pg != nil {
+		r.pg.Remove(context.Background())
 	}
 	DeleteQueues(r.queues)
 	if ok {
@@ -137,6 +171,10 @@ func DeleteQueues(names []string) {
 	}
 }
 
+// readCPU reads the CPU used so far by each process of the run (see
+// ReadCPU).
+func (r *run) readCPU() CPUTimes { return ReadCPU(r.s, r.pg.PID()) }
+
 // stage is one measurement: it fills its figures into the results. A
 // stage that settles first waits for ingest's apply worker to catch up with
 // the receipts of the stage before, so it does not pay for them.
@@ -146,7 +184,11 @@ type stage struct {
 	run    func(context.Context, *Results) error
 }
 
-// measure runs the stages in an order that keeps them apart: the pipeline
+// stageNamesInOrder are the stages measure runs, in its order; -stages
+// picks among them.
+var stageNamesInOrder = []string{"steady", "pipeline", "relay", "sqs_raw", "ingest_open", "ingest_closed", "pg_ceiling"}
+
+// measure runs the stages (all, or those of Config.Stages) in an order that keeps them apart: the pipeline
 // on a clean stack; the relay and raw SQS with the invoicer stopped, so
 // nothing consumes the queue the backlog goes to; then ingest's stages,
 // each after the apply worker has caught up with the last one's receipts
@@ -161,12 +203,19 @@ func (r *run) measure(ctx context.Context) (Results, error) {
 		{"ingest_open", true, r.ingestOpen}, {"ingest_closed", true, r.ingestClosed}, {"pg_ceiling", true, r.pgCeiling},
 	}
 	for _, st := range stages {
+		if len(r.cfg.Stages) > 0 && !slices.Contains(r.cfg.Stages, st.name) {
+			continue
+		}
 		if err := r.runStage(ctx, st, &res); err != nil {
 			return res, fmt.Errorf("%s: %w", st.name, err)
 		}
 	}
-	res.IngestRatio = res.IngestRPS / res.PGCeilingTPS
-	res.RelayRatio = res.RelayMPS / res.SQSRawMPS
+	if res.PGCeilingTPS > 0 {
+		res.IngestRatio = res.IngestRPS / res.PGCeilingTPS
+	}
+	if res.SQSRawMPS > 0 {
+		res.RelayRatio = res.RelayMPS / res.SQSRawMPS
+	}
 	return res, nil
 }
 
@@ -178,7 +227,7 @@ func (r *run) runStage(ctx context.Context, st stage, res *Results) error {
 			return err
 		}
 	}
-	before, began := ReadCPU(r.s), time.Now()
+	before, began := r.readCPU(), time.Now()
 	sampled := make(chan []ActiveStatement, 1)
 	sampling, stopSampling := context.WithCancel(ctx)
 	go func() { sampled <- pgSampler{db: r.db, interval: 20 * time.Millisecond}.run(sampling, 6) }()
@@ -189,7 +238,7 @@ func (r *run) runStage(ctx context.Context, st stage, res *Results) error {
 		return err
 	}
 	took := time.Since(began)
-	res.CPU[st.name], res.PGActive[st.name] = Cores(before, ReadCPU(r.s), took.Seconds()), active
+	res.CPU[st.name], res.PGActive[st.name] = Cores(before, r.readCPU(), took.Seconds()), active
 	r.progress("%s done in %.1fs; CPU cores used: %s", st.name, took.Seconds(), coresLine(res.CPU[st.name]))
 	r.progress("%s: PostgreSQL backends by statement (average active):%s", st.name, describe(active))
 	return nil

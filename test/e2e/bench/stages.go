@@ -109,8 +109,9 @@ func (r *run) settle(ctx context.Context) error {
 	}
 }
 
-// pipeline pushes the payments through the whole stack (see pipelineRun)
-// and splits their latency by hop.
+// pipeline pushes the payments through the whole stack (see pipelineRun),
+// splits their latency by hop and counts what each document cost (see
+// BurstCost) from the first payment's creation to the last authorization.
 func (r *run) pipeline(ctx context.Context, res *Results) error {
 	r.progress("pipeline: %d payments, webhook → authorized invoice", r.cfg.Payments)
 	p := pipelineRun{s: r.s, db: r.db, prefix: "bench-" + r.tag + "-", payments: r.cfg.Payments,
@@ -120,12 +121,23 @@ func (r *run) pipeline(ctx context.Context, res *Results) error {
 		if err := os.MkdirAll(r.cfg.Profiles, 0o755); err != nil {
 			return fmt.Errorf("-profiles: %w", err)
 		}
-		p.paying = func() { profiled = r.profile(ctx, r.cfg.Profiles) }
 	}
+	meter := &burstMeter{db: r.db, cpu: r.readCPU}
+	var readings burstReadings
+	var measured error
+	p.paying = func() {
+		meter.start(ctx)
+		if r.cfg.Profiles != "" {
+			profiled = r.profile(ctx, r.cfg.Profiles)
+		}
+	}
+	p.paid = func() { readings, measured = meter.stop(ctx) }
 	sample, err := p.run(ctx)
-	if err := errors.Join(err, profiled()); err != nil {
+	if err := errors.Join(err, profiled(), measured); err != nil {
 		return err
 	}
+	res.Burst = burstCost(readings, r.cfg.Payments, topStatements)
+	r.progress("pipeline: per document, %s", describeCost(res.Burst, 12))
 	r.plots.Burst = sample
 	if r.plots.Timeline, err = p.timeline(ctx); err != nil {
 		return err

@@ -20,12 +20,14 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 )
 
 // Cluster is one private PostgreSQL cluster.
 type Cluster struct {
 	bin, dir string
 	owner    *user.User // nil: run as the current user
+	settings []string   // name=value, after the defaults on the server's command line
 }
 
 // port names the socket file (.s.PGSQL.5432) in the cluster's directory.
@@ -65,9 +67,27 @@ func (c *Cluster) DSN(name string) string {
 // Socket is the directory of the server's Unix socket.
 func (c *Cluster) Socket() string { return c.dir }
 
+// Configure sets server settings (name=value, e.g. fsync=on or
+// shared_preload_libraries=pg_stat_statements) for every later Start; they
+// override the defaults New describes. A value may not hold spaces or
+// quotes.
+func (c *Cluster) Configure(settings ...string) error {
+	for _, s := range settings {
+		name, value, ok := strings.Cut(s, "=")
+		if !ok || name == "" || value == "" || strings.ContainsAny(s, " \t\n'\"\\") {
+			return fmt.Errorf("pgcluster: setting %q: want name=value without spaces or quotes", s)
+		}
+	}
+	c.settings = append(c.settings, settings...)
+	return nil
+}
+
 // Start starts the server and waits until it accepts connections.
 func (c *Cluster) Start(ctx context.Context) error {
 	opts := fmt.Sprintf("-p %d -k %s -c listen_addresses='' -c fsync=off -c max_connections=300", port, c.dir)
+	for _, s := range c.settings {
+		opts += " -c " + s // a later -c wins over an earlier one
+	}
 	if out, err := c.run(ctx, "pg_ctl", "-D", c.data(), "-l", filepath.Join(c.dir, "postgres.log"), "-o", opts, "-w", "-t", "60", "start"); err != nil {
 		return fmt.Errorf("pg_ctl start: %w\n%s", err, out)
 	}
@@ -87,6 +107,18 @@ func (c *Cluster) Crash(ctx context.Context) error {
 func (c *Cluster) Remove(ctx context.Context) {
 	_, _ = c.run(ctx, "pg_ctl", "-D", c.data(), "-m", "immediate", "-w", "stop")
 	_ = os.RemoveAll(c.dir)
+}
+
+// PID is the running server's postmaster process id (its backends are its
+// children); 0 when it is not running.
+func (c *Cluster) PID() int {
+	b, err := os.ReadFile(filepath.Join(c.data(), "postmaster.pid"))
+	if err != nil {
+		return 0
+	}
+	first, _, _ := strings.Cut(string(b), "\n")
+	pid, _ := strconv.Atoi(strings.TrimSpace(first))
+	return pid
 }
 
 func (c *Cluster) data() string { return filepath.Join(c.dir, "data") }

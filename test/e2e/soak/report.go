@@ -198,8 +198,9 @@ and writes ` + "`results.json`" + `, ` + "`cpu_per_doc.png`" + `, ` + "`latency.
   table pruned in a run of a few minutes still grows, and sizes are for windows of many
   minutes. The soak prints a warning, and results.json records ` + "`autovacuum`" + `, when the server
   does not autovacuum (the shared test server here does not).
-- **The machine is shared.** The CPU of every PostgreSQL and Node process counts (other
-  clusters' and the emulator's other work too), and "other" is the rest of the machine.
+- **The machine is shared.** PostgreSQL's CPU is the private cluster's processes' (with
+  ` + "`-pg shared`" + `, every PostgreSQL process's, other work too); the emulator's is every Node
+  process's, and "other" is the rest of the machine.
   Compare runs back to back.
 `
 

@@ -138,7 +138,7 @@ func (s *soak) drive(ctx context.Context) ([]Window, error) {
 	if err != nil {
 		return nil, err
 	}
-	cpu := func() bench.CPUTimes { return bench.ReadCPU(s.s) }
+	cpu := s.readCPU
 	first, err := read(ctx, s.db, cpu, nil)
 	if err != nil {
 		return nil, err
@@ -196,7 +196,7 @@ func (s *soak) window(ctx context.Context, k int, offered *atomic.Int64, start t
 	if lat.Count() != s.cfg.Window {
 		return Window{}, nil, fmt.Errorf("%d latencies for %d documents: receipts pruned before they were read? (INGEST_RECEIPT_RETENTION must outlast a window)", lat.Count(), s.cfg.Window)
 	}
-	end, err := read(ctx, s.db, func() bench.CPUTimes { return bench.ReadCPU(s.s) }, prev)
+	end, err := read(ctx, s.db, s.readCPU, prev)
 	if err != nil {
 		return Window{}, nil, err
 	}
@@ -228,4 +228,14 @@ func (s *soak) waitAuthorized(ctx context.Context, from, to string) error {
 func jsonIndent(v any) ([]byte, error) {
 	b, err := json.MarshalIndent(v, "", "  ")
 	return append(b, '\n'), err
+}
+
+// readCPU reads the CPU used so far by each process of the run; with -pg
+// private PostgreSQL's is its cluster's alone (see bench.ReadCPU).
+func (s *soak) readCPU() bench.CPUTimes {
+	postmaster := 0
+	if s.pg != nil {
+		postmaster = s.pg.PID()
+	}
+	return bench.ReadCPU(s.s, postmaster)
 }

@@ -90,6 +90,9 @@ func (s *Stack) Restart(ctx context.Context, name string) error {
 		cmd.Env = append(cmd.Env, variable+"="+addr)
 	}
 	cmd.Env = append(cmd.Env, "RELAY_HOLDER="+name)
+	if dsn := s.serviceDSN(p.bin); dsn != "" {
+		cmd.Env = append(cmd.Env, "DATABASE_URL="+dsn) // the last of a name wins
+	}
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	err = cmd.Start()
 	p.release() // the child holds the socket now, or no one does

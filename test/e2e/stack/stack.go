@@ -14,11 +14,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/onceflow/onceflow/db"
 	"github.com/onceflow/onceflow/pkg/sqsclient"
 	"github.com/onceflow/onceflow/provider/fiscal"
 )
@@ -76,6 +78,7 @@ type Stack struct {
 	adminDSN   string
 	dbName     string
 	keepDBName bool
+	roles      bool // each service connects as db.Role(its schema)
 }
 
 // Options shape a stack; the zero value is one instance of each service.
@@ -97,6 +100,11 @@ type Options struct {
 	// the reconciler always reaches the first ingest instance's admin API,
 	// where its sweep asks ingest to announce a lost event again.
 	PSPAudit bool
+	// ServiceRoles connects each service as its own least-privilege role
+	// (db.ApplyRoles, run after the migrations) instead of as DATABASE_URL's
+	// user, as deployed; it needs a server that trusts local connections.
+	// PostgreSQL's statistics then tell the services apart by user.
+	ServiceRoles bool
 }
 
 // Build compiles every binary into dir from the repository root.
@@ -246,6 +254,12 @@ func (s *Stack) launch(ctx context.Context, o Options) error {
 	if err := s.Migrate(ctx); err != nil {
 		return err
 	}
+	if o.ServiceRoles {
+		if err := db.ApplyRoles(ctx, s.Database, nil); err != nil {
+			return err
+		}
+		s.roles = true
+	}
 	for _, name := range s.order {
 		if err := s.Restart(ctx, name); err != nil {
 			return err
@@ -276,6 +290,20 @@ func (s *Stack) command(ctx context.Context, name string, args ...string) *exec.
 	cmd := exec.CommandContext(ctx, filepath.Join(s.Dir, name), args...)
 	cmd.Env = s.env
 	return cmd
+}
+
+// serviceDSN is the database URL binary bin serves with: the stack's, as
+// the service's own role with Options.ServiceRoles; "" to keep the stack's.
+func (s *Stack) serviceDSN(bin string) string {
+	if !s.roles || !slices.Contains(db.Schemas, bin) {
+		return ""
+	}
+	u, err := url.Parse(s.Database)
+	if err != nil {
+		return ""
+	}
+	u.User = url.User(db.Role(bin))
+	return u.String()
 }
 
 // RunReconciler runs the reconciler once and returns its output.

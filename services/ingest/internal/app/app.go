@@ -89,12 +89,17 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 	return a, nil
 }
 
+// pspCallsEvery is how often the PSP calls recorded for the console's trace
+// are written, all of them in one statement: how late the trace may show one.
+const pspCallsEvery = 100 * time.Millisecond
+
 // build makes the server and the loops and binds the listener.
 func (a *App) build(ctx context.Context, cfg Config, srcs []webhook.Source, p psps, log *zap.Logger) error {
 	reg := httpserver.NewRegistry()
 	st := store.New(a.pool)
+	calls := pspcalls.NewBatcher(st, log.Named("pspcalls"), pspCallsEvery)
 	for scope, ad := range p.byScope {
-		p.byScope[scope] = pspcalls.Wrap(ad, st, log.Named("pspcalls"))
+		p.byScope[scope] = pspcalls.Wrap(ad, calls, log.Named("pspcalls"))
 	}
 	reg.MustRegister(housekeeping.NewBacklog(st), housekeeping.NewCases(st))
 	a.srv = httpserver.New(log, httpserver.Addrs{Public: cfg.HTTPAddr, Admin: cfg.AdminAddr}, reg, httpserver.Check{Name: "postgres", Check: a.pool.Ping})
@@ -115,6 +120,7 @@ func (a *App) build(ctx context.Context, cfg Config, srcs []webhook.Source, p ps
 	admin.New(st, log.Named("admin"), wake).Register(g)
 	pspadmin.New(st, p.byScope, log.Named("pspadmin"), wake).Register(g)
 	openapi.Serve(g, "ingest")
+	a.group.Add(calls.Run)
 	a.group.Add(loops(cfg, a.pool, st, p, log, reg, wake)...)
 	deliveries := make(chan struct{}, 1)
 	admin.NewDeliveries(st, log.Named("admin"), deliveries).Register(g)

@@ -40,8 +40,28 @@ func (r *Recorder) Handle(ctx context.Context, body string) (outcome string, err
 		return "unreadable", err
 	}
 	send := r.deliver && ev.GetType() == eventsv1.NotificationType_NOTIFICATION_TYPE_AUTHORIZED
-	err = r.store.InTx(ctx, func(tx *store.Tx) error {
-		if err := tx.RecordDocument(ctx, d); err != nil || !send {
+	err = r.record(ctx, d, send)
+	if err != nil {
+		return "error", fmt.Errorf("record notification %s: %w", d.EventKey, err)
+	}
+	r.log.Info("document notification", zap.String("event_key", d.EventKey), zap.String("reference", d.Reference), zap.String("status", d.Status))
+	if !send {
+		return "recorded", nil
+	}
+	if r.wake != nil {
+		r.wake()
+	}
+	return "queued", nil
+}
+
+// record writes d: alone, in one statement that commits by itself; with
+// send, in one transaction with the merchant delivery it queues.
+func (r *Recorder) record(ctx context.Context, d store.Document, send bool) error {
+	if !send {
+		return r.store.RecordDocument(ctx, d)
+	}
+	return r.store.InTx(ctx, func(tx *store.Tx) error {
+		if err := tx.RecordDocument(ctx, d); err != nil {
 			return err
 		}
 		order, _, err := tx.OrderOfPayment(ctx, d.PaymentRef)
@@ -54,15 +74,4 @@ func (r *Recorder) Handle(ctx context.Context, body string) (outcome string, err
 		}
 		return tx.QueueDelivery(ctx, d.EventKey, TypeDocumentAuthorized, body)
 	})
-	if err != nil {
-		return "error", fmt.Errorf("record notification %s: %w", d.EventKey, err)
-	}
-	r.log.Info("document notification", zap.String("event_key", d.EventKey), zap.String("reference", d.Reference), zap.String("status", d.Status))
-	if !send {
-		return "recorded", nil
-	}
-	if r.wake != nil {
-		r.wake()
-	}
-	return "queued", nil
 }

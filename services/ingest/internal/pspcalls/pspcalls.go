@@ -112,7 +112,7 @@ func (r *recorded) PaymentsOfOrder(ctx context.Context, orderRef string) ([]psp.
 }
 
 func (r *recorded) record(ctx context.Context, op, id string, start time.Time, outcome string) {
-	f := store.PSPFetch{PSP: r.Name(), Operation: op, ObjectID: id, Outcome: outcome, Latency: time.Since(start)}
+	f := store.PSPFetch{PSP: r.Name(), Operation: op, ObjectID: id, Outcome: outcome, Latency: time.Since(start), At: time.Now()}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
 	defer cancel()
 	if err := r.rec.RecordPSPFetch(ctx, f); err != nil {

@@ -48,7 +48,17 @@ type OrderRef struct {
 // RecordDocument records d, unless the document is held from a later
 // announcement already.
 func (t *Tx) RecordDocument(ctx context.Context, d Document) error {
-	err := t.q.DocumentUpsert(ctx, dbsqlc.DocumentUpsertParams{
+	return recordDocument(ctx, t.q, d)
+}
+
+// RecordDocument is Tx.RecordDocument outside a transaction: one statement,
+// committed on its own.
+func (s *Store) RecordDocument(ctx context.Context, d Document) error {
+	return recordDocument(ctx, s.q, d)
+}
+
+func recordDocument(ctx context.Context, q *dbsqlc.Queries, d Document) error {
+	err := q.DocumentUpsert(ctx, dbsqlc.DocumentUpsertParams{
 		Reference: d.Reference, SourceKind: d.SourceKind, SourceRef: d.SourceRef, PaymentRef: d.PaymentRef, Kind: d.Kind,
 		Revision: d.Revision, Status: d.Status, CfeType: d.CFEType, Series: d.Series, Number: d.Number, CaeID: d.CAEID,
 		CaeFrom: d.CAEFrom, CaeTo: d.CAETo, CaeExpires: d.CAEExpires, SecurityCode: d.SecurityCode, VerifyUrl: d.VerifyURL,

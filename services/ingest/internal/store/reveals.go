@@ -46,12 +46,30 @@ type PSPFetch struct {
 	At                                time.Time
 }
 
-// RecordPSPFetch records one call to a PSP.
+// RecordPSPFetch records one call to a PSP, at the time of the insert.
 func (s *Store) RecordPSPFetch(ctx context.Context, f PSPFetch) error {
 	err := s.q.PSPFetchInsert(ctx, dbsqlc.PSPFetchInsertParams{Psp: f.PSP, Operation: f.Operation, ObjectID: f.ObjectID,
-		Outcome: f.Outcome, LatencyMs: int32(min(f.Latency.Milliseconds(), 1<<31-1))})
+		Outcome: f.Outcome, LatencyMs: latencyMs(f.Latency)})
 	return pg.Interpret(err, "record PSP fetch of %s", f.ObjectID)
 }
+
+// RecordPSPFetches records calls to PSPs in one statement (COPY), each at
+// its At (now, when zero).
+func (s *Store) RecordPSPFetches(ctx context.Context, fs []PSPFetch) error {
+	rows := make([]dbsqlc.PSPFetchCopyParams, len(fs))
+	for i, f := range fs {
+		if f.At.IsZero() {
+			f.At = time.Now()
+		}
+		rows[i] = dbsqlc.PSPFetchCopyParams{Psp: f.PSP, Operation: f.Operation, ObjectID: f.ObjectID,
+			Outcome: f.Outcome, LatencyMs: latencyMs(f.Latency), FetchedAt: f.At}
+	}
+	_, err := s.q.PSPFetchCopy(ctx, rows)
+	return pg.Interpret(err, "record %d PSP fetches", len(fs))
+}
+
+// latencyMs is a call's latency in whole milliseconds, as the column holds it.
+func latencyMs(d time.Duration) int32 { return int32(min(d.Milliseconds(), 1<<31-1)) }
 
 // PSPFetchesOf returns the latest calls (at most 200) about any of ids,
 // oldest first.

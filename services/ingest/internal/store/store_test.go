@@ -176,3 +176,57 @@ func TestRecurringOrdersNamingAPlanAreClaimedWithIt(t *testing.T) {
 		t.Fatalf("claimed though created before the recurring give-up = %+v (%v), want none", stale, err)
 	}
 }
+
+// A batch of payments moves each only forward, whether its ids are distinct
+// (one statement) or one payment comes twice (one statement each, in
+// order); of two links of one order in a batch the first wins, and a linked
+// order keeps its payment.
+func TestPaymentsAndLinksOfABatch(t *testing.T) {
+	st := newStore(t)
+	ctx := t.Context()
+	c, err := st.InsertCustomer(ctx, store.Customer{DocType: "OTHER", DocCountry: "UY", DocNumber: "ABC", LegalName: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var orders []store.Order
+	for _, m := range []string{"m-a", "m-b"} {
+		o, err := st.InsertOrder(ctx, store.Order{MerchantOrderID: m, CustomerID: c.ID, AmountMinor: 100, Currency: "UYU", Lines: []byte("[]")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		orders = append(orders, o)
+	}
+	a, b := orders[0].ID, orders[1].ID
+	pay := func(id string, order uuid.UUID, status string, rank int32) store.Payment {
+		return store.Payment{ID: id, OrderID: order, Status: status, StatusRank: rank, AmountMinor: 100, Currency: "UYU"}
+	}
+	batches := [][]store.Payment{
+		{pay("P-a", a, "PENDING", 10), pay("P-b", b, "PAID", 40)},
+		{pay("P-a", a, "PAID", 40), pay("P-a", a, "PENDING", 10)},
+		{pay("P-b", b, "PENDING", 10)},
+	}
+	for i, batch := range batches {
+		if err := st.InTx(ctx, func(tx *store.Tx) error { return tx.ApplyPayments(ctx, batch) }); err != nil {
+			t.Fatalf("batch %d: %v", i, err)
+		}
+	}
+	for id, want := range map[string]string{"P-a": "PAID", "P-b": "PAID"} {
+		if p, err := st.Payment(ctx, id); err != nil || p.Status != want {
+			t.Errorf("payment %s = %+v (%v), want %s", id, p, err, want)
+		}
+	}
+	links := [][]store.OrderLink{
+		{{OrderID: a, PSPPaymentID: "P-a"}, {OrderID: a, PSPPaymentID: "P-a2"}, {OrderID: b, PSPPaymentID: "P-b"}},
+		{{OrderID: a, PSPPaymentID: "P-a3"}},
+	}
+	for i, batch := range links {
+		if err := st.InTx(ctx, func(tx *store.Tx) error { return tx.LinkOrders(ctx, batch) }); err != nil {
+			t.Fatalf("links %d: %v", i, err)
+		}
+	}
+	for order, want := range map[uuid.UUID]string{a: "P-a", b: "P-b"} {
+		if o, err := st.Order(ctx, order); err != nil || o.PSPPaymentID == nil || *o.PSPPaymentID != want {
+			t.Errorf("order %s linked to %v (%v), want %s", order, o.PSPPaymentID, err, want)
+		}
+	}
+}

@@ -2,10 +2,8 @@ package store
 
 import (
 	"context"
-	"errors"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 
 	"github.com/onceflow/onceflow/pkg/errkind"
 	"github.com/onceflow/onceflow/pkg/outbox"
@@ -14,11 +12,15 @@ import (
 )
 
 // ApplyPayments records payments' states, moving each only forward (a
-// lower-ranked status changes nothing), in one round trip. The first
-// statement's error is returned.
+// lower-ranked status changes nothing): in one statement when their ids
+// are distinct, else one statement each, in order, in one round trip (the
+// first statement's error is returned).
 func (t *Tx) ApplyPayments(ctx context.Context, payments []Payment) (err error) {
 	if len(payments) == 0 {
 		return nil
+	}
+	if distinctIDs(payments) {
+		return t.applyDistinctPayments(ctx, payments)
 	}
 	params := make([]dbsqlc.PaymentApplyParams, len(payments))
 	for i, p := range payments {
@@ -33,22 +35,41 @@ func (t *Tx) ApplyPayments(ctx context.Context, payments []Payment) (err error) 
 	return err
 }
 
+// distinctIDs reports whether no two payments share an id.
+func distinctIDs(payments []Payment) bool {
+	seen := make(map[string]bool, len(payments))
+	for _, p := range payments {
+		if seen[p.ID] {
+			return false
+		}
+		seen[p.ID] = true
+	}
+	return true
+}
+
+// applyDistinctPayments is ApplyPayments in one statement, for payments of
+// distinct ids.
+func (t *Tx) applyDistinctPayments(ctx context.Context, payments []Payment) error {
+	var arg dbsqlc.PaymentApplyManyParams
+	for _, p := range payments {
+		arg.Ids, arg.OrderIds, arg.Statuses = append(arg.Ids, p.ID), append(arg.OrderIds, p.OrderID), append(arg.Statuses, p.Status)
+		arg.StatusRanks, arg.AmountsMinor = append(arg.StatusRanks, p.StatusRank), append(arg.AmountsMinor, p.AmountMinor)
+		arg.Currencies = append(arg.Currencies, p.Currency)
+	}
+	return pg.Interpret(t.q.PaymentApplyMany(ctx, arg), "apply %d payments", len(payments))
+}
+
 // LinkOrders sets each order's PSP payment, unless it has one already, in
-// one round trip. The first statement's error is returned.
-func (t *Tx) LinkOrders(ctx context.Context, links []OrderLink) (err error) {
+// one statement; of two links of one order, the first wins.
+func (t *Tx) LinkOrders(ctx context.Context, links []OrderLink) error {
 	if len(links) == 0 {
 		return nil
 	}
-	params := make([]dbsqlc.OrderSetPSPPaymentParams, len(links))
+	orders, payments := make([]uuid.UUID, len(links)), make([]string, len(links))
 	for i, l := range links {
-		params[i] = dbsqlc.OrderSetPSPPaymentParams{PspPaymentID: &l.PSPPaymentID, ID: l.OrderID}
+		orders[i], payments[i] = l.OrderID, l.PSPPaymentID
 	}
-	t.q.OrderSetPSPPayment(ctx, params).Exec(func(i int, e error) {
-		if e != nil && err == nil {
-			err = pg.Interpret(e, "link order %s", links[i].OrderID)
-		}
-	})
-	return err
+	return pg.Interpret(t.q.OrderSetPSPPayments(ctx, orders, payments), "link %d orders", len(links))
 }
 
 // InsertEvents adds msgs to the outbox in one statement and returns how
@@ -83,22 +104,16 @@ func (t *Tx) ApplyRefund(ctx context.Context, r Refund) error {
 	return pg.Interpret(err, "apply refund %s", r.ID)
 }
 
-// FinishDone marks receipts ids, claimed under token, done in one round
-// trip. A receipt no longer held under token (another worker took it
+// FinishDone marks receipts ids, claimed under token, done in one
+// statement. A receipt no longer held under token (another worker took it
 // over) is an error of kind Conflict; the transaction must then roll back.
-func (t *Tx) FinishDone(ctx context.Context, ids []int64, token uuid.UUID) (err error) {
-	params := make([]dbsqlc.ReceiptFinishDoneParams, len(ids))
-	for i, id := range ids {
-		params[i] = dbsqlc.ReceiptFinishDoneParams{ID: id, LeaseToken: &token}
+func (t *Tx) FinishDone(ctx context.Context, ids []int64, token uuid.UUID) error {
+	done, err := t.q.ReceiptFinishDone(ctx, ids, &token)
+	if err != nil {
+		return pg.Interpret(err, "finish %d receipts", len(ids))
 	}
-	t.q.ReceiptFinishDone(ctx, params).QueryRow(func(i int, _ int64, e error) {
-		switch {
-		case err != nil:
-		case errors.Is(e, pgx.ErrNoRows):
-			err = errkind.Wrap(errkind.Conflict, e, "receipt claim lost to another worker")
-		case e != nil:
-			err = pg.Interpret(e, "finish receipt %d", ids[i])
-		}
-	})
-	return err
+	if len(done) != len(ids) {
+		return errkind.New(errkind.Conflict, "receipt claim lost to another worker: %d of %d receipts still held", len(done), len(ids))
+	}
+	return nil
 }

@@ -19,6 +19,7 @@ func TestParseRefusesBadFlagsByName(t *testing.T) {
 		{[]string{"-concurrency", "0"}, "-concurrency:"},
 		{[]string{"-duration", "0s"}, "-duration:"},
 		{[]string{"-env", "PROVIDER_RATE_LIMIT"}, "-env:"},
+		{[]string{"-stages", "pipeline,nope"}, "-stages:"},
 		{[]string{"extra"}, "unexpected argument"},
 	}
 	for _, tt := range tests {
@@ -40,6 +41,9 @@ func TestParseReadsFlags(t *testing.T) {
 	if cfg.Duration != 20*time.Second || len(cfg.Backlogs) != 2 || cfg.Backlogs[1] != 5000 || cfg.Env != nil || profile != "cpu.out" || cfg.Profiles != "prof" || opts.readmeOnly ||
 		cfg.OpenRepeats != 4 || cfg.OpenWindow != 2*time.Second {
 		t.Fatalf("got %+v, profile %q", cfg, profile)
+	}
+	if opts, err := parse([]string{"-stages", "pipeline,steady"}); err != nil || len(opts.cfg.Stages) != 2 || opts.cfg.Stages[1] != "steady" {
+		t.Fatalf("-stages: got %+v, %v", opts.cfg.Stages, err)
 	}
 	if opts, err := parse([]string{"-readme-only", "-out", "elsewhere"}); err != nil || !opts.readmeOnly || opts.cfg.Out != "elsewhere" {
 		t.Fatalf("-readme-only: got %+v, %v", opts, err)

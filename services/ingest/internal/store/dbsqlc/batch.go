@@ -17,58 +17,6 @@ var (
 	ErrBatchAlreadyClosed = errors.New("batch already closed")
 )
 
-const orderSetPSPPayment = `-- name: OrderSetPSPPayment :batchexec
-UPDATE ingest.orders SET psp_payment_id = $1
-WHERE id = $2 AND psp_payment_id IS NULL
-`
-
-type OrderSetPSPPaymentBatchResults struct {
-	br     pgx.BatchResults
-	tot    int
-	closed bool
-}
-
-type OrderSetPSPPaymentParams struct {
-	PspPaymentID *string
-	ID           uuid.UUID
-}
-
-// Links orders to their PSP payments the first time each is seen, in one
-// round trip.
-func (q *Queries) OrderSetPSPPayment(ctx context.Context, arg []OrderSetPSPPaymentParams) *OrderSetPSPPaymentBatchResults {
-	batch := &pgx.Batch{}
-	for _, a := range arg {
-		vals := []interface{}{
-			a.PspPaymentID,
-			a.ID,
-		}
-		batch.Queue(orderSetPSPPayment, vals...)
-	}
-	br := q.db.SendBatch(ctx, batch)
-	return &OrderSetPSPPaymentBatchResults{br, len(arg), false}
-}
-
-func (b *OrderSetPSPPaymentBatchResults) Exec(f func(int, error)) {
-	defer b.br.Close()
-	for t := 0; t < b.tot; t++ {
-		if b.closed {
-			if f != nil {
-				f(t, ErrBatchAlreadyClosed)
-			}
-			continue
-		}
-		_, err := b.br.Exec()
-		if f != nil {
-			f(t, err)
-		}
-	}
-}
-
-func (b *OrderSetPSPPaymentBatchResults) Close() error {
-	b.closed = true
-	return b.br.Close()
-}
-
 const paymentApply = `-- name: PaymentApply :batchexec
 INSERT INTO ingest.payments AS p (id, order_id, status, status_rank, amount_minor, currency, paid_at)
 VALUES ($1, $2, $3, $4, $5, $6,
@@ -131,64 +79,6 @@ func (b *PaymentApplyBatchResults) Exec(f func(int, error)) {
 }
 
 func (b *PaymentApplyBatchResults) Close() error {
-	b.closed = true
-	return b.br.Close()
-}
-
-const receiptFinishDone = `-- name: ReceiptFinishDone :batchone
-UPDATE ingest.webhook_receipts
-SET status = 'done', processed_at = now(), lease_token = NULL, lease_expires_at = NULL
-WHERE id = $1 AND lease_token = $2
-RETURNING id
-`
-
-type ReceiptFinishDoneBatchResults struct {
-	br     pgx.BatchResults
-	tot    int
-	closed bool
-}
-
-type ReceiptFinishDoneParams struct {
-	ID         int64
-	LeaseToken *uuid.UUID
-}
-
-// Ends applied receipts as done, one statement each (an equality on the key
-// keeps its plan an index look-up however the table has grown), in one round
-// trip; fenced by the claim's lease token: no row for a receipt another
-// worker took over.
-func (q *Queries) ReceiptFinishDone(ctx context.Context, arg []ReceiptFinishDoneParams) *ReceiptFinishDoneBatchResults {
-	batch := &pgx.Batch{}
-	for _, a := range arg {
-		vals := []interface{}{
-			a.ID,
-			a.LeaseToken,
-		}
-		batch.Queue(receiptFinishDone, vals...)
-	}
-	br := q.db.SendBatch(ctx, batch)
-	return &ReceiptFinishDoneBatchResults{br, len(arg), false}
-}
-
-func (b *ReceiptFinishDoneBatchResults) QueryRow(f func(int, int64, error)) {
-	defer b.br.Close()
-	for t := 0; t < b.tot; t++ {
-		var id int64
-		if b.closed {
-			if f != nil {
-				f(t, id, ErrBatchAlreadyClosed)
-			}
-			continue
-		}
-		row := b.br.QueryRow()
-		err := row.Scan(&id)
-		if f != nil {
-			f(t, id, err)
-		}
-	}
-}
-
-func (b *ReceiptFinishDoneBatchResults) Close() error {
 	b.closed = true
 	return b.br.Close()
 }

@@ -340,6 +340,22 @@ func (q *Queries) OrderLock(ctx context.Context, id uuid.UUID) (IngestOrder, err
 	return i, err
 }
 
+const orderSetPSPPayments = `-- name: OrderSetPSPPayments :exec
+UPDATE ingest.orders o SET psp_payment_id = l.psp_payment_id
+FROM (SELECT DISTINCT ON (u.order_id) u.order_id, u.psp_payment_id
+      FROM ROWS FROM (unnest($1::uuid[]), unnest($2::text[])) WITH ORDINALITY AS u(order_id, psp_payment_id, n)
+      ORDER BY u.order_id, u.n) l
+WHERE o.id = l.order_id AND o.psp_payment_id IS NULL
+`
+
+// Links orders to their PSP payments the first time each is seen, the whole
+// batch in one statement; of two links of one order the first listed wins,
+// as when each was its own statement.
+func (q *Queries) OrderSetPSPPayments(ctx context.Context, orderIds []uuid.UUID, pspPaymentIds []string) error {
+	_, err := q.db.Exec(ctx, orderSetPSPPayments, orderIds, pspPaymentIds)
+	return err
+}
+
 const orderWithCustomer = `-- name: OrderWithCustomer :one
 SELECT o.id, o.merchant_order_id, o.customer_id, o.amount_minor, o.currency, o.lines, o.psp_payment_id, o.created_at, o.polled_at, o.polls, o.recurring, o.psp_plan_id, c.id, c.doc_type, c.doc_country, c.doc_number, c.legal_name, c.address, c.city, c.department, c.country, c.email, c.created_at FROM ingest.orders o JOIN ingest.customers c ON c.id = o.customer_id
 WHERE o.id = $1

@@ -11,6 +11,42 @@ import (
 	"github.com/google/uuid"
 )
 
+const paymentApplyMany = `-- name: PaymentApplyMany :exec
+INSERT INTO ingest.payments AS p (id, order_id, status, status_rank, amount_minor, currency, paid_at)
+SELECT u.id, u.order_id, u.status, u.status_rank, u.amount_minor, u.currency,
+       CASE WHEN u.status = 'PAID' THEN now() END
+FROM ROWS FROM (unnest($1::text[]), unnest($2::uuid[]), unnest($3::text[]),
+                unnest($4::integer[]), unnest($5::bigint[]), unnest($6::text[]))
+    AS u(id, order_id, status, status_rank, amount_minor, currency)
+ON CONFLICT (id) DO UPDATE
+SET status = excluded.status, status_rank = excluded.status_rank,
+    paid_at = coalesce(p.paid_at, excluded.paid_at), updated_at = now()
+WHERE excluded.status_rank > p.status_rank
+`
+
+type PaymentApplyManyParams struct {
+	Ids          []string
+	OrderIds     []uuid.UUID
+	Statuses     []string
+	StatusRanks  []int32
+	AmountsMinor []int64
+	Currencies   []string
+}
+
+// PaymentApply for payments of distinct ids, all in one statement (two rows
+// of one id would update one row twice, which ON CONFLICT refuses).
+func (q *Queries) PaymentApplyMany(ctx context.Context, arg PaymentApplyManyParams) error {
+	_, err := q.db.Exec(ctx, paymentApplyMany,
+		arg.Ids,
+		arg.OrderIds,
+		arg.Statuses,
+		arg.StatusRanks,
+		arg.AmountsMinor,
+		arg.Currencies,
+	)
+	return err
+}
+
 const paymentGet = `-- name: PaymentGet :one
 SELECT id, order_id, status, status_rank, amount_minor, currency, paid_at, created_at, updated_at FROM ingest.payments WHERE id = $1
 `

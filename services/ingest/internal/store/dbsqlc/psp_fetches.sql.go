@@ -10,6 +10,15 @@ import (
 	"time"
 )
 
+type PSPFetchCopyParams struct {
+	Psp       string
+	Operation string
+	ObjectID  string
+	Outcome   string
+	LatencyMs int32
+	FetchedAt time.Time
+}
+
 const pSPFetchInsert = `-- name: PSPFetchInsert :exec
 INSERT INTO ingest.psp_fetches (psp, operation, object_id, outcome, latency_ms)
 VALUES ($1, $2, $3, $4, $5)

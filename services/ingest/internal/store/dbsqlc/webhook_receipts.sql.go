@@ -155,6 +155,37 @@ func (q *Queries) ReceiptFinish(ctx context.Context, arg ReceiptFinishParams) (i
 	return result.RowsAffected(), nil
 }
 
+const receiptFinishDone = `-- name: ReceiptFinishDone :many
+UPDATE ingest.webhook_receipts
+SET status = 'done', processed_at = now(), lease_token = NULL, lease_expires_at = NULL
+WHERE id = ANY($1::bigint[]) AND lease_token = $2
+RETURNING id
+`
+
+// Ends applied receipts as done, the whole batch in one statement (an index
+// look-up of each id in the primary key however the table has grown);
+// fenced by the claim's lease token: a receipt another worker took over is
+// not among the ids returned.
+func (q *Queries) ReceiptFinishDone(ctx context.Context, ids []int64, leaseToken *uuid.UUID) ([]int64, error) {
+	rows, err := q.db.Query(ctx, receiptFinishDone, ids, leaseToken)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []int64{}
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const receiptInsert = `-- name: ReceiptInsert :execrows
 INSERT INTO ingest.webhook_receipts (source, scope, kind, dedupe_key, event_id, event_type, body, traceparent)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8)

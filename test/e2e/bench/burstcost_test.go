@@ -1,0 +1,114 @@
+package bench
+
+import (
+	"encoding/json"
+	"math"
+	"strings"
+	"testing"
+)
+
+func near(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
+
+func TestBurstCostDividesByTheDocuments(t *testing.T) {
+	t.Parallel()
+	r := burstReadings{
+		statements: []statementCount{
+			{service: "ingest", query: "begin", calls: 400},
+			{service: "ingest", query: "-- name: ReceiptInsert :execrows INSERT", calls: 200, rows: 200, walBytes: 280_000, fpi: 4, execMs: 30},
+			{service: "invoicer", query: "-- name: DocumentRecord :batchone INSERT", calls: 200, rows: 200, walBytes: 260_000},
+			{service: "relay", query: "UPDATE outbox", calls: 20, rows: 200, walBytes: 200_000},
+		},
+		walBefore: 1_000_000, walAfter: 1_000_000 + 2_000_000,
+		cpuBefore: CPUTimes{{"machine", 0}: 10, {"ingest-1", 7}: 1, {"postgres", 41}: 2},
+		cpuAfter:  CPUTimes{{"machine", 0}: 13, {"ingest-1", 7}: 1.6, {"postgres", 41}: 3, {"postgres", 43}: 0.2},
+	}
+	c := burstCost(r, 200, 3)
+	if !near(c.Statements, 4.1) || !near(c.ByService["ingest"], 3) || !near(c.ByService["invoicer"], 1) || !near(c.ByService["relay"], 0.1) {
+		t.Errorf("statements per doc %v by service %v; want 4.1: ingest 3, invoicer 1, relay 0.1", c.Statements, c.ByService)
+	}
+	if !near(c.WALBytes, 10_000) || !near(c.StatementsWALBytes, 3_700) || !near(c.WALFPI, 0.02) {
+		t.Errorf("WAL per doc %v (statements %v, FPI %v); want 10000 (3700, 0.02)", c.WALBytes, c.StatementsWALBytes, c.WALFPI)
+	}
+	// Most called first; of equal calls, most WAL first; only the top 3.
+	if len(c.Top) != 3 || c.Top[0].Statement != "begin" || c.Top[1].Service != "ingest" || c.Top[2].Service != "invoicer" {
+		t.Fatalf("top statements %+v", c.Top)
+	}
+	if s := c.Top[1]; !near(s.Calls, 1) || !near(s.Rows, 1) || !near(s.WALBytes, 1400) || !near(s.WALFPI, 0.02) || !near(s.ExecMs, 0.15) {
+		t.Errorf("receipt insert per doc %+v", s)
+	}
+	want := map[string]float64{"machine": 0.015, "ingest-1": 0.003, "postgres": 0.006, "other": 0.006}
+	for g, w := range want {
+		if !near(c.CPUSeconds[g], w) {
+			t.Errorf("CPU s/doc of %s = %v, want %v", g, c.CPUSeconds[g], w)
+		}
+	}
+	if z := burstCost(r, 0, 3); z.Statements != 0 || len(z.Top) != 0 {
+		t.Errorf("no documents: got %+v, want nothing divided", z)
+	}
+}
+
+func TestResultsJSONHasTheBurstsCost(t *testing.T) {
+	t.Parallel()
+	r := Results{OpenRate: 1000, Config: Defaults(), Burst: BurstCost{
+		Statements: 16.5, WALBytes: 13900, ByService: map[string]float64{"ingest": 10}, CPUSeconds: map[string]float64{"ingest-1": 0.003},
+		Top: []StatementCost{{Service: "ingest", Statement: "begin", Calls: 1}},
+	}}
+	b, err := r.JSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var obj map[string]any
+	if err := json.Unmarshal(b, &obj); err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{"pg_statements_per_doc", "wal_bytes_per_doc", "pg_statements_wal_bytes_per_doc", "wal_fpi_per_doc",
+		"cpu_seconds_per_doc", "pg_statements_per_doc_by_service", "pg_statements"} {
+		if _, ok := obj[key]; !ok {
+			t.Errorf("results.json lacks %q", key)
+		}
+	}
+	if obj["pg_statements_per_doc"] != 16.5 {
+		t.Errorf("pg_statements_per_doc = %v, want 16.5", obj["pg_statements_per_doc"])
+	}
+}
+
+func TestStatementName(t *testing.T) {
+	t.Parallel()
+	for query, want := range map[string]string{
+		"-- name: ReceiptInsert :execrows INSERT INTO ingest.webhook_receipts": "ReceiptInsert",
+		"commit":                "commit",
+		"SELECT a || b FROM t":  `SELECT a \|\| b FROM t`,
+		strings.Repeat("x", 70): strings.Repeat("x", 60) + "…",
+	} {
+		if got := statementName(query); got != want {
+			t.Errorf("statementName(%q) = %q, want %q", query, got, want)
+		}
+	}
+}
+
+// A run of some stages leaves the others' figures out of results.json, so
+// the README reads them as not measured, not as zero.
+func TestResultsJSONLeavesOutStagesNotRun(t *testing.T) {
+	t.Parallel()
+	cfg := Defaults()
+	cfg.Stages = []string{"pipeline"}
+	r := Results{OpenRate: 1000, Config: cfg, E2EDocsPerS: 90, Burst: BurstCost{Statements: 11}}
+	b, err := r.JSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var obj map[string]any
+	if err := json.Unmarshal(b, &obj); err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{"e2e_docs_per_s", "pg_statements_per_doc", "config"} {
+		if _, ok := obj[key]; !ok {
+			t.Errorf("results.json lacks %q, of a stage that ran", key)
+		}
+	}
+	for _, key := range []string{"pg_ceiling_tps", "ingest_ratio", "ingest_p99_ms_at_1000rps", "relay_ratio", "e2e_steady_p50_ms"} {
+		if _, ok := obj[key]; ok {
+			t.Errorf("results.json has %q, of a stage that did not run", key)
+		}
+	}
+}
