@@ -174,6 +174,16 @@ func TestOpenLoopKeepsItsSchedule(t *testing.T) {
 	}
 }
 
+// A timeline's latencies are each payment's time through, over the span
+// from the first webhook to the last authorization.
+func TestTimelineLatencies(t *testing.T) {
+	t.Parallel()
+	s := Timeline{Received: []float64{0, 0.5, 1}, Authorized: []float64{0.25, 2.5, 1.5}}.Latencies()
+	if s.Window != 2500*time.Millisecond || !slices.Equal(s.Latencies, []float64{250, 500, 2000}) {
+		t.Fatalf("latencies = %+v, want 250, 500 and 2000 ms over 2.5 s", s)
+	}
+}
+
 // Times are counted in the whole second they fall in, up to the last.
 func TestPerSecond(t *testing.T) {
 	t.Parallel()

@@ -13,21 +13,6 @@ import (
 	"github.com/onceflow/onceflow/test/e2e/stack"
 )
 
-// e2eLatencies is, per payment of the run, the time from its PAID webhook's
-// receipt (received_at, set by the insert that the 200 answers) to its
-// invoice's authorization (updated_at of the document row, last written by
-// the save that set status authorized), in milliseconds, and the span from
-// the first receipt to the last authorization in seconds.
-const e2eLatencies = `
-SELECT extract(epoch FROM d.updated_at - r.received_at) * 1000,
-       extract(epoch FROM max(d.updated_at) OVER () - min(r.received_at) OVER ())
-FROM invoicer.fiscal_documents d
-JOIN ingest.payments p ON p.id = d.source_ref
-JOIN ingest.orders o ON o.id = p.order_id
-JOIN ingest.webhook_receipts r ON r.scope = 'dlocal' AND r.dedupe_key = 'payment:' || p.id || ':PAID'
-WHERE d.source_kind = 'payment' AND d.kind = 'invoice' AND d.status = 'authorized'
-  AND o.merchant_order_id LIKE $1`
-
 // authorizedCount counts the run's authorized invoices.
 const authorizedCount = `
 SELECT count(*) FROM invoicer.fiscal_documents d
@@ -281,27 +266,16 @@ func (p pipelineRun) slowest(ctx context.Context) (string, error) {
 		span, id, total, apply, relay, record, emit), nil
 }
 
+// latencies reads the run's timeline and returns each payment's time from
+// webhook to authorized invoice over the span from the first receipt to the
+// last authorization.
 func (p pipelineRun) latencies(ctx context.Context) (Sample, error) {
-	rows, err := p.db.Query(ctx, e2eLatencies, p.prefix+"%")
+	t, err := p.timeline(ctx)
 	if err != nil {
-		return Sample{}, fmt.Errorf("read end-to-end latencies: %w", err)
+		return Sample{}, err
 	}
-	defer rows.Close()
-	var (
-		lat       []float64
-		ms, spanS float64
-	)
-	for rows.Next() {
-		if err := rows.Scan(&ms, &spanS); err != nil {
-			return Sample{}, fmt.Errorf("read end-to-end latencies: %w", err)
-		}
-		lat = append(lat, ms)
+	if len(t.Authorized) != p.payments {
+		return Sample{}, fmt.Errorf("end-to-end latencies: %d rows for %d payments", len(t.Authorized), p.payments)
 	}
-	if err := rows.Err(); err != nil {
-		return Sample{}, fmt.Errorf("read end-to-end latencies: %w", err)
-	}
-	if len(lat) != p.payments {
-		return Sample{}, fmt.Errorf("end-to-end latencies: %d rows for %d payments", len(lat), p.payments)
-	}
-	return NewSample(time.Duration(spanS*float64(time.Second)), lat), nil
+	return t.Latencies(), nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"time"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -11,8 +12,10 @@ import (
 )
 
 // e2eTimeline is, for each of the run's authorized invoices, when its PAID
-// webhook was received and when the invoice was authorized, in seconds from
-// the run's first receipt (the rows e2eLatencies reads).
+// webhook's receipt was stored (received_at, set by the insert that the 200
+// answers) and when the invoice was authorized (updated_at of the document
+// row, last written by the save that set status authorized), in seconds
+// from the run's first receipt.
 const e2eTimeline = `
 SELECT extract(epoch FROM r.received_at - min(r.received_at) OVER ()),
        extract(epoch FROM d.updated_at - min(r.received_at) OVER ())
@@ -28,6 +31,18 @@ WHERE d.source_kind = 'payment' AND d.kind = 'invoice' AND d.status = 'authorize
 type Timeline struct {
 	Received   []float64 // each PAID webhook's receipt
 	Authorized []float64 // each invoice's authorization
+}
+
+// Latencies is each payment's time from webhook to authorized invoice, in
+// milliseconds, over the span from the first webhook to the last
+// authorization.
+func (t Timeline) Latencies() Sample {
+	lat := make([]float64, len(t.Authorized))
+	span := 0.0
+	for i, out := range t.Authorized {
+		lat[i], span = (out-t.Received[i])*1000, max(span, out)
+	}
+	return NewSample(time.Duration(span*float64(time.Second)), lat)
 }
 
 // timeline reads p's run's timeline.

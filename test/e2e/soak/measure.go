@@ -21,7 +21,7 @@ WHERE o.merchant_order_id >= $1 AND o.merchant_order_id < $2 AND d.status = 'aut
 
 // windowLatencies is, per payment of one window, the time from its PAID
 // webhook's receipt to its invoice's authorization in milliseconds, as the
-// bench measures it (package bench, e2eLatencies).
+// bench measures it (package bench, e2eTimeline).
 const windowLatencies = `
 SELECT extract(epoch FROM d.updated_at - r.received_at) * 1000 FROM ingest.orders o
 JOIN ingest.payments p ON p.order_id = o.id
