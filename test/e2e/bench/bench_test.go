@@ -184,15 +184,23 @@ func TestTimelineLatencies(t *testing.T) {
 	}
 }
 
-// Times are counted in the whole second they fall in, up to the last.
-func TestPerSecond(t *testing.T) {
+// Times are counted in the bin they fall in, up to the last's, as a rate
+// per second; bins are the narrowest that cut the span into 50 or fewer.
+func TestRates(t *testing.T) {
 	t.Parallel()
-	got := PerSecond([]float64{0, 0.99, 1, 3.5, 3.2})
-	if want := []float64{2, 1, 0, 2}; !slices.Equal(got, want) {
-		t.Fatalf("PerSecond = %v, want %v", got, want)
+	if got, want := Rates([]float64{0, 0.99, 1, 3.5, 3.2}, 1), []float64{2, 1, 0, 2}; !slices.Equal(got, want) {
+		t.Fatalf("Rates by the second = %v, want %v", got, want)
 	}
-	if got := PerSecond(nil); len(got) != 1 || got[0] != 0 {
-		t.Fatalf("PerSecond(nil) = %v, want one empty second", got)
+	if got, want := Rates([]float64{0, 0.1, 0.3, 0.4}, 0.5), []float64{8}; !slices.Equal(got, want) {
+		t.Fatalf("Rates by the half second = %v, want %v (4 in half a second)", got, want)
+	}
+	if got := Rates(nil, 1); len(got) != 1 || got[0] != 0 {
+		t.Fatalf("Rates(nil) = %v, want one empty bin", got)
+	}
+	for span, want := range map[float64]float64{2.5: 0.05, 2.6: 0.1, 8: 0.2, 60: 2, 1e6: 60} {
+		if got := BinWidth(span); got != want {
+			t.Errorf("BinWidth(%g) = %g, want %g", span, got, want)
+		}
 	}
 }
 

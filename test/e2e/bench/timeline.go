@@ -63,27 +63,46 @@ func (p pipelineRun) timeline(ctx context.Context) (Timeline, error) {
 	return t, rows.Err()
 }
 
-// PerSecond counts the times in each whole second from 0 to the last one:
-// the rate over time.
-func PerSecond(times []float64) []float64 {
+// binWidths are the widths, in seconds, a throughput plot's bins may take.
+var binWidths = []float64{0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60}
+
+// BinWidth is the narrowest of binWidths that cuts span seconds into at
+// most 50 bins.
+func BinWidth(span float64) float64 {
+	for _, w := range binWidths {
+		if span/w <= 50 {
+			return w
+		}
+	}
+	return binWidths[len(binWidths)-1]
+}
+
+// Rates counts the times (seconds, from 0) in bins of width seconds, up to
+// the one the last falls in, as a rate: per second.
+func Rates(times []float64, width float64) []float64 {
 	last := 0.0
 	for _, s := range times {
 		last = max(last, s)
 	}
-	counts := make([]float64, int(math.Floor(last))+1)
+	rates := make([]float64, int(math.Floor(last/width))+1)
 	for _, s := range times {
 		if s >= 0 {
-			counts[int(math.Floor(s))]++
+			rates[int(math.Floor(s/width))] += 1 / width
 		}
 	}
-	return counts
+	return rates
 }
 
 // plotThroughput draws the burst's webhooks received and invoices
 // authorized per second over the run.
 func plotThroughput(path string, t Timeline) error {
 	p := plot.New()
-	p.Title.Text = fmt.Sprintf("burst of %d payments: per second, from the first webhook", len(t.Authorized))
+	span := 0.0
+	for _, s := range t.Authorized {
+		span = max(span, s)
+	}
+	width := BinWidth(span)
+	p.Title.Text = fmt.Sprintf("burst of %d payments: per second, in bins of %g s from the first webhook", len(t.Authorized), width)
 	p.X.Label.Text = "seconds since the first webhook"
 	p.Y.Label.Text = "per second"
 	p.Legend.Top = true
@@ -92,15 +111,17 @@ func plotThroughput(path string, t Timeline) error {
 		name  string
 		times []float64
 	}{{"webhooks received", t.Received}, {"invoices authorized", t.Authorized}} {
-		counts := PerSecond(series.times)
-		xys := make(plotter.XYs, len(counts))
-		for s, n := range counts {
-			xys[s] = plotter.XY{X: float64(s) + 0.5, Y: n}
+		rates := Rates(series.times, width)
+		xys := make(plotter.XYs, 0, len(rates)+1)
+		for b, r := range rates {
+			xys = append(xys, plotter.XY{X: float64(b) * width, Y: r})
 		}
+		xys = append(xys, plotter.XY{X: float64(len(rates)) * width, Y: 0})
 		l, err := plotter.NewLine(xys)
 		if err != nil {
 			return fmt.Errorf("throughput plot: %w", err)
 		}
+		l.StepStyle = plotter.PostStep
 		l.Color, l.Dashes = plotutil.Color(i), plotutil.Dashes(i)
 		p.Add(l)
 		p.Legend.Add(series.name, l)
