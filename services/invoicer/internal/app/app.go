@@ -173,7 +173,8 @@ func newProvider(cfg Config) (provider, error) {
 
 // rateSource is the emission loop's source of exchange rates and UI
 // values: invoicer.rates, loaded from INVOICER_RATES_FILE when set, then
-// BCU unless INVOICER_BCU_URL is off.
+// BCU unless INVOICER_BCU_URL is off; what it answers is kept for
+// INVOICER_RATES_CACHE_TTL.
 func rateSource(ctx context.Context, cfg Config, st *store.Store) (rates.Source, error) {
 	if cfg.RatesFile != "" {
 		m, err := rates.LoadFile(cfg.RatesFile)
@@ -193,6 +194,9 @@ func rateSource(ctx context.Context, cfg Config, st *store.Store) (rates.Source,
 	src := store.Rates{Store: st}
 	if cfg.BCUURL != "off" {
 		src.Upstream, src.Name = bcu.New(cfg.BCUURL, httpclient.New(cfg.ProviderTimeout)), "bcu"
+	}
+	if cfg.RatesCacheTTL > 0 {
+		return rates.NewCached(src, cfg.RatesCacheTTL), nil
 	}
 	return src, nil
 }

@@ -78,7 +78,11 @@ type Config struct {
 	BCUURL string `env:"INVOICER_BCU_URL" envDefault:"https://cotizaciones.bcu.gub.uy/wscotizaciones/servlet/awsbcucotizaciones"`
 	// RatesFile is a CSV of code,date,value rows loaded into invoicer.rates
 	// at start (replacing the values it names); empty loads nothing.
-	RatesFile      string        `env:"INVOICER_RATES_FILE"`
+	RatesFile string `env:"INVOICER_RATES_FILE"`
+	// RatesCacheTTL is how long a rate or UI value read for a code and day
+	// is kept in memory before it is read again; 0 reads it for every
+	// document.
+	RatesCacheTTL  time.Duration `env:"INVOICER_RATES_CACHE_TTL" envDefault:"1m"`
 	CreditNoteWait time.Duration `env:"INVOICER_CREDIT_NOTE_WAIT" renamed:"CREDIT_NOTE_WAIT" envDefault:"72h"`
 	// RefusedCaseAfter: consecutive refusals of a send that open a
 	// document_refused case (the send is still retried with backoff).
@@ -151,6 +155,9 @@ func (c Config) Validate() error {
 	}
 	if _, err := vat.ParseSchedule(c.VATRates); err != nil {
 		return errors.New("INVOICER_VAT_RATES: " + err.Error())
+	}
+	if c.RatesCacheTTL < 0 {
+		return errors.New("INVOICER_RATES_CACHE_TTL: want 0 (no cache) or a positive duration such as 1m")
 	}
 	if u, err := url.Parse(c.BCUURL); c.BCUURL != "off" && (err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "") {
 		return errors.New("INVOICER_BCU_URL: want an http(s) URL, or off")
