@@ -5,6 +5,11 @@
 // or amount differ. Each becomes a finding, and an audit_disagreement case
 // (subject audit:<finding kind>:<reference>) an operator acknowledges.
 //
+// A run's cost follows what is new, not the period's volume: it lists a day
+// at the provider only when the day is due, and otherwise looks up by
+// reference our documents that changed since the previous run
+// (docs/reconciler-audit.md says how late each disagreement can be found).
+//
 // Findings name references, types, numbers, states and amounts, never buyer
 // data.
 package audit
