@@ -319,3 +319,26 @@ func TestRateLimitSpacesCalls(t *testing.T) {
 		t.Fatalf("second look-up: %v after %d calls; want refused with one call made", err, f.count())
 	}
 }
+
+func TestLookupReferences(t *testing.T) {
+	t.Parallel()
+	doc := invoice()
+	held := heldFor(doc, "7")
+	_, srv := newFake(t, func(tb testing.TB, path, business string) (int, string) {
+		if n := strings.Count(business, "<CFEsEspecificosItem>"); n != 3 || !strings.Contains(business, "<FechaIni></FechaIni>") {
+			tb.Errorf("look-up of 3 references sends %d items or a period: %s", n, business)
+		}
+		return 200, retornoXML("ConsultaCFERetorno", 0, held)
+	})
+	c := newTestClient(t, srv.URL, time.Second)
+	got, err := c.LookupReferences(t.Context(), []string{doc.Reference, "2", "3"})
+	if err != nil || len(got) != 1 || got[0].Reference != doc.Reference {
+		t.Fatalf("LookupReferences = %+v, %v; want the one held", got, err)
+	}
+	if got, err := c.LookupReferences(t.Context(), nil); err != nil || got != nil {
+		t.Errorf("LookupReferences(none) = %+v, %v; want nothing asked", got, err)
+	}
+	if _, err := c.LookupReferences(t.Context(), []string{"2", "x"}); !errors.Is(err, fiscal.ErrRefused) {
+		t.Errorf("LookupReferences with a malformed reference = %v, want refused", err)
+	}
+}

@@ -204,6 +204,28 @@ func (c *Client) Lookup(ctx context.Context, reference string) ([]fiscal.Held, e
 	return held, nil
 }
 
+// LookupReferences returns every document the provider holds under any of
+// references, in one ConsultaCFE with one CFEsEspecificos item each; nil
+// when it holds none. Any error means the look-up failed and says nothing
+// about what is held.
+func (c *Client) LookupReferences(ctx context.Context, references []string) ([]fiscal.Held, error) {
+	items := make([]especificoItem, 0, len(references))
+	for _, ref := range references {
+		if !fiscal.ValidReference(ref) {
+			return nil, fmt.Errorf("invoicy lookup: %w: malformed reference %q", fiscal.ErrRefused, ref)
+		}
+		items = append(items, especificoItem{NumReferencia: ref})
+	}
+	if len(items) == 0 {
+		return nil, nil
+	}
+	held, err := c.consulta(ctx, filtros{Especificos: &especificos{Items: items}})
+	if err != nil {
+		return nil, fmt.Errorf("invoicy lookup of %d references: %w", len(items), err)
+	}
+	return held, nil
+}
+
 // ListPeriod returns every document issued from one calendar day to another,
 // both inclusive (ConsultaCFE by FechaIni/FechaFin; each date taken in its own
 // location). Any error means the list is unknown.

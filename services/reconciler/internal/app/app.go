@@ -93,7 +93,7 @@ func openEngine(ctx context.Context, cfg Config, log *zap.Logger) (_ *engine, er
 	})
 	checks := []reconcile.Checker{detector}
 	if cfg.AuditEnabled() {
-		auditor, err := newAuditor(cfg, invoicer)
+		auditor, err := newAuditor(cfg, invoicer, store.New(e.own), audit.NewMetrics(e.reg))
 		if err != nil {
 			return nil, err
 		}
@@ -132,8 +132,8 @@ func (e *engine) openPools(ctx context.Context, cfg Config) (err error) {
 
 // newAuditor builds the provider audit: an InvoiCy client for the branch
 // the settings name, compared with the invoicer's documents read through
-// invoicer.
-func newAuditor(cfg Config, invoicer *store.InvoicerReader) (*audit.Auditor, error) {
+// invoicer, keeping what it knows of each day through own.
+func newAuditor(cfg Config, invoicer *store.InvoicerReader, own *store.Store, m *audit.Metrics) (*audit.Auditor, error) {
 	statuses, err := cfg.statusMap()
 	if err != nil {
 		return nil, fmt.Errorf("RECONCILER_PROVIDER_STATUS_MAP: %w", err)
@@ -144,7 +144,10 @@ func newAuditor(cfg Config, invoicer *store.InvoicerReader) (*audit.Auditor, err
 	if err != nil {
 		return nil, fmt.Errorf("INVOICY_*: %w", err)
 	}
-	return audit.New(client, invoicer, audit.Config{Days: cfg.AuditDays, Location: fiscal.Montevideo, PageSize: cfg.PageSize}), nil
+	return audit.New(client, invoicer, own, audit.Config{
+		Provider: "invoicy", Days: cfg.AuditDays, Location: fiscal.Montevideo, PageSize: cfg.PageSize,
+		CurrentEvery: cfg.AuditCurrentEvery, PastEvery: cfg.AuditPastEvery,
+	}, m), nil
 }
 
 // close closes the pools; safe on a partly opened engine.

@@ -106,6 +106,10 @@ func TestConfigAuditErrorsNameTheVariable(t *testing.T) {
 		{"INVOICY_ACCESS_KEY", " "},
 		{"RECONCILER_AUDIT_DAYS", "0"},
 		{"RECONCILER_AUDIT_DAYS", "90"},
+		{"RECONCILER_AUDIT_CURRENT_EVERY", "-1m"},
+		{"RECONCILER_AUDIT_CURRENT_EVERY", "25h"},
+		{"RECONCILER_AUDIT_PAST_EVERY", "-1m"},
+		{"RECONCILER_AUDIT_PAST_EVERY", "24h"}, // with 2 days, yesterday would leave the period before its next listing
 		{"RECONCILER_PROVIDER_TIMEOUT", "0s"},
 		{"RECONCILER_PROVIDER_STATUS_MAP", "5=paid"},
 	}

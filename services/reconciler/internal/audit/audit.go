@@ -5,13 +5,17 @@
 // or amount differ. Each becomes a finding, and an audit_disagreement case
 // (subject audit:<finding kind>:<reference>) an operator acknowledges.
 //
+// A run's cost follows what is new, not the period's volume: it lists a day
+// at the provider only when the day is due, and otherwise looks up by
+// reference our documents that changed since the previous run
+// (docs/reconciler-audit.md says how late each disagreement can be found).
+//
 // Findings name references, types, numbers, states and amounts, never buyer
 // data.
 package audit
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/onceflow/onceflow/pkg/cases"
@@ -39,14 +43,30 @@ const (
 // longer sees.
 var Kinds = []string{MissingHere, MissingThere, Duplicate, StateMismatch, AmountMismatch}
 
-// Provider lists the documents the e-invoicing provider issued from one
-// calendar day to another, both inclusive (invoicy.Client does).
+// Provider is the e-invoicing provider as the audit reads it
+// (invoicy.Client is one): ListPeriod lists the documents issued from one
+// calendar day to another, both inclusive; LookupReferences returns those
+// held under any of the given references, whatever their day.
 type Provider interface {
 	ListPeriod(ctx context.Context, from, to time.Time) ([]fiscal.Held, error)
+	LookupReferences(ctx context.Context, references []string) ([]fiscal.Held, error)
 }
 
-// Config sets the period an audit covers.
+// Defaults of the Config fields a zero value leaves unset.
+const (
+	// DefaultOverlap is how far before the previous run's start the look-up
+	// of changed documents starts again, for a change committed late.
+	DefaultOverlap = time.Minute
+	// DefaultLookupBatch is how many references one look-up at the provider
+	// names (InvoiCy publishes no limit).
+	DefaultLookupBatch = 100
+)
+
+// Config sets the period an audit covers and how often each day of it is
+// listed in full (docs/reconciler-audit.md).
 type Config struct {
+	// Provider names the provider's row in reconciler.audit_days ("invoicy").
+	Provider string
 	// Days is how many calendar days the audit covers, ending today: 2 is
 	// yesterday and today.
 	Days int
@@ -55,20 +75,42 @@ type Config struct {
 	Location *time.Location
 	// PageSize is how many of our documents one query reads.
 	PageSize int
+	// CurrentEvery is how often today is listed in full; zero lists it on
+	// every run.
+	CurrentEvery time.Duration
+	// PastEvery is how often an earlier day of the period is listed in full
+	// again once it was listed after it ended; zero lists it on every run.
+	PastEvery time.Duration
+	// Overlap is how far before the previous run the look-up of changed
+	// documents starts; zero means DefaultOverlap.
+	Overlap time.Duration
+	// LookupBatch is how many references one look-up names; zero means
+	// DefaultLookupBatch.
+	LookupBatch int
 }
 
 // Auditor compares the provider's documents with the invoicer's, read
-// through the read-only invoicer connection.
+// through the read-only invoicer connection, and keeps what it knows of
+// each day in the reconciler's own schema. Two runs at once only list or
+// look up some documents twice.
 type Auditor struct {
 	provider Provider
 	invoicer *store.InvoicerReader
+	own      *store.Store
 	cfg      Config
+	metrics  *Metrics
 }
 
-// New returns an auditor; cfg.Days and cfg.PageSize must be positive and
-// cfg.Location set.
-func New(p Provider, invoicer *store.InvoicerReader, cfg Config) *Auditor {
-	return &Auditor{provider: p, invoicer: invoicer, cfg: cfg}
+// New returns an auditor keeping its state through own; cfg.Days and
+// cfg.PageSize must be positive and cfg.Location set.
+func New(p Provider, invoicer *store.InvoicerReader, own *store.Store, cfg Config, m *Metrics) *Auditor {
+	if cfg.Overlap <= 0 {
+		cfg.Overlap = DefaultOverlap
+	}
+	if cfg.LookupBatch <= 0 {
+		cfg.LookupBatch = DefaultLookupBatch
+	}
+	return &Auditor{provider: p, invoicer: invoicer, own: own, cfg: cfg, metrics: m}
 }
 
 // Name implements reconcile.Checker.
@@ -89,35 +131,38 @@ func (a *Auditor) Period(now time.Time) (from, to time.Time) {
 	return to.AddDate(0, 0, 1-a.cfg.Days), to
 }
 
-// Run audits the period ending on now's day. Our documents are read before
-// the provider's list, so one the invoicer marks acknowledged meanwhile is
-// already at the provider; the provider's references are looked up here
-// after the list, so a document sent meanwhile is already recorded. Any
-// error means nothing is known and no finding closes.
+// Run audits the period ending on now's day: it lists in full the days
+// that are due (never listed, listed with disagreements, or listed longer
+// ago than CurrentEvery or PastEvery), and looks up by reference our
+// documents of the other days that changed since the previous run. Every
+// finding belongs to a day, and a day with findings is listed in full on
+// the next run, so a finding that still holds is seen again on every run.
+// Nothing is recorded until every listing and look-up succeeded: any error
+// means nothing is known and no finding closes.
 func (a *Auditor) Run(ctx context.Context, now time.Time) ([]store.Finding, error) {
 	from, to := a.Period(now)
-	ours, err := a.acknowledged(ctx, from, to)
+	known, err := a.own.AuditDays(ctx, a.cfg.Provider, dateOnly(from), dateOnly(to))
 	if err != nil {
 		return nil, err
 	}
-	held, err := a.provider.ListPeriod(ctx, from, to)
-	if err != nil {
-		return nil, fmt.Errorf("list provider documents: %w", err)
-	}
-	byRef := groupByReference(held)
-	known, err := a.byReference(ctx, byRef)
+	since, err := a.own.AuditChangedUntil(ctx, a.cfg.Provider)
 	if err != nil {
 		return nil, err
 	}
-	out := compareHeld(byRef, known)
-	for _, d := range ours {
-		if len(byRef[d.Reference]) == 0 {
-			out = append(out, store.Finding{Kind: MissingThere, Reference: d.Reference, Detail: fmt.Sprintf(
-				"we hold %s %s as %s; the provider lists nothing under it for %s to %s",
-				d.Kind, d.source(), d.Status, from.Format(time.DateOnly), to.Format(time.DateOnly))})
+	r := &auditRun{Auditor: a, listed: map[time.Time]int{}, seen: map[time.Time]int{}}
+	due := a.due(from, to, known, now)
+	for _, day := range due {
+		if err := r.listDay(ctx, day); err != nil {
+			return nil, err
 		}
 	}
-	return out, nil
+	if err := r.lookUpChanged(ctx, from, to, since.Add(-a.cfg.Overlap)); err != nil {
+		return nil, err
+	}
+	if err := r.record(ctx, due, now); err != nil {
+		return nil, err
+	}
+	return r.out, nil
 }
 
 // document is one of our fiscal documents, as the audit reads it.
@@ -132,10 +177,7 @@ func (d document) addendum() string {
 // acknowledged pages through our documents the provider must hold for the
 // days from..to.
 func (a *Auditor) acknowledged(ctx context.Context, from, to time.Time) ([]document, error) {
-	p := store.AuditPeriod{
-		FromDate: dateOnly(from), ToDate: dateOnly(to),
-		CreatedFrom: from, CreatedTo: to.AddDate(0, 0, 1),
-	}
+	p := a.period(from, to)
 	var out []document
 	var after int64
 	for {
@@ -143,6 +185,7 @@ func (a *Auditor) acknowledged(ctx context.Context, from, to time.Time) ([]docum
 		if err != nil {
 			return nil, err
 		}
+		a.metrics.read.Add(float64(len(rows)))
 		for _, r := range rows {
 			out = append(out, document(r))
 		}

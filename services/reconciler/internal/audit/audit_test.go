@@ -44,7 +44,9 @@ func newEnv(t *testing.T) *env {
 
 // reconciler runs the audit of provider p (yesterday and today) alone.
 func (e *env) reconciler(t *testing.T, p audit.Provider) *reconcile.Reconciler {
-	a := audit.New(p, store.NewInvoicerReader(e.db.Pool), audit.Config{Days: 2, Location: e.loc, PageSize: 2}) // small pages: paging is exercised
+	// Small pages: paging is exercised. Every day is listed on every run.
+	a := audit.New(p, store.NewInvoicerReader(e.db.Pool), store.New(e.db.Pool),
+		audit.Config{Provider: "invoicy", Days: 2, Location: e.loc, PageSize: 2}, audit.NewMetrics(prometheus.NewRegistry()))
 	return reconcile.New(store.New(e.db.Pool), noSweep{}, zaptest.NewLogger(t), reconcile.NewMetrics(prometheus.NewRegistry()), a)
 }
 
@@ -230,7 +232,7 @@ func TestPeriodIsMontevideoCalendarDays(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := audit.New(nil, nil, audit.Config{Days: 2, Location: loc, PageSize: 1})
+	a := audit.New(nil, nil, nil, audit.Config{Days: 2, Location: loc, PageSize: 1}, nil)
 	// 02:00 UTC on 30 November is still 29 November in Montevideo (UTC-3).
 	from, to := a.Period(time.Date(2026, 11, 30, 2, 0, 0, 0, time.UTC))
 	if got := from.Format(time.DateOnly) + ".." + to.Format(time.DateOnly); got != "2026-11-28..2026-11-29" {

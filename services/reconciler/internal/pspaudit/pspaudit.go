@@ -64,6 +64,7 @@ type Auditor struct {
 	cfg       Config
 	log       *zap.Logger
 	recovered *prometheus.CounterVec
+	listed    *prometheus.CounterVec
 }
 
 // New returns the audit; it registers its counter with reg.
@@ -72,8 +73,12 @@ func New(ingest Ingest, records *store.IngestReader, cfg Config, log *zap.Logger
 		recovered: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "onceflow_reconciler_psp_recovered_total",
 			Help: "PSP payments and refunds the PSP audit found ingest had not recorded and sent back through the webhook path, by kind (payment, refund) and outcome (recorded, already_recorded).",
-		}, []string{"kind", "outcome"})}
-	reg.MustRegister(a.recovered)
+		}, []string{"kind", "outcome"}),
+		listed: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "onceflow_reconciler_psp_audit_listed_total",
+			Help: "PSP payments and refunds the PSP audit listed, by kind: each run lists those created in its window (RECONCILER_PSP_AUDIT_WINDOW).",
+		}, []string{"kind"})}
+	reg.MustRegister(a.recovered, a.listed)
 	return a
 }
 
@@ -87,7 +92,9 @@ func (a *Auditor) Kinds() []string { return Kinds }
 func (a *Auditor) CaseKind() string { return cases.AuditDisagreement }
 
 // Run audits the payments and refunds created in the period ending Settle
-// before now. Any error means nothing is known and no finding closes.
+// before now: its cost is what the PSPs created in Window, whatever the
+// history (docs/reconciler-audit.md). Any error means nothing is known and
+// no finding closes.
 func (a *Auditor) Run(ctx context.Context, now time.Time) ([]store.Finding, error) {
 	from, to := now.Add(-a.cfg.Window), now.Add(-a.cfg.Settle)
 	payments, err := a.ingest.Payments(ctx, from, to)
@@ -98,6 +105,8 @@ func (a *Auditor) Run(ctx context.Context, now time.Time) ([]store.Finding, erro
 	if err != nil {
 		return nil, err
 	}
+	a.listed.WithLabelValues("payment").Add(float64(len(payments)))
+	a.listed.WithLabelValues("refund").Add(float64(len(refunds)))
 	var objects []object
 	for _, p := range payments {
 		objects = append(objects, object{kind: "payment", psp: p.PSP, id: p.ID, status: p.Status, amount: p.AmountMinor,

@@ -128,3 +128,34 @@ func (r *InvoicerReader) DocumentsByReference(ctx context.Context, refs []string
 	}
 	return out, nil
 }
+
+// ChangedDocument is one of our documents the audit looks up because it
+// changed, with the day it belongs to.
+type ChangedDocument struct {
+	Document
+	IssueDate *time.Time // nil when the provider has not dated it yet
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// AuditChangedDocuments returns one page of at most limit documents of p
+// updated at or after after.At, in (updated_at, id) order after the cursor
+// (after.At, afterID). Its errors are the database's.
+func (r *InvoicerReader) AuditChangedDocuments(ctx context.Context, p AuditPeriod, after time.Time, afterID int64, limit int) ([]ChangedDocument, error) {
+	rows, err := r.q.DocumentsAuditChanged(ctx, dbsqlc.DocumentsAuditChangedParams{
+		AfterUpdatedAt: after, AfterID: afterID, FromDate: p.FromDate, ToDate: p.ToDate,
+		CreatedFrom: p.CreatedFrom, CreatedTo: p.CreatedTo, PageSize: int32(limit),
+	})
+	if err != nil {
+		return nil, pg.Interpret(err, "read our changed documents")
+	}
+	out := make([]ChangedDocument, len(rows))
+	for i, row := range rows {
+		out[i] = ChangedDocument{
+			Document: Document{ID: row.ID, Reference: row.Reference, SourceKind: row.SourceKind, SourceRef: row.SourceRef,
+				Kind: row.Kind, Status: row.Status, AmountMinor: row.AmountMinor, Currency: row.Currency},
+			IssueDate: row.IssueDate, CreatedAt: row.CreatedAt, UpdatedAt: row.UpdatedAt,
+		}
+	}
+	return out, nil
+}

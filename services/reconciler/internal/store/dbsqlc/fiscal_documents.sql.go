@@ -58,6 +58,89 @@ func (q *Queries) DocumentsAuditByReferences(ctx context.Context, refs []string)
 	return items, nil
 }
 
+const documentsAuditChanged = `-- name: DocumentsAuditChanged :many
+SELECT id, reference, source_kind, source_ref, kind, status, amount_minor, currency,
+       issue_date, created_at, updated_at
+FROM invoicer.fiscal_documents
+WHERE updated_at >= $1::timestamptz
+  AND (updated_at, id) > ($1::timestamptz, $2::bigint)
+  AND status IN ('pending_dgi', 'authorized', 'observed', 'issued', 'rejected')
+  AND (issue_date BETWEEN $3::date AND $4::date
+       OR (issue_date IS NULL AND created_at >= $5 AND created_at < $6))
+ORDER BY updated_at, id
+LIMIT $7
+`
+
+type DocumentsAuditChangedParams struct {
+	AfterUpdatedAt time.Time
+	AfterID        int64
+	FromDate       time.Time
+	ToDate         time.Time
+	CreatedFrom    time.Time
+	CreatedTo      time.Time
+	PageSize       int32
+}
+
+type DocumentsAuditChangedRow struct {
+	ID          int64
+	Reference   string
+	SourceKind  string
+	SourceRef   string
+	Kind        string
+	Status      string
+	AmountMinor int64
+	Currency    string
+	IssueDate   *time.Time
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+}
+
+// DocumentsAuditChanged pages, in (updated_at, id) order after the cursor
+// (@after_updated_at, @after_id), through the documents the provider must
+// hold for the days @from_date to @to_date (as DocumentsAuditPeriod) that
+// were updated at or after @after_updated_at: what changed since the
+// audit's previous run. The plain updated_at bound lets the
+// fiscal_documents_updated_at index narrow the scan to those rows.
+func (q *Queries) DocumentsAuditChanged(ctx context.Context, arg DocumentsAuditChangedParams) ([]DocumentsAuditChangedRow, error) {
+	rows, err := q.db.Query(ctx, documentsAuditChanged,
+		arg.AfterUpdatedAt,
+		arg.AfterID,
+		arg.FromDate,
+		arg.ToDate,
+		arg.CreatedFrom,
+		arg.CreatedTo,
+		arg.PageSize,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []DocumentsAuditChangedRow{}
+	for rows.Next() {
+		var i DocumentsAuditChangedRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.Reference,
+			&i.SourceKind,
+			&i.SourceRef,
+			&i.Kind,
+			&i.Status,
+			&i.AmountMinor,
+			&i.Currency,
+			&i.IssueDate,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const documentsAuditPeriod = `-- name: DocumentsAuditPeriod :many
 SELECT id, reference, source_kind, source_ref, kind, status, amount_minor, currency
 FROM invoicer.fiscal_documents

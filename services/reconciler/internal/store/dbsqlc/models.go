@@ -336,6 +336,21 @@ type InvoicerReveal struct {
 	RevealedAt time.Time
 }
 
+type ReconcilerAuditDay struct {
+	Provider      string
+	Day           time.Time
+	ListedAt      time.Time
+	Listed        int32
+	Disagreements int32
+	UpdatedAt     time.Time
+}
+
+type ReconcilerAuditState struct {
+	Provider     string
+	ChangedUntil time.Time
+	UpdatedAt    time.Time
+}
+
 type ReconcilerCase struct {
 	ID           int64
 	Kind         string

@@ -1,0 +1,36 @@
+package audit
+
+import "github.com/prometheus/client_golang/prometheus"
+
+// Metrics are the provider audit's Prometheus counters: what each run
+// costs at the provider and in our database.
+type Metrics struct {
+	daysListed prometheus.Counter
+	listed     prometheus.Counter
+	lookedUp   prometheus.Counter
+	read       prometheus.Counter
+}
+
+// NewMetrics registers the audit's counters with reg.
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{
+		daysListed: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "onceflow_reconciler_audit_days_listed_total",
+			Help: "Calendar days the provider audit listed in full at the provider.",
+		}),
+		listed: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "onceflow_reconciler_audit_provider_documents_listed_total",
+			Help: "Documents the provider returned to the audit's full listings of a day.",
+		}),
+		lookedUp: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "onceflow_reconciler_audit_references_looked_up_total",
+			Help: "References the audit looked up at the provider: our documents that changed, and those a day's listing lacked.",
+		}),
+		read: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "onceflow_reconciler_audit_documents_read_total",
+			Help: "Our documents the audit read: those of each day it listed in full, and those that changed since its previous run.",
+		}),
+	}
+	reg.MustRegister(m.daysListed, m.listed, m.lookedUp, m.read)
+	return m
+}

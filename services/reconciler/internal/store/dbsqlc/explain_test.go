@@ -1,0 +1,168 @@
+package dbsqlc
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/onceflow/onceflow/db"
+	"github.com/onceflow/onceflow/pkg/pgtest"
+)
+
+// newDB is a fresh database with every service's schema (the
+// reconcilertest package imports this one, so it cannot serve here).
+func newDB(tb testing.TB) *pgxpool.Pool {
+	tb.Helper()
+	dsn := pgtest.NewDatabase(tb)
+	for _, schema := range db.Schemas {
+		if err := db.Migrate(context.Background(), dsn, schema); err != nil {
+			tb.Fatalf("migrate: %v", err)
+		}
+	}
+	pool, err := pgxpool.New(context.Background(), dsn)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(pool.Close)
+	return pool
+}
+
+// historySize is the large history the plans are read at. Below about
+// 50,000 documents the planner reads the valid documents of a 500-id page
+// with one sequential scan of fiscal_documents rather than 500 index
+// probes, which costs less at that size (20,000: one scan of 20,000 rows).
+const historySize = 100_000
+
+// seedHistory writes historySize payments paid over the last 60 days,
+// each with its authorized invoice issued that day and last updated then,
+// and a tenth as many closed cases in ingest and in the invoicer.
+func seedHistory(tb testing.TB, pool *pgxpool.Pool) {
+	tb.Helper()
+	for _, sql := range []string{
+		`INSERT INTO ingest.customers (doc_type, doc_country, doc_number, legal_name) VALUES ('CI', 'UY', '12345672', 'Bench Buyer')`,
+		`INSERT INTO ingest.orders (merchant_order_id, customer_id, amount_minor, currency, psp_payment_id)
+SELECT 'order-h' || g, (SELECT id FROM ingest.customers LIMIT 1), 12200, 'UYU', 'h' || g FROM generate_series(1, $1) g`,
+		`INSERT INTO ingest.payments (id, order_id, status, status_rank, amount_minor, currency, paid_at)
+SELECT o.psp_payment_id, o.id, 'PAID', 40, 12200, 'UYU',
+       now() - interval '60 days' + substr(o.psp_payment_id, 2)::int * (interval '60 days' / $1)
+FROM ingest.orders o`,
+		`INSERT INTO invoicer.fiscal_documents (source_kind, source_ref, kind, event_key, reference, cfe_type, amount_minor,
+    currency, buyer, status, issue_date, created_at, updated_at)
+SELECT 'payment', p.id, 'invoice', 'payment:' || p.id || ':paid', (1000000000 + substr(p.id, 2)::int)::text, 101, 12200,
+       'UYU', '{}', 'authorized', p.paid_at::date, p.paid_at, p.paid_at
+FROM ingest.payments p`,
+		`INSERT INTO ingest.cases (kind, subject, psp_payment_id, closed_at, action)
+SELECT 'unknown_payment', 'payment:h' || g, 'h' || g, now() - interval '30 days', 'resolved' FROM generate_series(1, $1 / 10) g`,
+		`INSERT INTO invoicer.cases (kind, subject, psp_payment_id, document_id, closed_at, action)
+SELECT 'needs_attention', 'document:' || g, 'h' || g, g, now() - interval '30 days', 'resolved' FROM generate_series(1, $1 / 10) g`,
+		`ANALYZE`,
+	} {
+		var args []any
+		if sqlHasParam(sql) {
+			args = append(args, historySize)
+		}
+		if _, err := pool.Exec(context.Background(), sql, args...); err != nil {
+			tb.Fatalf("seed: %v", err)
+		}
+	}
+}
+
+func sqlHasParam(sql string) bool {
+	for i := 0; i+1 < len(sql); i++ {
+		if sql[i] == '$' && sql[i+1] == '1' {
+			return true
+		}
+	}
+	return false
+}
+
+// planNode is one node of EXPLAIN (ANALYZE, FORMAT JSON).
+type planNode struct {
+	NodeType       string     `json:"Node Type"`
+	IndexName      string     `json:"Index Name"`
+	ActualRows     float64    `json:"Actual Rows"`
+	ActualLoops    float64    `json:"Actual Loops"`
+	RemovedFilter  float64    `json:"Rows Removed by Filter"`
+	RemovedRecheck float64    `json:"Rows Removed by Index Recheck"`
+	Plans          []planNode `json:"Plans"`
+}
+
+// rowsRead sums, over the plan's scans, the rows they returned and those
+// they read and dropped, and names each scan.
+func (n planNode) rowsRead() (rows float64, scans []string) {
+	if len(n.NodeType) >= 4 && n.NodeType[len(n.NodeType)-4:] == "Scan" {
+		rows += (n.ActualRows + n.RemovedFilter + n.RemovedRecheck) * max(n.ActualLoops, 1)
+		scans = append(scans, n.NodeType+" "+n.IndexName)
+	}
+	for _, c := range n.Plans {
+		r, s := c.rowsRead()
+		rows += r
+		scans = append(scans, s...)
+	}
+	return rows, scans
+}
+
+// explain runs sql with args under EXPLAIN ANALYZE and returns the rows
+// its scans read and the scans.
+func explain(tb testing.TB, pool *pgxpool.Pool, sql string, args ...any) (float64, []string) {
+	tb.Helper()
+	var out []byte
+	if err := pool.QueryRow(context.Background(), "EXPLAIN (ANALYZE, FORMAT JSON) "+sql, args...).Scan(&out); err != nil {
+		tb.Fatalf("explain: %v", err)
+	}
+	var plans []struct {
+		Plan planNode `json:"Plan"`
+	}
+	if err := json.Unmarshal(out, &plans); err != nil {
+		tb.Fatal(err)
+	}
+	return plans[0].Plan.rowsRead()
+}
+
+// TestSteadyStateQueriesReadWhatIsNewNotTheHistory reads the plans of the
+// queries a steady-state run makes (the sweep's recent pass and its
+// document and case checks, the audit's look-up of changed documents and a
+// day's listing) over 100,000 documents of history spread over 60 days,
+// and checks that each reads about what it returns, never the history:
+//
+//	go test -run TestSteadyStateQueriesReadWhatIsNewNotTheHistory -v ./services/reconciler/internal/store/dbsqlc/
+func TestSteadyStateQueriesReadWhatIsNewNotTheHistory(t *testing.T) {
+	t.Parallel()
+	pool := newDB(t)
+	seedHistory(t, pool)
+	now := time.Now()
+	utc := func(t time.Time) time.Time { y, m, d := t.Date(); return time.Date(y, m, d, 0, 0, 0, 0, time.UTC) }
+	today := utc(now)
+	page := make([]string, 500) // one page of the sweep's full pass
+	for i := range page {
+		page[i] = fmt.Sprintf("h%d", i+1)
+	}
+	perDay := historySize / 60
+	cases := []struct {
+		name string
+		sql  string
+		args []any
+		max  int // rows the scans may read
+	}{
+		{"sweep recent pass: payments paid since the watermark", paymentsPaidBefore,
+			[]any{now.Add(-10 * time.Minute), now.Add(-70 * time.Minute), "", int32(500)}, 2 * perDay / 24},
+		{"sweep: valid documents of one page", documentsValidForSources, []any{"payment", "invoice", page}, 2 * len(page)},
+		{"sweep: open invoicer cases about one page", invoicerCasesOpenAboutSources, []any{"payment", page}, len(page)},
+		{"sweep: open ingest cases about one page", ingestCasesOpenAbout, []any{page}, len(page)},
+		{"audit: our documents changed since the previous run", documentsAuditChanged,
+			[]any{now.Add(-2 * time.Minute), int64(0), today.AddDate(0, 0, -1), today, now.Add(-48 * time.Hour), now, int32(500)}, 10},
+		{"audit: our documents of a day listed in full", documentsAuditPeriod,
+			[]any{int64(0), today, today, now.Add(-24 * time.Hour), now, int32(500)}, 3 * perDay},
+	}
+	for _, c := range cases {
+		rows, scans := explain(t, pool, c.sql, c.args...)
+		t.Logf("%s: %.0f rows read, by %v", c.name, rows, scans)
+		if rows > float64(c.max) {
+			t.Errorf("%s reads %.0f rows of %d of history, want at most %d: %v", c.name, rows, historySize, c.max, scans)
+		}
+	}
+}
