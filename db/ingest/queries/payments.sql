@@ -32,12 +32,18 @@ SELECT * FROM ingest.payments WHERE id = @id;
 -- checked against its amount one after the other; returns the amount.
 SELECT amount_minor FROM ingest.payments WHERE id = @id FOR UPDATE;
 
--- name: PaymentOtherPaid :many
--- Locks the order, so two payments of it are checked one after the other,
--- and returns its PAID payments other than payment_id; none when payment_id
--- is itself recorded PAID (an operator accepted it as a separate sale).
-SELECT p.id, p.amount_minor, p.currency
-FROM ingest.orders o JOIN ingest.payments p ON p.order_id = o.id
-WHERE o.id = @order_id AND p.status = 'PAID' AND p.id <> @payment_id::text
-  AND NOT EXISTS (SELECT 1 FROM ingest.payments self WHERE self.id = @payment_id::text AND self.status = 'PAID')
-FOR UPDATE OF o;
+-- name: OrderLockForPayment :one
+-- Locks an order until the transaction ends, so two payments of it are
+-- checked one after the other: the next statement of the second waits for
+-- the first to commit and then sees its payment.
+SELECT id FROM ingest.orders WHERE id = @order_id FOR NO KEY UPDATE;
+
+-- name: PaymentPaidOfOrder :many
+-- The order's PAID payments, earliest first, with payment_id's when it is
+-- recorded PAID itself (re-delivered, or an operator accepted it as a
+-- separate sale). Run after OrderLockForPayment, in a statement of its
+-- own, so it sees what a payment checked before it committed.
+SELECT id, order_id, amount_minor, currency
+FROM ingest.payments
+WHERE status = 'PAID' AND (order_id = @order_id OR id = @payment_id::text)
+ORDER BY paid_at, id;

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"go.uber.org/zap"
 
@@ -41,7 +42,7 @@ func (w *Worker) preparePayment(ctx context.Context, adapter PSP, r store.Receip
 		return nil, rej
 	}
 	return func(tx *store.Tx, rec *records) error {
-		if err := checkFirstPaid(ctx, tx, p, o); err != nil {
+		if err := checkFirstPaid(ctx, tx, rec, p, o); err != nil {
 			return err
 		}
 		if err := recordListedRefunds(ctx, tx, r, p); err != nil {
@@ -92,20 +93,32 @@ func (w *Worker) orderOf(ctx context.Context, p *psp.Payment) (store.Order, stor
 }
 
 // checkFirstPaid locks p's order and refuses a paid p when the order
-// already has another PAID payment: a payment must match the order's
-// recorded one, so a second is a case, never a second invoice. A
-// recurring order (a subscription) takes one payment per period: each is
-// its own sale.
-func checkFirstPaid(ctx context.Context, tx *store.Tx, p psp.Payment, o store.Order) error {
+// already has another PAID payment, recorded or earlier in rec's batch: a
+// payment must match the order's recorded one, so a second is a case,
+// never a second invoice. p recorded PAID itself (re-delivered, or
+// accepted as a sale of its own) is no second payment. A recurring order
+// (a subscription) takes one payment per period: each is its own sale.
+func checkFirstPaid(ctx context.Context, tx *store.Tx, rec *records, p psp.Payment, o store.Order) error {
 	if p.Status != StatusPaid || o.Recurring {
 		return nil
 	}
-	others, err := tx.OtherPaidPayments(ctx, o.ID, p.ID)
-	if err != nil || len(others) == 0 {
+	paid, err := tx.LockOrderPaid(ctx, o.ID, p.ID)
+	if err != nil {
 		return err
 	}
+	if slices.ContainsFunc(paid, func(q store.Payment) bool { return q.ID == p.ID }) {
+		return nil
+	}
+	first := rec.paidFirst[o.ID]
+	if len(paid) > 0 {
+		first = paid[0].ID
+	}
+	if first == "" || first == p.ID {
+		rec.paid(o.ID, p.ID)
+		return nil
+	}
 	kase := unmatchedPayment(p, o, ReasonSecondPayment)
-	kase.Evidence["first_payment_id"] = others[0].ID
+	kase.Evidence["first_payment_id"] = first
 	return errRejected{reason: fmt.Sprintf("payment %s is a second paid payment on order %s", p.ID, o.MerchantOrderID), kase: kase}
 }
 

@@ -19,6 +19,17 @@ type records struct {
 	payments []store.Payment
 	links    []store.OrderLink
 	events   []outbox.Message
+	// paidFirst names, by order, the first PAID payment earlier in the
+	// batch, which its check cannot read from the table yet.
+	paidFirst map[uuid.UUID]string
+}
+
+// paid notes payment as order's first PAID payment in the batch.
+func (r *records) paid(order uuid.UUID, payment string) {
+	if r.paidFirst == nil {
+		r.paidFirst = make(map[uuid.UUID]string)
+	}
+	r.paidFirst[order] = payment
 }
 
 // event adds msg, carrying ctx's trace so the relay and the invoicer

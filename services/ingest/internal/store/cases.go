@@ -158,16 +158,22 @@ func (t *Tx) RequeueReceipt(ctx context.Context, id int64) error {
 	return pg.Interpret(err, "requeue receipt %d", id)
 }
 
-// OtherPaidPayments locks order orderID and returns its PAID payments
-// other than paymentID.
-func (t *Tx) OtherPaidPayments(ctx context.Context, orderID uuid.UUID, paymentID string) ([]Payment, error) {
-	rows, err := t.q.PaymentOtherPaid(ctx, orderID, paymentID)
+// LockOrderPaid locks order orderID until tx ends, so two payments of it
+// are checked one after the other, and then returns its PAID payments,
+// earliest first, with payment paymentID's when that is recorded PAID. The
+// two are separate statements: the second sees a payment another
+// transaction recorded before it let go of the lock.
+func (t *Tx) LockOrderPaid(ctx context.Context, orderID uuid.UUID, paymentID string) ([]Payment, error) {
+	if _, err := t.q.OrderLockForPayment(ctx, orderID); err != nil {
+		return nil, pg.Interpret(err, "lock order %s", orderID)
+	}
+	rows, err := t.q.PaymentPaidOfOrder(ctx, orderID, paymentID)
 	if err != nil {
 		return nil, pg.Interpret(err, "paid payments of order %s", orderID)
 	}
 	out := make([]Payment, len(rows))
 	for i, r := range rows {
-		out[i] = Payment{ID: r.ID, OrderID: orderID, Status: "PAID", AmountMinor: r.AmountMinor, Currency: r.Currency}
+		out[i] = Payment{ID: r.ID, OrderID: r.OrderID, Status: "PAID", AmountMinor: r.AmountMinor, Currency: r.Currency}
 	}
 	return out, nil
 }

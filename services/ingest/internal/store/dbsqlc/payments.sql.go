@@ -11,6 +11,20 @@ import (
 	"github.com/google/uuid"
 )
 
+const orderLockForPayment = `-- name: OrderLockForPayment :one
+SELECT id FROM ingest.orders WHERE id = $1 FOR NO KEY UPDATE
+`
+
+// Locks an order until the transaction ends, so two payments of it are
+// checked one after the other: the next statement of the second waits for
+// the first to commit and then sees its payment.
+func (q *Queries) OrderLockForPayment(ctx context.Context, orderID uuid.UUID) (uuid.UUID, error) {
+	row := q.db.QueryRow(ctx, orderLockForPayment, orderID)
+	var id uuid.UUID
+	err := row.Scan(&id)
+	return id, err
+}
+
 const paymentApplyMany = `-- name: PaymentApplyMany :exec
 INSERT INTO ingest.payments AS p (id, order_id, status, status_rank, amount_minor, currency, paid_at)
 SELECT u.id, u.order_id, u.status, u.status_rank, u.amount_minor, u.currency,
@@ -81,33 +95,39 @@ func (q *Queries) PaymentLock(ctx context.Context, id string) (int64, error) {
 	return amount_minor, err
 }
 
-const paymentOtherPaid = `-- name: PaymentOtherPaid :many
-SELECT p.id, p.amount_minor, p.currency
-FROM ingest.orders o JOIN ingest.payments p ON p.order_id = o.id
-WHERE o.id = $1 AND p.status = 'PAID' AND p.id <> $2::text
-  AND NOT EXISTS (SELECT 1 FROM ingest.payments self WHERE self.id = $2::text AND self.status = 'PAID')
-FOR UPDATE OF o
+const paymentPaidOfOrder = `-- name: PaymentPaidOfOrder :many
+SELECT id, order_id, amount_minor, currency
+FROM ingest.payments
+WHERE status = 'PAID' AND (order_id = $1 OR id = $2::text)
+ORDER BY paid_at, id
 `
 
-type PaymentOtherPaidRow struct {
+type PaymentPaidOfOrderRow struct {
 	ID          string
+	OrderID     uuid.UUID
 	AmountMinor int64
 	Currency    string
 }
 
-// Locks the order, so two payments of it are checked one after the other,
-// and returns its PAID payments other than payment_id; none when payment_id
-// is itself recorded PAID (an operator accepted it as a separate sale).
-func (q *Queries) PaymentOtherPaid(ctx context.Context, orderID uuid.UUID, paymentID string) ([]PaymentOtherPaidRow, error) {
-	rows, err := q.db.Query(ctx, paymentOtherPaid, orderID, paymentID)
+// The order's PAID payments, earliest first, with payment_id's when it is
+// recorded PAID itself (re-delivered, or an operator accepted it as a
+// separate sale). Run after OrderLockForPayment, in a statement of its
+// own, so it sees what a payment checked before it committed.
+func (q *Queries) PaymentPaidOfOrder(ctx context.Context, orderID uuid.UUID, paymentID string) ([]PaymentPaidOfOrderRow, error) {
+	rows, err := q.db.Query(ctx, paymentPaidOfOrder, orderID, paymentID)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	items := []PaymentOtherPaidRow{}
+	items := []PaymentPaidOfOrderRow{}
 	for rows.Next() {
-		var i PaymentOtherPaidRow
-		if err := rows.Scan(&i.ID, &i.AmountMinor, &i.Currency); err != nil {
+		var i PaymentPaidOfOrderRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.OrderID,
+			&i.AmountMinor,
+			&i.Currency,
+		); err != nil {
 			return nil, err
 		}
 		items = append(items, i)
