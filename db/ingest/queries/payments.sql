@@ -32,18 +32,19 @@ SELECT * FROM ingest.payments WHERE id = @id;
 -- checked against its amount one after the other; returns the amount.
 SELECT amount_minor FROM ingest.payments WHERE id = @id FOR UPDATE;
 
--- name: OrderLockForPayment :one
--- Locks an order until the transaction ends, so two payments of it are
--- checked one after the other: the next statement of the second waits for
--- the first to commit and then sees its payment.
-SELECT id FROM ingest.orders WHERE id = @order_id FOR NO KEY UPDATE;
+-- name: OrdersLockForPayments :many
+-- Locks orders until the transaction ends, in id order (two batches lock
+-- the orders they share in the same order), so two payments of one order
+-- are checked one after the other: the next statement of the second waits
+-- for the first to commit and then sees its payment.
+SELECT id FROM ingest.orders WHERE id = ANY(@order_ids::uuid[]) ORDER BY id FOR NO KEY UPDATE;
 
--- name: PaymentPaidOfOrder :many
--- The order's PAID payments, earliest first, with payment_id's when it is
--- recorded PAID itself (re-delivered, or an operator accepted it as a
--- separate sale). Run after OrderLockForPayment, in a statement of its
+-- name: PaymentPaidOfOrders :many
+-- The orders' PAID payments, earliest first, with those of payment_ids
+-- recorded PAID themselves (re-delivered, or an operator accepted one as a
+-- separate sale). Run after OrdersLockForPayments, in a statement of its
 -- own, so it sees what a payment checked before it committed.
 SELECT id, order_id, amount_minor, currency
 FROM ingest.payments
-WHERE status = 'PAID' AND (order_id = @order_id OR id = @payment_id::text)
+WHERE status = 'PAID' AND (order_id = ANY(@order_ids::uuid[]) OR id = ANY(@payment_ids::text[]))
 ORDER BY paid_at, id;

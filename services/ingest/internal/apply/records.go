@@ -19,17 +19,39 @@ type records struct {
 	payments []store.Payment
 	links    []store.OrderLink
 	events   []outbox.Message
-	// paidFirst names, by order, the first PAID payment earlier in the
-	// batch, which its check cannot read from the table yet.
-	paidFirst map[uuid.UUID]string
+	// paidIDs are the batch's checked payments recorded PAID, and
+	// firstPaid, by order, its earliest PAID payment: recorded, or else the
+	// first checked in the batch, which the table does not show yet.
+	paidIDs   map[string]bool
+	firstPaid map[uuid.UUID]string
 }
 
-// paid notes payment as order's first PAID payment in the batch.
-func (r *records) paid(order uuid.UUID, payment string) {
-	if r.paidFirst == nil {
-		r.paidFirst = make(map[uuid.UUID]string)
+// lockPaid locks the orders of batch's PAID payments, before any write of
+// the batch runs, and reads their PAID payments for checkFirstPaid: one
+// lock and one read for the whole batch, the locks taken in order id
+// order.
+func (r *records) lockPaid(ctx context.Context, tx *store.Tx, batch []*staged) error {
+	var checks []store.PaidCheck
+	for _, s := range batch {
+		if s.paid != nil {
+			checks = append(checks, *s.paid)
+		}
 	}
-	r.paidFirst[order] = payment
+	r.paidIDs, r.firstPaid = map[string]bool{}, map[uuid.UUID]string{}
+	if len(checks) == 0 {
+		return nil
+	}
+	paid, err := tx.LockOrdersPaid(ctx, checks)
+	if err != nil {
+		return err
+	}
+	for _, p := range paid {
+		r.paidIDs[p.ID] = true
+		if _, ok := r.firstPaid[p.OrderID]; !ok {
+			r.firstPaid[p.OrderID] = p.ID
+		}
+	}
+	return nil
 }
 
 // event adds msg, carrying ctx's trace so the relay and the invoicer

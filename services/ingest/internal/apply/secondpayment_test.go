@@ -100,10 +100,15 @@ func (e *env) outcomeOf(order string, payments ...string) outcome {
 func TestSecondPaymentInTheSameBatchOpensCase(t *testing.T) {
 	e := newEnv(t)
 	e.order("o-batch", 5000)
-	first, second := e.pay("o-batch", 50, "UYU"), e.pay("o-batch", 50, "UYU")
+	e.order("o-other", 5000)
+	first, other, second := e.pay("o-batch", 50, "UYU"), e.pay("o-other", 50, "UYU"), e.pay("o-batch", 50, "UYU")
 	e.receive(first)
+	e.receive(other)
 	e.receive(second)
 	e.drain()
+	if got, want := e.outcomeOf("o-other", other), (outcome{invoices: "1", cases: "0", done: "1", rejected: "0"}); got != want {
+		t.Fatalf("another order's payment in that batch: %+v, want %+v", got, want)
+	}
 	if got, want := e.outcomeOf("o-batch", first, second), (outcome{invoices: "1", cases: "1", done: "1", rejected: "1"}); got != want {
 		t.Fatalf("two payments of one order in one batch: %+v, want %+v", got, want)
 	}
@@ -111,8 +116,8 @@ func TestSecondPaymentInTheSameBatchOpensCase(t *testing.T) {
 	if c.Evidence["first_payment_id"] != first {
 		t.Fatalf("case evidence %v, want the second payment's case naming %s first", c.Evidence, first)
 	}
-	if got := e.scalar("SELECT count(*)::text FROM ingest.payments WHERE status = 'PAID'"); got != "1" {
-		t.Fatalf("PAID payments = %s, want 1", got)
+	if got := e.scalar("SELECT count(*)::text FROM ingest.payments WHERE status = 'PAID'"); got != "2" {
+		t.Fatalf("PAID payments = %s, want 2 (one per order)", got)
 	}
 }
 
@@ -133,6 +138,29 @@ func TestSecondPaymentOnAnotherWorkerAtOnceOpensCase(t *testing.T) {
 		e.drain()
 		if got, want := e.outcomeOf(order, first, second), (outcome{invoices: "1", cases: "1", done: "1", rejected: "1"}); got != want {
 			t.Fatalf("round %d: two payments of one order on two workers: %+v, want %+v", i, got, want)
+		}
+	}
+	// Batches of several orders each, both payments of an order on either
+	// worker or on both: each order still ends with one invoice and one case.
+	a, b = e.newWorker(4), e.newWorker(4)
+	for i := range 10 {
+		payments := map[string][]string{}
+		for j := range 4 {
+			order := fmt.Sprintf("o-race-%d-%d", i, j)
+			e.order(order, 5000)
+			payments[order] = []string{e.pay(order, 50, "UYU"), e.pay(order, 50, "UYU")}
+		}
+		for k := range 2 {
+			for j := range 4 {
+				e.receive(payments[fmt.Sprintf("o-race-%d-%d", i, j)][k])
+			}
+		}
+		race(t, a, b)
+		e.drain()
+		for order, ids := range payments {
+			if got, want := e.outcomeOf(order, ids...), (outcome{invoices: "1", cases: "1", done: "1", rejected: "1"}); got != want {
+				t.Fatalf("round %d: %s on two workers taking 4 receipts each: %+v, want %+v", i, order, got, want)
+			}
 		}
 	}
 }

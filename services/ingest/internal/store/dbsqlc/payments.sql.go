@@ -11,18 +11,32 @@ import (
 	"github.com/google/uuid"
 )
 
-const orderLockForPayment = `-- name: OrderLockForPayment :one
-SELECT id FROM ingest.orders WHERE id = $1 FOR NO KEY UPDATE
+const ordersLockForPayments = `-- name: OrdersLockForPayments :many
+SELECT id FROM ingest.orders WHERE id = ANY($1::uuid[]) ORDER BY id FOR NO KEY UPDATE
 `
 
-// Locks an order until the transaction ends, so two payments of it are
-// checked one after the other: the next statement of the second waits for
-// the first to commit and then sees its payment.
-func (q *Queries) OrderLockForPayment(ctx context.Context, orderID uuid.UUID) (uuid.UUID, error) {
-	row := q.db.QueryRow(ctx, orderLockForPayment, orderID)
-	var id uuid.UUID
-	err := row.Scan(&id)
-	return id, err
+// Locks orders until the transaction ends, in id order (two batches lock
+// the orders they share in the same order), so two payments of one order
+// are checked one after the other: the next statement of the second waits
+// for the first to commit and then sees its payment.
+func (q *Queries) OrdersLockForPayments(ctx context.Context, orderIds []uuid.UUID) ([]uuid.UUID, error) {
+	rows, err := q.db.Query(ctx, ordersLockForPayments, orderIds)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []uuid.UUID{}
+	for rows.Next() {
+		var id uuid.UUID
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const paymentApplyMany = `-- name: PaymentApplyMany :exec
@@ -95,33 +109,33 @@ func (q *Queries) PaymentLock(ctx context.Context, id string) (int64, error) {
 	return amount_minor, err
 }
 
-const paymentPaidOfOrder = `-- name: PaymentPaidOfOrder :many
+const paymentPaidOfOrders = `-- name: PaymentPaidOfOrders :many
 SELECT id, order_id, amount_minor, currency
 FROM ingest.payments
-WHERE status = 'PAID' AND (order_id = $1 OR id = $2::text)
+WHERE status = 'PAID' AND (order_id = ANY($1::uuid[]) OR id = ANY($2::text[]))
 ORDER BY paid_at, id
 `
 
-type PaymentPaidOfOrderRow struct {
+type PaymentPaidOfOrdersRow struct {
 	ID          string
 	OrderID     uuid.UUID
 	AmountMinor int64
 	Currency    string
 }
 
-// The order's PAID payments, earliest first, with payment_id's when it is
-// recorded PAID itself (re-delivered, or an operator accepted it as a
-// separate sale). Run after OrderLockForPayment, in a statement of its
+// The orders' PAID payments, earliest first, with those of payment_ids
+// recorded PAID themselves (re-delivered, or an operator accepted one as a
+// separate sale). Run after OrdersLockForPayments, in a statement of its
 // own, so it sees what a payment checked before it committed.
-func (q *Queries) PaymentPaidOfOrder(ctx context.Context, orderID uuid.UUID, paymentID string) ([]PaymentPaidOfOrderRow, error) {
-	rows, err := q.db.Query(ctx, paymentPaidOfOrder, orderID, paymentID)
+func (q *Queries) PaymentPaidOfOrders(ctx context.Context, orderIds []uuid.UUID, paymentIds []string) ([]PaymentPaidOfOrdersRow, error) {
+	rows, err := q.db.Query(ctx, paymentPaidOfOrders, orderIds, paymentIds)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	items := []PaymentPaidOfOrderRow{}
+	items := []PaymentPaidOfOrdersRow{}
 	for rows.Next() {
-		var i PaymentPaidOfOrderRow
+		var i PaymentPaidOfOrdersRow
 		if err := rows.Scan(
 			&i.ID,
 			&i.OrderID,
