@@ -28,8 +28,8 @@ type records struct {
 
 // lockPaid locks the orders of batch's PAID payments, before any write of
 // the batch runs, and reads their PAID payments for checkFirstPaid: one
-// lock and one read for the whole batch, the locks taken in order id
-// order.
+// lock statement (the orders in id order) and one read for the whole
+// batch.
 func (r *records) lockPaid(ctx context.Context, tx *store.Tx, batch []*staged) error {
 	var checks []store.PaidCheck
 	for _, s := range batch {
