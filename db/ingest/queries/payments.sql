@@ -32,12 +32,19 @@ SELECT * FROM ingest.payments WHERE id = @id;
 -- checked against its amount one after the other; returns the amount.
 SELECT amount_minor FROM ingest.payments WHERE id = @id FOR UPDATE;
 
--- name: PaymentOtherPaid :many
--- Locks the order, so two payments of it are checked one after the other,
--- and returns its PAID payments other than payment_id; none when payment_id
--- is itself recorded PAID (an operator accepted it as a separate sale).
-SELECT p.id, p.amount_minor, p.currency
-FROM ingest.orders o JOIN ingest.payments p ON p.order_id = o.id
-WHERE o.id = @order_id AND p.status = 'PAID' AND p.id <> @payment_id::text
-  AND NOT EXISTS (SELECT 1 FROM ingest.payments self WHERE self.id = @payment_id::text AND self.status = 'PAID')
-FOR UPDATE OF o;
+-- name: OrdersLockForPayments :many
+-- Locks orders until the transaction ends, in id order (two batches lock
+-- the orders they share in the same order), so two payments of one order
+-- are checked one after the other: the next statement of the second waits
+-- for the first to commit and then sees its payment.
+SELECT id FROM ingest.orders WHERE id = ANY(@order_ids::uuid[]) ORDER BY id FOR NO KEY UPDATE;
+
+-- name: PaymentPaidOfOrders :many
+-- The orders' PAID payments, earliest first, with those of payment_ids
+-- recorded PAID themselves (re-delivered, or an operator accepted one as a
+-- separate sale). Run after OrdersLockForPayments, in a statement of its
+-- own, so it sees what a payment checked before it committed.
+SELECT id, order_id, amount_minor, currency
+FROM ingest.payments
+WHERE status = 'PAID' AND (order_id = ANY(@order_ids::uuid[]) OR id = ANY(@payment_ids::text[]))
+ORDER BY paid_at, id;

@@ -37,6 +37,7 @@ type env struct {
 	store  *store.Store
 	worker *apply.Worker
 	psp    string
+	client apply.PSP
 	sent   int // receipts recorded, to give each its own dedupe key
 }
 
@@ -56,11 +57,18 @@ func newEnv(t *testing.T) *env {
 	t.Cleanup(func() { srv.Close(); pspServer.Close() })
 	st := store.New(pool)
 	client := pspdlocal.New(pspdlocal.Config{BaseURL: srv.URL, Login: login, TransKey: transKey, SecretKey: secret}, httpclient.New(5*time.Second))
-	w := apply.NewWorker(st, apply.PSPs{"dlocal": client}, zaptest.NewLogger(t), prometheus.NewRegistry(), apply.Config{
-		Batch: 10, Lease: time.Minute, Poll: time.Second, MaxAttempts: 5,
+	e := &env{t: t, pool: pool, store: st, psp: srv.URL, client: client}
+	e.worker = e.newWorker(10)
+	return e
+}
+
+// newWorker returns another apply worker over e's database and sandbox
+// that claims up to batch receipts a round, like another ingest replica.
+func (e *env) newWorker(batch int) *apply.Worker {
+	return apply.NewWorker(e.store, apply.PSPs{"dlocal": e.client}, zaptest.NewLogger(e.t), prometheus.NewRegistry(), apply.Config{
+		Batch: batch, Lease: time.Minute, Poll: time.Second, MaxAttempts: 5,
 		Backoff: backoff.Policy{Base: time.Millisecond, Cap: time.Millisecond},
 	}, nil)
-	return &env{t: t, pool: pool, store: st, worker: w, psp: srv.URL}
 }
 
 // order records a customer and an order of amount minor units in UYU.

@@ -16,39 +16,44 @@ import (
 
 // preparePayment re-fetches payment id and checks it against its order; its
 // write records the payment's state and, when it is paid, the invoice event.
-func (w *Worker) preparePayment(ctx context.Context, adapter PSP, r store.Receipt) (write, error) {
+// check is the second-payment check the write needs (see paidCheck).
+func (w *Worker) preparePayment(ctx context.Context, adapter PSP, r store.Receipt) (wr write, check *store.PaidCheck, err error) {
 	p, err := adapter.Payment(ctx, r.EventID)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	w.log.Debug("payment fetched", zap.String("id", p.ID), zap.String("status", p.Status),
 		zap.String("status_code", p.StatusCode), zap.Time("psp_created", p.Created))
 	if p.Status == StatusChargeback {
-		return w.prepareChargeback(ctx, p, r)
+		wr, err = w.prepareChargeback(ctx, p, r)
+		return wr, nil, err
 	}
 	o, c, err := w.orderOf(ctx, &p)
 	if errkind.Is(err, errkind.NotFound) {
-		return nil, errUnknownOrder{p: p, err: err}
+		return nil, nil, errUnknownOrder{p: p, err: err}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("order of payment %s: %w", p.ID, err)
+		return nil, nil, fmt.Errorf("order of payment %s: %w", p.ID, err)
 	}
 	if reason := mismatch(p, o); reason != "" && !w.accepted(ctx, p) {
 		rej := errRejected{reason: fmt.Sprintf("payment %s does not match order %s: %s", p.ID, o.MerchantOrderID, reason)}
 		if p.Status == StatusPaid {
 			rej.kase = unmatchedPayment(p, o, reason)
 		}
-		return nil, rej
+		return nil, nil, rej
 	}
+	check = paidCheck(p, o)
 	return func(tx *store.Tx, rec *records) error {
-		if err := checkFirstPaid(ctx, tx, p, o); err != nil {
-			return err
+		if check != nil {
+			if err := rec.checkFirstPaid(p, o); err != nil {
+				return err
+			}
 		}
 		if err := recordListedRefunds(ctx, tx, r, p); err != nil {
 			return err
 		}
 		return recordPayment(ctx, rec, p, o, c)
-	}, nil
+	}, check, nil
 }
 
 // recordListedRefunds records a receipt for each refund p lists, in its
@@ -91,21 +96,32 @@ func (w *Worker) orderOf(ctx context.Context, p *psp.Payment) (store.Order, stor
 	return o, c, nil
 }
 
-// checkFirstPaid locks p's order and refuses a paid p when the order
-// already has another PAID payment: a payment must match the order's
-// recorded one, so a second is a case, never a second invoice. A
-// recurring order (a subscription) takes one payment per period: each is
-// its own sale.
-func checkFirstPaid(ctx context.Context, tx *store.Tx, p psp.Payment, o store.Order) error {
+// paidCheck is the second-payment check paid p needs, nil when it needs
+// none: a payment must match the order's recorded one, so a second PAID
+// payment is a case, never a second invoice; but a recurring order (a
+// subscription) takes one payment per period, each its own sale.
+func paidCheck(p psp.Payment, o store.Order) *store.PaidCheck {
 	if p.Status != StatusPaid || o.Recurring {
 		return nil
 	}
-	others, err := tx.OtherPaidPayments(ctx, o.ID, p.ID)
-	if err != nil || len(others) == 0 {
-		return err
+	return &store.PaidCheck{OrderID: o.ID, PaymentID: p.ID}
+}
+
+// checkFirstPaid refuses paid p when its order o has another PAID payment,
+// recorded or earlier in rec's batch (see records.lockPaid). p recorded
+// PAID itself (re-delivered, or accepted as a sale of its own) is no
+// second payment.
+func (r *records) checkFirstPaid(p psp.Payment, o store.Order) error {
+	if r.paidIDs[p.ID] {
+		return nil
+	}
+	first, ok := r.firstPaid[o.ID]
+	if !ok || first == p.ID {
+		r.firstPaid[o.ID] = p.ID
+		return nil
 	}
 	kase := unmatchedPayment(p, o, ReasonSecondPayment)
-	kase.Evidence["first_payment_id"] = others[0].ID
+	kase.Evidence["first_payment_id"] = first
 	return errRejected{reason: fmt.Sprintf("payment %s is a second paid payment on order %s", p.ID, o.MerchantOrderID), kase: kase}
 }
 

@@ -19,6 +19,39 @@ type records struct {
 	payments []store.Payment
 	links    []store.OrderLink
 	events   []outbox.Message
+	// paidIDs are the batch's checked payments recorded PAID, and
+	// firstPaid, by order, its earliest PAID payment: recorded, or else the
+	// first checked in the batch, which the table does not show yet.
+	paidIDs   map[string]bool
+	firstPaid map[uuid.UUID]string
+}
+
+// lockPaid locks the orders of batch's PAID payments, before any write of
+// the batch runs, and reads their PAID payments for checkFirstPaid: one
+// lock statement (the orders in id order) and one read for the whole
+// batch.
+func (r *records) lockPaid(ctx context.Context, tx *store.Tx, batch []*staged) error {
+	var checks []store.PaidCheck
+	for _, s := range batch {
+		if s.paid != nil {
+			checks = append(checks, *s.paid)
+		}
+	}
+	r.paidIDs, r.firstPaid = map[string]bool{}, map[uuid.UUID]string{}
+	if len(checks) == 0 {
+		return nil
+	}
+	paid, err := tx.LockOrdersPaid(ctx, checks)
+	if err != nil {
+		return err
+	}
+	for _, p := range paid {
+		r.paidIDs[p.ID] = true
+		if _, ok := r.firstPaid[p.OrderID]; !ok {
+			r.firstPaid[p.OrderID] = p.ID
+		}
+	}
+	return nil
 }
 
 // event adds msg, carrying ctx's trace so the relay and the invoicer

@@ -135,12 +135,14 @@ func (w *Worker) complete(ctx context.Context, batch []*staged, token uuid.UUID)
 type write func(tx *store.Tx, r *records) error
 
 // staged is one claimed receipt on its way: its span, when work on it
-// started, and its write or the error that stopped it.
+// started, and its write (with the second-payment check it needs) or the
+// error that stopped it.
 type staged struct {
 	r     store.Receipt
 	span  trace.Span
 	start time.Time
 	write write
+	paid  *store.PaidCheck
 	err   error
 }
 
@@ -150,41 +152,44 @@ func (w *Worker) stage(ctx context.Context, r store.Receipt) *staged {
 	ctx, span := tracing.Tracer().Start(tracing.WithTraceparent(ctx, r.Traceparent), "receipt.apply",
 		trace.WithAttributes(attribute.String("onceflow.event_id", r.EventID), attribute.String("onceflow.event_type", r.EventType)))
 	s := &staged{r: r, span: span, start: time.Now()}
-	s.write, s.err = w.prepare(ctx, r)
+	s.write, s.paid, s.err = w.prepare(ctx, r)
 	return s
 }
 
 // prepare fetches and checks what r's source kind needs: PSP events are
 // re-fetched, provider events forwarded to the invoicer, and generic events
-// only kept.
-func (w *Worker) prepare(ctx context.Context, r store.Receipt) (write, error) {
+// only kept. paid is the check a PAID payment's write needs (nil for
+// another receipt), made for the whole batch before any write runs.
+func (w *Worker) prepare(ctx context.Context, r store.Receipt) (wr write, paid *store.PaidCheck, err error) {
 	switch {
 	case webhook.Kind(r.Kind) == webhook.KindPSP:
 		return w.preparePSPEvent(ctx, r)
 	case webhook.Kind(r.Kind) == webhook.KindFiscalProvider:
-		return prepareProviderEvent(ctx, r)
+		wr, err = prepareProviderEvent(ctx, r)
+		return wr, nil, err
 	case webhook.Kind(r.Kind) == webhook.KindGeneric:
-		return func(*store.Tx, *records) error { return nil }, nil
+		return func(*store.Tx, *records) error { return nil }, nil, nil
 	}
-	return nil, errRejected{reason: "unknown event type " + r.EventType}
+	return nil, nil, errRejected{reason: "unknown event type " + r.EventType}
 }
 
 // preparePSPEvent re-fetches r's payment or refund from the adapter of r's
 // scope. A scope no adapter serves (a source removed from the sources
 // file) is retried, so the receipt parks with its case rather than
 // vanishing.
-func (w *Worker) preparePSPEvent(ctx context.Context, r store.Receipt) (write, error) {
+func (w *Worker) preparePSPEvent(ctx context.Context, r store.Receipt) (write, *store.PaidCheck, error) {
 	p, ok := w.psps[r.Scope]
 	if !ok {
-		return nil, fmt.Errorf("no PSP adapter serves dedupe scope %q", r.Scope)
+		return nil, nil, fmt.Errorf("no PSP adapter serves dedupe scope %q", r.Scope)
 	}
 	switch r.EventType {
 	case "payment":
 		return w.preparePayment(ctx, p, r)
 	case "refund":
-		return w.prepareRefund(ctx, p, r.EventID)
+		wr, err := w.prepareRefund(ctx, p, r.EventID)
+		return wr, nil, err
 	}
-	return nil, errRejected{reason: "unknown event type " + r.EventType}
+	return nil, nil, errRejected{reason: "unknown event type " + r.EventType}
 }
 
 // errRejected marks a receipt whose authoritative state contradicts the
@@ -281,6 +286,9 @@ func (w *Worker) commit(ctx context.Context, batch []*staged, token uuid.UUID) e
 	var events int64
 	err := w.store.InTx(ctx, func(tx *store.Tx) error {
 		var r records
+		if err := r.lockPaid(ctx, tx, batch); err != nil {
+			return err
+		}
 		for _, s := range batch {
 			if err := s.write(tx, &r); err != nil {
 				return err

@@ -83,7 +83,7 @@ func (a *API) amend(ctx context.Context, tx *store.Tx, id uuid.UUID, in OrderAme
 	if errs := validateOrder(merged); len(errs) > 0 {
 		return store.Order{}, errs
 	}
-	paid, err := tx.OtherPaidPayments(ctx, o.ID, "")
+	paid, err := tx.LockOrdersPaid(ctx, []store.PaidCheck{{OrderID: o.ID}})
 	if err != nil {
 		return store.Order{}, err
 	}

@@ -158,16 +158,33 @@ func (t *Tx) RequeueReceipt(ctx context.Context, id int64) error {
 	return pg.Interpret(err, "requeue receipt %d", id)
 }
 
-// OtherPaidPayments locks order orderID and returns its PAID payments
-// other than paymentID.
-func (t *Tx) OtherPaidPayments(ctx context.Context, orderID uuid.UUID, paymentID string) ([]Payment, error) {
-	rows, err := t.q.PaymentOtherPaid(ctx, orderID, paymentID)
+// PaidCheck names a PAID payment to check against the other PAID payments
+// of its order.
+type PaidCheck struct {
+	OrderID   uuid.UUID
+	PaymentID string
+}
+
+// LockOrdersPaid locks the checks' orders until tx ends, so two payments of
+// one order are checked one after the other, and then returns their PAID
+// payments, earliest first, with those of the checks' payments recorded
+// PAID themselves. The two are separate statements: the second sees a
+// payment another transaction recorded before it let go of the lock.
+func (t *Tx) LockOrdersPaid(ctx context.Context, checks []PaidCheck) ([]Payment, error) {
+	orders, payments := make([]uuid.UUID, len(checks)), make([]string, len(checks))
+	for i, c := range checks {
+		orders[i], payments[i] = c.OrderID, c.PaymentID
+	}
+	if _, err := t.q.OrdersLockForPayments(ctx, orders); err != nil {
+		return nil, pg.Interpret(err, "lock %d orders", len(orders))
+	}
+	rows, err := t.q.PaymentPaidOfOrders(ctx, orders, payments)
 	if err != nil {
-		return nil, pg.Interpret(err, "paid payments of order %s", orderID)
+		return nil, pg.Interpret(err, "paid payments of %d orders", len(orders))
 	}
 	out := make([]Payment, len(rows))
 	for i, r := range rows {
-		out[i] = Payment{ID: r.ID, OrderID: orderID, Status: "PAID", AmountMinor: r.AmountMinor, Currency: r.Currency}
+		out[i] = Payment{ID: r.ID, OrderID: r.OrderID, Status: "PAID", AmountMinor: r.AmountMinor, Currency: r.Currency}
 	}
 	return out, nil
 }

@@ -11,6 +11,34 @@ import (
 	"github.com/google/uuid"
 )
 
+const ordersLockForPayments = `-- name: OrdersLockForPayments :many
+SELECT id FROM ingest.orders WHERE id = ANY($1::uuid[]) ORDER BY id FOR NO KEY UPDATE
+`
+
+// Locks orders until the transaction ends, in id order (two batches lock
+// the orders they share in the same order), so two payments of one order
+// are checked one after the other: the next statement of the second waits
+// for the first to commit and then sees its payment.
+func (q *Queries) OrdersLockForPayments(ctx context.Context, orderIds []uuid.UUID) ([]uuid.UUID, error) {
+	rows, err := q.db.Query(ctx, ordersLockForPayments, orderIds)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []uuid.UUID{}
+	for rows.Next() {
+		var id uuid.UUID
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const paymentApplyMany = `-- name: PaymentApplyMany :exec
 INSERT INTO ingest.payments AS p (id, order_id, status, status_rank, amount_minor, currency, paid_at)
 SELECT u.id, u.order_id, u.status, u.status_rank, u.amount_minor, u.currency,
@@ -81,33 +109,39 @@ func (q *Queries) PaymentLock(ctx context.Context, id string) (int64, error) {
 	return amount_minor, err
 }
 
-const paymentOtherPaid = `-- name: PaymentOtherPaid :many
-SELECT p.id, p.amount_minor, p.currency
-FROM ingest.orders o JOIN ingest.payments p ON p.order_id = o.id
-WHERE o.id = $1 AND p.status = 'PAID' AND p.id <> $2::text
-  AND NOT EXISTS (SELECT 1 FROM ingest.payments self WHERE self.id = $2::text AND self.status = 'PAID')
-FOR UPDATE OF o
+const paymentPaidOfOrders = `-- name: PaymentPaidOfOrders :many
+SELECT id, order_id, amount_minor, currency
+FROM ingest.payments
+WHERE status = 'PAID' AND (order_id = ANY($1::uuid[]) OR id = ANY($2::text[]))
+ORDER BY paid_at, id
 `
 
-type PaymentOtherPaidRow struct {
+type PaymentPaidOfOrdersRow struct {
 	ID          string
+	OrderID     uuid.UUID
 	AmountMinor int64
 	Currency    string
 }
 
-// Locks the order, so two payments of it are checked one after the other,
-// and returns its PAID payments other than payment_id; none when payment_id
-// is itself recorded PAID (an operator accepted it as a separate sale).
-func (q *Queries) PaymentOtherPaid(ctx context.Context, orderID uuid.UUID, paymentID string) ([]PaymentOtherPaidRow, error) {
-	rows, err := q.db.Query(ctx, paymentOtherPaid, orderID, paymentID)
+// The orders' PAID payments, earliest first, with those of payment_ids
+// recorded PAID themselves (re-delivered, or an operator accepted one as a
+// separate sale). Run after OrdersLockForPayments, in a statement of its
+// own, so it sees what a payment checked before it committed.
+func (q *Queries) PaymentPaidOfOrders(ctx context.Context, orderIds []uuid.UUID, paymentIds []string) ([]PaymentPaidOfOrdersRow, error) {
+	rows, err := q.db.Query(ctx, paymentPaidOfOrders, orderIds, paymentIds)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	items := []PaymentOtherPaidRow{}
+	items := []PaymentPaidOfOrdersRow{}
 	for rows.Next() {
-		var i PaymentOtherPaidRow
-		if err := rows.Scan(&i.ID, &i.AmountMinor, &i.Currency); err != nil {
+		var i PaymentPaidOfOrdersRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.OrderID,
+			&i.AmountMinor,
+			&i.Currency,
+		); err != nil {
 			return nil, err
 		}
 		items = append(items, i)
