@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -50,7 +51,10 @@ func TestPoolAndWindowsWithin(t *testing.T) {
 	if s.Window != 4*time.Second || s.Count() != 6 || s.Rate() != 1.5 || s.Latencies[0] != 1 || s.Quantile(1) != 6 {
 		t.Fatalf("pooled = %+v, want 6 latencies sorted over 4 s", s)
 	}
-	if got := WindowsWithin([]float64{20, 20.01, 3, 40}, 20); got != 0.5 {
+	if got := joinMillis([]float64{1.25, math.Inf(1), -1}); got != "1.2, shed, shed ms" {
+		t.Fatalf("joinMillis = %q, want windows that shed load named so", got)
+	}
+	if got := WindowsWithin([]float64{20, math.Inf(1), 3, 40}, 20); got != 0.5 {
 		t.Fatalf("WindowsWithin = %v, want 0.5 (20 meets a 20 ms goal, 20.01 does not)", got)
 	}
 }

@@ -74,7 +74,10 @@ func (e *events) next() (id string, body []byte) {
 
 // webhookOp delivers a new, validly signed event to url per call; any
 // answer but 200 is an error.
-func webhookOp(client *http.Client, url string, ev *events) Op {
+// A 503 (ingest shedding load, busy) is counted in shed, when it is not
+// nil, instead of stopping the stage: at a fixed offered rate it is what
+// ingest does past its bound, which the stage reports.
+func webhookOp(client *http.Client, url string, ev *events, shed *atomic.Int64) Op {
 	return func(ctx context.Context) error {
 		_, body := ev.next()
 		req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
@@ -90,6 +93,10 @@ func webhookOp(client *http.Client, url string, ev *events) Op {
 		}
 		answer, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
+		if resp.StatusCode == http.StatusServiceUnavailable && shed != nil {
+			shed.Add(1)
+			return nil
+		}
 		if resp.StatusCode != http.StatusOK {
 			return fmt.Errorf("webhook: %d %s", resp.StatusCode, answer)
 		}

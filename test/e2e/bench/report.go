@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -34,7 +35,8 @@ type Results struct {
 	OpenAchievedRPS float64                       `json:"-"` // ingest_rps_at_<rate>rps
 	OpenP50Ms       float64                       `json:"-"` // ingest_p50_ms_at_<rate>rps
 	OpenP99Ms       float64                       `json:"-"` // ingest_p99_ms_at_<rate>rps: the median of the windows' p99
-	OpenP99Repeats  []float64                     `json:"-"` // ingest_p99_ms_at_<rate>rps_by_window: each window's p99
+	OpenP99Repeats  []float64                     `json:"-"` // ingest_p99_ms_at_<rate>rps_by_window: each window's p99 (+Inf: it shed load)
+	OpenShed        int64                         `json:"-"` // ingest_shed_at_<rate>rps: webhooks refused busy (503)
 	OpenLagP99Ms    float64                       `json:"-"` // ingest_start_lag_p99_ms_at_<rate>rps: how late the generator started them
 	SQSRawMPS       float64                       `json:"sqs_raw_mps"`
 	RelayMPS        float64                       `json:"relay_mps"`
@@ -77,8 +79,9 @@ func (r Results) JSON() ([]byte, error) {
 	obj["ingest_rps"+at], obj["ingest_p50_ms"+at], obj["ingest_p99_ms"+at] = r.OpenAchievedRPS, r.OpenP50Ms, r.OpenP99Ms
 	obj["ingest_start_lag_p99_ms"+at] = r.OpenLagP99Ms
 	if len(r.OpenP99Repeats) > 0 {
-		obj["ingest_p99_ms"+at+"_by_window"] = r.OpenP99Repeats
+		obj["ingest_p99_ms"+at+"_by_window"] = finite(r.OpenP99Repeats)
 		obj["ingest_p99_windows_met"+at] = WindowsWithin(r.OpenP99Repeats, OpenP99GoalMs)
+		obj["ingest_shed"+at] = r.OpenShed
 	}
 	if err := mergeJSON(obj, r.Burst); err != nil {
 		return nil, err
@@ -90,6 +93,18 @@ func (r Results) JSON() ([]byte, error) {
 // OpenP99GoalMs is the open loop's p99 goal: each window's p99 is held to
 // it, and ingest_p99_windows_met_at_<rate>rps is the share that meet it.
 const OpenP99GoalMs = 20
+
+// finite writes a window that shed load (+Inf) as -1, which JSON can hold.
+func finite(p99s []float64) []float64 {
+	out := make([]float64, len(p99s))
+	for i, v := range p99s {
+		out[i] = v
+		if math.IsInf(v, 1) {
+			out[i] = -1
+		}
+	}
+	return out
+}
 
 // WindowsWithin is the share of windows whose p99 is at most goal ms.
 func WindowsWithin(p99s []float64, goal float64) float64 {
@@ -107,7 +122,7 @@ func WindowsWithin(p99s []float64, goal float64) float64 {
 var stageKeys = map[string][]string{
 	"pg_ceiling":    {"pg_ceiling_tps", "ingest_ratio"},
 	"ingest_closed": {"ingest_rps", "ingest_p50_ms", "ingest_p99_ms", "ingest_ratio"},
-	"ingest_open":   {"ingest_rps%s", "ingest_p50_ms%s", "ingest_p99_ms%s", "ingest_start_lag_p99_ms%s", "ingest_p99_ms%s_by_window", "ingest_p99_windows_met%s"},
+	"ingest_open":   {"ingest_rps%s", "ingest_p50_ms%s", "ingest_p99_ms%s", "ingest_start_lag_p99_ms%s", "ingest_p99_ms%s_by_window", "ingest_p99_windows_met%s", "ingest_shed%s"},
 	"sqs_raw":       {"sqs_raw_mps", "relay_ratio"},
 	"relay":         {"relay_mps", "relay_ratio"},
 	"pipeline": {"e2e_docs_per_s", "e2e_p50_ms", "e2e_p99_ms", "e2e_hops", "pg_statements_per_doc", "pg_statements_per_doc_by_service",

@@ -34,11 +34,15 @@ func Pool(samples ...Sample) Sample {
 	return NewSample(window, all)
 }
 
-// joinMillis writes latencies as "1.2, 3.4 ms".
+// joinMillis writes latencies as "1.2, 3.4 ms"; a window that shed load
+// (+Inf, or -1 as results.json holds it) as "shed".
 func joinMillis(ms []float64) string {
 	parts := make([]string, len(ms))
 	for i, v := range ms {
 		parts[i] = strconv.FormatFloat(v, 'f', 1, 64)
+		if v < 0 || v > 1e300 {
+			parts[i] = "shed"
+		}
 	}
 	return strings.Join(parts, ", ") + " ms"
 }
