@@ -61,7 +61,7 @@ func TestPoolAndWindowsWithin(t *testing.T) {
 
 func TestResultsJSONHasEveryKey(t *testing.T) {
 	t.Parallel()
-	r := Results{PGCeilingTPS: 1000, IngestRPS: 500, OpenRate: 1000, OpenP99Repeats: []float64{8, 25, 19}, BacklogSeconds: map[int]float64{1000: 0.1, 100_000: 8}, Config: Defaults()}
+	r := Results{PGCeilingTPS: 1000, IngestRPS: 500, OpenRate: 1000, OpenP99Repeats: []float64{8, 25, 19, math.Inf(1)}, OpenShed: 3, BacklogSeconds: map[int]float64{1000: 0.1, 100_000: 8}, Config: Defaults()}
 	b, err := r.JSON()
 	if err != nil {
 		t.Fatal(err)
@@ -79,8 +79,11 @@ func TestResultsJSONHasEveryKey(t *testing.T) {
 			t.Errorf("results.json lacks %q", key)
 		}
 	}
-	if met := obj["ingest_p99_windows_met_at_1000rps"].(float64); met < 0.66 || met > 0.67 {
-		t.Errorf("windows met = %v, want 2 of 3 (8 and 19 ms within 20, 25 not)", met)
+	if met := obj["ingest_p99_windows_met_at_1000rps"].(float64); met != 0.5 {
+		t.Errorf("windows met = %v, want 2 of 4 (8 and 19 ms within 20; 25 not, nor the window that shed load)", met)
+	}
+	if w := obj["ingest_p99_ms_at_1000rps_by_window"].([]any); len(w) != 4 || w[3] != -1.0 || obj["ingest_shed_at_1000rps"] != 3.0 {
+		t.Errorf("windows = %v, shed %v; want the shedding window as -1 and 3 shed", w, obj["ingest_shed_at_1000rps"])
 	}
 	if obj["config"].(map[string]any)["duration"] != "15s" {
 		t.Errorf("config = %v, want readable durations", obj["config"])

@@ -48,7 +48,7 @@ var readmeFigures = []figure{
 	{"ingest_p50_ms", "%.1f", "their median latency, ms"},
 	{"ingest_p99_ms", "%.1f", "their p99 latency, ms"},
 	{"ingest_p50_ms_at_%[1]drps", "%.1f", "median latency at a fixed %[1]d webhooks/s (open loop, timed from each request's scheduled start), ms"},
-	{"ingest_p99_ms_at_%[1]drps", "%.1f", "p99 latency at that fixed rate, ms: the median of the windows' p99 (each window's below)"},
+	{"ingest_p99_ms_at_%[1]drps", "%.1f", "p99 latency at that fixed rate over the answered requests of every window, ms (each window's below)"},
 	{"ingest_p99_windows_met_at_%[1]drps", "%.2f", "share of the open loop's windows whose p99 is within 20 ms (a window in which ingest refused any webhook busy, 503, is not)"},
 	{"ingest_shed_at_%[1]drps", "%.0f", "webhooks ingest refused busy (503, over `INGEST_WEBHOOK_MAX_IN_FLIGHT`) at that rate: shed load a PSP retries, not lost"},
 	{"ingest_start_lag_p99_ms_at_%[1]drps", "%.1f", "how late the load generator itself started those requests, p99, ms (its own share of the tail)"},
