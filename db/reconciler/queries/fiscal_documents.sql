@@ -45,19 +45,19 @@ FROM invoicer.fiscal_documents
 WHERE reference = ANY(@refs::text[]);
 
 -- name: DocumentsAuditChanged :many
--- DocumentsAuditChanged pages, in (updated_at, id) order after the cursor
--- (@after_updated_at, @after_id), through the documents the provider must
--- hold for the days @from_date to @to_date (as DocumentsAuditPeriod) that
--- were updated at or after @after_updated_at: what changed since the
--- audit's previous run. The plain updated_at bound lets the
--- fiscal_documents_updated_at index narrow the scan to those rows.
+-- DocumentsAuditChanged pages, in (audit_changed_at, id) order after the
+-- cursor (@after_changed_at, @after_id), through the documents the provider
+-- must hold for the days @from_date to @to_date (as DocumentsAuditPeriod)
+-- whose audited fields changed at or after @after_changed_at: what changed
+-- since the audit's previous run. The plain audit_changed_at bound lets the
+-- fiscal_documents_audit_changed index narrow the scan to those rows.
 SELECT id, reference, source_kind, source_ref, kind, status, amount_minor, currency,
-       issue_date, created_at, updated_at
+       issue_date, created_at, audit_changed_at
 FROM invoicer.fiscal_documents
-WHERE updated_at >= @after_updated_at::timestamptz
-  AND (updated_at, id) > (@after_updated_at::timestamptz, @after_id::bigint)
+WHERE audit_changed_at >= @after_changed_at::timestamptz
+  AND (audit_changed_at, id) > (@after_changed_at::timestamptz, @after_id::bigint)
   AND status IN ('pending_dgi', 'authorized', 'observed', 'issued', 'rejected')
   AND (issue_date BETWEEN @from_date::date AND @to_date::date
        OR (issue_date IS NULL AND created_at >= @created_from AND created_at < @created_to))
-ORDER BY updated_at, id
+ORDER BY audit_changed_at, id
 LIMIT @page_size;

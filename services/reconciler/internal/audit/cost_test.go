@@ -14,7 +14,7 @@ import (
 )
 
 // seedAgreeing has the sandbox issue n invoices, half dated yesterday and
-// half today, and writes each as the invoicer holds it, last updated an
+// half today, and writes each as the invoicer holds it, last changed an
 // hour ago: history the audit has seen.
 func seedAgreeing(tb testing.TB, e *env, prefix string, n int) {
 	tb.Helper()
@@ -32,9 +32,9 @@ func seedAgreeing(tb testing.TB, e *env, prefix string, n int) {
 		tb.Fatalf("emit: %v", err)
 	}
 	e.db.Exec(tb, `INSERT INTO invoicer.fiscal_documents
-  (source_kind, source_ref, kind, event_key, reference, cfe_type, status, amount_minor, currency, buyer, issue_date, created_at, updated_at)
+  (source_kind, source_ref, kind, event_key, reference, cfe_type, status, amount_minor, currency, buyer, issue_date, created_at, updated_at, audit_changed_at)
 SELECT 'payment', p, 'invoice', 'payment:' || p || ':paid', r, 101, 'authorized', 12200, 'UYU', '{}', d,
-       now() - interval '1 hour', now() - interval '1 hour'
+       now() - interval '1 hour', now() - interval '1 hour', now() - interval '1 hour'
 FROM unnest($1::text[], $2::text[], $3::date[]) AS s(p, r, d)`, payments, refs, days)
 	e.db.Exec(tb, `ANALYZE invoicer.fiscal_documents`)
 }

@@ -74,13 +74,14 @@ func (r *auditRun) listDay(ctx context.Context, day time.Time) error {
 	return r.lookUp(ctx, absent, func(document) time.Time { return day })
 }
 
-// lookUpChanged looks up by reference our documents of the period updated
-// at or after since that belong to a day not listed in full this run.
+// lookUpChanged looks up by reference our documents of the period whose
+// audited fields changed at or after since and that belong to a day not
+// listed in full this run.
 func (r *auditRun) lookUpChanged(ctx context.Context, from, to, since time.Time) error {
 	p := r.period(from, to)
 	var page []store.ChangedDocument
 	var afterID int64
-	for after := since; ; after, afterID = page[len(page)-1].UpdatedAt, page[len(page)-1].ID {
+	for after := since; ; after, afterID = page[len(page)-1].ChangedAt, page[len(page)-1].ID {
 		var err error
 		page, err = r.invoicer.AuditChangedDocuments(ctx, p, after, afterID, r.cfg.PageSize)
 		if err != nil {

@@ -135,15 +135,15 @@ type ChangedDocument struct {
 	Document
 	IssueDate *time.Time // nil when the provider has not dated it yet
 	CreatedAt time.Time
-	UpdatedAt time.Time
+	ChangedAt time.Time // when a field the audit compares last changed
 }
 
 // AuditChangedDocuments returns one page of at most limit documents of p
-// updated at or after after.At, in (updated_at, id) order after the cursor
-// (after.At, afterID). Its errors are the database's.
+// whose audited fields changed at or after after, in (ChangedAt, ID) order
+// after the cursor (after, afterID). Its errors are the database's.
 func (r *InvoicerReader) AuditChangedDocuments(ctx context.Context, p AuditPeriod, after time.Time, afterID int64, limit int) ([]ChangedDocument, error) {
 	rows, err := r.q.DocumentsAuditChanged(ctx, dbsqlc.DocumentsAuditChangedParams{
-		AfterUpdatedAt: after, AfterID: afterID, FromDate: p.FromDate, ToDate: p.ToDate,
+		AfterChangedAt: after, AfterID: afterID, FromDate: p.FromDate, ToDate: p.ToDate,
 		CreatedFrom: p.CreatedFrom, CreatedTo: p.CreatedTo, PageSize: int32(limit),
 	})
 	if err != nil {
@@ -154,7 +154,7 @@ func (r *InvoicerReader) AuditChangedDocuments(ctx context.Context, p AuditPerio
 		out[i] = ChangedDocument{
 			Document: Document{ID: row.ID, Reference: row.Reference, SourceKind: row.SourceKind, SourceRef: row.SourceRef,
 				Kind: row.Kind, Status: row.Status, AmountMinor: row.AmountMinor, Currency: row.Currency},
-			IssueDate: row.IssueDate, CreatedAt: row.CreatedAt, UpdatedAt: row.UpdatedAt,
+			IssueDate: row.IssueDate, CreatedAt: row.CreatedAt, ChangedAt: row.AuditChangedAt,
 		}
 	}
 	return out, nil

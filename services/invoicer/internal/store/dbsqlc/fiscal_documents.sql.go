@@ -80,7 +80,7 @@ WHERE d.id IN (
     ORDER BY due_at, id
     LIMIT $3
     FOR UPDATE SKIP LOCKED)
-RETURNING d.id, d.source_kind, d.source_ref, d.kind, d.event_key, d.reference, d.cfe_type, d.status, d.amount_minor, d.currency, d.buyer, d.lines, d.original_source_ref, d.provider_series, d.provider_number, d.provider_status, d.provider_cae, d.provider_security_code, d.provider_url, d.issue_date, d.attempts, d.unknown_since, d.lease_token, d.lease_expires_at, d.due_at, d.dgi_polls, d.last_error, d.attention_reason, d.created_at, d.updated_at, d.traceparent, d.revision, d.replaces_id, d.refusals, d.accepted_at, d.exchange_rate_milli, d.provider_cae_from, d.provider_cae_to, d.provider_cae_expires, now()::timestamptz AS db_now
+RETURNING d.id, d.source_kind, d.source_ref, d.kind, d.event_key, d.reference, d.cfe_type, d.status, d.amount_minor, d.currency, d.buyer, d.lines, d.original_source_ref, d.provider_series, d.provider_number, d.provider_status, d.provider_cae, d.provider_security_code, d.provider_url, d.issue_date, d.attempts, d.unknown_since, d.lease_token, d.lease_expires_at, d.due_at, d.dgi_polls, d.last_error, d.attention_reason, d.created_at, d.updated_at, d.traceparent, d.revision, d.replaces_id, d.refusals, d.accepted_at, d.exchange_rate_milli, d.provider_cae_from, d.provider_cae_to, d.provider_cae_expires, d.audit_changed_at, now()::timestamptz AS db_now
 `
 
 type DocumentClaimDueRow struct {
@@ -141,6 +141,7 @@ func (q *Queries) DocumentClaimDue(ctx context.Context, leaseToken *uuid.UUID, l
 			&i.InvoicerFiscalDocument.ProviderCaeFrom,
 			&i.InvoicerFiscalDocument.ProviderCaeTo,
 			&i.InvoicerFiscalDocument.ProviderCaeExpires,
+			&i.InvoicerFiscalDocument.AuditChangedAt,
 			&i.DbNow,
 		); err != nil {
 			return nil, err
@@ -264,7 +265,7 @@ func (q *Queries) DocumentDueStats(ctx context.Context) (DocumentDueStatsRow, er
 }
 
 const documentGet = `-- name: DocumentGet :one
-SELECT id, source_kind, source_ref, kind, event_key, reference, cfe_type, status, amount_minor, currency, buyer, lines, original_source_ref, provider_series, provider_number, provider_status, provider_cae, provider_security_code, provider_url, issue_date, attempts, unknown_since, lease_token, lease_expires_at, due_at, dgi_polls, last_error, attention_reason, created_at, updated_at, traceparent, revision, replaces_id, refusals, accepted_at, exchange_rate_milli, provider_cae_from, provider_cae_to, provider_cae_expires FROM invoicer.fiscal_documents WHERE id = $1
+SELECT id, source_kind, source_ref, kind, event_key, reference, cfe_type, status, amount_minor, currency, buyer, lines, original_source_ref, provider_series, provider_number, provider_status, provider_cae, provider_security_code, provider_url, issue_date, attempts, unknown_since, lease_token, lease_expires_at, due_at, dgi_polls, last_error, attention_reason, created_at, updated_at, traceparent, revision, replaces_id, refusals, accepted_at, exchange_rate_milli, provider_cae_from, provider_cae_to, provider_cae_expires, audit_changed_at FROM invoicer.fiscal_documents WHERE id = $1
 `
 
 func (q *Queries) DocumentGet(ctx context.Context, id int64) (InvoicerFiscalDocument, error) {
@@ -310,12 +311,13 @@ func (q *Queries) DocumentGet(ctx context.Context, id int64) (InvoicerFiscalDocu
 		&i.ProviderCaeFrom,
 		&i.ProviderCaeTo,
 		&i.ProviderCaeExpires,
+		&i.AuditChangedAt,
 	)
 	return i, err
 }
 
 const documentGetByReference = `-- name: DocumentGetByReference :one
-SELECT id, source_kind, source_ref, kind, event_key, reference, cfe_type, status, amount_minor, currency, buyer, lines, original_source_ref, provider_series, provider_number, provider_status, provider_cae, provider_security_code, provider_url, issue_date, attempts, unknown_since, lease_token, lease_expires_at, due_at, dgi_polls, last_error, attention_reason, created_at, updated_at, traceparent, revision, replaces_id, refusals, accepted_at, exchange_rate_milli, provider_cae_from, provider_cae_to, provider_cae_expires FROM invoicer.fiscal_documents WHERE reference = $1
+SELECT id, source_kind, source_ref, kind, event_key, reference, cfe_type, status, amount_minor, currency, buyer, lines, original_source_ref, provider_series, provider_number, provider_status, provider_cae, provider_security_code, provider_url, issue_date, attempts, unknown_since, lease_token, lease_expires_at, due_at, dgi_polls, last_error, attention_reason, created_at, updated_at, traceparent, revision, replaces_id, refusals, accepted_at, exchange_rate_milli, provider_cae_from, provider_cae_to, provider_cae_expires, audit_changed_at FROM invoicer.fiscal_documents WHERE reference = $1
 `
 
 func (q *Queries) DocumentGetByReference(ctx context.Context, reference string) (InvoicerFiscalDocument, error) {
@@ -361,12 +363,13 @@ func (q *Queries) DocumentGetByReference(ctx context.Context, reference string) 
 		&i.ProviderCaeFrom,
 		&i.ProviderCaeTo,
 		&i.ProviderCaeExpires,
+		&i.AuditChangedAt,
 	)
 	return i, err
 }
 
 const documentGetInvoiceOf = `-- name: DocumentGetInvoiceOf :one
-SELECT id, source_kind, source_ref, kind, event_key, reference, cfe_type, status, amount_minor, currency, buyer, lines, original_source_ref, provider_series, provider_number, provider_status, provider_cae, provider_security_code, provider_url, issue_date, attempts, unknown_since, lease_token, lease_expires_at, due_at, dgi_polls, last_error, attention_reason, created_at, updated_at, traceparent, revision, replaces_id, refusals, accepted_at, exchange_rate_milli, provider_cae_from, provider_cae_to, provider_cae_expires FROM invoicer.fiscal_documents
+SELECT id, source_kind, source_ref, kind, event_key, reference, cfe_type, status, amount_minor, currency, buyer, lines, original_source_ref, provider_series, provider_number, provider_status, provider_cae, provider_security_code, provider_url, issue_date, attempts, unknown_since, lease_token, lease_expires_at, due_at, dgi_polls, last_error, attention_reason, created_at, updated_at, traceparent, revision, replaces_id, refusals, accepted_at, exchange_rate_milli, provider_cae_from, provider_cae_to, provider_cae_expires, audit_changed_at FROM invoicer.fiscal_documents
 WHERE source_kind = 'payment' AND source_ref = $1 AND kind = 'invoice'
 ORDER BY revision DESC
 LIMIT 1
@@ -417,12 +420,13 @@ func (q *Queries) DocumentGetInvoiceOf(ctx context.Context, paymentRef string) (
 		&i.ProviderCaeFrom,
 		&i.ProviderCaeTo,
 		&i.ProviderCaeExpires,
+		&i.AuditChangedAt,
 	)
 	return i, err
 }
 
 const documentList = `-- name: DocumentList :many
-SELECT id, source_kind, source_ref, kind, event_key, reference, cfe_type, status, amount_minor, currency, buyer, lines, original_source_ref, provider_series, provider_number, provider_status, provider_cae, provider_security_code, provider_url, issue_date, attempts, unknown_since, lease_token, lease_expires_at, due_at, dgi_polls, last_error, attention_reason, created_at, updated_at, traceparent, revision, replaces_id, refusals, accepted_at, exchange_rate_milli, provider_cae_from, provider_cae_to, provider_cae_expires FROM invoicer.fiscal_documents
+SELECT id, source_kind, source_ref, kind, event_key, reference, cfe_type, status, amount_minor, currency, buyer, lines, original_source_ref, provider_series, provider_number, provider_status, provider_cae, provider_security_code, provider_url, issue_date, attempts, unknown_since, lease_token, lease_expires_at, due_at, dgi_polls, last_error, attention_reason, created_at, updated_at, traceparent, revision, replaces_id, refusals, accepted_at, exchange_rate_milli, provider_cae_from, provider_cae_to, provider_cae_expires, audit_changed_at FROM invoicer.fiscal_documents
 WHERE ($1::text IS NULL OR status = $1) AND ($2::bigint = 0 OR id < $2)
 ORDER BY id DESC
 LIMIT $3
@@ -478,6 +482,7 @@ func (q *Queries) DocumentList(ctx context.Context, status *string, beforeID int
 			&i.ProviderCaeFrom,
 			&i.ProviderCaeTo,
 			&i.ProviderCaeExpires,
+			&i.AuditChangedAt,
 		); err != nil {
 			return nil, err
 		}
@@ -575,7 +580,7 @@ SELECT o.source_kind, o.source_ref, o.kind, o.event_key,
        o.cfe_type, o.amount_minor, o.currency,
        o.buyer, o.lines, o.original_source_ref, o.traceparent, o.revision + 1, o.id, o.accepted_at
 FROM invoicer.fiscal_documents o WHERE o.id = $2
-RETURNING id, source_kind, source_ref, kind, event_key, reference, cfe_type, status, amount_minor, currency, buyer, lines, original_source_ref, provider_series, provider_number, provider_status, provider_cae, provider_security_code, provider_url, issue_date, attempts, unknown_since, lease_token, lease_expires_at, due_at, dgi_polls, last_error, attention_reason, created_at, updated_at, traceparent, revision, replaces_id, refusals, accepted_at, exchange_rate_milli, provider_cae_from, provider_cae_to, provider_cae_expires
+RETURNING id, source_kind, source_ref, kind, event_key, reference, cfe_type, status, amount_minor, currency, buyer, lines, original_source_ref, provider_series, provider_number, provider_status, provider_cae, provider_security_code, provider_url, issue_date, attempts, unknown_since, lease_token, lease_expires_at, due_at, dgi_polls, last_error, attention_reason, created_at, updated_at, traceparent, revision, replaces_id, refusals, accepted_at, exchange_rate_milli, provider_cae_from, provider_cae_to, provider_cae_expires, audit_changed_at
 `
 
 // Records the corrected copy of document @replaces_id under the next
@@ -624,6 +629,7 @@ func (q *Queries) DocumentReissue(ctx context.Context, candidates []string, repl
 		&i.ProviderCaeFrom,
 		&i.ProviderCaeTo,
 		&i.ProviderCaeExpires,
+		&i.AuditChangedAt,
 	)
 	return i, err
 }

@@ -51,9 +51,9 @@ SELECT o.psp_payment_id, o.id, 'PAID', 40, 12200, 'UYU',
        now() - interval '60 days' + substr(o.psp_payment_id, 2)::int * (interval '60 days' / $1)
 FROM ingest.orders o`,
 		`INSERT INTO invoicer.fiscal_documents (source_kind, source_ref, kind, event_key, reference, cfe_type, amount_minor,
-    currency, buyer, status, issue_date, created_at, updated_at)
+    currency, buyer, status, issue_date, created_at, updated_at, audit_changed_at)
 SELECT 'payment', p.id, 'invoice', 'payment:' || p.id || ':paid', (1000000000 + substr(p.id, 2)::int)::text, 101, 12200,
-       'UYU', '{}', 'authorized', p.paid_at::date, p.paid_at, p.paid_at
+       'UYU', '{}', 'authorized', p.paid_at::date, p.paid_at, p.paid_at, p.paid_at
 FROM ingest.payments p`,
 		`INSERT INTO ingest.cases (kind, subject, psp_payment_id, closed_at, action)
 SELECT 'unknown_payment', 'payment:h' || g, 'h' || g, now() - interval '30 days', 'resolved' FROM generate_series(1, $1 / 10) g`,

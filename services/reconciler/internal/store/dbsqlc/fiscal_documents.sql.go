@@ -60,19 +60,19 @@ func (q *Queries) DocumentsAuditByReferences(ctx context.Context, refs []string)
 
 const documentsAuditChanged = `-- name: DocumentsAuditChanged :many
 SELECT id, reference, source_kind, source_ref, kind, status, amount_minor, currency,
-       issue_date, created_at, updated_at
+       issue_date, created_at, audit_changed_at
 FROM invoicer.fiscal_documents
-WHERE updated_at >= $1::timestamptz
-  AND (updated_at, id) > ($1::timestamptz, $2::bigint)
+WHERE audit_changed_at >= $1::timestamptz
+  AND (audit_changed_at, id) > ($1::timestamptz, $2::bigint)
   AND status IN ('pending_dgi', 'authorized', 'observed', 'issued', 'rejected')
   AND (issue_date BETWEEN $3::date AND $4::date
        OR (issue_date IS NULL AND created_at >= $5 AND created_at < $6))
-ORDER BY updated_at, id
+ORDER BY audit_changed_at, id
 LIMIT $7
 `
 
 type DocumentsAuditChangedParams struct {
-	AfterUpdatedAt time.Time
+	AfterChangedAt time.Time
 	AfterID        int64
 	FromDate       time.Time
 	ToDate         time.Time
@@ -82,28 +82,28 @@ type DocumentsAuditChangedParams struct {
 }
 
 type DocumentsAuditChangedRow struct {
-	ID          int64
-	Reference   string
-	SourceKind  string
-	SourceRef   string
-	Kind        string
-	Status      string
-	AmountMinor int64
-	Currency    string
-	IssueDate   *time.Time
-	CreatedAt   time.Time
-	UpdatedAt   time.Time
+	ID             int64
+	Reference      string
+	SourceKind     string
+	SourceRef      string
+	Kind           string
+	Status         string
+	AmountMinor    int64
+	Currency       string
+	IssueDate      *time.Time
+	CreatedAt      time.Time
+	AuditChangedAt time.Time
 }
 
-// DocumentsAuditChanged pages, in (updated_at, id) order after the cursor
-// (@after_updated_at, @after_id), through the documents the provider must
-// hold for the days @from_date to @to_date (as DocumentsAuditPeriod) that
-// were updated at or after @after_updated_at: what changed since the
-// audit's previous run. The plain updated_at bound lets the
-// fiscal_documents_updated_at index narrow the scan to those rows.
+// DocumentsAuditChanged pages, in (audit_changed_at, id) order after the
+// cursor (@after_changed_at, @after_id), through the documents the provider
+// must hold for the days @from_date to @to_date (as DocumentsAuditPeriod)
+// whose audited fields changed at or after @after_changed_at: what changed
+// since the audit's previous run. The plain audit_changed_at bound lets the
+// fiscal_documents_audit_changed index narrow the scan to those rows.
 func (q *Queries) DocumentsAuditChanged(ctx context.Context, arg DocumentsAuditChangedParams) ([]DocumentsAuditChangedRow, error) {
 	rows, err := q.db.Query(ctx, documentsAuditChanged,
-		arg.AfterUpdatedAt,
+		arg.AfterChangedAt,
 		arg.AfterID,
 		arg.FromDate,
 		arg.ToDate,
@@ -129,7 +129,7 @@ func (q *Queries) DocumentsAuditChanged(ctx context.Context, arg DocumentsAuditC
 			&i.Currency,
 			&i.IssueDate,
 			&i.CreatedAt,
-			&i.UpdatedAt,
+			&i.AuditChangedAt,
 		); err != nil {
 			return nil, err
 		}

@@ -296,6 +296,7 @@ type InvoicerFiscalDocument struct {
 	ProviderCaeFrom      *int64
 	ProviderCaeTo        *int64
 	ProviderCaeExpires   *time.Time
+	AuditChangedAt       time.Time
 }
 
 type InvoicerLease struct {
