@@ -20,12 +20,7 @@ import (
 func TestChargedInAnotherCurrencyIsInvoicedInIt(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	s, err := stack.Start(ctx, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Stop()
-	defer dumpLogsOnFailure(t, s)
+	s := startStack(ctx, t, stack.Options{})
 
 	order := fmt.Sprintf("e2e-fx-%d", time.Now().UnixNano())
 	total, err := s.Order(ctx, order, "UYU", []stack.Line{{Description: "Plan", Quantity: 1, UnitMinor: 4_012_30}})

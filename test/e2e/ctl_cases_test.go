@@ -21,12 +21,7 @@ import (
 func TestOnceflowctlCases(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	s, err := stack.StartWith(ctx, t.TempDir(), stack.Options{Reconciler: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Stop()
-	defer dumpLogsOnFailure(t, s)
+	s := startStack(ctx, t, stack.Options{Reconciler: true})
 	conn, err := pgx.Connect(ctx, s.Database)
 	if err != nil {
 		t.Fatal(err)

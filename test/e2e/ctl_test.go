@@ -22,12 +22,7 @@ import (
 func TestOnceflowctlAgainstTheStack(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	s, err := stack.StartWith(ctx, t.TempDir(), stack.Options{Reconciler: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Stop()
-	defer dumpLogsOnFailure(t, s)
+	s := startStack(ctx, t, stack.Options{Reconciler: true})
 	payment, err := s.Pay(ctx, fmt.Sprintf("ctl-%d", time.Now().UnixNano()), 50000)
 	if err != nil {
 		t.Fatal(err)

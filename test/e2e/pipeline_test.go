@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -17,12 +16,7 @@ import (
 func TestOnePaymentOneDocument(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	s, err := stack.Start(ctx, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Stop()
-	defer dumpLogsOnFailure(t, s)
+	s := startStack(ctx, t, stack.Options{})
 
 	payment, err := s.Pay(ctx, fmt.Sprintf("e2e-%d", time.Now().UnixNano()), 122000)
 	if err != nil {
@@ -54,16 +48,5 @@ func TestOnePaymentOneDocument(t *testing.T) {
 	}
 	if len(docs) != 1 {
 		t.Fatalf("fiscal sandbox holds %d documents, want 1: %+v", len(docs), docs)
-	}
-}
-
-func dumpLogsOnFailure(t *testing.T, s *stack.Stack) {
-	if !t.Failed() {
-		return
-	}
-	for _, name := range s.Names("") {
-		if b, err := os.ReadFile(s.Dir + "/" + name + ".log"); err == nil {
-			t.Logf("--- %s.log ---\n%s", name, b)
-		}
 	}
 }

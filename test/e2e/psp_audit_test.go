@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -23,25 +22,9 @@ import (
 func TestPSPAuditRecoversAPaymentNeverRecorded(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	s, err := stack.StartWith(ctx, t.TempDir(), stack.Options{PSPAudit: true, Env: []string{"RECONCILER_PSP_AUDIT_SETTLE=0s"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Stop()
-	defer dumpLogsOnFailure(t, s)
+	s := startStack(ctx, t, stack.Options{PSPAudit: true, Env: []string{"RECONCILER_PSP_AUDIT_SETTLE=0s"}})
 
-	order := fmt.Sprintf("e2e-psp-audit-%d", time.Now().UnixNano())
-	var customer struct {
-		ID string `json:"id"`
-	}
-	if err := s.API(ctx, s.IngestURL, "/v1/customers", map[string]any{"doc_type": "CI", "doc_country": "UY",
-		"doc_number": "19119365", "legal_name": "Audit Buyer"}, "", &customer); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.API(ctx, s.IngestURL, "/v1/orders", map[string]any{"merchant_order_id": order, "customer_id": customer.ID,
-		"amount_minor": 45000, "currency": "UYU"}, "", nil); err != nil {
-		t.Fatal(err)
-	}
+	order := createOrder(ctx, t, s, buyerOrder{prefix: "e2e-psp-audit", buyer: "Audit Buyer", amount: 45000})
 	const deadWebhook = "http://127.0.0.1:9/webhooks/dlocal"
 	lost, err := s.CreatePayment(ctx, order, 45000, deadWebhook)
 	if err != nil {
@@ -52,24 +35,12 @@ func TestPSPAuditRecoversAPaymentNeverRecorded(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	sum := runOnce(ctx, t, s)
-	if !strings.Contains(sum, " findings=1 ") {
-		t.Fatalf("first run: %q, want findings=1 (the payment of an unknown order)", sum)
-	}
-	if err := s.WaitAuthorized(ctx, "payment:"+lost, time.Minute); err != nil {
-		t.Fatal(err)
-	}
 	conn, err := pgx.Connect(ctx, s.Database)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close(ctx)
-	var cases int
-	err = conn.QueryRow(ctx, `SELECT count(*) FROM reconciler.cases WHERE kind = 'audit_disagreement' AND closed_at IS NULL
-  AND subject = $1`, "audit:psp_audit_unknown_order:dlocal:"+stray).Scan(&cases)
-	if err != nil || cases != 1 {
-		t.Fatalf("open audit_disagreement cases on %s: %d (%v), want 1", stray, cases, err)
-	}
+	auditedOnce(ctx, t, s, conn, lost, stray, "the payment of an unknown order")
 	var receipts int
 	err = conn.QueryRow(ctx, `SELECT count(*) FROM ingest.webhook_receipts WHERE source = 'audit' AND event_id = $1`, lost).Scan(&receipts)
 	if err != nil || receipts != 1 {
@@ -107,45 +78,18 @@ func TestPSPAuditRecoversAPaymentNeverRecorded(t *testing.T) {
 func TestPSPAuditRecoversASubscriptionExecutionNeverNotified(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	s, err := stack.StartWith(ctx, t.TempDir(), stack.Options{PSPAudit: true, Env: []string{"RECONCILER_PSP_AUDIT_SETTLE=0s"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Stop()
-	defer dumpLogsOnFailure(t, s)
+	s := startStack(ctx, t, stack.Options{PSPAudit: true, Env: []string{"RECONCILER_PSP_AUDIT_SETTLE=0s"}})
 
-	order := fmt.Sprintf("e2e-audit-subscription-%d", time.Now().UnixNano())
-	var customer struct {
-		ID string `json:"id"`
-	}
-	if err := s.API(ctx, s.IngestURL, "/v1/customers", map[string]any{"doc_type": "CI", "doc_country": "UY",
-		"doc_number": "19119365", "legal_name": "Audit Subscriber"}, "", &customer); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.API(ctx, s.IngestURL, "/v1/orders", map[string]any{"merchant_order_id": order, "customer_id": customer.ID,
-		"amount_minor": 49000, "currency": "UYU", "recurring": true}, "", nil); err != nil {
-		t.Fatal(err)
-	}
-	lost := executeSilently(ctx, t, s, order)
-	stray := executeSilently(ctx, t, s, order+"-unknown")
+	order := createOrder(ctx, t, s, buyerOrder{prefix: "e2e-audit-subscription", buyer: "Audit Subscriber", amount: planMinor, recurring: true})
+	lost := executeSilently(ctx, t, s, subscribe(ctx, t, s, createPlan(ctx, t, s), order))
+	stray := executeSilently(ctx, t, s, subscribe(ctx, t, s, createPlan(ctx, t, s), order+"-unknown"))
 
-	if sum := runOnce(ctx, t, s); !strings.Contains(sum, " findings=1 ") {
-		t.Fatalf("first run: %q, want findings=1 (the execution of an unknown order)", sum)
-	}
-	if err := s.WaitAuthorized(ctx, "payment:"+lost, time.Minute); err != nil {
-		t.Fatal(err)
-	}
 	conn, err := pgx.Connect(ctx, s.Database)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close(ctx)
-	var cases int
-	err = conn.QueryRow(ctx, `SELECT count(*) FROM reconciler.cases WHERE kind = 'audit_disagreement' AND closed_at IS NULL
-  AND subject = $1`, "audit:psp_audit_unknown_order:dlocal:"+stray).Scan(&cases)
-	if err != nil || cases != 1 {
-		t.Fatalf("open audit_disagreement cases on %s: %d (%v), want 1", stray, cases, err)
-	}
+	auditedOnce(ctx, t, s, conn, lost, stray, "the execution of an unknown order")
 	if sum := runOnce(ctx, t, s); !strings.Contains(sum, " findings=1 ") {
 		t.Fatalf("second run: %q, want the same one finding", sum)
 	}
@@ -163,18 +107,23 @@ func TestPSPAuditRecoversASubscriptionExecutionNeverNotified(t *testing.T) {
 	}
 }
 
-// executeSilently subscribes order to a new plan of 490.00 UYU at the
-// sandbox and charges its first period with every notification lost; it
-// returns the payment id ingest records the execution under.
-func executeSilently(ctx context.Context, t *testing.T, s *stack.Stack, order string) string {
+// auditedOnce runs the reconciler once, with the PSP audit, and checks its
+// first findings: one finding, stray (named by what in a failure), the
+// PSP's charge for an order ingest does not hold, now an open
+// audit_disagreement case; and lost, the charge ingest never heard of,
+// recovered into an authorized invoice.
+func auditedOnce(ctx context.Context, t *testing.T, s *stack.Stack, conn *pgx.Conn, lost, stray, what string) {
 	t.Helper()
-	sub, err := s.Subscribe(ctx, order, 49000, s.IngestURL+"/webhooks/dlocal")
-	if err != nil {
+	if sum := runOnce(ctx, t, s); !strings.Contains(sum, " findings=1 ") {
+		t.Fatalf("first run: %q, want findings=1 (%s)", sum, what)
+	}
+	if err := s.WaitAuthorized(ctx, "payment:"+lost, time.Minute); err != nil {
 		t.Fatal(err)
 	}
-	id, err := s.ExecuteSilently(ctx, sub)
-	if err != nil {
-		t.Fatal(err)
+	var cases int
+	err := conn.QueryRow(ctx, `SELECT count(*) FROM reconciler.cases WHERE kind = 'audit_disagreement' AND closed_at IS NULL
+  AND subject = $1`, "audit:psp_audit_unknown_order:dlocal:"+stray).Scan(&cases)
+	if err != nil || cases != 1 {
+		t.Fatalf("open audit_disagreement cases on %s: %d (%v), want 1", stray, cases, err)
 	}
-	return stack.ExecutionPaymentID(sub, id)
 }

@@ -27,12 +27,7 @@ import (
 func TestReconcilerRepublishesALostBillingMessage(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	s, err := stack.Start(ctx, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Stop()
-	defer dumpLogsOnFailure(t, s)
+	s := startStack(ctx, t, stack.Options{})
 
 	if err := s.Kill("invoicer-1"); err != nil {
 		t.Fatal(err)

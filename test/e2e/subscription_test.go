@@ -23,29 +23,10 @@ import (
 func TestSubscriptionExecutionsAreOneInvoiceEach(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute) // the binaries are built first
 	defer cancel()
-	s, err := stack.Start(ctx, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Stop()
-	defer dumpLogsOnFailure(t, s)
+	s := startStack(ctx, t, stack.Options{})
 
-	order := fmt.Sprintf("e2e-subscription-%d", time.Now().UnixNano())
-	var customer struct {
-		ID string `json:"id"`
-	}
-	if err := s.API(ctx, s.IngestURL, "/v1/customers", map[string]any{"doc_type": "CI", "doc_country": "UY",
-		"doc_number": "19119365", "legal_name": "Subscriber"}, "", &customer); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.API(ctx, s.IngestURL, "/v1/orders", map[string]any{"merchant_order_id": order, "customer_id": customer.ID,
-		"amount_minor": 49000, "currency": "UYU", "recurring": true}, "", nil); err != nil {
-		t.Fatal(err)
-	}
-	sub, err := s.Subscribe(ctx, order, 49000, s.IngestURL+"/webhooks/dlocal")
-	if err != nil {
-		t.Fatal(err)
-	}
+	order := createOrder(ctx, t, s, buyerOrder{prefix: "e2e-subscription", buyer: "Subscriber", amount: planMinor, recurring: true})
+	sub := subscribe(ctx, t, s, createPlan(ctx, t, s), order)
 	var executions []string
 	for range 3 {
 		id, err := s.Execute(ctx, sub)
@@ -113,52 +94,19 @@ func TestSubscriptionExecutionsAreOneInvoiceEach(t *testing.T) {
 func TestSubscriptionFirstExecutionNeverNotifiedIsFoundByItsPlan(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	s, err := stack.StartWith(ctx, t.TempDir(), stack.Options{Env: []string{"INGEST_POLL_AFTER=0s", "INGEST_POLL_EVERY=1s", "INGEST_POLL_INTERVAL=1s"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Stop()
-	defer dumpLogsOnFailure(t, s)
+	s := startStack(ctx, t, stack.Options{Env: []string{"INGEST_POLL_AFTER=0s", "INGEST_POLL_EVERY=1s", "INGEST_POLL_INTERVAL=1s"}})
 
-	plan, err := s.CreatePlan(ctx, 49000, s.IngestURL+"/webhooks/dlocal")
-	if err != nil {
-		t.Fatal(err)
-	}
-	order := fmt.Sprintf("e2e-plan-subscription-%d", time.Now().UnixNano())
-	var customer struct {
-		ID string `json:"id"`
-	}
-	if err := s.API(ctx, s.IngestURL, "/v1/customers", map[string]any{"doc_type": "CI", "doc_country": "UY",
-		"doc_number": "19119365", "legal_name": "Subscriber"}, "", &customer); err != nil {
-		t.Fatal(err)
-	}
+	plan := createPlan(ctx, t, s)
 	var created struct {
 		PSPPlanID string `json:"psp_plan_id"`
 	}
-	if err := s.API(ctx, s.IngestURL, "/v1/orders", map[string]any{"merchant_order_id": order, "customer_id": customer.ID,
-		"amount_minor": 49000, "currency": "UYU", "recurring": true, "psp_plan_id": strconv.FormatInt(plan, 10)}, "", &created); err != nil {
-		t.Fatal(err)
-	}
+	order := createOrder(ctx, t, s, buyerOrder{prefix: "e2e-plan-subscription", buyer: "Subscriber", amount: planMinor,
+		recurring: true, plan: plan, answer: &created})
 	if created.PSPPlanID != strconv.FormatInt(plan, 10) {
 		t.Fatalf("order created with psp_plan_id %q, want %d", created.PSPPlanID, plan)
 	}
-	neighbour, err := s.SubscribeTo(ctx, plan, order+"-neighbour")
-	if err != nil {
-		t.Fatal(err)
-	}
-	other, err := s.ExecuteSilently(ctx, neighbour)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sub, err := s.SubscribeTo(ctx, plan, order)
-	if err != nil {
-		t.Fatal(err)
-	}
-	first, err := s.ExecuteSilently(ctx, sub)
-	if err != nil {
-		t.Fatal(err)
-	}
-	id := stack.ExecutionPaymentID(sub, first)
+	other := executeSilently(ctx, t, s, subscribe(ctx, t, s, plan, order+"-neighbour"))
+	id := executeSilently(ctx, t, s, subscribe(ctx, t, s, plan, order))
 	if err := s.WaitAuthorized(ctx, "payment:"+id, 2*time.Minute); err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +128,7 @@ func TestSubscriptionFirstExecutionNeverNotifiedIsFoundByItsPlan(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for execution, want := range map[string]int{id: 1, stack.ExecutionPaymentID(neighbour, other): 0} {
+	for execution, want := range map[string]int{id: 1, other: 0} {
 		var receipts int
 		err := conn.QueryRow(ctx, `SELECT count(*) FROM ingest.webhook_receipts WHERE event_id = $1`, execution).Scan(&receipts)
 		if err != nil || receipts != want {

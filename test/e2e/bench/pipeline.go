@@ -94,15 +94,16 @@ type pipelineRun struct {
 
 // run creates one buyer and an order per payment at ingest (not timed),
 // then the payments at the PSP sandbox, which notifies ingest, and waits
-// for every invoice to be authorized, and for ingest to have recorded it. The Sample's window is the span from
-// the first receipt to the last authorization.
-func (p pipelineRun) run(ctx context.Context) (Sample, error) {
+// for every invoice to be authorized, and for ingest to have recorded it.
+// It returns the run's timeline, read once: its Latencies for the figures,
+// itself for the throughput plot.
+func (p pipelineRun) run(ctx context.Context) (Timeline, error) {
 	buyer, err := CreateBuyer(ctx, p.s)
 	if err != nil {
-		return Sample{}, err
+		return Timeline{}, err
 	}
 	if err := p.each(ctx, func(ctx context.Context, order string) error { return CreateOrder(ctx, p.s, order, buyer) }); err != nil {
-		return Sample{}, err
+		return Timeline{}, err
 	}
 	p.progress("%d orders created; creating the payments at the PSP sandbox", p.payments)
 	if p.paying != nil {
@@ -115,18 +116,18 @@ func (p pipelineRun) run(ctx context.Context) (Sample, error) {
 		err = p.each(ctx, pay)
 	}
 	if err != nil {
-		return Sample{}, err
+		return Timeline{}, err
 	}
 	if err := p.wait(ctx, authorizedCount, "invoices authorized"); err != nil {
-		return Sample{}, err
+		return Timeline{}, err
 	}
 	if err := p.wait(ctx, notifiedCount, "authorizations recorded by ingest"); err != nil {
-		return Sample{}, err
+		return Timeline{}, err
 	}
 	if p.paid != nil {
 		p.paid()
 	}
-	return p.latencies(ctx)
+	return p.completeTimeline(ctx)
 }
 
 // amountMinor is every bench payment's amount, in centésimos.
@@ -266,16 +267,15 @@ func (p pipelineRun) slowest(ctx context.Context) (string, error) {
 		span, id, total, apply, relay, record, emit), nil
 }
 
-// latencies reads the run's timeline and returns each payment's time from
-// webhook to authorized invoice over the span from the first receipt to the
-// last authorization.
-func (p pipelineRun) latencies(ctx context.Context) (Sample, error) {
+// completeTimeline reads the run's timeline and checks that it holds every
+// payment of the run.
+func (p pipelineRun) completeTimeline(ctx context.Context) (Timeline, error) {
 	t, err := p.timeline(ctx)
 	if err != nil {
-		return Sample{}, err
+		return Timeline{}, err
 	}
 	if len(t.Authorized) != p.payments {
-		return Sample{}, fmt.Errorf("end-to-end latencies: %d rows for %d payments", len(t.Authorized), p.payments)
+		return Timeline{}, fmt.Errorf("end-to-end latencies: %d rows for %d payments", len(t.Authorized), p.payments)
 	}
-	return t.Latencies(), nil
+	return t, nil
 }

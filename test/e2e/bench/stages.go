@@ -141,16 +141,14 @@ func (r *run) pipeline(ctx context.Context, res *Results) error {
 		}
 	}
 	p.paid = func() { readings, measured = meter.stop(ctx) }
-	sample, err := p.run(ctx)
+	timeline, err := p.run(ctx)
 	if err := errors.Join(err, profiled(), measured); err != nil {
 		return err
 	}
 	res.Burst = burstCost(readings, r.cfg.Payments, topStatements)
 	r.progress("pipeline: per document, %s", describeCost(res.Burst, 12))
-	r.plots.Burst = sample
-	if r.plots.Timeline, err = p.timeline(ctx); err != nil {
-		return err
-	}
+	sample := timeline.Latencies()
+	r.plots.Burst, r.plots.Timeline = sample, timeline
 	res.E2EDocsPerS, res.E2EP50Ms, res.E2EP99Ms = sample.Rate(), sample.Quantile(0.5), sample.Quantile(0.99)
 	r.progress("pipeline: %.1f documents/s, p50 %.0f ms, p99 %.0f ms", res.E2EDocsPerS, res.E2EP50Ms, res.E2EP99Ms)
 	res.E2EHops, err = r.hops(ctx, p, "pipeline")
@@ -180,10 +178,11 @@ func (r *run) steady(ctx context.Context, res *Results) error {
 	r.progress("steady: %d payments at %d/s, webhook → authorized invoice", n, r.cfg.PayRate)
 	p := pipelineRun{s: r.s, db: r.db, prefix: "steady-" + r.tag + "-", payments: n, rate: r.cfg.PayRate,
 		workers: r.cfg.Concurrency, timeout: r.cfg.Timeout, progress: r.progress}
-	sample, err := p.run(ctx)
+	timeline, err := p.run(ctx)
 	if err != nil {
 		return err
 	}
+	sample := timeline.Latencies()
 	r.plots.Steady = sample
 	res.SteadyRate, res.SteadyP50Ms, res.SteadyP99Ms = r.cfg.PayRate, sample.Quantile(0.5), sample.Quantile(0.99)
 	r.progress("steady: p50 %.0f ms, p99 %.0f ms at %d payments/s", res.SteadyP50Ms, res.SteadyP99Ms, res.SteadyRate)
