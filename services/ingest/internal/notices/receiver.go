@@ -87,11 +87,11 @@ func (r *Receiver) queueURL(ctx context.Context) string {
 // batch records the trusted msgs and deletes, in one call, those recorded.
 func (r *Receiver) batch(ctx context.Context, url string, msgs []types.Message) {
 	var done []types.DeleteMessageBatchRequestEntry
-	for i, m := range msgs {
-		outcome, err := r.handle(ctx, m)
-		r.counter.WithLabelValues(outcome).Inc()
-		if err != nil {
-			r.log.Warn("notification left in the queue", zap.String("message_id", aws.ToString(m.MessageId)), zap.String("outcome", outcome), zap.Error(err))
+	for i, out := range r.handle(ctx, msgs) {
+		m := msgs[i]
+		r.counter.WithLabelValues(out.Label).Inc()
+		if out.Err != nil {
+			r.log.Warn("notification left in the queue", zap.String("message_id", aws.ToString(m.MessageId)), zap.String("outcome", out.Label), zap.Error(out.Err))
 			continue
 		}
 		done = append(done, types.DeleteMessageBatchRequestEntry{Id: aws.String(fmt.Sprint(i)), ReceiptHandle: m.ReceiptHandle})
@@ -104,10 +104,22 @@ func (r *Receiver) batch(ctx context.Context, url string, msgs []types.Message) 
 	}
 }
 
-// handle records m when trust lets it through.
-func (r *Receiver) handle(ctx context.Context, m types.Message) (string, error) {
-	if err := r.trust.Check(m, Queue, r.log); err != nil {
-		return OutcomeUntrusted, err
+// handle records, together, the msgs trust lets through; out[i] is
+// msgs[i]'s outcome.
+func (r *Receiver) handle(ctx context.Context, msgs []types.Message) []Outcome {
+	out := make([]Outcome, len(msgs))
+	var bodies []string
+	var trusted []int
+	for i, m := range msgs {
+		if err := r.trust.Check(m, Queue, r.log); err != nil {
+			out[i] = Outcome{OutcomeUntrusted, err}
+			continue
+		}
+		bodies = append(bodies, aws.ToString(m.Body))
+		trusted = append(trusted, i)
 	}
-	return r.recorder.Handle(ctx, aws.ToString(m.Body))
+	for n, o := range r.recorder.HandleBatch(ctx, bodies) {
+		out[trusted[n]] = o
+	}
+	return out
 }

@@ -156,3 +156,81 @@ func TestUnreadableNotificationsStayInTheQueue(t *testing.T) {
 		t.Fatalf("%d deliveries queued from unreadable events", n)
 	}
 }
+
+// A batch is written in one statement as its notifications would be one by
+// one: of two announcements of one document the later wins, whatever their
+// order, and each row holds what a single recording holds. A document the
+// database refuses fails alone and stays in the queue; the rest are
+// recorded.
+func TestABatchRecordsAsOneByOne(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	r := notices.NewRecorder(e.store, zaptest.NewLogger(t), false, nil)
+	now := time.Now()
+	invoice, auth := eventsv1.DocumentKind_DOCUMENT_KIND_INVOICE, eventsv1.NotificationType_NOTIFICATION_TYPE_AUTHORIZED
+	attention := eventsv1.NotificationType_NOTIFICATION_TYPE_NEEDS_ATTENTION
+	e.handle(t, r, event("40", "p-40", "authorized", invoice, auth, now))
+	outs := r.HandleBatch(ctx, []string{
+		event("41", "p-41", "authorized", invoice, auth, now),
+		event("41", "p-41", "needs_attention", invoice, attention, now.Add(-time.Minute)),
+		event("42", "p-42", "authorized", invoice, auth, now),
+		"not a notification",
+	})
+	if got := labels(outs); got != "recorded,recorded,recorded,unreadable" {
+		t.Fatalf("outcomes %s, want recorded,recorded,recorded,unreadable", got)
+	}
+	if got := e.status(t, "41"); got != "authorized" {
+		t.Fatalf("document 41 is %s, want authorized (the later announcement)", got)
+	}
+	if single, batched := e.row(t, "40"), e.row(t, "42"); single != batched {
+		t.Fatalf("recorded in a batch:\n%s\nwant as recorded alone:\n%s", batched, single)
+	}
+
+	e.exec(t, `CREATE FUNCTION ingest.refuse_43() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN IF NEW.reference = '43' THEN RAISE EXCEPTION 'refused'; END IF; RETURN NEW; END $$`)
+	e.exec(t, `CREATE TRIGGER refuse_43 BEFORE INSERT ON ingest.documents FOR EACH ROW EXECUTE FUNCTION ingest.refuse_43()`)
+	outs = r.HandleBatch(ctx, []string{event("43", "p-43", "authorized", invoice, auth, now), event("44", "p-44", "authorized", invoice, auth, now)})
+	if got := labels(outs); got != "error,recorded" || outs[0].Err == nil {
+		t.Fatalf("outcomes %s (%v), want error,recorded", got, outs[0].Err)
+	}
+	if got := e.status(t, "44"); got != "authorized" {
+		t.Fatalf("document 44 is %q, want authorized", got)
+	}
+}
+
+func labels(outs []notices.Outcome) string {
+	var l []string
+	for _, o := range outs {
+		l = append(l, o.Label)
+	}
+	return strings.Join(l, ",")
+}
+
+func (e env) status(t *testing.T, ref string) string {
+	t.Helper()
+	var s string
+	if err := e.pool.QueryRow(context.Background(), `SELECT status FROM ingest.documents WHERE reference = $1`, ref).Scan(&s); err != nil {
+		t.Fatalf("document %s: %v", ref, err)
+	}
+	return s
+}
+
+// row is document ref's columns but those naming it and its write time.
+func (e env) row(t *testing.T, ref string) string {
+	t.Helper()
+	var s string
+	err := e.pool.QueryRow(context.Background(), `SELECT (to_jsonb(d) - 'reference' - 'source_ref' - 'event_key' - 'verify_url' - 'updated_at')::text
+FROM ingest.documents d WHERE reference = $1`, ref).Scan(&s)
+	if err != nil {
+		t.Fatalf("document %s: %v", ref, err)
+	}
+	return s
+}
+
+func (e env) exec(t *testing.T, sql string) {
+	t.Helper()
+	if _, err := e.pool.Exec(context.Background(), sql); err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+}

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 
 	"github.com/google/uuid"
@@ -66,6 +67,73 @@ func recordDocument(ctx context.Context, q *dbsqlc.Queries, d Document) error {
 		OccurredAt: d.OccurredAt,
 	})
 	return pg.Interpret(err, "record document %s", d.Reference)
+}
+
+// RecordDocuments is RecordDocument for many documents in one statement,
+// committed on its own. Of two announcements of one document the later
+// (occurred_at; of equal ones the last given) is the one written, as when
+// they are recorded one after the other.
+func (s *Store) RecordDocuments(ctx context.Context, docs []Document) error {
+	latest := map[string]int{}
+	rows := make([]documentRow, 0, len(docs))
+	for _, d := range docs {
+		i, seen := latest[d.Reference]
+		if !seen {
+			latest[d.Reference] = len(rows)
+			rows = append(rows, rowOf(d))
+		} else if !d.OccurredAt.Before(rows[i].OccurredAt) {
+			rows[i] = rowOf(d)
+		}
+	}
+	body, err := json.Marshal(rows)
+	if err != nil {
+		return err
+	}
+	return pg.Interpret(s.q.DocumentUpsertMany(ctx, body), "record %d documents", len(rows))
+}
+
+// documentRow is a Document as DocumentUpsertMany reads it: keyed by column
+// name, with its dates as days.
+type documentRow struct {
+	Reference    string    `json:"reference"`
+	SourceKind   string    `json:"source_kind"`
+	SourceRef    string    `json:"source_ref"`
+	PaymentRef   string    `json:"payment_ref"`
+	Kind         string    `json:"kind"`
+	Revision     int32     `json:"revision"`
+	Status       string    `json:"status"`
+	CFEType      int32     `json:"cfe_type"`
+	Series       string    `json:"series"`
+	Number       int64     `json:"number"`
+	CAEID        string    `json:"cae_id"`
+	CAEFrom      int64     `json:"cae_from"`
+	CAETo        int64     `json:"cae_to"`
+	CAEExpires   *day      `json:"cae_expires"`
+	SecurityCode string    `json:"security_code"`
+	VerifyURL    string    `json:"verify_url"`
+	IssueDate    *day      `json:"issue_date"`
+	AmountMinor  int64     `json:"amount_minor"`
+	Currency     string    `json:"currency"`
+	Reason       string    `json:"reason"`
+	EventKey     string    `json:"event_key"`
+	OccurredAt   time.Time `json:"occurred_at"`
+}
+
+// rowOf is d as DocumentUpsertMany reads it.
+func rowOf(d Document) documentRow {
+	return documentRow{Reference: d.Reference, SourceKind: d.SourceKind, SourceRef: d.SourceRef, PaymentRef: d.PaymentRef,
+		Kind: d.Kind, Revision: d.Revision, Status: d.Status, CFEType: d.CFEType, Series: d.Series, Number: d.Number,
+		CAEID: d.CAEID, CAEFrom: d.CAEFrom, CAETo: d.CAETo, CAEExpires: (*day)(d.CAEExpires), SecurityCode: d.SecurityCode,
+		VerifyURL: d.VerifyURL, IssueDate: (*day)(d.IssueDate), AmountMinor: d.AmountMinor, Currency: d.Currency,
+		Reason: d.Reason, EventKey: d.EventKey, OccurredAt: d.OccurredAt}
+}
+
+// day is a date column's value: the calendar day of the time, as given.
+type day time.Time
+
+// MarshalJSON writes the day as YYYY-MM-DD.
+func (d day) MarshalJSON() ([]byte, error) {
+	return json.Marshal(time.Time(d).Format(time.DateOnly))
 }
 
 // OrderOfPayment returns the order payment id belongs to; ok is false when

@@ -135,6 +135,35 @@ func (q *Queries) DocumentUpsert(ctx context.Context, arg DocumentUpsertParams) 
 	return err
 }
 
+const documentUpsertMany = `-- name: DocumentUpsertMany :exec
+INSERT INTO ingest.documents AS d
+    (reference, source_kind, source_ref, payment_ref, kind, revision, status, cfe_type, series, number,
+     cae_id, cae_from, cae_to, cae_expires, security_code, verify_url, issue_date, amount_minor, currency,
+     reason, event_key, occurred_at)
+SELECT u.reference, u.source_kind, u.source_ref, u.payment_ref, u.kind, u.revision, u.status, u.cfe_type,
+       u.series, u.number, u.cae_id, u.cae_from, u.cae_to, u.cae_expires, u.security_code, u.verify_url,
+       u.issue_date, u.amount_minor, u.currency, u.reason, u.event_key, u.occurred_at
+FROM jsonb_to_recordset($1::jsonb) AS u(reference text, source_kind text, source_ref text, payment_ref text,
+    kind text, revision integer, status text, cfe_type integer, series text, number bigint, cae_id text,
+    cae_from bigint, cae_to bigint, cae_expires date, security_code text, verify_url text, issue_date date,
+    amount_minor bigint, currency text, reason text, event_key text, occurred_at timestamptz)
+ON CONFLICT (reference) DO UPDATE
+SET status = excluded.status, series = excluded.series, number = excluded.number, cae_id = excluded.cae_id,
+    cae_from = excluded.cae_from, cae_to = excluded.cae_to, cae_expires = excluded.cae_expires,
+    security_code = excluded.security_code, verify_url = excluded.verify_url, issue_date = excluded.issue_date,
+    reason = excluded.reason, event_key = excluded.event_key, occurred_at = excluded.occurred_at, updated_at = now()
+WHERE d.occurred_at <= excluded.occurred_at
+`
+
+// DocumentUpsert for documents of distinct references, all in one
+// statement (two rows of one reference would update one row twice, which
+// ON CONFLICT refuses). @docs is a JSON array of objects keyed by column
+// name; a missing or null cae_expires or issue_date is NULL.
+func (q *Queries) DocumentUpsertMany(ctx context.Context, docs []byte) error {
+	_, err := q.db.Exec(ctx, documentUpsertMany, docs)
+	return err
+}
+
 const orderOfPayment = `-- name: OrderOfPayment :one
 SELECT o.id, o.merchant_order_id FROM ingest.payments p JOIN ingest.orders o ON o.id = p.order_id
 WHERE p.id = $1
