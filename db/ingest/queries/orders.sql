@@ -12,6 +12,12 @@ SELECT * FROM ingest.orders WHERE id = @id;
 SELECT sqlc.embed(o), sqlc.embed(c) FROM ingest.orders o JOIN ingest.customers c ON c.id = o.customer_id
 WHERE o.merchant_order_id = @merchant_order_id;
 
+-- name: OrdersWithCustomerByMerchantIDs :many
+-- OrderWithCustomerByMerchantID for many orders in one statement: those of
+-- an apply batch's payments.
+SELECT sqlc.embed(o), sqlc.embed(c) FROM ingest.orders o JOIN ingest.customers c ON c.id = o.customer_id
+WHERE o.merchant_order_id = ANY(@merchant_order_ids::text[]);
+
 -- name: OrderWithCustomerByPSPPaymentID :one
 -- The order linked to a PSP payment, with its buyer: how a payment that
 -- carries no order reference (a Stripe PaymentIntent without our metadata)

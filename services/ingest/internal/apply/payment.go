@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/google/uuid"
 	"go.uber.org/zap"
 
 	"github.com/onceflow/onceflow/pkg/errkind"
@@ -14,36 +15,52 @@ import (
 	"github.com/onceflow/onceflow/services/ingest/internal/webhook"
 )
 
-// preparePayment re-fetches payment id and checks it against its order; its
-// write records the payment's state and, when it is paid, the invoice event.
-// check is the second-payment check the write needs (see paidCheck).
-func (w *Worker) preparePayment(ctx context.Context, adapter PSP, r store.Receipt) (wr write, check *store.PaidCheck, err error) {
+// preparePayment re-fetches payment id; a chargeback is prepared at once,
+// any other payment awaits its order (see readOrders).
+func (w *Worker) preparePayment(ctx context.Context, adapter PSP, r store.Receipt) (prepared, error) {
 	p, err := adapter.Payment(ctx, r.EventID)
 	if err != nil {
-		return nil, nil, err
+		return prepared{}, err
 	}
 	w.log.Debug("payment fetched", zap.String("id", p.ID), zap.String("status", p.Status),
 		zap.String("status_code", p.StatusCode), zap.Time("psp_created", p.Created))
 	if p.Status == StatusChargeback {
-		wr, err = w.prepareChargeback(ctx, p, r)
-		return wr, nil, err
+		wr, err := w.prepareChargeback(ctx, p, r)
+		return prepared{write: wr}, err
 	}
-	o, c, err := w.orderOf(ctx, &p)
+	a := &awaitingOrder{p: p}
+	a.finish = func(o store.Order, c store.Customer, err error) (prepared, error) {
+		return w.preparePaid(ctx, r, a.p, o, c, err)
+	}
+	return prepared{order: a}, nil
+}
+
+// awaitingOrder is a fetched payment awaiting its order: finish prepares
+// it once the order is read (or failed to be).
+type awaitingOrder struct {
+	p      psp.Payment
+	finish func(o store.Order, c store.Customer, err error) (prepared, error)
+}
+
+// preparePaid checks payment p against its order o (read with err); its
+// write records the payment's state and, when it is paid, the invoice
+// event. paid is the second-payment check the write needs (see paidCheck).
+func (w *Worker) preparePaid(ctx context.Context, r store.Receipt, p psp.Payment, o store.Order, c store.Customer, err error) (prepared, error) {
 	if errkind.Is(err, errkind.NotFound) {
-		return nil, nil, errUnknownOrder{p: p, err: err}
+		return prepared{}, errUnknownOrder{p: p, err: err}
 	}
 	if err != nil {
-		return nil, nil, fmt.Errorf("order of payment %s: %w", p.ID, err)
+		return prepared{}, fmt.Errorf("order of payment %s: %w", p.ID, err)
 	}
 	if reason := mismatch(p, o); reason != "" && !w.accepted(ctx, p) {
 		rej := errRejected{reason: fmt.Sprintf("payment %s does not match order %s: %s", p.ID, o.MerchantOrderID, reason)}
 		if p.Status == StatusPaid {
 			rej.kase = unmatchedPayment(p, o, reason)
 		}
-		return nil, nil, rej
+		return prepared{}, rej
 	}
-	check = paidCheck(p, o)
-	return func(tx *store.Tx, rec *records) error {
+	check := paidCheck(p, o)
+	return prepared{paid: check, write: func(tx *store.Tx, rec *records) error {
 		if check != nil {
 			if err := rec.checkFirstPaid(p, o); err != nil {
 				return err
@@ -53,7 +70,45 @@ func (w *Worker) preparePayment(ctx context.Context, adapter PSP, r store.Receip
 			return err
 		}
 		return recordPayment(ctx, rec, p, o, c)
-	}, check, nil
+	}}, nil
+}
+
+// readOrders reads, in one statement, the orders batch's awaiting payments
+// name, and finishes their preparation; a payment naming none, or an order
+// not found that way, is looked up alone (orderOf). It settles the receipts
+// that fail and returns the others.
+func (w *Worker) readOrders(ctx context.Context, batch []*staged, token uuid.UUID) []*staged {
+	var ids []string
+	for _, s := range batch {
+		if s.order != nil && s.order.p.OrderID != "" {
+			ids = append(ids, s.order.p.OrderID)
+		}
+	}
+	var found map[string]store.OrderWithCustomer
+	if len(ids) > 0 {
+		var err error
+		if found, err = w.store.OrdersWithCustomerByMerchantIDs(ctx, ids); err != nil {
+			found = nil // each is looked up alone, and fails on its own
+		}
+	}
+	kept := batch[:0]
+	for _, s := range batch {
+		if s.order != nil {
+			a := s.order
+			oc, ok := found[a.p.OrderID]
+			o, c, err := oc.Order, oc.Customer, error(nil)
+			if !ok {
+				o, c, err = w.orderOf(ctx, &a.p)
+			}
+			s.prepared, s.err = a.finish(o, c, err)
+		}
+		if s.err != nil {
+			w.settle(ctx, s, token)
+			continue
+		}
+		kept = append(kept, s)
+	}
+	return kept
 }
 
 // recordListedRefunds records a receipt for each refund p lists, in its

@@ -121,8 +121,10 @@ func (w *Worker) Round(ctx context.Context) (int, error) {
 	return len(rows), nil
 }
 
-// complete records batch and settles each of its receipts.
+// complete reads the orders batch's payments await, records batch and
+// settles each of its receipts.
 func (w *Worker) complete(ctx context.Context, batch []*staged, token uuid.UUID) {
+	batch = w.readOrders(ctx, batch, token)
 	w.record(ctx, batch, token)
 	for _, s := range batch {
 		w.settle(ctx, s, token)
@@ -141,9 +143,17 @@ type staged struct {
 	r     store.Receipt
 	span  trace.Span
 	start time.Time
+	prepared
+	err error
+}
+
+// prepared is a prepared receipt: its write with the second-payment check
+// it needs or, for a payment, the payment fetched and awaiting its order,
+// which the round reads for all its payments at once (readOrders).
+type prepared struct {
 	write write
 	paid  *store.PaidCheck
-	err   error
+	order *awaitingOrder
 }
 
 // stage prepares r in a span continuing the trace of its delivery; the
@@ -152,44 +162,44 @@ func (w *Worker) stage(ctx context.Context, r store.Receipt) *staged {
 	ctx, span := tracing.Tracer().Start(tracing.WithTraceparent(ctx, r.Traceparent), "receipt.apply",
 		trace.WithAttributes(attribute.String("onceflow.event_id", r.EventID), attribute.String("onceflow.event_type", r.EventType)))
 	s := &staged{r: r, span: span, start: time.Now()}
-	s.write, s.paid, s.err = w.prepare(ctx, r)
+	s.prepared, s.err = w.prepare(ctx, r)
 	return s
 }
 
 // prepare fetches and checks what r's source kind needs: PSP events are
 // re-fetched, provider events forwarded to the invoicer, and generic events
-// only kept. paid is the check a PAID payment's write needs (nil for
-// another receipt), made for the whole batch before any write runs.
-func (w *Worker) prepare(ctx context.Context, r store.Receipt) (wr write, paid *store.PaidCheck, err error) {
+// only kept. A PAID payment's check (paid) is made for the whole batch
+// before any write runs.
+func (w *Worker) prepare(ctx context.Context, r store.Receipt) (prepared, error) {
 	switch {
 	case webhook.Kind(r.Kind) == webhook.KindPSP:
 		return w.preparePSPEvent(ctx, r)
 	case webhook.Kind(r.Kind) == webhook.KindFiscalProvider:
-		wr, err = prepareProviderEvent(ctx, r)
-		return wr, nil, err
+		wr, err := prepareProviderEvent(ctx, r)
+		return prepared{write: wr}, err
 	case webhook.Kind(r.Kind) == webhook.KindGeneric:
-		return func(*store.Tx, *records) error { return nil }, nil, nil
+		return prepared{write: func(*store.Tx, *records) error { return nil }}, nil
 	}
-	return nil, nil, errRejected{reason: "unknown event type " + r.EventType}
+	return prepared{}, errRejected{reason: "unknown event type " + r.EventType}
 }
 
 // preparePSPEvent re-fetches r's payment or refund from the adapter of r's
 // scope. A scope no adapter serves (a source removed from the sources
 // file) is retried, so the receipt parks with its case rather than
 // vanishing.
-func (w *Worker) preparePSPEvent(ctx context.Context, r store.Receipt) (write, *store.PaidCheck, error) {
+func (w *Worker) preparePSPEvent(ctx context.Context, r store.Receipt) (prepared, error) {
 	p, ok := w.psps[r.Scope]
 	if !ok {
-		return nil, nil, fmt.Errorf("no PSP adapter serves dedupe scope %q", r.Scope)
+		return prepared{}, fmt.Errorf("no PSP adapter serves dedupe scope %q", r.Scope)
 	}
 	switch r.EventType {
 	case "payment":
 		return w.preparePayment(ctx, p, r)
 	case "refund":
 		wr, err := w.prepareRefund(ctx, p, r.EventID)
-		return wr, nil, err
+		return prepared{write: wr}, err
 	}
-	return nil, nil, errRejected{reason: "unknown event type " + r.EventType}
+	return prepared{}, errRejected{reason: "unknown event type " + r.EventType}
 }
 
 // errRejected marks a receipt whose authoritative state contradicts the

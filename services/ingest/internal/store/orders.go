@@ -86,6 +86,27 @@ func (t *Tx) OrderWithCustomerByMerchantID(ctx context.Context, merchantOrderID 
 	return orderWithCustomerByMerchantID(ctx, t.q, merchantOrderID)
 }
 
+// OrderWithCustomer is an order with its buyer.
+type OrderWithCustomer struct {
+	Order    Order
+	Customer Customer
+}
+
+// OrdersWithCustomerByMerchantIDs returns, by merchant order id, those of
+// the orders with merchantOrderIDs that exist, with their buyers, in one
+// round trip.
+func (s *Store) OrdersWithCustomerByMerchantIDs(ctx context.Context, merchantOrderIDs []string) (map[string]OrderWithCustomer, error) {
+	rows, err := s.q.OrdersWithCustomerByMerchantIDs(ctx, merchantOrderIDs)
+	if err != nil {
+		return nil, pg.Interpret(err, "read %d orders", len(merchantOrderIDs))
+	}
+	out := make(map[string]OrderWithCustomer, len(rows))
+	for _, r := range rows {
+		out[r.IngestOrder.MerchantOrderID] = OrderWithCustomer{orderFromRow(r.IngestOrder), customerFromRow(r.IngestCustomer)}
+	}
+	return out, nil
+}
+
 // OrderWithCustomerByPSPPaymentID returns the order linked to PSP
 // payment id and its buyer, or an error of kind NotFound.
 func (s *Store) OrderWithCustomerByPSPPaymentID(ctx context.Context, id string) (Order, Customer, error) {

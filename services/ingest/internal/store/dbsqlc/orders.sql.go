@@ -483,3 +483,59 @@ func (q *Queries) OrderWithCustomerByPSPPaymentID(ctx context.Context, pspPaymen
 	)
 	return i, err
 }
+
+const ordersWithCustomerByMerchantIDs = `-- name: OrdersWithCustomerByMerchantIDs :many
+SELECT o.id, o.merchant_order_id, o.customer_id, o.amount_minor, o.currency, o.lines, o.psp_payment_id, o.created_at, o.polled_at, o.polls, o.recurring, o.psp_plan_id, c.id, c.doc_type, c.doc_country, c.doc_number, c.legal_name, c.address, c.city, c.department, c.country, c.email, c.created_at FROM ingest.orders o JOIN ingest.customers c ON c.id = o.customer_id
+WHERE o.merchant_order_id = ANY($1::text[])
+`
+
+type OrdersWithCustomerByMerchantIDsRow struct {
+	IngestOrder    IngestOrder
+	IngestCustomer IngestCustomer
+}
+
+// OrderWithCustomerByMerchantID for many orders in one statement: those of
+// an apply batch's payments.
+func (q *Queries) OrdersWithCustomerByMerchantIDs(ctx context.Context, merchantOrderIds []string) ([]OrdersWithCustomerByMerchantIDsRow, error) {
+	rows, err := q.db.Query(ctx, ordersWithCustomerByMerchantIDs, merchantOrderIds)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []OrdersWithCustomerByMerchantIDsRow{}
+	for rows.Next() {
+		var i OrdersWithCustomerByMerchantIDsRow
+		if err := rows.Scan(
+			&i.IngestOrder.ID,
+			&i.IngestOrder.MerchantOrderID,
+			&i.IngestOrder.CustomerID,
+			&i.IngestOrder.AmountMinor,
+			&i.IngestOrder.Currency,
+			&i.IngestOrder.Lines,
+			&i.IngestOrder.PspPaymentID,
+			&i.IngestOrder.CreatedAt,
+			&i.IngestOrder.PolledAt,
+			&i.IngestOrder.Polls,
+			&i.IngestOrder.Recurring,
+			&i.IngestOrder.PspPlanID,
+			&i.IngestCustomer.ID,
+			&i.IngestCustomer.DocType,
+			&i.IngestCustomer.DocCountry,
+			&i.IngestCustomer.DocNumber,
+			&i.IngestCustomer.LegalName,
+			&i.IngestCustomer.Address,
+			&i.IngestCustomer.City,
+			&i.IngestCustomer.Department,
+			&i.IngestCustomer.Country,
+			&i.IngestCustomer.Email,
+			&i.IngestCustomer.CreatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
