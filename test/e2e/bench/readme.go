@@ -92,6 +92,10 @@ and of the steady run). Commit them with the code they measured.
 - The run lifts the invoicer's limit on provider calls (` + "`INVOICER_PROVIDER_RATE_LIMIT=0`" + `): as
   shipped, 10 calls a second at two calls a document cap the pipeline at 5 documents/s to
   protect the provider, and the bench would measure the limiter (` + "`ARGS=\"-env ''\"`" + ` shows it).
+- The PSP sandbox retries a webhook ingest refused busy (503) on dLocal's schedule with an
+  hour compressed into about a second (` + "`PSP_TIME_SCALE=0.0003`" + `: 12 attempts over 71 s), as
+  a real PSP retries for days; retrying every 200 ms, it gave a payment up within 2.4 s of
+  a burst's shedding, and the run waited for the poller.
 
 ## Reading the figures
 

@@ -51,6 +51,14 @@ var pgSettings = []string{"fsync=on", "shared_preload_libraries=pg_stat_statemen
 
 // startPostgres starts the run's own PostgreSQL cluster (pgSettings): the
 // shared server cannot load pg_stat_statements without a restart.
+// pspRetries has the PSP sandbox retry a refused webhook on dLocal's own
+// schedule, an hour compressed into about a second (71 s over 12 attempts),
+// as a real PSP keeps retrying for days. The stack's default (every 200 ms)
+// gave a webhook up after 2.4 s, which a burst refused busy (503) for
+// longer outlasts: the bench then waited out its timeout for a payment
+// only the poller would find, 10 minutes later.
+const pspRetries = "PSP_TIME_SCALE=0.0003"
+
 func (r *run) startPostgres(ctx context.Context) error {
 	var err error
 	if r.pg, err = pgcluster.New(ctx, ""); err != nil {
@@ -84,7 +92,7 @@ func (r *run) setUp(ctx context.Context) error {
 		return err
 	}
 	r.progress("building and starting the stack (logs in %s; PostgreSQL on the socket in %s; extra settings %v)", r.dir, r.pg.Socket(), r.cfg.Env)
-	env := append([]string{"INGEST_WEBHOOK_SOURCES_FILE=" + sources}, r.cfg.Env...)
+	env := append([]string{"INGEST_WEBHOOK_SOURCES_FILE=" + sources, pspRetries}, r.cfg.Env...)
 	r.s, err = stack.StartWith(ctx, r.dir, stack.Options{AdminDSN: r.pg.DSN("postgres"), Env: env, ServiceRoles: true})
 	if err != nil {
 		return fmt.Errorf("start the stack: %w", err)
