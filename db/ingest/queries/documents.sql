@@ -1,21 +1,3 @@
--- name: DocumentUpsert :exec
--- Records what a notification says about a document; an announcement older
--- than the one held (occurred_at) changes nothing, so a late redelivery
--- never undoes news.
-INSERT INTO ingest.documents
-    (reference, source_kind, source_ref, payment_ref, kind, revision, status, cfe_type, series, number,
-     cae_id, cae_from, cae_to, cae_expires, security_code, verify_url, issue_date, amount_minor, currency,
-     reason, event_key, occurred_at)
-VALUES (@reference, @source_kind, @source_ref, @payment_ref, @kind, @revision, @status, @cfe_type, @series, @number,
-        @cae_id, @cae_from, @cae_to, sqlc.narg(cae_expires)::date, @security_code, @verify_url, sqlc.narg(issue_date)::date,
-        @amount_minor, @currency, @reason, @event_key, @occurred_at)
-ON CONFLICT (reference) DO UPDATE
-SET status = excluded.status, series = excluded.series, number = excluded.number, cae_id = excluded.cae_id,
-    cae_from = excluded.cae_from, cae_to = excluded.cae_to, cae_expires = excluded.cae_expires,
-    security_code = excluded.security_code, verify_url = excluded.verify_url, issue_date = excluded.issue_date,
-    reason = excluded.reason, event_key = excluded.event_key, occurred_at = excluded.occurred_at, updated_at = now()
-WHERE ingest.documents.occurred_at <= excluded.occurred_at;
-
 -- name: DocumentListByOrder :many
 -- The documents of an order's payments and of their refunds, oldest first.
 SELECT d.* FROM ingest.documents d
@@ -28,10 +10,12 @@ SELECT o.id, o.merchant_order_id FROM ingest.payments p JOIN ingest.orders o ON 
 WHERE p.id = @payment_id;
 
 -- name: DocumentUpsertMany :exec
--- DocumentUpsert for documents of distinct references, all in one
--- statement (two rows of one reference would update one row twice, which
--- ON CONFLICT refuses). @docs is a JSON array of objects keyed by column
--- name; a missing or null cae_expires or issue_date is NULL.
+-- Records what notifications say about documents of distinct references,
+-- all in one statement (two rows of one reference would update one row
+-- twice, which ON CONFLICT refuses). An announcement older than the one
+-- held (occurred_at) changes nothing, so a late redelivery never undoes
+-- news. @docs is a JSON array of objects keyed by column name; a missing or
+-- null cae_expires or issue_date is NULL.
 INSERT INTO ingest.documents AS d
     (reference, source_kind, source_ref, payment_ref, kind, revision, status, cfe_type, series, number,
      cae_id, cae_from, cae_to, cae_expires, security_code, verify_url, issue_date, amount_minor, currency,

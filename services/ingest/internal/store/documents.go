@@ -59,14 +59,7 @@ func (s *Store) RecordDocument(ctx context.Context, d Document) error {
 }
 
 func recordDocument(ctx context.Context, q *dbsqlc.Queries, d Document) error {
-	err := q.DocumentUpsert(ctx, dbsqlc.DocumentUpsertParams{
-		Reference: d.Reference, SourceKind: d.SourceKind, SourceRef: d.SourceRef, PaymentRef: d.PaymentRef, Kind: d.Kind,
-		Revision: d.Revision, Status: d.Status, CfeType: d.CFEType, Series: d.Series, Number: d.Number, CaeID: d.CAEID,
-		CaeFrom: d.CAEFrom, CaeTo: d.CAETo, CaeExpires: d.CAEExpires, SecurityCode: d.SecurityCode, VerifyUrl: d.VerifyURL,
-		IssueDate: d.IssueDate, AmountMinor: d.AmountMinor, Currency: d.Currency, Reason: d.Reason, EventKey: d.EventKey,
-		OccurredAt: d.OccurredAt,
-	})
-	return pg.Interpret(err, "record document %s", d.Reference)
+	return pg.Interpret(upsertDocuments(ctx, q, []documentRow{rowOf(d)}), "record document %s", d.Reference)
 }
 
 // RecordDocuments is RecordDocument for many documents in one statement,
@@ -85,11 +78,16 @@ func (s *Store) RecordDocuments(ctx context.Context, docs []Document) error {
 			rows[i] = rowOf(d)
 		}
 	}
+	return pg.Interpret(upsertDocuments(ctx, s.q, rows), "record %d documents", len(rows))
+}
+
+// upsertDocuments writes rows, of distinct references, in one statement.
+func upsertDocuments(ctx context.Context, q *dbsqlc.Queries, rows []documentRow) error {
 	body, err := json.Marshal(rows)
 	if err != nil {
 		return err
 	}
-	return pg.Interpret(s.q.DocumentUpsertMany(ctx, body), "record %d documents", len(rows))
+	return q.DocumentUpsertMany(ctx, body)
 }
 
 // documentRow is a Document as DocumentUpsertMany reads it: keyed by column

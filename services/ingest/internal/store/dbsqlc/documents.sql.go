@@ -7,7 +7,6 @@ package dbsqlc
 
 import (
 	"context"
-	"time"
 
 	"github.com/google/uuid"
 )
@@ -63,78 +62,6 @@ func (q *Queries) DocumentListByOrder(ctx context.Context, orderID uuid.UUID) ([
 	return items, nil
 }
 
-const documentUpsert = `-- name: DocumentUpsert :exec
-INSERT INTO ingest.documents
-    (reference, source_kind, source_ref, payment_ref, kind, revision, status, cfe_type, series, number,
-     cae_id, cae_from, cae_to, cae_expires, security_code, verify_url, issue_date, amount_minor, currency,
-     reason, event_key, occurred_at)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10,
-        $11, $12, $13, $14::date, $15, $16, $17::date,
-        $18, $19, $20, $21, $22)
-ON CONFLICT (reference) DO UPDATE
-SET status = excluded.status, series = excluded.series, number = excluded.number, cae_id = excluded.cae_id,
-    cae_from = excluded.cae_from, cae_to = excluded.cae_to, cae_expires = excluded.cae_expires,
-    security_code = excluded.security_code, verify_url = excluded.verify_url, issue_date = excluded.issue_date,
-    reason = excluded.reason, event_key = excluded.event_key, occurred_at = excluded.occurred_at, updated_at = now()
-WHERE ingest.documents.occurred_at <= excluded.occurred_at
-`
-
-type DocumentUpsertParams struct {
-	Reference    string
-	SourceKind   string
-	SourceRef    string
-	PaymentRef   string
-	Kind         string
-	Revision     int32
-	Status       string
-	CfeType      int32
-	Series       string
-	Number       int64
-	CaeID        string
-	CaeFrom      int64
-	CaeTo        int64
-	CaeExpires   *time.Time
-	SecurityCode string
-	VerifyUrl    string
-	IssueDate    *time.Time
-	AmountMinor  int64
-	Currency     string
-	Reason       string
-	EventKey     string
-	OccurredAt   time.Time
-}
-
-// Records what a notification says about a document; an announcement older
-// than the one held (occurred_at) changes nothing, so a late redelivery
-// never undoes news.
-func (q *Queries) DocumentUpsert(ctx context.Context, arg DocumentUpsertParams) error {
-	_, err := q.db.Exec(ctx, documentUpsert,
-		arg.Reference,
-		arg.SourceKind,
-		arg.SourceRef,
-		arg.PaymentRef,
-		arg.Kind,
-		arg.Revision,
-		arg.Status,
-		arg.CfeType,
-		arg.Series,
-		arg.Number,
-		arg.CaeID,
-		arg.CaeFrom,
-		arg.CaeTo,
-		arg.CaeExpires,
-		arg.SecurityCode,
-		arg.VerifyUrl,
-		arg.IssueDate,
-		arg.AmountMinor,
-		arg.Currency,
-		arg.Reason,
-		arg.EventKey,
-		arg.OccurredAt,
-	)
-	return err
-}
-
 const documentUpsertMany = `-- name: DocumentUpsertMany :exec
 INSERT INTO ingest.documents AS d
     (reference, source_kind, source_ref, payment_ref, kind, revision, status, cfe_type, series, number,
@@ -155,10 +82,12 @@ SET status = excluded.status, series = excluded.series, number = excluded.number
 WHERE d.occurred_at <= excluded.occurred_at
 `
 
-// DocumentUpsert for documents of distinct references, all in one
-// statement (two rows of one reference would update one row twice, which
-// ON CONFLICT refuses). @docs is a JSON array of objects keyed by column
-// name; a missing or null cae_expires or issue_date is NULL.
+// Records what notifications say about documents of distinct references,
+// all in one statement (two rows of one reference would update one row
+// twice, which ON CONFLICT refuses). An announcement older than the one
+// held (occurred_at) changes nothing, so a late redelivery never undoes
+// news. @docs is a JSON array of objects keyed by column name; a missing or
+// null cae_expires or issue_date is NULL.
 func (q *Queries) DocumentUpsertMany(ctx context.Context, docs []byte) error {
 	_, err := q.db.Exec(ctx, documentUpsertMany, docs)
 	return err
