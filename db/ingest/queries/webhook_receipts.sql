@@ -4,6 +4,19 @@ INSERT INTO ingest.webhook_receipts (source, scope, kind, dedupe_key, event_id, 
 VALUES (@source, @scope, @kind, @dedupe_key, @event_id, @event_type, @body, @traceparent)
 ON CONFLICT (scope, dedupe_key) DO NOTHING;
 
+-- name: ReceiptInsertMany :many
+-- ReceiptInsert for many receipts in one statement; it returns the scope
+-- and dedupe key of each inserted. Of two rows under one key the first is
+-- inserted and the second, like any duplicate, changes nothing.
+INSERT INTO ingest.webhook_receipts (source, scope, kind, dedupe_key, event_id, event_type, body, traceparent)
+SELECT u.source, u.scope, u.kind, u.dedupe_key, u.event_id, u.event_type, u.body, u.traceparent
+FROM ROWS FROM (unnest(@sources::text[]), unnest(@scopes::text[]), unnest(@kinds::text[]),
+                unnest(@dedupe_keys::text[]), unnest(@event_ids::text[]), unnest(@event_types::text[]),
+                unnest(@bodies::bytea[]), unnest(@traceparents::text[]))
+    AS u(source, scope, kind, dedupe_key, event_id, event_type, body, traceparent)
+ON CONFLICT (scope, dedupe_key) DO NOTHING
+RETURNING scope, dedupe_key;
+
 -- name: ReceiptClaimDue :many
 -- Claims pending receipts that are due and not leased by a live worker. A
 -- claimed receipt is due again when its lease ends, which also moves it

@@ -58,9 +58,10 @@ type Backlog struct {
 }
 
 // InsertReceipt records r; it returns false, and changes nothing, when its
-// scope already has a receipt with its dedupe key.
+// scope already has a receipt with its dedupe key. Concurrent calls are
+// inserted together (receiptGroup): it returns once r is committed.
 func (s *Store) InsertReceipt(ctx context.Context, r NewReceipt) (inserted bool, err error) {
-	return insertReceipt(ctx, s.q, r)
+	return s.receipts.insert(ctx, r)
 }
 
 // InsertReceipt is Store.InsertReceipt inside tx: a receipt the apply

@@ -21,13 +21,19 @@ var Outbox = outbox.Table{Schema: "ingest", Name: "outbox"}
 
 // Store reads and writes ingest's tables through a pool.
 type Store struct {
-	pool *pgxpool.Pool
-	q    *dbsqlc.Queries
+	pool     *pgxpool.Pool
+	q        *dbsqlc.Queries
+	receipts *receiptGroup
 }
+
+// receiptInserters and receiptBatch bound the grouped receipt inserts
+// (receiptGroup): at most 2 at a time, of at most 100 receipts each.
+const receiptInserters, receiptBatch = 2, 100
 
 // New returns a store over pool.
 func New(pool *pgxpool.Pool) *Store {
-	return &Store{pool: pool, q: dbsqlc.New(pool)}
+	q := dbsqlc.New(pool)
+	return &Store{pool: pool, q: q, receipts: newReceiptGroup(q, receiptInserters, receiptBatch)}
 }
 
 // Tx is one transaction of the apply worker: what a batch of receipts

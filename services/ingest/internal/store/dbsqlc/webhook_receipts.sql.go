@@ -221,6 +221,65 @@ func (q *Queries) ReceiptInsert(ctx context.Context, arg ReceiptInsertParams) (i
 	return result.RowsAffected(), nil
 }
 
+const receiptInsertMany = `-- name: ReceiptInsertMany :many
+INSERT INTO ingest.webhook_receipts (source, scope, kind, dedupe_key, event_id, event_type, body, traceparent)
+SELECT u.source, u.scope, u.kind, u.dedupe_key, u.event_id, u.event_type, u.body, u.traceparent
+FROM ROWS FROM (unnest($1::text[]), unnest($2::text[]), unnest($3::text[]),
+                unnest($4::text[]), unnest($5::text[]), unnest($6::text[]),
+                unnest($7::bytea[]), unnest($8::text[]))
+    AS u(source, scope, kind, dedupe_key, event_id, event_type, body, traceparent)
+ON CONFLICT (scope, dedupe_key) DO NOTHING
+RETURNING scope, dedupe_key
+`
+
+type ReceiptInsertManyParams struct {
+	Sources      []string
+	Scopes       []string
+	Kinds        []string
+	DedupeKeys   []string
+	EventIds     []string
+	EventTypes   []string
+	Bodies       [][]byte
+	Traceparents []string
+}
+
+type ReceiptInsertManyRow struct {
+	Scope     string
+	DedupeKey string
+}
+
+// ReceiptInsert for many receipts in one statement; it returns the scope
+// and dedupe key of each inserted. Of two rows under one key the first is
+// inserted and the second, like any duplicate, changes nothing.
+func (q *Queries) ReceiptInsertMany(ctx context.Context, arg ReceiptInsertManyParams) ([]ReceiptInsertManyRow, error) {
+	rows, err := q.db.Query(ctx, receiptInsertMany,
+		arg.Sources,
+		arg.Scopes,
+		arg.Kinds,
+		arg.DedupeKeys,
+		arg.EventIds,
+		arg.EventTypes,
+		arg.Bodies,
+		arg.Traceparents,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ReceiptInsertManyRow{}
+	for rows.Next() {
+		var i ReceiptInsertManyRow
+		if err := rows.Scan(&i.Scope, &i.DedupeKey); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const receiptListParked = `-- name: ReceiptListParked :many
 SELECT id, source, event_id, event_type, attempts, last_error, received_at
 FROM ingest.webhook_receipts

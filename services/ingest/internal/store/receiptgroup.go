@@ -1,0 +1,156 @@
+package store
+
+import (
+	"context"
+	"sync"
+
+	"github.com/onceflow/onceflow/services/ingest/internal/store/dbsqlc"
+)
+
+// receiptGroup inserts the receipts of concurrent callers together: one
+// statement and one commit for all that arrived while an insert was under
+// way, where each would have paid its own (a webhook is answered only
+// after its receipt commits, so each commit is a WAL flush someone waits
+// for). A caller alone inserts at once. At most flushers inserts run at a
+// time, each of at most max receipts; a caller queued behind them is
+// inserted by the next to end, or becomes an inserter itself.
+type receiptGroup struct {
+	q        *dbsqlc.Queries
+	flushers int
+	max      int
+
+	mu       sync.Mutex
+	pending  []*queuedReceipt
+	flushing int
+}
+
+// queuedReceipt is one caller's receipt and, once done is closed, its
+// outcome; lead tells the caller to insert a batch itself.
+type queuedReceipt struct {
+	r        NewReceipt
+	inserted bool
+	err      error
+	done     chan struct{}
+	lead     chan struct{}
+}
+
+func newReceiptGroup(q *dbsqlc.Queries, flushers, max int) *receiptGroup {
+	return &receiptGroup{q: q, flushers: flushers, max: max}
+}
+
+// insert records r with whatever other receipts are waiting; it reports
+// false, and changes nothing, when r's scope and dedupe key are held. The
+// statement runs on ctx without its cancellation: others' receipts ride on
+// it, and it is bounded by the database's own timeouts.
+func (g *receiptGroup) insert(ctx context.Context, r NewReceipt) (bool, error) {
+	w := &queuedReceipt{r: r, done: make(chan struct{}), lead: make(chan struct{}, 1)}
+	g.mu.Lock()
+	g.pending = append(g.pending, w)
+	if g.flushing < g.flushers {
+		g.flushing++
+		w.lead <- struct{}{}
+	}
+	g.mu.Unlock()
+	select {
+	case <-w.lead:
+		g.lead(context.WithoutCancel(ctx), w)
+	case <-w.done:
+		// Another inserter took w before w's turn came: a turn handed to w
+		// while it was still waiting is passed on.
+		select {
+		case <-w.lead:
+			g.passOn()
+		default:
+		}
+	}
+	return w.inserted, w.err
+}
+
+// lead inserts the waiting receipts, a batch at a time, until w's is done,
+// then passes the turn on.
+func (g *receiptGroup) lead(ctx context.Context, w *queuedReceipt) {
+	for {
+		batch := g.take()
+		if len(batch) == 0 {
+			<-w.done // in another inserter's batch
+			break
+		}
+		g.flush(ctx, batch)
+		if isClosed(w.done) {
+			break
+		}
+	}
+	g.passOn()
+}
+
+// take removes the next batch from the waiting receipts.
+func (g *receiptGroup) take() []*queuedReceipt {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	n := min(len(g.pending), g.max)
+	batch := g.pending[:n:n]
+	g.pending = g.pending[n:]
+	return batch
+}
+
+// passOn hands an ending inserter's turn to the first waiting caller; with
+// none waiting, or the first holding a turn already, the turn ends.
+func (g *receiptGroup) passOn() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if len(g.pending) > 0 {
+		select {
+		case g.pending[0].lead <- struct{}{}:
+			return
+		default:
+		}
+	}
+	g.flushing--
+}
+
+func isClosed(c chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
+}
+
+// flush inserts batch in one statement; should it fail, each receipt is
+// inserted alone, so an error is only its own receipt's.
+func (g *receiptGroup) flush(ctx context.Context, batch []*queuedReceipt) {
+	defer func() {
+		for _, w := range batch {
+			close(w.done)
+		}
+	}()
+	if len(batch) == 1 {
+		batch[0].inserted, batch[0].err = insertReceipt(ctx, g.q, batch[0].r)
+		return
+	}
+	var p dbsqlc.ReceiptInsertManyParams
+	for _, w := range batch {
+		r := w.r
+		p.Sources, p.Scopes, p.Kinds = append(p.Sources, r.Source), append(p.Scopes, r.Scope), append(p.Kinds, r.Kind)
+		p.DedupeKeys, p.EventIds = append(p.DedupeKeys, r.DedupeKey), append(p.EventIds, r.EventID)
+		p.EventTypes, p.Bodies = append(p.EventTypes, r.EventType), append(p.Bodies, r.Body)
+		p.Traceparents = append(p.Traceparents, r.Traceparent)
+	}
+	rows, err := g.q.ReceiptInsertMany(ctx, p)
+	if err != nil {
+		for _, w := range batch {
+			w.inserted, w.err = insertReceipt(ctx, g.q, w.r)
+		}
+		return
+	}
+	inserted := make(map[[2]string]bool, len(rows))
+	for _, row := range rows {
+		inserted[[2]string{row.Scope, row.DedupeKey}] = true
+	}
+	for _, w := range batch {
+		key := [2]string{w.r.Scope, w.r.DedupeKey}
+		w.inserted = inserted[key]
+		delete(inserted, key) // a second receipt under the key is a duplicate
+	}
+}
