@@ -117,13 +117,16 @@ type documentRow struct {
 	OccurredAt   time.Time `json:"occurred_at"`
 }
 
-// rowOf is d as DocumentUpsertMany reads it.
+// rowOf is d as DocumentUpsertMany reads it. Its time is cut to the
+// microsecond, as PostgreSQL keeps it; JSON's nanoseconds would be rounded,
+// and could order two announcements of one microsecond otherwise than the
+// binary protocol did.
 func rowOf(d Document) documentRow {
 	return documentRow{Reference: d.Reference, SourceKind: d.SourceKind, SourceRef: d.SourceRef, PaymentRef: d.PaymentRef,
 		Kind: d.Kind, Revision: d.Revision, Status: d.Status, CFEType: d.CFEType, Series: d.Series, Number: d.Number,
 		CAEID: d.CAEID, CAEFrom: d.CAEFrom, CAETo: d.CAETo, CAEExpires: (*day)(d.CAEExpires), SecurityCode: d.SecurityCode,
 		VerifyURL: d.VerifyURL, IssueDate: (*day)(d.IssueDate), AmountMinor: d.AmountMinor, Currency: d.Currency,
-		Reason: d.Reason, EventKey: d.EventKey, OccurredAt: d.OccurredAt}
+		Reason: d.Reason, EventKey: d.EventKey, OccurredAt: d.OccurredAt.Truncate(time.Microsecond)}
 }
 
 // day is a date column's value: the calendar day of the time, as given.
