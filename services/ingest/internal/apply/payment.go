@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/google/uuid"
 	"go.uber.org/zap"
 
 	"github.com/onceflow/onceflow/pkg/errkind"
@@ -75,9 +74,9 @@ func (w *Worker) preparePaid(ctx context.Context, r store.Receipt, p psp.Payment
 
 // readOrders reads, in one statement, the orders batch's awaiting payments
 // name, and finishes their preparation; a payment naming none, or an order
-// not found that way, is looked up alone (orderOf). It settles the receipts
-// that fail and returns the others.
-func (w *Worker) readOrders(ctx context.Context, batch []*staged, token uuid.UUID) []*staged {
+// not found that way, is looked up alone (orderOf). A payment whose order
+// cannot be read carries the error.
+func (w *Worker) readOrders(ctx context.Context, batch []*staged) {
 	var ids []string
 	for _, s := range batch {
 		if s.order != nil && s.order.p.OrderID != "" {
@@ -91,24 +90,18 @@ func (w *Worker) readOrders(ctx context.Context, batch []*staged, token uuid.UUI
 			found = nil // each is looked up alone, and fails on its own
 		}
 	}
-	kept := batch[:0]
 	for _, s := range batch {
-		if s.order != nil {
-			a := s.order
-			oc, ok := found[a.p.OrderID]
-			o, c, err := oc.Order, oc.Customer, error(nil)
-			if !ok {
-				o, c, err = w.orderOf(ctx, &a.p)
-			}
-			s.prepared, s.err = a.finish(o, c, err)
-		}
-		if s.err != nil {
-			w.settle(ctx, s, token)
+		if s.order == nil {
 			continue
 		}
-		kept = append(kept, s)
+		a := s.order
+		oc, ok := found[a.p.OrderID]
+		o, c, err := oc.Order, oc.Customer, error(nil)
+		if !ok {
+			o, c, err = w.orderOf(ctx, &a.p)
+		}
+		s.prepared, s.err = a.finish(o, c, err)
 	}
-	return kept
 }
 
 // recordListedRefunds records a receipt for each refund p lists, in its

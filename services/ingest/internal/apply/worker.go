@@ -121,12 +121,20 @@ func (w *Worker) Round(ctx context.Context) (int, error) {
 	return len(rows), nil
 }
 
-// complete reads the orders batch's payments await, records batch and
-// settles each of its receipts.
+// complete reads the orders batch's payments await, settles at once the
+// receipts that failed so far, records the others and settles them.
 func (w *Worker) complete(ctx context.Context, batch []*staged, token uuid.UUID) {
-	batch = w.readOrders(ctx, batch, token)
-	w.record(ctx, batch, token)
+	w.readOrders(ctx, batch)
+	ready := batch[:0]
 	for _, s := range batch {
+		if s.err != nil {
+			w.settle(ctx, s, token)
+			continue
+		}
+		ready = append(ready, s)
+	}
+	w.record(ctx, ready, token)
+	for _, s := range ready {
 		w.settle(ctx, s, token)
 	}
 }
