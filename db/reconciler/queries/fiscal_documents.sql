@@ -48,13 +48,15 @@ WHERE reference = ANY(@refs::text[]);
 -- DocumentsAuditChanged pages, in (audit_changed_at, id) order after the
 -- cursor (@after_changed_at, @after_id), through the documents the provider
 -- must hold for the days @from_date to @to_date (as DocumentsAuditPeriod)
--- whose audited fields changed at or after @after_changed_at: what changed
--- since the audit's previous run. The plain audit_changed_at bound lets the
--- fiscal_documents_audit_changed index narrow the scan to those rows.
+-- whose audited fields changed at or after @after_changed_at and before
+-- @before: what changed since the audit's previous mark, up to its new one.
+-- The plain audit_changed_at bounds let the fiscal_documents_audit_changed
+-- index narrow the scan to those rows.
 SELECT id, reference, source_kind, source_ref, kind, status, amount_minor, currency,
        issue_date, created_at, audit_changed_at
 FROM invoicer.fiscal_documents
 WHERE audit_changed_at >= @after_changed_at::timestamptz
+  AND audit_changed_at < @before::timestamptz
   AND (audit_changed_at, id) > (@after_changed_at::timestamptz, @after_id::bigint)
   AND status IN ('pending_dgi', 'authorized', 'observed', 'issued', 'rejected')
   AND (issue_date BETWEEN @from_date::date AND @to_date::date

@@ -54,9 +54,10 @@ type Provider interface {
 
 // Defaults of the Config fields a zero value leaves unset.
 const (
-	// DefaultOverlap is how far before the previous run's start the look-up
-	// of changed documents starts again, for a change committed late.
-	DefaultOverlap = time.Minute
+	// DefaultSettle is how old a change of ours must be before it is looked
+	// up: a change committed up to this long after it was stamped is still
+	// seen, and each is looked up once.
+	DefaultSettle = time.Minute
 	// DefaultLookupBatch is how many references one look-up at the provider
 	// names (InvoiCy publishes no limit).
 	DefaultLookupBatch = 100
@@ -81,9 +82,9 @@ type Config struct {
 	// PastEvery is how often an earlier day of the period is listed in full
 	// again once it was listed after it ended; zero lists it on every run.
 	PastEvery time.Duration
-	// Overlap is how far before the previous run the look-up of changed
-	// documents starts; zero means DefaultOverlap.
-	Overlap time.Duration
+	// Settle is how old a change of ours must be before a run looks it up;
+	// zero means DefaultSettle.
+	Settle time.Duration
 	// LookupBatch is how many references one look-up names; zero means
 	// DefaultLookupBatch.
 	LookupBatch int
@@ -104,8 +105,8 @@ type Auditor struct {
 // New returns an auditor keeping its state through own; cfg.Days and
 // cfg.PageSize must be positive and cfg.Location set.
 func New(p Provider, invoicer *store.InvoicerReader, own *store.Store, cfg Config, m *Metrics) *Auditor {
-	if cfg.Overlap <= 0 {
-		cfg.Overlap = DefaultOverlap
+	if cfg.Settle <= 0 {
+		cfg.Settle = DefaultSettle
 	}
 	if cfg.LookupBatch <= 0 {
 		cfg.LookupBatch = DefaultLookupBatch
@@ -134,7 +135,8 @@ func (a *Auditor) Period(now time.Time) (from, to time.Time) {
 // Run audits the period ending on now's day: it lists in full the days
 // that are due (never listed, listed with disagreements, or listed longer
 // ago than CurrentEvery or PastEvery), and looks up by reference our
-// documents of the other days that changed since the previous run. Every
+// documents of the other days that changed from the previous run's mark
+// until Settle before now, which becomes the next run's mark. Every
 // finding belongs to a day, and a day with findings is listed in full on
 // the next run, so a finding that still holds is seen again on every run.
 // Nothing is recorded until every listing and look-up succeeded: any error
@@ -156,10 +158,11 @@ func (a *Auditor) Run(ctx context.Context, now time.Time) ([]store.Finding, erro
 			return nil, err
 		}
 	}
-	if err := r.lookUpChanged(ctx, from, to, since.Add(-a.cfg.Overlap)); err != nil {
+	until := now.Add(-a.cfg.Settle)
+	if err := r.lookUpChanged(ctx, from, to, since, until); err != nil {
 		return nil, err
 	}
-	if err := r.record(ctx, due, now); err != nil {
+	if err := r.record(ctx, due, now, until); err != nil {
 		return nil, err
 	}
 	return r.out, nil

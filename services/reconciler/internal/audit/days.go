@@ -75,15 +75,15 @@ func (r *auditRun) listDay(ctx context.Context, day time.Time) error {
 }
 
 // lookUpChanged looks up by reference our documents of the period whose
-// audited fields changed at or after since and that belong to a day not
-// listed in full this run.
-func (r *auditRun) lookUpChanged(ctx context.Context, from, to, since time.Time) error {
+// audited fields changed at or after since and before until and that
+// belong to a day not listed in full this run.
+func (r *auditRun) lookUpChanged(ctx context.Context, from, to, since, until time.Time) error {
 	p := r.period(from, to)
 	var page []store.ChangedDocument
 	var afterID int64
 	for after := since; ; after, afterID = page[len(page)-1].ChangedAt, page[len(page)-1].ID {
 		var err error
-		page, err = r.invoicer.AuditChangedDocuments(ctx, p, after, afterID, r.cfg.PageSize)
+		page, err = r.invoicer.AuditChangedDocuments(ctx, p, after, afterID, until, r.cfg.PageSize)
 		if err != nil {
 			return err
 		}
@@ -147,8 +147,8 @@ func (r *auditRun) add(day time.Time, found ...store.Finding) {
 
 // record saves what this run learnt of each day: the days listed in full,
 // the disagreements seen on the others, and that our documents changed
-// before now were looked up.
-func (r *auditRun) record(ctx context.Context, due []time.Time, now time.Time) error {
+// before until were looked up.
+func (r *auditRun) record(ctx context.Context, due []time.Time, now, until time.Time) error {
 	for _, day := range due {
 		d := store.AuditDay{Day: dateOnly(day), ListedAt: now, Listed: r.listed[dateOnly(day)], Disagreements: r.seen[dateOnly(day)]}
 		if err := r.own.AuditDayListed(ctx, r.cfg.Provider, d); err != nil {
@@ -162,7 +162,7 @@ func (r *auditRun) record(ctx context.Context, due []time.Time, now time.Time) e
 			}
 		}
 	}
-	return r.own.AdvanceAuditChangedUntil(ctx, r.cfg.Provider, now)
+	return r.own.AdvanceAuditChangedUntil(ctx, r.cfg.Provider, until)
 }
 
 // dayOf is the day a changed document belongs to: its issue date, or the

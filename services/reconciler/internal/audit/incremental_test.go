@@ -1,6 +1,7 @@
 package audit_test
 
 import (
+	"context"
 	"slices"
 	"strings"
 	"testing"
@@ -124,27 +125,79 @@ func TestChangedDocumentsAreCheckedOnTheNextRunWithoutAListing(t *testing.T) {
 	if found, _ := a.run(t, time.Now()); len(found) != 0 {
 		t.Fatalf("first audit: %v, want no findings", found)
 	}
+	// Each later run is a Settle after now: the changes made before it are
+	// old enough to be looked up.
+	settled := func() time.Time { return time.Now().Add(audit.DefaultSettle) }
 
 	e.record(t, "p-lost", "authorized", 12200, 0) // acknowledged, the provider lacks it
 	e.db.Exec(t, `UPDATE invoicer.fiscal_documents SET amount_minor = 15000 WHERE source_ref = 'p-amount'`)
 	want := sorted("audit_missing_there "+ref("p-lost"), "audit_amount_mismatch "+ref("p-amount"))
-	found, listed := a.run(t, time.Now())
+	found, listed := a.run(t, settled())
 	if listed != 0 || !slices.Equal(found, want) {
 		t.Fatalf("audit after the changes: %d days listed, findings %v; want none listed, %v", listed, found, want)
 	}
-	if found, listed := a.run(t, time.Now()); listed != 2 || !slices.Equal(found, want) {
+	if found, listed := a.run(t, settled()); listed != 2 || !slices.Equal(found, want) {
 		t.Fatalf("next audit: %d days listed, findings %v; want both days listed, %v", listed, found, want)
 	}
 
 	e.emit(t, "p-lost", 12200, 0)
 	e.db.Exec(t, `UPDATE invoicer.fiscal_documents SET amount_minor = 12200 WHERE source_ref = 'p-amount'`)
-	if found, listed := a.run(t, time.Now()); listed != 2 || len(found) != 0 {
+	if found, listed := a.run(t, settled()); listed != 2 || len(found) != 0 {
 		t.Fatalf("audit after the fixes: %d days listed, findings %v; want both days listed, none", listed, found)
 	}
-	if found, listed := a.run(t, time.Now()); listed != 0 || len(found) != 0 {
+	if found, listed := a.run(t, settled()); listed != 0 || len(found) != 0 {
 		t.Fatalf("audit once both agree: %d days listed, findings %v; want none, none", listed, found)
 	}
 	if got := strings.Join(e.open(t), ","); got != "" {
 		t.Fatalf("open findings %s: Run alone records none", got)
+	}
+}
+
+// TestEachChangeIsLookedUpOnceAndALateCommitIsSeen: a run looks up our
+// documents that changed from the previous run's mark until Settle before
+// it, which becomes the next mark. A change stamped before a run and
+// committed after it is still looked up by the next run, and no change is
+// looked up twice, however close together the runs are.
+func TestEachChangeIsLookedUpOnceAndALateCommitIsSeen(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.emit(t, "p-late", 12200, 0)
+	e.record(t, "p-late", "authorized", 12200, 0)
+	a := e.scheduled(t)
+	if found, listed := a.run(t, time.Now()); len(found) != 0 || listed != 2 {
+		t.Fatalf("first audit: findings %v, %d days listed; want none and both days", found, listed)
+	}
+	// The change to p-late is stamped now and committed only after the
+	// next run.
+	tx, err := e.db.Pool.Begin(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(context.Background())
+	if _, err := tx.Exec(t.Context(), `UPDATE invoicer.fiscal_documents SET amount_minor = 15000 WHERE source_ref = 'p-late'`); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"p-1", "p-2", "p-3"} {
+		e.emit(t, p, 12200, 0)
+		e.record(t, p, "authorized", 12200, 0)
+	}
+	lookedUp := func() int { return int(counter(t, a.reg, "onceflow_reconciler_audit_references_looked_up_total")) }
+
+	before := lookedUp()
+	if found, listed := a.run(t, time.Now()); len(found) != 0 || listed != 0 || lookedUp() != before {
+		t.Fatalf("audit before the changes settled: findings %v, %d days listed, %d looked up; want none of each", found, listed, lookedUp()-before)
+	}
+	if err := tx.Commit(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	at := time.Now().Add(audit.DefaultSettle)
+	before = lookedUp()
+	want := []string{"audit_amount_mismatch " + ref("p-late")}
+	if found, _ := a.run(t, at); !slices.Equal(found, want) || lookedUp()-before != 4 {
+		t.Fatalf("audit once settled: findings %v, %d looked up; want %v and the 4 changed documents", found, lookedUp()-before, want)
+	}
+	before = lookedUp()
+	if _, _ = a.run(t, at.Add(time.Second)); lookedUp() != before {
+		t.Fatalf("the next audit looked up %d documents again; want none", lookedUp()-before)
 	}
 }

@@ -48,12 +48,24 @@ type CaseChecker interface {
 	CaseKind() string
 }
 
+// PhaseSweep names the missing-document sweep among a run's phases; each
+// checker's phase is its Name.
+const PhaseSweep = "sweep"
+
+// Phase is how long one part of a run took: the sweep, or one checker
+// together with recording its findings.
+type Phase struct {
+	Name string
+	Took time.Duration
+}
+
 // Summary is what one reconciliation did.
 type Summary struct {
 	RunID    int64
 	Sweep    sweep.Result
-	Findings int // findings seen by this run
-	Closed   int // findings this run closed
+	Findings int     // findings seen by this run
+	Closed   int     // findings this run closed
+	Phases   []Phase // in the order they ran
 }
 
 // String renders the summary as the one line run-once prints.
@@ -66,6 +78,7 @@ func (s Summary) String() string {
 type Metrics struct {
 	runs    *prometheus.CounterVec
 	lastRun prometheus.Gauge
+	phase   *prometheus.HistogramVec
 }
 
 // NewMetrics registers the run metrics with reg.
@@ -79,11 +92,16 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "onceflow_reconciler_last_run_timestamp_seconds",
 			Help: "Unix time at which the last successful reconciliation finished; alert when it grows old.",
 		}),
+		phase: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "onceflow_reconciler_phase_duration_seconds",
+			Help:    "How long each phase of a reconciliation took, failed ones included: sweep, detectors, audit, psp_audit.",
+			Buckets: prometheus.ExponentialBuckets(0.01, 2.5, 10),
+		}, []string{"phase"}),
 	}
 	for _, o := range []string{OutcomeOK, OutcomeError, OutcomeSkipped} {
 		m.runs.WithLabelValues(o)
 	}
-	reg.MustRegister(m.runs, m.lastRun)
+	reg.MustRegister(m.runs, m.lastRun, m.phase)
 	return m
 }
 
@@ -123,7 +141,9 @@ func (r *Reconciler) Once(ctx context.Context) (Summary, error) {
 	}
 	log := r.log.With(zap.Int64("run_id", run.ID))
 	sum := Summary{RunID: run.ID}
+	began := time.Now()
 	sum.Sweep, err = r.sweep.Run(ctx, r.runs)
+	r.timed(&sum, PhaseSweep, began)
 	if err != nil {
 		err = fmt.Errorf("sweep: %w", err)
 	}
@@ -139,6 +159,9 @@ func (r *Reconciler) Once(ctx context.Context) (Summary, error) {
 		zap.Int("missing_events", sum.Sweep.MissingEvents), zap.Int("republish_failed", sum.Sweep.Failed),
 		zap.Bool("capped", sum.Sweep.Capped), zap.Int("findings", sum.Findings), zap.Int("closed", sum.Closed),
 		zap.Duration("took", time.Since(start)),
+	}
+	for _, p := range sum.Phases {
+		fields = append(fields, zap.Duration(p.Name+"_took", p.Took))
 	}
 	if err != nil {
 		r.metrics.runs.WithLabelValues(OutcomeError).Inc()
@@ -157,6 +180,7 @@ func (r *Reconciler) Once(ctx context.Context) (Summary, error) {
 func (r *Reconciler) check(ctx context.Context, started time.Time, sum *Summary) error {
 	var errs []error
 	for _, c := range r.checks {
+		began := time.Now()
 		found, err := c.Run(ctx, started)
 		if err == nil {
 			var closed int64
@@ -167,11 +191,19 @@ func (r *Reconciler) check(ctx context.Context, started time.Time, sum *Summary)
 		if cc, ok := c.(CaseChecker); ok && err == nil {
 			err = r.openCases(ctx, cc.CaseKind(), found)
 		}
+		r.timed(sum, c.Name(), began)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", c.Name(), err))
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// timed records that the phase name, begun at began, has ended.
+func (r *Reconciler) timed(sum *Summary, name string, began time.Time) {
+	took := time.Since(began)
+	sum.Phases = append(sum.Phases, Phase{Name: name, Took: took})
+	r.metrics.phase.WithLabelValues(name).Observe(took.Seconds())
 }
 
 // openCases opens a case of kind for each finding.

@@ -2,10 +2,15 @@ package reconcile_test
 
 import (
 	"context"
+	"errors"
+	"slices"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	dto "github.com/prometheus/client_model/go"
 	"go.uber.org/zap/zaptest"
 
 	"github.com/onceflow/onceflow/services/reconciler/internal/reconcile"
@@ -129,4 +134,56 @@ func runsTotal(tb testing.TB, reg *prometheus.Registry, outcome string) int {
 	}
 	tb.Fatalf("no runs_total{outcome=%q}", outcome)
 	return 0
+}
+
+// failing is a check whose every run fails.
+type failing struct{}
+
+func (failing) Name() string    { return "detectors" }
+func (failing) Kinds() []string { return []string{"receipt_stuck"} }
+func (failing) Run(context.Context, time.Time) ([]store.Finding, error) {
+	return nil, errors.New("the database went away")
+}
+
+// Each phase of a run is timed, in the order it ran, a failed one too, and
+// the phase histogram holds one observation of each with the same time.
+func TestOnceTimesEachPhase(t *testing.T) {
+	t.Parallel()
+	db := reconcilertest.NewDB(t)
+	reg := prometheus.NewRegistry()
+	sw := sweepFunc(func(context.Context) (sweep.Result, error) { return sweep.Result{Checked: 1}, nil })
+	r := reconcile.New(store.New(db.Pool), sw, zaptest.NewLogger(t), reconcile.NewMetrics(reg), disagreeing{}, failing{})
+
+	sum, err := r.Once(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "detectors: the database went away") {
+		t.Fatalf("Once error = %v, want the failing check's", err)
+	}
+	var names []string
+	for _, p := range sum.Phases {
+		names = append(names, p.Name)
+	}
+	if want := []string{reconcile.PhaseSweep, "audit", "detectors"}; !slices.Equal(names, want) {
+		t.Fatalf("phases = %v, want %v", names, want)
+	}
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	observed := map[string]*dto.Histogram{}
+	for _, f := range families {
+		if f.GetName() == "onceflow_reconciler_phase_duration_seconds" {
+			for _, m := range f.GetMetric() {
+				observed[m.GetLabel()[0].GetValue()] = m.GetHistogram()
+			}
+		}
+	}
+	for _, p := range sum.Phases {
+		h := observed[p.Name]
+		if h.GetSampleCount() != 1 || h.GetSampleSum() != p.Took.Seconds() {
+			t.Errorf("phase %s: histogram count %d sum %v, want 1 and %v", p.Name, h.GetSampleCount(), h.GetSampleSum(), p.Took.Seconds())
+		}
+	}
+	if len(observed) != len(sum.Phases) {
+		t.Errorf("histogram phases = %d, want %d", len(observed), len(sum.Phases))
+	}
 }

@@ -139,11 +139,12 @@ type ChangedDocument struct {
 }
 
 // AuditChangedDocuments returns one page of at most limit documents of p
-// whose audited fields changed at or after after, in (ChangedAt, ID) order
-// after the cursor (after, afterID). Its errors are the database's.
-func (r *InvoicerReader) AuditChangedDocuments(ctx context.Context, p AuditPeriod, after time.Time, afterID int64, limit int) ([]ChangedDocument, error) {
+// whose audited fields changed at or after after and before before, in
+// (ChangedAt, ID) order after the cursor (after, afterID). Its errors are
+// the database's.
+func (r *InvoicerReader) AuditChangedDocuments(ctx context.Context, p AuditPeriod, after time.Time, afterID int64, before time.Time, limit int) ([]ChangedDocument, error) {
 	rows, err := r.q.DocumentsAuditChanged(ctx, dbsqlc.DocumentsAuditChangedParams{
-		AfterChangedAt: after, AfterID: afterID, FromDate: p.FromDate, ToDate: p.ToDate,
+		AfterChangedAt: after, Before: before, AfterID: afterID, FromDate: p.FromDate, ToDate: p.ToDate,
 		CreatedFrom: p.CreatedFrom, CreatedTo: p.CreatedTo, PageSize: int32(limit),
 	})
 	if err != nil {

@@ -154,7 +154,7 @@ func TestSteadyStateQueriesReadWhatIsNewNotTheHistory(t *testing.T) {
 		{"sweep: open invoicer cases about one page", invoicerCasesOpenAboutSources, []any{"payment", page}, len(page)},
 		{"sweep: open ingest cases about one page", ingestCasesOpenAbout, []any{page}, len(page)},
 		{"audit: our documents changed since the previous run", documentsAuditChanged,
-			[]any{now.Add(-2 * time.Minute), int64(0), today.AddDate(0, 0, -1), today, now.Add(-48 * time.Hour), now, int32(500)}, 10},
+			[]any{now.Add(-2 * time.Minute), now.Add(-time.Minute), int64(0), today.AddDate(0, 0, -1), today, now.Add(-48 * time.Hour), now, int32(500)}, 10},
 		{"audit: our documents of a day listed in full", documentsAuditPeriod,
 			[]any{int64(0), today, today, now.Add(-24 * time.Hour), now, int32(500)}, 3 * perDay},
 	}

@@ -63,16 +63,18 @@ SELECT id, reference, source_kind, source_ref, kind, status, amount_minor, curre
        issue_date, created_at, audit_changed_at
 FROM invoicer.fiscal_documents
 WHERE audit_changed_at >= $1::timestamptz
-  AND (audit_changed_at, id) > ($1::timestamptz, $2::bigint)
+  AND audit_changed_at < $2::timestamptz
+  AND (audit_changed_at, id) > ($1::timestamptz, $3::bigint)
   AND status IN ('pending_dgi', 'authorized', 'observed', 'issued', 'rejected')
-  AND (issue_date BETWEEN $3::date AND $4::date
-       OR (issue_date IS NULL AND created_at >= $5 AND created_at < $6))
+  AND (issue_date BETWEEN $4::date AND $5::date
+       OR (issue_date IS NULL AND created_at >= $6 AND created_at < $7))
 ORDER BY audit_changed_at, id
-LIMIT $7
+LIMIT $8
 `
 
 type DocumentsAuditChangedParams struct {
 	AfterChangedAt time.Time
+	Before         time.Time
 	AfterID        int64
 	FromDate       time.Time
 	ToDate         time.Time
@@ -98,12 +100,14 @@ type DocumentsAuditChangedRow struct {
 // DocumentsAuditChanged pages, in (audit_changed_at, id) order after the
 // cursor (@after_changed_at, @after_id), through the documents the provider
 // must hold for the days @from_date to @to_date (as DocumentsAuditPeriod)
-// whose audited fields changed at or after @after_changed_at: what changed
-// since the audit's previous run. The plain audit_changed_at bound lets the
-// fiscal_documents_audit_changed index narrow the scan to those rows.
+// whose audited fields changed at or after @after_changed_at and before
+// @before: what changed since the audit's previous mark, up to its new one.
+// The plain audit_changed_at bounds let the fiscal_documents_audit_changed
+// index narrow the scan to those rows.
 func (q *Queries) DocumentsAuditChanged(ctx context.Context, arg DocumentsAuditChangedParams) ([]DocumentsAuditChangedRow, error) {
 	rows, err := q.db.Query(ctx, documentsAuditChanged,
 		arg.AfterChangedAt,
+		arg.Before,
 		arg.AfterID,
 		arg.FromDate,
 		arg.ToDate,
