@@ -1,17 +1,19 @@
 -- name: IngestOutboxParked :many
--- Parked rows of ingest's outbox. Read through the read-only ingest connection.
+-- Parked rows of ingest's outbox, as the outbox's operator API counts them
+-- (served by the partial index outbox_parked, never the whole outbox). Read
+-- through the read-only ingest connection.
 SELECT event_key, event_type, coalesce(parked_reason, '')::text AS reason
 FROM ingest.outbox
-WHERE parked_at IS NOT NULL
+WHERE parked_at IS NOT NULL AND published_at IS NULL
 ORDER BY id
 LIMIT @max_rows;
 
 -- name: InvoicerOutboxParked :many
--- Parked rows of the invoicer's outbox. Read through the read-only invoicer
--- connection.
+-- Parked rows of the invoicer's outbox, as IngestOutboxParked's. Read
+-- through the read-only invoicer connection.
 SELECT event_key, event_type, coalesce(parked_reason, '')::text AS reason
 FROM invoicer.outbox
-WHERE parked_at IS NOT NULL
+WHERE parked_at IS NOT NULL AND published_at IS NULL
 ORDER BY id
 LIMIT @max_rows;
 
@@ -29,12 +31,14 @@ LIMIT @max_rows;
 
 -- name: DocumentsStuck :many
 -- Documents in needs_attention since before @attention_before, or claimed
--- by an emitter whose claim expired before @claim_expired_before.
+-- by an emitter whose claim expired before @claim_expired_before. The
+-- statuses not final are named, not the final ones excluded, so the scan is
+-- of fiscal_documents_status's unfinished entries, never the history.
 SELECT reference, status, coalesce(attention_reason, '')::text AS reason,
        (lease_expires_at IS NOT NULL AND lease_expires_at < @claim_expired_before)::bool AS claim_expired
 FROM invoicer.fiscal_documents
 WHERE (status = 'needs_attention' AND updated_at < @attention_before)
-   OR (lease_expires_at < @claim_expired_before AND status NOT IN ('authorized', 'observed', 'issued', 'rejected', 'voided'))
+   OR (lease_expires_at < @claim_expired_before AND status IN ('pending', 'unknown', 'pending_dgi', 'needs_attention'))
 ORDER BY id
 LIMIT @max_rows;
 

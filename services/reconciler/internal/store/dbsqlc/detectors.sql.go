@@ -15,7 +15,7 @@ SELECT reference, status, coalesce(attention_reason, '')::text AS reason,
        (lease_expires_at IS NOT NULL AND lease_expires_at < $1)::bool AS claim_expired
 FROM invoicer.fiscal_documents
 WHERE (status = 'needs_attention' AND updated_at < $2)
-   OR (lease_expires_at < $1 AND status NOT IN ('authorized', 'observed', 'issued', 'rejected', 'voided'))
+   OR (lease_expires_at < $1 AND status IN ('pending', 'unknown', 'pending_dgi', 'needs_attention'))
 ORDER BY id
 LIMIT $3
 `
@@ -28,7 +28,9 @@ type DocumentsStuckRow struct {
 }
 
 // Documents in needs_attention since before @attention_before, or claimed
-// by an emitter whose claim expired before @claim_expired_before.
+// by an emitter whose claim expired before @claim_expired_before. The
+// statuses not final are named, not the final ones excluded, so the scan is
+// of fiscal_documents_status's unfinished entries, never the history.
 func (q *Queries) DocumentsStuck(ctx context.Context, claimExpiredBefore *time.Time, attentionBefore time.Time, maxRows int32) ([]DocumentsStuckRow, error) {
 	rows, err := q.db.Query(ctx, documentsStuck, claimExpiredBefore, attentionBefore, maxRows)
 	if err != nil {
@@ -57,7 +59,7 @@ func (q *Queries) DocumentsStuck(ctx context.Context, claimExpiredBefore *time.T
 const ingestOutboxParked = `-- name: IngestOutboxParked :many
 SELECT event_key, event_type, coalesce(parked_reason, '')::text AS reason
 FROM ingest.outbox
-WHERE parked_at IS NOT NULL
+WHERE parked_at IS NOT NULL AND published_at IS NULL
 ORDER BY id
 LIMIT $1
 `
@@ -68,7 +70,9 @@ type IngestOutboxParkedRow struct {
 	Reason    string
 }
 
-// Parked rows of ingest's outbox. Read through the read-only ingest connection.
+// Parked rows of ingest's outbox, as the outbox's operator API counts them
+// (served by the partial index outbox_parked, never the whole outbox). Read
+// through the read-only ingest connection.
 func (q *Queries) IngestOutboxParked(ctx context.Context, maxRows int32) ([]IngestOutboxParkedRow, error) {
 	rows, err := q.db.Query(ctx, ingestOutboxParked, maxRows)
 	if err != nil {
@@ -92,7 +96,7 @@ func (q *Queries) IngestOutboxParked(ctx context.Context, maxRows int32) ([]Inge
 const invoicerOutboxParked = `-- name: InvoicerOutboxParked :many
 SELECT event_key, event_type, coalesce(parked_reason, '')::text AS reason
 FROM invoicer.outbox
-WHERE parked_at IS NOT NULL
+WHERE parked_at IS NOT NULL AND published_at IS NULL
 ORDER BY id
 LIMIT $1
 `
@@ -103,8 +107,8 @@ type InvoicerOutboxParkedRow struct {
 	Reason    string
 }
 
-// Parked rows of the invoicer's outbox. Read through the read-only invoicer
-// connection.
+// Parked rows of the invoicer's outbox, as IngestOutboxParked's. Read
+// through the read-only invoicer connection.
 func (q *Queries) InvoicerOutboxParked(ctx context.Context, maxRows int32) ([]InvoicerOutboxParkedRow, error) {
 	rows, err := q.db.Query(ctx, invoicerOutboxParked, maxRows)
 	if err != nil {

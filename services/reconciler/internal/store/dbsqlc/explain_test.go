@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"testing"
 	"time"
 
@@ -39,7 +40,8 @@ const historySize = 100_000
 
 // seedHistory writes historySize payments paid over the last 60 days,
 // each with its authorized invoice issued that day and last updated then,
-// and a tenth as many closed cases in ingest and in the invoicer.
+// its finished receipt and its two published outbox rows, and a tenth as
+// many closed cases in ingest and in the invoicer.
 func seedHistory(tb testing.TB, pool *pgxpool.Pool) {
 	tb.Helper()
 	for _, sql := range []string{
@@ -59,6 +61,12 @@ FROM ingest.payments p`,
 SELECT 'unknown_payment', 'payment:h' || g, 'h' || g, now() - interval '30 days', 'resolved' FROM generate_series(1, $1 / 10) g`,
 		`INSERT INTO invoicer.cases (kind, subject, psp_payment_id, document_id, closed_at, action)
 SELECT 'needs_attention', 'document:' || g, 'h' || g, g, now() - interval '30 days', 'resolved' FROM generate_series(1, $1 / 10) g`,
+		`INSERT INTO ingest.webhook_receipts (source, scope, kind, dedupe_key, body, status, received_at, processed_at)
+SELECT 'dlocal', 'dlocal', 'psp', 'payment:' || p.id || ':PAID', '\x', 'done', p.paid_at, p.paid_at FROM ingest.payments p`,
+		`INSERT INTO ingest.outbox (event_key, event_type, payload, created_at, published_at)
+SELECT 'payment:' || p.id || ':paid', 'billing.payment.paid', '\x', p.paid_at, p.paid_at FROM ingest.payments p`,
+		`INSERT INTO invoicer.outbox (event_key, event_type, payload, created_at, published_at)
+SELECT 'notification:' || p.id, 'notification.document', '\x', p.paid_at, p.paid_at FROM ingest.payments p`,
 		`ANALYZE`,
 	} {
 		var args []any
@@ -164,5 +172,63 @@ func TestSteadyStateQueriesReadWhatIsNewNotTheHistory(t *testing.T) {
 		if rows > float64(c.max) {
 			t.Errorf("%s reads %.0f rows of %d of history, want at most %d: %v", c.name, rows, historySize, c.max, scans)
 		}
+	}
+}
+
+// TestDetectorQueriesReadWhatIsStuckNotTheHistory reads the plans of the
+// stuck-work detectors' queries, which every run makes, over the same
+// history, where nothing is stuck: each must read about nothing.
+//
+//	go test -run TestDetectorQueriesReadWhatIsStuckNotTheHistory -v ./services/reconciler/internal/store/dbsqlc/
+func TestDetectorQueriesReadWhatIsStuckNotTheHistory(t *testing.T) {
+	t.Parallel()
+	pool := newDB(t)
+	seedHistory(t, pool)
+	now := time.Now()
+	claimExpired := now.Add(-5 * time.Minute)
+	cases := []struct {
+		name string
+		sql  string
+		args []any
+	}{
+		{"detectors: documents stuck", documentsStuck, []any{&claimExpired, now.Add(-time.Hour), int32(100)}},
+		{"detectors: receipts stuck", receiptsStuck, []any{&claimExpired, now.Add(-time.Hour), int32(100)}},
+		{"detectors: ingest's outbox rows parked", ingestOutboxParked, []any{int32(100)}},
+		{"detectors: the invoicer's outbox rows parked", invoicerOutboxParked, []any{int32(100)}},
+	}
+	for _, c := range cases {
+		rows, scans := explain(t, pool, c.sql, c.args...)
+		t.Logf("%s: %.0f rows read, by %v", c.name, rows, scans)
+		if rows > 10 {
+			t.Errorf("%s reads %.0f rows of %d of history where none is stuck, want at most 10: %v", c.name, rows, historySize, scans)
+		}
+	}
+}
+
+// TestDocumentsStuckNamesEveryUnfinishedStatus: DocumentsStuck names the
+// statuses not final rather than excluding the final ones (so an index
+// serves it); a status added to fiscal_documents' check constraint must be
+// named there too, or be final.
+func TestDocumentsStuckNamesEveryUnfinishedStatus(t *testing.T) {
+	t.Parallel()
+	pool := newDB(t)
+	var def string
+	if err := pool.QueryRow(context.Background(), `SELECT pg_get_constraintdef(oid) FROM pg_constraint
+WHERE conname = 'fiscal_documents_status_check' AND conrelid = 'invoicer.fiscal_documents'::regclass`).Scan(&def); err != nil {
+		t.Fatal(err)
+	}
+	quoted := regexp.MustCompile(`'([a-z_]+)'`)
+	named := map[string]bool{}
+	for _, m := range quoted.FindAllStringSubmatch(regexp.MustCompile(`status IN \(([^)]*)\)\)`).FindString(documentsStuck), -1) {
+		named[m[1]] = true
+	}
+	final := map[string]bool{"authorized": true, "observed": true, "issued": true, "rejected": true, "voided": true}
+	for _, m := range quoted.FindAllStringSubmatch(def, -1) {
+		if s := m[1]; !named[s] && !final[s] {
+			t.Errorf("status %q (in %s) is neither final nor named by DocumentsStuck (named: %v)", s, def, named)
+		}
+	}
+	if len(named) == 0 {
+		t.Fatalf("found no status named in DocumentsStuck:\n%s", documentsStuck)
 	}
 }
