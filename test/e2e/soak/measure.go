@@ -70,6 +70,8 @@ type reading struct {
 	tables map[string]Size
 	runs   []run
 	lastID int64 // the last run read
+	// phases is the reconciler's phase histogram so far.
+	phases map[string]phaseTotal
 }
 
 // run is one reconciler run.
@@ -102,8 +104,9 @@ func latencies(ctx context.Context, db *pgxpool.Pool, from, to string) (bench.Sa
 }
 
 // read takes a reading after prev (nil for the first), with the CPU last:
-// the reading's own queries count in the window they end.
-func read(ctx context.Context, db *pgxpool.Pool, cpu func() bench.CPUTimes, prev *reading) (*reading, error) {
+// the reading's own queries count in the window they end. metrics is the
+// reconciler's metrics page.
+func read(ctx context.Context, db *pgxpool.Pool, metrics string, cpu func() bench.CPUTimes, prev *reading) (*reading, error) {
 	r := &reading{tables: map[string]Size{}}
 	if prev != nil {
 		r.lastID = prev.lastID
@@ -121,6 +124,9 @@ func read(ctx context.Context, db *pgxpool.Pool, cpu func() bench.CPUTimes, prev
 		return nil, fmt.Errorf("read the table sizes: %w", err)
 	}
 	if err := r.readRuns(ctx, db); err != nil {
+		return nil, err
+	}
+	if r.phases, err = readPhases(ctx, metrics); err != nil {
 		return nil, err
 	}
 	if err := db.QueryRow(ctx, walPosition).Scan(&r.wal); err != nil {

@@ -98,11 +98,21 @@ func plotLatency(path string, windows []Window) error {
 }
 
 // plotReconciler draws the mean and longest run time of the reconciler's
-// runs in each window.
+// runs in each window, and the mean time of each phase.
 func plotReconciler(path string, windows []Window) error {
-	return linePlot(path, "the reconciler's run time (runs finished in each window)", "seconds", windows, []series{
+	lines := []series{
 		{"mean", func(w Window) float64 { return w.Reconciler.MeanSeconds }}, {"max", func(w Window) float64 { return w.Reconciler.MaxSeconds }},
-	})
+	}
+	names := map[string]bool{}
+	for _, w := range windows {
+		for name := range w.Reconciler.PhaseMeanSeconds {
+			names[name] = true
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(names)) {
+		lines = append(lines, series{name + " (mean)", func(w Window) float64 { return w.Reconciler.PhaseMeanSeconds[name] }})
+	}
+	return linePlot(path, "the reconciler's run time (runs finished in each window)", "seconds", windows, lines)
 }
 
 // plotSizes draws the six largest tables' sizes (indexes included) at the
@@ -173,7 +183,9 @@ and writes ` + "`results.json`" + `, ` + "`cpu_per_doc.png`" + `, ` + "`latency.
   ends over the window's documents; the total adds the services, sandboxes, PostgreSQL and
   SQS. WAL per document is the WAL written between two ends over the documents. p50 and p99
   are webhook accepted → invoice authorized of the window's payments, from the rows'
-  timestamps as in the bench. The reconciler's figures are its runs finished in the window.
+  timestamps as in the bench. The reconciler's figures are its runs finished in the window;
+  each phase's mean (sweep, detectors, audit) is read from its
+  ` + "`onceflow_reconciler_phase_duration_seconds`" + ` between the two ends.
 - **Retention.** Every pruned table keeps its rows ` + "`-retention`" + ` (default two windows at the
   offered rate), or the service's floor when that is longer: ingest keeps receipts, PSP calls
   and delivered notifications 24 h at least, idempotency keys 1 h; the invoicer keeps
@@ -216,14 +228,14 @@ func Readme(r *Results) string {
 	c := r.Config
 	fmt.Fprintf(&b, "\n## Figures\n\n%d documents in windows of %d at %d payments/s, started %s on %d CPUs; PostgreSQL %s (autovacuum %s); retention %s, reconciler every %s.\n\n",
 		c.Documents, c.Window, c.Rate, r.StartedAt.Format("2006-01-02 15:04 MST"), r.CPUs, c.PG, r.Autovacuum, c.retentionTarget(), c.reconcileEvery())
-	b.WriteString("| window | documents | s | CPU ms/doc | WAL B/doc | p50 ms | p99 ms | tables MB | tables pruned in the run, MB | reconciler runs | mean s | max s |\n")
-	b.WriteString("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	b.WriteString("| window | documents | s | CPU ms/doc | WAL B/doc | p50 ms | p99 ms | tables MB | tables pruned in the run, MB | reconciler runs | mean s | max s | mean s by phase |\n")
+	b.WriteString("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
 	pruned := prunedSet(r.Pruned)
 	for _, w := range r.Windows {
 		all, kept := w.total(pruned)
-		fmt.Fprintf(&b, "| %d | %d | %.0f | %.2f | %.0f | %.0f | %.0f | %.1f | %.1f | %d | %.3f | %.3f |\n", w.Index, w.Documents, w.Seconds,
+		fmt.Fprintf(&b, "| %d | %d | %.0f | %.2f | %.0f | %.0f | %.0f | %.1f | %.1f | %d | %.3f | %.3f | %s |\n", w.Index, w.Documents, w.Seconds,
 			w.CPUMsPerDocTotal, w.WALBytesPerDoc, w.P50Ms, w.P99Ms, float64(all)/1e6, float64(kept)/1e6,
-			w.Reconciler.Count, w.Reconciler.MeanSeconds, w.Reconciler.MaxSeconds)
+			w.Reconciler.Count, w.Reconciler.MeanSeconds, w.Reconciler.MaxSeconds, w.Reconciler.phases())
 	}
 	fmt.Fprintf(&b, "\nVerdict:\n\n```\n%s\n```\n\n", strings.TrimRight(r.Verdict.String(), "\n"))
 	b.WriteString("![CPU per document](cpu_per_doc.png)\n\n![Latency](latency.png)\n\n![Table sizes](table_sizes.png)\n\n![Reconciler](reconciler.png)\n")

@@ -41,6 +41,10 @@ type Runs struct {
 	MeanSeconds float64 `json:"mean_s"`
 	MaxSeconds  float64 `json:"max_s"`
 	MeanChecked float64 `json:"mean_checked"` // payments and refunds a run checked
+	// PhaseMeanSeconds is each phase's mean time over the window's runs
+	// (sweep, detectors, audit, from the reconciler's
+	// onceflow_reconciler_phase_duration_seconds).
+	PhaseMeanSeconds map[string]float64 `json:"phase_mean_s,omitempty"`
 }
 
 // notPipeline are the CPU groups CPUMsPerDocTotal leaves out.
@@ -53,6 +57,7 @@ func newWindow(k, docs int, began time.Time, start, end *reading, lat bench.Samp
 	w := Window{Index: k + 1, Documents: (k + 1) * docs, Seconds: secs, Elapsed: end.at.Sub(began).Seconds(),
 		CPUMsPerDoc: map[string]float64{}, WALBytesPerDoc: float64(end.wal-start.wal) / float64(docs),
 		P50Ms: lat.Quantile(0.5), P99Ms: lat.Quantile(0.99), Tables: end.tables, Reconciler: summarize(end.runs)}
+	w.Reconciler.PhaseMeanSeconds = phaseMeans(start.phases, end.phases)
 	for group, cores := range bench.Cores(start.cpu, end.cpu, secs) {
 		ms := cores * secs * 1000 / float64(docs)
 		w.CPUMsPerDoc[group] = ms
@@ -98,9 +103,22 @@ func (w Window) total(names map[string]bool) (all, some int64) {
 // in the run, named by pruned), the reconciler's runs.
 func (w Window) Line(windows int, pruned map[string]bool) string {
 	all, kept := w.total(pruned)
-	return fmt.Sprintf("window %d/%d (%d docs, %.1f s): CPU/doc %.2f ms (%s); WAL %.0f B/doc; p50 %.0f ms, p99 %.0f ms; tables %s (pruned in the run %s); reconciler %d runs, mean %.3f s, max %.3f s",
+	return fmt.Sprintf("window %d/%d (%d docs, %.1f s): CPU/doc %.2f ms (%s); WAL %.0f B/doc; p50 %.0f ms, p99 %.0f ms; tables %s (pruned in the run %s); reconciler %d runs, mean %.3f s (%s), max %.3f s",
 		w.Index, windows, w.Documents, w.Seconds, w.CPUMsPerDocTotal, busiest(w.CPUMsPerDoc, 5), w.WALBytesPerDoc,
-		w.P50Ms, w.P99Ms, megabytes(all), megabytes(kept), w.Reconciler.Count, w.Reconciler.MeanSeconds, w.Reconciler.MaxSeconds)
+		w.P50Ms, w.P99Ms, megabytes(all), megabytes(kept), w.Reconciler.Count, w.Reconciler.MeanSeconds,
+		w.Reconciler.phases(), w.Reconciler.MaxSeconds)
+}
+
+// phases renders the mean time of each phase, in seconds, by name.
+func (r Runs) phases() string {
+	if len(r.PhaseMeanSeconds) == 0 {
+		return "no phase timed"
+	}
+	var parts []string
+	for _, name := range slices.Sorted(maps.Keys(r.PhaseMeanSeconds)) {
+		parts = append(parts, fmt.Sprintf("%s %.3f", name, r.PhaseMeanSeconds[name]))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // Sizes is a line of the window's n largest tables, with their indexes and

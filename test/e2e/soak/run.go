@@ -139,7 +139,7 @@ func (s *soak) drive(ctx context.Context) ([]Window, error) {
 		return nil, err
 	}
 	cpu := s.readCPU
-	first, err := read(ctx, s.db, cpu, nil)
+	first, err := read(ctx, s.db, s.metrics(), cpu, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -177,6 +177,9 @@ func (s *soak) drive(ctx context.Context) ([]Window, error) {
 	return windows, g.Wait()
 }
 
+// metrics is the reconciler's metrics page.
+func (s *soak) metrics() string { return s.s.AdminURL("reconciler-1") + "/metrics" }
+
 // window waits until window k's payments are all offered and invoiced,
 // then reads its figures; start is when the first payment was offered.
 func (s *soak) window(ctx context.Context, k int, offered *atomic.Int64, start time.Time, prev *reading) (Window, *reading, error) {
@@ -196,7 +199,7 @@ func (s *soak) window(ctx context.Context, k int, offered *atomic.Int64, start t
 	if lat.Count() != s.cfg.Window {
 		return Window{}, nil, fmt.Errorf("%d latencies for %d documents: receipts pruned before they were read? (INGEST_RECEIPT_RETENTION must outlast a window)", lat.Count(), s.cfg.Window)
 	}
-	end, err := read(ctx, s.db, s.readCPU, prev)
+	end, err := read(ctx, s.db, s.metrics(), s.readCPU, prev)
 	if err != nil {
 		return Window{}, nil, err
 	}

@@ -3,12 +3,18 @@ package soak
 import (
 	"encoding/json"
 	"math"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/onceflow/onceflow/test/e2e/bench"
 )
@@ -131,6 +137,10 @@ func TestNewWindowDividesByTheDocuments(t *testing.T) {
 	start, end := readings(began.Add(10*time.Second), 20, map[string][2]float64{
 		"ingest-1": {1, 3}, "postgres": {5, 9}, "bench": {0, 1}, "machine": {100, 110},
 	}, [2]int64{1000, 1000 + 2000*5000}, []run{{seconds: 0.5, checked: 10}, {seconds: 1.5, checked: 30, failed: true}})
+	// Two audits in the window took 9 s together, the sweep ran once
+	// before it and not in it.
+	start.phases = map[string]phaseTotal{"audit": {seconds: 4, count: 3}, "sweep": {seconds: 1, count: 3}}
+	end.phases = map[string]phaseTotal{"audit": {seconds: 13, count: 5}, "sweep": {seconds: 1, count: 3}}
 	w := newWindow(1, 2000, began, start, end, bench.NewSample(0, []float64{300, 100, 200}))
 	// ingest 2 s, postgres 4 s over 2000 documents: 1 and 2 ms each.
 	if w.CPUMsPerDoc["ingest-1"] != 1 || w.CPUMsPerDoc["postgres"] != 2 || w.CPUMsPerDocTotal != 3 {
@@ -145,7 +155,8 @@ func TestNewWindowDividesByTheDocuments(t *testing.T) {
 	if w.P50Ms != 200 || w.P99Ms != 300 {
 		t.Errorf("p50 %v, p99 %v; want 200, 300", w.P50Ms, w.P99Ms)
 	}
-	if want := (Runs{Count: 2, Failed: 1, MeanSeconds: 1, MaxSeconds: 1.5, MeanChecked: 20}); w.Reconciler != want {
+	want := Runs{Count: 2, Failed: 1, MeanSeconds: 1, MaxSeconds: 1.5, MeanChecked: 20, PhaseMeanSeconds: map[string]float64{"audit": 4.5}}
+	if !reflect.DeepEqual(w.Reconciler, want) {
 		t.Errorf("reconciler %+v, want %+v", w.Reconciler, want)
 	}
 }
@@ -222,11 +233,11 @@ func TestLineAndReadmeShowTheFigures(t *testing.T) {
 		w.CPUMsPerDocTotal, w.WALBytesPerDoc, w.P50Ms, w.P99Ms = 25.75, 13258, 83, 371
 		w.Tables["ingest.outbox"] = Size{Total: 1_600_000}
 		w.Tables["invoicer.fiscal_documents"] = Size{Total: 2_000_000, Heap: 1_500_000, Indexes: 500_000, Live: 6000, Dead: 12}
-		w.Reconciler = Runs{Count: 6, MeanSeconds: 0.093, MaxSeconds: 0.151}
+		w.Reconciler = Runs{Count: 6, MeanSeconds: 0.093, MaxSeconds: 0.151, PhaseMeanSeconds: map[string]float64{"sweep": 0.02, "audit": 0.07}}
 	})
 	line := ws[0].Line(3, prunedSet(c.pruned()))
 	for _, want := range []string{"window 1/3 (2000 docs, 40.0 s)", "CPU/doc 25.75 ms (postgres 17.50, ingest-1 8.25)", "WAL 13258 B/doc",
-		"p50 83 ms, p99 371 ms", "tables 3.6 MB (pruned in the run 1.6 MB)", "reconciler 6 runs, mean 0.093 s, max 0.151 s"} {
+		"p50 83 ms, p99 371 ms", "tables 3.6 MB (pruned in the run 1.6 MB)", "reconciler 6 runs, mean 0.093 s (audit 0.070, sweep 0.020), max 0.151 s"} {
 		if !strings.Contains(line, want) {
 			t.Errorf("line %q lacks %q", line, want)
 		}
@@ -304,5 +315,32 @@ func TestVerdictLeavesTablesThatKeepARowPerDocument(t *testing.T) {
 	})
 	if got := checkNamed(judge(c, long), "size invoicer.emission_attempts (MB)"); got.Judged || !strings.Contains(got.Note, "last attempt") {
 		t.Errorf("emission attempts: %+v, want not judged, as the last attempt of each document stays", got)
+	}
+}
+
+// The phase histogram is read from a real metrics page, as the
+// reconciler's registry renders it: each phase's seconds and runs.
+func TestReadPhasesFromTheMetricsPage(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	h := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: phaseMetric, Help: "phases"}, []string{"phase"})
+	reg.MustRegister(h, prometheus.NewCounter(prometheus.CounterOpts{Name: "onceflow_other_total", Help: "other"}))
+	h.WithLabelValues("audit").Observe(2.5)
+	h.WithLabelValues("audit").Observe(1.5)
+	h.WithLabelValues("sweep").Observe(0.25)
+	srv := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	defer srv.Close()
+
+	got, err := readPhases(t.Context(), srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]phaseTotal{"audit": {seconds: 4, count: 2}, "sweep": {seconds: 0.25, count: 1}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("phases %+v, want %+v", got, want)
+	}
+	gone := httptest.NewServer(http.NotFoundHandler())
+	defer gone.Close()
+	if _, err := readPhases(t.Context(), gone.URL); err == nil || !strings.Contains(err.Error(), "404") {
+		t.Errorf("reading a page that answers 404: %v, want an error naming it", err)
 	}
 }
