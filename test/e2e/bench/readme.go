@@ -140,6 +140,7 @@ type readmeInput struct {
 	CPUPerDoc  map[string]float64            `json:"cpu_seconds_per_doc"`
 	ByService  map[string]float64            `json:"pg_statements_per_doc_by_service"`
 	Statements []StatementCost               `json:"pg_statements"`
+	Steady     BurstCost                     `json:"e2e_steady_cost"`
 	Config     struct {
 		Concurrency int      `json:"concurrency"`
 		Duration    string   `json:"duration"`
@@ -233,10 +234,14 @@ const readmeStatements = 15
 // statements by service, and the most called statements.
 func (p *printer) burstCost(in readmeInput) {
 	p.line("\n## What a document costs\n")
-	p.line("Over the burst, per document: CPU milliseconds by process group, busiest first (`machine` is the whole machine), and statements by service.\n")
+	p.line("Over the burst, per document: CPU milliseconds by process group, busiest first (`machine` is the whole machine), and statements by service; then the same over the steady run, where the batches are small and the polls weigh more.\n")
 	p.line("| per document | |\n|---|---|")
 	p.line("| CPU ms | %s |", cpuMsLine(in.CPUPerDoc))
 	p.line("| statements | %s |", perService(in.ByService))
+	if in.Steady.Statements > 0 {
+		p.line("| steady: CPU ms | %s |", cpuMsLine(in.Steady.CPUSeconds))
+		p.line("| steady: statements | %.2f (%s), %.0f WAL bytes |", in.Steady.Statements, perService(in.Steady.ByService), in.Steady.WALBytes)
+	}
 	p.line("\nThe most called statements (all of them in results.json, `pg_statements`), per document: calls, rows, and the WAL bytes the statement wrote.\n")
 	p.line("| service | statement | calls | rows | WAL bytes |\n|---|---|--:|--:|--:|")
 	for _, s := range in.Statements[:min(readmeStatements, len(in.Statements))] {

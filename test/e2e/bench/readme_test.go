@@ -25,6 +25,8 @@ func TestReadmeTablesFollowTheResults(t *testing.T) {
 				{Service: "ingest", Statement: "-- name: ReceiptInsert :execrows INSERT INTO ingest.webhook_receipts", Calls: 1, Rows: 1, WALBytes: 1385},
 				{Service: "relay", Statement: "commit", Calls: 0.13},
 			}},
+		SteadyCost: BurstCost{Statements: 15.5, WALBytes: 12485, ByService: map[string]float64{"ingest": 8, "invoicer": 5.25, "relay": 2.25},
+			CPUSeconds: map[string]float64{"postgres": 0.0077, "ingest-1": 0.0027}},
 	}
 	b, err := r.JSON()
 	if err != nil {
@@ -65,6 +67,8 @@ func TestReadmeTablesFollowTheResults(t *testing.T) {
 		"| ingest | `ReceiptInsert` | 1.00 | 1.00 | 1385 |",
 		"| relay | `commit` | 0.13 | 0.00 | 0 |",
 		"| relay | relay-1 0.70, sqs 0.50 |",
+		"| steady: CPU ms | postgres 7.70, ingest-1 2.70 |",
+		"| steady: statements | 15.50 (ingest 8.00, invoicer 5.25, relay 2.25), 12485 WAL bytes |",
 	} {
 		if !strings.Contains(page, row) {
 			t.Errorf("README lacks %q", row)

@@ -51,9 +51,10 @@ type Results struct {
 	E2EHops         []Hop                         `json:"e2e_hops"`
 	Burst           BurstCost                     `json:"-"` // its figures are top-level keys (see JSON)
 	SteadyHops      []Hop                         `json:"e2e_steady_hops"`
-	BacklogSeconds  map[int]float64               `json:"-"`         // by backlog size
-	CPU             map[string]map[string]float64 `json:"cpu_cores"` // per stage, per process group
-	PGActive        map[string][]ActiveStatement  `json:"pg_active"` // per stage, sampled from pg_stat_activity
+	SteadyCost      BurstCost                     `json:"e2e_steady_cost"` // what each document of the steady run cost
+	BacklogSeconds  map[int]float64               `json:"-"`               // by backlog size
+	CPU             map[string]map[string]float64 `json:"cpu_cores"`       // per stage, per process group
+	PGActive        map[string][]ActiveStatement  `json:"pg_active"`       // per stage, sampled from pg_stat_activity
 	Config          Config                        `json:"config"`
 	StartedAt       time.Time                     `json:"started_at"`
 	CPUs            int                           `json:"cpus"`
@@ -127,7 +128,7 @@ var stageKeys = map[string][]string{
 	"relay":         {"relay_mps", "relay_ratio"},
 	"pipeline": {"e2e_docs_per_s", "e2e_p50_ms", "e2e_p99_ms", "e2e_hops", "pg_statements_per_doc", "pg_statements_per_doc_by_service",
 		"wal_bytes_per_doc", "pg_statements_wal_bytes_per_doc", "wal_fpi_per_doc", "cpu_seconds_per_doc", "pg_statements"},
-	"steady": {"e2e_steady_p50_ms", "e2e_steady_p99_ms", "e2e_steady_hops"},
+	"steady": {"e2e_steady_p50_ms", "e2e_steady_p99_ms", "e2e_steady_hops", "e2e_steady_cost"},
 }
 
 // dropUnmeasured removes from obj the figures of the stages a run with
@@ -192,6 +193,8 @@ func (r Results) Table(w io.Writer) error {
 	row("wal_bytes_per_doc", r.Burst.WALBytes, "bytes of WAL per document over the burst")
 	row("e2e_steady_p50_ms", r.SteadyP50Ms, fmt.Sprintf("ms at a steady %d payments/s", r.SteadyRate))
 	row("e2e_steady_p99_ms", r.SteadyP99Ms, "ms")
+	row("e2e_steady_statements_per_doc", r.SteadyCost.Statements, "statements the services ran per document at the steady rate")
+	row("e2e_steady_wal_bytes_per_doc", r.SteadyCost.WALBytes, "bytes of WAL per document at the steady rate")
 	for _, n := range slices.Sorted(maps.Keys(r.BacklogSeconds)) {
 		s := r.BacklogSeconds[n]
 		fmt.Fprintf(tw, "backlog_%s_s\t%.2f\t s to drain %d rows (%.0f rows/s)\t\n", sizeLabel(n), s, n, float64(n)/s)

@@ -178,14 +178,21 @@ func (r *run) steady(ctx context.Context, res *Results) error {
 	r.progress("steady: %d payments at %d/s, webhook → authorized invoice", n, r.cfg.PayRate)
 	p := pipelineRun{s: r.s, db: r.db, prefix: "steady-" + r.tag + "-", payments: n, rate: r.cfg.PayRate,
 		workers: r.cfg.Concurrency, timeout: r.cfg.Timeout, progress: r.progress}
+	meter := &burstMeter{db: r.db, cpu: r.readCPU}
+	var readings burstReadings
+	var measured error
+	p.paying = func() { meter.start(ctx) }
+	p.paid = func() { readings, measured = meter.stop(ctx) }
 	timeline, err := p.run(ctx)
-	if err != nil {
+	if err := errors.Join(err, measured); err != nil {
 		return err
 	}
+	res.SteadyCost = burstCost(readings, n, topStatements)
 	sample := timeline.Latencies()
 	r.plots.Steady = sample
 	res.SteadyRate, res.SteadyP50Ms, res.SteadyP99Ms = r.cfg.PayRate, sample.Quantile(0.5), sample.Quantile(0.99)
 	r.progress("steady: p50 %.0f ms, p99 %.0f ms at %d payments/s", res.SteadyP50Ms, res.SteadyP99Ms, res.SteadyRate)
+	r.progress("steady: per document, %s", describeCost(res.SteadyCost, 12))
 	res.SteadyHops, err = r.hops(ctx, p, "steady")
 	return err
 }
