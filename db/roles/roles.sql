@@ -120,7 +120,7 @@ GRANT SELECT, UPDATE, DELETE ON ingest.outbox, invoicer.outbox TO onceflow_relay
 -- new reconciler query on another schema needs its columns here;
 -- db/roles_test.go runs every one as the role.
 GRANT USAGE ON SCHEMA ingest, invoicer, relay TO onceflow_reconciler;
-GRANT SELECT (id, event_key, event_type, parked_at, parked_reason)
+GRANT SELECT (id, event_key, event_type, parked_at, parked_reason, published_at)
     ON ingest.outbox TO onceflow_reconciler;
 GRANT SELECT (id, source, event_id, status, attempts, lease_expires_at, received_at)
     ON ingest.webhook_receipts TO onceflow_reconciler;
@@ -128,7 +128,7 @@ GRANT SELECT (id, order_id, status, amount_minor, currency, paid_at) ON ingest.p
 GRANT SELECT (id, payment_id, status, amount_minor, currency, succeeded_at) ON ingest.refunds TO onceflow_reconciler;
 GRANT SELECT (id, merchant_order_id) ON ingest.orders TO onceflow_reconciler;
 GRANT SELECT ON ingest.cases TO onceflow_reconciler;
-GRANT SELECT (id, event_key, event_type, parked_at, parked_reason) ON invoicer.outbox TO onceflow_reconciler;
+GRANT SELECT (id, event_key, event_type, parked_at, parked_reason, published_at) ON invoicer.outbox TO onceflow_reconciler;
 GRANT SELECT (id, reference, source_kind, source_ref, kind, status, attention_reason, amount_minor,
               currency, issue_date, lease_expires_at, created_at, updated_at, audit_changed_at)
     ON invoicer.fiscal_documents TO onceflow_reconciler;
