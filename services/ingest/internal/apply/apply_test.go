@@ -38,7 +38,8 @@ type env struct {
 	worker *apply.Worker
 	psp    string
 	client apply.PSP
-	sent   int // receipts recorded, to give each its own dedupe key
+	sent   int                  // receipts recorded, to give each its own dedupe key
+	reg    *prometheus.Registry // worker's metrics
 }
 
 func newEnv(t *testing.T) *env {
@@ -57,15 +58,18 @@ func newEnv(t *testing.T) *env {
 	t.Cleanup(func() { srv.Close(); pspServer.Close() })
 	st := store.New(pool)
 	client := pspdlocal.New(pspdlocal.Config{BaseURL: srv.URL, Login: login, TransKey: transKey, SecretKey: secret}, httpclient.New(5*time.Second))
-	e := &env{t: t, pool: pool, store: st, psp: srv.URL, client: client}
-	e.worker = e.newWorker(10)
+	e := &env{t: t, pool: pool, store: st, psp: srv.URL, client: client, reg: prometheus.NewRegistry()}
+	e.worker = e.workerIn(10, e.reg)
 	return e
 }
 
 // newWorker returns another apply worker over e's database and sandbox
 // that claims up to batch receipts a round, like another ingest replica.
-func (e *env) newWorker(batch int) *apply.Worker {
-	return apply.NewWorker(e.store, apply.PSPs{"dlocal": e.client}, zaptest.NewLogger(e.t), prometheus.NewRegistry(), apply.Config{
+func (e *env) newWorker(batch int) *apply.Worker { return e.workerIn(batch, prometheus.NewRegistry()) }
+
+// workerIn is newWorker registering its metrics with reg.
+func (e *env) workerIn(batch int, reg *prometheus.Registry) *apply.Worker {
+	return apply.NewWorker(e.store, apply.PSPs{"dlocal": e.client}, zaptest.NewLogger(e.t), reg, apply.Config{
 		Batch: batch, Lease: time.Minute, Poll: time.Second, MaxAttempts: 5,
 		Backoff: backoff.Policy{Base: time.Millisecond, Cap: time.Millisecond},
 	}, nil)

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
+
 	"github.com/onceflow/onceflow/pkg/testwait"
 	"github.com/onceflow/onceflow/services/ingest/internal/apply"
 	"github.com/onceflow/onceflow/services/ingest/internal/store"
@@ -208,5 +210,34 @@ func TestRecurringOrderExecutionsAreEachInvoiced(t *testing.T) {
 	n := fmt.Sprint(len(ids))
 	if got, want := e.outcomeOf("o-monthly", ids...), (outcome{invoices: n, cases: "0", done: n, rejected: "0"}); got != want {
 		t.Fatalf("%s executions of a recurring order: %+v, want %+v", n, got, want)
+	}
+}
+
+// Each claim's size is observed, an empty one too, so that the share of
+// claims that found nothing is seen.
+func TestEachClaimsSizeIsObserved(t *testing.T) {
+	e := newEnv(t)
+	for i := range 3 {
+		order := fmt.Sprintf("o-size-%d", i)
+		e.order(order, 5000)
+		e.receive(e.pay(order, 50, "UYU"))
+	}
+	for _, want := range []int{3, 0} {
+		if n, err := e.worker.Round(t.Context()); err != nil || n != want {
+			t.Fatalf("round claimed %d (%v), want %d", n, err, want)
+		}
+	}
+	families, err := e.reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var h *dto.Histogram
+	for _, f := range families {
+		if f.GetName() == "onceflow_ingest_apply_claimed_receipts" {
+			h = f.GetMetric()[0].GetHistogram()
+		}
+	}
+	if h.GetSampleCount() != 2 || h.GetSampleSum() != 3 || h.GetBucket()[0].GetUpperBound() != 0 || h.GetBucket()[0].GetCumulativeCount() != 1 {
+		t.Errorf("claims histogram: %d claims, %v receipts, %d at most 0; want 2, 3, 1", h.GetSampleCount(), h.GetSampleSum(), h.GetBucket()[0].GetCumulativeCount())
 	}
 }

@@ -57,6 +57,7 @@ type Worker struct {
 	wake    <-chan struct{}
 	applied *prometheus.CounterVec
 	latency prometheus.Histogram
+	claimed prometheus.Histogram
 }
 
 // NewWorker returns a worker; wake nudges it when a receipt arrives.
@@ -68,8 +69,12 @@ func NewWorker(st *store.Store, psps PSPs, log *zap.Logger, reg prometheus.Regis
 		latency: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name: "onceflow_ingest_apply_seconds", Help: "Time to apply one receipt, PSP re-fetch and the commit it shares included.",
 			Buckets: prometheus.ExponentialBuckets(0.001, 2, 14),
+		}),
+		claimed: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "onceflow_ingest_apply_claimed_receipts", Help: "Receipts each claim of the apply worker took, 0 when a wake-up or a poll found none.",
+			Buckets: []float64{0, 1, 2, 5, 10, 20, 50, 100, 200},
 		})}
-	reg.MustRegister(w.applied, w.latency)
+	reg.MustRegister(w.applied, w.latency, w.claimed)
 	return w
 }
 
@@ -97,6 +102,7 @@ func (w *Worker) Round(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	w.claimed.Observe(float64(len(rows)))
 	// A receipt in hand is finished even when shutdown begins (the PSP
 	// client's timeout bounds its fetch); those not yet started are left,
 	// their claims lapse and another worker takes them.

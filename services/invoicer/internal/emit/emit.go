@@ -95,7 +95,8 @@ type Emitter struct {
 	outcomes   *prometheus.CounterVec
 	latency    *prometheus.HistogramVec
 	fenced     prometheus.Counter
-	due        chan struct{} // a document was recorded: wake one idle worker
+	claimed    prometheus.Histogram // documents per claim, empty ones included
+	due        chan struct{}        // a document was recorded: wake one idle worker
 }
 
 // New returns an emitter that works the documents of st, sending through p
@@ -112,8 +113,12 @@ func New(st *store.Store, p Provider, log *zap.Logger, reg prometheus.Registerer
 		fenced: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "onceflow_invoicer_results_refused_total", Help: "Attempt results refused because the lease or status changed meanwhile.",
 		}),
+		claimed: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "onceflow_invoicer_emit_claimed_documents", Help: "Documents each claim of an emission worker took, 0 when a wake-up or a poll found none.",
+			Buckets: []float64{0, 1, 2, 5, 10, 20, 50, 100},
+		}),
 	}
-	reg.MustRegister(e.outcomes, e.latency, e.fenced)
+	reg.MustRegister(e.outcomes, e.latency, e.fenced, e.claimed)
 	return e
 }
 
@@ -149,6 +154,7 @@ func (e *Emitter) Round(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	e.claimed.Observe(float64(len(claim.Documents)))
 	docs, clock := claim.Documents, e.dbClock(claim.Now)
 	// A document in hand is finished even when shutdown begins: cancelling a
 	// send half way would turn a clean outcome into an ambiguous one. The

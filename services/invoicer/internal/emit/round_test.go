@@ -129,3 +129,21 @@ func TestShutdownDuringSendsUndoesTheUnsentMarkers(t *testing.T) {
 		}
 	}
 }
+
+// Each claim's size is observed, an empty one too, so that the share of
+// claims that found nothing is seen.
+func TestEachClaimsSizeIsObserved(t *testing.T) {
+	t.Parallel()
+	env := invoicertest.New(t)
+	recordPayments(t, env, "pay-size", 3)
+	w := hookedWorker(t, env, fast(t), hooked{})
+	for _, want := range []int{3, 0} {
+		if n, err := w.Round(context.Background()); err != nil || n != want {
+			t.Fatalf("round claimed %d (%v), want %d", n, err, want)
+		}
+	}
+	h := invoicertest.Histogram(t, w.reg, "onceflow_invoicer_emit_claimed_documents")
+	if h.GetSampleCount() != 2 || h.GetSampleSum() != 3 || h.GetBucket()[0].GetUpperBound() != 0 || h.GetBucket()[0].GetCumulativeCount() != 1 {
+		t.Errorf("claims histogram: %d claims, %v documents, %d at most 0; want 2, 3, 1", h.GetSampleCount(), h.GetSampleSum(), h.GetBucket()[0].GetCumulativeCount())
+	}
+}

@@ -208,6 +208,23 @@ func Metric(tb testing.TB, reg prometheus.Gatherer, name string, labels map[stri
 	return sum
 }
 
+// Histogram returns the histogram name in reg (the one without labels),
+// failing tb when reg has none.
+func Histogram(tb testing.TB, reg prometheus.Gatherer, name string) *dto.Histogram {
+	tb.Helper()
+	families, err := reg.Gather()
+	if err != nil {
+		tb.Fatalf("gather: %v", err)
+	}
+	for _, f := range families {
+		if f.GetName() == name && len(f.GetMetric()) > 0 {
+			return f.GetMetric()[0].GetHistogram()
+		}
+	}
+	tb.Fatalf("no histogram %s", name)
+	return nil
+}
+
 func hasLabels(m *dto.Metric, want map[string]string) bool {
 	n := 0
 	for _, l := range m.GetLabel() {
