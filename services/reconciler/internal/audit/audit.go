@@ -52,12 +52,13 @@ type Provider interface {
 	LookupReferences(ctx context.Context, references []string) ([]fiscal.Held, error)
 }
 
+// Settle is how old a change of ours must be before a run looks it up: a
+// change committed up to this long after it was stamped is still seen, and
+// each is looked up once.
+const Settle = time.Minute
+
 // Defaults of the Config fields a zero value leaves unset.
 const (
-	// DefaultSettle is how old a change of ours must be before it is looked
-	// up: a change committed up to this long after it was stamped is still
-	// seen, and each is looked up once.
-	DefaultSettle = time.Minute
 	// DefaultLookupBatch is how many references one look-up at the provider
 	// names (InvoiCy publishes no limit).
 	DefaultLookupBatch = 100
@@ -82,9 +83,6 @@ type Config struct {
 	// PastEvery is how often an earlier day of the period is listed in full
 	// again once it was listed after it ended; zero lists it on every run.
 	PastEvery time.Duration
-	// Settle is how old a change of ours must be before a run looks it up;
-	// zero means DefaultSettle.
-	Settle time.Duration
 	// LookupBatch is how many references one look-up names; zero means
 	// DefaultLookupBatch.
 	LookupBatch int
@@ -105,9 +103,6 @@ type Auditor struct {
 // New returns an auditor keeping its state through own; cfg.Days and
 // cfg.PageSize must be positive and cfg.Location set.
 func New(p Provider, invoicer *store.InvoicerReader, own *store.Store, cfg Config, m *Metrics) *Auditor {
-	if cfg.Settle <= 0 {
-		cfg.Settle = DefaultSettle
-	}
 	if cfg.LookupBatch <= 0 {
 		cfg.LookupBatch = DefaultLookupBatch
 	}
@@ -158,7 +153,7 @@ func (a *Auditor) Run(ctx context.Context, now time.Time) ([]store.Finding, erro
 			return nil, err
 		}
 	}
-	until := now.Add(-a.cfg.Settle)
+	until := now.Add(-Settle)
 	if err := r.lookUpChanged(ctx, from, to, since, until); err != nil {
 		return nil, err
 	}

@@ -75,7 +75,7 @@ func steadyRun(t *testing.T, e *env, cfg audit.Config, fresh int) cost {
 		e.record(t, payment, "authorized", 12200, 0)
 	}
 	before := costOf(t, reg)
-	found, err := a.Run(context.Background(), time.Now().Add(audit.DefaultSettle))
+	found, err := a.Run(context.Background(), time.Now().Add(audit.Settle))
 	if err != nil || len(found) != 0 {
 		t.Fatalf("steady run: %d findings, %v; want none", len(found), err)
 	}

@@ -127,7 +127,7 @@ func TestChangedDocumentsAreCheckedOnTheNextRunWithoutAListing(t *testing.T) {
 	}
 	// Each later run is a Settle after now: the changes made before it are
 	// old enough to be looked up.
-	settled := func() time.Time { return time.Now().Add(audit.DefaultSettle) }
+	settled := func() time.Time { return time.Now().Add(audit.Settle) }
 
 	e.record(t, "p-lost", "authorized", 12200, 0) // acknowledged, the provider lacks it
 	e.db.Exec(t, `UPDATE invoicer.fiscal_documents SET amount_minor = 15000 WHERE source_ref = 'p-amount'`)
@@ -190,7 +190,7 @@ func TestEachChangeIsLookedUpOnceAndALateCommitIsSeen(t *testing.T) {
 	if err := tx.Commit(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	at := time.Now().Add(audit.DefaultSettle)
+	at := time.Now().Add(audit.Settle)
 	before = lookedUp()
 	want := []string{"audit_amount_mismatch " + ref("p-late")}
 	if found, _ := a.run(t, at); !slices.Equal(found, want) || lookedUp()-before != 4 {
