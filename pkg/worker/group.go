@@ -1,6 +1,7 @@
 // Package worker is the lifecycle of a service's background loops: a Loop
-// beats a heartbeat (Beat) so a stuck one shows as stalled, DrainThenWait
-// and Every are the two shapes a loop body takes, and a Group runs the
+// beats a heartbeat (Beat) so a stuck one shows as stalled, DrainThenWait,
+// ClaimThenWork (one claimer, several workers) and Every are the shapes a
+// loop body takes, and a Group runs the
 // loops beside the HTTP server and stops them in two phases (river's soft
 // and hard stop): first the loops stop taking work and finish what they
 // hold, then the HTTP server drains.

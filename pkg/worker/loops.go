@@ -2,6 +2,7 @@ package worker
 
 import (
 	"context"
+	"sync"
 	"time"
 )
 
@@ -19,6 +20,54 @@ func DrainThenWait(ctx context.Context, wake <-chan struct{}, poll time.Duration
 			continue
 		}
 		Wait(ctx, wake, poll)
+	}
+}
+
+// ClaimThenWork is DrainThenWait with one claimer and several workers: a
+// single loop claims work and hands each claim to a goroutine of its own,
+// at most slots at once. It claims only while a slot is free, so no claim
+// waits under its lease for a worker, and only one loop answers each
+// wake-up, so workers never race each other to a claim that finds nothing.
+// claim returns the claim's work, nil when it found none, and whether more
+// is due at once (a full batch); otherwise the loop waits for a wake-up or
+// poll. A wake-up already buffered when a claim begins is taken by it: the
+// claim sees what woke it. ClaimThenWork beats before every claim and
+// returns once ctx has ended and every claim in hand has been worked.
+func ClaimThenWork(ctx context.Context, wake <-chan struct{}, poll time.Duration, slots int, claim func(context.Context) (work func(), more bool)) {
+	free := make(chan struct{}, slots)
+	for range slots {
+		free <- struct{}{}
+	}
+	var inHand sync.WaitGroup
+	defer inHand.Wait()
+	for ctx.Err() == nil {
+		Beat(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-free:
+		}
+		drain(wake)
+		work, more := claim(ctx)
+		if work == nil {
+			free <- struct{}{}
+		} else {
+			inHand.Go(func() {
+				defer func() { free <- struct{}{} }()
+				work()
+			})
+		}
+		if !more {
+			Wait(ctx, wake, poll)
+		}
+	}
+}
+
+// drain takes a wake-up buffered in wake, if any, without waiting.
+func drain(wake <-chan struct{}) {
+	select {
+	case <-wake:
+	default:
 	}
 }
 

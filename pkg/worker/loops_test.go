@@ -81,6 +81,17 @@ func recv[T any](tb testing.TB, ch <-chan T, what string) T {
 	}
 }
 
+// quiet fails with what if ch yields within 50 ms: a short look for
+// something that must not happen, which can miss it but never fails wrongly.
+func quiet[T any](tb testing.TB, ch <-chan T, what string) {
+	tb.Helper()
+	select {
+	case <-ch:
+		tb.Fatal(what)
+	case <-time.After(50 * time.Millisecond):
+	}
+}
+
 // run runs f in a goroutine; the returned channel closes when it returns.
 func run(f func()) <-chan struct{} {
 	done := make(chan struct{})
@@ -174,4 +185,95 @@ func TestWait(t *testing.T) {
 			recv(t, run(func() { Wait(ctx, wake, tc.d) }), "return from Wait")
 		})
 	}
+}
+
+// claims is a claimer under test: each claim records itself and answers
+// the next of its plans; a claim with work returns a work that blocks until
+// released, reporting on started as it begins.
+type claims struct {
+	l       *loop
+	plans   chan plan
+	started chan int
+	release chan struct{}
+}
+
+// plan is what one claim answers: whether it found work, and more.
+type plan struct{ found, more bool }
+
+func newClaims(l *loop) *claims {
+	return &claims{l: l, plans: make(chan plan, 100), started: make(chan int, 100), release: make(chan struct{})}
+}
+
+// claim answers the next plan, or finds nothing when none is queued.
+func (c *claims) claim(context.Context) (func(), bool) {
+	c.l.called()
+	var p plan
+	select {
+	case p = <-c.plans:
+	default:
+	}
+	if !p.found {
+		return nil, p.more
+	}
+	return func() {
+		c.started <- 1
+		<-c.release
+	}, p.more
+}
+
+func TestClaimThenWork(t *testing.T) {
+	t.Parallel()
+	t.Run("works at most slots claims at once and claims again as one ends", func(t *testing.T) {
+		t.Parallel()
+		l := newLoop(t)
+		c := newClaims(l)
+		for range 5 {
+			c.plans <- plan{found: true, more: true}
+		}
+		done := run(func() { ClaimThenWork(l.ctx, nil, forever, 2, c.claim) })
+		l.beforeEach(t, 2, "claim")
+		recv(t, c.started, "first work")
+		recv(t, c.started, "second work")
+		quiet(t, l.calls, "a third claim while both slots were busy")
+		c.release <- struct{}{}
+		l.beforeEach(t, 1, "claim once a slot is free")
+		recv(t, c.started, "third work")
+		close(c.release)
+		l.stop(t, done)
+	})
+	t.Run("a claim that finds nothing frees its slot and waits for a wake-up", func(t *testing.T) {
+		t.Parallel()
+		l, wake := newLoop(t), make(chan struct{})
+		c := newClaims(l)
+		done := run(func() { ClaimThenWork(l.ctx, wake, forever, 1, c.claim) })
+		l.beforeEach(t, 1, "first claim")
+		c.plans <- plan{found: true}
+		wake <- struct{}{} // taken only by a waiting loop
+		l.beforeEach(t, 1, "claim after the wake-up")
+		recv(t, c.started, "work of the claim after the wake-up")
+		close(c.release)
+		l.stop(t, done)
+	})
+	t.Run("a wake-up buffered before a claim is taken by it", func(t *testing.T) {
+		t.Parallel()
+		l, wake := newLoop(t), make(chan struct{}, 1)
+		wake <- struct{}{}
+		c := newClaims(l)
+		done := run(func() { ClaimThenWork(l.ctx, wake, forever, 1, c.claim) })
+		l.beforeEach(t, 1, "first claim")
+		quiet(t, l.calls, "a second claim answered the wake-up the first had seen")
+		l.stop(t, done)
+	})
+	t.Run("returns only once the work in hand is done", func(t *testing.T) {
+		t.Parallel()
+		l := newLoop(t)
+		c := newClaims(l)
+		c.plans <- plan{found: true}
+		done := run(func() { ClaimThenWork(l.ctx, nil, forever, 3, c.claim) })
+		recv(t, c.started, "work")
+		l.cancel()
+		quiet(t, done, "returned while a claim was being worked")
+		close(c.release)
+		recv(t, done, "return after the work ended")
+	})
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
 	"slices"
 	"sync/atomic"
 	"time"
@@ -125,24 +126,8 @@ func (r *run) pipeline(ctx context.Context, res *Results) error {
 	r.progress("pipeline: %d payments, webhook → authorized invoice", r.cfg.Payments)
 	p := pipelineRun{s: r.s, db: r.db, prefix: "bench-" + r.tag + "-", payments: r.cfg.Payments,
 		workers: r.cfg.Concurrency, timeout: r.cfg.Timeout, progress: r.progress}
-	profiled := func() error { return nil }
-	if r.cfg.Profiles != "" {
-		if err := os.MkdirAll(r.cfg.Profiles, 0o755); err != nil {
-			return fmt.Errorf("-profiles: %w", err)
-		}
-	}
-	meter := &burstMeter{db: r.db, cpu: r.readCPU}
-	var readings burstReadings
-	var measured error
-	p.paying = func() {
-		meter.start(ctx)
-		if r.cfg.Profiles != "" {
-			profiled = r.profile(ctx, r.cfg.Profiles)
-		}
-	}
-	p.paid = func() { readings, measured = meter.stop(ctx) }
-	timeline, err := p.run(ctx)
-	if err := errors.Join(err, profiled(), measured); err != nil {
+	timeline, readings, err := r.measured(ctx, p, "")
+	if err != nil {
 		return err
 	}
 	res.Burst = burstCost(readings, r.cfg.Payments, topStatements)
@@ -153,6 +138,32 @@ func (r *run) pipeline(ctx context.Context, res *Results) error {
 	r.progress("pipeline: %.1f documents/s, p50 %.0f ms, p99 %.0f ms", res.E2EDocsPerS, res.E2EP50Ms, res.E2EP99Ms)
 	res.E2EHops, err = r.hops(ctx, p, "pipeline")
 	return err
+}
+
+// measured runs p and counts what its documents cost (see burstMeter)
+// from the first payment's creation until ingest has recorded the last
+// authorization. With -profiles it also takes the services' CPU profiles
+// over the run's first seconds, into the directory's sub-directory sub.
+func (r *run) measured(ctx context.Context, p pipelineRun, sub string) (Timeline, burstReadings, error) {
+	profiled := func() error { return nil }
+	dir := filepath.Join(r.cfg.Profiles, sub)
+	if r.cfg.Profiles != "" {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return Timeline{}, burstReadings{}, fmt.Errorf("-profiles: %w", err)
+		}
+	}
+	meter := &burstMeter{db: r.db, cpu: r.readCPU}
+	var readings burstReadings
+	var measured error
+	p.paying = func() {
+		meter.start(ctx)
+		if r.cfg.Profiles != "" {
+			profiled = r.profile(ctx, dir)
+		}
+	}
+	p.paid = func() { readings, measured = meter.stop(ctx) }
+	timeline, err := p.run(ctx)
+	return timeline, readings, errors.Join(err, profiled(), measured)
 }
 
 // hops reads and prints the latency of each hop of p's run, and the
@@ -178,13 +189,8 @@ func (r *run) steady(ctx context.Context, res *Results) error {
 	r.progress("steady: %d payments at %d/s, webhook → authorized invoice", n, r.cfg.PayRate)
 	p := pipelineRun{s: r.s, db: r.db, prefix: "steady-" + r.tag + "-", payments: n, rate: r.cfg.PayRate,
 		workers: r.cfg.Concurrency, timeout: r.cfg.Timeout, progress: r.progress}
-	meter := &burstMeter{db: r.db, cpu: r.readCPU}
-	var readings burstReadings
-	var measured error
-	p.paying = func() { meter.start(ctx) }
-	p.paid = func() { readings, measured = meter.stop(ctx) }
-	timeline, err := p.run(ctx)
-	if err := errors.Join(err, measured); err != nil {
+	timeline, readings, err := r.measured(ctx, p, "steady")
+	if err != nil {
 		return err
 	}
 	res.SteadyCost = burstCost(readings, n, topStatements)

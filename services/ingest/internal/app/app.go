@@ -193,7 +193,7 @@ func (a *App) Run(ctx context.Context) error {
 // source is a PSP) and the pruner.
 func loops(cfg Config, pool *pgxpool.Pool, st *store.Store, p psps, log *zap.Logger, reg prometheus.Registerer, wake chan struct{}) []worker.Loop {
 	waker := outbox.NewWaker(pool, store.Outbox, outbox.WakeEvery)
-	all := append(workers(cfg, st, p, log, reg, wake, waker.Wake), waker.Run)
+	all := []worker.Loop{applier(cfg, st, p, log, reg, wake, waker.Wake), waker.Run}
 	if len(p.byScope) > 0 {
 		all = append(all, poller.New(st, pollTargets(p.byScope), log.Named("poller"), reg, poller.Config{
 			After: cfg.PollAfter, Every: cfg.PollEvery, GiveUp: cfg.PollGiveUp, PaidGiveUp: cfg.PollPaidGiveUp,
@@ -246,20 +246,16 @@ func pollTargets(psps map[string]psp.Adapter) []poller.Target {
 	return out
 }
 
-// workers returns cfg.Workers apply loops sharing one worker.
-func workers(cfg Config, st *store.Store, p psps, log *zap.Logger, reg prometheus.Registerer, wake chan struct{}, wakeRelay func()) []worker.Loop {
+// applier returns the apply loop: one claimer, cfg.Workers batches worked
+// at once.
+func applier(cfg Config, st *store.Store, p psps, log *zap.Logger, reg prometheus.Registerer, wake chan struct{}, wakeRelay func()) worker.Loop {
 	byScope := apply.PSPs{}
 	for scope, a := range p.byScope {
 		byScope[scope] = a
 	}
-	applier := apply.NewWorker(st, byScope, log.Named("apply"), reg, apply.Config{
-		Batch: cfg.ApplyBatch, Lease: cfg.ApplyLease, Poll: cfg.ApplyPoll, MaxAttempts: cfg.ApplyMaxAttempts,
+	return apply.NewWorker(st, byScope, log.Named("apply"), reg, apply.Config{
+		Batch: cfg.ApplyBatch, Workers: cfg.Workers, Lease: cfg.ApplyLease, Poll: cfg.ApplyPoll, MaxAttempts: cfg.ApplyMaxAttempts,
 		Backoff: backoff.Policy{Base: cfg.ApplyBackoffBase, Cap: cfg.ApplyBackoffCap}, WakeRelay: wakeRelay,
 		ChargebackCreditNote: p.creditNote,
-	}, wake)
-	loops := make([]worker.Loop, cfg.Workers)
-	for i := range loops {
-		loops[i] = applier.Run
-	}
-	return loops
+	}, wake).Run
 }

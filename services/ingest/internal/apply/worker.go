@@ -35,6 +35,7 @@ type PSPs map[string]PSP
 // Config tunes the worker.
 type Config struct {
 	Batch       int           // receipts claimed per round
+	Workers     int           // claimed batches worked at once by Run (0: one)
 	Lease       time.Duration // how long a claim lasts
 	Poll        time.Duration // fallback wake-up period
 	MaxAttempts int           // failures before a receipt is parked
@@ -78,53 +79,77 @@ func NewWorker(st *store.Store, psps PSPs, log *zap.Logger, reg prometheus.Regis
 	return w
 }
 
-// Run applies receipts until ctx ends. A full batch is followed at once by
-// the next; otherwise the worker waits for a nudge or the poll period.
+// Run applies receipts until ctx ends: one loop claims batches, and up to
+// Config.Workers of them are worked at once (worker.ClaimThenWork).
 func (w *Worker) Run(ctx context.Context) error {
-	worker.DrainThenWait(ctx, w.wake, w.cfg.Poll, func(ctx context.Context) bool {
-		n, err := w.Round(ctx)
+	worker.ClaimThenWork(ctx, w.wake, w.cfg.Poll, max(w.cfg.Workers, 1), func(ctx context.Context) (func(), bool) {
+		c, err := w.claim(ctx)
 		if err != nil && ctx.Err() == nil {
-			w.log.Warn("apply round failed", zap.Error(err))
+			w.log.Warn("apply claim failed", zap.Error(err))
 		}
-		return n == w.cfg.Batch
+		if len(c.rows) == 0 {
+			return nil, false
+		}
+		return func() { w.process(ctx, c) }, len(c.rows) == w.cfg.Batch
 	})
 	return nil
 }
 
-// Round claims one batch of due receipts, prepares each (PSP re-fetch and
-// checks) and records the prepared ones in a single transaction; it
-// returns how many it claimed. Once half the lease has run (a slow PSP)
-// each receipt is recorded as soon as it is prepared, so none is held past
-// its lease waiting for the rest of the batch.
+// Round claims one batch of due receipts and applies it (see process); it
+// returns how many it claimed.
 func (w *Worker) Round(ctx context.Context) (int, error) {
-	token, claimed := uuid.New(), time.Now()
-	rows, err := w.store.ClaimReceipts(ctx, token, w.cfg.Lease, w.cfg.Batch)
+	c, err := w.claim(ctx)
 	if err != nil {
 		return 0, err
 	}
+	w.process(ctx, c)
+	return len(c.rows), nil
+}
+
+// claim is one claimed batch of receipts, its token and when it was taken.
+type claim struct {
+	rows    []store.Receipt
+	token   uuid.UUID
+	claimed time.Time
+}
+
+// claim claims a batch of due receipts and counts its size.
+func (w *Worker) claim(ctx context.Context) (claim, error) {
+	token, claimed := uuid.New(), time.Now()
+	rows, err := w.store.ClaimReceipts(ctx, token, w.cfg.Lease, w.cfg.Batch)
+	if err != nil {
+		return claim{}, err
+	}
 	w.claimed.Observe(float64(len(rows)))
+	return claim{rows: rows, token: token, claimed: claimed}, nil
+}
+
+// process prepares each receipt of c (PSP re-fetch and checks) and records
+// the prepared ones in a single transaction. Once half the lease has run
+// (a slow PSP) each receipt is recorded as soon as it is prepared, so none
+// is held past its lease waiting for the rest of the batch.
+func (w *Worker) process(ctx context.Context, c claim) {
 	// A receipt in hand is finished even when shutdown begins (the PSP
 	// client's timeout bounds its fetch); those not yet started are left,
 	// their claims lapse and another worker takes them.
 	inHand := context.WithoutCancel(ctx)
 	var batch []*staged
-	for _, r := range rows {
+	for _, r := range c.rows {
 		if ctx.Err() != nil {
 			break
 		}
 		s := w.stage(inHand, r)
 		if s.err != nil {
-			w.settle(inHand, s, token)
+			w.settle(inHand, s, c.token)
 			continue
 		}
 		batch = append(batch, s)
-		if time.Since(claimed) >= w.cfg.Lease/2 {
-			w.complete(inHand, batch, token)
+		if time.Since(c.claimed) >= w.cfg.Lease/2 {
+			w.complete(inHand, batch, c.token)
 			batch = nil
 		}
 	}
-	w.complete(inHand, batch, token)
-	return len(rows), nil
+	w.complete(inHand, batch, c.token)
 }
 
 // complete reads the orders batch's payments await, settles at once the

@@ -99,9 +99,7 @@ func build(ctx context.Context, cfg Config, pool *pgxpool.Pool, prov provider, l
 	group.Add(retention.NewPruner(st, log.Named("retention"), reg, retention.Config{
 		Retention: cfg.AttemptsRetention, Interval: cfg.AttemptsPruneInterval, Batch: cfg.AttemptsPruneBatch,
 	}).Run)
-	for range cfg.EmitWorkers {
-		group.Add(emitter.Run)
-	}
+	group.Add(emitter.Run)
 	if err := srv.Listen(); err != nil {
 		return nil, err
 	}
@@ -237,7 +235,7 @@ func emitConfig(cfg Config) emit.Config {
 	summary, _ := cfg.summary()
 	schedule, _ := vat.ParseSchedule(cfg.VATRates)
 	return emit.Config{VAT: schedule,
-		Batch: cfg.EmitBatch, Lease: cfg.EmitLease, CallTimeout: cfg.ProviderTimeout, Poll: cfg.EmitPoll, Settle: cfg.EmitSettle,
+		Batch: cfg.EmitBatch, Workers: cfg.EmitWorkers, Lease: cfg.EmitLease, CallTimeout: cfg.ProviderTimeout, Poll: cfg.EmitPoll, Settle: cfg.EmitSettle,
 		Retry:   backoff.Policy{Base: cfg.EmitRetryBase, Cap: cfg.EmitRetryCap},
 		DGIPoll: backoff.Policy{Base: cfg.DGIPollBase, Cap: cfg.DGIPollCap},
 		Summary: summary, CreditNoteWait: cfg.CreditNoteWait, RefusedCaseAfter: cfg.RefusedCaseAfter, Blind: cfg.ProviderMode == ModeBlind,

@@ -44,6 +44,7 @@ type Provider interface {
 // Config tunes the loop.
 type Config struct {
 	Batch       int           // documents claimed per round
+	Workers     int           // claimed batches worked at once by Run (0: one)
 	Lease       time.Duration // how long a claim lasts; more than two provider calls
 	CallTimeout time.Duration // bound on one provider call (0: only Lease counts)
 	Poll        time.Duration // wake-up period when nothing was due
@@ -131,14 +132,18 @@ func (e *Emitter) Due() {
 	}
 }
 
-// Run emits due documents until ctx ends.
+// Run emits due documents until ctx ends: one loop claims batches, and
+// up to Config.Workers of them are worked at once (worker.ClaimThenWork).
 func (e *Emitter) Run(ctx context.Context) error {
-	worker.DrainThenWait(ctx, e.due, e.cfg.Poll, func(ctx context.Context) bool {
-		n, err := e.Round(ctx)
+	worker.ClaimThenWork(ctx, e.due, e.cfg.Poll, max(e.cfg.Workers, 1), func(ctx context.Context) (func(), bool) {
+		c, err := e.claim(ctx)
 		if err != nil && ctx.Err() == nil {
-			e.log.Warn("emission round failed", zap.Error(err))
+			e.log.Warn("emission claim failed", zap.Error(err))
 		}
-		return n == e.cfg.Batch
+		if len(c.docs) == 0 {
+			return nil, false
+		}
+		return func() { e.process(ctx, c) }, len(c.docs) == e.cfg.Batch
 	})
 	return nil
 }
@@ -147,35 +152,57 @@ func (e *Emitter) Run(ctx context.Context) error {
 // result; it returns how many it claimed. The batch shares its commits: one
 // marks every document about to be sent, one saves every result.
 func (e *Emitter) Round(ctx context.Context) (int, error) {
-	// Taken before the claim, so the time measured from it is never less
-	// than the time the claim's lease has really run.
-	token, claimed := uuid.New(), e.cfg.now()
-	claim, err := e.store.ClaimDue(ctx, token, e.cfg.Lease, int32(e.cfg.Batch))
+	c, err := e.claim(ctx)
 	if err != nil {
 		return 0, err
 	}
-	e.claimed.Observe(float64(len(claim.Documents)))
-	docs, clock := claim.Documents, e.dbClock(claim.Now)
+	e.process(ctx, c)
+	return len(c.docs), nil
+}
+
+// claim is one claimed batch: its documents, the claim's token, when it
+// was taken by the pod's clock and the database's clock from then on.
+type claim struct {
+	docs    []store.Document
+	token   uuid.UUID
+	claimed time.Time
+	clock   dbClock
+}
+
+// claim claims a batch of due documents and counts its size.
+func (e *Emitter) claim(ctx context.Context) (claim, error) {
+	// Taken before the claim, so the time measured from it is never less
+	// than the time the claim's lease has really run.
+	token, claimed := uuid.New(), e.cfg.now()
+	got, err := e.store.ClaimDue(ctx, token, e.cfg.Lease, int32(e.cfg.Batch))
+	if err != nil {
+		return claim{}, err
+	}
+	e.claimed.Observe(float64(len(got.Documents)))
+	return claim{docs: got.Documents, token: token, claimed: claimed, clock: e.dbClock(got.Now)}, nil
+}
+
+// process works each document of c and saves every result.
+func (e *Emitter) process(ctx context.Context, c claim) {
 	// A document in hand is finished even when shutdown begins: cancelling a
 	// send half way would turn a clean outcome into an ambiguous one. The
 	// provider client's timeout bounds the wait. Documents not yet started
 	// are left; their claims expire and another worker takes them.
 	inHand := context.WithoutCancel(ctx)
 	var jobs []*job
-	for _, d := range docs {
+	for _, d := range c.docs {
 		if ctx.Err() != nil {
 			break
 		}
-		if !e.leased(inHand, d, token, claimed) {
+		if !e.leased(inHand, d, c.token, c.claimed) {
 			continue
 		}
 		j := e.start(inHand, d)
-		j.res, j.doc = e.work(j.ctx, d, clock.now(), &j.calls)
+		j.res, j.doc = e.work(j.ctx, d, c.clock.now(), &j.calls)
 		jobs = append(jobs, j)
 	}
-	e.sendAll(ctx, inHand, jobs, token)
-	e.saveAll(inHand, jobs, token)
-	return len(docs), nil
+	e.sendAll(ctx, inHand, jobs, c.token)
+	e.saveAll(inHand, jobs, c.token)
 }
 
 // leased reports whether d's claim holds with enough lease left for the

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 
+	"github.com/onceflow/onceflow/pkg/testwait"
 	"github.com/onceflow/onceflow/provider/fiscal"
 	"github.com/onceflow/onceflow/services/invoicer/internal/invoicertest"
 	"github.com/onceflow/onceflow/services/invoicer/internal/store"
@@ -146,4 +148,60 @@ func TestEachClaimsSizeIsObserved(t *testing.T) {
 	if h.GetSampleCount() != 2 || h.GetSampleSum() != 3 || h.GetBucket()[0].GetUpperBound() != 0 || h.GetBucket()[0].GetCumulativeCount() != 1 {
 		t.Errorf("claims histogram: %d claims, %v documents, %d at most 0; want 2, 3, 1", h.GetSampleCount(), h.GetSampleSum(), h.GetBucket()[0].GetCumulativeCount())
 	}
+}
+
+func TestRunWorksAtMostWorkersBatchesAtOnce(t *testing.T) {
+	t.Parallel()
+	env := invoicertest.New(t)
+	docs := recordPayments(t, env, "pay-run", 5)
+	cfg := fast(t)
+	cfg.Batch, cfg.Workers = 1, 2
+	entered, release := make(chan string, len(docs)), make(chan struct{})
+	w := hookedWorker(t, env, cfg, hooked{before: func(ref string) {
+		entered <- ref
+		<-release
+	}})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = w.Run(ctx)
+	}()
+	defer func() { cancel(); <-done }()
+
+	for range cfg.Workers {
+		select {
+		case <-entered:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the two workers never began their look-ups")
+		}
+	}
+	select {
+	case ref := <-entered:
+		t.Fatalf("a third batch (%s) was worked while both workers were busy", ref)
+	case <-time.After(100 * time.Millisecond):
+	}
+	if n := claimedNow(t, env); n != cfg.Workers {
+		t.Errorf("%d documents under a claim while both workers were busy, want %d: nothing is claimed for a worker that is not free", n, cfg.Workers)
+	}
+	close(release)
+	for _, d := range docs {
+		testwait.Until(t, 30*time.Second, 10*time.Millisecond, "document "+d.Reference+" authorized by Run", func() bool {
+			return env.Document(t, d.Reference).Status == fiscal.StatusAuthorized
+		})
+	}
+	if h := invoicertest.Histogram(t, w.reg, "onceflow_invoicer_emit_claimed_documents"); h.GetSampleSum() != float64(len(docs)) {
+		t.Errorf("claims took %v documents, want %d: each once", h.GetSampleSum(), len(docs))
+	}
+}
+
+// claimedNow counts the documents whose claim's lease has not ended.
+func claimedNow(t *testing.T, env *invoicertest.Env) int {
+	t.Helper()
+	var n int
+	if err := env.Pool.QueryRow(context.Background(),
+		`SELECT count(*) FROM invoicer.fiscal_documents WHERE lease_token IS NOT NULL AND lease_expires_at > now()`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
