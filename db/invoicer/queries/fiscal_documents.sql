@@ -44,26 +44,33 @@ WHERE source_kind = 'payment' AND source_ref = @payment_ref AND kind = 'invoice'
 ORDER BY revision DESC
 LIMIT 1;
 
--- name: DocumentSaveResult :batchone
--- Saves attempts' results, one statement each, all sent in one round trip;
--- each only while the caller's lease is still held and nobody (a provider
--- event, an operator) changed the status meanwhile: no row for a result
--- refused. Times are the database's: due @due_in_seconds from now(), and
--- unknown since now() when @unknown_since_now.
-UPDATE invoicer.fiscal_documents
-SET status = @status, provider_series = @provider_series, provider_number = @provider_number,
-    provider_status = @provider_status, provider_cae = @provider_cae,
-    provider_security_code = @provider_security_code, provider_url = @provider_url,
-    provider_cae_from = sqlc.narg(provider_cae_from), provider_cae_to = sqlc.narg(provider_cae_to),
-    provider_cae_expires = sqlc.narg(provider_cae_expires)::date,
-    issue_date = @issue_date,
-    unknown_since = CASE WHEN @unknown_since_now::bool THEN now() ELSE sqlc.narg(unknown_since)::timestamptz END,
-    due_at = now() + make_interval(secs => @due_in_seconds::float8),
-    dgi_polls = @dgi_polls, last_error = @last_error, attention_reason = @attention_reason,
-    refusals = CASE WHEN @refused::bool THEN refusals + 1 ELSE 0 END,
+-- name: DocumentSaveResults :many
+-- Saves attempts' results, all in one statement; each only while the
+-- caller's lease is still held and nobody (a provider event, an operator)
+-- changed the status meanwhile: the ids returned are the results saved, a
+-- result refused returns none. @results is a JSON array of objects keyed
+-- by the names below, of distinct ids (one statement cannot update a row
+-- twice); a missing or null field is NULL. Times are the database's: due
+-- due_in_seconds from now(), and unknown since now() when
+-- unknown_since_now.
+UPDATE invoicer.fiscal_documents d
+SET status = r.status, provider_series = r.provider_series, provider_number = r.provider_number,
+    provider_status = r.provider_status, provider_cae = r.provider_cae,
+    provider_security_code = r.provider_security_code, provider_url = r.provider_url,
+    provider_cae_from = r.provider_cae_from, provider_cae_to = r.provider_cae_to,
+    provider_cae_expires = r.provider_cae_expires, issue_date = r.issue_date,
+    unknown_since = CASE WHEN r.unknown_since_now THEN now() ELSE r.unknown_since END,
+    due_at = now() + make_interval(secs => r.due_in_seconds),
+    dgi_polls = r.dgi_polls, last_error = r.last_error, attention_reason = r.attention_reason,
+    refusals = CASE WHEN r.refused THEN d.refusals + 1 ELSE 0 END,
     lease_token = NULL, lease_expires_at = NULL, updated_at = now()
-WHERE id = @id AND lease_token = @lease_token AND status = @claimed_status
-RETURNING id;
+FROM jsonb_to_recordset(@results::jsonb) AS r(id bigint, lease_token uuid, claimed_status text, status text,
+    provider_series text, provider_number bigint, provider_status text, provider_cae text,
+    provider_security_code text, provider_url text, provider_cae_from bigint, provider_cae_to bigint,
+    provider_cae_expires date, issue_date date, unknown_since timestamptz, unknown_since_now boolean,
+    due_in_seconds float8, dgi_polls integer, last_error text, attention_reason text, refused boolean)
+WHERE d.id = r.id AND d.lease_token = r.lease_token AND d.status = r.claimed_status
+RETURNING d.id;
 
 -- name: DocumentCountByStatus :many
 SELECT status, count(*)::bigint AS documents FROM invoicer.fiscal_documents GROUP BY status ORDER BY status;

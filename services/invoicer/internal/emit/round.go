@@ -126,8 +126,8 @@ func (e *Emitter) saveAll(ctx context.Context, jobs []*job, token uuid.UUID) {
 	}
 }
 
-// saveTx saves jobs' results in one transaction, their statements
-// pipelined; fenced[i] is store.ErrFenced where the i-th result was refused.
+// saveTx saves jobs' results in one transaction, all of them in one
+// statement; fenced[i] is store.ErrFenced where the i-th result was refused.
 func (e *Emitter) saveTx(ctx context.Context, jobs []*job, token uuid.UUID) ([]error, error) {
 	fenced := make([]error, len(jobs))
 	return fenced, notify.Commit(ctx, e.store, e.cfg.Wake, func(tx *store.Tx) error {

@@ -1,13 +1,12 @@
 package store
 
 import (
-	"cmp"
 	"context"
-	"errors"
+	"encoding/json"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 
 	"github.com/onceflow/onceflow/pkg/pg"
 	"github.com/onceflow/onceflow/provider/fiscal"
@@ -98,37 +97,84 @@ type Result struct {
 	Refused              bool // the provider refused the send: one more consecutive refusal (else none)
 }
 
-func (r Result) params() dbsqlc.DocumentSaveResultParams {
-	return dbsqlc.DocumentSaveResultParams{
-		ID: r.ID, LeaseToken: &r.LeaseToken, ClaimedStatus: string(r.ClaimedStatus), Status: string(r.Status),
+// resultRow is a Result as DocumentSaveResults reads it: keyed by column
+// name, its dates as days and its time cut to the microsecond, as
+// PostgreSQL keeps it.
+type resultRow struct {
+	ID                   int64      `json:"id"`
+	LeaseToken           uuid.UUID  `json:"lease_token"`
+	ClaimedStatus        string     `json:"claimed_status"`
+	Status               string     `json:"status"`
+	ProviderSeries       *string    `json:"provider_series"`
+	ProviderNumber       *int64     `json:"provider_number"`
+	ProviderStatus       *string    `json:"provider_status"`
+	ProviderCAE          *string    `json:"provider_cae"`
+	ProviderSecurityCode *string    `json:"provider_security_code"`
+	ProviderURL          *string    `json:"provider_url"`
+	ProviderCAEFrom      *int64     `json:"provider_cae_from"`
+	ProviderCAETo        *int64     `json:"provider_cae_to"`
+	ProviderCAEExpires   *string    `json:"provider_cae_expires"`
+	IssueDate            *string    `json:"issue_date"`
+	UnknownSince         *time.Time `json:"unknown_since"`
+	UnknownSinceNow      bool       `json:"unknown_since_now"`
+	DueInSeconds         float64    `json:"due_in_seconds"`
+	DGIPolls             int32      `json:"dgi_polls"`
+	LastError            *string    `json:"last_error"`
+	AttentionReason      *string    `json:"attention_reason"`
+	Refused              bool       `json:"refused"`
+}
+
+func (r Result) row() resultRow {
+	var since *time.Time
+	if r.UnknownSince != nil {
+		t := r.UnknownSince.Truncate(time.Microsecond)
+		since = &t
+	}
+	return resultRow{
+		ID: r.ID, LeaseToken: r.LeaseToken, ClaimedStatus: string(r.ClaimedStatus), Status: string(r.Status),
 		ProviderSeries: r.ProviderSeries, ProviderNumber: r.ProviderNumber, ProviderStatus: r.ProviderStatus,
-		ProviderCae: r.ProviderCAE, ProviderSecurityCode: r.ProviderSecurityCode, ProviderUrl: r.ProviderURL,
-		ProviderCaeFrom: r.ProviderCAEFrom, ProviderCaeTo: r.ProviderCAETo, ProviderCaeExpires: r.ProviderCAEExpires,
-		IssueDate: r.IssueDate, UnknownSince: r.UnknownSince, UnknownSinceNow: r.UnknownSinceNow,
-		DueInSeconds: r.DueIn.Seconds(), DgiPolls: r.DGIPolls,
+		ProviderCAE: r.ProviderCAE, ProviderSecurityCode: r.ProviderSecurityCode, ProviderURL: r.ProviderURL,
+		ProviderCAEFrom: r.ProviderCAEFrom, ProviderCAETo: r.ProviderCAETo, ProviderCAEExpires: dayOf(r.ProviderCAEExpires),
+		IssueDate: dayOf(r.IssueDate), UnknownSince: since, UnknownSinceNow: r.UnknownSinceNow,
+		DueInSeconds: r.DueIn.Seconds(), DGIPolls: r.DGIPolls,
 		LastError: r.LastError, AttentionReason: r.AttentionReason, Refused: r.Refused,
 	}
 }
 
-// SaveResults saves results, one statement each, all sent in one round
-// trip; each only while its lease token and claimed status still hold.
-// fenced[i] is ErrFenced where the i-th result was refused for that; err is
-// the first other failure, after which the transaction must not commit.
+// dayOf is the calendar day of t, as given, for a date column; nil stays nil.
+func dayOf(t *time.Time) *string {
+	if t == nil {
+		return nil
+	}
+	d := t.Format(time.DateOnly)
+	return &d
+}
+
+// SaveResults saves results, of distinct documents, in one statement; each
+// only while its lease token and claimed status still hold. fenced[i] is
+// ErrFenced where the i-th result was refused for that; err is any other
+// failure, after which the transaction must not commit (the caller saves
+// each result alone to tell whose it was).
 func (q queries) SaveResults(ctx context.Context, results []Result) (fenced []error, err error) {
-	params := make([]dbsqlc.DocumentSaveResultParams, len(results))
+	rows := make([]resultRow, len(results))
 	for i, r := range results {
-		params[i] = r.params()
+		rows[i] = r.row()
+	}
+	body, err := json.Marshal(rows)
+	if err != nil {
+		return nil, err
+	}
+	saved, err := q.q.DocumentSaveResults(ctx, body)
+	if err != nil {
+		return nil, pg.Interpret(err, "save results of %d documents", len(results))
 	}
 	fenced = make([]error, len(results))
-	q.q.DocumentSaveResult(ctx, params).QueryRow(func(i int, _ int64, e error) {
-		switch {
-		case errors.Is(e, pgx.ErrNoRows):
+	for i, r := range results {
+		if !slices.Contains(saved, r.ID) {
 			fenced[i] = ErrFenced
-		case e != nil:
-			err = cmp.Or(err, pg.Interpret(e, "save result of document %d", results[i].ID))
 		}
-	})
-	return fenced, err
+	}
+	return fenced, nil
 }
 
 // Attempt is one provider call made for a document.

@@ -10,7 +10,6 @@ import (
 	"errors"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -110,113 +109,6 @@ func (b *DocumentRecordBatchResults) QueryRow(f func(int, DocumentRecordRow, err
 }
 
 func (b *DocumentRecordBatchResults) Close() error {
-	b.closed = true
-	return b.br.Close()
-}
-
-const documentSaveResult = `-- name: DocumentSaveResult :batchone
-UPDATE invoicer.fiscal_documents
-SET status = $1, provider_series = $2, provider_number = $3,
-    provider_status = $4, provider_cae = $5,
-    provider_security_code = $6, provider_url = $7,
-    provider_cae_from = $8, provider_cae_to = $9,
-    provider_cae_expires = $10::date,
-    issue_date = $11,
-    unknown_since = CASE WHEN $12::bool THEN now() ELSE $13::timestamptz END,
-    due_at = now() + make_interval(secs => $14::float8),
-    dgi_polls = $15, last_error = $16, attention_reason = $17,
-    refusals = CASE WHEN $18::bool THEN refusals + 1 ELSE 0 END,
-    lease_token = NULL, lease_expires_at = NULL, updated_at = now()
-WHERE id = $19 AND lease_token = $20 AND status = $21
-RETURNING id
-`
-
-type DocumentSaveResultBatchResults struct {
-	br     pgx.BatchResults
-	tot    int
-	closed bool
-}
-
-type DocumentSaveResultParams struct {
-	Status               string
-	ProviderSeries       *string
-	ProviderNumber       *int64
-	ProviderStatus       *string
-	ProviderCae          *string
-	ProviderSecurityCode *string
-	ProviderUrl          *string
-	ProviderCaeFrom      *int64
-	ProviderCaeTo        *int64
-	ProviderCaeExpires   *time.Time
-	IssueDate            *time.Time
-	UnknownSinceNow      bool
-	UnknownSince         *time.Time
-	DueInSeconds         float64
-	DgiPolls             int32
-	LastError            *string
-	AttentionReason      *string
-	Refused              bool
-	ID                   int64
-	LeaseToken           *uuid.UUID
-	ClaimedStatus        string
-}
-
-// Saves attempts' results, one statement each, all sent in one round trip;
-// each only while the caller's lease is still held and nobody (a provider
-// event, an operator) changed the status meanwhile: no row for a result
-// refused. Times are the database's: due @due_in_seconds from now(), and
-// unknown since now() when @unknown_since_now.
-func (q *Queries) DocumentSaveResult(ctx context.Context, arg []DocumentSaveResultParams) *DocumentSaveResultBatchResults {
-	batch := &pgx.Batch{}
-	for _, a := range arg {
-		vals := []interface{}{
-			a.Status,
-			a.ProviderSeries,
-			a.ProviderNumber,
-			a.ProviderStatus,
-			a.ProviderCae,
-			a.ProviderSecurityCode,
-			a.ProviderUrl,
-			a.ProviderCaeFrom,
-			a.ProviderCaeTo,
-			a.ProviderCaeExpires,
-			a.IssueDate,
-			a.UnknownSinceNow,
-			a.UnknownSince,
-			a.DueInSeconds,
-			a.DgiPolls,
-			a.LastError,
-			a.AttentionReason,
-			a.Refused,
-			a.ID,
-			a.LeaseToken,
-			a.ClaimedStatus,
-		}
-		batch.Queue(documentSaveResult, vals...)
-	}
-	br := q.db.SendBatch(ctx, batch)
-	return &DocumentSaveResultBatchResults{br, len(arg), false}
-}
-
-func (b *DocumentSaveResultBatchResults) QueryRow(f func(int, int64, error)) {
-	defer b.br.Close()
-	for t := 0; t < b.tot; t++ {
-		var id int64
-		if b.closed {
-			if f != nil {
-				f(t, id, ErrBatchAlreadyClosed)
-			}
-			continue
-		}
-		row := b.br.QueryRow()
-		err := row.Scan(&id)
-		if f != nil {
-			f(t, id, err)
-		}
-	}
-}
-
-func (b *DocumentSaveResultBatchResults) Close() error {
 	b.closed = true
 	return b.br.Close()
 }

@@ -684,6 +684,55 @@ func (q *Queries) DocumentRetryRefused(ctx context.Context, id int64) (int64, er
 	return result.RowsAffected(), nil
 }
 
+const documentSaveResults = `-- name: DocumentSaveResults :many
+UPDATE invoicer.fiscal_documents d
+SET status = r.status, provider_series = r.provider_series, provider_number = r.provider_number,
+    provider_status = r.provider_status, provider_cae = r.provider_cae,
+    provider_security_code = r.provider_security_code, provider_url = r.provider_url,
+    provider_cae_from = r.provider_cae_from, provider_cae_to = r.provider_cae_to,
+    provider_cae_expires = r.provider_cae_expires, issue_date = r.issue_date,
+    unknown_since = CASE WHEN r.unknown_since_now THEN now() ELSE r.unknown_since END,
+    due_at = now() + make_interval(secs => r.due_in_seconds),
+    dgi_polls = r.dgi_polls, last_error = r.last_error, attention_reason = r.attention_reason,
+    refusals = CASE WHEN r.refused THEN d.refusals + 1 ELSE 0 END,
+    lease_token = NULL, lease_expires_at = NULL, updated_at = now()
+FROM jsonb_to_recordset($1::jsonb) AS r(id bigint, lease_token uuid, claimed_status text, status text,
+    provider_series text, provider_number bigint, provider_status text, provider_cae text,
+    provider_security_code text, provider_url text, provider_cae_from bigint, provider_cae_to bigint,
+    provider_cae_expires date, issue_date date, unknown_since timestamptz, unknown_since_now boolean,
+    due_in_seconds float8, dgi_polls integer, last_error text, attention_reason text, refused boolean)
+WHERE d.id = r.id AND d.lease_token = r.lease_token AND d.status = r.claimed_status
+RETURNING d.id
+`
+
+// Saves attempts' results, all in one statement; each only while the
+// caller's lease is still held and nobody (a provider event, an operator)
+// changed the status meanwhile: the ids returned are the results saved, a
+// result refused returns none. @results is a JSON array of objects keyed
+// by the names below, of distinct ids (one statement cannot update a row
+// twice); a missing or null field is NULL. Times are the database's: due
+// due_in_seconds from now(), and unknown since now() when
+// unknown_since_now.
+func (q *Queries) DocumentSaveResults(ctx context.Context, results []byte) ([]int64, error) {
+	rows, err := q.db.Query(ctx, documentSaveResults, results)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []int64{}
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const documentStatusEstimates = `-- name: DocumentStatusEstimates :one
 SELECT c.reltuples::float8 AS rows, s.most_common_vals::text::text[] AS statuses,
        s.most_common_freqs::float8[] AS shares

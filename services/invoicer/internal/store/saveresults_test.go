@@ -1,0 +1,96 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/onceflow/onceflow/provider/fiscal"
+	"github.com/onceflow/onceflow/services/invoicer/internal/invoicertest"
+	"github.com/onceflow/onceflow/services/invoicer/internal/store"
+)
+
+// A batch of results is saved in one statement: each field as given, the
+// database's clock for the times it reckons, and a result whose claim or
+// status no longer holds refused alone.
+func TestSaveResultsSavesEachAndRefusesTheFencedAlone(t *testing.T) {
+	t.Parallel()
+	env := invoicertest.New(t)
+	ctx := context.Background()
+	for i := range 4 {
+		env.Record(t, invoicertest.Payment(fmt.Sprint("pay-save-", i), 100_00, false))
+	}
+	token := uuid.New()
+	claim, err := env.Store.ClaimDue(ctx, token, time.Minute, 10)
+	if err != nil || len(claim.Documents) != 4 {
+		t.Fatalf("claimed %d documents (%v), want 4", len(claim.Documents), err)
+	}
+	docs := claim.Documents
+	if _, err := env.Pool.Exec(ctx, `UPDATE invoicer.fiscal_documents SET status = 'needs_attention' WHERE id = $1`, docs[2].ID); err != nil {
+		t.Fatal(err)
+	}
+	series, number, cae, expires, issued := "A", int64(7), "90110000001", day(2027, 1, 31), day(2026, 12, 1)
+	lastError := "provider timed out"
+	results := []store.Result{
+		{ID: docs[0].ID, LeaseToken: token, ClaimedStatus: docs[0].Status, Status: fiscal.StatusAuthorized,
+			ProviderSeries: &series, ProviderNumber: &number, ProviderCAE: &cae, ProviderCAEExpires: &expires, IssueDate: &issued},
+		{ID: docs[1].ID, LeaseToken: token, ClaimedStatus: docs[1].Status, Status: fiscal.StatusUnknown,
+			UnknownSinceNow: true, DueIn: 90 * time.Second, LastError: &lastError, Refused: true},
+		{ID: docs[2].ID, LeaseToken: token, ClaimedStatus: docs[2].Status, Status: fiscal.StatusAuthorized},
+		{ID: docs[3].ID, LeaseToken: uuid.New(), ClaimedStatus: docs[3].Status, Status: fiscal.StatusAuthorized},
+	}
+	var fenced []error
+	if err := env.Store.InTx(ctx, func(tx *store.Tx) error {
+		var err error
+		fenced, err = tx.SaveResults(ctx, results)
+		return err
+	}); err != nil {
+		t.Fatalf("save: %v", err)
+	}
+	for i, want := range []error{nil, nil, store.ErrFenced, store.ErrFenced} {
+		if !errors.Is(fenced[i], want) || (want == nil && fenced[i] != nil) {
+			t.Errorf("result %d: %v, want %v", i, fenced[i], want)
+		}
+	}
+
+	got := env.Document(t, docs[0].Reference)
+	if got.Status != fiscal.StatusAuthorized || deref(got.ProviderSeries) != series || deref(got.ProviderNumber) != number ||
+		deref(got.ProviderCAE) != cae || !sameDay(got.ProviderCAEExpires, expires) || !sameDay(got.IssueDate, issued) || got.LeaseToken != nil {
+		t.Errorf("saved %s %s-%d CAE %s expiring %v issued %v, lease %v; want authorized %s-%d CAE %s expiring 2027-01-31 issued 2026-12-01, no lease",
+			got.Status, deref(got.ProviderSeries), deref(got.ProviderNumber), deref(got.ProviderCAE), got.ProviderCAEExpires, got.IssueDate, got.LeaseToken,
+			series, number, cae)
+	}
+	got = env.Document(t, docs[1].Reference)
+	if got.Status != fiscal.StatusUnknown || got.UnknownSince == nil || got.Refusals != 1 || deref(got.LastError) != lastError {
+		t.Errorf("saved %s unknown since %v, %d refusals, last error %q; want unknown since now, 1 refusal, %q",
+			got.Status, got.UnknownSince, got.Refusals, deref(got.LastError), lastError)
+	}
+	if due := got.DueAt.Sub(*got.UnknownSince); due < 89*time.Second || due > 91*time.Second {
+		t.Errorf("due %v after it became unknown, want 90s: both by the database's now()", due)
+	}
+	if got := env.Document(t, docs[2].Reference); got.Status != fiscal.StatusNeedsAttention || got.LeaseToken == nil {
+		t.Errorf("the document whose status changed is %s (lease %v), want needs_attention, untouched", got.Status, got.LeaseToken)
+	}
+	if got := env.Document(t, docs[3].Reference); got.Status != fiscal.StatusPending || got.LeaseToken == nil {
+		t.Errorf("the document saved under another token is %s (lease %v), want pending, untouched", got.Status, got.LeaseToken)
+	}
+}
+
+func day(y int, m time.Month, d int) time.Time { return time.Date(y, m, d, 0, 0, 0, 0, time.UTC) }
+
+// sameDay reports whether t holds the calendar day of want.
+func sameDay(t *time.Time, want time.Time) bool {
+	return t != nil && t.Format(time.DateOnly) == want.Format(time.DateOnly)
+}
+
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
+}
