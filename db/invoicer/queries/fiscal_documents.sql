@@ -1,23 +1,30 @@
--- name: DocumentRecord :batchone
--- Records the documents billing events ask for, one statement each, all
--- sent in one round trip; a redelivered event inserts nothing and returns
--- no row. A document takes the first of its @candidates that no other
--- source's document holds (a reference collision takes the next one); none
--- left fails the insert (reference is NOT NULL).
+-- name: DocumentRecordMany :many
+-- Records the documents billing events ask for, all in one statement, in
+-- the order given; a redelivered event inserts nothing and returns no row.
+-- @docs is a JSON array of objects keyed by the names below. Each document
+-- takes the first of its candidates that no other source's document holds
+-- in the table: the caller gives this statement no two documents of
+-- different sources sharing a candidate, which it could not see (it sees
+-- the table as it was before it began).
 INSERT INTO invoicer.fiscal_documents
     (source_kind, source_ref, kind, event_key, reference, cfe_type, amount_minor, currency,
      buyer, lines, original_source_ref, traceparent, accepted_at)
-VALUES (@source_kind, @source_ref, @kind, @event_key,
-        (SELECT c.ref FROM unnest(@candidates::text[]) WITH ORDINALITY AS c(ref, n)
-         WHERE NOT EXISTS (
-             SELECT 1 FROM invoicer.fiscal_documents o
-             WHERE o.reference = c.ref
-               AND NOT (o.source_kind = @source_kind AND o.source_ref = @source_ref AND o.kind = @kind))
-         ORDER BY c.n LIMIT 1),
-        @cfe_type, @amount_minor, @currency, @buyer, @lines, @original_source_ref, @traceparent,
-        sqlc.narg(accepted_at)::timestamptz)
+SELECT n.source_kind, n.source_ref, n.kind, n.event_key,
+       (SELECT c.ref FROM unnest(n.candidates) WITH ORDINALITY AS c(ref, i)
+        WHERE NOT EXISTS (
+            SELECT 1 FROM invoicer.fiscal_documents o
+            WHERE o.reference = c.ref
+              AND NOT (o.source_kind = n.source_kind AND o.source_ref = n.source_ref AND o.kind = n.kind))
+        ORDER BY c.i LIMIT 1),
+       n.cfe_type, n.amount_minor, n.currency, n.buyer, n.lines, n.original_source_ref, n.traceparent, n.accepted_at
+FROM ROWS FROM (jsonb_to_recordset(@docs::jsonb) AS (source_kind text, source_ref text, kind text, event_key text,
+    candidates text[], cfe_type integer, amount_minor bigint, currency text, buyer jsonb, lines jsonb,
+    original_source_ref text, traceparent text, accepted_at timestamptz))
+    WITH ORDINALITY AS n(source_kind, source_ref, kind, event_key, candidates, cfe_type, amount_minor, currency,
+                         buyer, lines, original_source_ref, traceparent, accepted_at, position)
+ORDER BY n.position
 ON CONFLICT (source_kind, source_ref, kind, revision) DO NOTHING
-RETURNING id, reference;
+RETURNING id, reference, source_kind, source_ref, kind;
 
 -- name: DocumentClaimDue :many
 -- Claims due documents not leased by a live worker; every later write must

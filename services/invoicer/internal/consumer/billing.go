@@ -96,9 +96,9 @@ type recorder interface {
 	RecordDocuments(ctx context.Context, docs []store.NewDocument) []store.Recorded
 }
 
-// record inserts entries' documents with q, their statements pipelined,
-// setting each one's result in res and the reference each took; it returns
-// the first error.
+// record inserts entries' documents with q (in one statement, see
+// store.RecordDocuments), setting each one's result in res and the
+// reference each took; it returns the first error.
 func (b *Billing) record(ctx context.Context, q recorder, entries []entry, res []Result) (first error) {
 	docs := make([]store.NewDocument, len(entries))
 	for i, e := range entries {

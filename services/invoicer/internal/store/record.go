@@ -2,10 +2,8 @@ package store
 
 import (
 	"context"
-	"errors"
+	"encoding/json"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 
 	"github.com/onceflow/onceflow/pkg/pg"
 	"github.com/onceflow/onceflow/provider/fiscal"
@@ -29,15 +27,6 @@ type NewDocument struct {
 	AcceptedAt        *time.Time // when ingest accepted the payment or refund (the event's occurred_at)
 }
 
-func (d NewDocument) params() dbsqlc.DocumentRecordParams {
-	return dbsqlc.DocumentRecordParams{
-		SourceKind: d.SourceKind, SourceRef: d.SourceRef, Kind: string(d.Kind), EventKey: d.EventKey,
-		Candidates: d.References, CfeType: int32(d.CFEType), AmountMinor: d.AmountMinor, Currency: d.Currency,
-		Buyer: d.Buyer, Lines: d.Lines, OriginalSourceRef: d.OriginalSourceRef, Traceparent: d.Traceparent,
-		AcceptedAt: d.AcceptedAt,
-	}
-}
-
 // Recorded is what recording one NewDocument did.
 type Recorded struct {
 	ID        int64
@@ -49,26 +38,112 @@ type Recorded struct {
 	Err error
 }
 
-// RecordDocuments inserts docs, one statement each, all sent in one round
-// trip; out[i] says what became of docs[i]. Each takes the first of its
-// References no other source's document holds, so a reference collision
-// takes the next reference of the sequence instead of failing.
-func (q queries) RecordDocuments(ctx context.Context, docs []NewDocument) (out []Recorded) {
-	params := make([]dbsqlc.DocumentRecordParams, len(docs))
-	for i, d := range docs {
-		params[i] = d.params()
+// RecordDocuments inserts docs, in order; out[i] says what became of
+// docs[i]. Each takes the first of its References no other source's
+// document holds, so a reference collision takes the next reference of the
+// sequence instead of failing. They go in one statement, unless two of
+// different sources share a reference (rare: the references are hashes),
+// which one statement could not tell apart: then one statement each.
+func (q queries) RecordDocuments(ctx context.Context, docs []NewDocument) []Recorded {
+	if shareReferences(docs) {
+		return q.recordEach(ctx, docs)
 	}
-	out = make([]Recorded, len(docs))
-	q.q.DocumentRecord(ctx, params).QueryRow(func(i int, row dbsqlc.DocumentRecordRow, err error) {
-		switch {
-		case errors.Is(err, pgx.ErrNoRows):
-			out[i].Err = ErrDuplicate
-		case err != nil:
-			out[i].Err = pg.Interpret(err, "record %s", docs[i].EventKey)
-		default:
-			out[i] = Recorded{ID: row.ID, Reference: row.Reference}
+	return q.recordTogether(ctx, docs)
+}
+
+// source is what the table keeps one document of: a source and a kind.
+type source struct{ kind, ref, docKind string }
+
+func (d NewDocument) source() source { return source{d.SourceKind, d.SourceRef, string(d.Kind)} }
+
+// shareReferences reports whether two of docs of different sources have a
+// reference in common.
+func shareReferences(docs []NewDocument) bool {
+	holder := map[string]source{}
+	for _, d := range docs {
+		for _, ref := range d.References {
+			if h, held := holder[ref]; held && h != d.source() {
+				return true
+			}
+			holder[ref] = d.source()
 		}
-	})
+	}
+	return false
+}
+
+// newRow is a NewDocument as DocumentRecordMany reads it, keyed by column
+// name; its time cut to the microsecond, as PostgreSQL keeps it.
+type newRow struct {
+	SourceKind        string          `json:"source_kind"`
+	SourceRef         string          `json:"source_ref"`
+	Kind              string          `json:"kind"`
+	EventKey          string          `json:"event_key"`
+	Candidates        []string        `json:"candidates"`
+	CFEType           int32           `json:"cfe_type"`
+	AmountMinor       int64           `json:"amount_minor"`
+	Currency          string          `json:"currency"`
+	Buyer             json.RawMessage `json:"buyer"`
+	Lines             json.RawMessage `json:"lines"`
+	OriginalSourceRef *string         `json:"original_source_ref"`
+	Traceparent       string          `json:"traceparent"`
+	AcceptedAt        *time.Time      `json:"accepted_at"`
+}
+
+func (d NewDocument) row() newRow {
+	var accepted *time.Time
+	if d.AcceptedAt != nil {
+		t := d.AcceptedAt.Truncate(time.Microsecond)
+		accepted = &t
+	}
+	return newRow{SourceKind: d.SourceKind, SourceRef: d.SourceRef, Kind: string(d.Kind), EventKey: d.EventKey,
+		Candidates: d.References, CFEType: int32(d.CFEType), AmountMinor: d.AmountMinor, Currency: d.Currency,
+		Buyer: d.Buyer, Lines: d.Lines, OriginalSourceRef: d.OriginalSourceRef, Traceparent: d.Traceparent,
+		AcceptedAt: accepted}
+}
+
+// recordTogether inserts docs in one statement. The first of a source is
+// the one inserted, when its event is new; any other is ErrDuplicate. An
+// error is every document's.
+func (q queries) recordTogether(ctx context.Context, docs []NewDocument) []Recorded {
+	out := make([]Recorded, len(docs))
+	rows := make([]newRow, len(docs))
+	for i, d := range docs {
+		rows[i] = d.row()
+	}
+	body, err := json.Marshal(rows)
+	var inserted []dbsqlc.DocumentRecordManyRow
+	if err == nil {
+		inserted, err = q.q.DocumentRecordMany(ctx, body)
+	}
+	if err != nil {
+		err = pg.Interpret(err, "record %d documents", len(docs))
+		for i := range out {
+			out[i].Err = err
+		}
+		return out
+	}
+	got := map[source]Recorded{}
+	for _, r := range inserted {
+		got[source{r.SourceKind, r.SourceRef, r.Kind}] = Recorded{ID: r.ID, Reference: r.Reference}
+	}
+	for i, d := range docs {
+		r, ok := got[d.source()]
+		if !ok {
+			r.Err = ErrDuplicate
+		}
+		delete(got, d.source())
+		out[i] = r
+	}
+	return out
+}
+
+// recordEach inserts docs one statement each, so each sees the ones
+// before it.
+func (q queries) recordEach(ctx context.Context, docs []NewDocument) []Recorded {
+	out := make([]Recorded, len(docs))
+	for i := range docs {
+		out[i] = q.recordTogether(ctx, docs[i:i+1])[0]
+	}
 	return out
 }
 

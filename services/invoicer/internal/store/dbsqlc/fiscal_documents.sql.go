@@ -569,6 +569,69 @@ func (q *Queries) DocumentMarkSending(ctx context.Context, arg DocumentMarkSendi
 	return items, nil
 }
 
+const documentRecordMany = `-- name: DocumentRecordMany :many
+INSERT INTO invoicer.fiscal_documents
+    (source_kind, source_ref, kind, event_key, reference, cfe_type, amount_minor, currency,
+     buyer, lines, original_source_ref, traceparent, accepted_at)
+SELECT n.source_kind, n.source_ref, n.kind, n.event_key,
+       (SELECT c.ref FROM unnest(n.candidates) WITH ORDINALITY AS c(ref, i)
+        WHERE NOT EXISTS (
+            SELECT 1 FROM invoicer.fiscal_documents o
+            WHERE o.reference = c.ref
+              AND NOT (o.source_kind = n.source_kind AND o.source_ref = n.source_ref AND o.kind = n.kind))
+        ORDER BY c.i LIMIT 1),
+       n.cfe_type, n.amount_minor, n.currency, n.buyer, n.lines, n.original_source_ref, n.traceparent, n.accepted_at
+FROM ROWS FROM (jsonb_to_recordset($1::jsonb) AS (source_kind text, source_ref text, kind text, event_key text,
+    candidates text[], cfe_type integer, amount_minor bigint, currency text, buyer jsonb, lines jsonb,
+    original_source_ref text, traceparent text, accepted_at timestamptz))
+    WITH ORDINALITY AS n(source_kind, source_ref, kind, event_key, candidates, cfe_type, amount_minor, currency,
+                         buyer, lines, original_source_ref, traceparent, accepted_at, position)
+ORDER BY n.position
+ON CONFLICT (source_kind, source_ref, kind, revision) DO NOTHING
+RETURNING id, reference, source_kind, source_ref, kind
+`
+
+type DocumentRecordManyRow struct {
+	ID         int64
+	Reference  string
+	SourceKind string
+	SourceRef  string
+	Kind       string
+}
+
+// Records the documents billing events ask for, all in one statement, in
+// the order given; a redelivered event inserts nothing and returns no row.
+// @docs is a JSON array of objects keyed by the names below. Each document
+// takes the first of its candidates that no other source's document holds
+// in the table: the caller gives this statement no two documents of
+// different sources sharing a candidate, which it could not see (it sees
+// the table as it was before it began).
+func (q *Queries) DocumentRecordMany(ctx context.Context, docs []byte) ([]DocumentRecordManyRow, error) {
+	rows, err := q.db.Query(ctx, documentRecordMany, docs)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []DocumentRecordManyRow{}
+	for rows.Next() {
+		var i DocumentRecordManyRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.Reference,
+			&i.SourceKind,
+			&i.SourceRef,
+			&i.Kind,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const documentReissue = `-- name: DocumentReissue :one
 INSERT INTO invoicer.fiscal_documents
     (source_kind, source_ref, kind, event_key, reference, cfe_type, amount_minor, currency,

@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/onceflow/onceflow/provider/fiscal"
+	"github.com/onceflow/onceflow/services/invoicer/internal/consumer"
 	"github.com/onceflow/onceflow/services/invoicer/internal/invoicertest"
 	"github.com/onceflow/onceflow/services/invoicer/internal/store"
 )
@@ -93,4 +94,54 @@ func deref[T any](p *T) T {
 		return zero
 	}
 	return *p
+}
+
+// A batch of new documents is recorded in one statement: each gets its row
+// and the reference it took, a collision with a recorded document takes the
+// next reference, and an event recorded before, or twice in the batch, is a
+// duplicate.
+func TestRecordDocumentsTogether(t *testing.T) {
+	t.Parallel()
+	env := invoicertest.New(t)
+	ctx := context.Background()
+	params := func(id string) store.NewDocument {
+		p, err := consumer.Params(invoicertest.Payment(id, 100_00, false))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	before := env.Record(t, invoicertest.Payment("pay-old", 100_00, false))
+	collides := params("pay-collides")
+	collides.References[0] = before.Reference // held by another source: takes its second
+	accepted := time.Date(2026, 12, 1, 10, 30, 0, 123456789, time.UTC)
+	fresh := params("pay-fresh")
+	fresh.AcceptedAt = &accepted
+	docs := []store.NewDocument{fresh, collides, params("pay-old"), fresh}
+	var got []store.Recorded
+	if err := env.Store.InTx(ctx, func(tx *store.Tx) error {
+		got = tx.RecordDocuments(ctx, docs)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if got[0].Err != nil || got[0].Reference != fresh.References[0] || got[0].ID == 0 {
+		t.Errorf("fresh: %+v, want recorded under its first reference %s", got[0], fresh.References[0])
+	}
+	if got[1].Err != nil || got[1].Reference != collides.References[1] {
+		t.Errorf("colliding: %+v, want recorded under its second reference %s", got[1], collides.References[1])
+	}
+	for i, what := range map[int]string{2: "recorded before", 3: "twice in the batch"} {
+		if !errors.Is(got[i].Err, store.ErrDuplicate) {
+			t.Errorf("the event %s: %v, want a duplicate", what, got[i].Err)
+		}
+	}
+	d := env.Document(t, fresh.References[0])
+	if d.ID != got[0].ID || d.SourceRef != "pay-fresh" || d.AmountMinor != 100_00 {
+		t.Errorf("stored %+v, want pay-fresh's document %d of 100.00", d, got[0].ID)
+	}
+	var at time.Time
+	if err := env.Pool.QueryRow(ctx, `SELECT accepted_at FROM invoicer.fiscal_documents WHERE id = $1`, got[0].ID).Scan(&at); err != nil || !at.Equal(accepted.Truncate(time.Microsecond)) {
+		t.Errorf("accepted at %v (%v), want %v", at, err, accepted.Truncate(time.Microsecond))
+	}
 }
