@@ -38,8 +38,8 @@ type entry struct {
 	reference string // the reference it took, once recorded
 }
 
-// Handle records the documents a batch of billing events asks for, in one
-// transaction; should it fail, each is recorded alone, so one bad row cannot
+// Handle records the documents a batch of billing events asks for, all or
+// nothing (usually one statement); should that fail, each is recorded alone, so one bad row cannot
 // hold back the others. A redelivered event inserts nothing ("duplicate");
 // one that cannot be parsed is "poison" and stays in the queue. It is a
 // BatchHandler.
@@ -80,15 +80,15 @@ func decode(body string) (store.NewDocument, error) {
 	return Params(&ev)
 }
 
-// recordTogether records entries in one transaction, setting their results
-// in res; on an error nothing is recorded and res is to be set again.
+// recordTogether records entries all or nothing (see
+// store.Store.RecordDocuments: usually one statement, committed on its
+// own), setting their results in res; on an error nothing is recorded and
+// res is to be set again.
 func (b *Billing) recordTogether(ctx context.Context, entries []entry, res []Result) error {
 	if len(entries) == 0 {
 		return nil
 	}
-	return b.store.InTx(ctx, func(tx *store.Tx) error {
-		return b.record(ctx, tx, entries, res)
-	})
+	return b.record(ctx, b.store, entries, res)
 }
 
 // recorder records documents: the store, or one of its transactions.

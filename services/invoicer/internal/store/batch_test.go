@@ -145,3 +145,37 @@ func TestRecordDocumentsTogether(t *testing.T) {
 		t.Errorf("accepted at %v (%v), want %v", at, err, accepted.Truncate(time.Microsecond))
 	}
 }
+
+// Outside a transaction a batch is recorded all or nothing: a bad document
+// fails its whole statement, and a batch whose sources share a reference
+// (one statement each) still takes the next reference and commits together.
+func TestStoreRecordsABatchAllOrNothing(t *testing.T) {
+	t.Parallel()
+	env := invoicertest.New(t)
+	ctx := context.Background()
+	params := func(id string, amount int64) store.NewDocument {
+		p, err := consumer.Params(invoicertest.Payment(id, 100_00, false))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.AmountMinor = amount
+		return p
+	}
+	good, bad := params("pay-good", 100_00), params("pay-bad", 0) // the table refuses an amount of 0
+	for i, r := range env.Store.RecordDocuments(ctx, []store.NewDocument{good, bad}) {
+		if r.Err == nil || errors.Is(r.Err, store.ErrDuplicate) {
+			t.Errorf("document %d of a batch holding a bad one: %+v, want the statement's error", i, r)
+		}
+	}
+	var n int
+	if err := env.Pool.QueryRow(ctx, `SELECT count(*) FROM invoicer.fiscal_documents`).Scan(&n); err != nil || n != 0 {
+		t.Fatalf("%d documents recorded (%v), want none", n, err)
+	}
+
+	a, b := params("pay-a", 100_00), params("pay-b", 100_00)
+	b.References[0] = a.References[0]
+	got := env.Store.RecordDocuments(ctx, []store.NewDocument{a, b})
+	if got[0].Err != nil || got[1].Err != nil || got[0].Reference != a.References[0] || got[1].Reference != b.References[1] {
+		t.Fatalf("recorded %+v, want pay-a under its first reference and pay-b under its second", got)
+	}
+}

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"time"
 
 	"github.com/onceflow/onceflow/pkg/pg"
@@ -49,6 +50,33 @@ func (q queries) RecordDocuments(ctx context.Context, docs []NewDocument) []Reco
 		return q.recordEach(ctx, docs)
 	}
 	return q.recordTogether(ctx, docs)
+}
+
+// RecordDocuments is Tx.RecordDocuments outside a transaction, all or
+// nothing: one statement commits on its own, and a batch that needs one
+// statement each runs them in a transaction of its own. On an error
+// nothing is recorded and every document has it.
+func (s *Store) RecordDocuments(ctx context.Context, docs []NewDocument) []Recorded {
+	if !shareReferences(docs) {
+		return s.recordTogether(ctx, docs)
+	}
+	var out []Recorded
+	err := s.InTx(ctx, func(tx *Tx) error {
+		out = tx.recordEach(ctx, docs)
+		for _, r := range out {
+			if r.Err != nil && !errors.Is(r.Err, ErrDuplicate) {
+				return r.Err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		out = make([]Recorded, len(docs))
+		for i := range out {
+			out[i].Err = err
+		}
+	}
+	return out
 }
 
 // source is what the table keeps one document of: a source and a kind.
