@@ -84,8 +84,9 @@ and of the steady run). Commit them with the code they measured.
 
 - Flags go through ` + "`ARGS`" + `, e.g. ` + "`make bench ARGS=\"-duration 30s -payments 5000\"`" + `;
   ` + "`go run ./test/e2e/cmd/bench -help`" + ` lists them. ` + "`-profiles DIR`" + ` also takes CPU profiles of
-  ingest, relay and the invoicer over the burst's first seconds; ` + "`-stages pipeline`" + ` runs
-  the burst alone (what a document costs, in a couple of minutes), the other stages' figures
+  ingest, relay and the invoicer over the first seconds of the burst (and of the steady run,
+  into DIR/steady); ` + "`-stages pipeline`" + ` runs the burst alone (what a document costs,
+  in a couple of minutes), the other stages' figures
   then reading as not measured.
 - ` + "`make bench-readme`" + ` rewrites this page from results.json without running anything
   (after a change to the page's code).
