@@ -108,13 +108,24 @@ func (l *Lease) Release(ctx context.Context, token int64) error {
 // while tx writes. It returns ErrDeposed otherwise, and other errors with
 // the kind pg.Interpret gives them.
 func (l *Lease) Fence(ctx context.Context, tx pgx.Tx, token int64) error {
-	q := `SELECT 1 FROM ` + l.table + ` WHERE name = $1 AND token = $2 AND holder = $3 AND expires_at > now() FOR SHARE`
+	fence, args := l.FenceClause(token, 1)
 	var one int
-	err := pg.Interpret(tx.QueryRow(ctx, q, l.name, token, l.holder).Scan(&one), "fence lease %s", l.name)
+	err := pg.Interpret(tx.QueryRow(ctx, `WITH `+fence+` SELECT 1 FROM fence`, args...).Scan(&one), "fence lease %s", l.name)
 	if errkind.Is(err, errkind.NotFound) {
 		return ErrDeposed
 	}
 	return err
+}
+
+// FenceClause is Fence as a WITH item named fence, for a statement of the
+// caller's own whose parameters for it are numbered from first (args, in
+// order): fence holds one row while token holds the lease and has not
+// expired, and locks the lease row until the statement's transaction ends,
+// the statement's own when it runs alone. A statement that writes only
+// where fence has its row is fenced without BEGIN and COMMIT.
+func (l *Lease) FenceClause(token int64, first int) (fence string, args []any) {
+	return fmt.Sprintf(`fence AS (SELECT 1 FROM %s WHERE name = $%d AND token = $%d AND holder = $%d AND expires_at > now() FOR SHARE)`,
+		l.table, first, first+1, first+2), []any{l.name, token, l.holder}
 }
 
 // HolderID names a process in a lease table: the hostname (or fallback)

@@ -161,12 +161,30 @@ ORDER BY id LIMIT $1`, limit, except, after, slots.From, slots.To)
 // MarkPublished records rows ids as published. Run it in the transaction
 // that checked the relay's lease fence.
 func MarkPublished(ctx context.Context, q Querier, t Table, ids []int64) error {
-	_, err := q.Exec(ctx, `UPDATE `+t.ident()+` SET published_at = now(), last_error = NULL
-WHERE id = ANY($1) AND published_at IS NULL`, ids)
+	_, err := q.Exec(ctx, `UPDATE `+t.ident()+markPublished, ids)
 	if err != nil {
 		return fmt.Errorf("mark published %s: %w", t, err)
 	}
 	return nil
+}
+
+// markPublished is MarkPublished's UPDATE after its table, the ids in $1.
+const markPublished = ` SET published_at = now(), last_error = NULL WHERE id = ANY($1) AND published_at IS NULL`
+
+// MarkPublishedFenced is MarkPublished as one statement behind fence, a
+// WITH item named fence (lease.FenceClause) whose parameters, fenceArgs,
+// are numbered from $2: the rows are marked only while fence has its row,
+// and held reports whether it had.
+func MarkPublishedFenced(ctx context.Context, q Querier, t Table, ids []int64, fence string, fenceArgs []any) (held bool, err error) {
+	rows, err := q.Query(ctx, `WITH `+fence+`, published AS (UPDATE `+t.ident()+markPublished+` AND EXISTS (SELECT 1 FROM fence) RETURNING 1)
+SELECT EXISTS (SELECT 1 FROM fence)`, append([]any{ids}, fenceArgs...)...)
+	if err == nil {
+		held, err = pgx.CollectExactlyOneRow(rows, pgx.RowTo[bool])
+	}
+	if err != nil {
+		return false, fmt.Errorf("mark published %s: %w", t, err)
+	}
+	return held, nil
 }
 
 // MarkFailed records a failed attempt of row id: it is retried at next, or

@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/onceflow/onceflow/pkg/lease"
 	"github.com/onceflow/onceflow/pkg/msgauth"
 	"github.com/onceflow/onceflow/pkg/outbox"
 )
@@ -196,10 +197,14 @@ func (r *Relay) judge(outcomes []outcome) (published []outcome, failures []failu
 }
 
 // record writes the batch's results in one transaction that first checks
-// the lease's fence, so a deposed relay changes nothing.
+// the lease's fence, so a deposed relay changes nothing. A batch wholly
+// published, the usual one, is one statement behind the fence.
 func (r *Relay) record(ctx context.Context, sh *shard, token int64, published []outcome, failures []failure) error {
 	ctx, cancel := context.WithTimeout(ctx, r.s.LeaseTTL)
 	defer cancel()
+	if len(failures) == 0 && len(published) > 0 {
+		return r.recordPublished(ctx, sh, token, published)
+	}
 	tx, err := r.pool.Begin(ctx)
 	if err != nil {
 		return fmt.Errorf("record batch: %w", err)
@@ -209,11 +214,7 @@ func (r *Relay) record(ctx context.Context, sh *shard, token int64, published []
 		return fmt.Errorf("record batch: %w", err)
 	}
 	if len(published) > 0 {
-		ids := make([]int64, len(published))
-		for i, o := range published {
-			ids[i] = o.row.ID
-		}
-		if err := outbox.MarkPublished(ctx, tx, r.outbox.Table, ids); err != nil {
+		if err := outbox.MarkPublished(ctx, tx, r.outbox.Table, publishedIDs(published)); err != nil {
 			return fmt.Errorf("record batch: %w", err)
 		}
 	}
@@ -226,6 +227,29 @@ func (r *Relay) record(ctx context.Context, sh *shard, token int64, published []
 		return fmt.Errorf("record batch: commit: %w", err)
 	}
 	return nil
+}
+
+// recordPublished marks published, behind the fence of sh's lease, in one
+// statement committed on its own.
+func (r *Relay) recordPublished(ctx context.Context, sh *shard, token int64, published []outcome) error {
+	fence, args := sh.lease.FenceClause(token, 2)
+	held, err := outbox.MarkPublishedFenced(ctx, r.pool, r.outbox.Table, publishedIDs(published), fence, args)
+	switch {
+	case err != nil:
+		return fmt.Errorf("record batch: %w", err)
+	case !held:
+		return fmt.Errorf("record batch: %w", lease.ErrDeposed)
+	}
+	return nil
+}
+
+// publishedIDs are the outbox ids of published.
+func publishedIDs(published []outcome) []int64 {
+	ids := make([]int64, len(published))
+	for i, o := range published {
+		ids[i] = o.row.ID
+	}
+	return ids
 }
 
 // observe counts and logs a recorded batch.
