@@ -39,8 +39,8 @@ type entry struct {
 }
 
 // Handle records the documents a batch of billing events asks for, all or
-// nothing (usually one statement); should that fail, each is recorded alone, so one bad row cannot
-// hold back the others. A redelivered event inserts nothing ("duplicate");
+// nothing (usually one statement); should that fail, each is recorded
+// alone, so one bad row cannot hold back the others. A redelivered event inserts nothing ("duplicate");
 // one that cannot be parsed is "poison" and stays in the queue. It is a
 // BatchHandler.
 func (b *Billing) Handle(ctx context.Context, msgs []Message) []Result {
@@ -61,10 +61,10 @@ func (b *Billing) Handle(ctx context.Context, msgs []Message) []Result {
 	slices.SortStableFunc(entries, func(x, y entry) int {
 		return strings.Compare(x.params.References[0], y.params.References[0])
 	})
-	if err := b.recordTogether(ctx, entries, res); err != nil {
+	if err := b.record(ctx, entries, res); err != nil {
 		b.log.Warn("record batch; recording each event alone", zap.Int("events", len(entries)), zap.Error(err))
 		for i := range entries {
-			_ = b.record(ctx, b.store, entries[i:i+1], res)
+			_ = b.record(ctx, entries[i:i+1], res)
 		}
 	}
 	b.report(entries, res)
@@ -80,31 +80,19 @@ func decode(body string) (store.NewDocument, error) {
 	return Params(&ev)
 }
 
-// recordTogether records entries all or nothing (see
-// store.Store.RecordDocuments: usually one statement, committed on its
-// own), setting their results in res; on an error nothing is recorded and
-// res is to be set again.
-func (b *Billing) recordTogether(ctx context.Context, entries []entry, res []Result) error {
+// record records entries all or nothing (store.Store.RecordDocuments:
+// usually one statement, committed on its own), setting each one's result
+// in res and the reference each took; it returns the first error, after
+// which nothing was recorded and res is to be set again.
+func (b *Billing) record(ctx context.Context, entries []entry, res []Result) (first error) {
 	if len(entries) == 0 {
 		return nil
 	}
-	return b.record(ctx, b.store, entries, res)
-}
-
-// recorder records documents: the store, or one of its transactions.
-type recorder interface {
-	RecordDocuments(ctx context.Context, docs []store.NewDocument) []store.Recorded
-}
-
-// record inserts entries' documents with q (in one statement, see
-// store.RecordDocuments), setting each one's result in res and the
-// reference each took; it returns the first error.
-func (b *Billing) record(ctx context.Context, q recorder, entries []entry, res []Result) (first error) {
 	docs := make([]store.NewDocument, len(entries))
 	for i, e := range entries {
 		docs[i] = e.params
 	}
-	for i, rec := range q.RecordDocuments(ctx, docs) {
+	for i, rec := range b.store.RecordDocuments(ctx, docs) {
 		r := Result{Outcome: "recorded"}
 		entries[i].reference = rec.Reference
 		switch {

@@ -125,20 +125,25 @@ type resultRow struct {
 }
 
 func (r Result) row() resultRow {
-	var since *time.Time
-	if r.UnknownSince != nil {
-		t := r.UnknownSince.Truncate(time.Microsecond)
-		since = &t
-	}
 	return resultRow{
 		ID: r.ID, LeaseToken: r.LeaseToken, ClaimedStatus: string(r.ClaimedStatus), Status: string(r.Status),
 		ProviderSeries: r.ProviderSeries, ProviderNumber: r.ProviderNumber, ProviderStatus: r.ProviderStatus,
 		ProviderCAE: r.ProviderCAE, ProviderSecurityCode: r.ProviderSecurityCode, ProviderURL: r.ProviderURL,
 		ProviderCAEFrom: r.ProviderCAEFrom, ProviderCAETo: r.ProviderCAETo, ProviderCAEExpires: dayOf(r.ProviderCAEExpires),
-		IssueDate: dayOf(r.IssueDate), UnknownSince: since, UnknownSinceNow: r.UnknownSinceNow,
+		IssueDate: dayOf(r.IssueDate), UnknownSince: micros(r.UnknownSince), UnknownSinceNow: r.UnknownSinceNow,
 		DueInSeconds: r.DueIn.Seconds(), DGIPolls: r.DGIPolls,
 		LastError: r.LastError, AttentionReason: r.AttentionReason, Refused: r.Refused,
 	}
+}
+
+// micros is t cut to the microsecond, as PostgreSQL keeps it (JSON would
+// carry its nanoseconds, which PostgreSQL rounds); nil stays nil.
+func micros(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	m := t.Truncate(time.Microsecond)
+	return &m
 }
 
 // dayOf is the calendar day of t, as given, for a date column; nil stays nil.

@@ -118,15 +118,10 @@ type newRow struct {
 }
 
 func (d NewDocument) row() newRow {
-	var accepted *time.Time
-	if d.AcceptedAt != nil {
-		t := d.AcceptedAt.Truncate(time.Microsecond)
-		accepted = &t
-	}
 	return newRow{SourceKind: d.SourceKind, SourceRef: d.SourceRef, Kind: string(d.Kind), EventKey: d.EventKey,
 		Candidates: d.References, CFEType: int32(d.CFEType), AmountMinor: d.AmountMinor, Currency: d.Currency,
 		Buyer: d.Buyer, Lines: d.Lines, OriginalSourceRef: d.OriginalSourceRef, Traceparent: d.Traceparent,
-		AcceptedAt: accepted}
+		AcceptedAt: micros(d.AcceptedAt)}
 }
 
 // recordTogether inserts docs in one statement. The first of a source is
