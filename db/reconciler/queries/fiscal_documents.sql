@@ -22,18 +22,29 @@ WHERE source_kind = @source_kind
   AND kind = @kind
   AND source_ref = ANY(@source_refs::text[]);
 
--- name: DocumentsAuditPeriod :many
--- DocumentsAuditPeriod pages (by id, after @after_id) through the documents
--- the provider must hold for an audit of the days @from_date to @to_date:
--- those it acknowledged (pending_dgi, authorized, issued, rejected) with an
--- issue date in the period, or with none yet and created from @created_from
--- until before @created_to. Read through the read-only invoicer connection.
+-- name: DocumentsAuditIssuedOn :many
+-- DocumentsAuditIssuedOn pages (by id, after @after_id) through the
+-- documents the provider acknowledged (pending_dgi, authorized, observed,
+-- issued, rejected) with the issue date @day. The equality on issue_date
+-- lets fiscal_documents_issue_date_id hand the rows over in id order, so a
+-- page reads about its own rows however much history lies before the day.
+-- Read through the read-only invoicer connection.
 SELECT id, reference, source_kind, source_ref, kind, status, amount_minor, currency
 FROM invoicer.fiscal_documents
-WHERE id > @after_id
+WHERE issue_date = @day::date AND id > @after_id
   AND status IN ('pending_dgi', 'authorized', 'observed', 'issued', 'rejected')
-  AND (issue_date BETWEEN @from_date::date AND @to_date::date
-       OR (issue_date IS NULL AND created_at >= @created_from AND created_at < @created_to))
+ORDER BY id
+LIMIT @page_size;
+
+-- name: DocumentsAuditUnissued :many
+-- DocumentsAuditUnissued pages (by id, after @after_id) through the
+-- acknowledged documents with no issue date yet, created from
+-- @created_from until before @created_to: a few, found through the partial
+-- fiscal_documents_created_at index.
+SELECT id, reference, source_kind, source_ref, kind, status, amount_minor, currency
+FROM invoicer.fiscal_documents
+WHERE issue_date IS NULL AND created_at >= @created_from AND created_at < @created_to AND id > @after_id
+  AND status IN ('pending_dgi', 'authorized', 'observed', 'issued', 'rejected')
 ORDER BY id
 LIMIT @page_size;
 
@@ -47,8 +58,8 @@ WHERE reference = ANY(@refs::text[]);
 -- name: DocumentsAuditChanged :many
 -- DocumentsAuditChanged pages, in (audit_changed_at, id) order after the
 -- cursor (@after_changed_at, @after_id), through the documents the provider
--- must hold for the days @from_date to @to_date (as DocumentsAuditPeriod)
--- whose audited fields changed at or after @after_changed_at and before
+-- must hold for the days @from_date to @to_date (those DocumentsAuditIssuedOn
+-- and DocumentsAuditUnissued list) whose audited fields changed at or after @after_changed_at and before
 -- @before: what changed since the audit's previous mark, up to its new one.
 -- The plain audit_changed_at bounds let the fiscal_documents_audit_changed
 -- index narrow the scan to those rows.

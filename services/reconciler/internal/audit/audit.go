@@ -173,13 +173,32 @@ func (d document) addendum() string {
 }
 
 // acknowledged pages through our documents the provider must hold for the
-// days from..to.
+// days from..to: those issued on each day, then those not issued yet.
 func (a *Auditor) acknowledged(ctx context.Context, from, to time.Time) ([]document, error) {
 	p := a.period(from, to)
 	var out []document
+	for day := p.FromDate; !day.After(p.ToDate); day = day.AddDate(0, 0, 1) {
+		issued, err := a.pages(func(after int64) ([]store.Document, error) {
+			return a.invoicer.AuditIssuedOn(ctx, day, after, a.cfg.PageSize)
+		})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, issued...)
+	}
+	unissued, err := a.pages(func(after int64) ([]store.Document, error) {
+		return a.invoicer.AuditUnissued(ctx, p, after, a.cfg.PageSize)
+	})
+	return append(out, unissued...), err
+}
+
+// pages reads page after page, each after the last id of the one before,
+// until one comes back short.
+func (a *Auditor) pages(page func(after int64) ([]store.Document, error)) ([]document, error) {
+	var out []document
 	var after int64
 	for {
-		rows, err := a.invoicer.AuditPeriodDocuments(ctx, p, after, a.cfg.PageSize)
+		rows, err := page(after)
 		if err != nil {
 			return nil, err
 		}

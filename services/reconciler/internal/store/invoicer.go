@@ -98,21 +98,46 @@ func (r *InvoicerReader) DocumentStatuses(ctx context.Context, sourceKind, kind 
 	return out, nil
 }
 
-// AuditPeriodDocuments returns one page of at most limit documents of p,
-// in id order, with ids above afterID. Its errors are the database's.
-func (r *InvoicerReader) AuditPeriodDocuments(ctx context.Context, p AuditPeriod, afterID int64, limit int) ([]Document, error) {
-	rows, err := r.q.DocumentsAuditPeriod(ctx, dbsqlc.DocumentsAuditPeriodParams{
-		AfterID: afterID, FromDate: p.FromDate, ToDate: p.ToDate,
-		CreatedFrom: p.CreatedFrom, CreatedTo: p.CreatedTo, PageSize: int32(limit),
+// AuditIssuedOn returns one page of at most limit acknowledged documents
+// issued on day (a UTC midnight), in id order, with ids above afterID. Its
+// errors are the database's.
+func (r *InvoicerReader) AuditIssuedOn(ctx context.Context, day time.Time, afterID int64, limit int) ([]Document, error) {
+	rows, err := r.q.DocumentsAuditIssuedOn(ctx, day, afterID, int32(limit))
+	if err != nil {
+		return nil, pg.Interpret(err, "read our documents of a day")
+	}
+	return documents(rows), nil
+}
+
+// AuditUnissued returns one page of at most limit acknowledged documents
+// with no issue date yet, created in p's CreatedFrom..CreatedTo, in id
+// order, with ids above afterID. Its errors are the database's.
+func (r *InvoicerReader) AuditUnissued(ctx context.Context, p AuditPeriod, afterID int64, limit int) ([]Document, error) {
+	rows, err := r.q.DocumentsAuditUnissued(ctx, dbsqlc.DocumentsAuditUnissuedParams{
+		CreatedFrom: p.CreatedFrom, CreatedTo: p.CreatedTo, AfterID: afterID, PageSize: int32(limit),
 	})
 	if err != nil {
-		return nil, pg.Interpret(err, "read our documents")
+		return nil, pg.Interpret(err, "read our documents not issued yet")
 	}
+	return documents(rows), nil
+}
+
+// documents converts rows of any query reading Document's columns.
+func documents[R ~struct {
+	ID          int64
+	Reference   string
+	SourceKind  string
+	SourceRef   string
+	Kind        string
+	Status      string
+	AmountMinor int64
+	Currency    string
+}](rows []R) []Document {
 	out := make([]Document, len(rows))
 	for i, row := range rows {
 		out[i] = Document(row)
 	}
-	return out, nil
+	return out
 }
 
 // DocumentsByReference returns the documents, in any status, under the
@@ -122,11 +147,7 @@ func (r *InvoicerReader) DocumentsByReference(ctx context.Context, refs []string
 	if err != nil {
 		return nil, pg.Interpret(err, "look up provider references")
 	}
-	out := make([]Document, len(rows))
-	for i, row := range rows {
-		out[i] = Document(row)
-	}
-	return out, nil
+	return documents(rows), nil
 }
 
 // ChangedDocument is one of our documents the audit looks up because it

@@ -163,8 +163,10 @@ func TestSteadyStateQueriesReadWhatIsNewNotTheHistory(t *testing.T) {
 		{"sweep: open ingest cases about one page", ingestCasesOpenAbout, []any{page}, len(page)},
 		{"audit: our documents changed since the previous run", documentsAuditChanged,
 			[]any{now.Add(-2 * time.Minute), now.Add(-time.Minute), int64(0), today.AddDate(0, 0, -1), today, now.Add(-48 * time.Hour), now, int32(500)}, 10},
-		{"audit: our documents of a day listed in full", documentsAuditPeriod,
-			[]any{int64(0), today, today, now.Add(-24 * time.Hour), now, int32(500)}, 3 * perDay},
+		{"audit: the first page of our documents issued on a day", documentsAuditIssuedOn,
+			[]any{today, int64(0), int32(500)}, 2 * 500},
+		{"audit: our documents of a day not issued yet", documentsAuditUnissued,
+			[]any{today, today.AddDate(0, 0, 1), int64(0), int32(500)}, 10},
 	}
 	for _, c := range cases {
 		rows, scans := explain(t, pool, c.sql, c.args...)

@@ -99,7 +99,8 @@ type DocumentsAuditChangedRow struct {
 
 // DocumentsAuditChanged pages, in (audit_changed_at, id) order after the
 // cursor (@after_changed_at, @after_id), through the documents the provider
-// must hold for the days @from_date to @to_date (as DocumentsAuditPeriod)
+// must hold for the days @from_date to @to_date (as DocumentsAuditIssuedOn and
+// DocumentsAuditUnissued for each day)
 // whose audited fields changed at or after @after_changed_at and before
 // @before: what changed since the audit's previous mark, up to its new one.
 // The plain audit_changed_at bounds let the fiscal_documents_audit_changed
@@ -145,27 +146,16 @@ func (q *Queries) DocumentsAuditChanged(ctx context.Context, arg DocumentsAuditC
 	return items, nil
 }
 
-const documentsAuditPeriod = `-- name: DocumentsAuditPeriod :many
+const documentsAuditIssuedOn = `-- name: DocumentsAuditIssuedOn :many
 SELECT id, reference, source_kind, source_ref, kind, status, amount_minor, currency
 FROM invoicer.fiscal_documents
-WHERE id > $1
+WHERE issue_date = $1::date AND id > $2
   AND status IN ('pending_dgi', 'authorized', 'observed', 'issued', 'rejected')
-  AND (issue_date BETWEEN $2::date AND $3::date
-       OR (issue_date IS NULL AND created_at >= $4 AND created_at < $5))
 ORDER BY id
-LIMIT $6
+LIMIT $3
 `
 
-type DocumentsAuditPeriodParams struct {
-	AfterID     int64
-	FromDate    time.Time
-	ToDate      time.Time
-	CreatedFrom time.Time
-	CreatedTo   time.Time
-	PageSize    int32
-}
-
-type DocumentsAuditPeriodRow struct {
+type DocumentsAuditIssuedOnRow struct {
 	ID          int64
 	Reference   string
 	SourceKind  string
@@ -176,27 +166,86 @@ type DocumentsAuditPeriodRow struct {
 	Currency    string
 }
 
-// DocumentsAuditPeriod pages (by id, after @after_id) through the documents
-// the provider must hold for an audit of the days @from_date to @to_date:
-// those it acknowledged (pending_dgi, authorized, issued, rejected) with an
-// issue date in the period, or with none yet and created from @created_from
-// until before @created_to. Read through the read-only invoicer connection.
-func (q *Queries) DocumentsAuditPeriod(ctx context.Context, arg DocumentsAuditPeriodParams) ([]DocumentsAuditPeriodRow, error) {
-	rows, err := q.db.Query(ctx, documentsAuditPeriod,
-		arg.AfterID,
-		arg.FromDate,
-		arg.ToDate,
+// DocumentsAuditIssuedOn pages (by id, after @after_id) through the
+// documents the provider acknowledged (pending_dgi, authorized, observed,
+// issued, rejected) with the issue date @day. The equality on issue_date
+// lets fiscal_documents_issue_date_id hand the rows over in id order, so a
+// page reads about its own rows however much history lies before the day.
+// Read through the read-only invoicer connection.
+func (q *Queries) DocumentsAuditIssuedOn(ctx context.Context, day time.Time, afterID int64, pageSize int32) ([]DocumentsAuditIssuedOnRow, error) {
+	rows, err := q.db.Query(ctx, documentsAuditIssuedOn, day, afterID, pageSize)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []DocumentsAuditIssuedOnRow{}
+	for rows.Next() {
+		var i DocumentsAuditIssuedOnRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.Reference,
+			&i.SourceKind,
+			&i.SourceRef,
+			&i.Kind,
+			&i.Status,
+			&i.AmountMinor,
+			&i.Currency,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const documentsAuditUnissued = `-- name: DocumentsAuditUnissued :many
+SELECT id, reference, source_kind, source_ref, kind, status, amount_minor, currency
+FROM invoicer.fiscal_documents
+WHERE issue_date IS NULL AND created_at >= $1 AND created_at < $2 AND id > $3
+  AND status IN ('pending_dgi', 'authorized', 'observed', 'issued', 'rejected')
+ORDER BY id
+LIMIT $4
+`
+
+type DocumentsAuditUnissuedParams struct {
+	CreatedFrom time.Time
+	CreatedTo   time.Time
+	AfterID     int64
+	PageSize    int32
+}
+
+type DocumentsAuditUnissuedRow struct {
+	ID          int64
+	Reference   string
+	SourceKind  string
+	SourceRef   string
+	Kind        string
+	Status      string
+	AmountMinor int64
+	Currency    string
+}
+
+// DocumentsAuditUnissued pages (by id, after @after_id) through the
+// acknowledged documents with no issue date yet, created from
+// @created_from until before @created_to: a few, found through the partial
+// fiscal_documents_created_at index.
+func (q *Queries) DocumentsAuditUnissued(ctx context.Context, arg DocumentsAuditUnissuedParams) ([]DocumentsAuditUnissuedRow, error) {
+	rows, err := q.db.Query(ctx, documentsAuditUnissued,
 		arg.CreatedFrom,
 		arg.CreatedTo,
+		arg.AfterID,
 		arg.PageSize,
 	)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	items := []DocumentsAuditPeriodRow{}
+	items := []DocumentsAuditUnissuedRow{}
 	for rows.Next() {
-		var i DocumentsAuditPeriodRow
+		var i DocumentsAuditUnissuedRow
 		if err := rows.Scan(
 			&i.ID,
 			&i.Reference,
