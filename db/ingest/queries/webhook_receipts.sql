@@ -18,13 +18,13 @@ ON CONFLICT (scope, dedupe_key) DO NOTHING
 RETURNING scope, dedupe_key;
 
 -- name: ReceiptClaimDue :many
--- Claims pending receipts that are due and not leased by a live worker. A
--- claimed receipt is due again when its lease ends, which also moves it
--- behind the due ones in the pending index, so a claim's scan stops before
--- the receipts other workers hold.
+-- Claims pending receipts that are due and not leased by a live worker; a
+-- claimed receipt is due again when its lease ends. The claim sets no
+-- indexed column, so it is a HOT update that writes no index entry: the
+-- receipts other workers hold keep their place in the pending index, and a
+-- claim's scan steps over them (at most the receipts in flight).
 UPDATE ingest.webhook_receipts r
-SET lease_token = @lease_token, lease_expires_at = now() + make_interval(secs => @lease_seconds::float8),
-    next_attempt_at = now() + make_interval(secs => @lease_seconds::float8)
+SET lease_token = @lease_token, lease_expires_at = now() + make_interval(secs => @lease_seconds::float8)
 WHERE r.id IN (
     SELECT id FROM ingest.webhook_receipts
     WHERE status = 'pending' AND next_attempt_at <= now()

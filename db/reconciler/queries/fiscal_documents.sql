@@ -59,10 +59,10 @@ WHERE reference = ANY(@refs::text[]);
 -- DocumentsAuditChanged pages, in (audit_changed_at, id) order after the
 -- cursor (@after_changed_at, @after_id), through the documents the provider
 -- must hold for the days @from_date to @to_date (those DocumentsAuditIssuedOn
--- and DocumentsAuditUnissued list) whose audited fields changed at or after @after_changed_at and before
--- @before: what changed since the audit's previous mark, up to its new one.
--- The plain audit_changed_at bounds let the fiscal_documents_audit_changed
--- index narrow the scan to those rows.
+-- and DocumentsAuditUnissued list) whose audited fields changed at or after
+-- @after_changed_at and before @before: what changed since the audit's
+-- previous mark, up to its new one. The plain audit_changed_at bounds let the
+-- fiscal_documents_audit_changed index narrow the scan to those rows.
 SELECT id, reference, source_kind, source_ref, kind, status, amount_minor, currency,
        issue_date, created_at, audit_changed_at
 FROM invoicer.fiscal_documents

@@ -34,8 +34,7 @@ func (q *Queries) ReceiptBacklog(ctx context.Context) (ReceiptBacklogRow, error)
 
 const receiptClaimDue = `-- name: ReceiptClaimDue :many
 UPDATE ingest.webhook_receipts r
-SET lease_token = $1, lease_expires_at = now() + make_interval(secs => $2::float8),
-    next_attempt_at = now() + make_interval(secs => $2::float8)
+SET lease_token = $1, lease_expires_at = now() + make_interval(secs => $2::float8)
 WHERE r.id IN (
     SELECT id FROM ingest.webhook_receipts
     WHERE status = 'pending' AND next_attempt_at <= now()
@@ -59,10 +58,11 @@ type ReceiptClaimDueRow struct {
 	Traceparent string
 }
 
-// Claims pending receipts that are due and not leased by a live worker. A
-// claimed receipt is due again when its lease ends, which also moves it
-// behind the due ones in the pending index, so a claim's scan stops before
-// the receipts other workers hold.
+// Claims pending receipts that are due and not leased by a live worker; a
+// claimed receipt is due again when its lease ends. The claim sets no
+// indexed column, so it is a HOT update that writes no index entry: the
+// receipts other workers hold keep their place in the pending index, and a
+// claim's scan steps over them (at most the receipts in flight).
 func (q *Queries) ReceiptClaimDue(ctx context.Context, leaseToken *uuid.UUID, leaseSeconds float64, maxRows int32) ([]ReceiptClaimDueRow, error) {
 	rows, err := q.db.Query(ctx, receiptClaimDue, leaseToken, leaseSeconds, maxRows)
 	if err != nil {

@@ -99,12 +99,11 @@ type DocumentsAuditChangedRow struct {
 
 // DocumentsAuditChanged pages, in (audit_changed_at, id) order after the
 // cursor (@after_changed_at, @after_id), through the documents the provider
-// must hold for the days @from_date to @to_date (as DocumentsAuditIssuedOn and
-// DocumentsAuditUnissued for each day)
-// whose audited fields changed at or after @after_changed_at and before
-// @before: what changed since the audit's previous mark, up to its new one.
-// The plain audit_changed_at bounds let the fiscal_documents_audit_changed
-// index narrow the scan to those rows.
+// must hold for the days @from_date to @to_date (those DocumentsAuditIssuedOn
+// and DocumentsAuditUnissued list) whose audited fields changed at or after
+// @after_changed_at and before @before: what changed since the audit's
+// previous mark, up to its new one. The plain audit_changed_at bounds let the
+// fiscal_documents_audit_changed index narrow the scan to those rows.
 func (q *Queries) DocumentsAuditChanged(ctx context.Context, arg DocumentsAuditChangedParams) ([]DocumentsAuditChangedRow, error) {
 	rows, err := q.db.Query(ctx, documentsAuditChanged,
 		arg.AfterChangedAt,
