@@ -34,14 +34,6 @@ const (
 // reach of an offline guess from one captured message.
 const MinSecretBytes = 16
 
-// SignedBytes is an upper bound on what signing adds to a message's size as
-// SQS counts it (attribute names, data types and values), for a key id of
-// at most MaxKeyIDBytes.
-const SignedBytes = len(AttrKeyID) + len(AttrSignature) + 2*len("String") + MaxKeyIDBytes + 44
-
-// MaxKeyIDBytes is the longest key id.
-const MaxKeyIDBytes = 64
-
 // Reasons a message is refused; they label the consumer's metric.
 const (
 	ReasonUnsigned     = "unsigned"

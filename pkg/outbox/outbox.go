@@ -175,9 +175,16 @@ const markPublished = ` SET published_at = now(), last_error = NULL WHERE id = A
 // WITH item named fence (lease.FenceClause) whose parameters, fenceArgs,
 // are numbered from $2: the rows are marked only while fence has its row,
 // and held reports whether it had.
+//
+// Its commit does not wait for the WAL to reach the disk (synchronous_commit
+// off, for this transaction alone): a mark lost to a crash of PostgreSQL
+// leaves its rows due, and they are sent again, which at-least-once
+// delivery and the consumers' dedupe on the event key already allow. Run
+// alone, as intended, the statement is its transaction; inside a caller's
+// transaction the setting holds until that one ends.
 func MarkPublishedFenced(ctx context.Context, q Querier, t Table, ids []int64, fence string, fenceArgs []any) (held bool, err error) {
 	rows, err := q.Query(ctx, `WITH `+fence+`, published AS (UPDATE `+t.ident()+markPublished+` AND EXISTS (SELECT 1 FROM fence) RETURNING 1)
-SELECT EXISTS (SELECT 1 FROM fence)`, append([]any{ids}, fenceArgs...)...)
+SELECT EXISTS (SELECT 1 FROM fence) FROM (SELECT set_config('synchronous_commit', 'off', true)) AS async`, append([]any{ids}, fenceArgs...)...)
 	if err == nil {
 		held, err = pgx.CollectExactlyOneRow(rows, pgx.RowTo[bool])
 	}

@@ -160,3 +160,62 @@ func TestDueMarkPublishedAndPark(t *testing.T) {
 		t.Fatalf("parked_reason = %q (%v)", reason, err)
 	}
 }
+
+func TestFencedMarkSkipsTheFlushForItsTransactionAlone(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool, _ := setup(t)
+	if _, err := pool.Exec(ctx, `CREATE TABLE p.fence (name text PRIMARY KEY); INSERT INTO p.fence VALUES ('held')`); err != nil {
+		t.Fatal(err)
+	}
+	insert(t, pool, "a")
+	insert(t, pool, "b")
+	rows, err := outbox.Due(ctx, pool, table, 10, 0, nil)
+	if err != nil || len(rows) != 2 {
+		t.Fatalf("Due = %+v, %v; want a and b", rows, err)
+	}
+	const fence = `fence AS (SELECT 1 FROM p.fence WHERE name = $2 FOR SHARE)`
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	setting := func(q interface {
+		QueryRow(context.Context, string, ...any) pgx.Row
+	}) (v string) {
+		t.Helper()
+		if err := q.QueryRow(ctx, `SHOW synchronous_commit`).Scan(&v); err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	held, err := outbox.MarkPublishedFenced(ctx, tx, table, []int64{rows[0].ID}, fence, []any{"held"})
+	if err != nil || !held {
+		t.Fatalf("MarkPublishedFenced under a held fence = %v, %v; want held", held, err)
+	}
+	if v := setting(tx); v != "off" {
+		t.Errorf("synchronous_commit in the mark's transaction = %q, want off", v)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if v := setting(conn); v != "on" {
+		t.Errorf("synchronous_commit on the connection after the mark = %q, want on (the setting leaked)", v)
+	}
+	held, err = outbox.MarkPublishedFenced(ctx, conn, table, []int64{rows[1].ID}, fence, []any{"lost"})
+	if err != nil || held {
+		t.Fatalf("MarkPublishedFenced under a fence without its row = %v, %v; want not held", held, err)
+	}
+	var published []string
+	r, err := pool.Query(ctx, `SELECT event_key FROM p.outbox WHERE published_at IS NOT NULL ORDER BY id`)
+	if err == nil {
+		published, err = pgx.CollectRows(r, pgx.RowTo[string])
+	}
+	if err != nil || len(published) != 1 || published[0] != "a" {
+		t.Fatalf("published rows = %v, %v; want only a", published, err)
+	}
+}

@@ -32,7 +32,7 @@ type Config struct {
 	PayFor      time.Duration // how long the steady run offers them
 	Backlogs    []int         // outbox backlog sizes the relay drains
 	Timeout     time.Duration // the longest any wait may take
-	Profiles    string        // where CPU profiles of the services over the burst go (the steady run's in its steady/); empty: none taken
+	Profiles    string        // where CPU profiles of the services over the burst go (the steady run's in its steady/, the relay stage's in relay/, the closed loop's in ingest_closed/); empty: none taken
 	Stages      []string      // the stages to run, by name; empty: every one
 	// Env adds NAME=value settings to every service and sandbox. The
 	// default lifts the invoicer's client-side limit on provider calls

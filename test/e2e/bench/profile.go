@@ -34,6 +34,28 @@ func (r *run) profile(ctx context.Context, dir string) (wait func() error) {
 	return g.Wait
 }
 
+// maxProfile is the longest CPU profile a service's admin port writes
+// before its 30 s write timeout.
+const maxProfile = 25 * time.Second
+
+// profileStage starts a CPU profile of the service name over the next d,
+// written to sub/name.pprof under -profiles, and nothing without it; the
+// returned wait gives its error once it is written.
+func (r *run) profileStage(ctx context.Context, sub, name string, d time.Duration) (wait func() error) {
+	if r.cfg.Profiles == "" {
+		return func() error { return nil }
+	}
+	dir := filepath.Join(r.cfg.Profiles, sub)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return func() error { return fmt.Errorf("-profiles: %w", err) }
+	}
+	done := make(chan error, 1)
+	go func() {
+		done <- fetchProfile(ctx, r.client, r.s.AdminURL(name), d, filepath.Join(dir, name+".pprof"))
+	}()
+	return func() error { return <-done }
+}
+
 // fetchProfile asks the service at base for a CPU profile of d (its
 // /debug/pprof/profile, behind the admin token) and writes it to path.
 func fetchProfile(ctx context.Context, client *http.Client, base string, d time.Duration, path string) error {

@@ -52,7 +52,7 @@ var readmeFigures = []figure{
 	{"ingest_p99_windows_met_at_%[1]drps", "%.2f", "share of the open loop's windows whose p99 is within 20 ms (a window in which ingest refused any webhook busy, 503, is not)"},
 	{"ingest_shed_at_%[1]drps", "%.0f", "webhooks ingest refused busy (503, over `INGEST_WEBHOOK_MAX_IN_FLIGHT`) at that rate: shed load a PSP retries, not lost"},
 	{"ingest_start_lag_p99_ms_at_%[1]drps", "%.1f", "how late the load generator itself started those requests, p99, ms (its own share of the tail)"},
-	{"sqs_raw_mps", "%.0f", "messages/s SendMessageBatch takes from Go at the same endpoint (10 a call, 4 calls in flight, no database)"},
+	{"sqs_raw_mps", "%.0f", "messages/s SendMessageBatch takes from Go at the same endpoint: the relay's messages, signature included, 10 a call, 4 calls in flight, no database"},
 	{"relay_mps", "%.0f", "outbox rows/s the relay publishes while draining a backlog"},
 	{"e2e_docs_per_s", "%.0f", "documents/s through the whole pipeline for a burst of payments created at once"},
 	{"e2e_p50_ms", "%.0f", "webhook accepted → invoice authorized in that burst, median, ms (mostly queueing: the last payment waits for all before it)"},
@@ -85,7 +85,8 @@ and of the steady run). Commit them with the code they measured.
 - Flags go through ` + "`ARGS`" + `, e.g. ` + "`make bench ARGS=\"-duration 30s -payments 5000\"`" + `;
   ` + "`go run ./test/e2e/cmd/bench -help`" + ` lists them. ` + "`-profiles DIR`" + ` also takes CPU profiles of
   ingest, relay and the invoicer over the first seconds of the burst (and of the steady run,
-  into DIR/steady); ` + "`-stages pipeline`" + ` runs the burst alone (what a document costs,
+  into DIR/steady), of the relay draining the largest backlog (DIR/relay) and of ingest
+  under the closed loop (DIR/ingest_closed); ` + "`-stages pipeline`" + ` runs the burst alone (what a document costs,
   in a couple of minutes), the other stages' figures
   then reading as not measured.
 - ` + "`make bench-readme`" + ` rewrites this page from results.json without running anything

@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"maps"
 	"strconv"
 	"time"
 
@@ -14,7 +15,9 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/onceflow/onceflow/pkg/backoff"
+	"github.com/onceflow/onceflow/pkg/msgauth"
 	"github.com/onceflow/onceflow/pkg/outbox"
+	"github.com/onceflow/onceflow/test/e2e/stack"
 )
 
 // The relay's chunking: entries per SendMessageBatch call and calls in
@@ -29,6 +32,10 @@ const (
 type message struct {
 	eventType string
 	payload   []byte
+	// signed are the two attributes the relay's key adds to each message
+	// (package msgauth), signed once: the raw sender sends messages of the
+	// relay's size without doing the relay's signing.
+	signed map[string]types.MessageAttributeValue
 }
 
 // sampleMessage reads the first billing row the pipeline put in the outbox.
@@ -38,12 +45,25 @@ func sampleMessage(ctx context.Context, db *pgxpool.Pool) (message, error) {
 	if err != nil {
 		return m, fmt.Errorf("read an outbox row to copy (does the pipeline stage run first?): %w", err)
 	}
+	key, err := msgauth.ParseKey(stack.RelayKey)
+	if err != nil {
+		return m, err
+	}
+	m.signed = key.Sign(string(m.payload), nil)
 	return m, nil
 }
 
+// attributes are the attributes the relay sends with m under key.
+func (m message) attributes(key string) map[string]types.MessageAttributeValue {
+	a := outbox.Attributes(m.eventType, key, "")
+	maps.Copy(a, m.signed)
+	return a
+}
+
 // sendRaw sends n copies of m to queue with SendMessageBatch, straight from
-// Go and without a database, with the relay's chunking and calls in flight,
-// and returns the messages per second.
+// Go and without a database, with the relay's chunking and calls in flight
+// and its attributes, the signature's included, and returns the messages
+// per second.
 func sendRaw(ctx context.Context, c *sqs.Client, queue string, m message, n int) (float64, error) {
 	began := time.Now()
 	g, gctx := errgroup.WithContext(ctx)
@@ -52,10 +72,9 @@ func sendRaw(ctx context.Context, c *sqs.Client, queue string, m message, n int)
 		g.Go(func() error {
 			entries := make([]types.SendMessageBatchRequestEntry, min(entriesPerCall, n-first))
 			for i := range entries {
-				key := "bench:raw:" + strconv.Itoa(first+i)
 				entries[i] = types.SendMessageBatchRequestEntry{
 					Id: aws.String(strconv.Itoa(i)), MessageBody: aws.String(string(m.payload)),
-					MessageAttributes: outbox.Attributes(m.eventType, key, ""),
+					MessageAttributes: m.attributes("bench:raw:" + strconv.Itoa(first+i)),
 				}
 			}
 			out, err := c.SendMessageBatch(gctx, &sqs.SendMessageBatchInput{QueueUrl: aws.String(queue), Entries: entries})

@@ -49,8 +49,9 @@ func (r *run) pgCeiling(ctx context.Context, res *Results) error {
 func (r *run) ingestClosed(ctx context.Context, res *Results) error {
 	r.progress("ingest_closed: %d workers, %s warm-up, %s measured", r.cfg.Concurrency, r.cfg.Warmup, r.cfg.Duration)
 	op := webhookOp(r.client, r.webhookURL(), &events{prefix: "evt_closed_" + r.tag + "_"}, nil)
+	profiled := r.profileStage(ctx, "ingest_closed", "ingest-1", min(r.cfg.Warmup+r.cfg.Duration, maxProfile))
 	s, err := ClosedLoop(ctx, r.cfg.Concurrency, r.cfg.Warmup, r.cfg.Duration, op)
-	if err != nil {
+	if err := errors.Join(err, profiled()); err != nil {
 		return err
 	}
 	res.IngestRPS, res.IngestP50Ms, res.IngestP99Ms = s.Rate(), s.Quantile(0.5), s.Quantile(0.99)
@@ -213,10 +214,15 @@ func (r *run) relay(ctx context.Context, res *Results) error {
 	if err != nil {
 		return err
 	}
+	largest := slices.Max(r.cfg.Backlogs)
 	for _, n := range slices.Sorted(slices.Values(r.cfg.Backlogs)) {
 		r.progress("relay: draining a backlog of %d rows (%d-byte payloads)", n, len(m.payload))
+		profiled := func() error { return nil }
+		if n == largest {
+			profiled = r.profileStage(ctx, "relay", "relay-1", 3*time.Second) // 100,000 rows drain in 5–10 s here
+		}
 		took, err := drainBacklog(ctx, r.db, m, n, fmt.Sprintf("%s:%d", r.tag, n))
-		if err != nil {
+		if err := errors.Join(err, profiled()); err != nil {
 			return err
 		}
 		res.BacklogSeconds[n] = took.Seconds()

@@ -15,7 +15,6 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/onceflow/onceflow/pkg/lease"
-	"github.com/onceflow/onceflow/pkg/msgauth"
 	"github.com/onceflow/onceflow/pkg/outbox"
 )
 
@@ -25,10 +24,19 @@ const (
 	maxReasonBytes = 1000
 )
 
-// chunk is the rows of one SendMessageBatch call.
+// chunk is the messages of one SendMessageBatch call.
 type chunk struct {
 	queue string // URL
-	rows  []outbox.Row
+	msgs  []envelope
+}
+
+// envelope is a row as it is sent: its batch entry, attributes and
+// signature included, built once, and the size SQS counts against its
+// limits.
+type envelope struct {
+	row   outbox.Row
+	entry types.SendMessageBatchRequestEntry
+	size  int
 }
 
 // outcome is what SQS answered for one row.
@@ -78,22 +86,23 @@ func (r *Relay) deliver(ctx context.Context, sh *shard, token int64, rows []outb
 func (r *Relay) plan(rows []outbox.Row) ([]chunk, []failure) {
 	var parked []failure
 	var queues []string
-	byQueue := map[string][]outbox.Row{}
+	byQueue := map[string][]envelope{}
 	for _, row := range rows {
 		route, ok := r.outbox.Match(row.EventType)
 		if !ok {
 			parked = append(parked, r.parkNow(row, "no route for type "+row.EventType))
 			continue
 		}
-		if n := r.messageSize(row); n > r.s.MaxMessageBytes {
+		m := r.envelope(row)
+		if m.size > r.s.MaxMessageBytes {
 			parked = append(parked, r.parkNow(row, fmt.Sprintf(
-				"message of %d bytes exceeds RELAY_MAX_MESSAGE_BYTES=%d", n, r.s.MaxMessageBytes)))
+				"message of %d bytes exceeds RELAY_MAX_MESSAGE_BYTES=%d", m.size, r.s.MaxMessageBytes)))
 			continue
 		}
 		if _, seen := byQueue[route.Queue]; !seen {
 			queues = append(queues, route.Queue)
 		}
-		byQueue[route.Queue] = append(byQueue[route.Queue], row)
+		byQueue[route.Queue] = append(byQueue[route.Queue], m)
 	}
 	var chunks []chunk
 	for _, q := range queues {
@@ -106,21 +115,20 @@ func (r *Relay) parkNow(row outbox.Row, reason string) failure {
 	return failure{row: row, reason: reason, next: time.Now(), park: true}
 }
 
-// split cuts one queue's rows into calls of at most ten entries whose sizes
-// add up to at most MaxBatchBytes, SQS's limit for a whole batch request.
-func (r *Relay) split(queue string, rows []outbox.Row) []chunk {
+// split cuts one queue's messages into calls of at most ten entries whose
+// sizes add up to at most MaxBatchBytes, SQS's limit for a whole batch request.
+func (r *Relay) split(queue string, msgs []envelope) []chunk {
 	var out []chunk
 	cur, size := chunk{queue: queue}, 0
-	for _, row := range rows {
-		n := r.messageSize(row)
-		if len(cur.rows) == entriesPerCall || (len(cur.rows) > 0 && size+n > r.s.MaxBatchBytes) {
+	for _, m := range msgs {
+		if len(cur.msgs) == entriesPerCall || (len(cur.msgs) > 0 && size+m.size > r.s.MaxBatchBytes) {
 			out = append(out, cur)
 			cur, size = chunk{queue: queue}, 0
 		}
-		cur.rows = append(cur.rows, row)
-		size += n
+		cur.msgs = append(cur.msgs, m)
+		size += m.size
 	}
-	if len(cur.rows) > 0 {
+	if len(cur.msgs) > 0 {
 		out = append(out, cur)
 	}
 	return out
@@ -145,13 +153,9 @@ func (r *Relay) sendAll(ctx context.Context, chunks []chunk) []outcome {
 }
 
 func (r *Relay) sendChunk(ctx context.Context, c chunk) []outcome {
-	entries := make([]types.SendMessageBatchRequestEntry, len(c.rows))
-	for i, row := range c.rows {
-		entries[i] = types.SendMessageBatchRequestEntry{
-			Id:                aws.String(strconv.FormatInt(row.ID, 10)),
-			MessageBody:       aws.String(string(row.Payload)),
-			MessageAttributes: r.attributes(row),
-		}
+	entries := make([]types.SendMessageBatchRequestEntry, len(c.msgs))
+	for i, m := range c.msgs {
+		entries[i] = m.entry
 	}
 	out, err := r.sender.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: aws.String(c.queue), Entries: entries})
 	answers := map[string]outcome{}
@@ -163,16 +167,16 @@ func (r *Relay) sendChunk(ctx context.Context, c chunk) []outcome {
 			answers[aws.ToString(f.Id)] = outcome{reason: aws.ToString(f.Code) + ": " + aws.ToString(f.Message), fatal: f.SenderFault}
 		}
 	}
-	outcomes := make([]outcome, len(c.rows))
-	for i, row := range c.rows {
-		o, ok := answers[strconv.FormatInt(row.ID, 10)]
+	outcomes := make([]outcome, len(c.msgs))
+	for i, m := range c.msgs {
+		o, ok := answers[aws.ToString(m.entry.Id)]
 		switch {
 		case err != nil:
 			o = outcome{reason: "send message batch: " + err.Error()}
 		case !ok:
 			o = outcome{reason: "SQS returned no result for the entry"}
 		}
-		o.row, o.queue = row, c.queue
+		o.row, o.queue = m.row, c.queue
 		outcomes[i] = o
 	}
 	return outcomes
@@ -280,26 +284,22 @@ func attributes(row outbox.Row) map[string]types.MessageAttributeValue {
 	return outbox.Attributes(row.EventType, row.EventKey, row.Traceparent)
 }
 
-// attributes are the row's message attributes, signed with the relay's key
-// when it has one (Settings.Signer).
-func (r *Relay) attributes(row outbox.Row) map[string]types.MessageAttributeValue {
-	if r.s.Signer == nil {
-		return attributes(row)
-	}
-	return r.s.Signer.Sign(string(row.Payload), attributes(row))
-}
-
-// messageSize is the size SQS counts against its limit: the body plus each
-// attribute's name, data type and value, the signature's included.
-func (r *Relay) messageSize(row outbox.Row) int {
-	n := len(row.Payload)
-	for name, v := range attributes(row) {
-		n += len(name) + len(aws.ToString(v.DataType)) + len(aws.ToString(v.StringValue))
-	}
+// envelope builds row's batch entry, its attributes signed with the relay's
+// key when it has one (Settings.Signer), and measures it as SQS does: the
+// body plus each attribute's name, data type and value.
+func (r *Relay) envelope(row outbox.Row) envelope {
+	body := string(row.Payload)
+	attrs := attributes(row)
 	if r.s.Signer != nil {
-		n += msgauth.SignedBytes
+		attrs = r.s.Signer.Sign(body, attrs)
 	}
-	return n
+	size := len(body)
+	for name, v := range attrs {
+		size += len(name) + len(aws.ToString(v.DataType)) + len(aws.ToString(v.StringValue))
+	}
+	return envelope{row: row, size: size, entry: types.SendMessageBatchRequestEntry{
+		Id: aws.String(strconv.FormatInt(row.ID, 10)), MessageBody: aws.String(body), MessageAttributes: attrs,
+	}}
 }
 
 // queueLabel turns a queue URL into its name for metrics and logs.

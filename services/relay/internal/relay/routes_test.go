@@ -94,17 +94,21 @@ func TestSplitRespectsCountAndSize(t *testing.T) {
 	}
 	big := outbox.Row{ID: 99, EventKey: "k", EventType: "t", Payload: make([]byte, 1500)}
 	rows = append(rows[:12], append([]outbox.Row{big}, rows[12:]...)...)
-	chunks := r.split("q", rows)
+	msgs := make([]envelope, len(rows))
+	for i, row := range rows {
+		msgs[i] = r.envelope(row)
+	}
+	chunks := r.split("q", msgs)
 	total := 0
 	for _, c := range chunks {
 		size := 0
-		for _, row := range c.rows {
-			size += r.messageSize(row)
+		for _, m := range c.msgs {
+			size += m.size
 		}
-		if len(c.rows) > entriesPerCall || size > 2048 {
-			t.Errorf("chunk of %d rows and %d bytes breaks the SQS limits", len(c.rows), size)
+		if len(c.msgs) > entriesPerCall || size > 2048 {
+			t.Errorf("chunk of %d messages and %d bytes breaks the SQS limits", len(c.msgs), size)
 		}
-		total += len(c.rows)
+		total += len(c.msgs)
 	}
 	if total != len(rows) {
 		t.Errorf("chunks hold %d rows, want %d", total, len(rows))
