@@ -54,6 +54,9 @@ func TestPoolAndWindowsWithin(t *testing.T) {
 	if got := joinMillis([]float64{1.25, math.Inf(1), -1}); got != "1.2, shed, shed ms" {
 		t.Fatalf("joinMillis = %q, want windows that shed load named so", got)
 	}
+	if got := median([]float64{0.7, 0.9, 0.8}); got != 0.8 {
+		t.Fatalf("median of 0.7, 0.9, 0.8 = %v, want 0.8", got)
+	}
 	if got := WindowsWithin([]float64{20, math.Inf(1), 3, 40}, 20); got != 0.5 {
 		t.Fatalf("WindowsWithin = %v, want 0.5 (20 meets a 20 ms goal, 20.01 does not)", got)
 	}
@@ -72,7 +75,7 @@ func TestResultsJSONHasEveryKey(t *testing.T) {
 	}
 	for _, key := range []string{
 		"pg_ceiling_tps", "ingest_rps", "ingest_p50_ms", "ingest_p99_ms", "ingest_ratio", "ingest_p99_ms_at_1000rps", "ingest_start_lag_p99_ms_at_1000rps",
-		"sqs_raw_mps", "relay_mps", "relay_ratio", "e2e_docs_per_s", "e2e_p50_ms", "e2e_p99_ms",
+		"sqs_raw_mps", "relay_mps", "relay_ratio", "relay_ratio_by_round", "e2e_docs_per_s", "e2e_p50_ms", "e2e_p99_ms",
 		"backlog_1k_s", "backlog_100k_s", "config", "ingest_p99_ms_at_1000rps_by_window", "ingest_p99_windows_met_at_1000rps",
 	} {
 		if _, ok := obj[key]; !ok {

@@ -11,7 +11,7 @@ func TestReadmeTablesFollowTheResults(t *testing.T) {
 	r := Results{
 		PGCeilingTPS: 4000, IngestRPS: 2000, IngestRatio: 0.5, OpenRate: 1000, OpenP99Ms: 12.34,
 		OpenP99Repeats: []float64{9.5, 12.34, 31.0, 11.2},
-		SQSRawMPS:      20000, RelayMPS: 17000, RelayRatio: 0.85, E2EDocsPerS: 450, E2EPayments: 2000,
+		SQSRawMPS:      20000, RelayMPS: 17000, RelayRatio: 0.85, RelayRatioRounds: []float64{0.9, 0.85, 0.7}, E2EDocsPerS: 450, E2EPayments: 2000,
 		SteadyRate: 100, SteadyP50Ms: 21.5, SteadyP99Ms: 60,
 		E2EHops:        []Hop{{Name: "1 apply", P50: 1300, P99: 1500}, {Name: "2 relay", P50: 150, P99: 400}},
 		SteadyHops:     []Hop{{Name: "1 apply", P50: 2.5, P99: 13}},
@@ -48,6 +48,7 @@ func TestReadmeTablesFollowTheResults(t *testing.T) {
 		"| `backlog_100k_s` | 8.00 |",
 		"| `ingest_ratio` | 0.50 |",
 		"| `relay_ratio` | 0.85 |",
+		"The relay's rate over raw SQS's just before it, in each round of the relay stage: 0.90, 0.85, 0.70.",
 		"| backlog scaling | 0.80 |",
 		"| `e2e_docs_per_s` | ≥ 800 | 450.00 | no |",
 		"| `e2e_steady_p50_ms` | ≤ 250 | 21.50 | yes |",

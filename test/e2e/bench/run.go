@@ -194,7 +194,7 @@ type stage struct {
 
 // stageNamesInOrder are the stages measure runs, in its order; -stages
 // picks among them.
-var stageNamesInOrder = []string{"steady", "pipeline", "relay", "sqs_raw", "ingest_open", "ingest_closed", "pg_ceiling"}
+var stageNamesInOrder = []string{"steady", "pipeline", "relay", "ingest_open", "ingest_closed", "pg_ceiling"}
 
 // measure runs the stages (all, or those of Config.Stages) in an order that keeps them apart: the pipeline
 // on a clean stack; the relay and raw SQS with the invoicer stopped, so
@@ -207,7 +207,7 @@ func (r *run) measure(ctx context.Context) (Results, error) {
 		BacklogSeconds: map[int]float64{}, CPU: map[string]map[string]float64{}, PGActive: map[string][]ActiveStatement{},
 	}
 	stages := []stage{
-		{"steady", false, r.steady}, {"pipeline", false, r.pipeline}, {"relay", false, r.relay}, {"sqs_raw", false, r.rawSQS},
+		{"steady", false, r.steady}, {"pipeline", false, r.pipeline}, {"relay", false, r.relay},
 		{"ingest_open", true, r.ingestOpen}, {"ingest_closed", true, r.ingestClosed}, {"pg_ceiling", true, r.pgCeiling},
 	}
 	for _, st := range stages {
@@ -220,9 +220,6 @@ func (r *run) measure(ctx context.Context) (Results, error) {
 	}
 	if res.PGCeilingTPS > 0 {
 		res.IngestRatio = res.IngestRPS / res.PGCeilingTPS
-	}
-	if res.SQSRawMPS > 0 {
-		res.RelayRatio = res.RelayMPS / res.SQSRawMPS
 	}
 	return res, nil
 }

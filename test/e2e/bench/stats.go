@@ -47,6 +47,15 @@ func joinMillis(ms []float64) string {
 	return strings.Join(parts, ", ") + " ms"
 }
 
+// joinRatios writes ratios as "0.61, 0.58".
+func joinRatios(xs []float64) string {
+	parts := make([]string, len(xs))
+	for i, v := range xs {
+		parts[i] = strconv.FormatFloat(v, 'f', 2, 64)
+	}
+	return strings.Join(parts, ", ")
+}
+
 // Count is how many operations the sample holds.
 func (s Sample) Count() int { return len(s.Latencies) }
 
