@@ -19,7 +19,7 @@ type Config struct {
 	// relay.ParseRoutes); the default sends ingest's billing and provider
 	// events and the invoicer's notifications.
 	Routes       string        `env:"RELAY_ROUTES" envDefault:"ingest.outbox=billing.>onceflow-billing,provider.>onceflow-provider-events;invoicer.outbox=notification.>onceflow-notifications"`
-	BatchSize    int           `env:"RELAY_BATCH_SIZE" envDefault:"100"`
+	BatchSize    int           `env:"RELAY_BATCH_SIZE" envDefault:"500"`
 	MaxAttempts  int           `env:"RELAY_MAX_ATTEMPTS" envDefault:"10"`
 	BackoffBase  time.Duration `env:"RELAY_BACKOFF_BASE" envDefault:"1s"`
 	BackoffCap   time.Duration `env:"RELAY_BACKOFF_CAP" envDefault:"5m"`
@@ -66,7 +66,7 @@ func (c Config) Validate() error {
 		name string
 		want string
 	}{
-		{c.BatchSize >= 1, "RELAY_BATCH_SIZE", "a positive number of rows such as 100"},
+		{c.BatchSize >= 1, "RELAY_BATCH_SIZE", "a positive number of rows such as 500"},
 		{c.MaxAttempts >= 1, "RELAY_MAX_ATTEMPTS", "a positive number of attempts such as 10"},
 		{c.BackoffBase > 0, "RELAY_BACKOFF_BASE", "a positive duration such as 1s"},
 		{c.BackoffCap >= c.BackoffBase, "RELAY_BACKOFF_CAP", "a duration at least RELAY_BACKOFF_BASE, such as 5m"},

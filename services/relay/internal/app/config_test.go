@@ -26,7 +26,7 @@ func TestConfigDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := loaded.Value
-	if c.BatchSize != 100 || c.MaxAttempts != 10 || c.BackoffBase != time.Second || c.BackoffCap != 5*time.Minute ||
+	if c.BatchSize != 500 || c.MaxAttempts != 10 || c.BackoffBase != time.Second || c.BackoffCap != 5*time.Minute ||
 		c.PollInterval != time.Second || c.LeaseTTL != 15*time.Second || c.MaxMessageBytes != 1048576 ||
 		c.MaxBatchBytes != 1048576 || c.Retention != 7*24*time.Hour || c.PruneInterval != time.Minute ||
 		c.PruneBatch != 1000 || c.StatsInterval != 15*time.Second || c.Shards != 1 || c.settings().Shards != 1 {

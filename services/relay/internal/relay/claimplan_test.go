@@ -3,6 +3,7 @@ package relay
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -49,5 +50,20 @@ ORDER BY id LIMIT 100`, outbox.SlotSQL, slots.From, slots.To))
 	t.Log(strings.Join(plan, "\n"))
 	if text := strings.Join(plan, "\n"); !strings.Contains(text, "Index Scan using outbox_due") || strings.Contains(text, "Sort") {
 		t.Errorf("claim of shard 0 of 32 is planned as\n%s\nwant an index scan of outbox_due in id order, no sort", text)
+	}
+}
+
+// A claim is handed only the rows in flight above its cursor: those at or
+// below it are skipped by the cursor already.
+func TestClaimSkipsOnlyTheRowsInFlightAboveItsCursor(t *testing.T) {
+	t.Parallel()
+	p := &pipeline{flying: map[int64]struct{}{3: {}, 7: {}, 9: {}, 12: {}}}
+	got := p.inFlightAfter(7)
+	slices.Sort(got)
+	if !slices.Equal(got, []int64{9, 12}) {
+		t.Errorf("in flight after 7 = %v, want [9 12]", got)
+	}
+	if got := p.inFlightAfter(0); len(got) != 4 {
+		t.Errorf("in flight after 0 = %v, want all four", got)
 	}
 }

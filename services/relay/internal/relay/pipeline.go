@@ -53,7 +53,7 @@ func (p *pipeline) publish(ctx context.Context, token int64) (full bool, err err
 		<-p.slots
 		return false, err
 	}
-	rows, err := p.r.claim(ctx, p.sh, p.after, p.inFlight())
+	rows, err := p.r.claim(ctx, p.sh, p.after, p.inFlightAfter(p.after))
 	if err != nil || len(rows) == 0 {
 		p.after = 0
 		<-p.slots
@@ -100,12 +100,17 @@ func (p *pipeline) finish(rows []outbox.Row, err error) {
 	}
 }
 
-func (p *pipeline) inFlight() []int64 {
+// inFlightAfter returns the ids in flight above after: the claim already
+// skips the rows at or below it, so while a backlog drains, claimed front
+// to back, none is left for it to compare each row against.
+func (p *pipeline) inFlightAfter(after int64) []int64 {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	ids := make([]int64, 0, len(p.flying))
+	var ids []int64
 	for id := range p.flying {
-		ids = append(ids, id)
+		if id > after {
+			ids = append(ids, id)
+		}
 	}
 	return ids
 }
