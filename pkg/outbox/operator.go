@@ -110,13 +110,29 @@ func changeAndNotify(ctx context.Context, q Querier, t Table, sql string, args .
 // Prune deletes up to limit rows published before cutoff, lowest ids first,
 // and returns how many it deleted. Small batches keep each transaction and
 // its locks short; call it again while it returns limit.
+//
+// A row published before cutoff was created before it, so Prune walks the
+// primary key from the oldest row and stops at the first row created at or
+// after cutoff: it reads the rows older than the retention (those to delete,
+// and any pending or parked row that old), never the retained history, and
+// needs no index on published_at, which every mark would pay for. Ids follow
+// creation closely enough: a row committed late with a lower id than a newer
+// one is only pruned a run later.
 func Prune(ctx context.Context, q Querier, t Table, cutoff time.Time, limit int) (int64, error) {
-	tag, err := q.Exec(ctx, `DELETE FROM `+t.ident()+` WHERE id IN (
-  SELECT id FROM `+t.ident()+` WHERE published_at < $1 ORDER BY id LIMIT $2)`, cutoff, limit)
+	tag, err := q.Exec(ctx, `DELETE FROM `+t.ident()+` WHERE id IN (`+pruneSQL(t)+`)`, cutoff, limit)
 	if err != nil {
 		return 0, fmt.Errorf("prune %s: %w", t, err)
 	}
 	return tag.RowsAffected(), nil
+}
+
+// pruneSQL selects the ids Prune deletes: up to $2 rows published before $1,
+// lowest first, below the first row created at or after $1.
+func pruneSQL(t Table) string {
+	return `SELECT id FROM ` + t.ident() + `
+  WHERE published_at < $1
+    AND id < coalesce((SELECT id FROM ` + t.ident() + ` WHERE created_at >= $1 ORDER BY id LIMIT 1), 9223372036854775807)
+  ORDER BY id LIMIT $2`
 }
 
 // statsSQL is ReadStats's query: one sub-select per partial index, whose

@@ -2,8 +2,10 @@ package outbox_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -50,4 +52,72 @@ func TestStatsReadOnlyTheUnpublishedRowsIndexes(t *testing.T) {
 			t.Errorf("%s.outbox stats plan does not read only outbox_due and outbox_parked:\n%s", schema, p)
 		}
 	}
+}
+
+// Prune reads only the rows older than the retention: on an outbox of
+// 20,000 rows published within it, and 5 published and 1 parked before it,
+// it deletes the 5 and reads no more than the 6 old rows and the first
+// retained one twice (once for the bound, once to choose), through the
+// primary key, in each service's schema.
+func TestPruneReadsOnlyTheRowsOlderThanTheRetention(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	for _, schema := range []string{"ingest", "invoicer"} {
+		dsn := pgtest.NewDatabase(t)
+		if err := db.Migrate(ctx, dsn, schema); err != nil {
+			t.Fatal(err)
+		}
+		pool, err := pgxpool.New(ctx, dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(pool.Close)
+		tbl := outbox.Table{Schema: schema, Name: "outbox"}
+		_, err = pool.Exec(ctx, `INSERT INTO `+schema+`.outbox (event_key, event_type, payload, created_at, published_at, parked_at)
+SELECT 'old:' || g, 'billing.test', '{}', now() - interval '10 days', CASE WHEN g < 6 THEN now() - interval '9 days' END,
+       CASE WHEN g = 6 THEN now() - interval '9 days' END FROM generate_series(1, 6) g;
+INSERT INTO `+schema+`.outbox (event_key, event_type, payload, published_at)
+SELECT 'new:' || g, 'billing.test', '{}', now() FROM generate_series(1, 20000) g;
+ANALYZE `+schema+`.outbox`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cutoff := time.Now().Add(-7 * 24 * time.Hour)
+		rows, err := pool.Query(ctx, "EXPLAIN (ANALYZE, COSTS off, TIMING off) "+outbox.PruneSQL(tbl), cutoff, 1000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			t.Fatal(err)
+		}
+		plan := strings.Join(lines, "\n")
+		if read := rowsRead(plan); read > 14 || strings.Contains(plan, "Seq Scan") || !strings.Contains(plan, "outbox_pkey") {
+			t.Errorf("%s.outbox prune read %d rows (want at most 14, through outbox_pkey):\n%s", schema, read, plan)
+		}
+		if n, err := outbox.Prune(ctx, pool, tbl, cutoff, 1000); err != nil || n != 5 {
+			t.Errorf("%s.outbox Prune = %d, %v; want the 5 rows published before the retention", schema, n, err)
+		}
+		var left int
+		if err := pool.QueryRow(ctx, `SELECT count(*) FROM `+schema+`.outbox`).Scan(&left); err != nil || left != 20001 {
+			t.Errorf("%s.outbox holds %d rows after pruning (%v), want 20,001: the retained and the parked one", schema, left, err)
+		}
+	}
+}
+
+// rowsRead adds up what each scan of an EXPLAIN ANALYZE plan returned and
+// what its filter removed.
+func rowsRead(plan string) int {
+	n := 0
+	for _, line := range strings.Split(plan, "\n") {
+		var v int
+		switch {
+		case strings.Contains(line, "Scan") && strings.Contains(line, "rows="):
+			_, _ = fmt.Sscanf(line[strings.Index(line, "rows="):], "rows=%d", &v)
+		case strings.Contains(line, "Rows Removed by Filter:"):
+			_, _ = fmt.Sscanf(strings.TrimSpace(line), "Rows Removed by Filter: %d", &v)
+		}
+		n += v
+	}
+	return n
 }
