@@ -14,26 +14,48 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/aws/smithy-go/logging"
+	"go.uber.org/zap"
 )
 
 // NewClient returns an SQS client for region. A non-empty endpoint (from
 // AWS_ENDPOINT_URL_SQS) points it at an emulator; when an endpoint is set and
 // no credentials are in the environment, emulator credentials are used, since
-// emulators accept any.
-func NewClient(ctx context.Context, region, endpoint string) (*sqs.Client, error) {
-	opts := []func(*awsconfig.LoadOptions) error{awsconfig.WithRegion(region)}
+// emulators accept any. opts adjust the client, e.g. WithLogger.
+func NewClient(ctx context.Context, region, endpoint string, opts ...func(*sqs.Options)) (*sqs.Client, error) {
+	load := []func(*awsconfig.LoadOptions) error{awsconfig.WithRegion(region)}
 	if endpoint != "" && os.Getenv("AWS_ACCESS_KEY_ID") == "" && os.Getenv("AWS_PROFILE") == "" {
-		opts = append(opts, awsconfig.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("local", "local", "")))
+		load = append(load, awsconfig.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("local", "local", "")))
 	}
-	cfg, err := awsconfig.LoadDefaultConfig(ctx, opts...)
+	cfg, err := awsconfig.LoadDefaultConfig(ctx, load...)
 	if err != nil {
 		return nil, fmt.Errorf("load aws config: %w", err)
 	}
-	return sqs.NewFromConfig(cfg, func(o *sqs.Options) {
+	return sqs.NewFromConfig(cfg, append([]func(*sqs.Options){func(o *sqs.Options) {
 		if endpoint != "" {
 			o.BaseEndpoint = aws.String(endpoint)
 		}
-	}), nil
+	}}, opts...)...), nil
+}
+
+// WithLogger sends the SDK's own log lines to log, as "aws sdk" lines with
+// the SDK's words in detail: its warnings, and one line each time it sends a
+// request again. The SDK retries a failed call on its own, so without them
+// a retried ReceiveMessage is invisible, though the messages of an answer it
+// lost on the way stay hidden for the visibility timeout. No line carries a
+// message body or an attribute.
+func WithLogger(log *zap.Logger) func(*sqs.Options) {
+	return func(o *sqs.Options) {
+		o.ClientLogMode |= aws.LogRetries
+		o.Logger = logging.LoggerFunc(func(c logging.Classification, format string, v ...any) {
+			detail := zap.String("detail", fmt.Sprintf(format, v...))
+			if c == logging.Warn {
+				log.Warn("aws sdk", detail)
+				return
+			}
+			log.Info("aws sdk", detail)
+		})
+	}
 }
 
 // QueueURL resolves a queue name to its URL; a value that already is a URL is

@@ -62,7 +62,7 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 			return nil, fmt.Errorf("CONSOLE_OIDC_ISSUER: %w", err)
 		}
 	}
-	client, err := sqsclient.NewClient(ctx, cfg.AWSRegion, cfg.SQSEndpoint)
+	client, err := sqsclient.NewClient(ctx, cfg.AWSRegion, cfg.SQSEndpoint, sqsclient.WithLogger(log.Named("sqs")))
 	if err != nil {
 		return nil, err
 	}

@@ -139,7 +139,7 @@ func notifications(ctx context.Context, cfg Config, st *store.Store, log *zap.Lo
 	if !cfg.ConsumeNotifications {
 		return nil, nil
 	}
-	client, err := sqsclient.NewClient(ctx, cfg.AWSRegion, cfg.SQSEndpoint)
+	client, err := sqsclient.NewClient(ctx, cfg.AWSRegion, cfg.SQSEndpoint, sqsclient.WithLogger(log.Named("sqs")))
 	if err != nil {
 		return nil, err
 	}

@@ -201,7 +201,7 @@ func rateSource(ctx context.Context, cfg Config, st *store.Store) (rates.Source,
 
 // newReceivers returns INVOICER_CONSUMERS receivers for each of the two queues.
 func newReceivers(ctx context.Context, cfg Config, st *store.Store, prov provider, log *zap.Logger, reg prometheus.Registerer, valid *notify.Valid, wake, due func()) ([]worker.Loop, error) {
-	client, err := sqsclient.NewClient(ctx, cfg.AWSRegion, cfg.SQSEndpoint)
+	client, err := sqsclient.NewClient(ctx, cfg.AWSRegion, cfg.SQSEndpoint, sqsclient.WithLogger(log.Named("sqs")))
 	if err != nil {
 		return nil, err
 	}

@@ -73,7 +73,7 @@ func openEngine(ctx context.Context, cfg Config, log *zap.Logger) (_ *engine, er
 	if err := e.openPools(ctx, cfg); err != nil {
 		return nil, err
 	}
-	client, err := sqsclient.NewClient(ctx, cfg.AWSRegion, cfg.SQSEndpoint)
+	client, err := sqsclient.NewClient(ctx, cfg.AWSRegion, cfg.SQSEndpoint, sqsclient.WithLogger(log.Named("sqs")))
 	if err != nil {
 		return nil, fmt.Errorf("sqs: %w", err)
 	}

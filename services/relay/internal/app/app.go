@@ -61,7 +61,7 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (_ *App, err error) {
 			pool.Close()
 		}
 	}()
-	client, err := sqsclient.NewClient(ctx, cfg.AWSRegion, cfg.SQSEndpoint)
+	client, err := sqsclient.NewClient(ctx, cfg.AWSRegion, cfg.SQSEndpoint, sqsclient.WithLogger(log.Named("sqs")))
 	if err != nil {
 		return nil, err
 	}
