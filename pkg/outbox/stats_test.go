@@ -22,17 +22,9 @@ func TestStatsReadOnlyTheUnpublishedRowsIndexes(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	for _, schema := range []string{"ingest", "invoicer"} {
-		dsn := pgtest.NewDatabase(t)
-		if err := db.Migrate(ctx, dsn, schema); err != nil {
-			t.Fatal(err)
-		}
-		pool, err := pgxpool.New(ctx, dsn)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(pool.Close)
+		pool := migrated(t, schema)
 		var plan strings.Builder
-		err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 			if _, err := tx.Exec(ctx, `SET LOCAL enable_seqscan = off`); err != nil {
 				return err
 			}
@@ -63,17 +55,9 @@ func TestPruneReadsOnlyTheRowsOlderThanTheRetention(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	for _, schema := range []string{"ingest", "invoicer"} {
-		dsn := pgtest.NewDatabase(t)
-		if err := db.Migrate(ctx, dsn, schema); err != nil {
-			t.Fatal(err)
-		}
-		pool, err := pgxpool.New(ctx, dsn)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(pool.Close)
+		pool := migrated(t, schema)
 		tbl := outbox.Table{Schema: schema, Name: "outbox"}
-		_, err = pool.Exec(ctx, `INSERT INTO `+schema+`.outbox (event_key, event_type, payload, created_at, published_at, parked_at)
+		_, err := pool.Exec(ctx, `INSERT INTO `+schema+`.outbox (event_key, event_type, payload, created_at, published_at, parked_at)
 SELECT 'old:' || g, 'billing.test', '{}', now() - interval '10 days', CASE WHEN g < 6 THEN now() - interval '9 days' END,
        CASE WHEN g = 6 THEN now() - interval '9 days' END FROM generate_series(1, 6) g;
 INSERT INTO `+schema+`.outbox (event_key, event_type, payload, published_at)
@@ -120,4 +104,20 @@ func rowsRead(plan string) int {
 		n += v
 	}
 	return n
+}
+
+// migrated returns a pool on a new database holding the service schema
+// schema, migrated.
+func migrated(t *testing.T, schema string) *pgxpool.Pool {
+	t.Helper()
+	dsn := pgtest.NewDatabase(t)
+	if err := db.Migrate(context.Background(), dsn, schema); err != nil {
+		t.Fatal(err)
+	}
+	pool, err := pgxpool.New(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	return pool
 }
