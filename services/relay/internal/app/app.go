@@ -49,10 +49,7 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (_ *App, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("RELAY_ROUTES: %w", err)
 	}
-	// Plan each statement for its own arguments: a generic plan made while
-	// the outbox was small (a sequential scan) would be kept as it grows,
-	// and every mark-published would read the whole table.
-	pool, err := pg.Open(ctx, cfg.DatabaseURL, pg.WithSetting("plan_cache_mode", "force_custom_plan"))
+	pool, err := pg.Open(ctx, cfg.DatabaseURL, relay.PoolOptions...)
 	if err != nil {
 		return nil, err
 	}

@@ -53,7 +53,7 @@ func newFixtureOn(t testing.TB, c *sqs.Client) *fixture {
 			t.Fatal(err)
 		}
 	}
-	pool, err := pg.Open(ctx, dsn)
+	pool, err := pg.Open(ctx, dsn, PoolOptions...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,11 +23,28 @@ import (
 	"github.com/onceflow/onceflow/pkg/lease"
 	"github.com/onceflow/onceflow/pkg/msgauth"
 	"github.com/onceflow/onceflow/pkg/outbox"
+	"github.com/onceflow/onceflow/pkg/pg"
 	"github.com/onceflow/onceflow/pkg/worker"
 )
 
 // LeaseSchema is the schema whose leases table holds the relay's leases.
 const LeaseSchema = "relay"
+
+// PoolOptions are the planner settings of the relay's connections, which
+// keep its claims and marks reading about a batch of rows however stale
+// the outbox's statistics are (docs/relay-sharding.md, "Claims"):
+//   - each statement is planned for its own arguments: a generic plan made
+//     while the outbox was small (a sequential scan) would be kept as it
+//     grows, and every mark would read the whole table;
+//   - no bitmap scans: statistics taken while few rows were due (the steady
+//     state) make a claim of a sudden backlog look like a handful of rows,
+//     and PostgreSQL then fetched every due row and sorted them for a batch
+//     of 500, each claim reading the whole backlog again. Without them a
+//     claim walks the due index in id order and stops after a batch.
+var PoolOptions = []pg.Option{
+	pg.WithSetting("plan_cache_mode", "force_custom_plan"),
+	pg.WithSetting("enable_bitmapscan", "off"),
+}
 
 // Sender sends batches of messages to SQS; *sqs.Client satisfies it.
 type Sender interface {

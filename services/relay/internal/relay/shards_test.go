@@ -38,7 +38,7 @@ func shardSettings(holder string, shards int) Settings {
 func (f *fixture) startReplica(t testing.TB, s Settings) *replica {
 	t.Helper()
 	holder := s.Holder
-	pool, err := pg.Open(context.Background(), f.dsn)
+	pool, err := pg.Open(context.Background(), f.dsn, PoolOptions...)
 	if err != nil {
 		t.Fatal(err)
 	}
