@@ -21,7 +21,8 @@ import (
 // NewClient returns an SQS client for region. A non-empty endpoint (from
 // AWS_ENDPOINT_URL_SQS) points it at an emulator; when an endpoint is set and
 // no credentials are in the environment, emulator credentials are used, since
-// emulators accept any. opts adjust the client, e.g. WithLogger.
+// emulators accept any. Request bodies are sent from memory (bodyInMemory).
+// opts adjust the client, e.g. WithLogger.
 func NewClient(ctx context.Context, region, endpoint string, opts ...func(*sqs.Options)) (*sqs.Client, error) {
 	load := []func(*awsconfig.LoadOptions) error{awsconfig.WithRegion(region)}
 	if endpoint != "" && os.Getenv("AWS_ACCESS_KEY_ID") == "" && os.Getenv("AWS_PROFILE") == "" {
@@ -35,6 +36,7 @@ func NewClient(ctx context.Context, region, endpoint string, opts ...func(*sqs.O
 		if endpoint != "" {
 			o.BaseEndpoint = aws.String(endpoint)
 		}
+		o.HTTPClient = bodyInMemory{next: o.HTTPClient}
 	}}, opts...)...), nil
 }
 
