@@ -50,7 +50,7 @@ var readmeFigures = []figure{
 	{"ingest_p50_ms_at_%[1]drps", "%.1f", "median latency at a fixed %[1]d webhooks/s (open loop, timed from each request's scheduled start), ms"},
 	{"ingest_p99_ms_at_%[1]drps", "%.1f", "p99 latency at that fixed rate over the answered requests of every window, ms (each window's below)"},
 	{"ingest_p99_windows_met_at_%[1]drps", "%.2f", "share of the open loop's windows whose p99 is within 20 ms (a window in which ingest refused any webhook busy, 503, is not)"},
-	{"ingest_shed_at_%[1]drps", "%.0f", "webhooks ingest refused busy (503, over `INGEST_WEBHOOK_MAX_IN_FLIGHT`) at that rate: shed load a PSP retries, not lost"},
+	{"ingest_shed_at_%[1]drps", "%.0f", "webhooks ingest refused busy (503: no slot of `INGEST_WEBHOOK_MAX_IN_FLIGHT` freed within `INGEST_WEBHOOK_ADMISSION_WAIT`) at that rate: shed load a PSP retries, not lost"},
 	{"ingest_start_lag_p99_ms_at_%[1]drps", "%.1f", "how late the load generator itself started those requests, p99, ms (its own share of the tail)"},
 	{"sqs_raw_mps", "%.0f", "messages/s SendMessageBatch takes from Go at the same endpoint: the relay's messages, signature included, 10 a call, 4 calls in flight, no database (the median of the relay stage's rounds)"},
 	{"relay_mps", "%.0f", "outbox rows/s the relay publishes while draining the largest backlog (the median of the rounds)"},

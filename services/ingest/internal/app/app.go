@@ -111,7 +111,7 @@ func (a *App) build(ctx context.Context, cfg Config, srcs []webhook.Source, p ps
 		}
 	}
 	wake := make(chan struct{}, 1)
-	webhook.NewHandler(srcs, st, log.Named("webhook"), reg, wake, cfg.WebhookMaxInFlight).Register(a.srv.Echo())
+	webhook.NewHandler(srcs, st, log.Named("webhook"), reg, wake, webhook.Intake{MaxInFlight: cfg.WebhookMaxInFlight, Wait: cfg.WebhookAdmissionWait}).Register(a.srv.Echo())
 	httpapi.New(st, cfg.APIToken).Register(a.srv.Echo())
 	if err := openapi.ServePublic(a.srv.Echo(), "ingest"); err != nil {
 		return err

@@ -42,14 +42,21 @@ type Config struct {
 	// once, across sources; beyond it a delivery is answered 503 with
 	// Retry-After before its body is read. Each holds up to its source's
 	// max_body_bytes (1 MiB by default): 64 × 1 MiB bounds bodies to 64 MiB.
-	WebhookMaxInFlight int           `env:"INGEST_WEBHOOK_MAX_IN_FLIGHT" envDefault:"64"`
-	Workers            int           `env:"INGEST_APPLY_WORKERS" renamed:"APPLY_WORKERS" envDefault:"8"`
-	ApplyBatch         int           `env:"INGEST_APPLY_BATCH" renamed:"APPLY_BATCH" envDefault:"20"`
-	ApplyLease         time.Duration `env:"INGEST_APPLY_LEASE" renamed:"APPLY_LEASE" envDefault:"60s"`
-	ApplyPoll          time.Duration `env:"INGEST_APPLY_POLL_INTERVAL" renamed:"APPLY_POLL_INTERVAL" envDefault:"1s"`
-	ApplyMaxAttempts   int           `env:"INGEST_APPLY_MAX_ATTEMPTS" renamed:"APPLY_MAX_ATTEMPTS" envDefault:"20"`
-	ApplyBackoffBase   time.Duration `env:"INGEST_APPLY_BACKOFF_BASE" renamed:"APPLY_BACKOFF_BASE" envDefault:"1s"`
-	ApplyBackoffCap    time.Duration `env:"INGEST_APPLY_BACKOFF_CAP" renamed:"APPLY_BACKOFF_CAP" envDefault:"10m"`
+	WebhookMaxInFlight int `env:"INGEST_WEBHOOK_MAX_IN_FLIGHT" envDefault:"64"`
+
+	// WebhookAdmissionWait is how long a delivery that finds the intake
+	// full waits for a slot before it is refused 503; at most
+	// webhook.WaitingPerSlot × WebhookMaxInFlight wait at once, and the
+	// rest are refused at once. Zero refuses at once.
+	WebhookAdmissionWait time.Duration `env:"INGEST_WEBHOOK_ADMISSION_WAIT" envDefault:"500ms"`
+
+	Workers          int           `env:"INGEST_APPLY_WORKERS" renamed:"APPLY_WORKERS" envDefault:"8"`
+	ApplyBatch       int           `env:"INGEST_APPLY_BATCH" renamed:"APPLY_BATCH" envDefault:"20"`
+	ApplyLease       time.Duration `env:"INGEST_APPLY_LEASE" renamed:"APPLY_LEASE" envDefault:"60s"`
+	ApplyPoll        time.Duration `env:"INGEST_APPLY_POLL_INTERVAL" renamed:"APPLY_POLL_INTERVAL" envDefault:"1s"`
+	ApplyMaxAttempts int           `env:"INGEST_APPLY_MAX_ATTEMPTS" renamed:"APPLY_MAX_ATTEMPTS" envDefault:"20"`
+	ApplyBackoffBase time.Duration `env:"INGEST_APPLY_BACKOFF_BASE" renamed:"APPLY_BACKOFF_BASE" envDefault:"1s"`
+	ApplyBackoffCap  time.Duration `env:"INGEST_APPLY_BACKOFF_CAP" renamed:"APPLY_BACKOFF_CAP" envDefault:"10m"`
 	// The status poller searches the PSP for the payments of each order
 	// (and re-fetches its known payments and registered refunds that have
 	// no final state) INGEST_POLL_AFTER after they were registered, every
@@ -132,6 +139,7 @@ func (c Config) Validate() error {
 	}{
 		{c.Workers < 1, "INGEST_APPLY_WORKERS: want at least 1"},
 		{c.WebhookMaxInFlight < 1, "INGEST_WEBHOOK_MAX_IN_FLIGHT: want at least 1"},
+		{c.WebhookAdmissionWait < 0 || c.WebhookAdmissionWait > 10*time.Second, "INGEST_WEBHOOK_ADMISSION_WAIT: want a duration from 0 to 10s (a sender waits that long for an answer)"},
 		{c.ApplyBatch < 1, "INGEST_APPLY_BATCH: want at least 1"},
 		{c.ApplyLease <= 0, "INGEST_APPLY_LEASE: want a positive duration"},
 		{c.ApplyPoll <= 0, "INGEST_APPLY_POLL_INTERVAL: want a positive duration"},

@@ -30,13 +30,30 @@ type Handler struct {
 	receipts   *prometheus.CounterVec
 	signatures *prometheus.CounterVec
 	inFlight   chan struct{} // one token per request being read or recorded
+	waiting    chan struct{} // one token per request waiting for a slot in inFlight
+	wait       time.Duration
 }
 
-// NewHandler returns a handler for the sources that reads and records at
-// most maxInFlight deliveries at once (at least 1). received is nudged
-// (without blocking) after each new receipt so a worker wakes up.
-func NewHandler(sources []Source, st *store.Store, log *zap.Logger, reg prometheus.Registerer, received chan<- struct{}, maxInFlight int) *Handler {
-	h := &Handler{sources: map[string]Source{}, store: st, log: log, received: received, inFlight: make(chan struct{}, max(maxInFlight, 1)),
+// Intake bounds the deliveries taken at once: at most MaxInFlight are read
+// and recorded (at least 1); one that finds them all taken waits up to
+// Wait for a slot, with at most WaitingPerSlot × MaxInFlight waiting, and
+// is refused busy (503) past either bound. Waiting, a delivery has had only
+// its headers read.
+type Intake struct {
+	MaxInFlight int
+	Wait        time.Duration
+}
+
+// WaitingPerSlot bounds the deliveries waiting for a slot, per slot.
+const WaitingPerSlot = 4
+
+// NewHandler returns a handler for the sources that takes deliveries within
+// the intake's bounds. received is nudged (without blocking) after each new
+// receipt so a worker wakes up.
+func NewHandler(sources []Source, st *store.Store, log *zap.Logger, reg prometheus.Registerer, received chan<- struct{}, in Intake) *Handler {
+	slots := max(in.MaxInFlight, 1)
+	h := &Handler{sources: map[string]Source{}, store: st, log: log, received: received, wait: in.Wait,
+		inFlight: make(chan struct{}, slots), waiting: make(chan struct{}, WaitingPerSlot*slots),
 		receipts: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "onceflow_ingest_receipts_total", Help: "Webhook deliveries by source and outcome (accepted, duplicate, or the refusal code).",
 		}, []string{"source", "outcome"}),
@@ -50,7 +67,10 @@ func NewHandler(sources []Source, st *store.Store, log *zap.Logger, reg promethe
 	inFlight := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "onceflow_ingest_webhooks_in_flight", Help: "Webhook deliveries being read or recorded now, out of INGEST_WEBHOOK_MAX_IN_FLIGHT.",
 	}, func() float64 { return float64(len(h.inFlight)) })
-	reg.MustRegister(h.receipts, h.signatures, inFlight)
+	waiting := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "onceflow_ingest_webhooks_waiting", Help: "Webhook deliveries waiting for a slot of INGEST_WEBHOOK_MAX_IN_FLIGHT, up to INGEST_WEBHOOK_ADMISSION_WAIT each.",
+	}, func() float64 { return float64(len(h.waiting)) })
+	reg.MustRegister(h.receipts, h.signatures, inFlight, waiting)
 	return h
 }
 

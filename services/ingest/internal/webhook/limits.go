@@ -1,9 +1,11 @@
 package webhook
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/labstack/echo/v4"
 )
@@ -14,7 +16,7 @@ const retryAfterSeconds = 1
 
 // admit applies the intake bounds before any of the body is read: the
 // source's rate limit (429) and the requests in flight across all sources
-// (503). It returns release, to call once the request is answered, or an
+// (503, after waiting for a slot: takeSlot). It returns release, to call once the request is answered, or an
 // error answering the refusal. Both refusals carry Retry-After and a JSON
 // error, so a sender retries. The rate limit counts every request to the
 // source, signed or not: checking signatures first would mean reading
@@ -24,12 +26,41 @@ func (h *Handler) admit(c echo.Context, src Source) (release func(), err error) 
 		c.Response().Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds))
 		return nil, h.refuseStatus(c, src.Name, http.StatusTooManyRequests, "rate_limited", "over the source's rate limit; retry later")
 	}
-	select {
-	case h.inFlight <- struct{}{}:
-		return func() { <-h.inFlight }, nil
-	default:
+	if !h.takeSlot(c.Request().Context()) {
 		c.Response().Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds))
 		return nil, h.refuseStatus(c, src.Name, http.StatusServiceUnavailable, "busy", "too many webhook deliveries in flight; retry later")
+	}
+	return func() { <-h.inFlight }, nil
+}
+
+// takeSlot takes a slot of the deliveries in flight: at once if one is
+// free, else after waiting up to h.wait among at most WaitingPerSlot per
+// slot. A burst (a PSP flushing its queue) is then taken as slots free up
+// instead of refused, and retried by the PSP minutes later.
+func (h *Handler) takeSlot(ctx context.Context) bool {
+	select {
+	case h.inFlight <- struct{}{}:
+		return true
+	default:
+	}
+	if h.wait <= 0 {
+		return false
+	}
+	select {
+	case h.waiting <- struct{}{}:
+		defer func() { <-h.waiting }()
+	default:
+		return false
+	}
+	timer := time.NewTimer(h.wait)
+	defer timer.Stop()
+	select {
+	case h.inFlight <- struct{}{}:
+		return true
+	case <-timer.C:
+		return false
+	case <-ctx.Done():
+		return false
 	}
 }
 
