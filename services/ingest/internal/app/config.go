@@ -39,8 +39,9 @@ type Config struct {
 	// dLocal alone at /webhooks/dlocal.
 	SourcesFile string `env:"INGEST_WEBHOOK_SOURCES_FILE" renamed:"WEBHOOK_SOURCES_FILE"`
 	// WebhookMaxInFlight bounds the webhook deliveries read and recorded at
-	// once, across sources; beyond it a delivery is answered 503 with
-	// Retry-After before its body is read. Each holds up to its source's
+	// once, across sources; beyond it a delivery waits for a slot
+	// (WebhookAdmissionWait), its body unread, then is answered 503 with
+	// Retry-After. Each holds up to its source's
 	// max_body_bytes (1 MiB by default): 64 × 1 MiB bounds bodies to 64 MiB.
 	WebhookMaxInFlight int `env:"INGEST_WEBHOOK_MAX_IN_FLIGHT" envDefault:"64"`
 

@@ -16,11 +16,11 @@ const retryAfterSeconds = 1
 
 // admit applies the intake bounds before any of the body is read: the
 // source's rate limit (429) and the requests in flight across all sources
-// (503, after waiting for a slot: takeSlot). It returns release, to call once the request is answered, or an
-// error answering the refusal. Both refusals carry Retry-After and a JSON
-// error, so a sender retries. The rate limit counts every request to the
-// source, signed or not: checking signatures first would mean reading
-// bodies, the cost the bound is for.
+// (503, after waiting for a slot: takeSlot). It returns release, to call
+// once the request is answered, or an error answering the refusal. Both
+// refusals carry Retry-After and a JSON error, so a sender retries. The
+// rate limit counts every request to the source, signed or not: checking
+// signatures first would mean reading bodies, the cost the bound is for.
 func (h *Handler) admit(c echo.Context, src Source) (release func(), err error) {
 	if src.Limiter != nil && !src.Limiter.Allow() {
 		c.Response().Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds))

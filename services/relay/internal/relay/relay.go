@@ -32,7 +32,8 @@ const LeaseSchema = "relay"
 
 // PoolOptions are the planner settings of the relay's connections, which
 // keep its claims and marks reading about a batch of rows however stale
-// the outbox's statistics are (docs/relay-sharding.md, "Claims"):
+// the outbox's statistics are (docs/relay-sharding.md, "Which shard a row
+// belongs to"):
 //   - each statement is planned for its own arguments: a generic plan made
 //     while the outbox was small (a sequential scan) would be kept as it
 //     grows, and every mark would read the whole table;
