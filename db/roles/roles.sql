@@ -130,7 +130,8 @@ GRANT SELECT (id, merchant_order_id) ON ingest.orders TO onceflow_reconciler;
 GRANT SELECT ON ingest.cases TO onceflow_reconciler;
 GRANT SELECT (id, event_key, event_type, parked_at, parked_reason, published_at) ON invoicer.outbox TO onceflow_reconciler;
 GRANT SELECT (id, reference, source_kind, source_ref, kind, status, attention_reason, amount_minor,
-              currency, issue_date, lease_expires_at, created_at, updated_at, audit_changed_at)
+              currency, issue_date, lease_expires_at, created_at, updated_at, audit_changed_at,
+              cfe_type, provider_number)
     ON invoicer.fiscal_documents TO onceflow_reconciler;
 GRANT SELECT ON invoicer.cases TO onceflow_reconciler;
 GRANT SELECT (name, holder, expires_at) ON relay.leases TO onceflow_reconciler;

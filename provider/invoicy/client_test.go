@@ -276,6 +276,32 @@ func TestLookup(t *testing.T) {
 	}
 }
 
+func TestListNumbers(t *testing.T) {
+	t.Parallel()
+	doc := invoice()
+	f, srv := newFake(t, func(tb testing.TB, _, business string) (int, string) {
+		want := "<TipoCFE>101</TipoCFE><FechaIni>2026-11-30</FechaIni><FechaFin>2026-11-30</FechaFin>" +
+			"<CFEsFaixa><CFENroIni>7</CFENroIni><CFENroFin>9</CFENroFin></CFEsFaixa>"
+		if !strings.Contains(business, want) || strings.Contains(business, "CFEsEspecificos") {
+			tb.Errorf("number range filter: %s", business)
+		}
+		return 200, retornoXML("ConsultaCFERetorno", 0, heldFor(doc, "5"))
+	})
+	c := newTestClient(t, srv.URL, time.Second)
+	got, err := c.ListNumbers(t.Context(), day(2026, 11, 30).Add(23*time.Hour), fiscal.ETicket, 7, 9)
+	if err != nil || len(got) != 1 || got[0].Reference != doc.Reference {
+		t.Fatalf("ListNumbers = %+v, %v", got, err)
+	}
+	for _, r := range [][2]int64{{0, 9}, {9, 7}} {
+		if _, err := c.ListNumbers(t.Context(), day(2026, 11, 30), fiscal.ETicket, r[0], r[1]); !errors.Is(err, fiscal.ErrRefused) {
+			t.Errorf("numbers %d..%d: %v, want refused", r[0], r[1], err)
+		}
+	}
+	if f.count() != 1 {
+		t.Errorf("%d requests, want 1 (bad ranges are not sent)", f.count())
+	}
+}
+
 func TestListPeriod(t *testing.T) {
 	t.Parallel()
 	doc := invoice()

@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -237,6 +238,23 @@ func (c *Client) ListPeriod(ctx context.Context, from, to time.Time) ([]fiscal.H
 	held, err := c.consulta(ctx, f)
 	if err != nil {
 		return nil, fmt.Errorf("invoicy list %s..%s: %w", f.FechaIni, f.FechaFin, err)
+	}
+	return held, nil
+}
+
+// ListNumbers returns the documents of type typ issued on day whose
+// number is from first to last, both inclusive, in any series (ConsultaCFE
+// by TipoCFE, FechaIni = FechaFin and CFEsFaixa): a slice of a day too
+// large to list in one answer. Any error means the slice is unknown.
+func (c *Client) ListNumbers(ctx context.Context, day time.Time, typ fiscal.CFEType, first, last int64) ([]fiscal.Held, error) {
+	date := day.Format(dateLayout)
+	if first < 1 || last < first {
+		return nil, fmt.Errorf("invoicy list %s type %d numbers %d..%d: %w: want 1 <= first <= last", date, typ, first, last, fiscal.ErrRefused)
+	}
+	f := filtros{TipoCFE: strconv.Itoa(int(typ)), FechaIni: date, FechaFin: date, Faixa: &faixa{NroIni: first, NroFin: last}}
+	held, err := c.consulta(ctx, f)
+	if err != nil {
+		return nil, fmt.Errorf("invoicy list %s type %d numbers %d..%d: %w", date, typ, first, last, err)
 	}
 	return held, nil
 }

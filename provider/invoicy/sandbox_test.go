@@ -128,6 +128,15 @@ func TestSandboxRoundTrip(t *testing.T) {
 	if other, err := c.ListPeriod(ctx, date(2026, 12, 1), date(2026, 12, 31)); err != nil || len(other) != 0 {
 		t.Errorf("ListPeriod of December = %+v, %v; want nothing", other, err)
 	}
+	if slice, err := c.ListNumbers(ctx, date(2026, 11, 30), fiscal.EFactura, emitted.Number, emitted.Number); err != nil || len(slice) != 1 || slice[0] != emitted {
+		t.Errorf("ListNumbers of the invoice's type and number = %+v, %v; want the invoice alone", slice, err)
+	}
+	if slice, err := c.ListNumbers(ctx, date(2026, 11, 30), fiscal.EFactura, emitted.Number+1, emitted.Number+1000); err != nil || len(slice) != 0 {
+		t.Errorf("ListNumbers above the invoice's number = %+v, %v; want nothing", slice, err)
+	}
+	if _, err := c.ListNumbers(ctx, date(2026, 11, 30), fiscal.EFactura, 5, 4); !errors.Is(err, fiscal.ErrRefused) {
+		t.Errorf("ListNumbers of a reversed range: %v, want refused before sending", err)
+	}
 	for _, ref := range []string{inv.Reference, note.Reference} {
 		if n := sb.CountByReference(ref); n != 1 {
 			t.Errorf("sandbox holds %d documents under %s, want 1", n, ref)

@@ -276,6 +276,13 @@ type filtros struct {
 	FechaIni    string       `xml:"FechaIni"`
 	FechaFin    string       `xml:"FechaFin"`
 	Especificos *especificos `xml:"CFEsEspecificos,omitempty"`
+	Faixa       *faixa       `xml:"CFEsFaixa,omitempty"`
+}
+
+// faixa is a range of CFE numbers, both inclusive.
+type faixa struct {
+	NroIni int64 `xml:"CFENroIni"`
+	NroFin int64 `xml:"CFENroFin"`
 }
 
 type especificos struct {

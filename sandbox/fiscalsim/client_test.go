@@ -161,6 +161,13 @@ func byPeriod(typ, from, to string) string {
 		`<CFEsEspecificos><CFEsEspecificosItem><CFENumReferencia></CFENumReferencia></CFEsEspecificosItem></CFEsEspecificos></Filtros>`
 }
 
+// byNumbers is a Filtros for a period, optional type and a CFEsFaixa
+// number range.
+func byNumbers(typ, from, to, ini, fin string) string {
+	return `<Filtros><TipoCFE>` + typ + `</TipoCFE><FechaIni>` + from + `</FechaIni><FechaFin>` + to + `</FechaFin>` +
+		`<CFEsFaixa><CFENroIni>` + ini + `</CFENroIni><CFENroFin>` + fin + `</CFENroFin></CFEsFaixa></Filtros>`
+}
+
 // postSOAP posts a SOAP body and returns the HTTP status and raw answer.
 func postSOAP(tb testing.TB, url, body string) (int, []byte) {
 	tb.Helper()

@@ -193,6 +193,11 @@ func TestPeriodListing(t *testing.T) {
 		{"inclusive range", byPeriod("", "2026-11-29", "2026-12-01"), "1,2,3,4"},
 		{"with type", byPeriod("101", "2026-11-30", "2026-12-01"), "2,4"},
 		{"empty period", byPeriod("", "2026-10-01", "2026-10-31"), ""},
+		// Numbers run per type: 101 has 1, 2 and 3 (references 1, 2, 4), 111 has 1.
+		{"number range", byNumbers("", "2026-11-29", "2026-12-01", "2", "3"), "2,4"},
+		{"number range of a type", byNumbers("111", "2026-11-29", "2026-12-01", "1", "5"), "3"},
+		{"number range on a day", byNumbers("", "2026-11-30", "2026-11-30", "1", "1"), "3"},
+		{"number range beyond", byNumbers("101", "2026-11-29", "2026-12-01", "4", "100"), ""},
 		{"reference within period", strings.Replace(byPeriod("", "2026-11-30", "2026-11-30"),
 			"<CFENumReferencia></CFENumReferencia>", "<CFENumReferencia>1</CFENumReferencia>", 1), ""},
 	}
@@ -225,6 +230,9 @@ func TestInvalidRequests(t *testing.T) {
 		{"no filter", "aws_consultafactura.aspx", queryEnvelope(goodAuth(), byPeriod("", "", ""))},
 		{"half a period", "aws_consultafactura.aspx", queryEnvelope(goodAuth(), byPeriod("", "2026-11-30", ""))},
 		{"bad period", "aws_consultafactura.aspx", queryEnvelope(goodAuth(), byPeriod("", "2026-11-30", "tomorrow"))},
+		{"half a number range", "aws_consultafactura.aspx", queryEnvelope(goodAuth(), byNumbers("", "2026-11-30", "2026-11-30", "1", ""))},
+		{"number range reversed", "aws_consultafactura.aspx", queryEnvelope(goodAuth(), byNumbers("", "2026-11-30", "2026-11-30", "5", "4"))},
+		{"number range from zero", "aws_consultafactura.aspx", queryEnvelope(goodAuth(), byNumbers("", "2026-11-30", "2026-11-30", "0", "4"))},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

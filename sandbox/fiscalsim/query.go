@@ -29,6 +29,8 @@ type filtros struct {
 		CFENro           string `xml:"CFENro"`
 		CFENumReferencia string `xml:"CFENumReferencia"`
 	} `xml:"CFEsEspecificos>CFEsEspecificosItem"`
+	NroIni string `xml:"CFEsFaixa>CFENroIni"`
+	NroFin string `xml:"CFEsFaixa>CFENroFin"`
 }
 
 // specific names documents by reference and/or number; empty fields match
@@ -43,6 +45,8 @@ type filter struct {
 	typ      int
 	from, to string // YYYY-MM-DD, inclusive
 	items    []specific
+	// numbers bounds CFENro, inclusive (CFEsFaixa); zero: any number.
+	numbers [2]int
 }
 
 // query serves aws_consultafactura.aspx: every document matching the
@@ -91,6 +95,11 @@ func parseFilter(in filtros) (filter, error) {
 		}
 	}
 	f.from, f.to = in.FechaIni, in.FechaFin
+	numbers, err := parseRange(in.NroIni, in.NroFin)
+	if err != nil {
+		return filter{}, err
+	}
+	f.numbers = numbers
 	for _, it := range in.Items {
 		if it.CFENumReferencia == "" && it.CFENro == "" {
 			continue
@@ -111,10 +120,31 @@ func parseFilter(in filtros) (filter, error) {
 	return f, nil
 }
 
+// parseRange reads CFEsFaixa: both bounds or neither, each a positive
+// number, the first at most the second.
+func parseRange(ini, fin string) ([2]int, error) {
+	if ini == "" && fin == "" {
+		return [2]int{}, nil
+	}
+	var r [2]int
+	for i, field := range [][2]string{{"CFENroIni", ini}, {"CFENroFin", fin}} {
+		n, err := strconv.Atoi(field[1])
+		if err != nil || n < 1 {
+			return [2]int{}, fmt.Errorf("CFEsFaixa %s %q: want a positive number", field[0], field[1])
+		}
+		r[i] = n
+	}
+	if r[0] > r[1] {
+		return [2]int{}, fmt.Errorf("CFEsFaixa: CFENroIni %d is above CFENroFin %d", r[0], r[1])
+	}
+	return r, nil
+}
+
 // match reports whether d passes every filter and, if there are specific
 // items, matches at least one.
 func (f filter) match(d Document) bool {
-	if (f.typ != 0 && d.Type != f.typ) || (f.from != "" && d.IssueDate < f.from) || (f.to != "" && d.IssueDate > f.to) {
+	if (f.typ != 0 && d.Type != f.typ) || (f.from != "" && d.IssueDate < f.from) || (f.to != "" && d.IssueDate > f.to) ||
+		(f.numbers[1] != 0 && (d.Number < f.numbers[0] || d.Number > f.numbers[1])) {
 		return false
 	}
 	if len(f.items) == 0 {

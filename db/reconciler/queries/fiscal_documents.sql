@@ -36,6 +36,18 @@ WHERE issue_date = @day::date AND id > @after_id
 ORDER BY id
 LIMIT @page_size;
 
+-- name: DocumentsAuditNumberBands :many
+-- DocumentsAuditNumberBands returns, for each CFE type among the documents
+-- issued on @day that the provider numbered, the lowest and highest
+-- number: where the audit lists a day too large for one answer, type by
+-- type in number ranges. Reads the day's rows through
+-- fiscal_documents_issue_date_id, as DocumentsAuditIssuedOn does.
+SELECT cfe_type, min(provider_number)::bigint AS lowest, max(provider_number)::bigint AS highest
+FROM invoicer.fiscal_documents
+WHERE issue_date = @day::date AND provider_number IS NOT NULL
+GROUP BY cfe_type
+ORDER BY cfe_type;
+
 -- name: DocumentsAuditUnissued :many
 -- DocumentsAuditUnissued pages (by id, after @after_id) through the
 -- acknowledged documents with no issue date yet, created from

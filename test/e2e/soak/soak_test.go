@@ -226,6 +226,26 @@ func TestVerdictComparesTheLastWindowWithTheFirst(t *testing.T) {
 	}
 }
 
+// The reconciler is judged from the first window to begin once its runs
+// have their steady work (the audit's minute of settle plus an interval:
+// 70 s in a run of 40 s windows reconciling every 10 s), not from the first.
+func TestVerdictJudgesTheReconcilerFromItsSteadyRuns(t *testing.T) {
+	c := small()
+	means := []float64{0.2, 1.0, 1.0, 1.1}
+	ws := windowsOf(4, func(i int, w *Window) { w.Reconciler = Runs{Count: 4, MeanSeconds: means[i]} })
+	got := checkNamed(judge(c, ws), "reconciler_mean_s")
+	if !got.Judged || !got.OK || got.First != 1.0 || got.Last != 1.1 || !strings.Contains(got.Note, "window 3") {
+		t.Errorf("ramp-up in window 1: %+v, want judged from window 3 (1.0 s) to 1.1 s, ok", got)
+	}
+	ws[3].Reconciler.MeanSeconds = 1.3
+	if got := checkNamed(judge(c, ws), "reconciler_mean_s"); !got.Judged || got.OK {
+		t.Errorf("30 %% slower than window 3: %+v, want judged and failed", got)
+	}
+	if got := checkNamed(judge(c, ws[:3]), "reconciler_mean_s"); got.Judged || !strings.Contains(got.Note, "1m10s") {
+		t.Errorf("only the last window begins 70 s in: %+v, want not judged, naming 1m10s", got)
+	}
+}
+
 func TestLineAndReadmeShowTheFigures(t *testing.T) {
 	c := small()
 	ws := windowsOf(3, func(i int, w *Window) {

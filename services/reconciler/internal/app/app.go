@@ -118,13 +118,13 @@ func (e *engine) openPools(ctx context.Context, cfg Config) (err error) {
 	if e.own, err = pg.Open(ctx, cfg.DatabaseURL); err != nil {
 		return fmt.Errorf("DATABASE_URL: %w", err)
 	}
-	if e.ingest, err = pg.Open(ctx, cfg.IngestDSN(), readOnly); err != nil {
+	if e.ingest, err = pg.Open(ctx, cfg.IngestDSN(), readers...); err != nil {
 		return fmt.Errorf("INGEST_DATABASE_URL: %w", err)
 	}
-	if e.invoicer, err = pg.Open(ctx, cfg.InvoicerDSN(), readOnly); err != nil {
+	if e.invoicer, err = pg.Open(ctx, cfg.InvoicerDSN(), readers...); err != nil {
 		return fmt.Errorf("INVOICER_DATABASE_URL: %w", err)
 	}
-	if e.relay, err = pg.Open(ctx, cfg.RelayDSN(), readOnly); err != nil {
+	if e.relay, err = pg.Open(ctx, cfg.RelayDSN(), readers...); err != nil {
 		return fmt.Errorf("RELAY_DATABASE_URL: %w", err)
 	}
 	return nil

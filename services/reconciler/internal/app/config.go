@@ -255,3 +255,13 @@ func orDefault(v, def string) string {
 // readOnly makes every transaction on a pool read-only, so the reconciler
 // cannot write another service's tables even through a privileged role.
 var readOnly = pg.WithSetting("default_transaction_read_only", "on")
+
+// readers are the options of the pools to the other services' schemas:
+// read-only, and each statement planned for its own arguments. The
+// reconciler pages through them by ranges its arguments set; a generic
+// plan, which PostgreSQL keeps for a prepared statement once it looks no
+// dearer, cannot see how narrow a range is: the audit's read of the
+// documents changed since its last run then intersected them with every
+// document of the period, reading a whole day's index for each page of
+// 500 (docs/reconciler-audit.md).
+var readers = []pg.Option{readOnly, pg.WithSetting("plan_cache_mode", "force_custom_plan")}

@@ -13,7 +13,8 @@ import (
 )
 
 // TestReadOnlyRefusesWrites checks that the connections the reconciler opens
-// to ingest and invoicer cannot write, for both DSN forms.
+// to ingest and invoicer cannot write, and plan each statement for its own
+// arguments, for both DSN forms.
 func TestReadOnlyRefusesWrites(t *testing.T) {
 	t.Parallel()
 	dsn := pgtest.NewDatabase(t)
@@ -27,7 +28,7 @@ func TestReadOnlyRefusesWrites(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			pool, err := pg.Open(ctx, dsn, readOnly)
+			pool, err := pg.Open(ctx, dsn, readers...)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -36,9 +37,9 @@ func TestReadOnlyRefusesWrites(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), "read-only") {
 				t.Fatalf("write on a read-only connection = %v, want a read-only error", err)
 			}
-			var one int
-			if err := pool.QueryRow(ctx, "SELECT 1").Scan(&one); err != nil {
-				t.Fatalf("read: %v", err)
+			var plans string
+			if err := pool.QueryRow(ctx, "SHOW plan_cache_mode").Scan(&plans); err != nil || plans != "force_custom_plan" {
+				t.Fatalf("plan_cache_mode = %q, %v; want force_custom_plan, each page planned for its own range", plans, err)
 			}
 		})
 	}

@@ -45,10 +45,13 @@ var Kinds = []string{MissingHere, MissingThere, Duplicate, StateMismatch, Amount
 
 // Provider is the e-invoicing provider as the audit reads it
 // (invoicy.Client is one): ListPeriod lists the documents issued from one
-// calendar day to another, both inclusive; LookupReferences returns those
-// held under any of the given references, whatever their day.
+// calendar day to another, both inclusive; ListNumbers those of one type
+// issued on one day with numbers from first to last, both inclusive;
+// LookupReferences returns those held under any of the given references,
+// whatever their day.
 type Provider interface {
 	ListPeriod(ctx context.Context, from, to time.Time) ([]fiscal.Held, error)
+	ListNumbers(ctx context.Context, day time.Time, typ fiscal.CFEType, first, last int64) ([]fiscal.Held, error)
 	LookupReferences(ctx context.Context, references []string) ([]fiscal.Held, error)
 }
 
@@ -62,6 +65,15 @@ const (
 	// DefaultLookupBatch is how many references one look-up at the provider
 	// names (InvoiCy publishes no limit).
 	DefaultLookupBatch = 100
+	// DefaultWholeDay is how many documents of ours a day may hold and
+	// still be listed in one answer. InvoiCy answers a listing in one piece,
+	// escaped XML of about 1 KB a document (940 B from the fiscal sandbox),
+	// and the adapter reads at most 32 MiB: some 35,000 documents.
+	DefaultWholeDay = 10000
+	// DefaultNumberRange is how many consecutive numbers one query of a day
+	// listed in ranges names: at most that many documents a series, some
+	// 5 MB.
+	DefaultNumberRange = 5000
 )
 
 // Config sets the period an audit covers and how often each day of it is
@@ -86,6 +98,13 @@ type Config struct {
 	// LookupBatch is how many references one look-up names; zero means
 	// DefaultLookupBatch.
 	LookupBatch int
+	// WholeDay is how many documents of ours a day may hold and still be
+	// listed in one query; a larger day is listed in number ranges
+	// (numbers.go). Zero means DefaultWholeDay.
+	WholeDay int
+	// NumberRange is how many numbers one query of a day listed in ranges
+	// names; zero means DefaultNumberRange.
+	NumberRange int
 }
 
 // Auditor compares the provider's documents with the invoicer's, read
@@ -105,6 +124,12 @@ type Auditor struct {
 func New(p Provider, invoicer *store.InvoicerReader, own *store.Store, cfg Config, m *Metrics) *Auditor {
 	if cfg.LookupBatch <= 0 {
 		cfg.LookupBatch = DefaultLookupBatch
+	}
+	if cfg.WholeDay <= 0 {
+		cfg.WholeDay = DefaultWholeDay
+	}
+	if cfg.NumberRange <= 0 {
+		cfg.NumberRange = DefaultNumberRange
 	}
 	return &Auditor{provider: p, invoicer: invoicer, own: own, cfg: cfg, metrics: m}
 }

@@ -21,21 +21,27 @@ func seedAgreeing(tb testing.TB, e *env, prefix string, n int) {
 	var g errgroup.Group
 	g.SetLimit(8)
 	payments, refs, days := make([]string, n), make([]string, n), make([]time.Time, n)
+	series, numbers := make([]string, n), make([]int64, n)
 	for i := range n {
 		payments[i] = fmt.Sprintf("%s-%d", prefix, i)
 		refs[i] = ref(payments[i])
 		y, m, d := e.day(i % 2).Date()
 		days[i] = time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
-		g.Go(func() error { return e.fis.Emit(payments[i], 12200, e.day(i%2)) })
+		g.Go(func() error {
+			held, err := e.fis.Issue(payments[i], 12200, e.day(i%2))
+			series[i], numbers[i] = held.Series, held.Number
+			return err
+		})
 	}
 	if err := g.Wait(); err != nil {
 		tb.Fatalf("emit: %v", err)
 	}
 	e.db.Exec(tb, `INSERT INTO invoicer.fiscal_documents
-  (source_kind, source_ref, kind, event_key, reference, cfe_type, status, amount_minor, currency, buyer, issue_date, created_at, updated_at, audit_changed_at)
-SELECT 'payment', p, 'invoice', 'payment:' || p || ':paid', r, 101, 'authorized', 12200, 'UYU', '{}', d,
+  (source_kind, source_ref, kind, event_key, reference, cfe_type, status, amount_minor, currency, buyer, issue_date,
+   provider_series, provider_number, created_at, updated_at, audit_changed_at)
+SELECT 'payment', p, 'invoice', 'payment:' || p || ':paid', r, 101, 'authorized', 12200, 'UYU', '{}', d, s, n,
        now() - interval '1 hour', now() - interval '1 hour', now() - interval '1 hour'
-FROM unnest($1::text[], $2::text[], $3::date[]) AS s(p, r, d)`, payments, refs, days)
+FROM unnest($1::text[], $2::text[], $3::date[], $4::text[], $5::bigint[]) AS s(p, r, d, s, n)`, payments, refs, days, series, numbers)
 	e.db.Exec(tb, `ANALYZE invoicer.fiscal_documents`)
 }
 
@@ -71,8 +77,7 @@ func steadyRun(t *testing.T, e *env, cfg audit.Config, fresh int) cost {
 	}
 	for i := range fresh {
 		payment := fmt.Sprintf("fresh-%s-%d", cfg.Provider, i)
-		e.emit(t, payment, 12200, 0)
-		e.record(t, payment, "authorized", 12200, 0)
+		e.issueOurs(t, payment)
 	}
 	before := costOf(t, reg)
 	found, err := a.Run(context.Background(), time.Now().Add(audit.Settle))

@@ -52,7 +52,7 @@ func (r *auditRun) listDay(ctx context.Context, day time.Time) error {
 	if err != nil {
 		return err
 	}
-	held, err := r.provider.ListPeriod(ctx, day, day)
+	held, err := r.listing(ctx, day, len(ours))
 	if err != nil {
 		return fmt.Errorf("list provider documents of %s: %w", day.Format(time.DateOnly), err)
 	}

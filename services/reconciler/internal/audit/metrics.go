@@ -6,6 +6,7 @@ import "github.com/prometheus/client_golang/prometheus"
 // costs at the provider and in our database.
 type Metrics struct {
 	daysListed prometheus.Counter
+	queries    prometheus.Counter
 	listed     prometheus.Counter
 	lookedUp   prometheus.Counter
 	read       prometheus.Counter
@@ -17,6 +18,10 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		daysListed: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "onceflow_reconciler_audit_days_listed_total",
 			Help: "Calendar days the provider audit listed in full at the provider.",
+		}),
+		queries: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "onceflow_reconciler_audit_listing_queries_total",
+			Help: "Queries the audit's full listings sent to the provider: one for a day listed whole, one per number range of a day listed in ranges.",
 		}),
 		listed: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "onceflow_reconciler_audit_provider_documents_listed_total",
@@ -31,6 +36,6 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help: "Our documents the audit read: those of each day it listed in full, and those that changed since its previous run.",
 		}),
 	}
-	reg.MustRegister(m.daysListed, m.listed, m.lookedUp, m.read)
+	reg.MustRegister(m.daysListed, m.queries, m.listed, m.lookedUp, m.read)
 	return m
 }

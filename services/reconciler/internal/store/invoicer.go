@@ -109,6 +109,28 @@ func (r *InvoicerReader) AuditIssuedOn(ctx context.Context, day time.Time, after
 	return documents(rows), nil
 }
 
+// NumberBand is the lowest and highest number the provider gave our
+// documents of one CFE type issued on a day.
+type NumberBand struct {
+	CFEType         int
+	Lowest, Highest int64
+}
+
+// AuditNumberBands returns, type by type, the numbers of our documents
+// issued on day (a UTC midnight) that the provider numbered. Its errors
+// are the database's.
+func (r *InvoicerReader) AuditNumberBands(ctx context.Context, day time.Time) ([]NumberBand, error) {
+	rows, err := r.q.DocumentsAuditNumberBands(ctx, day)
+	if err != nil {
+		return nil, pg.Interpret(err, "read the numbers of our documents of a day")
+	}
+	out := make([]NumberBand, len(rows))
+	for i, row := range rows {
+		out[i] = NumberBand{CFEType: int(row.CfeType), Lowest: row.Lowest, Highest: row.Highest}
+	}
+	return out, nil
+}
+
 // AuditUnissued returns one page of at most limit acknowledged documents
 // with no issue date yet, created in p's CreatedFrom..CreatedTo, in id
 // order, with ids above afterID. Its errors are the database's.

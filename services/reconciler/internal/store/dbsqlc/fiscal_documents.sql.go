@@ -200,6 +200,45 @@ func (q *Queries) DocumentsAuditIssuedOn(ctx context.Context, day time.Time, aft
 	return items, nil
 }
 
+const documentsAuditNumberBands = `-- name: DocumentsAuditNumberBands :many
+SELECT cfe_type, min(provider_number)::bigint AS lowest, max(provider_number)::bigint AS highest
+FROM invoicer.fiscal_documents
+WHERE issue_date = $1::date AND provider_number IS NOT NULL
+GROUP BY cfe_type
+ORDER BY cfe_type
+`
+
+type DocumentsAuditNumberBandsRow struct {
+	CfeType int32
+	Lowest  int64
+	Highest int64
+}
+
+// DocumentsAuditNumberBands returns, for each CFE type among the documents
+// issued on @day that the provider numbered, the lowest and highest
+// number: where the audit lists a day too large for one answer, type by
+// type in number ranges. Reads the day's rows through
+// fiscal_documents_issue_date_id, as DocumentsAuditIssuedOn does.
+func (q *Queries) DocumentsAuditNumberBands(ctx context.Context, day time.Time) ([]DocumentsAuditNumberBandsRow, error) {
+	rows, err := q.db.Query(ctx, documentsAuditNumberBands, day)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []DocumentsAuditNumberBandsRow{}
+	for rows.Next() {
+		var i DocumentsAuditNumberBandsRow
+		if err := rows.Scan(&i.CfeType, &i.Lowest, &i.Highest); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const documentsAuditUnissued = `-- name: DocumentsAuditUnissued :many
 SELECT id, reference, source_kind, source_ref, kind, status, amount_minor, currency
 FROM invoicer.fiscal_documents

@@ -1,0 +1,79 @@
+package audit_test
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/onceflow/onceflow/services/reconciler/internal/audit"
+	"github.com/onceflow/onceflow/services/reconciler/internal/store"
+)
+
+// issueOurs has the sandbox issue payment's invoice today and records it
+// as the invoicer would once the provider answered: authorized, with the
+// series and number the provider gave it.
+func (e *env) issueOurs(t *testing.T, payment string) {
+	t.Helper()
+	held, err := e.fis.Issue(payment, 12200, e.day(0))
+	if err != nil {
+		t.Fatalf("issue %s: %v", payment, err)
+	}
+	e.record(t, payment, "authorized", 12200, 0)
+	e.db.Exec(t, `UPDATE invoicer.fiscal_documents SET provider_series = $1, provider_number = $2 WHERE reference = $3`,
+		held.Series, held.Number, ref(payment))
+}
+
+// A day holding more of our documents than one answer may carry is listed
+// type by type in number ranges, and still finds what only the provider
+// holds: below our lowest number, among ours, and above our highest.
+func TestADayTooLargeForOneAnswerIsListedInNumberRanges(t *testing.T) {
+	e := newEnv(t)
+	// e-Ticket numbers 1 to 10, in this order: the provider's only at 1, 5 and 10.
+	e.emit(t, "p-before", 12200, 0)
+	for _, p := range []string{"p-1", "p-2", "p-3"} {
+		e.issueOurs(t, p)
+	}
+	e.emit(t, "p-among", 12200, 0)
+	for _, p := range []string{"p-4", "p-5", "p-6", "p-7"} {
+		e.issueOurs(t, p)
+	}
+	e.emit(t, "p-after", 12200, 0)
+	want := sorted(audit.MissingHere+" "+ref("p-before"), audit.MissingHere+" "+ref("p-among"), audit.MissingHere+" "+ref("p-after"))
+
+	for _, tt := range []struct {
+		name    string
+		cfg     audit.Config
+		queries int
+	}{
+		// Ours are numbers 2-4 and 6-9: ranges 2-3, 4-5, 6-7, 8-9, then 10-11
+		// (10) and 12-13 (nothing) upwards, and 1-1 (1) downwards, where
+		// numbers end.
+		{"ranges", audit.Config{WholeDay: 6, NumberRange: 2}, 7},
+		{"whole day", audit.Config{WholeDay: 7}, 1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			reg := prometheus.NewRegistry()
+			cfg := tt.cfg
+			cfg.Provider, cfg.Days, cfg.Location, cfg.PageSize = "invoicy", 1, e.loc, 50
+			a := audit.New(e.fis.Client, store.NewInvoicerReader(e.db.Pool), store.New(e.db.Pool), cfg, audit.NewMetrics(reg))
+			got, err := a.Run(t.Context(), e.noon())
+			if err != nil {
+				t.Fatal(err)
+			}
+			var found []string
+			for _, f := range got {
+				found = append(found, f.Kind+" "+f.Reference)
+			}
+			if found = sorted(found...); !slices.Equal(found, want) {
+				t.Errorf("findings %q, want %q", found, want)
+			}
+			if n := counter(t, reg, "onceflow_reconciler_audit_listing_queries_total"); int(n) != tt.queries {
+				t.Errorf("%v listing queries, want %d", n, tt.queries)
+			}
+			if n := counter(t, reg, "onceflow_reconciler_audit_provider_documents_listed_total"); n != 10 {
+				t.Errorf("%v provider documents listed, want all 10", n)
+			}
+		})
+	}
+}
