@@ -30,10 +30,13 @@ func DrainThenWait(ctx context.Context, wake <-chan struct{}, poll time.Duration
 // wake-up, so workers never race each other to a claim that finds nothing.
 // claim returns the claim's work, nil when it found none, and whether more
 // is due at once (a full batch); otherwise the loop waits for a wake-up or
-// poll. A wake-up already buffered when a claim begins is taken by it: the
-// claim sees what woke it. ClaimThenWork beats before every claim and
-// returns once ctx has ended and every claim in hand has been worked.
-func ClaimThenWork(ctx context.Context, wake <-chan struct{}, poll time.Duration, slots int, claim func(context.Context) (work func(), more bool)) {
+// poll, then lingers for linger before it claims, so work that arrives
+// meanwhile shares the claim: at a steady trickle each item would
+// otherwise be claimed, and its statements run, on its own. A wake-up
+// already buffered when a claim begins is taken by it: the claim sees what
+// woke it. ClaimThenWork beats before every claim and returns once ctx has
+// ended and every claim in hand has been worked.
+func ClaimThenWork(ctx context.Context, wake <-chan struct{}, poll, linger time.Duration, slots int, claim func(context.Context) (work func(), more bool)) {
 	free := make(chan struct{}, slots)
 	for range slots {
 		free <- struct{}{}
@@ -59,6 +62,7 @@ func ClaimThenWork(ctx context.Context, wake <-chan struct{}, poll time.Duration
 		}
 		if !more {
 			Wait(ctx, wake, poll)
+			Wait(ctx, nil, linger)
 		}
 	}
 }

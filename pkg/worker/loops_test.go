@@ -230,7 +230,7 @@ func TestClaimThenWork(t *testing.T) {
 		for range 5 {
 			c.plans <- plan{found: true, more: true}
 		}
-		done := run(func() { ClaimThenWork(l.ctx, nil, forever, 2, c.claim) })
+		done := run(func() { ClaimThenWork(l.ctx, nil, forever, forever, 2, c.claim) }) // a full batch is followed at once, never by the linger
 		l.beforeEach(t, 2, "claim")
 		recv(t, c.started, "first work")
 		recv(t, c.started, "second work")
@@ -245,7 +245,7 @@ func TestClaimThenWork(t *testing.T) {
 		t.Parallel()
 		l, wake := newLoop(t), make(chan struct{})
 		c := newClaims(l)
-		done := run(func() { ClaimThenWork(l.ctx, wake, forever, 1, c.claim) })
+		done := run(func() { ClaimThenWork(l.ctx, wake, forever, 0, 1, c.claim) })
 		l.beforeEach(t, 1, "first claim")
 		c.plans <- plan{found: true}
 		wake <- struct{}{} // taken only by a waiting loop
@@ -259,9 +259,27 @@ func TestClaimThenWork(t *testing.T) {
 		l, wake := newLoop(t), make(chan struct{}, 1)
 		wake <- struct{}{}
 		c := newClaims(l)
-		done := run(func() { ClaimThenWork(l.ctx, wake, forever, 1, c.claim) })
+		done := run(func() { ClaimThenWork(l.ctx, wake, forever, 0, 1, c.claim) })
 		l.beforeEach(t, 1, "first claim")
 		quiet(t, l.calls, "a second claim answered the wake-up the first had seen")
+		l.stop(t, done)
+	})
+	t.Run("a wake-up is claimed once the linger has passed, and shutdown ends the linger", func(t *testing.T) {
+		t.Parallel()
+		l, wake := newLoop(t), make(chan struct{})
+		c := newClaims(l)
+		done := run(func() { ClaimThenWork(l.ctx, wake, forever, forever, 1, c.claim) })
+		l.beforeEach(t, 1, "first claim")
+		wake <- struct{}{} // taken only by a waiting loop
+		quiet(t, l.calls, "a claim before the linger ended")
+		l.stop(t, done)
+
+		l, wake = newLoop(t), make(chan struct{})
+		c = newClaims(l)
+		done = run(func() { ClaimThenWork(l.ctx, wake, forever, time.Millisecond, 1, c.claim) })
+		l.beforeEach(t, 1, "first claim")
+		wake <- struct{}{}
+		l.beforeEach(t, 1, "claim after the wake-up and the linger")
 		l.stop(t, done)
 	})
 	t.Run("returns only once the work in hand is done", func(t *testing.T) {
@@ -269,7 +287,7 @@ func TestClaimThenWork(t *testing.T) {
 		l := newLoop(t)
 		c := newClaims(l)
 		c.plans <- plan{found: true}
-		done := run(func() { ClaimThenWork(l.ctx, nil, forever, 3, c.claim) })
+		done := run(func() { ClaimThenWork(l.ctx, nil, forever, 0, 3, c.claim) })
 		recv(t, c.started, "work")
 		l.cancel()
 		quiet(t, done, "returned while a claim was being worked")

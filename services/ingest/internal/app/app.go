@@ -254,7 +254,7 @@ func applier(cfg Config, st *store.Store, p psps, log *zap.Logger, reg prometheu
 		byScope[scope] = a
 	}
 	return apply.NewWorker(st, byScope, log.Named("apply"), reg, apply.Config{
-		Batch: cfg.ApplyBatch, Workers: cfg.Workers, Lease: cfg.ApplyLease, Poll: cfg.ApplyPoll, MaxAttempts: cfg.ApplyMaxAttempts,
+		Batch: cfg.ApplyBatch, Workers: cfg.Workers, Lease: cfg.ApplyLease, Poll: cfg.ApplyPoll, Linger: cfg.ApplyLinger, MaxAttempts: cfg.ApplyMaxAttempts,
 		Backoff: backoff.Policy{Base: cfg.ApplyBackoffBase, Cap: cfg.ApplyBackoffCap}, WakeRelay: wakeRelay,
 		ChargebackCreditNote: p.creditNote,
 	}, wake).Run

@@ -51,10 +51,14 @@ type Config struct {
 	// rest are refused at once. Zero refuses at once.
 	WebhookAdmissionWait time.Duration `env:"INGEST_WEBHOOK_ADMISSION_WAIT" envDefault:"500ms"`
 
-	Workers          int           `env:"INGEST_APPLY_WORKERS" renamed:"APPLY_WORKERS" envDefault:"8"`
-	ApplyBatch       int           `env:"INGEST_APPLY_BATCH" renamed:"APPLY_BATCH" envDefault:"20"`
-	ApplyLease       time.Duration `env:"INGEST_APPLY_LEASE" renamed:"APPLY_LEASE" envDefault:"60s"`
-	ApplyPoll        time.Duration `env:"INGEST_APPLY_POLL_INTERVAL" renamed:"APPLY_POLL_INTERVAL" envDefault:"1s"`
+	Workers    int           `env:"INGEST_APPLY_WORKERS" renamed:"APPLY_WORKERS" envDefault:"8"`
+	ApplyBatch int           `env:"INGEST_APPLY_BATCH" renamed:"APPLY_BATCH" envDefault:"20"`
+	ApplyLease time.Duration `env:"INGEST_APPLY_LEASE" renamed:"APPLY_LEASE" envDefault:"60s"`
+	ApplyPoll  time.Duration `env:"INGEST_APPLY_POLL_INTERVAL" renamed:"APPLY_POLL_INTERVAL" envDefault:"1s"`
+	// ApplyLinger is how long the apply worker waits after a wake-up
+	// before it claims, so receipts arriving meanwhile share the claim and
+	// its transaction.
+	ApplyLinger      time.Duration `env:"INGEST_APPLY_LINGER" envDefault:"25ms"`
 	ApplyMaxAttempts int           `env:"INGEST_APPLY_MAX_ATTEMPTS" renamed:"APPLY_MAX_ATTEMPTS" envDefault:"20"`
 	ApplyBackoffBase time.Duration `env:"INGEST_APPLY_BACKOFF_BASE" renamed:"APPLY_BACKOFF_BASE" envDefault:"1s"`
 	ApplyBackoffCap  time.Duration `env:"INGEST_APPLY_BACKOFF_CAP" renamed:"APPLY_BACKOFF_CAP" envDefault:"10m"`
@@ -144,6 +148,7 @@ func (c Config) Validate() error {
 		{c.ApplyBatch < 1, "INGEST_APPLY_BATCH: want at least 1"},
 		{c.ApplyLease <= 0, "INGEST_APPLY_LEASE: want a positive duration"},
 		{c.ApplyPoll <= 0, "INGEST_APPLY_POLL_INTERVAL: want a positive duration"},
+		{c.ApplyLinger < 0 || c.ApplyLinger > time.Second, "INGEST_APPLY_LINGER: want a duration from 0 to 1s (each payment waits that long more)"},
 		{c.ApplyMaxAttempts < 1, "INGEST_APPLY_MAX_ATTEMPTS: want at least 1"},
 		{c.ApplyBackoffBase <= 0 || c.ApplyBackoffCap < c.ApplyBackoffBase, "INGEST_APPLY_BACKOFF_BASE/INGEST_APPLY_BACKOFF_CAP: want 0 < base <= cap"},
 		{c.PollAfter < 0 || c.PollEvery <= 0 || c.PollInterval <= 0,

@@ -73,6 +73,8 @@ func TestBadSettingsNameTheNewVariable(t *testing.T) {
 		{map[string]string{"INGEST_MERCHANT_WEBHOOK_MAX_ATTEMPTS": "0"}, "INGEST_MERCHANT_WEBHOOK_MAX_ATTEMPTS: want at least 1"},
 		{map[string]string{"INGEST_MERCHANT_WEBHOOK_BACKOFF_BASE": "1h", "INGEST_MERCHANT_WEBHOOK_BACKOFF_CAP": "1m"}, "INGEST_MERCHANT_WEBHOOK_BACKOFF_BASE/INGEST_MERCHANT_WEBHOOK_BACKOFF_CAP"},
 		{map[string]string{"INGEST_NOTIFICATIONS_WAIT": "30s"}, "INGEST_NOTIFICATIONS_WAIT: want 1s to 20s"},
+		{map[string]string{"INGEST_APPLY_LINGER": "2s"}, "INGEST_APPLY_LINGER: want a duration from 0 to 1s"},
+		{map[string]string{"INGEST_APPLY_LINGER": "-1ms"}, "INGEST_APPLY_LINGER: want a duration from 0 to 1s"},
 	}
 	for _, tc := range tests {
 		_, err := load(tc.vars)

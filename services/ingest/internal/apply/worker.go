@@ -38,6 +38,7 @@ type Config struct {
 	Workers     int           // claimed batches worked at once by Run (0: one)
 	Lease       time.Duration // how long a claim lasts
 	Poll        time.Duration // fallback wake-up period
+	Linger      time.Duration // wait after a wake-up before claiming (worker.ClaimThenWork)
 	MaxAttempts int           // failures before a receipt is parked
 	Backoff     backoff.Policy
 	// WakeRelay tells the relay an event was committed; nil leaves it to
@@ -82,7 +83,7 @@ func NewWorker(st *store.Store, psps PSPs, log *zap.Logger, reg prometheus.Regis
 // Run applies receipts until ctx ends: one loop claims batches, and up to
 // Config.Workers of them are worked at once (worker.ClaimThenWork).
 func (w *Worker) Run(ctx context.Context) error {
-	worker.ClaimThenWork(ctx, w.wake, w.cfg.Poll, max(w.cfg.Workers, 1), func(ctx context.Context) (func(), bool) {
+	worker.ClaimThenWork(ctx, w.wake, w.cfg.Poll, w.cfg.Linger, max(w.cfg.Workers, 1), func(ctx context.Context) (func(), bool) {
 		c, err := w.claim(ctx)
 		if err != nil && ctx.Err() == nil {
 			w.log.Warn("apply claim failed", zap.Error(err))

@@ -60,6 +60,9 @@ type Config struct {
 	EmitBatch          int           `env:"INVOICER_EMIT_BATCH" renamed:"EMIT_BATCH" envDefault:"10"`
 	EmitLease          time.Duration `env:"INVOICER_EMIT_LEASE" renamed:"EMIT_LEASE" envDefault:"60s"`
 	EmitPoll           time.Duration `env:"INVOICER_EMIT_POLL_INTERVAL" renamed:"EMIT_POLL_INTERVAL" envDefault:"500ms"`
+	// EmitLinger is how long the emission loop waits after a wake-up
+	// before it claims, so documents recorded meanwhile share the claim.
+	EmitLinger time.Duration `env:"INVOICER_EMIT_LINGER" envDefault:"25ms"`
 	// MetricsEvery is how long the document metrics' answer is reused:
 	// scrapes within it cost no query.
 	MetricsEvery  time.Duration `env:"INVOICER_METRICS_EVERY" envDefault:"15s"`
@@ -129,6 +132,7 @@ func (c Config) Validate() error {
 		{c.EmitBatch < 1, "INVOICER_EMIT_BATCH: want at least 1"},
 		{c.EmitLease <= c.ProviderTimeout*2, "INVOICER_EMIT_LEASE: want more than twice INVOICER_PROVIDER_TIMEOUT, so a claim outlives a look-up and a send"},
 		{c.EmitPoll <= 0, "INVOICER_EMIT_POLL_INTERVAL: want a positive duration"},
+		{c.EmitLinger < 0 || c.EmitLinger > time.Second, "INVOICER_EMIT_LINGER: want a duration from 0 to 1s (each document waits that long more)"},
 		{c.MetricsEvery <= 0, "INVOICER_METRICS_EVERY: want a positive duration such as 15s"},
 		{c.EmitSettle < 0, "INVOICER_EMIT_SETTLE: want a duration, 0s or more"},
 		{c.EmitRetryBase <= 0 || c.EmitRetryCap < c.EmitRetryBase, "INVOICER_EMIT_RETRY_BASE/INVOICER_EMIT_RETRY_CAP: want 0 < base <= cap"},

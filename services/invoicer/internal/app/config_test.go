@@ -102,11 +102,27 @@ func TestRefusedCaseAfter(t *testing.T) {
 	if n := load(t, map[string]string{"INVOICER_PROVIDER": "keyed"}).RefusedCaseAfter; n != 5 {
 		t.Errorf("default %d, want 5", n)
 	}
-	for _, v := range []string{"0", "-1"} {
-		env := map[string]string{"INVOICER_PROVIDER": "keyed", "INVOICER_REFUSED_CASE_AFTER": v}
-		_, err := config.LoadFrom[app.Config](signed(env))
-		if err == nil || !strings.Contains(err.Error(), "INVOICER_REFUSED_CASE_AFTER") {
-			t.Errorf("%s: %v, want an error naming INVOICER_REFUSED_CASE_AFTER", v, err)
+	refuses(t, "INVOICER_REFUSED_CASE_AFTER", "INVOICER_REFUSED_CASE_AFTER", "0", "-1")
+}
+
+// TestEmitLinger checks INVOICER_EMIT_LINGER: 25ms by default, and a value
+// outside 0 to 1s stops the service with a message naming it.
+func TestEmitLinger(t *testing.T) {
+	t.Parallel()
+	if d := load(t, map[string]string{"INVOICER_PROVIDER": "keyed"}).EmitLinger; d != 25*time.Millisecond {
+		t.Errorf("default %s, want 25ms", d)
+	}
+	refuses(t, "INVOICER_EMIT_LINGER", "INVOICER_EMIT_LINGER: want a duration from 0 to 1s", "-1ms", "2s")
+}
+
+// refuses fails unless each of values of setting name stops the service
+// with an error containing want.
+func refuses(t *testing.T, name, want string, values ...string) {
+	t.Helper()
+	for _, v := range values {
+		env := map[string]string{"INVOICER_PROVIDER": "keyed", name: v}
+		if _, err := config.LoadFrom[app.Config](signed(env)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s=%s: %v, want an error containing %q", name, v, err, want)
 		}
 	}
 }

@@ -48,6 +48,7 @@ type Config struct {
 	Lease       time.Duration // how long a claim lasts; more than two provider calls
 	CallTimeout time.Duration // bound on one provider call (0: only Lease counts)
 	Poll        time.Duration // wake-up period when nothing was due
+	Linger      time.Duration // wait after a wake-up before claiming (worker.ClaimThenWork)
 	Settle      time.Duration // wait after an ambiguous send before looking again
 	Retry       backoff.Policy
 	DGIPoll     backoff.Policy // re-checks of documents pending at DGI
@@ -135,7 +136,7 @@ func (e *Emitter) Due() {
 // Run emits due documents until ctx ends: one loop claims batches, and
 // up to Config.Workers of them are worked at once (worker.ClaimThenWork).
 func (e *Emitter) Run(ctx context.Context) error {
-	worker.ClaimThenWork(ctx, e.due, e.cfg.Poll, max(e.cfg.Workers, 1), func(ctx context.Context) (func(), bool) {
+	worker.ClaimThenWork(ctx, e.due, e.cfg.Poll, e.cfg.Linger, max(e.cfg.Workers, 1), func(ctx context.Context) (func(), bool) {
 		c, err := e.claim(ctx)
 		if err != nil && ctx.Err() == nil {
 			e.log.Warn("emission claim failed", zap.Error(err))
