@@ -121,6 +121,12 @@ func (c Config) reconcileEvery() time.Duration {
 	return max(time.Second, min(time.Minute, c.WindowTime()/4).Truncate(time.Second))
 }
 
+// auditEvery is how often the reconciler's audit lists today in the run:
+// every half window, at most its shipped 10 minutes.
+func (c Config) auditEvery() time.Duration {
+	return max(time.Second, min(10*time.Minute, c.WindowTime()/2).Truncate(time.Second))
+}
+
 // retentionTarget is the retention the run asks of every pruned table.
 func (c Config) retentionTarget() time.Duration {
 	if c.Retention > 0 {
@@ -224,9 +230,9 @@ func (c Config) pruned() []Pruned {
 }
 
 // env is every setting the soak gives the processes: the retentions and
-// pruner intervals, the reconciler's interval, the shipped sweep grace (the
-// stack's 0 s would have the reconciler chase every payment in flight), and
-// then Env.
+// pruner intervals, the reconciler's interval and how often its audit lists
+// today, the shipped sweep grace (the stack's 0 s would have the reconciler
+// chase every payment in flight), and then Env.
 func (c Config) env() []string {
 	every := c.intervals()
 	var out []string
@@ -236,6 +242,7 @@ func (c Config) env() []string {
 	for _, name := range slices.Sorted(maps.Keys(every)) {
 		out = append(out, name+"="+every[name].String())
 	}
-	out = append(out, "RECONCILER_INTERVAL="+c.reconcileEvery().String(), "RECONCILER_GRACE=10m0s")
+	out = append(out, "RECONCILER_INTERVAL="+c.reconcileEvery().String(), "RECONCILER_AUDIT_CURRENT_EVERY="+c.auditEvery().String(),
+		"RECONCILER_GRACE=10m0s")
 	return append(out, c.Env...)
 }

@@ -66,11 +66,12 @@ type Config struct {
 	// AuditDays is how many calendar days (Montevideo time) the audit
 	// covers, ending today: 2 is yesterday and today.
 	AuditDays int `env:"RECONCILER_AUDIT_DAYS" envDefault:"2"`
-	// AuditCurrentEvery is how often the audit lists today in full at the
-	// provider, and AuditPastEvery how often an earlier day of the period
-	// once it was listed after it ended; between listings a run looks up
-	// only our documents that changed (docs/reconciler-audit.md). Zero lists
-	// the day on every run.
+	// AuditCurrentEvery is how often the audit lists today at the provider
+	// (in full, or onward once today is too large for one answer), and
+	// AuditPastEvery how often an earlier day of the period once it was
+	// listed after it ended, and a large today in full; between listings a
+	// run looks up only our documents that changed
+	// (docs/reconciler-audit.md). Zero lists the day on every run.
 	AuditCurrentEvery time.Duration `env:"RECONCILER_AUDIT_CURRENT_EVERY" envDefault:"10m"`
 	AuditPastEvery    time.Duration `env:"RECONCILER_AUDIT_PAST_EVERY" envDefault:"6h"`
 	// Settings name the InvoiCy branch to audit and how to reach it
@@ -214,7 +215,7 @@ func (c Config) validateAudit() []error {
 		errs = append(errs, fmt.Errorf("RECONCILER_AUDIT_DAYS: want 1 to 31, got %d", c.AuditDays))
 	}
 	if c.AuditCurrentEvery < 0 || c.AuditCurrentEvery > 24*time.Hour {
-		errs = append(errs, errors.New("RECONCILER_AUDIT_CURRENT_EVERY: want 0 to 24h (how often today is listed in full)"))
+		errs = append(errs, errors.New("RECONCILER_AUDIT_CURRENT_EVERY: want 0 to 24h (how often today is listed)"))
 	}
 	if c.AuditPastEvery < 0 || (c.AuditDays > 1 && c.AuditPastEvery >= time.Duration(c.AuditDays-1)*24*time.Hour) {
 		errs = append(errs, errors.New("RECONCILER_AUDIT_PAST_EVERY: want 0 or more and under RECONCILER_AUDIT_DAYS-1 days, so every earlier day is listed again while the audit covers it"))

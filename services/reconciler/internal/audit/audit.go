@@ -152,10 +152,11 @@ func (a *Auditor) Period(now time.Time) (from, to time.Time) {
 	return to.AddDate(0, 0, 1-a.cfg.Days), to
 }
 
-// Run audits the period ending on now's day: it lists in full the days
-// that are due (never listed, listed with disagreements, or listed longer
-// ago than CurrentEvery or PastEvery), and looks up by reference our
-// documents of the other days that changed from the previous run's mark
+// Run audits the period ending on now's day: it lists the days that are
+// due (never listed, listed with disagreements, or listed longer ago than
+// CurrentEvery or PastEvery; a large today onward, else in full), and looks
+// up by reference our documents of the days not listed in full that changed
+// from the previous run's mark
 // until Settle before now, which becomes the next run's mark. Every
 // finding belongs to a day, and a day with findings is listed in full on
 // the next run, so a finding that still holds is seen again on every run.
@@ -171,10 +172,14 @@ func (a *Auditor) Run(ctx context.Context, now time.Time) ([]store.Finding, erro
 	if err != nil {
 		return nil, err
 	}
-	r := &auditRun{Auditor: a, listed: map[time.Time]int{}, seen: map[time.Time]int{}}
-	due := a.due(from, to, known, now)
-	for _, day := range due {
-		if err := r.listDay(ctx, day); err != nil {
+	r := &auditRun{Auditor: a, reported: map[string]bool{}, listed: map[time.Time]int{}, onward: map[time.Time]bool{},
+		highest: map[time.Time]map[int]int64{}, seen: map[time.Time]int{}}
+	for _, d := range a.due(from, to, known, now) {
+		list := r.listDay
+		if d.onward {
+			list = r.listOnward
+		}
+		if err := list(ctx, d.day); err != nil {
 			return nil, err
 		}
 	}
@@ -182,7 +187,7 @@ func (a *Auditor) Run(ctx context.Context, now time.Time) ([]store.Finding, erro
 	if err := r.lookUpChanged(ctx, from, to, since, until); err != nil {
 		return nil, err
 	}
-	if err := r.record(ctx, due, now, until); err != nil {
+	if err := r.record(ctx, now, until); err != nil {
 		return nil, err
 	}
 	return r.out, nil

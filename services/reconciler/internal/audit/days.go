@@ -10,37 +10,64 @@ import (
 )
 
 // auditRun is one Run's state: the findings so far, and per day (UTC
-// midnight) how many provider documents its full listing returned and how
-// many findings belong to it.
+// midnight) how many provider documents its full listing returned, whether
+// it was listed onward, the highest number of each type its listing saw,
+// and how many findings belong to it.
 type auditRun struct {
 	*Auditor
-	out    []store.Finding
-	listed map[time.Time]int
-	seen   map[time.Time]int
+	out      []store.Finding
+	reported map[string]bool
+	listed   map[time.Time]int
+	onward   map[time.Time]bool
+	highest  map[time.Time]map[int]int64
+	seen     map[time.Time]int
 }
 
-// due returns the days from..to (midnights in cfg.Location) to list in
-// full at now: those never listed, those whose last listing saw
-// disagreements, today when listed CurrentEvery ago or longer, and an
-// earlier day when it was last listed before it ended or PastEvery ago or
-// longer.
-func (a *Auditor) due(from, to time.Time, known map[time.Time]store.AuditDay, now time.Time) []time.Time {
-	var out []time.Time
+// dueDay is a day to list at the provider: in full, or onward from the
+// numbers its earlier listings saw (listOnward).
+type dueDay struct {
+	day    time.Time
+	onward bool
+}
+
+// due returns the days from..to (midnights in cfg.Location) to list at
+// now: those never listed, those whose last audit saw disagreements, today
+// when listed CurrentEvery ago or longer (onward when onward says so), and
+// an earlier day when it was last listed before it ended or PastEvery ago
+// or longer.
+func (a *Auditor) due(from, to time.Time, known map[time.Time]store.AuditDay, now time.Time) []dueDay {
+	var out []dueDay
 	for day := from; !day.After(to); day = day.AddDate(0, 0, 1) {
 		k, ok := known[dateOnly(day)]
 		switch {
 		case !ok || k.Disagreements > 0:
 		case day.Equal(to):
-			if now.Sub(k.ListedAt) < a.cfg.CurrentEvery {
+			if now.Sub(later(k.ListedAt, k.OnwardAt)) < a.cfg.CurrentEvery {
 				continue
 			}
+			out = append(out, dueDay{day: day, onward: a.onward(k, now)})
+			continue
 		case k.ListedAt.Before(day.AddDate(0, 0, 1)):
 		case now.Sub(k.ListedAt) < a.cfg.PastEvery:
 			continue
 		}
-		out = append(out, day)
+		out = append(out, dueDay{day: day})
 	}
 	return out
+}
+
+// onward reports whether today, known as k, is listed onward at now rather
+// than in full: its last full listing returned more than WholeDay documents
+// (so it was listed in ranges) and is younger than PastEvery.
+func (a *Auditor) onward(k store.AuditDay, now time.Time) bool {
+	return k.Listed > a.cfg.WholeDay && now.Sub(k.ListedAt) < a.cfg.PastEvery
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 // listDay compares the provider's whole listing of day with our documents
@@ -57,14 +84,11 @@ func (r *auditRun) listDay(ctx context.Context, day time.Time) error {
 		return fmt.Errorf("list provider documents of %s: %w", day.Format(time.DateOnly), err)
 	}
 	r.metrics.daysListed.Inc()
-	r.metrics.listed.Add(float64(len(held)))
 	r.listed[dateOnly(day)] = len(held)
-	byRef := groupByReference(held)
-	known, err := r.byReference(ctx, byRef)
+	byRef, err := r.compareListed(ctx, day, held)
 	if err != nil {
 		return err
 	}
-	r.add(day, compareHeld(byRef, known)...)
 	var absent []document
 	for _, d := range ours {
 		if len(byRef[d.Reference]) == 0 {
@@ -72,6 +96,28 @@ func (r *auditRun) listDay(ctx context.Context, day time.Time) error {
 		}
 	}
 	return r.lookUp(ctx, absent, func(document) time.Time { return day })
+}
+
+// compareListed compares the provider's documents of day that a listing
+// returned with ours under the same references, notes the highest number of
+// each type among them, and returns them by reference.
+func (r *auditRun) compareListed(ctx context.Context, day time.Time, held []fiscal.Held) (map[string][]fiscal.Held, error) {
+	r.metrics.listed.Add(float64(len(held)))
+	highest := r.highest[dateOnly(day)]
+	if highest == nil {
+		highest = map[int]int64{}
+		r.highest[dateOnly(day)] = highest
+	}
+	for _, h := range held {
+		highest[int(h.Type)] = max(highest[int(h.Type)], h.Number)
+	}
+	byRef := groupByReference(held)
+	known, err := r.byReference(ctx, byRef)
+	if err != nil {
+		return nil, err
+	}
+	r.add(day, compareHeld(byRef, known)...)
+	return byRef, nil
 }
 
 // lookUpChanged looks up by reference our documents of the period whose
@@ -139,19 +185,38 @@ func compareOne(d document, held []fiscal.Held) []store.Finding {
 	return compareHeld(map[string][]fiscal.Held{d.Reference: held}, map[string]document{d.Reference: d})
 }
 
-// add counts found as day's and keeps them.
+// add counts found as day's and keeps them, each kind and reference once:
+// a document both listed and looked up in one run is reported once.
 func (r *auditRun) add(day time.Time, found ...store.Finding) {
-	r.seen[dateOnly(day)] += len(found)
-	r.out = append(r.out, found...)
+	for _, f := range found {
+		key := f.Kind + " " + f.Reference
+		if r.reported[key] {
+			continue
+		}
+		r.reported[key] = true
+		r.seen[dateOnly(day)]++
+		r.out = append(r.out, f)
+	}
 }
 
-// record saves what this run learnt of each day: the days listed in full,
-// the disagreements seen on the others, and that our documents changed
-// before until were looked up.
-func (r *auditRun) record(ctx context.Context, due []time.Time, now, until time.Time) error {
-	for _, day := range due {
-		d := store.AuditDay{Day: dateOnly(day), ListedAt: now, Listed: r.listed[dateOnly(day)], Disagreements: r.seen[dateOnly(day)]}
+// record saves what this run learnt of each day: the days listed in full
+// or onward, the highest number of each type a listing saw, the
+// disagreements seen on the days not listed in full, and that our documents
+// changed before until were looked up.
+func (r *auditRun) record(ctx context.Context, now, until time.Time) error {
+	for day, n := range r.listed {
+		d := store.AuditDay{Day: day, ListedAt: now, Listed: n, Disagreements: r.seen[day]}
 		if err := r.own.AuditDayListed(ctx, r.cfg.Provider, d); err != nil {
+			return err
+		}
+	}
+	for day := range r.onward {
+		if err := r.own.AuditDayListedOnward(ctx, r.cfg.Provider, day, now); err != nil {
+			return err
+		}
+	}
+	for day, highest := range r.highest {
+		if err := r.own.AdvanceAuditDayNumbers(ctx, r.cfg.Provider, day, highest); err != nil {
 			return err
 		}
 	}

@@ -6,6 +6,7 @@ import "github.com/prometheus/client_golang/prometheus"
 // costs at the provider and in our database.
 type Metrics struct {
 	daysListed prometheus.Counter
+	daysOnward prometheus.Counter
 	queries    prometheus.Counter
 	listed     prometheus.Counter
 	lookedUp   prometheus.Counter
@@ -19,13 +20,17 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "onceflow_reconciler_audit_days_listed_total",
 			Help: "Calendar days the provider audit listed in full at the provider.",
 		}),
+		daysOnward: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "onceflow_reconciler_audit_days_listed_onward_total",
+			Help: "Times the provider audit listed a large today onward: only the numbers above those its earlier listings saw.",
+		}),
 		queries: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "onceflow_reconciler_audit_listing_queries_total",
-			Help: "Queries the audit's full listings sent to the provider: one for a day listed whole, one per number range of a day listed in ranges.",
+			Help: "Queries the audit's listings sent to the provider: one for a day listed whole, one per number range of a day listed in ranges or onward.",
 		}),
 		listed: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "onceflow_reconciler_audit_provider_documents_listed_total",
-			Help: "Documents the provider returned to the audit's full listings of a day.",
+			Help: "Documents the provider returned to the audit's listings of a day, in full or onward.",
 		}),
 		lookedUp: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "onceflow_reconciler_audit_references_looked_up_total",
@@ -36,6 +41,6 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help: "Our documents the audit read: those of each day it listed in full, and those that changed since its previous run.",
 		}),
 	}
-	reg.MustRegister(m.daysListed, m.queries, m.listed, m.lookedUp, m.read)
+	reg.MustRegister(m.daysListed, m.daysOnward, m.queries, m.listed, m.lookedUp, m.read)
 	return m
 }

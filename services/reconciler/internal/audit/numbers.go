@@ -2,6 +2,8 @@ package audit
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/onceflow/onceflow/provider/fiscal"
@@ -40,31 +42,74 @@ func (r *auditRun) listing(ctx context.Context, day time.Time, ours int) ([]fisc
 // and a range without any document of the day ends the day's numbers on
 // that side.
 func (r *auditRun) listRanges(ctx context.Context, day time.Time, b store.NumberBand) ([]fiscal.Held, error) {
+	typ := fiscal.CFEType(b.CFEType)
+	out, err := r.listUpwards(ctx, day, typ, b.Lowest, b.Highest)
+	if err != nil {
+		return nil, err
+	}
 	size := int64(r.cfg.NumberRange)
-	var out []fiscal.Held
-	list := func(first, last int64) (int, error) {
-		r.metrics.queries.Inc()
-		held, err := r.provider.ListNumbers(ctx, day, fiscal.CFEType(b.CFEType), first, last)
-		out = append(out, held...)
-		return len(held), err
-	}
-	for first := b.Lowest; ; first += size {
-		n, err := list(first, first+size-1)
-		if err != nil {
-			return nil, err
-		}
-		if n == 0 && first+size-1 >= b.Highest {
-			break
-		}
-	}
 	for last := b.Lowest - 1; last >= 1; last -= size {
-		n, err := list(max(1, last-size+1), last)
+		held, err := r.listNumbers(ctx, day, typ, max(1, last-size+1), last)
 		if err != nil {
 			return nil, err
 		}
-		if n == 0 {
+		out = append(out, held...)
+		if len(held) == 0 {
 			break
 		}
 	}
 	return out, nil
+}
+
+// listUpwards lists typ's documents of day a range of NumberRange numbers
+// at a time from first on, until a range that reaches through holds nothing.
+func (r *auditRun) listUpwards(ctx context.Context, day time.Time, typ fiscal.CFEType, first, through int64) ([]fiscal.Held, error) {
+	size := int64(r.cfg.NumberRange)
+	var out []fiscal.Held
+	for ; ; first += size {
+		held, err := r.listNumbers(ctx, day, typ, first, first+size-1)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, held...)
+		if len(held) == 0 && first+size-1 >= through {
+			return out, nil
+		}
+	}
+}
+
+// listNumbers is one query of a listing in ranges.
+func (r *auditRun) listNumbers(ctx context.Context, day time.Time, typ fiscal.CFEType, first, last int64) ([]fiscal.Held, error) {
+	r.metrics.queries.Inc()
+	return r.provider.ListNumbers(ctx, day, typ, first, last)
+}
+
+// listOnward lists day onward: for each type an earlier listing of the
+// day saw, the numbers above the highest it saw, in ranges until one holds
+// nothing, and compares what the provider holds there with ours under the
+// same references. A document only the provider holds, or held twice, is
+// found among the new numbers at the cost of what is new. Our documents of
+// the day are not read: each is looked up by reference once it changes
+// (lookUpChanged), and being issued changes it. A day no listing recorded
+// numbers for is listed in full.
+func (r *auditRun) listOnward(ctx context.Context, day time.Time) error {
+	through, err := r.own.AuditDayNumbers(ctx, r.cfg.Provider, dateOnly(day))
+	if err != nil {
+		return err
+	}
+	if len(through) == 0 {
+		return r.listDay(ctx, day)
+	}
+	var held []fiscal.Held
+	for _, typ := range slices.Sorted(maps.Keys(through)) {
+		found, err := r.listUpwards(ctx, day, fiscal.CFEType(typ), through[typ]+1, through[typ])
+		if err != nil {
+			return err
+		}
+		held = append(held, found...)
+	}
+	r.metrics.daysOnward.Inc()
+	r.onward[dateOnly(day)] = true
+	_, err = r.compareListed(ctx, day, held)
+	return err
 }

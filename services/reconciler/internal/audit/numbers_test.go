@@ -3,6 +3,7 @@ package audit_test
 import (
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -76,4 +77,59 @@ func TestADayTooLargeForOneAnswerIsListedInNumberRanges(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A day listed in ranges is, while it is today, listed onward between its
+// full listings: only the numbers above those its listings saw, so a run
+// costs what is new. A document only the provider holds is found there;
+// the day is listed in full on the next run, and again once PastEvery has
+// passed since its last full listing.
+func TestALargeTodayIsListedOnwardBetweenItsFullListings(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	for _, p := range []string{"p-1", "p-2", "p-3", "p-4"} { // e-Ticket numbers 1 to 4
+		e.issueOurs(t, p)
+	}
+	reg := prometheus.NewRegistry()
+	a := scheduled{reg: reg, Auditor: audit.New(e.fis.Client, store.NewInvoicerReader(e.db.Pool), store.New(e.db.Pool), audit.Config{
+		Provider: "invoicy", Days: 1, Location: e.loc, PageSize: 50, CurrentEvery: currentEvery, PastEvery: pastEvery,
+		WholeDay: 3, NumberRange: 2,
+	}, audit.NewMetrics(reg))}
+	start := e.noon()
+	type cost struct{ full, onward, queries, listed int }
+	costs := func() cost {
+		return cost{
+			full:    int(counter(t, reg, "onceflow_reconciler_audit_days_listed_total")),
+			onward:  int(counter(t, reg, "onceflow_reconciler_audit_days_listed_onward_total")),
+			queries: int(counter(t, reg, "onceflow_reconciler_audit_listing_queries_total")),
+			listed:  int(counter(t, reg, "onceflow_reconciler_audit_provider_documents_listed_total")),
+		}
+	}
+	step := func(after time.Duration, want cost, findings ...string) {
+		t.Helper()
+		before := costs()
+		found, _ := a.run(t, start.Add(after))
+		c := costs()
+		got := cost{c.full - before.full, c.onward - before.onward, c.queries - before.queries, c.listed - before.listed}
+		if got != want || !slices.Equal(found, sorted(findings...)) {
+			t.Errorf("audit %s after the first: %+v, findings %q; want %+v, %q", after, got, found, want, findings)
+		}
+	}
+
+	// In full: ranges 1-2, 3-4 and 5-6 (empty), 4 documents.
+	step(0, cost{full: 1, queries: 3, listed: 4})
+	e.issueOurs(t, "p-5")
+	e.emit(t, "p-only", 12200, 0) // number 6, nobody asked for it
+	e.issueOurs(t, "p-6")
+	// Onward from 5: ranges 5-6, 7-8 and 9-10 (empty), the 3 new documents.
+	step(currentEvery, cost{onward: 1, queries: 3, listed: 3}, audit.MissingHere+" "+ref("p-only"))
+	e.record(t, "p-only", "authorized", 12200, 0) // now ours too
+	// The finding's day is listed in full: 1-2, 3-4, 5-6, 7-8, 9-10 (empty).
+	step(currentEvery+time.Minute, cost{full: 1, queries: 5, listed: 7})
+	step(currentEvery+2*time.Minute, cost{})
+	e.issueOurs(t, "p-7")
+	// Onward from 8: ranges 8-9 and 10-11 (empty).
+	step(2*currentEvery+time.Minute, cost{onward: 1, queries: 2, listed: 1})
+	// PastEvery after the last full listing, in full again.
+	step(currentEvery+time.Minute+pastEvery, cost{full: 1, queries: 5, listed: 8})
 }

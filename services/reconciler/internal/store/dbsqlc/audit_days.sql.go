@@ -51,8 +51,82 @@ func (q *Queries) AuditDayListed(ctx context.Context, arg AuditDayListedParams) 
 	return err
 }
 
+const auditDayListedOnward = `-- name: AuditDayListedOnward :exec
+UPDATE reconciler.audit_days
+SET onward_at = $1, updated_at = now()
+WHERE provider = $2 AND day = $3::date
+`
+
+// AuditDayListedOnward records that @day was listed onward at @onward_at:
+// only the numbers above those its earlier listings saw.
+func (q *Queries) AuditDayListedOnward(ctx context.Context, onwardAt *time.Time, provider string, day time.Time) error {
+	_, err := q.db.Exec(ctx, auditDayListedOnward, onwardAt, provider, day)
+	return err
+}
+
+const auditDayNumbersAdvance = `-- name: AuditDayNumbersAdvance :exec
+INSERT INTO reconciler.audit_day_numbers AS n (provider, day, cfe_type, listed_through)
+SELECT $1, $2::date, unnest($3::integer[]), unnest($4::bigint[])
+ON CONFLICT (provider, day, cfe_type) DO UPDATE
+SET listed_through = excluded.listed_through, updated_at = now()
+WHERE excluded.listed_through > n.listed_through
+`
+
+type AuditDayNumbersAdvanceParams struct {
+	Provider      string
+	Day           time.Time
+	CfeTypes      []int32
+	ListedThrough []int64
+}
+
+// AuditDayNumbersAdvance raises the highest number seen on @day of each
+// type in @cfe_types to the matching one of @listed_through, never lowers it.
+func (q *Queries) AuditDayNumbersAdvance(ctx context.Context, arg AuditDayNumbersAdvanceParams) error {
+	_, err := q.db.Exec(ctx, auditDayNumbersAdvance,
+		arg.Provider,
+		arg.Day,
+		arg.CfeTypes,
+		arg.ListedThrough,
+	)
+	return err
+}
+
+const auditDayNumbersGet = `-- name: AuditDayNumbersGet :many
+SELECT cfe_type, listed_through
+FROM reconciler.audit_day_numbers
+WHERE provider = $1 AND day = $2::date
+ORDER BY cfe_type
+`
+
+type AuditDayNumbersGetRow struct {
+	CfeType       int32
+	ListedThrough int64
+}
+
+// AuditDayNumbersGet returns, per CFE type, the highest number a listing
+// of @day saw.
+func (q *Queries) AuditDayNumbersGet(ctx context.Context, provider string, day time.Time) ([]AuditDayNumbersGetRow, error) {
+	rows, err := q.db.Query(ctx, auditDayNumbersGet, provider, day)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []AuditDayNumbersGetRow{}
+	for rows.Next() {
+		var i AuditDayNumbersGetRow
+		if err := rows.Scan(&i.CfeType, &i.ListedThrough); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const auditDaysGet = `-- name: AuditDaysGet :many
-SELECT day, listed_at, listed, disagreements
+SELECT day, listed_at, listed, disagreements, onward_at
 FROM reconciler.audit_days
 WHERE provider = $1 AND day BETWEEN $2::date AND $3::date
 ORDER BY day
@@ -63,6 +137,7 @@ type AuditDaysGetRow struct {
 	ListedAt      time.Time
 	Listed        int32
 	Disagreements int32
+	OnwardAt      *time.Time
 }
 
 // AuditDaysGet returns what the audit of @provider knows of the days
@@ -81,6 +156,7 @@ func (q *Queries) AuditDaysGet(ctx context.Context, provider string, fromDay tim
 			&i.ListedAt,
 			&i.Listed,
 			&i.Disagreements,
+			&i.OnwardAt,
 		); err != nil {
 			return nil, err
 		}

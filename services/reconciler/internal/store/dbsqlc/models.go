@@ -344,6 +344,15 @@ type ReconcilerAuditDay struct {
 	Listed        int32
 	Disagreements int32
 	UpdatedAt     time.Time
+	OnwardAt      *time.Time
+}
+
+type ReconcilerAuditDayNumber struct {
+	Provider      string
+	Day           time.Time
+	CfeType       int32
+	ListedThrough int64
+	UpdatedAt     time.Time
 }
 
 type ReconcilerAuditState struct {
