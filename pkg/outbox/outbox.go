@@ -7,7 +7,7 @@
 //	id              bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY
 //	event_key       text NOT NULL UNIQUE   -- e.g. payment:<id>:paid
 //	event_type      text NOT NULL          -- routes the row to a queue
-//	payload         bytea NOT NULL         -- the message body (protojson)
+//	payload         bytea NOT NULL         -- the message body (eventsv1.Encode)
 //	traceparent     text NOT NULL DEFAULT ''
 //	created_at      timestamptz NOT NULL DEFAULT now()
 //	next_attempt_at timestamptz NOT NULL DEFAULT now()

@@ -17,6 +17,7 @@ import (
 	"github.com/stripe/stripe-go/v82/webhook"
 
 	"github.com/onceflow/onceflow/pkg/dlocal"
+	eventsv1 "github.com/onceflow/onceflow/pkg/eventspb/onceflow/events/v1"
 )
 
 const (
@@ -259,14 +260,16 @@ func TestProviderEventReachesTheOutboxOnce(t *testing.T) {
 		}
 	}
 	e.waitCount(1, "SELECT count(*) FROM ingest.outbox WHERE event_type = 'provider.document_updated' AND event_key = 'provider:invoicy:evt_9'")
-	var payload string
-	if err := e.pool.QueryRow(t.Context(), "SELECT convert_from(payload, 'UTF8') FROM ingest.outbox").Scan(&payload); err != nil {
+	var payload []byte
+	if err := e.pool.QueryRow(t.Context(), "SELECT payload FROM ingest.outbox").Scan(&payload); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{`"reference":"123456789012345678"`, `"providerStatus":"1"`, `"eventId":"evt_9"`} {
-		if !strings.Contains(payload, want) {
-			t.Fatalf("provider event %s lacks %s", payload, want)
-		}
+	var ev eventsv1.ProviderEvent
+	if err := eventsv1.Decode(payload, &ev); err != nil {
+		t.Fatal(err)
+	}
+	if ev.GetReference() != "123456789012345678" || ev.GetProviderStatus() != "1" || ev.GetEventId() != "evt_9" {
+		t.Fatalf("provider event %v, want reference 123456789012345678, status 1, event evt_9", &ev)
 	}
 	if n := e.count("SELECT count(*) FROM ingest.outbox"); n != 1 {
 		t.Fatalf("outbox rows = %d, want 1", n)
