@@ -84,7 +84,7 @@ func openEngine(ctx context.Context, cfg Config, log *zap.Logger) (_ *engine, er
 	ingestAdmin := pspaudit.NewIngestAdmin(cfg.IngestAdminURL, cfg.IngestAdminToken, httpclient.New(cfg.PSPAuditTimeout))
 	ingest, invoicer := store.NewIngestReader(e.ingest), store.NewInvoicerReader(e.invoicer)
 	sw := sweep.New(ingest, invoicer, ingestAdmin, sweep.Config{
-		Grace: cfg.Grace, PageSize: cfg.PageSize, MaxPerRun: cfg.MaxPerRun,
+		Grace: cfg.Grace, PageSize: cfg.PageSize, MaxPerRun: cfg.MaxPerRun, Overlap: cfg.SweepOverlap, FullSlice: cfg.SweepFullSlice,
 	}, log.Named("sweep"), sweep.NewMetrics(e.reg))
 	e.metrics = reconcile.NewMetrics(e.reg)
 	detector := detect.New(ingest, invoicer, store.NewRelayReader(e.relay), detect.Config{

@@ -47,6 +47,13 @@ type Config struct {
 	// MaxPerRun caps the events one reconciliation asks ingest to announce
 	// again.
 	MaxPerRun int `env:"RECONCILER_MAX_PER_RUN" envDefault:"5000"`
+	// SweepOverlap is how far before its watermark the sweep's recent pass
+	// starts again, for a payment committed late or stamped by a clock
+	// behind ours; each run re-reads what became final in it.
+	SweepOverlap time.Duration `env:"RECONCILER_SWEEP_OVERLAP" envDefault:"2m"`
+	// SweepFullSlice is how many payments, and as many refunds, the sweep's
+	// full pass re-checks per run.
+	SweepFullSlice int `env:"RECONCILER_SWEEP_FULL_SLICE" envDefault:"5000"`
 	// PushgatewayURL receives run-once's metrics when set (a one-off run is
 	// gone before a scrape).
 	PushgatewayURL string `env:"RECONCILER_PUSHGATEWAY_URL" renamed:"PUSHGATEWAY_URL"`
@@ -135,6 +142,12 @@ func (c Config) Validate() error {
 	}
 	if c.MaxPerRun < 1 {
 		errs = append(errs, fmt.Errorf("RECONCILER_MAX_PER_RUN: want 1 or more, got %d", c.MaxPerRun))
+	}
+	if c.SweepOverlap <= 0 {
+		errs = append(errs, errors.New("RECONCILER_SWEEP_OVERLAP: want a positive duration such as 2m"))
+	}
+	if c.SweepFullSlice < 1 {
+		errs = append(errs, fmt.Errorf("RECONCILER_SWEEP_FULL_SLICE: want 1 or more, got %d", c.SweepFullSlice))
 	}
 	for _, v := range []struct {
 		name  string

@@ -47,7 +47,7 @@ func TestConfigDefaults(t *testing.T) {
 	}
 	c := loaded.Value
 	if c.Interval != time.Minute || c.Grace != 10*time.Minute ||
-		c.PageSize != 500 || c.MaxPerRun != 5000 {
+		c.PageSize != 500 || c.MaxPerRun != 5000 || c.SweepOverlap != 2*time.Minute || c.SweepFullSlice != 5000 {
 		t.Errorf("defaults = %+v", c)
 	}
 	if c.AuditEnabled() || c.AuditDays != 2 || c.ProviderTimeout != 15*time.Second {
@@ -150,6 +150,9 @@ func TestConfigErrorsNameTheVariable(t *testing.T) {
 		{"RECONCILER_PAGE_SIZE", "100000"},
 		{"RECONCILER_MAX_PER_RUN", "0"},
 		{"RECONCILER_MAX_PER_RUN", "many"},
+		{"RECONCILER_SWEEP_OVERLAP", "0s"},
+		{"RECONCILER_SWEEP_OVERLAP", "a while"},
+		{"RECONCILER_SWEEP_FULL_SLICE", "0"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.key+"="+tt.value, func(t *testing.T) {

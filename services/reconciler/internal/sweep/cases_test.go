@@ -36,7 +36,7 @@ func TestSweepMissingDocumentCases(t *testing.T) {
 	db.Exec(t, `UPDATE invoicer.fiscal_documents SET status = 'needs_attention' WHERE source_ref = 'p4'`)
 	db.Exec(t, `INSERT INTO invoicer.cases (kind, subject, document_id)
 		SELECT 'needs_attention', 'document:' || id, id FROM invoicer.fiscal_documents WHERE source_ref = 'p4'`)
-	cfg := sweep.Config{Grace: 10 * time.Minute, PageSize: 500, MaxPerRun: 5000}
+	cfg := sweep.Config{Grace: 10 * time.Minute, PageSize: 500, MaxPerRun: 5000, Overlap: time.Hour}
 	s := sweep.New(store.NewIngestReader(db.Pool), store.NewInvoicerReader(db.Pool), reconcilertest.NewIngest(t, db.Pool).Client(), cfg,
 		zaptest.NewLogger(t), sweep.NewMetrics(prometheus.NewRegistry()))
 	own := store.New(db.Pool)

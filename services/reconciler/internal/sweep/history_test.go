@@ -23,6 +23,9 @@ func newSweeper(tb testing.TB, db *reconcilertest.DB, cfg sweep.Config) (*sweep.
 	tb.Helper()
 	ingest := reconcilertest.NewIngest(tb, db.Pool)
 	cfg.Grace, cfg.PageSize, cfg.MaxPerRun = 10*time.Minute, max(cfg.PageSize, 2), 5000
+	if cfg.Overlap == 0 {
+		cfg.Overlap = time.Hour // the tests' payments, an hour old, are the first run's recent pass
+	}
 	reg := prometheus.NewRegistry()
 	return sweep.New(store.NewIngestReader(db.Pool), store.NewInvoicerReader(db.Pool), ingest.Client(), cfg, zaptest.NewLogger(tb), sweep.NewMetrics(reg)), ingest, reg
 }
@@ -168,7 +171,7 @@ func TestSweepRefusedTokenEndsTheRun(t *testing.T) {
 	db.Payment(t, "p1", time.Now().Add(-time.Hour))
 	db.Outbox(t, reconcilertest.PaymentPaid("p1"))
 	ingest := reconcilertest.NewIngest(t, db.Pool)
-	cfg := sweep.Config{Grace: 10 * time.Minute, PageSize: 500, MaxPerRun: 5000}
+	cfg := sweep.Config{Grace: 10 * time.Minute, PageSize: 500, MaxPerRun: 5000, Overlap: time.Hour}
 	s := sweep.New(store.NewIngestReader(db.Pool), store.NewInvoicerReader(db.Pool),
 		pspaudit.NewIngestAdmin(ingest.URL, "not-the-token", http.DefaultClient), cfg, zaptest.NewLogger(t), sweep.NewMetrics(prometheus.NewRegistry()))
 

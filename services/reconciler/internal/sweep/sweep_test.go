@@ -143,7 +143,7 @@ func TestSweep(t *testing.T) {
 			db := reconcilertest.NewDB(t)
 			tt.seed(t, db)
 			ingest := reconcilertest.NewIngest(t, db.Pool)
-			cfg := sweep.Config{Grace: 10 * time.Minute, PageSize: 500, MaxPerRun: 5000}
+			cfg := sweep.Config{Grace: 10 * time.Minute, PageSize: 500, MaxPerRun: 5000, Overlap: time.Hour}
 			if tt.pageSize > 0 {
 				cfg.PageSize = tt.pageSize
 			}
@@ -205,7 +205,7 @@ func TestSweepAcrossDatabases(t *testing.T) {
 		ingest.Outbox(t, reconcilertest.PaymentPaid(id))
 	}
 	invoicer.Invoice(t, "p1")
-	cfg := sweep.Config{Grace: 10 * time.Minute, PageSize: 500, MaxPerRun: 5000}
+	cfg := sweep.Config{Grace: 10 * time.Minute, PageSize: 500, MaxPerRun: 5000, Overlap: time.Hour}
 	s := sweep.New(store.NewIngestReader(ingest.Pool), store.NewInvoicerReader(invoicer.Pool), reconcilertest.NewIngest(t, ingest.Pool).Client(), cfg,
 		zaptest.NewLogger(t), sweep.NewMetrics(prometheus.NewRegistry()))
 
@@ -239,7 +239,7 @@ func TestSweepAsksIngestManyKeysPerRequest(t *testing.T) {
 		want = append(want, ev)
 	}
 	ingest := reconcilertest.NewIngest(t, db.Pool)
-	cfg := sweep.Config{Grace: 10 * time.Minute, PageSize: 500, MaxPerRun: 5000}
+	cfg := sweep.Config{Grace: 10 * time.Minute, PageSize: 500, MaxPerRun: 5000, Overlap: time.Hour}
 	s := sweep.New(store.NewIngestReader(db.Pool), store.NewInvoicerReader(db.Pool), ingest.Client(), cfg,
 		zaptest.NewLogger(t), sweep.NewMetrics(prometheus.NewRegistry()))
 
