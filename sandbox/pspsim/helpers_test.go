@@ -31,12 +31,14 @@ type env struct {
 	url string
 }
 
-// start runs a simulator behind a real HTTP server; cfg's credentials, clock,
-// logger and retry delay are filled in when empty.
+// start runs a simulator behind a real HTTP server; cfg's credentials,
+// logger and retry delay are set, and its clock when empty.
 func start(tb testing.TB, cfg pspsim.Config) env {
 	tb.Helper()
 	cfg.Login, cfg.TransKey, cfg.SecretKey = testLogin, testTransKey, testSecret
-	cfg.Now = fixedNow
+	if cfg.Now == nil {
+		cfg.Now = fixedNow
+	}
 	cfg.Logger = zaptest.NewLogger(tb)
 	if cfg.RetryDelay == 0 {
 		cfg.RetryDelay = 10 * time.Millisecond

@@ -3,6 +3,7 @@ package pspsim
 import (
 	"net/http"
 	"slices"
+	"sort"
 	"strconv"
 	"time"
 
@@ -61,13 +62,6 @@ func parseListFilter(r *http.Request) (listFilter, *apiError) {
 	return f, nil
 }
 
-// matches reports whether an object of order orderID created at created
-// passes the filter.
-func (f listFilter) matches(orderID string, created time.Time) bool {
-	return (f.orderID == "" || orderID == f.orderID) &&
-		(f.from.IsZero() || !created.Before(f.from)) && (f.to.IsZero() || created.Before(f.to))
-}
-
 // listPayments answers GET /payments: the payments of an order, or those
 // created in a period, a page at a time (docs/wire-dlocal.md: a shape we
 // assume, dLocal publishes none).
@@ -77,7 +71,11 @@ func (s *Server) listPayments(w http.ResponseWriter, r *http.Request, _ []byte) 
 		writeError(w, *apiErr)
 		return
 	}
-	server.WriteJSON(w, http.StatusOK, pageOf(s.matching(f), f))
+	s.mu.Lock()
+	p := pageOf(s.paymentList.matching(f), f)
+	p.Data = snapshots(p.Data)
+	s.mu.Unlock()
+	server.WriteJSON(w, http.StatusOK, p)
 }
 
 // listRefunds answers GET /refunds: the refunds of an order or created in
@@ -89,37 +87,77 @@ func (s *Server) listRefunds(w http.ResponseWriter, r *http.Request, _ []byte) {
 		return
 	}
 	s.mu.Lock()
-	all := []refund{}
-	for _, ref := range s.refunds {
-		if f.matches(ref.OrderID, ref.created) {
-			all = append(all, *ref)
-		}
-	}
+	p := pageOf(s.refundList.matching(f), f)
+	p.Data = snapshots(p.Data)
 	s.mu.Unlock()
-	slices.SortFunc(all, func(a, b refund) int {
-		if c := a.created.Compare(b.created); c != 0 {
-			return c
-		}
-		return a.seq - b.seq
-	})
-	server.WriteJSON(w, http.StatusOK, pageOf(all, f))
+	server.WriteJSON(w, http.StatusOK, p)
 }
 
-// matching returns snapshots of the payments f selects, oldest first.
-func (s *Server) matching(f listFilter) []payment {
-	s.mu.Lock()
-	out := []payment{}
-	for _, p := range s.payments {
-		if f.matches(p.OrderID, p.created) {
-			out = append(out, *p)
-		}
+// listed is what a list keeps of an object: its order and when it was
+// created, in creation order (seq breaks ties).
+type listed interface {
+	listedAs() (orderID string, created time.Time, seq int)
+}
+
+// list holds objects oldest first and by order, so that a page of a
+// period or of an order costs what the page holds, not what the sandbox
+// holds: a soak keeps a million payments here. Callers hold s.mu.
+type list[T listed] struct {
+	all     []T
+	byOrder map[string][]T
+}
+
+// add files v in creation order. Objects come almost always in that order,
+// so the place is found from the end.
+func (l *list[T]) add(v T) {
+	l.all = insertInOrder(l.all, v)
+	if l.byOrder == nil {
+		l.byOrder = map[string][]T{}
 	}
-	s.mu.Unlock()
-	slices.SortFunc(out, func(a, b payment) int {
-		if c := a.created.Compare(b.created); c != 0 {
-			return c
+	id, _, _ := v.listedAs()
+	l.byOrder[id] = insertInOrder(l.byOrder[id], v)
+}
+
+// matching returns the objects f selects, oldest first, sharing l's
+// backing array: the caller copies what it keeps past s.mu.
+func (l *list[T]) matching(f listFilter) []T {
+	span := l.all
+	if f.orderID != "" {
+		span = l.byOrder[f.orderID]
+	}
+	lo, hi := 0, len(span)
+	if !f.from.IsZero() {
+		lo = sort.Search(len(span), func(i int) bool { _, c, _ := span[i].listedAs(); return !c.Before(f.from) })
+	}
+	if !f.to.IsZero() {
+		hi = sort.Search(len(span), func(i int) bool { _, c, _ := span[i].listedAs(); return !c.Before(f.to) })
+	}
+	return span[lo:max(lo, hi)]
+}
+
+// insertInOrder inserts v into s, kept by (created, seq).
+func insertInOrder[T listed](s []T, v T) []T {
+	_, created, seq := v.listedAs()
+	i := len(s)
+	for i > 0 {
+		_, c, q := s[i-1].listedAs()
+		if c.Before(created) || (c.Equal(created) && q < seq) {
+			break
 		}
-		return a.seq - b.seq
-	})
+		i--
+	}
+	return slices.Insert(s, i, v)
+}
+
+// snapshots copies the objects behind ps, for use after s.mu is released.
+func snapshots[T any](ps []*T) []*T {
+	out := make([]*T, len(ps))
+	for i, p := range ps {
+		c := *p
+		out[i] = &c
+	}
 	return out
 }
+
+func (p *payment) listedAs() (string, time.Time, int) { return p.OrderID, p.created, p.seq }
+func (r *refund) listedAs() (string, time.Time, int)  { return r.OrderID, r.created, r.seq }

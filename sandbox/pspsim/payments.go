@@ -129,6 +129,7 @@ func (s *Server) createPayment(w http.ResponseWriter, _ *http.Request, body []by
 	p.seq = len(s.payments)
 	stored := p
 	s.payments[p.ID] = &stored
+	s.paymentList.add(&stored)
 	s.mu.Unlock()
 	s.log.Info("payment created", zap.String("payment_id", p.ID), zap.String("status", p.Status))
 	server.WriteJSON(w, http.StatusOK, p)

@@ -122,6 +122,7 @@ func (s *Server) addRefund(req refundRequest, want int64) (refund, *apiError) {
 	}
 	stored := r
 	s.refunds[r.ID] = &stored
+	s.refundList.add(&stored)
 	return r, nil
 }
 

@@ -54,9 +54,11 @@ type Server struct {
 
 	notes *notifier.Notifier
 
-	mu       sync.Mutex
-	payments map[string]*payment
-	refunds  map[string]*refund
+	mu          sync.Mutex
+	payments    map[string]*payment
+	refunds     map[string]*refund
+	paymentList list[*payment]
+	refundList  list[*refund]
 
 	plans            map[int64]*plan
 	subscriptions    map[int64]*subscription

@@ -39,8 +39,9 @@ FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 LEFT JOIN pg_stat_user_tables s ON s.relid = c.oid
 WHERE c.relkind IN ('r', 'p') AND n.nspname IN ('ingest', 'invoicer', 'relay', 'reconciler')`
 
-// walPosition is the server's WAL insert position, in bytes from the start.
-const walPosition = `SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::bigint`
+// walPosition is the server's WAL insert position, in bytes from the
+// start, and the full-page images written since the statistics' reset.
+const walPosition = `SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::bigint, (SELECT wal_fpi FROM pg_stat_wal)`
 
 // reconcilerRuns are the reconciler's finished runs after run $1: id,
 // duration in seconds, rows checked, and whether it failed.
@@ -64,12 +65,14 @@ type Size struct {
 // the first): the CPU used so far by process, the WAL position, the table
 // sizes, the reconciler's runs since the last reading.
 type reading struct {
-	at     time.Time
-	cpu    bench.CPUTimes
-	wal    int64
-	tables map[string]Size
-	runs   []run
-	lastID int64 // the last run read
+	at  time.Time
+	cpu bench.CPUTimes
+	wal int64
+	// fullPages counts the WAL's full-page images.
+	fullPages int64
+	tables    map[string]Size
+	runs      []run
+	lastID    int64 // the last run read
 	// phases is the reconciler's phase histogram so far.
 	phases map[string]phaseTotal
 }
@@ -129,7 +132,7 @@ func read(ctx context.Context, db *pgxpool.Pool, metrics string, cpu func() benc
 	if r.phases, err = readPhases(ctx, metrics); err != nil {
 		return nil, err
 	}
-	if err := db.QueryRow(ctx, walPosition).Scan(&r.wal); err != nil {
+	if err := db.QueryRow(ctx, walPosition).Scan(&r.wal, &r.fullPages); err != nil {
 		return nil, fmt.Errorf("read the WAL position: %w", err)
 	}
 	r.at, r.cpu = time.Now(), cpu()

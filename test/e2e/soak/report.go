@@ -207,8 +207,14 @@ and writes ` + "`results.json`" + `, ` + "`cpu_per_doc.png`" + `, ` + "`latency.
   the attempts (a row per document stays), are listed as not judged. A figure that falls
   passes.
 - **PostgreSQL.** The run's own cluster (package pgcluster, as the chaos run's; ` + "`-pg shared`" + `
-  uses ` + "`DATABASE_URL`" + `'s server instead) has PostgreSQL's defaults but ` + "`fsync = off`" + `, so its
-  WAL and sizes are the run's alone, and autovacuum is on, as in production: a pruned row's
+  uses ` + "`DATABASE_URL`" + `'s server instead) has the settings
+  [docs/architecture.md](../docs/architecture.md#postgresql-settings) recommends for production
+  (` + "`-pg-settings`" + `: 2 GB of shared buffers, a checkpoint every 15 minutes, up to 16 GB
+  of WAL between two, full-page images compressed with lz4) but ` + "`fsync = off`" + `, so its
+  WAL and sizes are the run's alone. A window's full pages a document are the pages the WAL
+  took whole because no checkpoint had seen them changed yet; with PostgreSQL's defaults (a
+  checkpoint at every gigabyte of WAL) they grow with the tables and drive the WAL up.
+  Autovacuum is on, as in production: a pruned row's
   space is reused only once autovacuum has passed over the table (every minute at most), so a
   table pruned in a run of a few minutes still grows, and sizes are for windows of many
   minutes. The soak prints a warning, and results.json records ` + "`autovacuum`" + `, when the server
@@ -229,20 +235,28 @@ func Readme(r *Results) string {
 		return b.String()
 	}
 	c := r.Config
-	fmt.Fprintf(&b, "\n## Figures\n\n%d documents in windows of %d at %d payments/s, started %s on %d CPUs; PostgreSQL %s (autovacuum %s); retention %s, reconciler every %s.\n\n",
-		c.Documents, c.Window, c.Rate, r.StartedAt.Format("2006-01-02 15:04 MST"), r.CPUs, c.PG, r.Autovacuum, c.retentionTarget(), c.reconcileEvery())
-	b.WriteString("| window | documents | s | CPU ms/doc | WAL B/doc | p50 ms | p99 ms | tables MB | tables pruned in the run, MB | reconciler runs | mean s | max s | mean s by phase |\n")
-	b.WriteString("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
+	fmt.Fprintf(&b, "\n## Figures\n\n%d documents in windows of %d at %d payments/s, started %s on %d CPUs; PostgreSQL %s (%sautovacuum %s); retention %s, reconciler every %s.\n\n",
+		c.Documents, c.Window, c.Rate, r.StartedAt.Format("2006-01-02 15:04 MST"), r.CPUs, c.PG, settingsOf(c.PGSettings), r.Autovacuum, c.retentionTarget(), c.reconcileEvery())
+	b.WriteString("| window | documents | s | CPU ms/doc | WAL B/doc | full pages/doc | p50 ms | p99 ms | tables MB | tables pruned in the run, MB | reconciler runs | mean s | max s | mean s by phase |\n")
+	b.WriteString("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
 	pruned := prunedSet(r.Pruned)
 	for _, w := range r.Windows {
 		all, kept := w.total(pruned)
-		fmt.Fprintf(&b, "| %d | %d | %.0f | %.2f | %.0f | %.0f | %.0f | %.1f | %.1f | %d | %.3f | %.3f | %s |\n", w.Index, w.Documents, w.Seconds,
-			w.CPUMsPerDocTotal, w.WALBytesPerDoc, w.P50Ms, w.P99Ms, float64(all)/1e6, float64(kept)/1e6,
+		fmt.Fprintf(&b, "| %d | %d | %.0f | %.2f | %.0f | %.2f | %.0f | %.0f | %.1f | %.1f | %d | %.3f | %.3f | %s |\n", w.Index, w.Documents, w.Seconds,
+			w.CPUMsPerDocTotal, w.WALBytesPerDoc, w.FullPagesPerDoc, w.P50Ms, w.P99Ms, float64(all)/1e6, float64(kept)/1e6,
 			w.Reconciler.Count, w.Reconciler.MeanSeconds, w.Reconciler.MaxSeconds, w.Reconciler.phases())
 	}
 	fmt.Fprintf(&b, "\nVerdict:\n\n```\n%s\n```\n\n", strings.TrimRight(r.Verdict.String(), "\n"))
 	b.WriteString("![CPU per document](cpu_per_doc.png)\n\n![Latency](latency.png)\n\n![Table sizes](table_sizes.png)\n\n![Reconciler](reconciler.png)\n")
 	return b.String()
+}
+
+// settingsOf lists server settings for the README's header, "" for none.
+func settingsOf(settings []string) string {
+	if len(settings) == 0 {
+		return ""
+	}
+	return strings.Join(settings, ", ") + "; "
 }
 
 // prunedSet is the names of the tables pruned during the run (whose

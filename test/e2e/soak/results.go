@@ -26,12 +26,16 @@ type Window struct {
 	CPUMsPerDoc map[string]float64 `json:"cpu_ms_per_doc"`
 	// CPUMsPerDocTotal adds the groups that do the pipeline's work: every
 	// service and sandbox, PostgreSQL and SQS (not the harness, not other).
-	CPUMsPerDocTotal float64         `json:"cpu_ms_per_doc_total"`
-	WALBytesPerDoc   float64         `json:"wal_bytes_per_doc"`
-	P50Ms            float64         `json:"p50_ms"`
-	P99Ms            float64         `json:"p99_ms"`
-	Tables           map[string]Size `json:"tables"`
-	Reconciler       Runs            `json:"reconciler"`
+	CPUMsPerDocTotal float64 `json:"cpu_ms_per_doc_total"`
+	WALBytesPerDoc   float64 `json:"wal_bytes_per_doc"`
+	// FullPagesPerDoc is the full-page images the WAL took a document:
+	// pages written whole because the checkpoint before had not seen them
+	// changed (pg_stat_wal's wal_fpi).
+	FullPagesPerDoc float64         `json:"wal_full_pages_per_doc"`
+	P50Ms           float64         `json:"p50_ms"`
+	P99Ms           float64         `json:"p99_ms"`
+	Tables          map[string]Size `json:"tables"`
+	Reconciler      Runs            `json:"reconciler"`
 }
 
 // Runs sums up the reconciler's runs that finished in a window.
@@ -56,7 +60,8 @@ func newWindow(k, docs int, began time.Time, start, end *reading, lat bench.Samp
 	secs := end.at.Sub(start.at).Seconds()
 	w := Window{Index: k + 1, Documents: (k + 1) * docs, Seconds: secs, Elapsed: end.at.Sub(began).Seconds(),
 		CPUMsPerDoc: map[string]float64{}, WALBytesPerDoc: float64(end.wal-start.wal) / float64(docs),
-		P50Ms: lat.Quantile(0.5), P99Ms: lat.Quantile(0.99), Tables: end.tables, Reconciler: summarize(end.runs)}
+		FullPagesPerDoc: float64(end.fullPages-start.fullPages) / float64(docs),
+		P50Ms:           lat.Quantile(0.5), P99Ms: lat.Quantile(0.99), Tables: end.tables, Reconciler: summarize(end.runs)}
 	w.Reconciler.PhaseMeanSeconds = phaseMeans(start.phases, end.phases)
 	for group, cores := range bench.Cores(start.cpu, end.cpu, secs) {
 		ms := cores * secs * 1000 / float64(docs)
@@ -103,8 +108,8 @@ func (w Window) total(names map[string]bool) (all, some int64) {
 // in the run, named by pruned), the reconciler's runs.
 func (w Window) Line(windows int, pruned map[string]bool) string {
 	all, kept := w.total(pruned)
-	return fmt.Sprintf("window %d/%d (%d docs, %.1f s): CPU/doc %.2f ms (%s); WAL %.0f B/doc; p50 %.0f ms, p99 %.0f ms; tables %s (pruned in the run %s); reconciler %d runs, mean %.3f s (%s), max %.3f s",
-		w.Index, windows, w.Documents, w.Seconds, w.CPUMsPerDocTotal, busiest(w.CPUMsPerDoc, 5), w.WALBytesPerDoc,
+	return fmt.Sprintf("window %d/%d (%d docs, %.1f s): CPU/doc %.2f ms (%s); WAL %.0f B/doc (%.2f full pages); p50 %.0f ms, p99 %.0f ms; tables %s (pruned in the run %s); reconciler %d runs, mean %.3f s (%s), max %.3f s",
+		w.Index, windows, w.Documents, w.Seconds, w.CPUMsPerDocTotal, busiest(w.CPUMsPerDoc, 5), w.WALBytesPerDoc, w.FullPagesPerDoc,
 		w.P50Ms, w.P99Ms, megabytes(all), megabytes(kept), w.Reconciler.Count, w.Reconciler.MeanSeconds,
 		w.Reconciler.phases(), w.Reconciler.MaxSeconds)
 }
@@ -304,7 +309,7 @@ type Results struct {
 func (c Config) MarshalJSON() ([]byte, error) {
 	return json.Marshal(map[string]any{
 		"documents": c.Documents, "window": c.Window, "rate": c.Rate, "retention": c.retentionTarget().String(),
-		"reconcile_every": c.reconcileEvery().String(), "pg": c.PG, "tolerance": c.Tolerance, "timeout": c.Timeout.String(), "env": c.Env,
+		"reconcile_every": c.reconcileEvery().String(), "pg": c.PG, "pg_settings": c.PGSettings, "tolerance": c.Tolerance, "timeout": c.Timeout.String(), "env": c.Env,
 	})
 }
 

@@ -85,11 +85,14 @@ func (s *soak) setUp(ctx context.Context, env []string) error {
 		if s.pg, err = pgcluster.New(ctx, ""); err != nil {
 			return err
 		}
+		if err := s.pg.Configure(s.cfg.PGSettings...); err != nil {
+			return fmt.Errorf("-pg-settings: %w", err)
+		}
 		if err := s.pg.Start(ctx); err != nil {
 			return err
 		}
 		opts.AdminDSN = s.pg.DSN("postgres")
-		s.progress("PostgreSQL: a private cluster on the socket in %s", s.pg.Socket())
+		s.progress("PostgreSQL: a private cluster on the socket in %s, settings %v", s.pg.Socket(), s.cfg.PGSettings)
 	}
 	s.progress("building and starting the stack (logs in %s); settings %v", s.dir, env)
 	if s.s, err = stack.StartWith(ctx, s.dir, opts); err != nil {

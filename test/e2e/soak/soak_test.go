@@ -38,6 +38,7 @@ func TestCheckNamesTheFlag(t *testing.T) {
 		"-pg":              func(c *Config) { c.PG = "elsewhere" },
 		"-timeout":         func(c *Config) { c.Timeout = 0 },
 		"-env":             func(c *Config) { c.Env = []string{"NOVALUE"} },
+		"-pg-settings":     func(c *Config) { c.PGSettings = []string{"fsync"} },
 	} {
 		c := small()
 		change(&c)
@@ -250,13 +251,13 @@ func TestLineAndReadmeShowTheFigures(t *testing.T) {
 	c := small()
 	ws := windowsOf(3, func(i int, w *Window) {
 		w.CPUMsPerDoc = map[string]float64{"ingest-1": 8.25, "postgres": 17.5, "machine": 60, "other": 3}
-		w.CPUMsPerDocTotal, w.WALBytesPerDoc, w.P50Ms, w.P99Ms = 25.75, 13258, 83, 371
+		w.CPUMsPerDocTotal, w.WALBytesPerDoc, w.FullPagesPerDoc, w.P50Ms, w.P99Ms = 25.75, 13258, 0.5, 83, 371
 		w.Tables["ingest.outbox"] = Size{Total: 1_600_000}
 		w.Tables["invoicer.fiscal_documents"] = Size{Total: 2_000_000, Heap: 1_500_000, Indexes: 500_000, Live: 6000, Dead: 12}
 		w.Reconciler = Runs{Count: 6, MeanSeconds: 0.093, MaxSeconds: 0.151, PhaseMeanSeconds: map[string]float64{"sweep": 0.02, "audit": 0.07}}
 	})
 	line := ws[0].Line(3, prunedSet(c.pruned()))
-	for _, want := range []string{"window 1/3 (2000 docs, 40.0 s)", "CPU/doc 25.75 ms (postgres 17.50, ingest-1 8.25)", "WAL 13258 B/doc",
+	for _, want := range []string{"window 1/3 (2000 docs, 40.0 s)", "CPU/doc 25.75 ms (postgres 17.50, ingest-1 8.25)", "WAL 13258 B/doc (0.50 full pages)",
 		"p50 83 ms, p99 371 ms", "tables 3.6 MB (pruned in the run 1.6 MB)", "reconciler 6 runs, mean 0.093 s (audit 0.070, sweep 0.020), max 0.151 s"} {
 		if !strings.Contains(line, want) {
 			t.Errorf("line %q lacks %q", line, want)
@@ -273,7 +274,7 @@ func TestLineAndReadmeShowTheFigures(t *testing.T) {
 	}
 	res := Results{Config: c, Pruned: c.pruned(), Windows: ws, Verdict: judge(c, ws), CPUs: 2, Autovacuum: "on"}
 	r := Readme(&res)
-	for _, want := range []string{"6000 documents in windows of 2000 at 50 payments/s", "PostgreSQL private (autovacuum on)", "| 3 | 6000 | 40 | 25.75 | 13258 | 83 | 371 | 3.6 | 1.6 | 6 | 0.093 | 0.151 |", "verdict: flat"} {
+	for _, want := range []string{"6000 documents in windows of 2000 at 50 payments/s", "PostgreSQL private (shared_buffers=2GB, max_wal_size=16GB, checkpoint_timeout=15min, wal_compression=lz4; autovacuum on)", "| 3 | 6000 | 40 | 25.75 | 13258 | 0.50 | 83 | 371 | 3.6 | 1.6 | 6 | 0.093 | 0.151 |", "verdict: flat"} {
 		if !strings.Contains(r, want) {
 			t.Errorf("README lacks %q:\n%s", want, r)
 		}

@@ -60,6 +60,7 @@ func parse(args []string) (soak.Config, error) {
 	fs.StringVar(&cfg.PG, "pg", cfg.PG, "PostgreSQL: private (a cluster of the run's own, autovacuum on) or shared (DATABASE_URL's server)")
 	fs.Float64Var(&cfg.Tolerance, "tolerance", cfg.Tolerance, "how much worse the last window may be than the first (0.15 is 15 %)")
 	fs.DurationVar(&cfg.Timeout, "timeout", cfg.Timeout, "the longest a window's invoices may take once its last payment was offered")
+	pgSettings := fs.String("pg-settings", strings.Join(cfg.PGSettings, ","), "with -pg private, the cluster's server settings, name=value, comma-separated (empty: PostgreSQL's defaults)")
 	env := fs.String("env", strings.Join(cfg.Env, ","), "extra NAME=value settings of every process, comma-separated, after the soak's own (empty: none)")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
@@ -67,7 +68,10 @@ func parse(args []string) (soak.Config, error) {
 	if fs.NArg() > 0 {
 		return cfg, fmt.Errorf("unexpected argument %q: every setting is a flag (see -help)", fs.Arg(0))
 	}
-	cfg.Env = nil
+	cfg.Env, cfg.PGSettings = nil, nil
+	if *pgSettings != "" {
+		cfg.PGSettings = strings.Split(*pgSettings, ",")
+	}
 	if *env != "" {
 		cfg.Env = strings.Split(*env, ",")
 	}

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/onceflow/onceflow/test/e2e/soak"
 )
 
 func TestParseRefusesBadFlagsByName(t *testing.T) {
@@ -18,6 +21,7 @@ func TestParseRefusesBadFlagsByName(t *testing.T) {
 		{[]string{"-tolerance", "1.5"}, "-tolerance:"},
 		{[]string{"-pg", "elsewhere"}, "-pg:"},
 		{[]string{"-env", "INVOICER_PROVIDER_RATE_LIMIT"}, "-env:"},
+		{[]string{"-pg-settings", "shared_buffers"}, "-pg-settings:"},
 		{[]string{"extra"}, "unexpected argument"},
 	}
 	for _, tt := range tests {
@@ -32,15 +36,17 @@ func TestParseRefusesBadFlagsByName(t *testing.T) {
 func TestParseReadsFlags(t *testing.T) {
 	t.Parallel()
 	cfg, err := parse([]string{"-documents", "6000", "-window", "2000", "-rate", "50", "-retention", "20s",
-		"-reconcile-every", "5s", "-out", "/tmp/small", "-env", "A=1,B=2", "-pg", "shared"})
+		"-reconcile-every", "5s", "-out", "/tmp/small", "-env", "A=1,B=2", "-pg", "shared", "-pg-settings", "work_mem=8MB"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if cfg.Documents != 6000 || cfg.Window != 2000 || cfg.Rate != 50 || cfg.Retention != 20*time.Second ||
-		cfg.ReconcileEvery != 5*time.Second || cfg.Out != "/tmp/small" || cfg.PG != "shared" || len(cfg.Env) != 2 || cfg.Env[1] != "B=2" {
+		cfg.ReconcileEvery != 5*time.Second || cfg.Out != "/tmp/small" || cfg.PG != "shared" || len(cfg.Env) != 2 || cfg.Env[1] != "B=2" ||
+		len(cfg.PGSettings) != 1 || cfg.PGSettings[0] != "work_mem=8MB" {
 		t.Fatalf("got %+v", cfg)
 	}
-	if cfg, err := parse(nil); err != nil || cfg.Documents != 1_000_000 || cfg.Window != 100_000 || cfg.PG != "private" || cfg.Env[0] != "INVOICER_PROVIDER_RATE_LIMIT=0" {
+	if cfg, err := parse(nil); err != nil || cfg.Documents != 1_000_000 || cfg.Window != 100_000 || cfg.PG != "private" || cfg.Env[0] != "INVOICER_PROVIDER_RATE_LIMIT=0" ||
+		!slices.Equal(cfg.PGSettings, soak.RecommendedPG) {
 		t.Fatalf("defaults: %+v, %v", cfg, err)
 	}
 	if cfg, err := parse([]string{"-env", ""}); err != nil || cfg.Env != nil {
