@@ -245,7 +245,7 @@ func (s *Server) storeLocked(draft Document, act action, now time.Time) Document
 	d.QRCode = qrURL(s.cfg.EmpCodigo, d)
 	d.CreatedAt = now
 	s.docs = append(s.docs, d)
-	s.byRef[d.Reference] = append(s.byRef[d.Reference], len(s.docs)-1)
+	s.index.add(len(s.docs)-1, d)
 	return d.clone()
 }
 

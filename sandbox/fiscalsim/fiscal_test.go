@@ -180,6 +180,7 @@ func TestPeriodListing(t *testing.T) {
 		{typ: 101, ref: "2", date: "2026-11-30"},
 		{typ: 111, ref: "3", date: "2026-11-30"},
 		{typ: 101, ref: "4", date: "2026-12-01"},
+		{typ: 101, ref: "5", date: "2026-11-29"}, // issued last, dated first
 	} {
 		if got := emit(t, base, d); got.CFENumReferencia != d.ref {
 			t.Fatalf("emit %d: %+v", i, got)
@@ -190,14 +191,16 @@ func TestPeriodListing(t *testing.T) {
 		want          string // references in issue order
 	}{
 		{"one day", byPeriod("", "2026-11-30", "2026-11-30"), "2,3"},
-		{"inclusive range", byPeriod("", "2026-11-29", "2026-12-01"), "1,2,3,4"},
+		{"inclusive range", byPeriod("", "2026-11-29", "2026-12-01"), "1,2,3,4,5"},
+		{"a day, in issue order", byPeriod("101", "2026-11-29", "2026-11-29"), "1,5"},
 		{"with type", byPeriod("101", "2026-11-30", "2026-12-01"), "2,4"},
 		{"empty period", byPeriod("", "2026-10-01", "2026-10-31"), ""},
-		// Numbers run per type: 101 has 1, 2 and 3 (references 1, 2, 4), 111 has 1.
+		// Numbers run per type: 101 has 1 to 4 (references 1, 2, 4, 5), 111 has 1.
 		{"number range", byNumbers("", "2026-11-29", "2026-12-01", "2", "3"), "2,4"},
 		{"number range of a type", byNumbers("111", "2026-11-29", "2026-12-01", "1", "5"), "3"},
 		{"number range on a day", byNumbers("", "2026-11-30", "2026-11-30", "1", "1"), "3"},
-		{"number range beyond", byNumbers("101", "2026-11-29", "2026-12-01", "4", "100"), ""},
+		{"number range across days", byNumbers("101", "2026-11-29", "2026-12-01", "3", "4"), "4,5"},
+		{"number range beyond", byNumbers("101", "2026-11-29", "2026-12-01", "5", "100"), ""},
 		{"reference within period", strings.Replace(byPeriod("", "2026-11-30", "2026-11-30"),
 			"<CFENumReferencia></CFENumReferencia>", "<CFENumReferencia>1</CFENumReferencia>", 1), ""},
 	}

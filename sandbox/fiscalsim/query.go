@@ -159,8 +159,9 @@ func (f filter) match(d Document) bool {
 }
 
 // candidatesLocked returns the indices in docs of the documents f can
-// match, in issue order: those under the references its items name, or
-// every one when it has an item without a reference (or none at all).
+// match, in issue order: those under the references its items name, or,
+// when it has an item without a reference (or none at all), those its
+// number range, period or type selects (index.unnamed).
 func (s *Server) candidatesLocked(f filter) []int {
 	named := len(f.items) > 0
 	var idx []int
@@ -169,20 +170,16 @@ func (s *Server) candidatesLocked(f filter) []int {
 			named = false
 			break
 		}
-		idx = append(idx, s.byRef[it.reference]...)
+		idx = append(idx, s.index.byRef[it.reference]...)
 	}
 	if !named {
-		idx = make([]int, len(s.docs))
-		for i := range idx {
-			idx[i] = i
-		}
-		return idx
+		return s.index.unnamed(s.docs, f)
 	}
 	slices.Sort(idx)
 	return slices.Compact(idx)
 }
 
-// reindexLocked moves the indices byKey and byRef hold after docs was
+// reindexLocked moves the indices byKey and the index hold after docs was
 // compacted: moved[i] is where document i went, -1 if it was dropped.
 func (s *Server) reindexLocked(moved []int) {
 	for k, i := range s.byKey {
@@ -192,10 +189,7 @@ func (s *Server) reindexLocked(moved []int) {
 			s.byKey[k] = moved[i]
 		}
 	}
-	clear(s.byRef)
-	for i, d := range s.docs {
-		s.byRef[d.Reference] = append(s.byRef[d.Reference], i)
-	}
+	s.index.rebuild(s.docs)
 }
 
 // find returns copies of the documents matching f, in issue order. Each

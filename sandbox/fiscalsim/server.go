@@ -121,9 +121,9 @@ type Server struct {
 	docs    []Document  // in issue order
 	numbers map[int]int // last number issued per CFE type
 	stats   Stats
-	rules   map[string]Rule  // faults by reference or AnyReference
-	byKey   map[string]int   // keyed API: index in docs of each Idempotency-Key
-	byRef   map[string][]int // indices in docs of the documents under each reference
+	rules   map[string]Rule // faults by reference or AnyReference
+	byKey   map[string]int  // keyed API: index in docs of each Idempotency-Key
+	index   index           // the documents by reference, type and date
 	hooks   *notifier
 	dice    *profileDice
 }
@@ -137,7 +137,7 @@ func New(cfg Config) *Server {
 		cfg.Logger = zap.NewNop()
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, mux: http.NewServeMux(), numbers: make(map[int]int),
-		rules: make(map[string]Rule), byKey: make(map[string]int), byRef: make(map[string][]int), hooks: newNotifier(cfg.Webhook, cfg.Logger), dice: newProfileDice(cfg.Profile)}
+		rules: make(map[string]Rule), byKey: make(map[string]int), index: newIndex(), hooks: newNotifier(cfg.Webhook, cfg.Logger), dice: newProfileDice(cfg.Profile)}
 	for _, prefix := range []string{"", "/InvoiCy"} {
 		s.mux.HandleFunc("POST "+prefix+"/aws_emissionfactura.aspx", s.emit)
 		s.mux.HandleFunc("POST "+prefix+"/aws_consultafactura.aspx", s.query)
@@ -180,13 +180,7 @@ func (s *Server) Documents() []Document {
 func (s *Server) CountByReference(ref string) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	n := 0
-	for _, d := range s.docs {
-		if d.Reference == ref {
-			n++
-		}
-	}
-	return n
+	return len(s.index.byRef[ref])
 }
 
 // Stats returns the current counters, as served at GET /sandbox/stats.

@@ -347,8 +347,8 @@ func (s *Server) checkRefs(d Document, payMinor int64) error {
 			return fmt.Errorf("Referencia: the document is in %s, the credit note in %s", orig.Currency, d.Currency)
 		}
 		credited := payMinor
-		for _, x := range s.docs {
-			if x.Type == d.Type && x.Status != statusRejected && !x.Injected && refersTo(x, ref) {
+		for _, i := range s.index.byType[d.Type] {
+			if x := s.docs[i]; x.Status != statusRejected && !x.Injected && refersTo(x, ref) {
 				v, _ := money.ParseMinor(x.Total)
 				credited += v
 			}
@@ -364,8 +364,8 @@ func (s *Server) checkRefs(d Document, payMinor int64) error {
 // findLocked returns the issued, unrejected document ref names; the caller
 // holds s.mu.
 func (s *Server) findLocked(ref DocumentRef) (Document, bool) {
-	for _, x := range s.docs {
-		if x.Type == ref.Type && x.Series == ref.Series && x.Number == ref.Number && x.Status != statusRejected {
+	for _, i := range s.index.numbered(s.docs, ref.Type, ref.Number, ref.Number) {
+		if x := s.docs[i]; x.Series == ref.Series && x.Status != statusRejected {
 			return x, true
 		}
 	}
