@@ -48,12 +48,15 @@ WHERE o.id = l.order_id AND o.psp_payment_id IS NULL;
 -- come the ids of its known payments that have no final state (its linked
 -- PSP payment included while it is not recorded) and, for a recurring
 -- order, the ids of all its recorded payments and the PSP plan it names
--- (the subscriptions they name are listed at the PSP).
+-- (the subscriptions they name are listed at the PSP). The earlier of the
+-- two give-ups bounds the scan of orders_created: the CASE alone leaves
+-- every order ever created to be read.
 UPDATE ingest.orders o
 SET polled_at = now(), polls = polls + 1
 WHERE o.id IN (
     SELECT ord.id FROM ingest.orders ord
     WHERE ord.created_at < @settle_before
+      AND ord.created_at > least(@paid_give_up_before::timestamptz, @give_up_before::timestamptz)
       AND (ord.polled_at IS NULL OR ord.polled_at < @polled_before::timestamptz)
       AND ord.created_at > CASE
           WHEN NOT ord.recurring AND EXISTS (SELECT 1 FROM ingest.payments p WHERE p.order_id = ord.id AND p.status_rank >= 40)

@@ -136,6 +136,47 @@ func TestRecurringOrdersPastTheWindowAreClaimedWhileCharged(t *testing.T) {
 	}
 }
 
+// An order is claimed until its own give-up: a paid one until the paid
+// give-up, an unpaid one until the longer give-up, though the claim reads
+// only the orders created after the earlier of the two.
+func TestOrdersAreClaimedUntilTheirOwnGiveUp(t *testing.T) {
+	st := newStore(t)
+	ctx := t.Context()
+	c, err := st.InsertCustomer(ctx, store.Customer{DocType: "OTHER", DocCountry: "UY", DocNumber: "ABC", LegalName: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pays []store.Payment
+	for _, id := range []string{"m-paid", "m-unpaid"} {
+		o, err := st.InsertOrder(ctx, store.Order{MerchantOrderID: id, CustomerID: c.ID, AmountMinor: 100, Currency: "UYU", Lines: []byte("[]")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if id == "m-paid" {
+			pays = append(pays, store.Payment{ID: "P-" + id, OrderID: o.ID, Status: "PAID", StatusRank: 40, AmountMinor: 100, Currency: "UYU"})
+		}
+	}
+	if err := st.InTx(ctx, func(tx *store.Tx) error { return tx.ApplyPayments(ctx, pays) }); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	for _, tt := range []struct {
+		name           string
+		giveUp, paidUp time.Time
+		want           string
+	}{
+		{"paid past its give-up", now.Add(-time.Hour), now.Add(time.Minute), "m-unpaid"},
+		{"unpaid past its give-up", now.Add(time.Minute), now.Add(-time.Hour), "m-paid"},
+	} {
+		w := store.PollWindow{SettleBefore: now.Add(time.Minute), GiveUpBefore: tt.giveUp, PaidGiveUpBefore: tt.paidUp,
+			PolledBefore: now.Add(time.Minute), Max: 10} // a claim's stamp is before PolledBefore: both stay due
+		got, err := st.ClaimDueOrders(ctx, w)
+		if err != nil || len(got) != 1 || got[0].MerchantOrderID != tt.want {
+			t.Fatalf("%s: claimed %+v (%v), want %s only", tt.name, got, err, tt.want)
+		}
+	}
+}
+
 // A recurring order naming a PSP plan comes with its plan, young and past
 // the young orders' window, where it is claimed though never charged while
 // it was created within the recurring give-up (its first execution may be

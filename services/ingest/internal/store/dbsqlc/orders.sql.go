@@ -61,10 +61,11 @@ SET polled_at = now(), polls = polls + 1
 WHERE o.id IN (
     SELECT ord.id FROM ingest.orders ord
     WHERE ord.created_at < $1
-      AND (ord.polled_at IS NULL OR ord.polled_at < $2::timestamptz)
+      AND ord.created_at > least($2::timestamptz, $3::timestamptz)
+      AND (ord.polled_at IS NULL OR ord.polled_at < $4::timestamptz)
       AND ord.created_at > CASE
           WHEN NOT ord.recurring AND EXISTS (SELECT 1 FROM ingest.payments p WHERE p.order_id = ord.id AND p.status_rank >= 40)
-          THEN $3::timestamptz ELSE $4::timestamptz END
+          THEN $2::timestamptz ELSE $3::timestamptz END
     ORDER BY ord.polled_at NULLS FIRST, ord.created_at
     LIMIT $5
     FOR UPDATE OF ord SKIP LOCKED)
@@ -79,9 +80,9 @@ RETURNING o.id, o.merchant_order_id,
 
 type OrderClaimDueParams struct {
 	SettleBefore     time.Time
-	PolledBefore     time.Time
 	PaidGiveUpBefore time.Time
 	GiveUpBefore     time.Time
+	PolledBefore     time.Time
 	MaxRows          int32
 }
 
@@ -101,13 +102,15 @@ type OrderClaimDueRow struct {
 // come the ids of its known payments that have no final state (its linked
 // PSP payment included while it is not recorded) and, for a recurring
 // order, the ids of all its recorded payments and the PSP plan it names
-// (the subscriptions they name are listed at the PSP).
+// (the subscriptions they name are listed at the PSP). The earlier of the
+// two give-ups bounds the scan of orders_created: the CASE alone leaves
+// every order ever created to be read.
 func (q *Queries) OrderClaimDue(ctx context.Context, arg OrderClaimDueParams) ([]OrderClaimDueRow, error) {
 	rows, err := q.db.Query(ctx, orderClaimDue,
 		arg.SettleBefore,
-		arg.PolledBefore,
 		arg.PaidGiveUpBefore,
 		arg.GiveUpBefore,
+		arg.PolledBefore,
 		arg.MaxRows,
 	)
 	if err != nil {
