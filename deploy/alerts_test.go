@@ -183,6 +183,7 @@ var guardOf = map[string]string{
 	"onceflow_ingest_receipts_pending":                          "onceflow_ingest_receipts_pending",
 	"onceflow_ingest_receipts_oldest_pending_timestamp_seconds": "onceflow_ingest_receipts_pending",
 	"onceflow_ingest_merchant_deliveries":                       "onceflow_ingest_receipts_pending",
+	"onceflow_ingest_poll_earliest_due_timestamp_seconds":       "onceflow_ingest_receipts_pending",
 	// the relay: the gauges its processes set; backlog ones on the leader.
 	"onceflow_relay_is_leader":    "onceflow_relay_is_leader",
 	"onceflow_relay_parked_rows":  "onceflow_relay_is_leader",

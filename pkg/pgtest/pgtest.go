@@ -12,6 +12,9 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/onceflow/onceflow/db"
 )
 
 // Hint tells a developer how to get the dependencies tests need.
@@ -59,4 +62,23 @@ func dropDatabase(tb testing.TB, admin, name string) {
 	if _, err := conn.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
 		tb.Logf("drop test database %s: %v", name, err)
 	}
+}
+
+// NewPool creates a fresh database (NewDatabase), migrates the given
+// service schemas into it, and returns a pool on it, closed when the test
+// ends.
+func NewPool(tb testing.TB, schemas ...string) *pgxpool.Pool {
+	tb.Helper()
+	dsn := NewDatabase(tb)
+	for _, schema := range schemas {
+		if err := db.Migrate(context.Background(), dsn, schema); err != nil {
+			tb.Fatalf("migrate %s: %v", schema, err)
+		}
+	}
+	pool, err := pgxpool.New(context.Background(), dsn)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(pool.Close)
+	return pool
 }

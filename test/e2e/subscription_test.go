@@ -94,7 +94,7 @@ func TestSubscriptionExecutionsAreOneInvoiceEach(t *testing.T) {
 func TestSubscriptionFirstExecutionNeverNotifiedIsFoundByItsPlan(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	s := startStack(ctx, t, stack.Options{Env: []string{"INGEST_POLL_AFTER=0s", "INGEST_POLL_EVERY=1s", "INGEST_POLL_INTERVAL=1s"}})
+	s := startStack(ctx, t, stack.Options{Env: []string{"INGEST_POLL_AFTER=0s", "INGEST_POLL_EVERY=1s", "INGEST_POLL_EVERY_MAX=1s", "INGEST_POLL_INTERVAL=1s"}})
 
 	plan := createPlan(ctx, t, s)
 	var created struct {

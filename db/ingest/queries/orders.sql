@@ -1,6 +1,6 @@
 -- name: OrderInsert :one
-INSERT INTO ingest.orders (merchant_order_id, customer_id, amount_minor, currency, lines, psp_payment_id, recurring, psp_plan_id)
-VALUES (@merchant_order_id, @customer_id, @amount_minor, @currency, @lines, @psp_payment_id, @recurring, @psp_plan_id)
+INSERT INTO ingest.orders (merchant_order_id, customer_id, amount_minor, currency, lines, psp_payment_id, recurring, psp_plan_id, next_poll_at)
+VALUES (@merchant_order_id, @customer_id, @amount_minor, @currency, @lines, @psp_payment_id, @recurring, @psp_plan_id, @next_poll_at)
 RETURNING *;
 
 -- name: OrderGet :one
@@ -40,37 +40,53 @@ FROM (SELECT DISTINCT ON (u.order_id) u.order_id, u.psp_payment_id
 WHERE o.id = l.order_id AND o.psp_payment_id IS NULL;
 
 -- name: OrderClaimDue :many
--- Orders due for a status poll: older than settle_before, not polled since
--- polled_before, and created after give_up_before, or after
--- paid_give_up_before once one of their payments is PAID (or charged
--- back) and they are not recurring (a subscription's next payment is
--- searched for until give_up_before). Each claimed order is stamped so another poller skips it; with it
--- come the ids of its known payments that have no final state (its linked
--- PSP payment included while it is not recorded) and, for a recurring
--- order, the ids of all its recorded payments and the PSP plan it names
--- (the subscriptions they name are listed at the PSP). The earlier of the
--- two give-ups bounds the scan of orders_created: the CASE alone leaves
--- every order ever created to be read.
-UPDATE ingest.orders o
-SET polled_at = now(), polls = polls + 1
-WHERE o.id IN (
-    SELECT ord.id FROM ingest.orders ord
-    WHERE ord.created_at < @settle_before
-      AND ord.created_at > least(@paid_give_up_before::timestamptz, @give_up_before::timestamptz)
-      AND (ord.polled_at IS NULL OR ord.polled_at < @polled_before::timestamptz)
-      AND ord.created_at > CASE
-          WHEN NOT ord.recurring AND EXISTS (SELECT 1 FROM ingest.payments p WHERE p.order_id = ord.id AND p.status_rank >= 40)
-          THEN @paid_give_up_before::timestamptz ELSE @give_up_before::timestamptz END
-    ORDER BY ord.polled_at NULLS FIRST, ord.created_at
-    LIMIT @max_rows
-    FOR UPDATE OF ord SKIP LOCKED)
-RETURNING o.id, o.merchant_order_id,
-    (ARRAY(SELECT p.id FROM ingest.payments p WHERE p.order_id = o.id AND p.status_rank < 30 ORDER BY p.id)
-     || CASE WHEN o.psp_payment_id IS NOT NULL
-                  AND NOT EXISTS (SELECT 1 FROM ingest.payments p WHERE p.id = o.psp_payment_id)
-             THEN ARRAY[o.psp_payment_id] ELSE ARRAY[]::text[] END)::text[] AS unsettled,
-    ARRAY(SELECT p.id FROM ingest.payments p WHERE o.recurring AND p.order_id = o.id ORDER BY p.id)::text[] AS recurring_payments,
-    o.psp_plan_id;
+-- Orders whose next poll is due by now, the earliest due first, through
+-- orders_next_poll: a claim reads the orders it takes. A taken order is
+-- polled while it is younger than its give-up: created after
+-- give_up_before, or after paid_give_up_before once one of its payments is
+-- PAID (or charged back) and it is not recurring (a subscription's next
+-- payment is searched for until give_up_before). Its next poll comes a
+-- period later, every_seconds doubled at each poll it had up to
+-- every_max_seconds, if it is still younger than its give-up then, and
+-- never otherwise (it leaves the index); an order taken already past its
+-- give-up only leaves the schedule and is not returned. A polled order is
+-- stamped and comes with the ids of its known payments that have no final
+-- state (its linked PSP payment included while it is not recorded) and, for
+-- a recurring order, the ids of all its recorded payments and the PSP plan
+-- it names (the subscriptions they name are listed at the PSP).
+WITH taken AS (
+    SELECT ord.id, ord.created_at, ord.recurring,
+           least(power(2, least(ord.polls, 20)) * sqlc.arg(every_seconds)::float8, sqlc.arg(every_max_seconds)::float8) * interval '1 second' AS period
+    FROM ingest.orders ord
+    WHERE ord.next_poll_at <= sqlc.arg(now)::timestamptz
+    ORDER BY ord.next_poll_at
+    LIMIT sqlc.arg(max_rows)
+    FOR UPDATE OF ord SKIP LOCKED
+), paid AS MATERIALIZED (
+    SELECT t.id, t.created_at, t.created_at - t.period AS created_period_before, t.period,
+           NOT t.recurring AND EXISTS (SELECT 1 FROM ingest.payments p WHERE p.order_id = t.id AND p.status_rank >= 40) AS paid
+    FROM taken t
+), due AS (
+    SELECT t.id, t.period,
+           t.created_at > CASE WHEN t.paid THEN sqlc.arg(paid_give_up_before)::timestamptz ELSE sqlc.arg(give_up_before)::timestamptz END AS live,
+           t.created_period_before > CASE WHEN t.paid THEN sqlc.arg(paid_give_up_before)::timestamptz ELSE sqlc.arg(give_up_before)::timestamptz END AS stays
+    FROM paid t
+), claimed AS (
+    UPDATE ingest.orders o
+    SET next_poll_at = CASE WHEN d.stays THEN sqlc.arg(now)::timestamptz + d.period END,
+        polled_at = CASE WHEN d.live THEN now() ELSE o.polled_at END,
+        polls = o.polls + d.live::int
+    FROM due d
+    WHERE o.id = d.id
+    RETURNING d.live, o.id, o.merchant_order_id,
+        (ARRAY(SELECT p.id FROM ingest.payments p WHERE p.order_id = o.id AND p.status_rank < 30 ORDER BY p.id)
+         || CASE WHEN o.psp_payment_id IS NOT NULL
+                      AND NOT EXISTS (SELECT 1 FROM ingest.payments p WHERE p.id = o.psp_payment_id)
+                 THEN ARRAY[o.psp_payment_id] ELSE ARRAY[]::text[] END)::text[] AS unsettled,
+        ARRAY(SELECT p.id FROM ingest.payments p WHERE o.recurring AND p.order_id = o.id ORDER BY p.id)::text[] AS recurring_payments,
+        o.psp_plan_id
+)
+SELECT id, merchant_order_id, unsettled, recurring_payments, psp_plan_id FROM claimed WHERE live;
 
 -- name: OrderClaimDueRecurring :many
 -- Recurring orders created before give_up_before (younger ones are
@@ -113,3 +129,10 @@ UPDATE ingest.orders
 SET amount_minor = @amount_minor, currency = @currency, lines = @lines, psp_payment_id = @psp_payment_id
 WHERE id = @id
 RETURNING *;
+
+-- name: OrderPollEarliestDue :one
+-- When the earliest scheduled order poll is due (unix seconds, 0 when no
+-- order is on the schedule): one step into orders_next_poll.
+SELECT coalesce(extract(epoch FROM min(next_poll_at)), 0)::float8 AS earliest_unix
+FROM ingest.orders
+WHERE next_poll_at IS NOT NULL;

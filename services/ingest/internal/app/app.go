@@ -97,6 +97,7 @@ const pspCallsEvery = 100 * time.Millisecond
 func (a *App) build(ctx context.Context, cfg Config, srcs []webhook.Source, p psps, log *zap.Logger) error {
 	reg := httpserver.NewRegistry()
 	st := store.New(a.pool)
+	st.SetPollAfter(cfg.PollAfter)
 	calls := pspcalls.NewBatcher(st, log.Named("pspcalls"), pspCallsEvery)
 	for scope, ad := range p.byScope {
 		p.byScope[scope] = pspcalls.Wrap(ad, calls, log.Named("pspcalls"))
@@ -196,7 +197,7 @@ func loops(cfg Config, pool *pgxpool.Pool, st *store.Store, p psps, log *zap.Log
 	all := []worker.Loop{applier(cfg, st, p, log, reg, wake, waker.Wake), waker.Run}
 	if len(p.byScope) > 0 {
 		all = append(all, poller.New(st, pollTargets(p.byScope), log.Named("poller"), reg, poller.Config{
-			After: cfg.PollAfter, Every: cfg.PollEvery, GiveUp: cfg.PollGiveUp, PaidGiveUp: cfg.PollPaidGiveUp,
+			After: cfg.PollAfter, Every: cfg.PollEvery, EveryMax: cfg.PollEveryMax, GiveUp: cfg.PollGiveUp, PaidGiveUp: cfg.PollPaidGiveUp,
 			RecurringEvery: cfg.PollRecurringEvery, RecurringGiveUp: cfg.PollRecurringGiveUp,
 			Interval: cfg.PollInterval, Batch: cfg.PollBatch, RoundTimeout: cfg.PollRoundTimeout,
 		}, wake).Run)

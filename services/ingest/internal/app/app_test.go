@@ -66,6 +66,7 @@ func startSlow(t testing.TB, delay time.Duration, extra ...string) *env {
 		"DLOCAL_LOGIN": login, "DLOCAL_TRANS_KEY": transKey, "DLOCAL_SECRET_KEY": secret, "INGEST_API_TOKEN": token,
 		"ADMIN_TOKEN": adminToken, "INGEST_APPLY_POLL_INTERVAL": "100ms", "INGEST_APPLY_BACKOFF_BASE": "100ms",
 		"INGEST_APPLY_BACKOFF_CAP": "500ms", "INGEST_POLL_INTERVAL": "100ms", "LOG_LEVEL": "debug",
+		"INGEST_POLL_EVERY": "200ms", "INGEST_POLL_EVERY_MAX": "1s", // polled soon again, once a test sets INGEST_POLL_AFTER
 		"INGEST_CONSUME_NOTIFICATIONS": "false", // a test that consumes notifications turns it on with a queue of its own
 		"INGEST_NOTIFICATIONS_KEYS":    relayKey}
 	for i := 0; i < len(extra); i += 2 {

@@ -64,13 +64,16 @@ type Config struct {
 	ApplyBackoffCap  time.Duration `env:"INGEST_APPLY_BACKOFF_CAP" renamed:"APPLY_BACKOFF_CAP" envDefault:"10m"`
 	// The status poller searches the PSP for the payments of each order
 	// (and re-fetches its known payments and registered refunds that have
-	// no final state) INGEST_POLL_AFTER after they were registered, every
-	// INGEST_POLL_EVERY, until INGEST_POLL_GIVE_UP; it looks every
+	// no final state) INGEST_POLL_AFTER after they were registered, then
+	// INGEST_POLL_EVERY later (an order: the period doubled after each
+	// poll, up to INGEST_POLL_EVERY_MAX; a refund: every
+	// INGEST_POLL_EVERY), until INGEST_POLL_GIVE_UP; it looks every
 	// INGEST_POLL_INTERVAL, at up to INGEST_POLL_BATCH orders and as many
 	// refunds.
-	PollAfter  time.Duration `env:"INGEST_POLL_AFTER" renamed:"POLL_AFTER" envDefault:"10m"`
-	PollEvery  time.Duration `env:"INGEST_POLL_EVERY" renamed:"POLL_EVERY" envDefault:"5m"`
-	PollGiveUp time.Duration `env:"INGEST_POLL_GIVE_UP" renamed:"POLL_GIVE_UP" envDefault:"72h"`
+	PollAfter    time.Duration `env:"INGEST_POLL_AFTER" renamed:"POLL_AFTER" envDefault:"10m"`
+	PollEvery    time.Duration `env:"INGEST_POLL_EVERY" renamed:"POLL_EVERY" envDefault:"5m"`
+	PollEveryMax time.Duration `env:"INGEST_POLL_EVERY_MAX" envDefault:"6h"`
+	PollGiveUp   time.Duration `env:"INGEST_POLL_GIVE_UP" renamed:"POLL_GIVE_UP" envDefault:"72h"`
 	// PollPaidGiveUp is INGEST_POLL_GIVE_UP for an order that has a PAID
 	// payment: how long a second payment on it is searched for.
 	PollPaidGiveUp time.Duration `env:"INGEST_POLL_PAID_GIVE_UP" envDefault:"1h"`
@@ -153,6 +156,7 @@ func (c Config) Validate() error {
 		{c.ApplyBackoffBase <= 0 || c.ApplyBackoffCap < c.ApplyBackoffBase, "INGEST_APPLY_BACKOFF_BASE/INGEST_APPLY_BACKOFF_CAP: want 0 < base <= cap"},
 		{c.PollAfter < 0 || c.PollEvery <= 0 || c.PollInterval <= 0,
 			"INGEST_POLL_AFTER/INGEST_POLL_EVERY/INGEST_POLL_INTERVAL: want INGEST_POLL_AFTER >= 0 and positive INGEST_POLL_EVERY and INGEST_POLL_INTERVAL"},
+		{c.PollEveryMax < c.PollEvery, "INGEST_POLL_EVERY_MAX: want a duration at least INGEST_POLL_EVERY"},
 		{c.PollGiveUp <= c.PollAfter, "INGEST_POLL_GIVE_UP: want a duration longer than INGEST_POLL_AFTER"},
 		{c.PollPaidGiveUp <= c.PollAfter || c.PollPaidGiveUp > c.PollGiveUp,
 			"INGEST_POLL_PAID_GIVE_UP: want a duration longer than INGEST_POLL_AFTER and at most INGEST_POLL_GIVE_UP"},

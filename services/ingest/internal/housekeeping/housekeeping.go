@@ -91,11 +91,13 @@ func (p *Pruner) drain(ctx context.Context, table string, deleteBatch func() (in
 }
 
 // Backlog exports, at each scrape, the number of pending receipts and the
-// arrival time of the oldest.
+// arrival time of the oldest, and when the earliest scheduled order poll
+// is due.
 type Backlog struct {
-	store   *store.Store
-	pending *prometheus.Desc
-	oldest  *prometheus.Desc
+	store    *store.Store
+	pending  *prometheus.Desc
+	oldest   *prometheus.Desc
+	pollsDue *prometheus.Desc
 }
 
 // NewBacklog returns the collector; register it on the service's registry.
@@ -103,6 +105,8 @@ func NewBacklog(st *store.Store) *Backlog {
 	return &Backlog{store: st,
 		pending: prometheus.NewDesc("onceflow_ingest_receipts_pending", "Receipts waiting to be applied.", nil, nil),
 		oldest:  prometheus.NewDesc("onceflow_ingest_receipts_oldest_pending_timestamp_seconds", "Arrival time of the oldest pending receipt (0 when none).", nil, nil),
+		pollsDue: prometheus.NewDesc("onceflow_ingest_poll_earliest_due_timestamp_seconds",
+			"When the earliest scheduled order poll is due (0 when none); long past means the status poller is behind.", nil, nil),
 	}
 }
 
@@ -110,9 +114,10 @@ func NewBacklog(st *store.Store) *Backlog {
 func (b *Backlog) Describe(ch chan<- *prometheus.Desc) {
 	ch <- b.pending
 	ch <- b.oldest
+	ch <- b.pollsDue
 }
 
-// Collect implements prometheus.Collector with one short query.
+// Collect implements prometheus.Collector with two short queries.
 func (b *Backlog) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
@@ -123,6 +128,12 @@ func (b *Backlog) Collect(ch chan<- prometheus.Metric) {
 	}
 	ch <- prometheus.MustNewConstMetric(b.pending, prometheus.GaugeValue, float64(backlog.Pending))
 	ch <- prometheus.MustNewConstMetric(b.oldest, prometheus.GaugeValue, unixSeconds(backlog.Oldest))
+	due, err := b.store.EarliestPollDue(ctx)
+	if err != nil {
+		ch <- prometheus.NewInvalidMetric(b.pollsDue, err)
+		return
+	}
+	ch <- prometheus.MustNewConstMetric(b.pollsDue, prometheus.GaugeValue, unixSeconds(due))
 }
 
 // unixSeconds is t in seconds since the epoch, 0 for the zero time.

@@ -116,11 +116,21 @@ func TestPruneDeletesOnlyFinishedReceiptsPastRetention(t *testing.T) {
 	}
 }
 
-func TestBacklogReportsPendingReceipts(t *testing.T) {
+// The backlog gauges: pending receipts and the oldest's arrival, and when
+// the earliest scheduled order poll is due (an order off the schedule does
+// not count).
+func TestBacklogReportsPendingReceiptsAndPolls(t *testing.T) {
 	p := pool(t)
 	b := housekeeping.NewBacklog(store.New(p))
-	if got := scrape(t, b); got["onceflow_ingest_receipts_pending"] != 0 || got["onceflow_ingest_receipts_oldest_pending_timestamp_seconds"] != 0 {
-		t.Fatalf("backlog with no receipts = %v, want zeros", got)
+	if got := scrape(t, b); got["onceflow_ingest_receipts_pending"] != 0 || got["onceflow_ingest_receipts_oldest_pending_timestamp_seconds"] != 0 ||
+		got["onceflow_ingest_poll_earliest_due_timestamp_seconds"] != 0 {
+		t.Fatalf("backlog with no receipts nor orders = %v, want zeros", got)
+	}
+	if _, err := p.Exec(t.Context(), `WITH c AS (INSERT INTO ingest.customers (doc_type, doc_country, doc_number, legal_name) VALUES ('CI', 'UY', '12345672', 'x') RETURNING id)
+INSERT INTO ingest.orders (merchant_order_id, customer_id, amount_minor, currency, next_poll_at)
+SELECT 'o-' || g, c.id, 100, 'UYU', CASE g WHEN 1 THEN now() - interval '20 minutes' WHEN 2 THEN now() + interval '5 minutes' END
+FROM c, generate_series(1, 3) g`); err != nil {
+		t.Fatal(err)
 	}
 	receipt(t, p, "a", "pending", time.Hour)
 	receipt(t, p, "b", "pending", time.Minute)
@@ -132,6 +142,10 @@ func TestBacklogReportsPendingReceipts(t *testing.T) {
 	oldest := time.Unix(int64(got["onceflow_ingest_receipts_oldest_pending_timestamp_seconds"]), 0)
 	if d := time.Since(oldest); d < 59*time.Minute || d > 61*time.Minute {
 		t.Fatalf("oldest pending arrived %s ago, want about 1h", d)
+	}
+	due := time.Unix(int64(got["onceflow_ingest_poll_earliest_due_timestamp_seconds"]), 0)
+	if d := time.Since(due); d < 19*time.Minute || d > 21*time.Minute {
+		t.Fatalf("earliest poll due %s ago, want about 20m", d)
 	}
 }
 

@@ -5,11 +5,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
-	"github.com/onceflow/onceflow/db"
 	"github.com/onceflow/onceflow/pkg/pgtest"
 	"github.com/onceflow/onceflow/services/ingest/internal/store"
 )
@@ -19,15 +17,7 @@ import (
 func TestDeliveriesGaugeCountsTheOpenRowsByTheirIndex(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	dsn := pgtest.NewDatabase(t)
-	if err := db.Migrate(ctx, dsn, "ingest"); err != nil {
-		t.Fatal(err)
-	}
-	pool, err := pgxpool.New(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
+	pool := pgtest.NewPool(t, "ingest")
 	st := store.New(pool)
 	for _, id := range []string{"document:1:authorized", "document:2:authorized", "document:3:authorized", "document:4:authorized"} {
 		queue(t, st, id, "{}")

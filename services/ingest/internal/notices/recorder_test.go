@@ -12,7 +12,6 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
-	"github.com/onceflow/onceflow/db"
 	eventsv1 "github.com/onceflow/onceflow/pkg/eventspb/onceflow/events/v1"
 	"github.com/onceflow/onceflow/pkg/pgtest"
 	"github.com/onceflow/onceflow/services/ingest/internal/notices"
@@ -29,17 +28,9 @@ type env struct {
 func newEnv(t *testing.T) env {
 	t.Helper()
 	ctx := context.Background()
-	dsn := pgtest.NewDatabase(t)
-	if err := db.Migrate(ctx, dsn, "ingest"); err != nil {
-		t.Fatal(err)
-	}
-	pool, err := pgxpool.New(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
+	pool := pgtest.NewPool(t, "ingest")
 	var order uuid.UUID
-	err = pool.QueryRow(ctx, `WITH c AS (INSERT INTO ingest.customers (doc_type, doc_country, doc_number, legal_name)
+	err := pool.QueryRow(ctx, `WITH c AS (INSERT INTO ingest.customers (doc_type, doc_country, doc_number, legal_name)
 VALUES ('CI', 'UY', '19119365', 'x') RETURNING id)
 INSERT INTO ingest.orders (merchant_order_id, customer_id, amount_minor, currency) SELECT 'o-1', id, 100000, 'UYU' FROM c RETURNING id`).Scan(&order)
 	if err != nil {

@@ -34,9 +34,13 @@ const Source = "poller"
 
 // Config tunes the poller.
 type Config struct {
-	After  time.Duration // an order is first polled this long after creation
-	Every  time.Duration // and again this often
-	GiveUp time.Duration // until it is this old
+	After time.Duration // a refund is first polled this long after creation (an order: see store.Store.SetPollAfter)
+	// Every is how often a refund is polled again, and how long after its
+	// first poll an order is; an order's period doubles after each poll,
+	// up to EveryMax.
+	Every    time.Duration
+	EveryMax time.Duration
+	GiveUp   time.Duration // until it is this old
 	// PaidGiveUp is GiveUp for an order with a PAID payment: how long a
 	// second payment on it is looked for (the PSP audit covers later ones).
 	PaidGiveUp time.Duration
@@ -117,7 +121,7 @@ func (p *Poller) Run(ctx context.Context) error {
 func (p *Poller) Round(ctx context.Context) (int, error) {
 	now := time.Now()
 	window := store.PollWindow{
-		SettleBefore: now.Add(-p.cfg.After), GiveUpBefore: now.Add(-p.cfg.GiveUp),
+		Now: now, Every: p.cfg.Every, EveryMax: p.cfg.EveryMax, SettleBefore: now.Add(-p.cfg.After), GiveUpBefore: now.Add(-p.cfg.GiveUp),
 		PaidGiveUpBefore: now.Add(-p.cfg.PaidGiveUp), PolledBefore: now.Add(-p.cfg.Every),
 		RecurringPolledBefore: now.Add(-p.cfg.RecurringEvery), RecurringGiveUpBefore: now.Add(-p.cfg.RecurringGiveUp), Max: p.cfg.Batch,
 	}

@@ -25,20 +25,26 @@ type Order struct {
 	CreatedAt       time.Time       // set by InsertOrder
 }
 
-// InsertOrder records o under a new id and returns it as stored. An order
+// InsertOrder records o under a new id, its first status poll due after
+// the store's poll delay (SetPollAfter), and returns it as stored. An order
 // whose merchant order id or PSP payment id is taken is an error of kind
 // Conflict; one whose customer does not exist, of kind Invalid.
 func (s *Store) InsertOrder(ctx context.Context, o Order) (Order, error) {
 	row, err := s.q.OrderInsert(ctx, dbsqlc.OrderInsertParams{
 		MerchantOrderID: o.MerchantOrderID, CustomerID: o.CustomerID, AmountMinor: o.AmountMinor,
 		Currency: o.Currency, Lines: o.Lines, PspPaymentID: o.PSPPaymentID, Recurring: o.Recurring,
-		PspPlanID: o.PSPPlanID,
+		PspPlanID: o.PSPPlanID, NextPollAt: new(time.Now().Add(s.pollAfter)),
 	})
 	if err != nil {
 		return Order{}, pg.Interpret(err, "insert order %s", o.MerchantOrderID)
 	}
 	return orderFromRow(row), nil
 }
+
+// SetPollAfter sets how long after its creation an order is first due for
+// a status poll; it is 0, at once, until set. Call it before the store is
+// shared.
+func (s *Store) SetPollAfter(d time.Duration) { s.pollAfter = d }
 
 // Order returns the order with id, or an error of kind NotFound.
 func (s *Store) Order(ctx context.Context, id uuid.UUID) (Order, error) {

@@ -58,14 +58,21 @@ func (s *Store) WatchRefund(ctx context.Context, refundID, paymentID string) (ad
 	return n > 0, nil
 }
 
-// PollWindow selects what to poll: created before SettleBefore, not
-// polled since PolledBefore, and created after GiveUpBefore (an order with
-// a PAID payment: after PaidGiveUpBefore); at most Max of each. A
-// recurring order created before GiveUpBefore is polled again when not
-// polled since RecurringPolledBefore while a payment of it was recorded
-// after RecurringGiveUpBefore, or while it names a PSP plan and was
-// created after RecurringGiveUpBefore.
+// PollWindow selects what to poll, at most Max of each kind. An order is
+// claimed once its next poll is due by Now (see Store.SetPollAfter for its
+// first) and polled while created after GiveUpBefore (an order with a PAID
+// payment: after PaidGiveUpBefore); it is due again Every after its first
+// poll, the period doubled after each poll up to EveryMax, while it will
+// still be within its give-up then. A refund is polled when created
+// before SettleBefore and after GiveUpBefore, and not polled since
+// PolledBefore. A recurring order created before GiveUpBefore is polled
+// again when not polled since RecurringPolledBefore while a payment of it
+// was recorded after RecurringGiveUpBefore, or while it names a PSP plan
+// and was created after RecurringGiveUpBefore.
 type PollWindow struct {
+	Now                   time.Time
+	Every                 time.Duration
+	EveryMax              time.Duration
 	SettleBefore          time.Time
 	GiveUpBefore          time.Time
 	PaidGiveUpBefore      time.Time
@@ -86,11 +93,13 @@ type DueOrder struct {
 	PSPPlanID         string
 }
 
-// ClaimDueOrders stamps up to w.Max orders due for a poll, so another
-// poller skips them, and returns them.
+// ClaimDueOrders takes up to w.Max orders due for a poll, schedules their
+// next poll (or none past their give-up), and returns those within their
+// give-up, stamped.
 func (s *Store) ClaimDueOrders(ctx context.Context, w PollWindow) ([]DueOrder, error) {
-	rows, err := s.q.OrderClaimDue(ctx, dbsqlc.OrderClaimDueParams{SettleBefore: w.SettleBefore, PolledBefore: w.PolledBefore,
-		PaidGiveUpBefore: w.PaidGiveUpBefore, GiveUpBefore: w.GiveUpBefore, MaxRows: int32(w.Max)})
+	rows, err := s.q.OrderClaimDue(ctx, dbsqlc.OrderClaimDueParams{Now: w.Now, MaxRows: int32(w.Max),
+		GiveUpBefore: w.GiveUpBefore, PaidGiveUpBefore: w.PaidGiveUpBefore,
+		EverySeconds: w.Every.Seconds(), EveryMaxSeconds: max(w.EveryMax, w.Every).Seconds()})
 	if err != nil {
 		return nil, pg.Interpret(err, "claim due orders")
 	}
@@ -100,6 +109,17 @@ func (s *Store) ClaimDueOrders(ctx context.Context, w PollWindow) ([]DueOrder, e
 			PSPPlanID: deref(r.PspPlanID)}
 	}
 	return out, nil
+}
+
+// EarliestPollDue returns when the earliest scheduled order poll is due,
+// the zero time when no order is on the schedule; long past means the
+// poller is behind.
+func (s *Store) EarliestPollDue(ctx context.Context) (time.Time, error) {
+	unix, err := s.q.OrderPollEarliestDue(ctx)
+	if err != nil {
+		return time.Time{}, pg.Interpret(err, "earliest poll due")
+	}
+	return fromUnix(unix), nil
 }
 
 // ClaimDueRecurringOrders stamps up to w.Max recurring orders past the

@@ -163,12 +163,16 @@ func (s *Store) ReceiptBacklog(ctx context.Context) (Backlog, error) {
 	if err != nil {
 		return Backlog{}, pg.Interpret(err, "receipt backlog")
 	}
-	b := Backlog{Pending: row.Pending}
-	if row.OldestUnix > 0 {
-		sec, frac := math.Modf(row.OldestUnix)
-		b.Oldest = time.Unix(int64(sec), int64(frac*1e9))
+	return Backlog{Pending: row.Pending, Oldest: fromUnix(row.OldestUnix)}, nil
+}
+
+// fromUnix is the time unix seconds after the epoch, the zero time for 0.
+func fromUnix(unix float64) time.Time {
+	if unix <= 0 {
+		return time.Time{}
 	}
-	return b, nil
+	sec, frac := math.Modf(unix)
+	return time.Unix(int64(sec), int64(frac*1e9))
 }
 
 // PruneReceipts deletes up to max finished receipts received before cutoff

@@ -7,6 +7,7 @@ package store
 
 import (
 	"context"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -21,9 +22,10 @@ var Outbox = outbox.Table{Schema: "ingest", Name: "outbox"}
 
 // Store reads and writes ingest's tables through a pool.
 type Store struct {
-	pool     *pgxpool.Pool
-	q        *dbsqlc.Queries
-	receipts *receiptGroup
+	pool      *pgxpool.Pool
+	q         *dbsqlc.Queries
+	receipts  *receiptGroup
+	pollAfter time.Duration // an order's first status poll is due this long after its creation
 }
 
 // receiptInserters and receiptBatch bound the grouped receipt inserts

@@ -1,14 +1,12 @@
 package store_test
 
 import (
-	"context"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/onceflow/onceflow/db"
 	"github.com/onceflow/onceflow/pkg/errkind"
 	"github.com/onceflow/onceflow/pkg/pgtest"
 	"github.com/onceflow/onceflow/services/ingest/internal/store"
@@ -16,16 +14,38 @@ import (
 
 func newStore(tb testing.TB) *store.Store {
 	tb.Helper()
-	dsn := pgtest.NewDatabase(tb)
-	if err := db.Migrate(context.Background(), dsn, "ingest"); err != nil {
-		tb.Fatal(err)
-	}
-	p, err := pgxpool.New(context.Background(), dsn)
+	return store.New(pgtest.NewPool(tb, "ingest"))
+}
+
+// insertOrders records a customer and, for each of orders (a merchant
+// order id and what else the test sets), an order of it for UYU 100, and
+// returns them as stored.
+func insertOrders(tb testing.TB, st *store.Store, orders ...store.Order) []store.Order {
+	tb.Helper()
+	c, err := st.InsertCustomer(tb.Context(), store.Customer{DocType: "OTHER", DocCountry: "UY", DocNumber: "ABC", LegalName: "x"})
 	if err != nil {
 		tb.Fatal(err)
 	}
-	tb.Cleanup(p.Close)
-	return store.New(p)
+	out := make([]store.Order, len(orders))
+	for i, o := range orders {
+		o.CustomerID, o.AmountMinor, o.Currency, o.Lines = c.ID, 100, "UYU", []byte("[]")
+		if out[i], err = st.InsertOrder(tb.Context(), o); err != nil {
+			tb.Fatalf("insert order %s: %v", o.MerchantOrderID, err)
+		}
+	}
+	return out
+}
+
+// payOrders records a PAID payment "P-<merchant order id>" of each order.
+func payOrders(tb testing.TB, st *store.Store, orders ...store.Order) {
+	tb.Helper()
+	pays := make([]store.Payment, len(orders))
+	for i, o := range orders {
+		pays[i] = store.Payment{ID: "P-" + o.MerchantOrderID, OrderID: o.ID, Status: "PAID", StatusRank: 40, AmountMinor: 100, Currency: "UYU"}
+	}
+	if err := st.InTx(tb.Context(), func(tx *store.Tx) error { return tx.ApplyPayments(tb.Context(), pays) }); err != nil {
+		tb.Fatal(err)
+	}
 }
 
 // Driver errors reach the store's callers as kinds: a missing row is
@@ -33,14 +53,7 @@ func newStore(tb testing.TB) *store.Store {
 func TestErrorsAreKinds(t *testing.T) {
 	st := newStore(t)
 	ctx := t.Context()
-	c, err := st.InsertCustomer(ctx, store.Customer{DocType: "OTHER", DocCountry: "UY", DocNumber: "ABC", LegalName: "x"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	order := store.Order{MerchantOrderID: "m-1", CustomerID: c.ID, AmountMinor: 100, Currency: "UYU", Lines: []byte("[]")}
-	if _, err := st.InsertOrder(ctx, order); err != nil {
-		t.Fatal(err)
-	}
+	order := insertOrders(t, st, store.Order{MerchantOrderID: "m-1"})[0]
 	for _, tc := range []struct {
 		name string
 		err  func() error
@@ -95,29 +108,12 @@ func TestReceiptDuplicateAndLostClaim(t *testing.T) {
 func TestRecurringOrdersPastTheWindowAreClaimedWhileCharged(t *testing.T) {
 	st := newStore(t)
 	ctx := t.Context()
-	c, err := st.InsertCustomer(ctx, store.Customer{DocType: "OTHER", DocCountry: "UY", DocNumber: "ABC", LegalName: "x"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var pays []store.Payment
-	for _, o := range []store.Order{
-		{MerchantOrderID: "m-rec", Recurring: true}, {MerchantOrderID: "m-plain"}, {MerchantOrderID: "m-idle", Recurring: true},
-	} {
-		o.CustomerID, o.AmountMinor, o.Currency, o.Lines = c.ID, 100, "UYU", []byte("[]")
-		got, err := st.InsertOrder(ctx, o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if o.MerchantOrderID != "m-idle" {
-			pays = append(pays, store.Payment{ID: "P-" + o.MerchantOrderID, OrderID: got.ID, Status: "PAID", StatusRank: 40, AmountMinor: 100, Currency: "UYU"})
-		}
-	}
-	if err := st.InTx(ctx, func(tx *store.Tx) error { return tx.ApplyPayments(ctx, pays) }); err != nil {
-		t.Fatal(err)
-	}
+	orders := insertOrders(t, st, store.Order{MerchantOrderID: "m-rec", Recurring: true}, store.Order{MerchantOrderID: "m-plain"},
+		store.Order{MerchantOrderID: "m-idle", Recurring: true})
+	payOrders(t, st, orders[:2]...)
 	now := time.Now()
-	w := store.PollWindow{SettleBefore: now.Add(time.Minute), GiveUpBefore: now.Add(time.Minute), PaidGiveUpBefore: now.Add(time.Minute),
-		PolledBefore: now.Add(time.Minute), RecurringPolledBefore: now.Add(time.Minute), RecurringGiveUpBefore: now.Add(-time.Hour), Max: 10}
+	w := store.PollWindow{Now: now.Add(time.Minute), GiveUpBefore: now.Add(time.Minute), PaidGiveUpBefore: now.Add(time.Minute),
+		RecurringPolledBefore: now.Add(time.Minute), RecurringGiveUpBefore: now.Add(-time.Hour), Max: 10}
 	if young, err := st.ClaimDueOrders(ctx, w); err != nil || len(young) != 0 {
 		t.Fatalf("young orders claimed = %+v (%v), want none: all are past the window", young, err)
 	}
@@ -136,43 +132,53 @@ func TestRecurringOrdersPastTheWindowAreClaimedWhileCharged(t *testing.T) {
 	}
 }
 
-// An order is claimed until its own give-up: a paid one until the paid
-// give-up, an unpaid one until the longer give-up, though the claim reads
-// only the orders created after the earlier of the two.
-func TestOrdersAreClaimedUntilTheirOwnGiveUp(t *testing.T) {
+// An order is first due its poll delay after its creation, then a period
+// after each poll, doubled at each poll up to a cap, while it will still be
+// within its give-up: a paid one's paid give-up, an unpaid one's longer
+// give-up. An order taken past its give-up leaves the schedule without
+// being returned.
+func TestOrdersArePolledOnTheirScheduleUntilTheirGiveUp(t *testing.T) {
 	st := newStore(t)
 	ctx := t.Context()
-	c, err := st.InsertCustomer(ctx, store.Customer{DocType: "OTHER", DocCountry: "UY", DocNumber: "ABC", LegalName: "x"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var pays []store.Payment
-	for _, id := range []string{"m-paid", "m-unpaid"} {
-		o, err := st.InsertOrder(ctx, store.Order{MerchantOrderID: id, CustomerID: c.ID, AmountMinor: 100, Currency: "UYU", Lines: []byte("[]")})
+	st.SetPollAfter(10 * time.Minute)
+	created := time.Now()
+	orders := insertOrders(t, st, store.Order{MerchantOrderID: "m-paid"}, store.Order{MerchantOrderID: "m-unpaid"})
+	payOrders(t, st, orders[0])
+	inserted := time.Now() // every order was created and scheduled between created and inserted
+	claim := func(at time.Time, giveUp, paidGiveUp time.Duration) []string {
+		got, err := st.ClaimDueOrders(ctx, store.PollWindow{Now: at, Every: 5 * time.Minute, EveryMax: 15 * time.Minute,
+			GiveUpBefore: at.Add(-giveUp), PaidGiveUpBefore: at.Add(-paidGiveUp), Max: 10})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if id == "m-paid" {
-			pays = append(pays, store.Payment{ID: "P-" + id, OrderID: o.ID, Status: "PAID", StatusRank: 40, AmountMinor: 100, Currency: "UYU"})
+		ids := make([]string, len(got))
+		for i, o := range got {
+			ids[i] = o.MerchantOrderID
 		}
+		slices.Sort(ids)
+		return ids
 	}
-	if err := st.InTx(ctx, func(tx *store.Tx) error { return tx.ApplyPayments(ctx, pays) }); err != nil {
-		t.Fatal(err)
-	}
-	now := time.Now()
-	for _, tt := range []struct {
-		name           string
-		giveUp, paidUp time.Time
-		want           string
+	for _, step := range []struct {
+		name       string
+		at         time.Time
+		giveUp     time.Duration
+		paidGiveUp time.Duration
+		want       []string
 	}{
-		{"paid past its give-up", now.Add(-time.Hour), now.Add(time.Minute), "m-unpaid"},
-		{"unpaid past its give-up", now.Add(time.Minute), now.Add(-time.Hour), "m-paid"},
+		{"before the poll delay", created.Add(9 * time.Minute), 72 * time.Hour, time.Hour, nil},
+		// The paid order is past its (short) paid give-up: it leaves unpolled.
+		{"first poll", inserted.Add(10 * time.Minute), 72 * time.Hour, 5 * time.Minute, []string{"m-unpaid"}},
+		{"within the first period (5m)", inserted.Add(12 * time.Minute), 72 * time.Hour, time.Hour, nil},
+		{"second poll", inserted.Add(16 * time.Minute), 72 * time.Hour, time.Hour, []string{"m-unpaid"}},
+		{"within the doubled period (10m)", inserted.Add(22 * time.Minute), 72 * time.Hour, time.Hour, nil},
+		{"third poll", inserted.Add(27 * time.Minute), 72 * time.Hour, time.Hour, []string{"m-unpaid"}},
+		// The period is capped at 15m (not 20m), and the give-up ends
+		// before the next poll would come: a last poll.
+		{"fourth poll", inserted.Add(43 * time.Minute), 50 * time.Minute, time.Hour, []string{"m-unpaid"}},
+		{"off the schedule", inserted.Add(2 * time.Hour), 72 * time.Hour, time.Hour, nil},
 	} {
-		w := store.PollWindow{SettleBefore: now.Add(time.Minute), GiveUpBefore: tt.giveUp, PaidGiveUpBefore: tt.paidUp,
-			PolledBefore: now.Add(time.Minute), Max: 10} // a claim's stamp is before PolledBefore: both stay due
-		got, err := st.ClaimDueOrders(ctx, w)
-		if err != nil || len(got) != 1 || got[0].MerchantOrderID != tt.want {
-			t.Fatalf("%s: claimed %+v (%v), want %s only", tt.name, got, err, tt.want)
+		if got := claim(step.at, step.giveUp, step.paidGiveUp); !slices.Equal(got, step.want) {
+			t.Fatalf("%s: claimed %v, want %v", step.name, got, step.want)
 		}
 	}
 }
@@ -184,20 +190,15 @@ func TestOrdersAreClaimedUntilTheirOwnGiveUp(t *testing.T) {
 func TestRecurringOrdersNamingAPlanAreClaimedWithIt(t *testing.T) {
 	st := newStore(t)
 	ctx := t.Context()
-	c, err := st.InsertCustomer(ctx, store.Customer{DocType: "OTHER", DocCountry: "UY", DocNumber: "ABC", LegalName: "x"})
-	if err != nil {
-		t.Fatal(err)
-	}
 	plan := "4021"
-	for _, o := range []store.Order{{MerchantOrderID: "m-plan", PSPPlanID: &plan}, {MerchantOrderID: "m-idle"}} {
-		o.CustomerID, o.AmountMinor, o.Currency, o.Lines, o.Recurring = c.ID, 100, "UYU", []byte("[]"), true
-		if got, err := st.InsertOrder(ctx, o); err != nil || (o.PSPPlanID != nil && (got.PSPPlanID == nil || *got.PSPPlanID != plan)) {
-			t.Fatalf("insert %s = %+v (%v)", o.MerchantOrderID, got, err)
-		}
+	orders := insertOrders(t, st, store.Order{MerchantOrderID: "m-plan", PSPPlanID: &plan, Recurring: true},
+		store.Order{MerchantOrderID: "m-idle", Recurring: true})
+	if orders[0].PSPPlanID == nil || *orders[0].PSPPlanID != plan {
+		t.Fatalf("inserted %+v, want plan %s", orders[0], plan)
 	}
 	now := time.Now()
-	w := store.PollWindow{SettleBefore: now.Add(time.Minute), GiveUpBefore: now.Add(-time.Hour), PaidGiveUpBefore: now.Add(-time.Hour),
-		PolledBefore: now.Add(time.Minute), RecurringPolledBefore: now.Add(time.Minute), RecurringGiveUpBefore: now.Add(-time.Hour), Max: 10}
+	w := store.PollWindow{Now: now.Add(time.Minute), Every: time.Minute, GiveUpBefore: now.Add(-time.Hour), PaidGiveUpBefore: now.Add(-time.Hour),
+		RecurringPolledBefore: now.Add(time.Minute), RecurringGiveUpBefore: now.Add(-time.Hour), Max: 10}
 	young, err := st.ClaimDueOrders(ctx, w)
 	if err != nil || len(young) != 2 {
 		t.Fatalf("young orders claimed = %+v (%v), want both", young, err)
@@ -225,18 +226,7 @@ func TestRecurringOrdersNamingAPlanAreClaimedWithIt(t *testing.T) {
 func TestPaymentsAndLinksOfABatch(t *testing.T) {
 	st := newStore(t)
 	ctx := t.Context()
-	c, err := st.InsertCustomer(ctx, store.Customer{DocType: "OTHER", DocCountry: "UY", DocNumber: "ABC", LegalName: "x"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var orders []store.Order
-	for _, m := range []string{"m-a", "m-b"} {
-		o, err := st.InsertOrder(ctx, store.Order{MerchantOrderID: m, CustomerID: c.ID, AmountMinor: 100, Currency: "UYU", Lines: []byte("[]")})
-		if err != nil {
-			t.Fatal(err)
-		}
-		orders = append(orders, o)
-	}
+	orders := insertOrders(t, st, store.Order{MerchantOrderID: "m-a"}, store.Order{MerchantOrderID: "m-b"})
 	a, b := orders[0].ID, orders[1].ID
 	pay := func(id string, order uuid.UUID, status string, rank int32) store.Payment {
 		return store.Payment{ID: id, OrderID: order, Status: status, StatusRank: rank, AmountMinor: 100, Currency: "UYU"}

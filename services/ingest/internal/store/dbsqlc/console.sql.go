@@ -62,7 +62,7 @@ func (q *Queries) ReceiptParkedCount(ctx context.Context) (int64, error) {
 }
 
 const traceOrderByMerchantID = `-- name: TraceOrderByMerchantID :one
-SELECT id, merchant_order_id, customer_id, amount_minor, currency, lines, psp_payment_id, created_at, polled_at, polls, recurring, psp_plan_id FROM ingest.orders WHERE merchant_order_id = $1
+SELECT id, merchant_order_id, customer_id, amount_minor, currency, lines, psp_payment_id, created_at, polled_at, polls, recurring, psp_plan_id, next_poll_at FROM ingest.orders WHERE merchant_order_id = $1
 `
 
 func (q *Queries) TraceOrderByMerchantID(ctx context.Context, merchantOrderID string) (IngestOrder, error) {
@@ -81,6 +81,7 @@ func (q *Queries) TraceOrderByMerchantID(ctx context.Context, merchantOrderID st
 		&i.Polls,
 		&i.Recurring,
 		&i.PspPlanID,
+		&i.NextPollAt,
 	)
 	return i, err
 }

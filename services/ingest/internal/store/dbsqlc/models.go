@@ -127,6 +127,7 @@ type IngestOrder struct {
 	Polls           int32
 	Recurring       bool
 	PspPlanID       *string
+	NextPollAt      *time.Time
 }
 
 type IngestOutbox struct {

@@ -16,7 +16,7 @@ const orderAmend = `-- name: OrderAmend :one
 UPDATE ingest.orders
 SET amount_minor = $1, currency = $2, lines = $3, psp_payment_id = $4
 WHERE id = $5
-RETURNING id, merchant_order_id, customer_id, amount_minor, currency, lines, psp_payment_id, created_at, polled_at, polls, recurring, psp_plan_id
+RETURNING id, merchant_order_id, customer_id, amount_minor, currency, lines, psp_payment_id, created_at, polled_at, polls, recurring, psp_plan_id, next_poll_at
 `
 
 type OrderAmendParams struct {
@@ -51,39 +51,54 @@ func (q *Queries) OrderAmend(ctx context.Context, arg OrderAmendParams) (IngestO
 		&i.Polls,
 		&i.Recurring,
 		&i.PspPlanID,
+		&i.NextPollAt,
 	)
 	return i, err
 }
 
 const orderClaimDue = `-- name: OrderClaimDue :many
-UPDATE ingest.orders o
-SET polled_at = now(), polls = polls + 1
-WHERE o.id IN (
-    SELECT ord.id FROM ingest.orders ord
-    WHERE ord.created_at < $1
-      AND ord.created_at > least($2::timestamptz, $3::timestamptz)
-      AND (ord.polled_at IS NULL OR ord.polled_at < $4::timestamptz)
-      AND ord.created_at > CASE
-          WHEN NOT ord.recurring AND EXISTS (SELECT 1 FROM ingest.payments p WHERE p.order_id = ord.id AND p.status_rank >= 40)
-          THEN $2::timestamptz ELSE $3::timestamptz END
-    ORDER BY ord.polled_at NULLS FIRST, ord.created_at
-    LIMIT $5
-    FOR UPDATE OF ord SKIP LOCKED)
-RETURNING o.id, o.merchant_order_id,
-    (ARRAY(SELECT p.id FROM ingest.payments p WHERE p.order_id = o.id AND p.status_rank < 30 ORDER BY p.id)
-     || CASE WHEN o.psp_payment_id IS NOT NULL
-                  AND NOT EXISTS (SELECT 1 FROM ingest.payments p WHERE p.id = o.psp_payment_id)
-             THEN ARRAY[o.psp_payment_id] ELSE ARRAY[]::text[] END)::text[] AS unsettled,
-    ARRAY(SELECT p.id FROM ingest.payments p WHERE o.recurring AND p.order_id = o.id ORDER BY p.id)::text[] AS recurring_payments,
-    o.psp_plan_id
+WITH taken AS (
+    SELECT ord.id, ord.created_at, ord.recurring,
+           least(power(2, least(ord.polls, 20)) * $1::float8, $2::float8) * interval '1 second' AS period
+    FROM ingest.orders ord
+    WHERE ord.next_poll_at <= $3::timestamptz
+    ORDER BY ord.next_poll_at
+    LIMIT $4
+    FOR UPDATE OF ord SKIP LOCKED
+), paid AS MATERIALIZED (
+    SELECT t.id, t.created_at, t.created_at - t.period AS created_period_before, t.period,
+           NOT t.recurring AND EXISTS (SELECT 1 FROM ingest.payments p WHERE p.order_id = t.id AND p.status_rank >= 40) AS paid
+    FROM taken t
+), due AS (
+    SELECT t.id, t.period,
+           t.created_at > CASE WHEN t.paid THEN $5::timestamptz ELSE $6::timestamptz END AS live,
+           t.created_period_before > CASE WHEN t.paid THEN $5::timestamptz ELSE $6::timestamptz END AS stays
+    FROM paid t
+), claimed AS (
+    UPDATE ingest.orders o
+    SET next_poll_at = CASE WHEN d.stays THEN $3::timestamptz + d.period END,
+        polled_at = CASE WHEN d.live THEN now() ELSE o.polled_at END,
+        polls = o.polls + d.live::int
+    FROM due d
+    WHERE o.id = d.id
+    RETURNING d.live, o.id, o.merchant_order_id,
+        (ARRAY(SELECT p.id FROM ingest.payments p WHERE p.order_id = o.id AND p.status_rank < 30 ORDER BY p.id)
+         || CASE WHEN o.psp_payment_id IS NOT NULL
+                      AND NOT EXISTS (SELECT 1 FROM ingest.payments p WHERE p.id = o.psp_payment_id)
+                 THEN ARRAY[o.psp_payment_id] ELSE ARRAY[]::text[] END)::text[] AS unsettled,
+        ARRAY(SELECT p.id FROM ingest.payments p WHERE o.recurring AND p.order_id = o.id ORDER BY p.id)::text[] AS recurring_payments,
+        o.psp_plan_id
+)
+SELECT id, merchant_order_id, unsettled, recurring_payments, psp_plan_id FROM claimed WHERE live
 `
 
 type OrderClaimDueParams struct {
-	SettleBefore     time.Time
+	EverySeconds     float64
+	EveryMaxSeconds  float64
+	Now              time.Time
+	MaxRows          int32
 	PaidGiveUpBefore time.Time
 	GiveUpBefore     time.Time
-	PolledBefore     time.Time
-	MaxRows          int32
 }
 
 type OrderClaimDueRow struct {
@@ -94,24 +109,28 @@ type OrderClaimDueRow struct {
 	PspPlanID         *string
 }
 
-// Orders due for a status poll: older than settle_before, not polled since
-// polled_before, and created after give_up_before, or after
-// paid_give_up_before once one of their payments is PAID (or charged
-// back) and they are not recurring (a subscription's next payment is
-// searched for until give_up_before). Each claimed order is stamped so another poller skips it; with it
-// come the ids of its known payments that have no final state (its linked
-// PSP payment included while it is not recorded) and, for a recurring
-// order, the ids of all its recorded payments and the PSP plan it names
-// (the subscriptions they name are listed at the PSP). The earlier of the
-// two give-ups bounds the scan of orders_created: the CASE alone leaves
-// every order ever created to be read.
+// Orders whose next poll is due by now, the earliest due first, through
+// orders_next_poll: a claim reads the orders it takes. A taken order is
+// polled while it is younger than its give-up: created after
+// give_up_before, or after paid_give_up_before once one of its payments is
+// PAID (or charged back) and it is not recurring (a subscription's next
+// payment is searched for until give_up_before). Its next poll comes a
+// period later, every_seconds doubled at each poll it had up to
+// every_max_seconds, if it is still younger than its give-up then, and
+// never otherwise (it leaves the index); an order taken already past its
+// give-up only leaves the schedule and is not returned. A polled order is
+// stamped and comes with the ids of its known payments that have no final
+// state (its linked PSP payment included while it is not recorded) and, for
+// a recurring order, the ids of all its recorded payments and the PSP plan
+// it names (the subscriptions they name are listed at the PSP).
 func (q *Queries) OrderClaimDue(ctx context.Context, arg OrderClaimDueParams) ([]OrderClaimDueRow, error) {
 	rows, err := q.db.Query(ctx, orderClaimDue,
-		arg.SettleBefore,
+		arg.EverySeconds,
+		arg.EveryMaxSeconds,
+		arg.Now,
+		arg.MaxRows,
 		arg.PaidGiveUpBefore,
 		arg.GiveUpBefore,
-		arg.PolledBefore,
-		arg.MaxRows,
 	)
 	if err != nil {
 		return nil, err
@@ -209,7 +228,7 @@ func (q *Queries) OrderClaimDueRecurring(ctx context.Context, arg OrderClaimDueR
 }
 
 const orderGet = `-- name: OrderGet :one
-SELECT id, merchant_order_id, customer_id, amount_minor, currency, lines, psp_payment_id, created_at, polled_at, polls, recurring, psp_plan_id FROM ingest.orders WHERE id = $1
+SELECT id, merchant_order_id, customer_id, amount_minor, currency, lines, psp_payment_id, created_at, polled_at, polls, recurring, psp_plan_id, next_poll_at FROM ingest.orders WHERE id = $1
 `
 
 func (q *Queries) OrderGet(ctx context.Context, id uuid.UUID) (IngestOrder, error) {
@@ -228,14 +247,15 @@ func (q *Queries) OrderGet(ctx context.Context, id uuid.UUID) (IngestOrder, erro
 		&i.Polls,
 		&i.Recurring,
 		&i.PspPlanID,
+		&i.NextPollAt,
 	)
 	return i, err
 }
 
 const orderInsert = `-- name: OrderInsert :one
-INSERT INTO ingest.orders (merchant_order_id, customer_id, amount_minor, currency, lines, psp_payment_id, recurring, psp_plan_id)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-RETURNING id, merchant_order_id, customer_id, amount_minor, currency, lines, psp_payment_id, created_at, polled_at, polls, recurring, psp_plan_id
+INSERT INTO ingest.orders (merchant_order_id, customer_id, amount_minor, currency, lines, psp_payment_id, recurring, psp_plan_id, next_poll_at)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+RETURNING id, merchant_order_id, customer_id, amount_minor, currency, lines, psp_payment_id, created_at, polled_at, polls, recurring, psp_plan_id, next_poll_at
 `
 
 type OrderInsertParams struct {
@@ -247,6 +267,7 @@ type OrderInsertParams struct {
 	PspPaymentID    *string
 	Recurring       bool
 	PspPlanID       *string
+	NextPollAt      *time.Time
 }
 
 func (q *Queries) OrderInsert(ctx context.Context, arg OrderInsertParams) (IngestOrder, error) {
@@ -259,6 +280,7 @@ func (q *Queries) OrderInsert(ctx context.Context, arg OrderInsertParams) (Inges
 		arg.PspPaymentID,
 		arg.Recurring,
 		arg.PspPlanID,
+		arg.NextPollAt,
 	)
 	var i IngestOrder
 	err := row.Scan(
@@ -274,12 +296,13 @@ func (q *Queries) OrderInsert(ctx context.Context, arg OrderInsertParams) (Inges
 		&i.Polls,
 		&i.Recurring,
 		&i.PspPlanID,
+		&i.NextPollAt,
 	)
 	return i, err
 }
 
 const orderList = `-- name: OrderList :many
-SELECT id, merchant_order_id, customer_id, amount_minor, currency, lines, psp_payment_id, created_at, polled_at, polls, recurring, psp_plan_id FROM ingest.orders
+SELECT id, merchant_order_id, customer_id, amount_minor, currency, lines, psp_payment_id, created_at, polled_at, polls, recurring, psp_plan_id, next_poll_at FROM ingest.orders
 WHERE (created_at, id) > ($1, $2::uuid)
 ORDER BY created_at, id
 LIMIT $3
@@ -307,6 +330,7 @@ func (q *Queries) OrderList(ctx context.Context, afterCreated time.Time, afterID
 			&i.Polls,
 			&i.Recurring,
 			&i.PspPlanID,
+			&i.NextPollAt,
 		); err != nil {
 			return nil, err
 		}
@@ -319,7 +343,7 @@ func (q *Queries) OrderList(ctx context.Context, afterCreated time.Time, afterID
 }
 
 const orderLock = `-- name: OrderLock :one
-SELECT id, merchant_order_id, customer_id, amount_minor, currency, lines, psp_payment_id, created_at, polled_at, polls, recurring, psp_plan_id FROM ingest.orders WHERE id = $1 FOR UPDATE
+SELECT id, merchant_order_id, customer_id, amount_minor, currency, lines, psp_payment_id, created_at, polled_at, polls, recurring, psp_plan_id, next_poll_at FROM ingest.orders WHERE id = $1 FOR UPDATE
 `
 
 // Locks an order an operator amends until the transaction ends.
@@ -339,8 +363,24 @@ func (q *Queries) OrderLock(ctx context.Context, id uuid.UUID) (IngestOrder, err
 		&i.Polls,
 		&i.Recurring,
 		&i.PspPlanID,
+		&i.NextPollAt,
 	)
 	return i, err
+}
+
+const orderPollEarliestDue = `-- name: OrderPollEarliestDue :one
+SELECT coalesce(extract(epoch FROM min(next_poll_at)), 0)::float8 AS earliest_unix
+FROM ingest.orders
+WHERE next_poll_at IS NOT NULL
+`
+
+// When the earliest scheduled order poll is due (unix seconds, 0 when no
+// order is on the schedule): one step into orders_next_poll.
+func (q *Queries) OrderPollEarliestDue(ctx context.Context) (float64, error) {
+	row := q.db.QueryRow(ctx, orderPollEarliestDue)
+	var earliest_unix float64
+	err := row.Scan(&earliest_unix)
+	return earliest_unix, err
 }
 
 const orderSetPSPPayments = `-- name: OrderSetPSPPayments :exec
@@ -360,7 +400,7 @@ func (q *Queries) OrderSetPSPPayments(ctx context.Context, orderIds []uuid.UUID,
 }
 
 const orderWithCustomer = `-- name: OrderWithCustomer :one
-SELECT o.id, o.merchant_order_id, o.customer_id, o.amount_minor, o.currency, o.lines, o.psp_payment_id, o.created_at, o.polled_at, o.polls, o.recurring, o.psp_plan_id, c.id, c.doc_type, c.doc_country, c.doc_number, c.legal_name, c.address, c.city, c.department, c.country, c.email, c.created_at FROM ingest.orders o JOIN ingest.customers c ON c.id = o.customer_id
+SELECT o.id, o.merchant_order_id, o.customer_id, o.amount_minor, o.currency, o.lines, o.psp_payment_id, o.created_at, o.polled_at, o.polls, o.recurring, o.psp_plan_id, o.next_poll_at, c.id, c.doc_type, c.doc_country, c.doc_number, c.legal_name, c.address, c.city, c.department, c.country, c.email, c.created_at FROM ingest.orders o JOIN ingest.customers c ON c.id = o.customer_id
 WHERE o.id = $1
 `
 
@@ -385,6 +425,7 @@ func (q *Queries) OrderWithCustomer(ctx context.Context, id uuid.UUID) (OrderWit
 		&i.IngestOrder.Polls,
 		&i.IngestOrder.Recurring,
 		&i.IngestOrder.PspPlanID,
+		&i.IngestOrder.NextPollAt,
 		&i.IngestCustomer.ID,
 		&i.IngestCustomer.DocType,
 		&i.IngestCustomer.DocCountry,
@@ -401,7 +442,7 @@ func (q *Queries) OrderWithCustomer(ctx context.Context, id uuid.UUID) (OrderWit
 }
 
 const orderWithCustomerByMerchantID = `-- name: OrderWithCustomerByMerchantID :one
-SELECT o.id, o.merchant_order_id, o.customer_id, o.amount_minor, o.currency, o.lines, o.psp_payment_id, o.created_at, o.polled_at, o.polls, o.recurring, o.psp_plan_id, c.id, c.doc_type, c.doc_country, c.doc_number, c.legal_name, c.address, c.city, c.department, c.country, c.email, c.created_at FROM ingest.orders o JOIN ingest.customers c ON c.id = o.customer_id
+SELECT o.id, o.merchant_order_id, o.customer_id, o.amount_minor, o.currency, o.lines, o.psp_payment_id, o.created_at, o.polled_at, o.polls, o.recurring, o.psp_plan_id, o.next_poll_at, c.id, c.doc_type, c.doc_country, c.doc_number, c.legal_name, c.address, c.city, c.department, c.country, c.email, c.created_at FROM ingest.orders o JOIN ingest.customers c ON c.id = o.customer_id
 WHERE o.merchant_order_id = $1
 `
 
@@ -428,6 +469,7 @@ func (q *Queries) OrderWithCustomerByMerchantID(ctx context.Context, merchantOrd
 		&i.IngestOrder.Polls,
 		&i.IngestOrder.Recurring,
 		&i.IngestOrder.PspPlanID,
+		&i.IngestOrder.NextPollAt,
 		&i.IngestCustomer.ID,
 		&i.IngestCustomer.DocType,
 		&i.IngestCustomer.DocCountry,
@@ -444,7 +486,7 @@ func (q *Queries) OrderWithCustomerByMerchantID(ctx context.Context, merchantOrd
 }
 
 const orderWithCustomerByPSPPaymentID = `-- name: OrderWithCustomerByPSPPaymentID :one
-SELECT o.id, o.merchant_order_id, o.customer_id, o.amount_minor, o.currency, o.lines, o.psp_payment_id, o.created_at, o.polled_at, o.polls, o.recurring, o.psp_plan_id, c.id, c.doc_type, c.doc_country, c.doc_number, c.legal_name, c.address, c.city, c.department, c.country, c.email, c.created_at FROM ingest.orders o JOIN ingest.customers c ON c.id = o.customer_id
+SELECT o.id, o.merchant_order_id, o.customer_id, o.amount_minor, o.currency, o.lines, o.psp_payment_id, o.created_at, o.polled_at, o.polls, o.recurring, o.psp_plan_id, o.next_poll_at, c.id, c.doc_type, c.doc_country, c.doc_number, c.legal_name, c.address, c.city, c.department, c.country, c.email, c.created_at FROM ingest.orders o JOIN ingest.customers c ON c.id = o.customer_id
 WHERE o.psp_payment_id = $1
 `
 
@@ -472,6 +514,7 @@ func (q *Queries) OrderWithCustomerByPSPPaymentID(ctx context.Context, pspPaymen
 		&i.IngestOrder.Polls,
 		&i.IngestOrder.Recurring,
 		&i.IngestOrder.PspPlanID,
+		&i.IngestOrder.NextPollAt,
 		&i.IngestCustomer.ID,
 		&i.IngestCustomer.DocType,
 		&i.IngestCustomer.DocCountry,
@@ -488,7 +531,7 @@ func (q *Queries) OrderWithCustomerByPSPPaymentID(ctx context.Context, pspPaymen
 }
 
 const ordersWithCustomerByMerchantIDs = `-- name: OrdersWithCustomerByMerchantIDs :many
-SELECT o.id, o.merchant_order_id, o.customer_id, o.amount_minor, o.currency, o.lines, o.psp_payment_id, o.created_at, o.polled_at, o.polls, o.recurring, o.psp_plan_id, c.id, c.doc_type, c.doc_country, c.doc_number, c.legal_name, c.address, c.city, c.department, c.country, c.email, c.created_at FROM ingest.orders o JOIN ingest.customers c ON c.id = o.customer_id
+SELECT o.id, o.merchant_order_id, o.customer_id, o.amount_minor, o.currency, o.lines, o.psp_payment_id, o.created_at, o.polled_at, o.polls, o.recurring, o.psp_plan_id, o.next_poll_at, c.id, c.doc_type, c.doc_country, c.doc_number, c.legal_name, c.address, c.city, c.department, c.country, c.email, c.created_at FROM ingest.orders o JOIN ingest.customers c ON c.id = o.customer_id
 WHERE o.merchant_order_id = ANY($1::text[])
 `
 
@@ -521,6 +564,7 @@ func (q *Queries) OrdersWithCustomerByMerchantIDs(ctx context.Context, merchantO
 			&i.IngestOrder.Polls,
 			&i.IngestOrder.Recurring,
 			&i.IngestOrder.PspPlanID,
+			&i.IngestOrder.NextPollAt,
 			&i.IngestCustomer.ID,
 			&i.IngestCustomer.DocType,
 			&i.IngestCustomer.DocCountry,

@@ -2,7 +2,6 @@ package dbsqlc
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"regexp"
 	"testing"
@@ -18,18 +17,7 @@ import (
 // reconcilertest package imports this one, so it cannot serve here).
 func newDB(tb testing.TB) *pgxpool.Pool {
 	tb.Helper()
-	dsn := pgtest.NewDatabase(tb)
-	for _, schema := range db.Schemas {
-		if err := db.Migrate(context.Background(), dsn, schema); err != nil {
-			tb.Fatalf("migrate: %v", err)
-		}
-	}
-	pool, err := pgxpool.New(context.Background(), dsn)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(pool.Close)
-	return pool
+	return pgtest.NewPool(tb, db.Schemas...)
 }
 
 // historySize is the large history the plans are read at. Below about
@@ -88,49 +76,6 @@ func sqlHasParam(sql string) bool {
 	return false
 }
 
-// planNode is one node of EXPLAIN (ANALYZE, FORMAT JSON).
-type planNode struct {
-	NodeType       string     `json:"Node Type"`
-	IndexName      string     `json:"Index Name"`
-	ActualRows     float64    `json:"Actual Rows"`
-	ActualLoops    float64    `json:"Actual Loops"`
-	RemovedFilter  float64    `json:"Rows Removed by Filter"`
-	RemovedRecheck float64    `json:"Rows Removed by Index Recheck"`
-	Plans          []planNode `json:"Plans"`
-}
-
-// rowsRead sums, over the plan's scans, the rows they returned and those
-// they read and dropped, and names each scan.
-func (n planNode) rowsRead() (rows float64, scans []string) {
-	if len(n.NodeType) >= 4 && n.NodeType[len(n.NodeType)-4:] == "Scan" {
-		rows += (n.ActualRows + n.RemovedFilter + n.RemovedRecheck) * max(n.ActualLoops, 1)
-		scans = append(scans, n.NodeType+" "+n.IndexName)
-	}
-	for _, c := range n.Plans {
-		r, s := c.rowsRead()
-		rows += r
-		scans = append(scans, s...)
-	}
-	return rows, scans
-}
-
-// explain runs sql with args under EXPLAIN ANALYZE and returns the rows
-// its scans read and the scans.
-func explain(tb testing.TB, pool *pgxpool.Pool, sql string, args ...any) (float64, []string) {
-	tb.Helper()
-	var out []byte
-	if err := pool.QueryRow(context.Background(), "EXPLAIN (ANALYZE, FORMAT JSON) "+sql, args...).Scan(&out); err != nil {
-		tb.Fatalf("explain: %v", err)
-	}
-	var plans []struct {
-		Plan planNode `json:"Plan"`
-	}
-	if err := json.Unmarshal(out, &plans); err != nil {
-		tb.Fatal(err)
-	}
-	return plans[0].Plan.rowsRead()
-}
-
 // TestSteadyStateQueriesReadWhatIsNewNotTheHistory reads the plans of the
 // queries a steady-state run makes (the sweep's recent pass and its
 // document and case checks, the audit's look-up of changed documents and a
@@ -169,7 +114,7 @@ func TestSteadyStateQueriesReadWhatIsNewNotTheHistory(t *testing.T) {
 			[]any{today, today.AddDate(0, 0, 1), int64(0), int32(500)}, 10},
 	}
 	for _, c := range cases {
-		rows, scans := explain(t, pool, c.sql, c.args...)
+		rows, scans := pgtest.RowsRead(t, pool, c.sql, c.args...)
 		t.Logf("%s: %.0f rows read, by %v", c.name, rows, scans)
 		if rows > float64(c.max) {
 			t.Errorf("%s reads %.0f rows of %d of history, want at most %d: %v", c.name, rows, historySize, c.max, scans)
@@ -199,7 +144,7 @@ func TestDetectorQueriesReadWhatIsStuckNotTheHistory(t *testing.T) {
 		{"detectors: the invoicer's outbox rows parked", invoicerOutboxParked, []any{int32(100)}},
 	}
 	for _, c := range cases {
-		rows, scans := explain(t, pool, c.sql, c.args...)
+		rows, scans := pgtest.RowsRead(t, pool, c.sql, c.args...)
 		t.Logf("%s: %.0f rows read, by %v", c.name, rows, scans)
 		if rows > 10 {
 			t.Errorf("%s reads %.0f rows of %d of history where none is stuck, want at most 10: %v", c.name, rows, historySize, scans)
