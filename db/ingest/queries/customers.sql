@@ -1,6 +1,7 @@
 -- name: CustomerInsert :one
-INSERT INTO ingest.customers (doc_type, doc_country, doc_number, legal_name, address, city, department, country, email)
-VALUES (@doc_type, @doc_country, @doc_number, @legal_name, @address, @city, @department, @country, @email)
+-- The id is a UUIDv7 minted by the store (newID).
+INSERT INTO ingest.customers (id, doc_type, doc_country, doc_number, legal_name, address, city, department, country, email)
+VALUES (@id, @doc_type, @doc_country, @doc_number, @legal_name, @address, @city, @department, @country, @email)
 RETURNING *;
 
 -- name: CustomerGet :one

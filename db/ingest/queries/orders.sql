@@ -1,6 +1,7 @@
 -- name: OrderInsert :one
-INSERT INTO ingest.orders (merchant_order_id, customer_id, amount_minor, currency, lines, psp_payment_id, recurring, psp_plan_id, next_poll_at)
-VALUES (@merchant_order_id, @customer_id, @amount_minor, @currency, @lines, @psp_payment_id, @recurring, @psp_plan_id, @next_poll_at)
+-- The id is a UUIDv7 minted by the store (newID).
+INSERT INTO ingest.orders (id, merchant_order_id, customer_id, amount_minor, currency, lines, psp_payment_id, recurring, psp_plan_id, next_poll_at)
+VALUES (@id, @merchant_order_id, @customer_id, @amount_minor, @currency, @lines, @psp_payment_id, @recurring, @psp_plan_id, @next_poll_at)
 RETURNING *;
 
 -- name: OrderGet :one

@@ -199,7 +199,7 @@ func loops(cfg Config, pool *pgxpool.Pool, st *store.Store, p psps, log *zap.Log
 		all = append(all, poller.New(st, pollTargets(p.byScope), log.Named("poller"), reg, poller.Config{
 			After: cfg.PollAfter, Every: cfg.PollEvery, EveryMax: cfg.PollEveryMax, GiveUp: cfg.PollGiveUp, PaidGiveUp: cfg.PollPaidGiveUp,
 			RecurringEvery: cfg.PollRecurringEvery, RecurringGiveUp: cfg.PollRecurringGiveUp,
-			Interval: cfg.PollInterval, Batch: cfg.PollBatch, RoundTimeout: cfg.PollRoundTimeout,
+			Interval: cfg.PollInterval, Batch: cfg.PollBatch, Concurrency: cfg.PollConcurrency, RoundTimeout: cfg.PollRoundTimeout,
 		}, wake).Run)
 	}
 	return append(all, housekeeping.NewPruner(st, log.Named("prune"), reg, housekeeping.Config{

@@ -75,7 +75,8 @@ type Config struct {
 	PollEveryMax time.Duration `env:"INGEST_POLL_EVERY_MAX" envDefault:"6h"`
 	PollGiveUp   time.Duration `env:"INGEST_POLL_GIVE_UP" renamed:"POLL_GIVE_UP" envDefault:"72h"`
 	// PollPaidGiveUp is INGEST_POLL_GIVE_UP for an order that has a PAID
-	// payment: how long a second payment on it is searched for.
+	// payment: how long a second payment on it is searched for (up to
+	// INGEST_POLL_AFTER: never; the PSP audit finds it).
 	PollPaidGiveUp time.Duration `env:"INGEST_POLL_PAID_GIVE_UP" envDefault:"1h"`
 	// PollRecurringEvery is how often a recurring order older than
 	// INGEST_POLL_GIVE_UP is searched again (a subscription's later
@@ -85,6 +86,9 @@ type Config struct {
 	PollRecurringGiveUp time.Duration `env:"INGEST_POLL_RECURRING_GIVE_UP" envDefault:"9600h"`
 	PollInterval        time.Duration `env:"INGEST_POLL_INTERVAL" renamed:"POLL_INTERVAL" envDefault:"30s"`
 	PollBatch           int           `env:"INGEST_POLL_BATCH" renamed:"POLL_BATCH" envDefault:"50"`
+	// PollConcurrency is how many of a look's orders and refunds are polled
+	// at once.
+	PollConcurrency int `env:"INGEST_POLL_CONCURRENCY" envDefault:"4"`
 	// PollRoundTimeout bounds one poller round's PSP calls.
 	PollRoundTimeout time.Duration `env:"INGEST_POLL_ROUND_TIMEOUT" envDefault:"1m"`
 	// Finished receipts are deleted INGEST_RECEIPT_RETENTION after they
@@ -158,11 +162,12 @@ func (c Config) Validate() error {
 			"INGEST_POLL_AFTER/INGEST_POLL_EVERY/INGEST_POLL_INTERVAL: want INGEST_POLL_AFTER >= 0 and positive INGEST_POLL_EVERY and INGEST_POLL_INTERVAL"},
 		{c.PollEveryMax < c.PollEvery, "INGEST_POLL_EVERY_MAX: want a duration at least INGEST_POLL_EVERY"},
 		{c.PollGiveUp <= c.PollAfter, "INGEST_POLL_GIVE_UP: want a duration longer than INGEST_POLL_AFTER"},
-		{c.PollPaidGiveUp <= c.PollAfter || c.PollPaidGiveUp > c.PollGiveUp,
-			"INGEST_POLL_PAID_GIVE_UP: want a duration longer than INGEST_POLL_AFTER and at most INGEST_POLL_GIVE_UP"},
+		{c.PollPaidGiveUp < 0 || c.PollPaidGiveUp > c.PollGiveUp,
+			"INGEST_POLL_PAID_GIVE_UP: want a duration from 0 (a paid order is not searched) to INGEST_POLL_GIVE_UP"},
 		{c.PollRecurringEvery <= 0 || c.PollRecurringGiveUp <= 0,
 			"INGEST_POLL_RECURRING_EVERY/INGEST_POLL_RECURRING_GIVE_UP: want positive durations"},
 		{c.PollBatch < 1, "INGEST_POLL_BATCH: want at least 1"},
+		{c.PollConcurrency < 1 || c.PollConcurrency > 64, "INGEST_POLL_CONCURRENCY: want 1 to 64"},
 		{c.PollRoundTimeout <= 0 || c.PollRoundTimeout >= c.StallTimeout, "INGEST_POLL_ROUND_TIMEOUT: want a positive duration shorter than LOOP_STALL_TIMEOUT"},
 		{c.ReceiptRetention < 24*time.Hour, "INGEST_RECEIPT_RETENTION: want at least 24h (168h by default, 2160h with manual replays)"},
 		{c.IdempotencyRetention < time.Hour, "INGEST_IDEMPOTENCY_RETENTION: want at least 1h"},

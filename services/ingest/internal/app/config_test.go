@@ -60,6 +60,10 @@ func TestBadSettingsNameTheNewVariable(t *testing.T) {
 	}{
 		{map[string]string{"APPLY_WORKERS": "0"}, "INGEST_APPLY_WORKERS: want at least 1"},
 		{map[string]string{"INGEST_POLL_AFTER": "1h", "POLL_GIVE_UP": "30m"}, "INGEST_POLL_GIVE_UP: want a duration longer than INGEST_POLL_AFTER"},
+		{map[string]string{"INGEST_POLL_PAID_GIVE_UP": "-1m"}, "INGEST_POLL_PAID_GIVE_UP: want a duration from 0"},
+		{map[string]string{"INGEST_POLL_PAID_GIVE_UP": "100h"}, "INGEST_POLL_PAID_GIVE_UP: want a duration from 0"},
+		{map[string]string{"INGEST_POLL_EVERY": "10m", "INGEST_POLL_EVERY_MAX": "5m"}, "INGEST_POLL_EVERY_MAX: want a duration at least INGEST_POLL_EVERY"},
+		{map[string]string{"INGEST_POLL_CONCURRENCY": "0"}, "INGEST_POLL_CONCURRENCY: want 1 to 64"},
 		{map[string]string{"INGEST_POLL_RECURRING_EVERY": "0s"}, "INGEST_POLL_RECURRING_EVERY/INGEST_POLL_RECURRING_GIVE_UP: want positive durations"},
 		{map[string]string{"RECEIPT_RETENTION": "1h"}, "INGEST_RECEIPT_RETENTION: want at least 24h"},
 		{map[string]string{"PSP_TIMEOUT": "soon"}, "INGEST_PSP_TIMEOUT"},

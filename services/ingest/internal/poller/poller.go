@@ -17,6 +17,8 @@ package poller
 import (
 	"context"
 	"encoding/json"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -46,6 +48,9 @@ type Config struct {
 	PaidGiveUp time.Duration
 	Interval   time.Duration // how often to look for such orders
 	Batch      int           // orders per look
+	// Concurrency is how many orders (and refunds) a round polls at once;
+	// below 1 is 1.
+	Concurrency int
 	// RecurringEvery is how often a recurring order past GiveUp is polled
 	// again (its subscription's later periods), until RecurringGiveUp
 	// after its last recorded payment.
@@ -143,21 +148,14 @@ func (p *Poller) Round(ctx context.Context) (int, error) {
 		ctx, cancel = context.WithTimeout(ctx, p.cfg.RoundTimeout)
 		defer cancel()
 	}
-	// The first object is always polled, so a round makes progress however
-	// short its bound.
-	recorded, calls := 0, 0
+	polls := make([]func(context.Context) int, 0, len(orders)+len(refunds))
 	for _, o := range orders {
-		if calls > 0 && p.outOfTime(ctx, "order") {
-			break
-		}
-		recorded, calls = recorded+p.pollOrder(ctx, o), calls+1
+		polls = append(polls, func(ctx context.Context) int { return p.pollOrder(ctx, o) })
 	}
 	for _, id := range refunds {
-		if calls > 0 && p.outOfTime(ctx, "refund") {
-			break
-		}
-		recorded, calls = recorded+p.pollRefund(ctx, id), calls+1
+		polls = append(polls, func(ctx context.Context) int { return p.pollRefund(ctx, id) })
 	}
+	recorded := p.pollAll(ctx, polls)
 	if recorded > 0 {
 		select {
 		case p.wake <- struct{}{}:
@@ -165,6 +163,28 @@ func (p *Poller) Round(ctx context.Context) (int, error) {
 		}
 	}
 	return recorded, nil
+}
+
+// pollAll runs polls, Concurrency at a time, until the round's time is up,
+// and returns the receipts they recorded. The first always runs, so a
+// round makes progress however short its bound; a poll whose turn comes
+// after the bound is left to the next round.
+func (p *Poller) pollAll(ctx context.Context, polls []func(context.Context) int) int {
+	var recorded atomic.Int64
+	var wg sync.WaitGroup
+	slots := make(chan struct{}, max(p.cfg.Concurrency, 1))
+	for i, poll := range polls {
+		slots <- struct{}{} // its turn: a poll ended, or there were slots left
+		if i > 0 && p.outOfTime(ctx, "object") {
+			break
+		}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			recorded.Add(int64(poll(ctx)))
+		})
+	}
+	wg.Wait()
+	return int(recorded.Load())
 }
 
 // outOfTime reports whether the round's time is up; otherwise it beats the

@@ -6,11 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap/zaptest"
 
-	"github.com/onceflow/onceflow/db"
 	"github.com/onceflow/onceflow/pkg/pgtest"
 	"github.com/onceflow/onceflow/pkg/worker"
 	"github.com/onceflow/onceflow/services/ingest/internal/psp"
@@ -52,19 +50,10 @@ func (f *fakePSP) count() int {
 }
 
 // newPoller returns a poller over a fresh database holding n unsettled
-// orders, due at once.
-func newPoller(t *testing.T, n int, p *fakePSP, roundTimeout time.Duration) *Poller {
+// orders, due at once, polling concurrency of them at a time.
+func newPoller(t *testing.T, n int, p *fakePSP, roundTimeout time.Duration, concurrency int) *Poller {
 	t.Helper()
-	dsn := pgtest.NewDatabase(t)
-	if err := db.Migrate(context.Background(), dsn, "ingest"); err != nil {
-		t.Fatal(err)
-	}
-	pool, err := pgxpool.New(context.Background(), dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
-	st := store.New(pool)
+	st := store.New(pgtest.NewPool(t, "ingest"))
 	c, err := st.InsertCustomer(t.Context(), store.Customer{DocType: "OTHER", DocCountry: "UY", DocNumber: "ABC", LegalName: "x"})
 	if err != nil {
 		t.Fatal(err)
@@ -77,7 +66,7 @@ func newPoller(t *testing.T, n int, p *fakePSP, roundTimeout time.Duration) *Pol
 		}
 	}
 	return New(st, []Target{{Scope: "dlocal", PSP: p}}, zaptest.NewLogger(t), prometheus.NewRegistry(), Config{
-		After: -time.Minute, Every: time.Hour, GiveUp: time.Hour, PaidGiveUp: time.Hour, Interval: time.Hour, Batch: 10, RoundTimeout: roundTimeout,
+		After: -time.Minute, Every: time.Hour, GiveUp: time.Hour, PaidGiveUp: time.Hour, Interval: time.Hour, Batch: 10, Concurrency: concurrency, RoundTimeout: roundTimeout,
 	}, make(chan struct{}, 1))
 }
 
@@ -89,7 +78,7 @@ func TestRoundIsBoundedByTime(t *testing.T) {
 		<-ctx.Done() // a PSP that never answers; only the round's bound ends the call
 		return ctx.Err()
 	}}
-	p := newPoller(t, 3, hang, 200*time.Millisecond)
+	p := newPoller(t, 3, hang, 200*time.Millisecond, 1)
 	done := make(chan error, 1)
 	go func() {
 		_, err := p.Round(t.Context())
@@ -133,7 +122,7 @@ func TestRoundBeatsPerCall(t *testing.T) {
 		prevEnd = time.Now().Add(-time.Microsecond)
 		return nil
 	}}
-	p := newPoller(t, 4, pspFake, time.Minute)
+	p := newPoller(t, 4, pspFake, time.Minute, 1)
 	rounds := make(chan struct{})
 	g.Add(func(ctx context.Context) error {
 		worker.Beat(ctx)
@@ -156,5 +145,37 @@ func TestRoundBeatsPerCall(t *testing.T) {
 	}
 	if n := pspFake.count(); n != 8 {
 		t.Fatalf("PSP calls = %d, want 8 (per order, a search that finds nothing and a fetch of its linked payment)", n)
+	}
+}
+
+// A round polls Concurrency orders at once: four searches that each wait
+// until all four are in flight end, where one at a time would wait out
+// the round's bound (a minute) and record nothing.
+func TestRoundPollsOrdersAtOnce(t *testing.T) {
+	t.Parallel()
+	const orders = 4
+	var arrived sync.WaitGroup
+	arrived.Add(orders)
+	all := make(chan struct{})
+	go func() { arrived.Wait(); close(all) }()
+	together := &fakePSP{call: func(ctx context.Context, n int) error {
+		if n > orders {
+			return nil // the fetches by id after the searches
+		}
+		arrived.Done()
+		select {
+		case <-all:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}}
+	p := newPoller(t, orders, together, time.Minute, orders)
+	recorded, err := p.Round(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if recorded != orders {
+		t.Fatalf("recorded %d receipts, want %d (each order's linked payment, PENDING): the searches did not run at once", recorded, orders)
 	}
 }

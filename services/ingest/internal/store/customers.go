@@ -27,7 +27,11 @@ type Customer struct {
 
 // InsertCustomer records c under a new id and returns it as stored.
 func (s *Store) InsertCustomer(ctx context.Context, c Customer) (Customer, error) {
-	row, err := s.q.CustomerInsert(ctx, dbsqlc.CustomerInsertParams{
+	id, err := newID()
+	if err != nil {
+		return Customer{}, err
+	}
+	row, err := s.q.CustomerInsert(ctx, dbsqlc.CustomerInsertParams{ID: id,
 		DocType: c.DocType, DocCountry: c.DocCountry, DocNumber: c.DocNumber, LegalName: c.LegalName,
 		Address: c.Address, City: c.City, Department: c.Department, Country: c.Country, Email: c.Email,
 	})

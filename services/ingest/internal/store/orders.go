@@ -30,7 +30,11 @@ type Order struct {
 // whose merchant order id or PSP payment id is taken is an error of kind
 // Conflict; one whose customer does not exist, of kind Invalid.
 func (s *Store) InsertOrder(ctx context.Context, o Order) (Order, error) {
-	row, err := s.q.OrderInsert(ctx, dbsqlc.OrderInsertParams{
+	id, err := newID()
+	if err != nil {
+		return Order{}, err
+	}
+	row, err := s.q.OrderInsert(ctx, dbsqlc.OrderInsertParams{ID: id,
 		MerchantOrderID: o.MerchantOrderID, CustomerID: o.CustomerID, AmountMinor: o.AmountMinor,
 		Currency: o.Currency, Lines: o.Lines, PspPaymentID: o.PSPPaymentID, Recurring: o.Recurring,
 		PspPlanID: o.PSPPlanID, NextPollAt: new(time.Now().Add(s.pollAfter)),

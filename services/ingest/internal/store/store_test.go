@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"bytes"
 	"slices"
 	"testing"
 	"time"
@@ -259,5 +260,25 @@ func TestPaymentsAndLinksOfABatch(t *testing.T) {
 		if o, err := st.Order(ctx, order); err != nil || o.PSPPaymentID == nil || *o.PSPPaymentID != want {
 			t.Errorf("order %s linked to %v (%v), want %s", order, o.PSPPaymentID, err, want)
 		}
+	}
+}
+
+// Customers and orders get time-ordered ids (UUIDv7): each new one sorts
+// after the ones before it, so it lands at the right edge of the indexes
+// on it.
+func TestIDsAreTimeOrdered(t *testing.T) {
+	st := newStore(t)
+	orders := insertOrders(t, st, store.Order{MerchantOrderID: "m-1"}, store.Order{MerchantOrderID: "m-2"}, store.Order{MerchantOrderID: "m-3"})
+	for i, o := range orders {
+		if o.ID.Version() != 7 {
+			t.Fatalf("order %s has a version %d id, want 7", o.MerchantOrderID, o.ID.Version())
+		}
+		if i > 0 && bytes.Compare(orders[i-1].ID[:], o.ID[:]) >= 0 {
+			t.Fatalf("order ids %s then %s: want each after the one before", orders[i-1].ID, o.ID)
+		}
+	}
+	c, err := st.Customer(t.Context(), orders[0].CustomerID)
+	if err != nil || c.ID.Version() != 7 {
+		t.Fatalf("customer %v (%v), want a version 7 id", c.ID, err)
 	}
 }

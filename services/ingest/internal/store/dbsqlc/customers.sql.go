@@ -36,12 +36,13 @@ func (q *Queries) CustomerGet(ctx context.Context, id uuid.UUID) (IngestCustomer
 }
 
 const customerInsert = `-- name: CustomerInsert :one
-INSERT INTO ingest.customers (doc_type, doc_country, doc_number, legal_name, address, city, department, country, email)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+INSERT INTO ingest.customers (id, doc_type, doc_country, doc_number, legal_name, address, city, department, country, email)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
 RETURNING id, doc_type, doc_country, doc_number, legal_name, address, city, department, country, email, created_at
 `
 
 type CustomerInsertParams struct {
+	ID         uuid.UUID
 	DocType    string
 	DocCountry string
 	DocNumber  string
@@ -53,8 +54,10 @@ type CustomerInsertParams struct {
 	Email      string
 }
 
+// The id is a UUIDv7 minted by the store (newID).
 func (q *Queries) CustomerInsert(ctx context.Context, arg CustomerInsertParams) (IngestCustomer, error) {
 	row := q.db.QueryRow(ctx, customerInsert,
+		arg.ID,
 		arg.DocType,
 		arg.DocCountry,
 		arg.DocNumber,

@@ -253,12 +253,13 @@ func (q *Queries) OrderGet(ctx context.Context, id uuid.UUID) (IngestOrder, erro
 }
 
 const orderInsert = `-- name: OrderInsert :one
-INSERT INTO ingest.orders (merchant_order_id, customer_id, amount_minor, currency, lines, psp_payment_id, recurring, psp_plan_id, next_poll_at)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+INSERT INTO ingest.orders (id, merchant_order_id, customer_id, amount_minor, currency, lines, psp_payment_id, recurring, psp_plan_id, next_poll_at)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
 RETURNING id, merchant_order_id, customer_id, amount_minor, currency, lines, psp_payment_id, created_at, polled_at, polls, recurring, psp_plan_id, next_poll_at
 `
 
 type OrderInsertParams struct {
+	ID              uuid.UUID
 	MerchantOrderID string
 	CustomerID      uuid.UUID
 	AmountMinor     int64
@@ -270,8 +271,10 @@ type OrderInsertParams struct {
 	NextPollAt      *time.Time
 }
 
+// The id is a UUIDv7 minted by the store (newID).
 func (q *Queries) OrderInsert(ctx context.Context, arg OrderInsertParams) (IngestOrder, error) {
 	row := q.db.QueryRow(ctx, orderInsert,
+		arg.ID,
 		arg.MerchantOrderID,
 		arg.CustomerID,
 		arg.AmountMinor,
