@@ -73,3 +73,43 @@ INSERT INTO ingest.outbox (event_key, event_type, payload) VALUES ('payment:pay-
 		}
 	}
 }
+
+// Migration 00026 puts on the poller's schedule the orders still within
+// the default give-ups: unpaid ones and recurring ones of the last 72
+// hours, paid ones of the last hour; the rest stay off it.
+func TestMigrationSchedulesTheOrdersStillPolled(t *testing.T) {
+	ctx := t.Context()
+	dsn := pgtest.NewDatabase(t)
+	if err := pg.Migrate(ctx, dsn, "ingest", migrationsBefore(t, "00026")); err != nil {
+		t.Fatal(err)
+	}
+	pool, err := pgxpool.New(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	_, err = pool.Exec(ctx, `WITH c AS (
+  INSERT INTO ingest.customers (doc_type, doc_country, doc_number, legal_name) VALUES ('OTHER', 'UY', 'X1', 'Test Buyer') RETURNING id),
+o AS (
+  INSERT INTO ingest.orders (merchant_order_id, customer_id, amount_minor, currency, recurring, created_at)
+  SELECT v.id, c.id, 100, 'UYU', v.recurring, now() - v.age
+  FROM c, (VALUES ('unpaid', false, interval '2 hours'), ('paid-recently', false, interval '10 minutes'),
+                  ('paid', false, interval '2 hours'), ('recurring', true, interval '2 hours'),
+                  ('unpaid-long-ago', false, interval '100 hours')) v(id, recurring, age)
+  RETURNING id, merchant_order_id)
+INSERT INTO ingest.payments (id, order_id, status, status_rank, amount_minor, currency)
+SELECT 'pay-' || o.merchant_order_id, o.id, 'PAID', 40, 100, 'UYU' FROM o WHERE o.merchant_order_id IN ('paid-recently', 'paid', 'recurring')`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Migrate(ctx, dsn, "ingest"); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{"unpaid": true, "paid-recently": true, "recurring": true, "paid": false, "unpaid-long-ago": false}
+	for id, scheduled := range want {
+		var got bool
+		if err := pool.QueryRow(ctx, `SELECT next_poll_at IS NOT NULL FROM ingest.orders WHERE merchant_order_id = $1`, id).Scan(&got); err != nil || got != scheduled {
+			t.Errorf("order %s on the schedule after the migration: %v (%v), want %v", id, got, err, scheduled)
+		}
+	}
+}
