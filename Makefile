@@ -52,7 +52,7 @@ bench: ## Measure ingest, the relay and the whole pipeline beside their PostgreS
 bench-readme: ## Rewrite bench/README.md from bench/results.json without running the bench
 	go run ./test/e2e/cmd/bench -readme-only
 
-soak: ## Run the whole pipeline steadily for many documents, retention on (default 1,000,000 at 100/s, hours): CPU and WAL per document, table sizes, reconciler run time, p50/p99 per window and a flatness verdict; writes soak/results.json, soak/*.png and soak/README.md (flags via ARGS, e.g. ARGS="-documents 6000 -window 2000 -rate 50")
+soak: ## Run the whole pipeline steadily for many documents, retention on (default 1,000,000 at 100/s, hours): CPU and WAL per document, table sizes, reconciler run time, p50/p99 per window and a flatness verdict; writes soak/results.json, soak/*.png and soak/README.md, and soak/partial.json after each window until then (flags via ARGS, e.g. ARGS="-documents 6000 -window 2000 -rate 50")
 	$(STACK_ENV); go run ./test/e2e/cmd/soak $(ARGS)
 
 chaos: ## The exactly-once proof under kills, outages and business faults (cases closed by the harness as an operator); flags via ARGS, e.g. make chaos ARGS="-psps dlocal,stripe,mercadopago -payments 10000 -kills 50 -mismatch-share 0.02"

@@ -5,9 +5,12 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"runtime"
 	"sync/atomic"
 	"time"
@@ -24,8 +27,11 @@ import (
 // Run starts the stack with the soak's settings, offers cfg.Documents
 // payments at cfg.Rate, printing a line per window to out, then the
 // verdict; it writes results.json, the plots and README.md into cfg.Out
-// and returns the figures. An error names what failed; the processes' logs
-// are kept then, and when the verdict is not flat.
+// and returns the figures. Until then, cfg.Out/partial.json holds the
+// windows so far, rewritten after each, so a run that fails or is stopped
+// hours in keeps what it measured; a finished run removes it. An error
+// names what failed; the processes' logs are kept then, and when the
+// verdict is not flat.
 func Run(ctx context.Context, cfg Config, out io.Writer) (Results, error) {
 	if err := cfg.Check(); err != nil {
 		return Results{}, err
@@ -35,6 +41,7 @@ func Run(ctx context.Context, cfg Config, out io.Writer) (Results, error) {
 	err := s.setUp(ctx, res.Env)
 	if err == nil {
 		res.Autovacuum = s.autovacuum
+		s.partial = res
 		res.Windows, err = s.drive(ctx)
 	}
 	if err == nil {
@@ -48,7 +55,30 @@ func Run(ctx context.Context, cfg Config, out io.Writer) (Results, error) {
 	if err := Write(cfg.Out, res); err != nil {
 		return Results{}, err
 	}
+	if err := os.Remove(filepath.Join(cfg.Out, PartialFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return Results{}, err
+	}
 	return res, nil
+}
+
+// PartialFile is the windows of a run in progress, in cfg.Out.
+const PartialFile = "partial.json"
+
+// savePartial writes the run's figures with the windows so far to
+// PartialFile; a failure to is printed, not fatal to the run.
+func (s *soak) savePartial(windows []Window) {
+	r := s.partial
+	r.Windows = windows
+	b, err := jsonIndent(r)
+	if err == nil {
+		err = os.MkdirAll(s.cfg.Out, 0o755)
+	}
+	if err == nil {
+		err = os.WriteFile(filepath.Join(s.cfg.Out, PartialFile), b, 0o644)
+	}
+	if err != nil {
+		s.progress("could not save the windows so far: %v", err)
+	}
 }
 
 // soak is one run in progress.
@@ -63,6 +93,8 @@ type soak struct {
 	db     *pgxpool.Pool      // the soak's own queries
 	// autovacuum is the server's setting, "on" or "off".
 	autovacuum string
+	// partial is the run's Results without windows, for savePartial.
+	partial Results
 }
 
 func (s *soak) progress(format string, args ...any) {
@@ -172,6 +204,7 @@ func (s *soak) drive(ctx context.Context) ([]Window, error) {
 				return fmt.Errorf("window %d: %w", k+1, err)
 			}
 			windows, prev = append(windows, w), end
+			s.savePartial(windows)
 			s.progress("%s", w.Line(s.cfg.Windows(), pruned))
 			s.progress("window %d largest tables: %s", w.Index, w.Sizes(6))
 		}

@@ -2,6 +2,7 @@ package soak
 
 import (
 	"encoding/json"
+	"io"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -363,5 +364,31 @@ func TestReadPhasesFromTheMetricsPage(t *testing.T) {
 	defer gone.Close()
 	if _, err := readPhases(t.Context(), gone.URL); err == nil || !strings.Contains(err.Error(), "404") {
 		t.Errorf("reading a page that answers 404: %v, want an error naming it", err)
+	}
+}
+
+// The windows so far are saved after each, with the run's settings, so a
+// run stopped hours in keeps them.
+func TestPartialHoldsTheWindowsSoFar(t *testing.T) {
+	c := small()
+	c.Out = filepath.Join(t.TempDir(), "out")
+	s := &soak{cfg: c, out: io.Discard, began: time.Now(), partial: Results{Config: c, Env: c.env()}}
+	ws := windowsOf(3, func(i int, w *Window) { w.P99Ms = float64(100 * (i + 1)) })
+	for n := 1; n <= len(ws); n++ {
+		s.savePartial(ws[:n])
+		b, err := os.ReadFile(filepath.Join(c.Out, PartialFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got struct {
+			Config  map[string]any `json:"config"`
+			Windows []Window       `json:"windows"`
+		}
+		if err := json.Unmarshal(b, &got); err != nil {
+			t.Fatal(err)
+		}
+		if len(got.Windows) != n || got.Windows[n-1].P99Ms != float64(100*n) || got.Config["retention"] != "1m20s" {
+			t.Fatalf("after window %d, %s holds %s", n, PartialFile, b)
+		}
 	}
 }
