@@ -37,21 +37,29 @@ func migrationsBefore(tb testing.TB, name string) fs.FS {
 	return out
 }
 
+// migratedBefore is a fresh database with ingest's migrations older than
+// name applied, and a pool on it.
+func migratedBefore(tb testing.TB, name string) (string, *pgxpool.Pool) {
+	tb.Helper()
+	dsn := pgtest.NewDatabase(tb)
+	if err := pg.Migrate(tb.Context(), dsn, "ingest", migrationsBefore(tb, name)); err != nil {
+		tb.Fatal(err)
+	}
+	pool, err := pgxpool.New(tb.Context(), dsn)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(pool.Close)
+	return dsn, pool
+}
+
 // A payment a late PAID left EXPIRED before the fix, its invoice event in
 // the outbox, is PAID after migration 00006 (with paid_at, so the
 // reconciler sees it); an EXPIRED payment without the event stays EXPIRED.
 func TestMigrationRepairsAPaymentLeftExpiredByALatePaid(t *testing.T) {
 	ctx := t.Context()
-	dsn := pgtest.NewDatabase(t)
-	if err := pg.Migrate(ctx, dsn, "ingest", migrationsBefore(t, "00006")); err != nil {
-		t.Fatal(err)
-	}
-	pool, err := pgxpool.New(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
-	_, err = pool.Exec(ctx, `WITH c AS (
+	dsn, pool := migratedBefore(t, "00006")
+	_, err := pool.Exec(ctx, `WITH c AS (
   INSERT INTO ingest.customers (doc_type, doc_country, doc_number, legal_name) VALUES ('OTHER', 'UY', 'X1', 'Test Buyer') RETURNING id),
 o AS (
   INSERT INTO ingest.orders (merchant_order_id, customer_id, amount_minor, currency)
@@ -79,16 +87,8 @@ INSERT INTO ingest.outbox (event_key, event_type, payload) VALUES ('payment:pay-
 // hours, paid ones of the last hour; the rest stay off it.
 func TestMigrationSchedulesTheOrdersStillPolled(t *testing.T) {
 	ctx := t.Context()
-	dsn := pgtest.NewDatabase(t)
-	if err := pg.Migrate(ctx, dsn, "ingest", migrationsBefore(t, "00026")); err != nil {
-		t.Fatal(err)
-	}
-	pool, err := pgxpool.New(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
-	_, err = pool.Exec(ctx, `WITH c AS (
+	dsn, pool := migratedBefore(t, "00026")
+	_, err := pool.Exec(ctx, `WITH c AS (
   INSERT INTO ingest.customers (doc_type, doc_country, doc_number, legal_name) VALUES ('OTHER', 'UY', 'X1', 'Test Buyer') RETURNING id),
 o AS (
   INSERT INTO ingest.orders (merchant_order_id, customer_id, amount_minor, currency, recurring, created_at)
