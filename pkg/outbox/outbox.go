@@ -7,7 +7,7 @@
 //	id              bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY
 //	event_key       text NOT NULL UNIQUE   -- e.g. payment:<id>:paid
 //	event_type      text NOT NULL          -- routes the row to a queue
-//	payload         bytea NOT NULL         -- the message body (eventsv1.Encode)
+//	payload         bytea NOT NULL         -- the event (see Body)
 //	traceparent     text NOT NULL DEFAULT ''
 //	created_at      timestamptz NOT NULL DEFAULT now()
 //	next_attempt_at timestamptz NOT NULL DEFAULT now()
@@ -23,6 +23,7 @@ package outbox
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
 	"time"
 
@@ -37,8 +38,28 @@ const Channel = "onceflow_outbox"
 type Message struct {
 	EventKey    string
 	EventType   string
-	Payload     []byte
+	Payload     []byte // the event in protobuf wire form (eventsv1.Marshal)
 	Traceparent string
+}
+
+// wireMark is the first byte of a payload stored in wire form: a zero byte,
+// which no text body begins with.
+const wireMark = 0
+
+// stored is how a row holds payload, a message's wire form: behind wireMark.
+func stored(payload []byte) []byte { return append([]byte{wireMark}, payload...) }
+
+// Body is the SQS body of a row's stored payload. The row holds the event's
+// protobuf wire form behind a zero byte, and the body is that form in
+// standard base64, since an SQS body must be text: the row is three
+// quarters of the body's size, and it is written to the WAL twice (inserted,
+// marked published). A payload without the zero byte is a body already,
+// base64 or protojson, as versions before stored it, and is sent as it is.
+func Body(payload []byte) string {
+	if len(payload) == 0 || payload[0] != wireMark {
+		return string(payload)
+	}
+	return base64.StdEncoding.EncodeToString(payload[1:])
 }
 
 // Table names one outbox table, e.g. Table{"ingest", "outbox"}.
@@ -67,7 +88,7 @@ func InsertMany(ctx context.Context, tx pgx.Tx, t Table, msgs []Message) (insert
 	}
 	keys, types, payloads, parents := make([]string, len(msgs)), make([]string, len(msgs)), make([][]byte, len(msgs)), make([]string, len(msgs))
 	for i, m := range msgs {
-		keys[i], types[i], payloads[i], parents[i] = m.EventKey, m.EventType, m.Payload, m.Traceparent
+		keys[i], types[i], payloads[i], parents[i] = m.EventKey, m.EventType, stored(m.Payload), m.Traceparent
 	}
 	tag, err := tx.Exec(ctx, `INSERT INTO `+t.ident()+` (event_key, event_type, payload, traceparent)
 SELECT * FROM unnest($1::text[], $2::text[], $3::bytea[], $4::text[])
@@ -83,7 +104,7 @@ type Row struct {
 	ID          int64
 	EventKey    string
 	EventType   string
-	Payload     []byte
+	Payload     []byte // as stored: Body gives the message body
 	Traceparent string
 	Attempts    int
 	CreatedAt   time.Time

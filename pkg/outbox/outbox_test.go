@@ -1,14 +1,16 @@
 package outbox_test
 
 import (
-	"bytes"
 	"context"
+	"encoding/base64"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"google.golang.org/protobuf/proto"
 
+	eventsv1 "github.com/onceflow/onceflow/pkg/eventspb/onceflow/events/v1"
 	"github.com/onceflow/onceflow/pkg/outbox"
 	"github.com/onceflow/onceflow/pkg/pgtest"
 )
@@ -119,9 +121,60 @@ func TestInsertManyKeepsOrderAndSkipsKnownKeys(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != 2 || got[0].EventKey != "k1" || string(got[0].Payload) != `{"n":1}` || got[0].Traceparent != "00-t1" ||
-		got[1].EventKey != "k3" || !bytes.Equal(got[1].Payload, []byte{0, 1, 2}) {
+	if len(got) != 2 || got[0].EventKey != "k1" || outbox.Body(got[0].Payload) != b64(`{"n":1}`) || got[0].Traceparent != "00-t1" ||
+		got[1].EventKey != "k3" || outbox.Body(got[1].Payload) != b64("\x00\x01\x02") {
 		t.Fatalf("rows %+v, want k1 (its first copy, with its trace) then k3, in that order", got)
+	}
+}
+
+func b64(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
+
+// TestBodyOfEachStoredForm: a payload inserted now (wire form) is sent in
+// base64 and decodes to its event; one an earlier version stored as a body,
+// base64 or protojson, is sent as it is.
+func TestBodyOfEachStoredForm(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool, _ := setup(t)
+	want := &eventsv1.ProviderEvent{EventId: "evt_1", Provider: "invoicy", Reference: "123456789012345678", ProviderStatus: "1"}
+	wire, err := eventsv1.Marshal(want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := eventsv1.Encode(want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		_, err := outbox.Insert(ctx, tx, table, outbox.Message{EventKey: "now", EventType: "provider.x", Payload: wire})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	protojson := `{"eventId":"evt_1"}`
+	if _, err := pool.Exec(ctx, `INSERT INTO p.outbox (event_key, event_type, payload) VALUES ('base64', 'provider.x', $1), ('protojson', 'provider.x', $2)`,
+		body, []byte(protojson)); err != nil {
+		t.Fatal(err)
+	}
+	stored := map[string][]byte{}
+	rows, _ := pool.Query(ctx, "SELECT event_key, payload FROM p.outbox")
+	var key string
+	var payload []byte
+	if _, err := pgx.ForEachRow(rows, []any{&key, &payload}, func() error { stored[key] = payload; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if len(stored["now"]) != len(wire)+1 {
+		t.Errorf("stored %d bytes for a %d-byte event, want its wire form and one byte", len(stored["now"]), len(wire))
+	}
+	for key, want := range map[string]string{"now": string(body), "base64": string(body), "protojson": protojson} {
+		if got := outbox.Body(stored[key]); got != want {
+			t.Errorf("body of the %s row = %q, want %q", key, got, want)
+		}
+	}
+	var got eventsv1.ProviderEvent
+	if err := eventsv1.Decode([]byte(outbox.Body(stored["now"])), &got); err != nil || !proto.Equal(&got, want) {
+		t.Fatalf("the body decodes to %v (%v), want %v", &got, err, want)
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/onceflow/onceflow/pkg/dlocal"
 	eventsv1 "github.com/onceflow/onceflow/pkg/eventspb/onceflow/events/v1"
+	"github.com/onceflow/onceflow/pkg/outbox"
 )
 
 // apiCase is a case as GET /admin/cases shows it.
@@ -86,7 +87,7 @@ func (e *env) invoices(id string) []*eventsv1.BillingEvent {
 			e.t.Fatal(err)
 		}
 		ev := &eventsv1.BillingEvent{}
-		if err := eventsv1.Decode(b, ev); err != nil {
+		if err := eventsv1.Decode([]byte(outbox.Body(b)), ev); err != nil {
 			e.t.Fatal(err)
 		}
 		out = append(out, ev)

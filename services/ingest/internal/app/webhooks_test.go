@@ -18,6 +18,7 @@ import (
 
 	"github.com/onceflow/onceflow/pkg/dlocal"
 	eventsv1 "github.com/onceflow/onceflow/pkg/eventspb/onceflow/events/v1"
+	"github.com/onceflow/onceflow/pkg/outbox"
 )
 
 const (
@@ -265,7 +266,7 @@ func TestProviderEventReachesTheOutboxOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	var ev eventsv1.ProviderEvent
-	if err := eventsv1.Decode(payload, &ev); err != nil {
+	if err := eventsv1.Decode([]byte(outbox.Body(payload)), &ev); err != nil {
 		t.Fatal(err)
 	}
 	if ev.GetReference() != "123456789012345678" || ev.GetProviderStatus() != "1" || ev.GetEventId() != "evt_9" {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	"google.golang.org/protobuf/proto"
 	"pgregory.net/rapid"
 
 	eventsv1 "github.com/onceflow/onceflow/pkg/eventspb/onceflow/events/v1"
@@ -50,7 +51,7 @@ func TestConvertedPaymentIsInvoicedInTheChargedCurrency(t *testing.T) {
 		t.Fatal(err)
 	}
 	var ev eventsv1.BillingEvent
-	if err := eventsv1.Decode(msg.Payload, &ev); err != nil {
+	if err := proto.Unmarshal(msg.Payload, &ev); err != nil {
 		t.Fatal(err)
 	}
 	if ev.Currency != "UYU" || ev.AmountMinor != 2_005_75 || len(ev.Lines) != 2 {

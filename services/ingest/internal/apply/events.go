@@ -70,9 +70,9 @@ func creditNoteEvent(r psp.Refund, o store.Order, c store.Customer) (outbox.Mess
 }
 
 func message(ev *eventsv1.BillingEvent) (outbox.Message, error) {
-	body, err := eventsv1.Encode(ev)
+	wire, err := eventsv1.Marshal(ev)
 	if err != nil {
 		return outbox.Message{}, err
 	}
-	return outbox.Message{EventKey: ev.EventKey, EventType: eventsv1.TypeBillingDocumentRequested, Payload: body}, nil
+	return outbox.Message{EventKey: ev.EventKey, EventType: eventsv1.TypeBillingDocumentRequested, Payload: wire}, nil
 }

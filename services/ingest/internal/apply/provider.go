@@ -28,11 +28,11 @@ func prepareProviderEvent(ctx context.Context, r store.Receipt) (write, error) {
 		EventId: r.EventID, Provider: r.Scope, Reference: pe.Data.Reference,
 		ProviderStatus: pe.Data.Status, OccurredAt: timestamppb.New(occurred),
 	}
-	body, err := eventsv1.Encode(ev)
+	wire, err := eventsv1.Marshal(ev)
 	if err != nil {
 		return nil, err
 	}
-	msg := outbox.Message{EventKey: "provider:" + r.Scope + ":" + r.EventID, EventType: eventsv1.TypeProviderDocumentUpdated, Payload: body}
+	msg := outbox.Message{EventKey: "provider:" + r.Scope + ":" + r.EventID, EventType: eventsv1.TypeProviderDocumentUpdated, Payload: wire}
 	return func(_ *store.Tx, r *records) error {
 		r.event(ctx, msg)
 		return nil

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	eventsv1 "github.com/onceflow/onceflow/pkg/eventspb/onceflow/events/v1"
+	"github.com/onceflow/onceflow/pkg/outbox"
 	"github.com/onceflow/onceflow/provider/fiscal"
 	"github.com/onceflow/onceflow/services/invoicer/internal/invoicertest"
 )
@@ -34,7 +35,7 @@ func TestAuthorizedDocumentRecordsAndAnnouncesItsCAE(t *testing.T) {
 		t.Fatalf("notification: %v", err)
 	}
 	var ev eventsv1.NotificationEvent
-	if err := eventsv1.Decode(payload, &ev); err != nil {
+	if err := eventsv1.Decode([]byte(outbox.Body(payload)), &ev); err != nil {
 		t.Fatal(err)
 	}
 	want := &eventsv1.NotificationEvent{

@@ -125,7 +125,7 @@ func Message(d store.Document, c Change) (m outbox.Message, ok bool, err error) 
 	if d.OriginalSourceRef != nil {
 		ev.PaymentRef = *d.OriginalSourceRef
 	}
-	payload, err := eventsv1.Encode(ev)
+	payload, err := eventsv1.Marshal(ev)
 	if err != nil {
 		return m, false, err
 	}

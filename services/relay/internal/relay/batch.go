@@ -288,7 +288,7 @@ func attributes(row outbox.Row) map[string]types.MessageAttributeValue {
 // key when it has one (Settings.Signer), and measures it as SQS does: the
 // body plus each attribute's name, data type and value.
 func (r *Relay) envelope(row outbox.Row) envelope {
-	body := string(row.Payload)
+	body := outbox.Body(row.Payload)
 	attrs := attributes(row)
 	if r.s.Signer != nil {
 		attrs = r.s.Signer.Sign(body, attrs)

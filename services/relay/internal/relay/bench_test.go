@@ -83,7 +83,7 @@ func timeRaw(b *testing.B, c *sqs.Client, queue string) time.Duration {
 			entries := make([]types.SendMessageBatchRequestEntry, entriesPerCall)
 			for i := range entries {
 				entries[i] = types.SendMessageBatchRequestEntry{
-					Id: aws.String(strconv.Itoa(i)), MessageBody: aws.String(string(row.Payload)), MessageAttributes: attributes(row),
+					Id: aws.String(strconv.Itoa(i)), MessageBody: aws.String(outbox.Body(row.Payload)), MessageAttributes: attributes(row),
 				}
 			}
 			out, err := c.SendMessageBatch(context.Background(), &sqs.SendMessageBatchInput{QueueUrl: aws.String(queue), Entries: entries})

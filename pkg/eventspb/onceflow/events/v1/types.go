@@ -17,14 +17,23 @@ const (
 	TypeNotificationDocument     = "notification.document"
 )
 
-// Encode renders m as the body sent on SQS: its protobuf wire form in
-// standard base64 (an SQS body must be text). It is about 60 % of the
-// protojson of earlier versions, which Decode still reads, and the outbox
-// row holding it is written to the WAL twice a document.
-func Encode(m proto.Message) ([]byte, error) {
+// Marshal renders m in its protobuf wire form, as producers store it in
+// their outbox (outbox.Message).
+func Marshal(m proto.Message) ([]byte, error) {
 	b, err := proto.Marshal(m)
 	if err != nil {
 		return nil, fmt.Errorf("encode %T: %w", m, err)
+	}
+	return b, nil
+}
+
+// Encode renders m as the body sent on SQS: its protobuf wire form in
+// standard base64 (an SQS body must be text). It is about 60 % of the
+// protojson of earlier versions, which Decode still reads.
+func Encode(m proto.Message) ([]byte, error) {
+	b, err := Marshal(m)
+	if err != nil {
+		return nil, err
 	}
 	return base64.StdEncoding.AppendEncode(nil, b), nil
 }
