@@ -51,9 +51,9 @@ func stored(payload []byte) []byte { return append([]byte{wireMark}, payload...)
 
 // Body is the SQS body of a row's stored payload. The row holds the event's
 // protobuf wire form behind a zero byte, and the body is that form in
-// standard base64, since an SQS body must be text: the row is three
-// quarters of the body's size, and it is written to the WAL twice (inserted,
-// marked published). A payload without the zero byte is a body already,
+// standard base64, since an SQS body must be text: the row holds three
+// quarters of the body's bytes, in its insert's WAL and for the whole
+// retention. A payload without the zero byte is a body already,
 // base64 or protojson, as versions before stored it, and is sent as it is.
 func Body(payload []byte) string {
 	if len(payload) == 0 || payload[0] != wireMark {
