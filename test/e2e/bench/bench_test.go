@@ -261,12 +261,38 @@ func TestConfigCheckNamesTheFlag(t *testing.T) {
 	}
 }
 
+func TestCoresCountsReapedChildren(t *testing.T) {
+	t.Parallel()
+	// The postmaster (40) reaps backend 41, which had used 5 s at the first
+	// reading and 5.8 s when it exited, and worker 44, which started and
+	// exited between the readings after 0.3 s: the reaped time rises by
+	// 6.1 s, of which 0.8 s and 0.3 s fall in the stage.
+	before := CPUTimes{
+		{"machine", 0, false}: 10, {"postgres", 40, false}: 1, {"postgres", 40, true}: 20,
+		{"postgres", 41, false}: 5, {"postgres", 42, false}: 2,
+	}
+	after := CPUTimes{
+		{"machine", 0, false}: 14, {"postgres", 40, false}: 1.1, {"postgres", 40, true}: 26.1,
+		{"postgres", 42, false}: 2.6,
+	}
+	got := Cores(before, after, 1)
+	want := map[string]float64{"machine": 4, "postgres": 0.1 + 0.8 + 0.3 + 0.6, "other": 4 - 1.8}
+	if len(got) != len(want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+	for k, w := range want {
+		if d := got[k] - w; d > 1e-9 || d < -1e-9 {
+			t.Errorf("%s: got %v, want %v", k, got[k], w)
+		}
+	}
+}
+
 func TestCoresSplitsTheMachine(t *testing.T) {
 	t.Parallel()
 	// Backend 41 exits during the stage and 43 starts in it: the first
 	// counts nothing, the second all it used.
-	before := CPUTimes{{"machine", 0}: 10, {"ingest-1", 7}: 1, {"postgres", 41}: 5, {"postgres", 42}: 2}
-	after := CPUTimes{{"machine", 0}: 13, {"ingest-1", 7}: 2, {"postgres", 42}: 2.6, {"postgres", 43}: 0.4, {"relay-1", 9}: 0.001}
+	before := CPUTimes{{"machine", 0, false}: 10, {"ingest-1", 7, false}: 1, {"postgres", 41, false}: 5, {"postgres", 42, false}: 2}
+	after := CPUTimes{{"machine", 0, false}: 13, {"ingest-1", 7, false}: 2, {"postgres", 42, false}: 2.6, {"postgres", 43, false}: 0.4, {"relay-1", 9, false}: 0.001}
 	got := Cores(before, after, 2)
 	want := map[string]float64{"machine": 1.5, "ingest-1": 0.5, "postgres": 0.5, "other": 0.4995}
 	if len(got) != len(want) {

@@ -19,8 +19,8 @@ func TestBurstCostDividesByTheDocuments(t *testing.T) {
 			{service: "relay", query: "UPDATE outbox", calls: 20, rows: 200, walBytes: 200_000},
 		},
 		walBefore: 1_000_000, walAfter: 1_000_000 + 2_000_000,
-		cpuBefore: CPUTimes{{"machine", 0}: 10, {"ingest-1", 7}: 1, {"postgres", 41}: 2},
-		cpuAfter:  CPUTimes{{"machine", 0}: 13, {"ingest-1", 7}: 1.6, {"postgres", 41}: 3, {"postgres", 43}: 0.2},
+		cpuBefore: CPUTimes{{"machine", 0, false}: 10, {"ingest-1", 7, false}: 1, {"postgres", 41, false}: 2},
+		cpuAfter:  CPUTimes{{"machine", 0, false}: 13, {"ingest-1", 7, false}: 1.6, {"postgres", 41, false}: 3, {"postgres", 43, false}: 0.2},
 	}
 	c := burstCost(r, 200, 3)
 	if !near(c.Statements, 4.1) || !near(c.ByService["ingest"], 3) || !near(c.ByService["invoicer"], 1) || !near(c.ByService["relay"], 0.1) {

@@ -10,10 +10,14 @@ import (
 )
 
 // Proc names one process (PID) of a group; the whole machine is the group
-// "machine" with pid 0.
+// "machine" with pid 0. A Reaped entry is the CPU of a group's children
+// that exited and were waited for (the postmaster's cutime and cstime), so
+// a backend or autovacuum worker that exits between two readings still
+// counts.
 type Proc struct {
-	Group string
-	PID   int
+	Group  string
+	PID    int
+	Reaped bool
 }
 
 // CPUTimes is CPU seconds (user + system) used so far, per process.
@@ -22,23 +26,24 @@ type CPUTimes map[Proc]float64
 // ReadCPU reads the CPU time of each stack process, of this harness, of
 // PostgreSQL's processes, of every Node process (the SQS emulator), and of
 // the whole machine (every core's busy time). PostgreSQL's are the
-// postmaster's and its children's when postmaster is not 0, else every
-// process named postgres. The emulator may serve other work too; so may the
+// postmaster's, its children's and its reaped children's when postmaster is
+// not 0, else every process named postgres (then one that exits between
+// readings is missed). The emulator may serve other work too; so may the
 // machine.
 func ReadCPU(s *stack.Stack, postmaster int) CPUTimes {
 	t := CPUTimes{}
 	if fs, err := procfs.NewDefaultFS(); err == nil {
 		if st, err := fs.Stat(); err == nil {
 			c := st.CPUTotal
-			t[Proc{"machine", 0}] = c.User + c.Nice + c.System + c.IRQ + c.SoftIRQ + c.Steal
+			t[Proc{Group: "machine"}] = c.User + c.Nice + c.System + c.IRQ + c.SoftIRQ + c.Steal
 		}
 	}
 	for _, name := range s.Names("") {
 		if pid := s.PID(name); pid != 0 {
-			t[Proc{name, pid}] = procCPU(pid)
+			t[Proc{Group: name, PID: pid}] = procCPU(pid)
 		}
 	}
-	t[Proc{"bench", os.Getpid()}] = procCPU(os.Getpid())
+	t[Proc{Group: "bench", PID: os.Getpid()}] = procCPU(os.Getpid())
 	procs, err := procfs.AllProcs()
 	if err != nil {
 		return t
@@ -50,9 +55,12 @@ func ReadCPU(s *stack.Stack, postmaster int) CPUTimes {
 		}
 		switch {
 		case pgProcess(st, postmaster):
-			t[Proc{"postgres", p.PID}] = st.CPUTime()
+			t[Proc{Group: "postgres", PID: p.PID}] = st.CPUTime()
+			if p.PID == postmaster {
+				t[Proc{Group: "postgres", PID: p.PID, Reaped: true}] = reapedCPU(st)
+			}
 		case st.Comm == "node":
-			t[Proc{"sqs", p.PID}] = st.CPUTime()
+			t[Proc{Group: "sqs", PID: p.PID}] = st.CPUTime()
 		}
 	}
 	return t
@@ -66,6 +74,15 @@ func pgProcess(st procfs.ProcStat, postmaster int) bool {
 	}
 	return st.PID == postmaster || st.PPID == postmaster
 }
+
+// reapedCPU is the CPU seconds of a process's children that exited and
+// were waited for.
+func reapedCPU(st procfs.ProcStat) float64 {
+	return float64(st.CUTime+st.CSTime) / userHZ
+}
+
+// userHZ is the clock tick of /proc's times, as procfs assumes for CPUTime.
+const userHZ = 100
 
 // procCPU is one process's CPU seconds; 0 when it is gone.
 func procCPU(pid int) float64 {
@@ -82,14 +99,24 @@ func procCPU(pid int) float64 {
 
 // cpuSeconds is the CPU used between two readings, in seconds, per group:
 // each process counts what it used since the first reading (all of it when
-// it started since), and one that exited meanwhile counts nothing, so a
-// stage that stops a service does not subtract that service's PostgreSQL
-// connections. "other" is the machine's busy time that no group accounts
-// for (other work on a shared machine), when positive.
+// it started since). One that exited meanwhile counts nothing, so a stage
+// that stops a service does not subtract that service's PostgreSQL
+// connections, unless its group has a Reaped entry: then the rise of the
+// reaped time holds the exited process's whole CPU, and the part it had
+// used by the first reading comes off. "other" is the machine's busy time
+// that no group accounts for (other work on a shared machine), when
+// positive.
 func cpuSeconds(before, after CPUTimes) map[string]float64 {
 	used := map[string]float64{}
+	reaps := map[string]bool{}
 	for p, t := range after {
 		used[p.Group] += t - before[p]
+		reaps[p.Group] = reaps[p.Group] || p.Reaped
+	}
+	for p, t := range before {
+		if _, live := after[p]; !live && reaps[p.Group] {
+			used[p.Group] -= t
+		}
 	}
 	groups := 0.0
 	for name, s := range used {
