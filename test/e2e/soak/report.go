@@ -198,7 +198,8 @@ and writes ` + "`results.json`" + `, ` + "`cpu_per_doc.png`" + `, ` + "`latency.
   and attempts, but keeps every receipt: the tables a floor keeps past the run are listed,
   not judged. The latency needs each window's receipts until it ends, so a receipt retention
   must outlast a window.
-- **Verdict.** The last window against the first: CPU per document (the total) and p99 may be
+- **Verdict.** The last window against the first: CPU per document (the pipeline's total, and
+  the machine's busy time, which also counts what no process reading sees) and p99 may be
   at most ` + "`-tolerance`" + ` (15 %) higher. So may the reconciler's mean run time, against the
   first window to begin a minute and one interval after the first payment: the audit looks up
   what changed in an interval that ended a minute before, so earlier runs have less to do. Each pruned table

@@ -187,8 +187,9 @@ func TestVerdictComparesTheLastWindowWithTheFirst(t *testing.T) {
 	c := small()
 	c.Retention = 20 * time.Second // the relay's outboxes can go from 25 s; judged from the first window ending after 65 s
 	ws := windowsOf(3, func(i int, w *Window) {
-		w.CPUMsPerDocTotal = []float64{40, 50, 45}[i] // +12.5 %: flat
-		w.P99Ms = []float64{200, 210, 240}[i]         // +20 %: worse
+		w.CPUMsPerDocTotal = []float64{40, 50, 45}[i]                           // +12.5 %: flat
+		w.CPUMsPerDoc = map[string]float64{"machine": []float64{60, 62, 72}[i]} // +20 %: worse
+		w.P99Ms = []float64{200, 210, 240}[i]                                   // +20 %: worse
 		w.Tables["ingest.outbox"] = Size{Total: []int64{1e6, 2e6, 2.2e6}[i]}
 		w.Tables["invoicer.outbox"] = Size{Total: []int64{1e6, 2e6, 3e6}[i]}
 	})
@@ -198,6 +199,9 @@ func TestVerdictComparesTheLastWindowWithTheFirst(t *testing.T) {
 	}
 	if got := checkNamed(v, "cpu_ms_per_doc"); !got.Judged || !got.OK || got.Ratio != 45.0/40 {
 		t.Errorf("CPU: %+v, want judged, ok, ratio 1.125", got)
+	}
+	if got := checkNamed(v, "machine_cpu_ms_per_doc"); !got.Judged || got.OK || got.Ratio != 72.0/60 {
+		t.Errorf("machine CPU: %+v, want judged and failed, ratio 1.2", got)
 	}
 	if got := checkNamed(v, "p99_ms"); !got.Judged || got.OK {
 		t.Errorf("p99: %+v, want judged and failed", got)
@@ -221,6 +225,7 @@ func TestVerdictComparesTheLastWindowWithTheFirst(t *testing.T) {
 	// Everything within the tolerance, or better: flat.
 	for i := range ws {
 		ws[i].P99Ms, ws[i].Tables["invoicer.outbox"] = 200-float64(i), Size{Total: 2e6}
+		ws[i].CPUMsPerDoc["machine"] = 60
 		ws[i].Reconciler = Runs{Count: 4, MeanSeconds: 0.1}
 	}
 	if v := judge(c, ws); !v.OK || !strings.Contains(v.String(), "verdict: flat") {
