@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -249,8 +250,10 @@ func (c Config) pruned() []Pruned {
 }
 
 // env is every setting the soak gives the processes: the retentions and
-// pruner intervals, the reconciler's interval and how often its audit lists
-// today, the shipped sweep grace (the stack's 0 s would have the reconciler
+// pruner intervals, the reconciler's interval, how often its audit lists
+// today and at what pace (twice the payments' rate, so a listing of what
+// was issued since the last one spreads over half the time between them),
+// the shipped sweep grace (the stack's 0 s would have the reconciler
 // chase every payment in flight), and then Env.
 func (c Config) env() []string {
 	every := c.intervals()
@@ -262,6 +265,6 @@ func (c Config) env() []string {
 		out = append(out, name+"="+every[name].String())
 	}
 	out = append(out, "RECONCILER_INTERVAL="+c.reconcileEvery().String(), "RECONCILER_AUDIT_CURRENT_EVERY="+c.auditEvery().String(),
-		"RECONCILER_GRACE=10m0s")
+		"RECONCILER_AUDIT_RATE="+strconv.Itoa(2*c.Rate), "RECONCILER_GRACE=10m0s")
 	return append(out, c.Env...)
 }

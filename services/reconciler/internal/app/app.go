@@ -146,7 +146,7 @@ func newAuditor(cfg Config, invoicer *store.InvoicerReader, own *store.Store, m 
 	}
 	return audit.New(client, invoicer, own, audit.Config{
 		Provider: "invoicy", Days: cfg.AuditDays, Location: fiscal.Montevideo, PageSize: cfg.PageSize,
-		CurrentEvery: cfg.AuditCurrentEvery, PastEvery: cfg.AuditPastEvery,
+		CurrentEvery: cfg.AuditCurrentEvery, PastEvery: cfg.AuditPastEvery, Rate: cfg.AuditRate,
 	}, m), nil
 }
 

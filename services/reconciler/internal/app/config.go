@@ -81,6 +81,9 @@ type Config struct {
 	// (docs/reconciler-audit.md). Zero lists the day on every run.
 	AuditCurrentEvery time.Duration `env:"RECONCILER_AUDIT_CURRENT_EVERY" envDefault:"10m"`
 	AuditPastEvery    time.Duration `env:"RECONCILER_AUDIT_PAST_EVERY" envDefault:"6h"`
+	// AuditRate paces the audit's listings: documents a second, averaged,
+	// that they take at the provider; 0 does not pace them.
+	AuditRate float64 `env:"RECONCILER_AUDIT_RATE" envDefault:"1000"`
 	// Settings name the InvoiCy branch to audit and how to reach it
 	// (INVOICY_*), the invoicer's settings type.
 	invoicy.Settings
@@ -232,6 +235,9 @@ func (c Config) validateAudit() []error {
 	}
 	if c.AuditPastEvery < 0 || (c.AuditDays > 1 && c.AuditPastEvery >= time.Duration(c.AuditDays-1)*24*time.Hour) {
 		errs = append(errs, errors.New("RECONCILER_AUDIT_PAST_EVERY: want 0 or more and under RECONCILER_AUDIT_DAYS-1 days, so every earlier day is listed again while the audit covers it"))
+	}
+	if c.AuditRate < 0 {
+		errs = append(errs, errors.New("RECONCILER_AUDIT_RATE: want 0 (no pacing) or more documents a second"))
 	}
 	if c.ProviderTimeout <= 0 {
 		errs = append(errs, errors.New("RECONCILER_PROVIDER_TIMEOUT: want a positive duration such as 15s"))

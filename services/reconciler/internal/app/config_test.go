@@ -110,6 +110,7 @@ func TestConfigAuditErrorsNameTheVariable(t *testing.T) {
 		{"RECONCILER_AUDIT_CURRENT_EVERY", "25h"},
 		{"RECONCILER_AUDIT_PAST_EVERY", "-1m"},
 		{"RECONCILER_AUDIT_PAST_EVERY", "24h"}, // with 2 days, yesterday would leave the period before its next listing
+		{"RECONCILER_AUDIT_RATE", "-1"},
 		{"RECONCILER_PROVIDER_TIMEOUT", "0s"},
 		{"RECONCILER_PROVIDER_STATUS_MAP", "5=paid"},
 	}

@@ -18,6 +18,8 @@ import (
 	"context"
 	"time"
 
+	"golang.org/x/time/rate"
+
 	"github.com/onceflow/onceflow/pkg/cases"
 	"github.com/onceflow/onceflow/provider/fiscal"
 	"github.com/onceflow/onceflow/services/reconciler/internal/store"
@@ -105,6 +107,13 @@ type Config struct {
 	// NumberRange is how many numbers one query of a day listed in ranges
 	// names; zero means DefaultNumberRange.
 	NumberRange int
+	// Rate paces the listings: after each answer, a run waits until its
+	// listings have taken at most Rate documents a second on average, so a
+	// large listing spreads over time instead of taking the provider, this
+	// service and PostgreSQL at once. Up to NumberRange documents go without
+	// waiting; look-ups by reference, which follow the documents that
+	// change, are not paced. Zero means no pacing.
+	Rate float64
 }
 
 // Auditor compares the provider's documents with the invoicer's, read
@@ -117,6 +126,7 @@ type Auditor struct {
 	own      *store.Store
 	cfg      Config
 	metrics  *Metrics
+	pacer    *rate.Limiter // nil: no pacing
 }
 
 // New returns an auditor keeping its state through own; cfg.Days and
@@ -131,7 +141,27 @@ func New(p Provider, invoicer *store.InvoicerReader, own *store.Store, cfg Confi
 	if cfg.NumberRange <= 0 {
 		cfg.NumberRange = DefaultNumberRange
 	}
-	return &Auditor{provider: p, invoicer: invoicer, own: own, cfg: cfg, metrics: m}
+	a := &Auditor{provider: p, invoicer: invoicer, own: own, cfg: cfg, metrics: m}
+	if cfg.Rate > 0 {
+		a.pacer = rate.NewLimiter(rate.Limit(cfg.Rate), cfg.NumberRange)
+	}
+	return a
+}
+
+// pace waits until n more documents keep the audit within cfg.Rate, and
+// counts the wait.
+func (a *Auditor) pace(ctx context.Context, n int) error {
+	if a.pacer == nil {
+		return nil
+	}
+	began := time.Now()
+	defer func() { a.metrics.paced.Add(time.Since(began).Seconds()) }()
+	for burst := a.pacer.Burst(); n > 0; n -= burst {
+		if err := a.pacer.WaitN(ctx, min(n, burst)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Name implements reconcile.Checker.

@@ -11,6 +11,7 @@ type Metrics struct {
 	listed     prometheus.Counter
 	lookedUp   prometheus.Counter
 	read       prometheus.Counter
+	paced      prometheus.Counter
 }
 
 // NewMetrics registers the audit's counters with reg.
@@ -40,7 +41,11 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "onceflow_reconciler_audit_documents_read_total",
 			Help: "Our documents the audit read: those of each day it listed in full, and those that changed since its previous run.",
 		}),
+		paced: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "onceflow_reconciler_audit_paced_seconds_total",
+			Help: "Seconds the audit waited between answers to its listings to keep within RECONCILER_AUDIT_RATE.",
+		}),
 	}
-	reg.MustRegister(m.daysListed, m.daysOnward, m.queries, m.listed, m.lookedUp, m.read)
+	reg.MustRegister(m.daysListed, m.daysOnward, m.queries, m.listed, m.lookedUp, m.read, m.paced)
 	return m
 }

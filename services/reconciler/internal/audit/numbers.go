@@ -17,7 +17,11 @@ import (
 func (r *auditRun) listing(ctx context.Context, day time.Time, ours int) ([]fiscal.Held, error) {
 	if ours <= r.cfg.WholeDay {
 		r.metrics.queries.Inc()
-		return r.provider.ListPeriod(ctx, day, day)
+		held, err := r.provider.ListPeriod(ctx, day, day)
+		if err != nil {
+			return nil, err
+		}
+		return held, r.pace(ctx, len(held))
 	}
 	bands, err := r.invoicer.AuditNumberBands(ctx, dateOnly(day))
 	if err != nil {
@@ -78,10 +82,14 @@ func (r *auditRun) listUpwards(ctx context.Context, day time.Time, typ fiscal.CF
 	}
 }
 
-// listNumbers is one query of a listing in ranges.
+// listNumbers is one query of a listing in ranges, paced.
 func (r *auditRun) listNumbers(ctx context.Context, day time.Time, typ fiscal.CFEType, first, last int64) ([]fiscal.Held, error) {
 	r.metrics.queries.Inc()
-	return r.provider.ListNumbers(ctx, day, typ, first, last)
+	held, err := r.provider.ListNumbers(ctx, day, typ, first, last)
+	if err != nil {
+		return nil, err
+	}
+	return held, r.pace(ctx, len(held))
 }
 
 // listOnward lists day onward: for each type an earlier listing of the
