@@ -40,8 +40,8 @@ func (r *auditRun) listing(ctx context.Context, day time.Time, ours int) ([]fisc
 
 // listRanges lists the documents of b's type issued on day, a range of
 // NumberRange numbers at a time: every range from our lowest number of the
-// day to our highest, then on upwards, and downwards from our lowest, each
-// way until a range holds nothing. A type's numbers only grow, so another
+// day to our highest, then on upwards until a range is not full, and
+// downwards from our lowest until a range holds nothing. A type's numbers only grow, so another
 // issuer's document of that day and type lies among ours or next to them,
 // and a range without any document of the day ends the day's numbers on
 // that side.
@@ -66,7 +66,12 @@ func (r *auditRun) listRanges(ctx context.Context, day time.Time, b store.Number
 }
 
 // listUpwards lists typ's documents of day a range of NumberRange numbers
-// at a time from first on, until a range that reaches through holds nothing.
+// at a time from first on, until a range that reaches through holds fewer
+// documents than numbers: the numbers issued so far end there. Going on
+// until a range held nothing would chase the documents issued while the
+// listing runs, for ever when it is paced slower than they come; those are
+// above the highest number this listing sees, where the next onward listing
+// starts.
 func (r *auditRun) listUpwards(ctx context.Context, day time.Time, typ fiscal.CFEType, first, through int64) ([]fiscal.Held, error) {
 	size := int64(r.cfg.NumberRange)
 	var out []fiscal.Held
@@ -76,7 +81,7 @@ func (r *auditRun) listUpwards(ctx context.Context, day time.Time, typ fiscal.CF
 			return nil, err
 		}
 		out = append(out, held...)
-		if len(held) == 0 && first+size-1 >= through {
+		if int64(len(held)) < size && first+size-1 >= through {
 			return out, nil
 		}
 	}

@@ -48,9 +48,9 @@ func TestADayTooLargeForOneAnswerIsListedInNumberRanges(t *testing.T) {
 		queries int
 	}{
 		// Ours are numbers 2-4 and 6-9: ranges 2-3, 4-5, 6-7, 8-9, then 10-11
-		// (10) and 12-13 (nothing) upwards, and 1-1 (1) downwards, where
-		// numbers end.
-		{"ranges", audit.Config{WholeDay: 6, NumberRange: 2}, 7},
+		// (10 alone: the numbers issued end there) upwards, and 1-1 (1)
+		// downwards, where numbers end.
+		{"ranges", audit.Config{WholeDay: 6, NumberRange: 2}, 6},
 		{"whole day", audit.Config{WholeDay: 7}, 1},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -121,15 +121,17 @@ func TestALargeTodayIsListedOnwardBetweenItsFullListings(t *testing.T) {
 	e.issueOurs(t, "p-5")
 	e.emit(t, "p-only", 12200, 0) // number 6, nobody asked for it
 	e.issueOurs(t, "p-6")
-	// Onward from 5: ranges 5-6, 7-8 and 9-10 (empty), the 3 new documents.
-	step(currentEvery, cost{onward: 1, queries: 3, listed: 3}, audit.MissingHere+" "+ref("p-only"))
+	// Onward from 5: ranges 5-6 and 7-8 (7 alone, where numbers end), the 3
+	// new documents.
+	step(currentEvery, cost{onward: 1, queries: 2, listed: 3}, audit.MissingHere+" "+ref("p-only"))
 	e.record(t, "p-only", "authorized", 12200, 0) // now ours too
-	// The finding's day is listed in full: 1-2, 3-4, 5-6, 7-8, 9-10 (empty).
-	step(currentEvery+time.Minute, cost{full: 1, queries: 5, listed: 7})
+	// The finding's day is listed in full: 1-2, 3-4, 5-6, 7-8 (7 alone).
+	step(currentEvery+time.Minute, cost{full: 1, queries: 4, listed: 7})
 	step(currentEvery+2*time.Minute, cost{})
 	e.issueOurs(t, "p-7")
-	// Onward from 8: ranges 8-9 and 10-11 (empty).
-	step(2*currentEvery+time.Minute, cost{onward: 1, queries: 2, listed: 1})
-	// PastEvery after the last full listing, in full again.
+	// Onward from 8: range 8-9 (8 alone).
+	step(2*currentEvery+time.Minute, cost{onward: 1, queries: 1, listed: 1})
+	// PastEvery after the last full listing, in full again: 1-2 to 7-8, all
+	// full, and 9-10 (empty).
 	step(currentEvery+time.Minute+pastEvery, cost{full: 1, queries: 5, listed: 8})
 }
