@@ -10,19 +10,18 @@ import (
 const (
 	AttrType        = "type"
 	AttrEventKey    = "event_key"
-	AttrContentType = "content_type"
 	AttrTraceparent = "traceparent"
 )
 
 // Attributes returns the SQS message attributes of an event: its type, event
-// key, content type, and W3C traceparent when there is one. The relay and the
+// key, and W3C traceparent when there is one. The body's form needs no
+// attribute: Body says it, and consumers decode it with eventsv1.Decode. The relay and the
 // reconciler's re-publication both use it, so a message looks the same
 // whichever path sent it.
 func Attributes(eventType, eventKey, traceparent string) map[string]types.MessageAttributeValue {
 	a := map[string]types.MessageAttributeValue{
-		AttrType:        stringAttr(eventType),
-		AttrEventKey:    stringAttr(eventKey),
-		AttrContentType: stringAttr("application/json"),
+		AttrType:     stringAttr(eventType),
+		AttrEventKey: stringAttr(eventKey),
 	}
 	if traceparent != "" {
 		a[AttrTraceparent] = stringAttr(traceparent)

@@ -49,7 +49,7 @@ func TestPublishesEveryRowOnce(t *testing.T) {
 		}
 		extra += len(sends) - 1
 		attrs := received[0].MessageAttributes
-		for name, want := range map[string]string{"type": billingType, "content_type": "application/json", "traceparent": m.Traceparent} {
+		for name, want := range map[string]string{"type": billingType, "traceparent": m.Traceparent} {
 			if v := aws.ToString(attrs[name].StringValue); v != want {
 				t.Errorf("event %s attribute %s = %q, want %q", m.EventKey, name, v, want)
 			}
