@@ -3,6 +3,8 @@ package soak
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -23,7 +25,8 @@ WHERE o.merchant_order_id >= $1 AND o.merchant_order_id < $2 AND d.status = 'aut
 // webhook's receipt to its invoice's authorization in milliseconds, as the
 // bench measures it (package bench, e2eTimeline).
 const windowLatencies = `
-SELECT extract(epoch FROM d.updated_at - r.received_at) * 1000 FROM ingest.orders o
+SELECT extract(epoch FROM d.updated_at - r.received_at) * 1000, floor(extract(epoch FROM r.received_at) / 60)::bigint
+FROM ingest.orders o
 JOIN ingest.payments p ON p.order_id = o.id
 JOIN invoicer.fiscal_documents d ON d.source_kind = 'payment' AND d.source_ref = p.id AND d.kind = 'invoice'
 JOIN ingest.webhook_receipts r ON r.scope = 'dlocal' AND r.dedupe_key = 'payment:' || p.id || ':PAID'
@@ -93,17 +96,34 @@ func authorized(ctx context.Context, db *pgxpool.Pool, from, to string) (int, er
 	return n, nil
 }
 
-// latencies reads the window's end-to-end latencies.
-func latencies(ctx context.Context, db *pgxpool.Pool, from, to string) (bench.Sample, error) {
+// latencies reads the window's end-to-end latencies: all of them, and the
+// p99 of each minute the payments were received in (byMinute).
+func latencies(ctx context.Context, db *pgxpool.Pool, from, to string) (bench.Sample, []float64, error) {
 	rows, err := db.Query(ctx, windowLatencies, from, to)
 	if err != nil {
-		return bench.Sample{}, fmt.Errorf("read the window's latencies: %w", err)
+		return bench.Sample{}, nil, fmt.Errorf("read the window's latencies: %w", err)
 	}
-	ms, err := pgx.CollectRows(rows, pgx.RowTo[float64])
-	if err != nil {
-		return bench.Sample{}, fmt.Errorf("read the window's latencies: %w", err)
+	var all []float64
+	minutes := map[int64][]float64{}
+	var ms float64
+	var minute int64
+	if _, err := pgx.ForEachRow(rows, []any{&ms, &minute}, func() error {
+		all = append(all, ms)
+		minutes[minute] = append(minutes[minute], ms)
+		return nil
+	}); err != nil {
+		return bench.Sample{}, nil, fmt.Errorf("read the window's latencies: %w", err)
 	}
-	return bench.NewSample(0, ms), nil
+	return bench.NewSample(0, all), byMinute(minutes), nil
+}
+
+// byMinute is the p99 of each minute's latencies, the minutes in order.
+func byMinute(minutes map[int64][]float64) []float64 {
+	out := make([]float64, 0, len(minutes))
+	for _, m := range slices.Sorted(maps.Keys(minutes)) {
+		out = append(out, bench.NewSample(0, minutes[m]).Quantile(0.99))
+	}
+	return out
 }
 
 // read takes a reading after prev (nil for the first), with the CPU last:

@@ -31,11 +31,15 @@ type Window struct {
 	// FullPagesPerDoc is the full-page images the WAL took a document:
 	// pages written whole because the checkpoint before had not seen them
 	// changed (pg_stat_wal's wal_fpi).
-	FullPagesPerDoc float64         `json:"wal_full_pages_per_doc"`
-	P50Ms           float64         `json:"p50_ms"`
-	P99Ms           float64         `json:"p99_ms"`
-	Tables          map[string]Size `json:"tables"`
-	Reconciler      Runs            `json:"reconciler"`
+	FullPagesPerDoc float64 `json:"wal_full_pages_per_doc"`
+	P50Ms           float64 `json:"p50_ms"`
+	P99Ms           float64 `json:"p99_ms"`
+	// P99ByMinuteMs is the p99 of the documents whose payments were
+	// received in each minute of the window, in order: a periodic stall
+	// shows as a few bad minutes among good ones.
+	P99ByMinuteMs []float64       `json:"p99_by_minute_ms"`
+	Tables        map[string]Size `json:"tables"`
+	Reconciler    Runs            `json:"reconciler"`
 }
 
 // Runs sums up the reconciler's runs that finished in a window.
@@ -56,12 +60,13 @@ var notPipeline = map[string]bool{"machine": true, "other": true, "bench": true}
 
 // newWindow computes window k's figures (k from 0) from the readings at its
 // start and end, for docs documents, and its latencies.
-func newWindow(k, docs int, began time.Time, start, end *reading, lat bench.Sample) Window {
+func newWindow(k, docs int, began time.Time, start, end *reading, lat bench.Sample, p99ByMinute []float64) Window {
 	secs := end.at.Sub(start.at).Seconds()
 	w := Window{Index: k + 1, Documents: (k + 1) * docs, Seconds: secs, Elapsed: end.at.Sub(began).Seconds(),
 		CPUMsPerDoc: map[string]float64{}, WALBytesPerDoc: float64(end.wal-start.wal) / float64(docs),
 		FullPagesPerDoc: float64(end.fullPages-start.fullPages) / float64(docs),
-		P50Ms:           lat.Quantile(0.5), P99Ms: lat.Quantile(0.99), Tables: end.tables, Reconciler: summarize(end.runs)}
+		P50Ms:           lat.Quantile(0.5), P99Ms: lat.Quantile(0.99), P99ByMinuteMs: p99ByMinute,
+		Tables: end.tables, Reconciler: summarize(end.runs)}
 	w.Reconciler.PhaseMeanSeconds = phaseMeans(start.phases, end.phases)
 	for group, cores := range bench.Cores(start.cpu, end.cpu, secs) {
 		ms := cores * secs * 1000 / float64(docs)
@@ -108,10 +113,18 @@ func (w Window) total(names map[string]bool) (all, some int64) {
 // in the run, named by pruned), the reconciler's runs.
 func (w Window) Line(windows int, pruned map[string]bool) string {
 	all, kept := w.total(pruned)
-	return fmt.Sprintf("window %d/%d (%d docs, %.1f s): CPU/doc %.2f ms (%s); WAL %.0f B/doc (%.2f full pages); p50 %.0f ms, p99 %.0f ms; tables %s (pruned in the run %s); reconciler %d runs, mean %.3f s (%s), max %.3f s",
+	return fmt.Sprintf("window %d/%d (%d docs, %.1f s): CPU/doc %.2f ms (%s); WAL %.0f B/doc (%.2f full pages); p50 %.0f ms, p99 %.0f ms (by minute %s); tables %s (pruned in the run %s); reconciler %d runs, mean %.3f s (%s), max %.3f s",
 		w.Index, windows, w.Documents, w.Seconds, w.CPUMsPerDocTotal, busiest(w.CPUMsPerDoc, 5), w.WALBytesPerDoc, w.FullPagesPerDoc,
-		w.P50Ms, w.P99Ms, megabytes(all), megabytes(kept), w.Reconciler.Count, w.Reconciler.MeanSeconds,
+		w.P50Ms, w.P99Ms, spread(w.P99ByMinuteMs), megabytes(all), megabytes(kept), w.Reconciler.Count, w.Reconciler.MeanSeconds,
 		w.Reconciler.phases(), w.Reconciler.MaxSeconds)
+}
+
+// spread is the lowest and highest of ms, or "-" when there is none.
+func spread(ms []float64) string {
+	if len(ms) == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.0f-%.0f", slices.Min(ms), slices.Max(ms))
 }
 
 // phases renders the mean time of each phase, in seconds, by name.

@@ -228,7 +228,7 @@ func (s *soak) window(ctx context.Context, k int, offered *atomic.Int64, start t
 	if err := s.waitAuthorized(ctx, from, to); err != nil {
 		return Window{}, nil, err
 	}
-	lat, err := latencies(ctx, s.db, from, to)
+	lat, p99ByMinute, err := latencies(ctx, s.db, from, to)
 	if err != nil {
 		return Window{}, nil, err
 	}
@@ -239,7 +239,7 @@ func (s *soak) window(ctx context.Context, k int, offered *atomic.Int64, start t
 	if err != nil {
 		return Window{}, nil, err
 	}
-	return newWindow(k, s.cfg.Window, start, prev, end, lat), end, nil
+	return newWindow(k, s.cfg.Window, start, prev, end, lat, p99ByMinute), end, nil
 }
 
 // waitAuthorized polls once a second until every invoice of the window is

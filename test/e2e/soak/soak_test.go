@@ -134,6 +134,19 @@ func readings(at time.Time, secs float64, cpu map[string][2]float64, wal [2]int6
 	return start, end
 }
 
+// Each minute's p99 comes out in the minutes' order, whatever order the
+// rows came in, and the window's line shows the lowest and the highest.
+func TestP99ByMinuteIsInTheMinutesOrder(t *testing.T) {
+	got := byMinute(map[int64][]float64{29_000_007: {20, 10, 900}, 29_000_006: {5}, 29_000_008: {40, 30}})
+	if want := []float64{5, 900, 40}; !slices.Equal(got, want) {
+		t.Fatalf("p99 by minute %v, want %v", got, want)
+	}
+	w := Window{Index: 1, P99ByMinuteMs: got}
+	if line := w.Line(1, nil); !strings.Contains(line, "(by minute 5-900)") {
+		t.Errorf("line %q does not show the minutes' lowest and highest p99", line)
+	}
+}
+
 func TestNewWindowDividesByTheDocuments(t *testing.T) {
 	began := time.Date(2026, 12, 2, 3, 0, 0, 0, time.UTC)
 	start, end := readings(began.Add(10*time.Second), 20, map[string][2]float64{
@@ -143,7 +156,7 @@ func TestNewWindowDividesByTheDocuments(t *testing.T) {
 	// before it and not in it.
 	start.phases = map[string]phaseTotal{"audit": {seconds: 4, count: 3}, "sweep": {seconds: 1, count: 3}}
 	end.phases = map[string]phaseTotal{"audit": {seconds: 13, count: 5}, "sweep": {seconds: 1, count: 3}}
-	w := newWindow(1, 2000, began, start, end, bench.NewSample(0, []float64{300, 100, 200}))
+	w := newWindow(1, 2000, began, start, end, bench.NewSample(0, []float64{300, 100, 200}), []float64{250, 300})
 	// ingest 2 s, postgres 4 s over 2000 documents: 1 and 2 ms each.
 	if w.CPUMsPerDoc["ingest-1"] != 1 || w.CPUMsPerDoc["postgres"] != 2 || w.CPUMsPerDocTotal != 3 {
 		t.Errorf("CPU per document %v, total %v; want ingest-1 1, postgres 2, total 3 (bench and machine left out)", w.CPUMsPerDoc, w.CPUMsPerDocTotal)
