@@ -192,8 +192,9 @@ and writes ` + "`results.json`" + `, ` + "`cpu_per_doc.png`" + `, ` + "`latency.
   attempts 1 h (and each document's last attempt for good, so that table grows with the
   documents). Pruners run every quarter retention (1 s to their shipped interval), the
   reconciler every quarter window (at most its shipped minute; ` + "`-reconcile-every`" + `), its
-  audit listing today every half window (at most its shipped 10 min) at twice the payments'
-  rate (` + "`RECONCILER_AUDIT_RATE`" + `, so a listing spreads over half the time to the next), with the
+  audit listing today every half window (at most its shipped 10 min) at three times the payments'
+  rate (` + "`RECONCILER_AUDIT_RATE`" + `: a listing gains on the documents issued while it runs at twice
+  their rate, so it takes about half the time to the next), with the
   shipped 10 min sweep grace. ` + "`-env`" + ` overrides any of these, within the floors (the services
   refuse less). So the default run, under three hours, prunes the outboxes, idempotency keys
   and attempts, but keeps every receipt: the tables a floor keeps past the run are listed,

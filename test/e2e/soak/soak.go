@@ -251,8 +251,9 @@ func (c Config) pruned() []Pruned {
 
 // env is every setting the soak gives the processes: the retentions and
 // pruner intervals, the reconciler's interval, how often its audit lists
-// today and at what pace (twice the payments' rate, so a listing of what
-// was issued since the last one spreads over half the time between them),
+// today and at what pace (three times the payments' rate: a listing gains
+// on the documents issued while it runs at twice their rate, so one of what
+// was issued since the last takes about half the time between them),
 // the shipped sweep grace (the stack's 0 s would have the reconciler
 // chase every payment in flight), and then Env.
 func (c Config) env() []string {
@@ -265,6 +266,6 @@ func (c Config) env() []string {
 		out = append(out, name+"="+every[name].String())
 	}
 	out = append(out, "RECONCILER_INTERVAL="+c.reconcileEvery().String(), "RECONCILER_AUDIT_CURRENT_EVERY="+c.auditEvery().String(),
-		"RECONCILER_AUDIT_RATE="+strconv.Itoa(2*c.Rate), "RECONCILER_GRACE=10m0s")
+		"RECONCILER_AUDIT_RATE="+strconv.Itoa(3*c.Rate), "RECONCILER_GRACE=10m0s")
 	return append(out, c.Env...)
 }
