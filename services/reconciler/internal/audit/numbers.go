@@ -41,8 +41,8 @@ func (r *auditRun) listing(ctx context.Context, day time.Time, ours int) ([]fisc
 // listRanges lists the documents of b's type issued on day, a range of
 // NumberRange numbers at a time: every range from our lowest number of the
 // day to our highest, then on upwards until a range is not full, and
-// downwards from our lowest until a range holds nothing. A type's numbers only grow, so another
-// issuer's document of that day and type lies among ours or next to them,
+// downwards from our lowest until a range holds nothing. A type's numbers
+// only grow, so another issuer's document of that day and type lies among ours or next to them,
 // and a range without any document of the day ends the day's numbers on
 // that side.
 func (r *auditRun) listRanges(ctx context.Context, day time.Time, b store.NumberBand) ([]fiscal.Held, error) {
@@ -67,11 +67,11 @@ func (r *auditRun) listRanges(ctx context.Context, day time.Time, b store.Number
 
 // listUpwards lists typ's documents of day a range of NumberRange numbers
 // at a time from first on, until a range that reaches through holds fewer
-// documents than numbers: the numbers issued so far end there. Going on
-// until a range held nothing would chase the documents issued while the
-// listing runs, for ever when it is paced slower than they come; those are
-// above the highest number this listing sees, where the next onward listing
-// starts.
+// documents than numbers: the numbers issued so far end there. Documents
+// issued while the listing runs fill the ranges ahead of it, so on a
+// growing today it gains on them only at its pace minus their rate; those
+// it does not reach lie above the highest number it saw, where the next
+// onward listing starts.
 func (r *auditRun) listUpwards(ctx context.Context, day time.Time, typ fiscal.CFEType, first, through int64) ([]fiscal.Held, error) {
 	size := int64(r.cfg.NumberRange)
 	var out []fiscal.Held
