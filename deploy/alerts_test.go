@@ -197,7 +197,10 @@ var guardOf = map[string]string{
 	// the reconciler: a failed findings read fails its scrape.
 	"onceflow_reconciler_last_run_timestamp_seconds": "onceflow_reconciler_last_run_timestamp_seconds",
 	"onceflow_reconciler_findings_open":              "onceflow_reconciler_last_run_timestamp_seconds",
-	"onceflow_dead_letter_messages":                  "onceflow_dead_letter_messages",
+	// the audits' gauge comes and goes with the reconciler's scrape, and is
+	// rightly absent alone when every audit is off.
+	"onceflow_reconciler_last_audit_timestamp_seconds": "onceflow_reconciler_last_run_timestamp_seconds",
+	"onceflow_dead_letter_messages":                    "onceflow_dead_letter_messages",
 	// every service's case read, which the invoicer lets fail alone.
 	"onceflow_cases_open":                   "onceflow_cases_open",
 	"onceflow_case_oldest_open_age_seconds": "onceflow_cases_open",

@@ -1,7 +1,7 @@
 -- name: RunStart :one
--- RunStart opens a reconciliation run; its finished_at stays NULL until
--- RunFinish, or forever when the process died mid-run.
-INSERT INTO reconciler.runs DEFAULT VALUES
+-- RunStart opens a reconciliation run of part @part; its finished_at stays
+-- NULL until RunFinish, or forever when the process died mid-run.
+INSERT INTO reconciler.runs (part) VALUES (@part)
 RETURNING id, started_at;
 
 -- name: RunFinish :exec
@@ -18,6 +18,7 @@ SET finished_at = now(),
 WHERE id = @id;
 
 -- name: RunLast :one
--- The latest run, finished or not (the primary key's last entry).
+-- The latest run that swept, finished or not (the primary key's last
+-- entries: the audit's runs, one an interval at most, are passed over).
 SELECT id, started_at, finished_at, checked, missing, missing_events, republished, findings_seen, findings_closed, error
-FROM reconciler.runs ORDER BY id DESC LIMIT 1;
+FROM reconciler.runs WHERE part <> 'audit' ORDER BY id DESC LIMIT 1;

@@ -46,11 +46,13 @@ WHERE c.relkind IN ('r', 'p') AND n.nspname IN ('ingest', 'invoicer', 'relay', '
 // start, and the full-page images written since the statistics' reset.
 const walPosition = `SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::bigint, (SELECT wal_fpi FROM pg_stat_wal)`
 
-// reconcilerRuns are the reconciler's finished runs after run $1: id,
-// duration in seconds, rows checked, and whether it failed.
+// reconcilerRuns are the reconciler's finished runs of the sweep and the
+// detectors after run $1 (the audits run apart, and their phase is read
+// from the histogram): id, duration in seconds, rows checked, and whether
+// it failed.
 const reconcilerRuns = `
 SELECT id, extract(epoch FROM finished_at - started_at), checked, error IS NOT NULL
-FROM reconciler.runs WHERE id > $1 AND finished_at IS NOT NULL ORDER BY id`
+FROM reconciler.runs WHERE id > $1 AND finished_at IS NOT NULL AND part <> 'audit' ORDER BY id`
 
 // Size is one table's size on disk, in bytes, and its rows.
 type Size struct {

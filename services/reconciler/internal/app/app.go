@@ -58,10 +58,12 @@ type engine struct {
 	relay      *pgxpool.Pool // read-only
 	metrics    *reconcile.Metrics
 	reconciler *reconcile.Reconciler
+	audits     bool // some audit is on: serve runs them in a loop of their own
 }
 
 // openEngine connects everything cfg names and wires the reconciliation:
-// the sweep, the detectors and, when on, the provider audit. On error,
+// the sweep, the detectors and, when on, the provider's and the PSPs'
+// audits. On error,
 // whatever was opened is closed again.
 func openEngine(ctx context.Context, cfg Config, log *zap.Logger) (_ *engine, err error) {
 	e := &engine{reg: httpserver.NewRegistry()}
@@ -86,29 +88,30 @@ func openEngine(ctx context.Context, cfg Config, log *zap.Logger) (_ *engine, er
 	sw := sweep.New(ingest, invoicer, ingestAdmin, sweep.Config{
 		Grace: cfg.Grace, PageSize: cfg.PageSize, MaxPerRun: cfg.MaxPerRun, Overlap: cfg.SweepOverlap, FullSlice: cfg.SweepFullSlice,
 	}, log.Named("sweep"), sweep.NewMetrics(e.reg))
-	e.metrics = reconcile.NewMetrics(e.reg)
 	detector := detect.New(ingest, invoicer, store.NewRelayReader(e.relay), detect.Config{
 		PendingAfter: cfg.PendingAfter, AttentionAfter: cfg.AttentionAfter, ClaimAfter: cfg.ClaimAfter,
 		LeaseAfter: cfg.LeaseAfter, MaxPerKind: cfg.PageSize,
 	})
-	checks := []reconcile.Checker{detector}
+	parts := reconcile.Parts{Sweep: sw, Checks: []reconcile.Checker{detector}}
 	if cfg.AuditEnabled() {
 		auditor, err := newAuditor(cfg, invoicer, store.New(e.own), audit.NewMetrics(e.reg))
 		if err != nil {
 			return nil, err
 		}
-		checks = append(checks, auditor)
+		parts.Audits = append(parts.Audits, auditor)
 	} else {
 		log.Info("provider audit off: set INVOICY_BASE_URL or RECONCILER_AUDIT=on to enable it")
 	}
 	if cfg.PSPAuditEnabled() {
-		checks = append(checks, pspaudit.New(ingestAdmin, ingest, pspaudit.Config{Window: cfg.PSPAuditWindow, Settle: cfg.PSPAuditSettle}, log.Named("psp_audit"), e.reg))
+		parts.Audits = append(parts.Audits, pspaudit.New(ingestAdmin, ingest, pspaudit.Config{Window: cfg.PSPAuditWindow, Settle: cfg.PSPAuditSettle}, log.Named("psp_audit"), e.reg))
 	} else {
 		log.Info("PSP audit off (RECONCILER_PSP_AUDIT=off)")
 	}
 	own := store.New(e.own)
 	e.reg.MustRegister(findings.NewGauge(own), findings.NewCasesGauge(own, ingest, invoicer))
-	e.reconciler = reconcile.New(own, sw, log.Named("reconcile"), e.metrics, checks...)
+	e.audits = len(parts.Audits) > 0
+	e.metrics = reconcile.NewMetrics(e.reg, e.audits)
+	e.reconciler = reconcile.New(own, parts, log.Named("reconcile"), e.metrics)
 	return e, nil
 }
 

@@ -99,7 +99,7 @@ func TestRunOnceTwiceAtOnce(t *testing.T) {
 	if want := summary + "\n" + summary + "\n"; out != want {
 		t.Errorf("stdout = %q, want %q", out, want)
 	}
-	want := reconcilertest.Run{Checked: 4, Republished: 2, Finished: true}
+	want := reconcilertest.Run{Part: "all", Checked: 4, Republished: 2, Finished: true}
 	runs := db.Runs(t)
 	if len(runs) != 2 || runs[0] != want || runs[1] != want {
 		t.Errorf("runs = %+v, want two of %+v", runs, want)

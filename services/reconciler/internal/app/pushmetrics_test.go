@@ -9,11 +9,13 @@ import (
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/onceflow/onceflow/services/reconciler/internal/reconcile"
 )
 
 // A run's push adds to the gateway's group (POST, never the PUT that
-// replaces it), and a failed run's push leaves the last-success gauge out,
-// so the gateway keeps the last success's time.
+// replaces it), and a failed run's push leaves the last-success gauges out,
+// so the gateway keeps the last success's times.
 func TestPushAddsAndKeepsTheLastSuccessOfAFailedRun(t *testing.T) {
 	type request struct{ method, body string }
 	got := make(chan request, 2)
@@ -24,11 +26,7 @@ func TestPushAddsAndKeepsTheLastSuccessOfAFailedRun(t *testing.T) {
 	}))
 	defer gateway.Close()
 	reg := prometheus.NewRegistry()
-	runs := prometheus.NewCounter(prometheus.CounterOpts{Name: "onceflow_reconciler_runs_total", Help: "Runs."})
-	last := prometheus.NewGauge(prometheus.GaugeOpts{Name: lastRunMetric, Help: "Last success."})
-	reg.MustRegister(runs, last)
-	runs.Inc()
-	last.Set(1_700_000_000)
+	reconcile.NewMetrics(reg, true)
 
 	for _, tc := range []struct {
 		succeeded bool
@@ -44,8 +42,10 @@ func TestPushAddsAndKeepsTheLastSuccessOfAFailedRun(t *testing.T) {
 		if !strings.Contains(r.body, "onceflow_reconciler_runs_total") {
 			t.Errorf("succeeded=%v: the push lacks the run counter", tc.succeeded)
 		}
-		if has := strings.Contains(r.body, lastRunMetric); has != tc.wantLast {
-			t.Errorf("succeeded=%v: the push has the last-success gauge %v, want %v", tc.succeeded, has, tc.wantLast)
+		for _, name := range lastSuccessMetrics {
+			if has := strings.Contains(r.body, name); has != tc.wantLast {
+				t.Errorf("succeeded=%v: the push has %s %v, want %v", tc.succeeded, name, has, tc.wantLast)
+			}
 		}
 	}
 	if err := pushMetrics(context.Background(), "", reg, true); err != nil {

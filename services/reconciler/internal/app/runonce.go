@@ -51,25 +51,25 @@ func runOnce(ctx context.Context, getenv config.Getenv, _ []string, stdout io.Wr
 // (RECONCILER_PUSHGATEWAY_URL), when set: a one-off process is gone before
 // Prometheus could scrape it. The manifests run serve, which is scraped.
 // It adds (POST): only the metrics this run has replace the group's, and a
-// failed run leaves out the last-success gauge, so the gateway keeps the
+// failed run leaves out the last-success gauges, so the gateway keeps the
 // time of the last run that succeeded instead of this process's zero.
 func pushMetrics(ctx context.Context, url string, g prometheus.Gatherer, succeeded bool) error {
 	if url == "" {
 		return nil
 	}
 	if !succeeded {
-		g = without(g, lastRunMetric)
+		g = without(g, lastSuccessMetrics...)
 	}
 	return push.New(url, "onceflow-reconciler").Gatherer(g).AddContext(ctx)
 }
 
-// lastRunMetric is the gauge a successful run sets.
-const lastRunMetric = "onceflow_reconciler_last_run_timestamp_seconds"
+// lastSuccessMetrics are the gauges a successful run sets.
+var lastSuccessMetrics = []string{"onceflow_reconciler_last_run_timestamp_seconds", "onceflow_reconciler_last_audit_timestamp_seconds"}
 
-// without is g's metric families but the one called name.
-func without(g prometheus.Gatherer, name string) prometheus.Gatherer {
+// without is g's metric families but those called names.
+func without(g prometheus.Gatherer, names ...string) prometheus.Gatherer {
 	return prometheus.GathererFunc(func() ([]*dto.MetricFamily, error) {
 		mfs, err := g.Gather()
-		return slices.DeleteFunc(mfs, func(mf *dto.MetricFamily) bool { return mf.GetName() == name }), err
+		return slices.DeleteFunc(mfs, func(mf *dto.MetricFamily) bool { return slices.Contains(names, mf.GetName()) }), err
 	})
 }

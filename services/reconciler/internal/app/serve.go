@@ -2,8 +2,10 @@ package app
 
 import (
 	"context"
-	"github.com/labstack/echo/v4"
+	"sync/atomic"
 	"time"
+
+	"github.com/labstack/echo/v4"
 
 	"go.uber.org/zap"
 
@@ -13,6 +15,7 @@ import (
 	"github.com/onceflow/onceflow/pkg/worker"
 	"github.com/onceflow/onceflow/services/reconciler/internal/admin"
 	"github.com/onceflow/onceflow/services/reconciler/internal/deadletter"
+	"github.com/onceflow/onceflow/services/reconciler/internal/reconcile"
 	"github.com/onceflow/onceflow/services/reconciler/internal/store"
 )
 
@@ -29,6 +32,7 @@ type App struct {
 	srv   *httpserver.Server
 	group *worker.Group
 	lease *lease.Lease
+	held  atomic.Int64 // the lease's token as of the loop's last tick; 0: not held
 }
 
 // New opens the pools and clients, wires the reconciliation and the HTTP
@@ -65,6 +69,12 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (_ *App, err error) {
 		a.loop(ctx)
 		return nil
 	})
+	if e.audits {
+		a.group.Add(func(ctx context.Context) error {
+			worker.Every(ctx, cfg.Interval, a.audit)
+			return nil
+		})
+	}
 	dead := deadletter.New(e.sqs, cfg.DeadLetterQueues, e.reg, log.Named("deadletter"))
 	a.group.Add(func(ctx context.Context) error {
 		worker.Every(ctx, cfg.DeadLetterInterval, dead.Read)
@@ -85,7 +95,8 @@ func (a *App) Routes() []*echo.Route { return a.srv.Routes() }
 // /debug/pprof), with the port chosen when it asked for :0.
 func (a *App) AdminAddr() string { return a.srv.AdminAddr() }
 
-// Run reconciles every interval under the lease and serves the operational
+// Run reconciles every interval under the lease, in two loops (the sweep
+// and the detectors; the audits, when on), and serves the operational
 // endpoints until ctx ends, then shuts down in two phases (worker.Group):
 // first readiness fails and the loop stops taking new runs while an
 // in-flight run finishes (cut short after SHUTDOWN_TIMEOUT); then the HTTP
@@ -100,10 +111,10 @@ func (a *App) Run(ctx context.Context) error {
 // It releases the lease on the way out, even after a hard stop, so a standby
 // need not wait for its TTL.
 func (a *App) loop(ctx context.Context) {
-	var token int64
 	worker.Every(ctx, a.cfg.Interval, func(ctx context.Context) {
-		token = a.tick(worker.InHand(ctx), token)
+		a.held.Store(a.tick(worker.InHand(ctx), a.held.Load()))
 	})
+	token := a.held.Swap(0)
 	if token == 0 {
 		return
 	}
@@ -136,8 +147,21 @@ func (a *App) tick(ctx context.Context, held int64) int64 {
 	if token != held {
 		a.log.Info("took the reconciler lease", zap.Int64("token", token))
 	}
-	_, _ = a.reconciler.Once(ctx) // logged and counted by Once
+	_, _ = a.reconciler.Run(ctx, reconcile.PartSweep) // logged and counted by Run
 	return token
+}
+
+// audit runs the audits once when the loop's last tick held the lease. It
+// runs in a loop of its own: a listing may take hours at its pace, during
+// which the sweep goes on and the loop keeps the lease. The audit beats at
+// each of the provider's answers, so a long listing is not taken for a
+// stalled loop. Should the lease pass to another instance meanwhile, both
+// audit for a while, which only lists some documents twice.
+func (a *App) audit(ctx context.Context) {
+	if a.held.Load() == 0 {
+		return
+	}
+	_, _ = a.reconciler.Run(worker.InHand(ctx), reconcile.PartAudit) // logged and counted by Run
 }
 
 // stallAfter is how long the loop may go without a tick before /healthz

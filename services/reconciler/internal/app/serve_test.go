@@ -2,12 +2,13 @@ package app_test
 
 import (
 	"context"
-	"github.com/onceflow/onceflow/api/openapi/openapitest"
-	"github.com/onceflow/onceflow/pkg/testwait"
 	"io"
 	"net/http"
+	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -16,8 +17,10 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
 
+	"github.com/onceflow/onceflow/api/openapi/openapitest"
 	"github.com/onceflow/onceflow/pkg/config"
 	"github.com/onceflow/onceflow/pkg/sqstest"
+	"github.com/onceflow/onceflow/pkg/testwait"
 	"github.com/onceflow/onceflow/services/reconciler/internal/app"
 	"github.com/onceflow/onceflow/services/reconciler/internal/reconcilertest"
 )
@@ -108,7 +111,7 @@ func TestServeReconcilesUnderTheLease(t *testing.T) {
 		runs := db.Runs(t)
 		return len(runs) == 1 && runs[0].Finished
 	})
-	if runs := db.Runs(t); runs[0] != (reconcilertest.Run{Checked: 4, Republished: 2, Finished: true}) {
+	if runs := db.Runs(t); runs[0] != (reconcilertest.Run{Part: "sweep", Checked: 4, Republished: 2, Finished: true}) {
 		t.Errorf("run = %+v", runs[0])
 	}
 	if due := db.Due(t); len(due) != 2 {
@@ -187,4 +190,80 @@ func leaseHeld(t *testing.T, db *reconcilertest.DB) bool {
 		t.Fatal(err)
 	}
 	return held
+}
+
+// A listing that takes long holds back neither the sweep nor the lease:
+// serve audits in a loop of its own, and records the audit's run apart.
+func TestServeSweepsWhileAnAuditWaits(t *testing.T) {
+	t.Parallel()
+	db := reconcilertest.NewDB(t)
+	seed(t, db)
+	asked, answer := make(chan struct{}, 1), make(chan struct{})
+	provider := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case asked <- struct{}{}:
+		default:
+		}
+		select {
+		case <-answer:
+		case <-r.Context().Done():
+		}
+		http.Error(w, "the provider is down for this test", http.StatusServiceUnavailable)
+	}))
+	t.Cleanup(provider.Close)
+	env := testEnv(t, db)
+	for k, v := range map[string]string{
+		"RECONCILER_INTERVAL": "100ms", "RECONCILER_AUDIT": "on", "RECONCILER_PROVIDER_TIMEOUT": "1m",
+		"INVOICY_BASE_URL": provider.URL + "/InvoiCy/", "INVOICY_EMP_CODIGO": reconcilertest.EmpCodigo,
+		"INVOICY_EMP_PK": reconcilertest.EmpPK, "INVOICY_ACCESS_KEY": reconcilertest.AccessKey,
+	} {
+		env[k] = v
+	}
+	addr, stop := startServe(t, env)
+	release := sync.OnceFunc(func() { close(answer) })
+	t.Cleanup(release) // before stop, which would wait for the audit in hand
+
+	select {
+	case <-asked:
+	case <-time.After(15 * time.Second):
+		t.Fatal("the audit did not ask the provider within 15 s")
+	}
+	swept := func(runs []reconcilertest.Run) (n int) {
+		for _, r := range runs {
+			if r.Part == "sweep" && r.Finished && r.Error == nil {
+				n++
+			}
+		}
+		return n
+	}
+	before := swept(db.Runs(t))
+	testwait.Until(t, 15*time.Second, 50*time.Millisecond, "three more sweeps while the audit waits", func() bool {
+		return swept(db.Runs(t)) >= before+3
+	})
+	audits := slices.DeleteFunc(db.Runs(t), func(r reconcilertest.Run) bool { return r.Part != "audit" })
+	if len(audits) != 1 || audits[0].Finished {
+		t.Errorf("audit runs = %+v, want one, still waiting for the provider", audits)
+	}
+	if !leaseHeld(t, db) {
+		t.Error("the reconciler lease lapsed while the audit waited")
+	}
+	if status, body := get(t, addr, "/healthz"); status != http.StatusOK {
+		t.Errorf("GET /healthz while the audit waits = %d %s, want 200", status, body)
+	}
+
+	release()
+	testwait.Until(t, 15*time.Second, 50*time.Millisecond, "the audit's run to fail on the provider's refusal", func() bool {
+		runs := db.Runs(t)
+		return slices.ContainsFunc(runs, func(r reconcilertest.Run) bool { return r.Part == "audit" && r.Finished && r.Error != nil })
+	})
+	_, body := get(t, addr, "/metrics")
+	if got := metric(body, "onceflow_reconciler_last_audit_timestamp_seconds"); got != 0 {
+		t.Errorf("last audit gauge = %v after a failed audit, want 0", got)
+	}
+	if got := metric(body, "onceflow_reconciler_last_run_timestamp_seconds"); got < float64(time.Now().Add(-time.Minute).Unix()) {
+		t.Errorf("last run gauge = %v, want recent: the sweeps succeeded", got)
+	}
+	if err := stop(); err != nil {
+		t.Fatalf("serve: %v", err)
+	}
 }

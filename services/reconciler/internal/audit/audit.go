@@ -21,6 +21,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/onceflow/onceflow/pkg/cases"
+	"github.com/onceflow/onceflow/pkg/worker"
 	"github.com/onceflow/onceflow/provider/fiscal"
 	"github.com/onceflow/onceflow/services/reconciler/internal/store"
 )
@@ -148,9 +149,12 @@ func New(p Provider, invoicer *store.InvoicerReader, own *store.Store, cfg Confi
 	return a
 }
 
-// pace waits until n more documents keep the audit within cfg.Rate, and
-// counts the wait.
+// pace follows each answer of a listing, of n documents: it beats, since a
+// run that gets answers is alive however long it lasts (worker.Beat), then
+// waits until n more documents keep the audit within cfg.Rate, and counts
+// the wait.
 func (a *Auditor) pace(ctx context.Context, n int) error {
+	worker.Beat(ctx)
 	if a.pacer == nil {
 		return nil
 	}

@@ -47,7 +47,7 @@ func (e *env) reconciler(t *testing.T, p audit.Provider) *reconcile.Reconciler {
 	// Small pages: paging is exercised. Every day is listed on every run.
 	a := audit.New(p, store.NewInvoicerReader(e.db.Pool), store.New(e.db.Pool),
 		audit.Config{Provider: "invoicy", Days: 2, Location: e.loc, PageSize: 2}, audit.NewMetrics(prometheus.NewRegistry()))
-	return reconcile.New(store.New(e.db.Pool), noSweep{}, zaptest.NewLogger(t), reconcile.NewMetrics(prometheus.NewRegistry()), a)
+	return reconcile.New(store.New(e.db.Pool), reconcile.Parts{Sweep: noSweep{}, Audits: []reconcile.Checker{a}}, zaptest.NewLogger(t), reconcile.NewMetrics(prometheus.NewRegistry(), true))
 }
 
 var ref = reconcilertest.InvoiceReference

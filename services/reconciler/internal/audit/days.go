@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/onceflow/onceflow/pkg/worker"
 	"github.com/onceflow/onceflow/provider/fiscal"
 	"github.com/onceflow/onceflow/services/reconciler/internal/store"
 )
@@ -167,6 +168,7 @@ func (r *auditRun) lookUp(ctx context.Context, docs []document, dayOf func(docum
 			return fmt.Errorf("look up provider documents: %w", err)
 		}
 		r.metrics.lookedUp.Add(float64(len(refs)))
+		worker.Beat(ctx)
 		byRef := groupByReference(held)
 		for _, d := range chunk {
 			r.add(dayOf(d), compareOne(d, byRef[d.Reference])...)

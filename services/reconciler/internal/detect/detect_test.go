@@ -48,7 +48,7 @@ func reconciler(t *testing.T, db *reconcilertest.DB) *reconcile.Reconciler {
 	cfg := detect.Config{PendingAfter: 15 * time.Minute, AttentionAfter: time.Hour,
 		ClaimAfter: 10 * time.Minute, LeaseAfter: 5 * time.Minute, MaxPerKind: 100}
 	d := detect.New(store.NewIngestReader(db.Pool), store.NewInvoicerReader(db.Pool), store.NewRelayReader(db.Pool), cfg)
-	return reconcile.New(store.New(db.Pool), noSweep{}, zaptest.NewLogger(t), reconcile.NewMetrics(prometheus.NewRegistry()), d)
+	return reconcile.New(store.New(db.Pool), reconcile.Parts{Sweep: noSweep{}, Checks: []reconcile.Checker{d}}, zaptest.NewLogger(t), reconcile.NewMetrics(prometheus.NewRegistry(), false))
 }
 
 func open(t *testing.T, db *reconcilertest.DB) []string {

@@ -79,7 +79,7 @@ func TestPSPAuditRecoversOrReports(t *testing.T) {
 	db.Refund(t, "ref-known", "pay-known", now)
 	a := pspaudit.New(l, store.NewIngestReader(db.Pool), pspaudit.Config{Window: 48 * time.Hour, Settle: 15 * time.Minute},
 		zaptest.NewLogger(t), prometheus.NewRegistry())
-	r := reconcile.New(store.New(db.Pool), noSweep{}, zaptest.NewLogger(t), reconcile.NewMetrics(prometheus.NewRegistry()), a)
+	r := reconcile.New(store.New(db.Pool), reconcile.Parts{Sweep: noSweep{}, Audits: []reconcile.Checker{a}}, zaptest.NewLogger(t), reconcile.NewMetrics(prometheus.NewRegistry(), true))
 	for run := 1; run <= 2; run++ {
 		l.recovered = nil
 		sum, err := r.Once(t.Context())

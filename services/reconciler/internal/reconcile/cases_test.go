@@ -31,7 +31,7 @@ func TestDisagreementsAreCasesAcknowledgedOnce(t *testing.T) {
 	db := reconcilertest.NewDB(t)
 	own := store.New(db.Pool)
 	sw := sweepFunc(func(context.Context) (sweep.Result, error) { return sweep.Result{}, nil })
-	r := reconcile.New(own, sw, zaptest.NewLogger(t), reconcile.NewMetrics(prometheus.NewRegistry()), disagreeing{})
+	r := reconcile.New(own, reconcile.Parts{Sweep: sw, Audits: []reconcile.Checker{disagreeing{}}}, zaptest.NewLogger(t), reconcile.NewMetrics(prometheus.NewRegistry(), true))
 	ctx := context.Background()
 	open := func() []store.Case {
 		t.Helper()

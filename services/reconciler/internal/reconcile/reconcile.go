@@ -1,13 +1,15 @@
-// Package reconcile runs one reconciliation: it opens a row in
-// reconciler.runs, runs the missing-document sweep and then each check that
-// produces findings (the stuck-work detectors, the provider audit), records
-// the findings, and closes the row with the counts and the error, if any.
+// Package reconcile runs reconciliations: each opens a row in
+// reconciler.runs, runs the missing-document sweep and the checks that
+// produce findings (the stuck-work detectors), or the audits (the provider's
+// and the PSPs'), or all of them, records the findings, and closes the row
+// with the counts and the error, if any.
 package reconcile
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -48,6 +50,32 @@ type CaseChecker interface {
 	CaseKind() string
 }
 
+// Part is what one run does, as reconciler.runs.part records it.
+type Part string
+
+// The parts a run may do.
+const (
+	// PartAll is the sweep, the checks and then the audits: run-once and
+	// POST /admin/reconcile.
+	PartAll Part = "all"
+	// PartSweep is the sweep and the checks: serve's loop.
+	PartSweep Part = "sweep"
+	// PartAudit is the audits alone: serve's other loop, so that a listing
+	// which takes hours at its pace holds back neither the sweep nor the
+	// lease.
+	PartAudit Part = "audit"
+)
+
+// Parts are what a Reconciler runs.
+type Parts struct {
+	Sweep Sweeper
+	// Checks run with the sweep: reads of our own databases.
+	Checks []Checker
+	// Audits ask the outside (the e-invoicing provider, the PSPs) and
+	// keep to its pace, so one may take hours: serve runs them apart.
+	Audits []Checker
+}
+
 // PhaseSweep names the missing-document sweep among a run's phases; each
 // checker's phase is its Name.
 const PhaseSweep = "sweep"
@@ -76,13 +104,16 @@ func (s Summary) String() string {
 
 // Metrics are the reconciliation's Prometheus series.
 type Metrics struct {
-	runs    *prometheus.CounterVec
-	lastRun prometheus.Gauge
-	phase   *prometheus.HistogramVec
+	runs      *prometheus.CounterVec
+	lastRun   prometheus.Gauge
+	lastAudit prometheus.Gauge // nil when no audit runs
+	phase     *prometheus.HistogramVec
 }
 
-// NewMetrics registers the run metrics with reg.
-func NewMetrics(reg prometheus.Registerer) *Metrics {
+// NewMetrics registers the run metrics with reg; the audits' last success
+// only when audits is true, so that an instance without them exports no
+// gauge that would look stale.
+func NewMetrics(reg prometheus.Registerer, audits bool) *Metrics {
 	m := &Metrics{
 		runs: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "onceflow_reconciler_runs_total",
@@ -90,7 +121,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}, []string{"outcome"}),
 		lastRun: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "onceflow_reconciler_last_run_timestamp_seconds",
-			Help: "Unix time at which the last successful reconciliation finished; alert when it grows old.",
+			Help: "Unix time at which the last successful run of the sweep and the detectors finished; alert when it grows old.",
 		}),
 		phase: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "onceflow_reconciler_phase_duration_seconds",
@@ -102,7 +133,25 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		m.runs.WithLabelValues(o)
 	}
 	reg.MustRegister(m.runs, m.lastRun, m.phase)
+	if audits {
+		m.lastAudit = prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "onceflow_reconciler_last_audit_timestamp_seconds",
+			Help: "Unix time at which the last successful run of the audits finished; alert when it grows old.",
+		})
+		reg.MustRegister(m.lastAudit)
+	}
 	return m
+}
+
+// succeeded records that a run of part has succeeded.
+func (m *Metrics) succeeded(part Part) {
+	m.runs.WithLabelValues(OutcomeOK).Inc()
+	if part != PartAudit {
+		m.lastRun.SetToCurrentTime()
+	}
+	if part != PartSweep && m.lastAudit != nil {
+		m.lastAudit.SetToCurrentTime()
+	}
 }
 
 // Skipped counts a tick on which this instance did not hold the lease.
@@ -115,71 +164,93 @@ func (m *Metrics) Failed() { m.runs.WithLabelValues(OutcomeError).Inc() }
 type Reconciler struct {
 	runs     *store.Store
 	findings *findings.Recorder
-	sweep    Sweeper
-	checks   []Checker
+	parts    Parts
 	log      *zap.Logger
 	metrics  *Metrics
 }
 
 // New returns a Reconciler recording runs and findings through runs (the
-// reconciler's own schema), sweeping with sw and then running checks.
-func New(runs *store.Store, sw Sweeper, log *zap.Logger, m *Metrics, checks ...Checker) *Reconciler {
-	return &Reconciler{runs: runs, findings: findings.New(runs), sweep: sw, checks: checks, log: log, metrics: m}
+// reconciler's own schema) and running parts.
+func New(runs *store.Store, parts Parts, log *zap.Logger, m *Metrics) *Reconciler {
+	return &Reconciler{runs: runs, findings: findings.New(runs), parts: parts, log: log, metrics: m}
 }
 
-// Once runs one reconciliation. The runs row is opened before and closed
-// after the work, also when the work fails, in which case the returned error
-// is the work's and the row carries its text. Two Once calls at the same time
-// are safe: each records its own row and the invoicer ignores the events
-// they both have ingest announce again.
-func (r *Reconciler) Once(ctx context.Context) (Summary, error) {
+// Once runs one whole reconciliation: Run of PartAll.
+func (r *Reconciler) Once(ctx context.Context) (Summary, error) { return r.Run(ctx, PartAll) }
+
+// Run runs one reconciliation of part. The runs row is opened before and
+// closed after the work, also when the work fails, in which case the
+// returned error is the work's and the row carries its text. Two runs at
+// the same time are safe: each records its own row, the invoicer ignores
+// the events they both have ingest announce again, and two audits only
+// list or look up some documents twice.
+func (r *Reconciler) Run(ctx context.Context, part Part) (Summary, error) {
 	start := time.Now()
-	run, err := r.runs.StartRun(ctx)
+	run, err := r.runs.StartRun(ctx, string(part))
 	if err != nil {
 		r.metrics.runs.WithLabelValues(OutcomeError).Inc()
 		return Summary{}, err
 	}
-	log := r.log.With(zap.Int64("run_id", run.ID))
-	sum := Summary{RunID: run.ID}
-	began := time.Now()
-	sum.Sweep, err = r.sweep.Run(ctx, r.runs)
-	r.timed(&sum, PhaseSweep, began)
-	if err != nil {
-		err = fmt.Errorf("sweep: %w", err)
-	}
-	if cerr := r.check(ctx, run.StartedAt, &sum); cerr != nil && err == nil {
-		err = cerr
-	}
+	sum, err := r.work(ctx, part, run)
 	if ferr := r.finish(ctx, run.ID, sum, err); ferr != nil && err == nil {
 		err = ferr
 	}
+	r.report(part, sum, time.Since(start), err)
+	return sum, err
+}
+
+// work runs part of the reconciliation recorded as run: the sweep and the
+// checks, the audits, or both.
+func (r *Reconciler) work(ctx context.Context, part Part, run store.Run) (Summary, error) {
+	sum := Summary{RunID: run.ID}
+	var err error
+	var checks []Checker
+	if part != PartAudit {
+		began := time.Now()
+		sum.Sweep, err = r.parts.Sweep.Run(ctx, r.runs)
+		r.timed(&sum, PhaseSweep, began)
+		if err != nil {
+			err = fmt.Errorf("sweep: %w", err)
+		}
+		checks = r.parts.Checks
+	}
+	if part != PartSweep {
+		checks = append(slices.Clip(checks), r.parts.Audits...)
+	}
+	if cerr := r.check(ctx, checks, run.StartedAt, &sum); cerr != nil && err == nil {
+		err = cerr
+	}
+	return sum, err
+}
+
+// report logs a run's line and counts its outcome.
+func (r *Reconciler) report(part Part, sum Summary, took time.Duration, err error) {
 	fields := []zap.Field{
+		zap.Int64("run_id", sum.RunID), zap.String("part", string(part)),
 		zap.Int("checked", sum.Sweep.Checked), zap.Int("missing", sum.Sweep.Missing),
 		zap.Int("full_checked", sum.Sweep.FullChecked), zap.Int("republished", sum.Sweep.Republished),
 		zap.Int("missing_events", sum.Sweep.MissingEvents), zap.Int("republish_failed", sum.Sweep.Failed),
 		zap.Bool("capped", sum.Sweep.Capped), zap.Int("findings", sum.Findings), zap.Int("closed", sum.Closed),
-		zap.Duration("took", time.Since(start)),
+		zap.Duration("took", took),
 	}
 	for _, p := range sum.Phases {
 		fields = append(fields, zap.Duration(p.Name+"_took", p.Took))
 	}
 	if err != nil {
 		r.metrics.runs.WithLabelValues(OutcomeError).Inc()
-		log.Error("reconciliation failed", append(fields, zap.Error(err))...)
-		return sum, err
+		r.log.Error("reconciliation failed", append(fields, zap.Error(err))...)
+		return
 	}
-	r.metrics.runs.WithLabelValues(OutcomeOK).Inc()
-	r.metrics.lastRun.SetToCurrentTime()
-	log.Info("reconciliation done", fields...)
-	return sum, nil
+	r.metrics.succeeded(part)
+	r.log.Info("reconciliation done", fields...)
 }
 
-// check runs every checker and records its findings. A checker that fails
-// closes nothing, so a failing check never makes findings look resolved;
-// the others still run.
-func (r *Reconciler) check(ctx context.Context, started time.Time, sum *Summary) error {
+// check runs every checker of checks and records its findings. A checker
+// that fails closes nothing, so a failing check never makes findings look
+// resolved; the others still run.
+func (r *Reconciler) check(ctx context.Context, checks []Checker, started time.Time, sum *Summary) error {
 	var errs []error
-	for _, c := range r.checks {
+	for _, c := range checks {
 		began := time.Now()
 		found, err := c.Run(ctx, started)
 		if err == nil {

@@ -37,7 +37,7 @@ func TestOnceRecordsTheRun(t *testing.T) {
 		sweep: func(context.Context, context.CancelFunc) (sweep.Result, error) {
 			return sweep.Result{Checked: 7, Missing: 2, Republished: 2}, nil
 		},
-		wantRun: reconcilertest.Run{Checked: 7, Republished: 2, Finished: true},
+		wantRun: reconcilertest.Run{Part: "all", Checked: 7, Republished: 2, Finished: true},
 		outcome: reconcile.OutcomeOK,
 	}, {
 		// Shutdown cancels the run's context mid-sweep: the row is still
@@ -47,7 +47,7 @@ func TestOnceRecordsTheRun(t *testing.T) {
 			cancel()
 			return sweep.Result{Checked: 3, Missing: 1, Republished: 1}, ctx.Err()
 		},
-		wantRun: reconcilertest.Run{Checked: 3, Republished: 1, Finished: true},
+		wantRun: reconcilertest.Run{Part: "all", Checked: 3, Republished: 1, Finished: true},
 		wantErr: "sweep: context canceled",
 		outcome: reconcile.OutcomeError,
 	}}
@@ -59,7 +59,7 @@ func TestOnceRecordsTheRun(t *testing.T) {
 			defer cancel()
 			reg := prometheus.NewRegistry()
 			sw := sweepFunc(func(ctx context.Context) (sweep.Result, error) { return tt.sweep(ctx, cancel) })
-			r := reconcile.New(store.New(db.Pool), sw, zaptest.NewLogger(t), reconcile.NewMetrics(reg))
+			r := reconcile.New(store.New(db.Pool), reconcile.Parts{Sweep: sw}, zaptest.NewLogger(t), reconcile.NewMetrics(reg, false))
 
 			_, err := r.Once(ctx)
 			if gotErr := errString(err); gotErr != tt.wantErr {
@@ -152,7 +152,7 @@ func TestOnceTimesEachPhase(t *testing.T) {
 	db := reconcilertest.NewDB(t)
 	reg := prometheus.NewRegistry()
 	sw := sweepFunc(func(context.Context) (sweep.Result, error) { return sweep.Result{Checked: 1}, nil })
-	r := reconcile.New(store.New(db.Pool), sw, zaptest.NewLogger(t), reconcile.NewMetrics(reg), disagreeing{}, failing{})
+	r := reconcile.New(store.New(db.Pool), reconcile.Parts{Sweep: sw, Checks: []reconcile.Checker{failing{}}, Audits: []reconcile.Checker{disagreeing{}}}, zaptest.NewLogger(t), reconcile.NewMetrics(reg, true))
 
 	sum, err := r.Once(context.Background())
 	if err == nil || !strings.Contains(err.Error(), "detectors: the database went away") {
@@ -162,7 +162,7 @@ func TestOnceTimesEachPhase(t *testing.T) {
 	for _, p := range sum.Phases {
 		names = append(names, p.Name)
 	}
-	if want := []string{reconcile.PhaseSweep, "audit", "detectors"}; !slices.Equal(names, want) {
+	if want := []string{reconcile.PhaseSweep, "detectors", "audit"}; !slices.Equal(names, want) {
 		t.Fatalf("phases = %v, want %v", names, want)
 	}
 	families, err := reg.Gather()
@@ -186,4 +186,92 @@ func TestOnceTimesEachPhase(t *testing.T) {
 	if len(observed) != len(sum.Phases) {
 		t.Errorf("histogram phases = %d, want %d", len(observed), len(sum.Phases))
 	}
+}
+
+// counted is a check that counts its runs and finds nothing.
+type counted struct {
+	name string
+	runs int
+}
+
+func (c *counted) Name() string    { return c.name }
+func (c *counted) Kinds() []string { return []string{c.name + "_kind"} }
+func (c *counted) Run(context.Context, time.Time) ([]store.Finding, error) {
+	c.runs++
+	return nil, nil
+}
+
+// Serve's two loops each run their part, the sweep with the checks or the
+// audits alone, and Once all of them. Each run records its part and sets
+// the last-success gauge of what it ran, and the console's last run is the
+// last that swept.
+func TestEachPartRunsItsOwn(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		part                     reconcile.Part
+		sweeps, checks, audits   int
+		sweptGauge, auditedGauge bool
+	}{
+		{part: reconcile.PartSweep, sweeps: 1, checks: 1, sweptGauge: true},
+		{part: reconcile.PartAudit, audits: 1, auditedGauge: true},
+		{part: reconcile.PartAll, sweeps: 1, checks: 1, audits: 1, sweptGauge: true, auditedGauge: true},
+	}
+	for _, tt := range tests {
+		t.Run(string(tt.part), func(t *testing.T) {
+			t.Parallel()
+			db := reconcilertest.NewDB(t)
+			reg := prometheus.NewRegistry()
+			sweeps := 0
+			sw := sweepFunc(func(context.Context) (sweep.Result, error) { sweeps++; return sweep.Result{Checked: 5}, nil })
+			check, audit := &counted{name: "detectors"}, &counted{name: "audit"}
+			own := store.New(db.Pool)
+			r := reconcile.New(own, reconcile.Parts{Sweep: sw, Checks: []reconcile.Checker{check}, Audits: []reconcile.Checker{audit}},
+				zaptest.NewLogger(t), reconcile.NewMetrics(reg, true))
+
+			if _, err := r.Run(t.Context(), tt.part); err != nil {
+				t.Fatal(err)
+			}
+			if sweeps != tt.sweeps || check.runs != tt.checks || audit.runs != tt.audits {
+				t.Errorf("ran sweep %d, checks %d, audits %d times, want %d, %d, %d", sweeps, check.runs, audit.runs, tt.sweeps, tt.checks, tt.audits)
+			}
+			if runs := db.Runs(t); len(runs) != 1 || runs[0].Part != string(tt.part) || !runs[0].Finished {
+				t.Errorf("runs = %+v, want one finished of part %s", runs, tt.part)
+			}
+			if got := gaugeSet(t, reg, "onceflow_reconciler_last_run_timestamp_seconds"); got != tt.sweptGauge {
+				t.Errorf("last run gauge set = %v, want %v", got, tt.sweptGauge)
+			}
+			if got := gaugeSet(t, reg, "onceflow_reconciler_last_audit_timestamp_seconds"); got != tt.auditedGauge {
+				t.Errorf("last audit gauge set = %v, want %v", got, tt.auditedGauge)
+			}
+			last, err := own.LastRun(t.Context())
+			if swept := err == nil && last.Checked == 5; swept != tt.sweptGauge {
+				t.Errorf("the last run that swept: %+v (%v), want one: %v", last, err, tt.sweptGauge)
+			}
+		})
+	}
+}
+
+// Without audits there is no last-audit gauge, which would only look stale.
+func TestNoAuditsNoAuditGauge(t *testing.T) {
+	t.Parallel()
+	reg := prometheus.NewRegistry()
+	reconcile.NewMetrics(reg, false)
+	if n, err := testutil.GatherAndCount(reg, "onceflow_reconciler_last_audit_timestamp_seconds"); err != nil || n != 0 {
+		t.Errorf("last audit gauge series = %d (%v), want none", n, err)
+	}
+}
+
+// gaugeSet reports whether the gauge called name is registered and set.
+func gaugeSet(tb testing.TB, reg *prometheus.Registry, name string) bool {
+	tb.Helper()
+	families, err := reg.Gather()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() == name {
+			return f.GetMetric()[0].GetGauge().GetValue() > 0
+		}
+	}
+	return false
 }

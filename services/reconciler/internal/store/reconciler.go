@@ -48,10 +48,11 @@ type RunResult struct {
 	Err                                          error // why the run failed; nil when it did not
 }
 
-// StartRun opens a run; it stays unfinished until FinishRun, or forever
-// when the process dies mid-run. Its errors are the database's.
-func (s *Store) StartRun(ctx context.Context) (Run, error) {
-	row, err := s.q.RunStart(ctx)
+// StartRun opens a run of part (all, sweep or audit); it stays unfinished
+// until FinishRun, or forever when the process dies mid-run. Its errors are
+// the database's.
+func (s *Store) StartRun(ctx context.Context, part string) (Run, error) {
+	row, err := s.q.RunStart(ctx, part)
 	if err != nil {
 		return Run{}, pg.Interpret(err, "start run")
 	}
@@ -127,11 +128,12 @@ func (s *Store) OpenFindingsByKind(ctx context.Context) ([]KindCount, error) {
 	return out, nil
 }
 
-// LastRun is the latest reconciliation run as the console shows it.
+// LastRun is the latest reconciliation run that swept, as the console
+// shows it.
 type LastRun dbsqlc.RunLastRow
 
-// LastRun returns the latest run, or an error of kind NotFound when none
-// has run yet.
+// LastRun returns the latest run that swept (of part all or sweep), or an
+// error of kind NotFound when none has run yet.
 func (s *Store) LastRun(ctx context.Context) (LastRun, error) {
 	row, err := s.q.RunLast(ctx)
 	if err != nil {

@@ -418,6 +418,7 @@ type ReconcilerRun struct {
 	MissingEvents  int32
 	FindingsSeen   int32
 	FindingsClosed int32
+	Part           string
 }
 
 type ReconcilerSweepState struct {

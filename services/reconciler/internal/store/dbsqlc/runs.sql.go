@@ -51,7 +51,7 @@ func (q *Queries) RunFinish(ctx context.Context, arg RunFinishParams) error {
 
 const runLast = `-- name: RunLast :one
 SELECT id, started_at, finished_at, checked, missing, missing_events, republished, findings_seen, findings_closed, error
-FROM reconciler.runs ORDER BY id DESC LIMIT 1
+FROM reconciler.runs WHERE part <> 'audit' ORDER BY id DESC LIMIT 1
 `
 
 type RunLastRow struct {
@@ -67,7 +67,8 @@ type RunLastRow struct {
 	Error          *string
 }
 
-// The latest run, finished or not (the primary key's last entry).
+// The latest run that swept, finished or not (the primary key's last
+// entries: the audit's runs, one an interval at most, are passed over).
 func (q *Queries) RunLast(ctx context.Context) (RunLastRow, error) {
 	row := q.db.QueryRow(ctx, runLast)
 	var i RunLastRow
@@ -87,7 +88,7 @@ func (q *Queries) RunLast(ctx context.Context) (RunLastRow, error) {
 }
 
 const runStart = `-- name: RunStart :one
-INSERT INTO reconciler.runs DEFAULT VALUES
+INSERT INTO reconciler.runs (part) VALUES ($1)
 RETURNING id, started_at
 `
 
@@ -96,10 +97,10 @@ type RunStartRow struct {
 	StartedAt time.Time
 }
 
-// RunStart opens a reconciliation run; its finished_at stays NULL until
-// RunFinish, or forever when the process died mid-run.
-func (q *Queries) RunStart(ctx context.Context) (RunStartRow, error) {
-	row := q.db.QueryRow(ctx, runStart)
+// RunStart opens a reconciliation run of part @part; its finished_at stays
+// NULL until RunFinish, or forever when the process died mid-run.
+func (q *Queries) RunStart(ctx context.Context, part string) (RunStartRow, error) {
+	row := q.db.QueryRow(ctx, runStart, part)
 	var i RunStartRow
 	err := row.Scan(&i.ID, &i.StartedAt)
 	return i, err
