@@ -111,9 +111,12 @@ type Config struct {
 	// Rate paces the listings: after each answer, a run waits until its
 	// listings have taken at most Rate documents a second on average, so a
 	// large listing spreads over time instead of taking the provider, this
-	// service and PostgreSQL at once. Up to NumberRange documents go without
-	// waiting; look-ups by reference, which follow the documents that
-	// change, are not paced. Zero means no pacing.
+	// service and PostgreSQL at once. A paced listing in ranges names at
+	// most a second's worth of numbers a query (NumberRange is lowered to
+	// Rate), so its answers come small and evenly spaced instead of
+	// NumberRange documents (some 5 MB) at once, and up to one range goes
+	// without waiting. Look-ups by reference, which follow the documents
+	// that change, are not paced. Zero means no pacing.
 	Rate float64
 }
 
@@ -142,11 +145,12 @@ func New(p Provider, invoicer *store.InvoicerReader, own *store.Store, cfg Confi
 	if cfg.NumberRange <= 0 {
 		cfg.NumberRange = DefaultNumberRange
 	}
-	a := &Auditor{provider: p, invoicer: invoicer, own: own, cfg: cfg, metrics: m}
+	var pacer *rate.Limiter
 	if cfg.Rate > 0 {
-		a.pacer = rate.NewLimiter(rate.Limit(cfg.Rate), cfg.NumberRange)
+		cfg.NumberRange = min(cfg.NumberRange, max(1, int(cfg.Rate)))
+		pacer = rate.NewLimiter(rate.Limit(cfg.Rate), cfg.NumberRange)
 	}
-	return a
+	return &Auditor{provider: p, invoicer: invoicer, own: own, cfg: cfg, metrics: m, pacer: pacer}
 }
 
 // pace follows each answer of a listing, of n documents: it beats, since a

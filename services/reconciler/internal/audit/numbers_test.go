@@ -51,6 +51,9 @@ func TestADayTooLargeForOneAnswerIsListedInNumberRanges(t *testing.T) {
 		// (10 alone: the numbers issued end there) upwards, and 1-1 (1)
 		// downwards, where numbers end.
 		{"ranges", audit.Config{WholeDay: 6, NumberRange: 2}, 6},
+		// Paced at 4 documents a second, a range names 4 numbers at most
+		// (a second's worth): 2-5, 6-9, then 10-13 and 1-1.
+		{"paced ranges", audit.Config{WholeDay: 6, Rate: 4}, 4},
 		{"whole day", audit.Config{WholeDay: 7}, 1},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
