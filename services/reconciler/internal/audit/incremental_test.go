@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/onceflow/onceflow/services/reconciler/internal/audit"
+	"github.com/onceflow/onceflow/services/reconciler/internal/reconcilertest"
 	"github.com/onceflow/onceflow/services/reconciler/internal/store"
 )
 
@@ -37,17 +38,11 @@ func (e *env) scheduled(t *testing.T) scheduled {
 // counter returns the value of the counter name in reg.
 func counter(tb testing.TB, reg *prometheus.Registry, name string) float64 {
 	tb.Helper()
-	families, err := reg.Gather()
-	if err != nil {
-		tb.Fatal(err)
+	v, ok := reconcilertest.Metric(tb, reg, name)
+	if !ok {
+		tb.Fatalf("no counter %s", name)
 	}
-	for _, f := range families {
-		if f.GetName() == name {
-			return f.GetMetric()[0].GetCounter().GetValue()
-		}
-	}
-	tb.Fatalf("no counter %s", name)
-	return 0
+	return v
 }
 
 // run audits at now and returns the findings as sorted "kind reference"

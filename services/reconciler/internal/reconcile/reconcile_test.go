@@ -264,14 +264,6 @@ func TestNoAuditsNoAuditGauge(t *testing.T) {
 // gaugeSet reports whether the gauge called name is registered and set.
 func gaugeSet(tb testing.TB, reg *prometheus.Registry, name string) bool {
 	tb.Helper()
-	families, err := reg.Gather()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	for _, f := range families {
-		if f.GetName() == name {
-			return f.GetMetric()[0].GetGauge().GetValue() > 0
-		}
-	}
-	return false
+	v, _ := reconcilertest.Metric(tb, reg, name)
+	return v > 0
 }

@@ -179,19 +179,13 @@ func TestSweep(t *testing.T) {
 
 func assertCounter(tb testing.TB, reg *prometheus.Registry, name string, want int) {
 	tb.Helper()
-	families, err := reg.Gather()
-	if err != nil {
-		tb.Fatal(err)
+	got, ok := reconcilertest.Metric(tb, reg, name)
+	switch {
+	case !ok:
+		tb.Errorf("%s not registered", name)
+	case got != float64(want):
+		tb.Errorf("%s = %v, want %d", name, got, want)
 	}
-	for _, f := range families {
-		if f.GetName() == name {
-			if got := f.GetMetric()[0].GetCounter().GetValue(); got != float64(want) {
-				tb.Errorf("%s = %v, want %d", name, got, want)
-			}
-			return
-		}
-	}
-	tb.Errorf("%s not registered", name)
 }
 
 // TestSweepAcrossDatabases keeps ingest and invoicer in different databases,
