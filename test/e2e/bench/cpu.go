@@ -1,9 +1,13 @@
 package bench
 
 import (
+	"context"
+	"fmt"
 	"os"
 	"strings"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/procfs"
 
 	"github.com/onceflow/onceflow/test/e2e/stack"
@@ -139,6 +143,48 @@ func Cores(before, after CPUTimes, seconds float64) map[string]float64 {
 		if c := s / seconds; c >= 0.01 {
 			out[name] = c
 		}
+	}
+	return out
+}
+
+// pgRoles names each client backend's role: PostgreSQL's own view of its
+// sessions, so no process title has to be parsed.
+const pgRoles = `SELECT pid, usename FROM pg_stat_activity WHERE backend_type = 'client backend' AND usename IS NOT NULL`
+
+// ReadPGRoles returns the role of each of the server's client backends, by
+// process id, as db sees them.
+func ReadPGRoles(ctx context.Context, db *pgxpool.Pool) (map[int]string, error) {
+	rows, err := db.Query(ctx, pgRoles)
+	if err != nil {
+		return nil, fmt.Errorf("read the backends' roles: %w", err)
+	}
+	out := map[int]string{}
+	var pid int
+	var role string
+	_, err = pgx.ForEachRow(rows, []any{&pid, &role}, func() error {
+		out[pid] = role
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read the backends' roles: %w", err)
+	}
+	return out, nil
+}
+
+// PGByRole is PostgreSQL's CPU between two readings, in seconds, by the
+// role of the client backend that used it (roles, by process id): the
+// services' pools stay connected, so their backends live through a stage.
+// What no role accounts for (background processes, and backends that
+// exited, whose time is the postmaster's reaped time) is the rest of the
+// "postgres" group of cpuSeconds.
+func PGByRole(before, after CPUTimes, roles map[int]string) map[string]float64 {
+	out := map[string]float64{}
+	for p, t := range after {
+		role, ok := roles[p.PID]
+		if p.Group != "postgres" || p.Reaped || !ok {
+			continue
+		}
+		out[role] += t - before[p]
 	}
 	return out
 }

@@ -72,7 +72,9 @@ type Size struct {
 type reading struct {
 	at  time.Time
 	cpu bench.CPUTimes
-	wal int64
+	// roles names each PostgreSQL client backend's role, by process id.
+	roles map[int]string
+	wal   int64
 	// fullPages counts the WAL's full-page images.
 	fullPages int64
 	tables    map[string]Size
@@ -156,6 +158,9 @@ func read(ctx context.Context, db *pgxpool.Pool, metrics string, cpu func() benc
 	}
 	if err := db.QueryRow(ctx, walPosition).Scan(&r.wal, &r.fullPages); err != nil {
 		return nil, fmt.Errorf("read the WAL position: %w", err)
+	}
+	if r.roles, err = bench.ReadPGRoles(ctx, db); err != nil {
+		return nil, err
 	}
 	r.at, r.cpu = time.Now(), cpu()
 	return r, nil

@@ -181,7 +181,10 @@ and writes ` + "`results.json`" + `, ` + "`cpu_per_doc.png`" + `, ` + "`latency.
   in that order, so each window carries one set of the soak's own queries.
 - **Figures per window.** CPU per document is each process group's CPU time between two
   ends over the window's documents; the total adds the services, sandboxes, PostgreSQL and
-  SQS. WAL per document is the WAL written between two ends over the documents. p50 and p99
+  SQS. PostgreSQL's is also split by the role of the session that used it: on the private
+  cluster each service connects as its own role, as deployed, and the harness as postgres;
+  what no role claims is background work and sessions that ended. WAL per document is the
+  WAL written between two ends over the documents. p50 and p99
   are webhook accepted → invoice authorized of the window's payments, from the rows'
   timestamps as in the bench. The reconciler's figures are its runs of the sweep and the detectors
   finished in the window (the audits run in a loop of their own);

@@ -27,7 +27,12 @@ type Window struct {
 	// CPUMsPerDocTotal adds the groups that do the pipeline's work: every
 	// service and sandbox, PostgreSQL and SQS (not the harness, not other).
 	CPUMsPerDocTotal float64 `json:"cpu_ms_per_doc_total"`
-	WALBytesPerDoc   float64 `json:"wal_bytes_per_doc"`
+	// PGCPUMsPerDocByRole splits PostgreSQL's CPU a document by the role
+	// of the session that used it (each service connects as its own on the
+	// private cluster; the harness as postgres); the rest of the postgres
+	// group is background work and sessions that ended.
+	PGCPUMsPerDocByRole map[string]float64 `json:"postgres_cpu_ms_per_doc_by_role,omitempty"`
+	WALBytesPerDoc      float64            `json:"wal_bytes_per_doc"`
 	// FullPagesPerDoc is the full-page images the WAL took a document:
 	// pages written whole because the checkpoint before had not seen them
 	// changed (pg_stat_wal's wal_fpi).
@@ -68,6 +73,12 @@ func newWindow(k, docs int, began time.Time, start, end *reading, lat bench.Samp
 		P50Ms:           lat.Quantile(0.5), P99Ms: lat.Quantile(0.99), P99ByMinuteMs: p99ByMinute,
 		Tables: end.tables, Reconciler: summarize(end.runs)}
 	w.Reconciler.PhaseMeanSeconds = phaseMeans(start.phases, end.phases)
+	for role, used := range bench.PGByRole(start.cpu, end.cpu, end.roles) {
+		if w.PGCPUMsPerDocByRole == nil {
+			w.PGCPUMsPerDocByRole = map[string]float64{}
+		}
+		w.PGCPUMsPerDocByRole[role] = used * 1000 / float64(docs)
+	}
 	for group, cores := range bench.Cores(start.cpu, end.cpu, secs) {
 		ms := cores * secs * 1000 / float64(docs)
 		w.CPUMsPerDoc[group] = ms
@@ -113,10 +124,18 @@ func (w Window) total(names map[string]bool) (all, some int64) {
 // in the run, named by pruned), the reconciler's runs.
 func (w Window) Line(windows int, pruned map[string]bool) string {
 	all, kept := w.total(pruned)
-	return fmt.Sprintf("window %d/%d (%d docs, %.1f s): CPU/doc %.2f ms (%s); WAL %.0f B/doc (%.2f full pages); p50 %.0f ms, p99 %.0f ms (by minute %s); tables %s (pruned in the run %s); reconciler %d runs, mean %.3f s (%s), max %.3f s",
-		w.Index, windows, w.Documents, w.Seconds, w.CPUMsPerDocTotal, busiest(w.CPUMsPerDoc, 5), w.WALBytesPerDoc, w.FullPagesPerDoc,
+	return fmt.Sprintf("window %d/%d (%d docs, %.1f s): CPU/doc %.2f ms (%s)%s; WAL %.0f B/doc (%.2f full pages); p50 %.0f ms, p99 %.0f ms (by minute %s); tables %s (pruned in the run %s); reconciler %d runs, mean %.3f s (%s), max %.3f s",
+		w.Index, windows, w.Documents, w.Seconds, w.CPUMsPerDocTotal, busiest(w.CPUMsPerDoc, 5), w.byRole(), w.WALBytesPerDoc, w.FullPagesPerDoc,
 		w.P50Ms, w.P99Ms, spread(w.P99ByMinuteMs), megabytes(all), megabytes(kept), w.Reconciler.Count, w.Reconciler.MeanSeconds,
 		w.Reconciler.phases(), w.Reconciler.MaxSeconds)
+}
+
+// byRole renders PostgreSQL's CPU a document by role, when it was split.
+func (w Window) byRole() string {
+	if len(w.PGCPUMsPerDocByRole) == 0 {
+		return ""
+	}
+	return "; postgres by role (" + busiest(w.PGCPUMsPerDocByRole, 5) + ")"
 }
 
 // spread is the lowest and highest of ms, or "-" when there is none.

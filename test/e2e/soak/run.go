@@ -124,6 +124,7 @@ func (s *soak) setUp(ctx context.Context, env []string) error {
 			return err
 		}
 		opts.AdminDSN = s.pg.DSN("postgres")
+		opts.ServiceRoles = true // its statistics, and the CPU by role, tell the services apart
 		s.progress("PostgreSQL: a private cluster on the socket in %s, settings %v", s.pg.Socket(), s.cfg.PGSettings)
 	}
 	s.progress("building and starting the stack (logs in %s); settings %v", s.dir, env)

@@ -150,13 +150,23 @@ func TestP99ByMinuteIsInTheMinutesOrder(t *testing.T) {
 func TestNewWindowDividesByTheDocuments(t *testing.T) {
 	began := time.Date(2026, 12, 2, 3, 0, 0, 0, time.UTC)
 	start, end := readings(began.Add(10*time.Second), 20, map[string][2]float64{
-		"ingest-1": {1, 3}, "postgres": {5, 9}, "bench": {0, 1}, "machine": {100, 110},
+		"ingest-1": {1, 3}, "postgres": {5, 6}, "bench": {0, 1}, "machine": {100, 110},
 	}, [2]int64{1000, 1000 + 2000*5000}, []run{{seconds: 0.5, checked: 10}, {seconds: 1.5, checked: 30, failed: true}})
 	// Two audits in the window took 9 s together, the sweep ran once
 	// before it and not in it.
 	start.phases = map[string]phaseTotal{"audit": {seconds: 4, count: 3}, "sweep": {seconds: 1, count: 3}}
 	end.phases = map[string]phaseTotal{"audit": {seconds: 13, count: 5}, "sweep": {seconds: 1, count: 3}}
+	// Ingest's session used 3 s of PostgreSQL's 4; the other second was
+	// background work.
+	start.cpu[bench.Proc{Group: "postgres", PID: 90}], end.cpu[bench.Proc{Group: "postgres", PID: 90}] = 1, 4
+	end.roles = map[int]string{90: "onceflow_ingest"}
 	w := newWindow(1, 2000, began, start, end, bench.NewSample(0, []float64{300, 100, 200}), []float64{250, 300})
+	if got := w.PGCPUMsPerDocByRole; len(got) != 1 || math.Abs(got["onceflow_ingest"]-1.5) > 1e-9 {
+		t.Errorf("PostgreSQL by role %v ms/doc, want onceflow_ingest 1.5", got)
+	}
+	if line := w.Line(2, nil); !strings.Contains(line, "; postgres by role (onceflow_ingest 1.50)") {
+		t.Errorf("line %q lacks PostgreSQL by role", line)
+	}
 	// ingest 2 s, postgres 4 s over 2000 documents: 1 and 2 ms each.
 	if w.CPUMsPerDoc["ingest-1"] != 1 || w.CPUMsPerDoc["postgres"] != 2 || w.CPUMsPerDocTotal != 3 {
 		t.Errorf("CPU per document %v, total %v; want ingest-1 1, postgres 2, total 3 (bench and machine left out)", w.CPUMsPerDoc, w.CPUMsPerDocTotal)
