@@ -56,7 +56,7 @@ type Part string
 // The parts a run may do.
 const (
 	// PartAll is the sweep, the checks and then the audits: run-once and
-	// POST /admin/reconcile.
+	// POST /admin/runs.
 	PartAll Part = "all"
 	// PartSweep is the sweep and the checks: serve's loop.
 	PartSweep Part = "sweep"
