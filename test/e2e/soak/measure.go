@@ -46,13 +46,16 @@ WHERE c.relkind IN ('r', 'p') AND n.nspname IN ('ingest', 'invoicer', 'relay', '
 // start, and the full-page images written since the statistics' reset.
 const walPosition = `SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::bigint, (SELECT wal_fpi FROM pg_stat_wal)`
 
-// reconcilerRuns are the reconciler's finished runs of the sweep and the
-// detectors after run $1 (the audits run apart, and their phase is read
-// from the histogram): id, duration in seconds, rows checked, and whether
-// it failed.
+// reconcilerRuns are the reconciler's finished runs after run $1 of the
+// sweep and the detectors, and after run $2 of the audits: each part's
+// loop runs one at a time, so its runs finish in id order, while an
+// audit's may outlast many sweeps. id, whether it audited, duration in
+// seconds, rows checked, and whether it failed.
 const reconcilerRuns = `
-SELECT id, extract(epoch FROM finished_at - started_at), checked, error IS NOT NULL
-FROM reconciler.runs WHERE id > $1 AND finished_at IS NOT NULL AND part <> 'audit' ORDER BY id`
+SELECT id, part = 'audit', extract(epoch FROM finished_at - started_at), checked, error IS NOT NULL
+FROM reconciler.runs
+WHERE finished_at IS NOT NULL AND CASE WHEN part = 'audit' THEN id > $2 ELSE id > $1 END
+ORDER BY id`
 
 // Size is one table's size on disk, in bytes, and its rows.
 type Size struct {
@@ -79,7 +82,9 @@ type reading struct {
 	fullPages int64
 	tables    map[string]Size
 	runs      []run
-	lastID    int64 // the last run read
+	lastID    int64 // the last run of the sweep read
+	// lastAuditID is the last run of the audits read.
+	lastAuditID int64
 	// phases is the reconciler's phase histogram so far.
 	phases map[string]phaseTotal
 }
@@ -89,6 +94,7 @@ type run struct {
 	seconds float64
 	checked int
 	failed  bool
+	audit   bool // a run of the audits, apart from the sweep
 }
 
 // authorized counts the authorized invoices of window k.
@@ -136,7 +142,7 @@ func byMinute(minutes map[int64][]float64) []float64 {
 func read(ctx context.Context, db *pgxpool.Pool, metrics string, cpu func() bench.CPUTimes, prev *reading) (*reading, error) {
 	r := &reading{tables: map[string]Size{}}
 	if prev != nil {
-		r.lastID = prev.lastID
+		r.lastID, r.lastAuditID = prev.lastID, prev.lastAuditID
 	}
 	rows, err := db.Query(ctx, tableSizes)
 	if err != nil {
@@ -168,7 +174,7 @@ func read(ctx context.Context, db *pgxpool.Pool, metrics string, cpu func() benc
 
 // readRuns reads the reconciler's runs finished since the last one read.
 func (r *reading) readRuns(ctx context.Context, db *pgxpool.Pool) error {
-	rows, err := db.Query(ctx, reconcilerRuns, r.lastID)
+	rows, err := db.Query(ctx, reconcilerRuns, r.lastID, r.lastAuditID)
 	if err != nil {
 		return fmt.Errorf("read the reconciler's runs: %w", err)
 	}
@@ -177,9 +183,14 @@ func (r *reading) readRuns(ctx context.Context, db *pgxpool.Pool) error {
 		one   run
 		check int32
 	)
-	_, err = pgx.ForEachRow(rows, []any{&id, &one.seconds, &check, &one.failed}, func() error {
+	_, err = pgx.ForEachRow(rows, []any{&id, &one.audit, &one.seconds, &check, &one.failed}, func() error {
 		one.checked = int(check)
-		r.runs, r.lastID = append(r.runs, one), id
+		r.runs = append(r.runs, one)
+		if one.audit {
+			r.lastAuditID = id
+		} else {
+			r.lastID = id
+		}
 		return nil
 	})
 	if err != nil {

@@ -187,7 +187,8 @@ and writes ` + "`results.json`" + `, ` + "`cpu_per_doc.png`" + `, ` + "`latency.
   WAL written between two ends over the documents. p50 and p99
   are webhook accepted → invoice authorized of the window's payments, from the rows'
   timestamps as in the bench. The reconciler's figures are its runs of the sweep and the detectors
-  finished in the window (the audits run in a loop of their own);
+  finished in the window (the audits run in a loop of their own, and their runs are summed
+  up apart, not judged: a listing follows what the day holds);
   each phase's mean (sweep, detectors, audit) is read from its
   ` + "`onceflow_reconciler_phase_duration_seconds`" + ` between the two ends.
 - **Retention.** Every pruned table keeps its rows ` + "`-retention`" + ` (default two windows at the

@@ -44,7 +44,11 @@ type Window struct {
 	// shows as a few bad minutes among good ones.
 	P99ByMinuteMs []float64       `json:"p99_by_minute_ms"`
 	Tables        map[string]Size `json:"tables"`
-	Reconciler    Runs            `json:"reconciler"`
+	// Reconciler is the runs of the sweep and the detectors, which the
+	// verdict judges; Audits the audits' runs, apart, which list what the
+	// day holds and so may grow with it.
+	Reconciler Runs `json:"reconciler"`
+	Audits     Runs `json:"audit_runs"`
 }
 
 // Runs sums up the reconciler's runs that finished in a window.
@@ -71,7 +75,10 @@ func newWindow(k, docs int, began time.Time, start, end *reading, lat bench.Samp
 		CPUMsPerDoc: map[string]float64{}, WALBytesPerDoc: float64(end.wal-start.wal) / float64(docs),
 		FullPagesPerDoc: float64(end.fullPages-start.fullPages) / float64(docs),
 		P50Ms:           lat.Quantile(0.5), P99Ms: lat.Quantile(0.99), P99ByMinuteMs: p99ByMinute,
-		Tables: end.tables, Reconciler: summarize(end.runs)}
+		Tables: end.tables}
+	audits := slices.DeleteFunc(slices.Clone(end.runs), func(r run) bool { return !r.audit })
+	w.Reconciler = summarize(slices.DeleteFunc(slices.Clone(end.runs), func(r run) bool { return r.audit }))
+	w.Audits = summarize(audits)
 	w.Reconciler.PhaseMeanSeconds = phaseMeans(start.phases, end.phases)
 	for role, used := range bench.PGByRole(start.cpu, end.cpu, end.roles) {
 		if w.PGCPUMsPerDocByRole == nil {
@@ -121,13 +128,21 @@ func (w Window) total(names map[string]bool) (all, some int64) {
 
 // Line is the window's one-line summary: CPU per document (the busiest
 // groups), WAL per document, latency, table sizes (all, and those pruned
-// in the run, named by pruned), the reconciler's runs.
+// in the run, named by pruned), the reconciler's runs, the audits' apart.
 func (w Window) Line(windows int, pruned map[string]bool) string {
 	all, kept := w.total(pruned)
 	return fmt.Sprintf("window %d/%d (%d docs, %.1f s): CPU/doc %.2f ms (%s)%s; WAL %.0f B/doc (%.2f full pages); p50 %.0f ms, p99 %.0f ms (by minute %s); tables %s (pruned in the run %s); reconciler %d runs, mean %.3f s (%s), max %.3f s",
 		w.Index, windows, w.Documents, w.Seconds, w.CPUMsPerDocTotal, busiest(w.CPUMsPerDoc, 5), w.byRole(), w.WALBytesPerDoc, w.FullPagesPerDoc,
 		w.P50Ms, w.P99Ms, spread(w.P99ByMinuteMs), megabytes(all), megabytes(kept), w.Reconciler.Count, w.Reconciler.MeanSeconds,
-		w.Reconciler.phases(), w.Reconciler.MaxSeconds)
+		w.Reconciler.phases(), w.Reconciler.MaxSeconds) + w.audits()
+}
+
+// audits renders the audits' runs, when there were any.
+func (w Window) audits() string {
+	if w.Audits.Count == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; audit %d runs (%d failed), mean %.3f s, max %.3f s", w.Audits.Count, w.Audits.Failed, w.Audits.MeanSeconds, w.Audits.MaxSeconds)
 }
 
 // byRole renders PostgreSQL's CPU a document by role, when it was split.

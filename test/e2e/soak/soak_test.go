@@ -151,7 +151,7 @@ func TestNewWindowDividesByTheDocuments(t *testing.T) {
 	began := time.Date(2026, 12, 2, 3, 0, 0, 0, time.UTC)
 	start, end := readings(began.Add(10*time.Second), 20, map[string][2]float64{
 		"ingest-1": {1, 3}, "postgres": {5, 6}, "bench": {0, 1}, "machine": {100, 110},
-	}, [2]int64{1000, 1000 + 2000*5000}, []run{{seconds: 0.5, checked: 10}, {seconds: 1.5, checked: 30, failed: true}})
+	}, [2]int64{1000, 1000 + 2000*5000}, []run{{seconds: 0.5, checked: 10}, {seconds: 90, audit: true}, {seconds: 1.5, checked: 30, failed: true}, {seconds: 30, audit: true}})
 	// Two audits in the window took 9 s together, the sweep ran once
 	// before it and not in it.
 	start.phases = map[string]phaseTotal{"audit": {seconds: 4, count: 3}, "sweep": {seconds: 1, count: 3}}
@@ -183,6 +183,13 @@ func TestNewWindowDividesByTheDocuments(t *testing.T) {
 	want := Runs{Count: 2, Failed: 1, MeanSeconds: 1, MaxSeconds: 1.5, MeanChecked: 20, PhaseMeanSeconds: map[string]float64{"audit": 4.5}}
 	if !reflect.DeepEqual(w.Reconciler, want) {
 		t.Errorf("reconciler %+v, want %+v", w.Reconciler, want)
+	}
+	// The audits' runs are summed up apart, and the line shows them.
+	if want := (Runs{Count: 2, MeanSeconds: 60, MaxSeconds: 90}); !reflect.DeepEqual(w.Audits, want) {
+		t.Errorf("audits %+v, want %+v", w.Audits, want)
+	}
+	if line := w.Line(2, nil); !strings.Contains(line, "; audit 2 runs (0 failed), mean 60.000 s, max 90.000 s") {
+		t.Errorf("line %q lacks the audits' runs", line)
 	}
 }
 
