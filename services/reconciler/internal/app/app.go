@@ -63,8 +63,7 @@ type engine struct {
 
 // openEngine connects everything cfg names and wires the reconciliation:
 // the sweep, the detectors and, when on, the provider's and the PSPs'
-// audits. On error,
-// whatever was opened is closed again.
+// audits. On error, whatever was opened is closed again.
 func openEngine(ctx context.Context, cfg Config, log *zap.Logger) (_ *engine, err error) {
 	e := &engine{reg: httpserver.NewRegistry()}
 	defer func() {

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
-
 	"go.uber.org/zap"
 
 	"github.com/onceflow/onceflow/api/openapi"
