@@ -22,3 +22,11 @@ WHERE id = @id;
 -- entries: the audit's runs, one an interval at most, are passed over).
 SELECT id, started_at, finished_at, checked, missing, missing_events, republished, findings_seen, findings_closed, error
 FROM reconciler.runs WHERE part <> 'audit' ORDER BY id DESC LIMIT 1;
+
+-- name: RunsPrune :execrows
+-- RunsPrune deletes, of the @batch oldest runs, those started before
+-- @before. It walks the primary key from the oldest row, so it reads only
+-- the rows it may delete and needs no index on started_at.
+DELETE FROM reconciler.runs
+WHERE id = ANY(ARRAY(SELECT r.id FROM reconciler.runs r ORDER BY r.id LIMIT @batch::int))
+  AND started_at < @before::timestamptz;

@@ -91,7 +91,7 @@ func openEngine(ctx context.Context, cfg Config, log *zap.Logger) (_ *engine, er
 		PendingAfter: cfg.PendingAfter, AttentionAfter: cfg.AttentionAfter, ClaimAfter: cfg.ClaimAfter,
 		LeaseAfter: cfg.LeaseAfter, MaxPerKind: cfg.PageSize,
 	})
-	parts := reconcile.Parts{Sweep: sw, Checks: []reconcile.Checker{detector}}
+	parts := reconcile.Parts{Sweep: sw, Checks: []reconcile.Checker{detector}, KeepRuns: cfg.RunsRetention}
 	if cfg.AuditEnabled() {
 		auditor, err := newAuditor(cfg, invoicer, store.New(e.own), audit.NewMetrics(e.reg))
 		if err != nil {

@@ -54,6 +54,9 @@ type Config struct {
 	// SweepFullSlice is how many payments, and as many refunds, the sweep's
 	// full pass re-checks per run.
 	SweepFullSlice int `env:"RECONCILER_SWEEP_FULL_SLICE" envDefault:"5000"`
+	// RunsRetention is how long reconciler.runs keeps a run; zero keeps
+	// every run.
+	RunsRetention time.Duration `env:"RECONCILER_RUNS_RETENTION" envDefault:"720h"`
 	// PushgatewayURL receives run-once's metrics when set (a one-off run is
 	// gone before a scrape).
 	PushgatewayURL string `env:"RECONCILER_PUSHGATEWAY_URL" renamed:"PUSHGATEWAY_URL"`
@@ -151,6 +154,9 @@ func (c Config) Validate() error {
 	}
 	if c.SweepFullSlice < 1 {
 		errs = append(errs, fmt.Errorf("RECONCILER_SWEEP_FULL_SLICE: want 1 or more, got %d", c.SweepFullSlice))
+	}
+	if c.RunsRetention != 0 && c.RunsRetention < 24*time.Hour {
+		errs = append(errs, errors.New("RECONCILER_RUNS_RETENTION: want at least 24h (720h by default), or 0 to keep every run"))
 	}
 	for _, v := range []struct {
 		name  string

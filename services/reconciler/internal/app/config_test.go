@@ -154,6 +154,8 @@ func TestConfigErrorsNameTheVariable(t *testing.T) {
 		{"RECONCILER_SWEEP_OVERLAP", "0s"},
 		{"RECONCILER_SWEEP_OVERLAP", "a while"},
 		{"RECONCILER_SWEEP_FULL_SLICE", "0"},
+		{"RECONCILER_RUNS_RETENTION", "23h"},
+		{"RECONCILER_RUNS_RETENTION", "-1h"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.key+"="+tt.value, func(t *testing.T) {

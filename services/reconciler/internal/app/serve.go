@@ -32,6 +32,10 @@ type App struct {
 	group *worker.Group
 	lease *lease.Lease
 	held  atomic.Int64 // the lease's token as of the loop's last tick; 0: not held
+	// leased wakes the audit loop when the sweep loop takes the lease, so
+	// the first audit, or a standby's after a takeover, need not wait out an
+	// interval.
+	leased chan struct{}
 }
 
 // New opens the pools and clients, wires the reconciliation and the HTTP
@@ -48,7 +52,7 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (_ *App, err error) {
 			e.close()
 		}
 	}()
-	a := &App{engine: e, cfg: cfg, log: log}
+	a := &App{engine: e, cfg: cfg, log: log, leased: make(chan struct{}, 1)}
 	a.srv = httpserver.New(log.Named("http"), httpserver.Addrs{Public: cfg.HTTPAddr, Admin: cfg.AdminAddr}, e.reg, e.checks()...)
 	a.group = worker.NewGroup(log, worker.Config{StallAfter: stallAfter(cfg),
 		HardStopAfter: cfg.ShutdownTimeout, ShutdownTimeout: cfg.ShutdownTimeout})
@@ -70,7 +74,7 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (_ *App, err error) {
 	})
 	if e.audits {
 		a.group.Add(func(ctx context.Context) error {
-			worker.Every(ctx, cfg.Interval, a.audit)
+			a.audits(ctx)
 			return nil
 		})
 	}
@@ -145,22 +149,31 @@ func (a *App) tick(ctx context.Context, held int64) int64 {
 	}
 	if token != held {
 		a.log.Info("took the reconciler lease", zap.Int64("token", token))
+		a.held.Store(token) // before the audit loop wakes to read it
+		select {
+		case a.leased <- struct{}{}:
+		default:
+		}
 	}
 	_, _ = a.reconciler.Run(ctx, reconcile.PartSweep) // logged and counted by Run
 	return token
 }
 
-// audit runs the audits once when the loop's last tick held the lease. It
-// runs in a loop of its own: a listing may take hours at its pace, during
-// which the sweep goes on and the loop keeps the lease. The audit beats at
-// each of the provider's answers, so a long listing is not taken for a
-// stalled loop. Should the lease pass to another instance meanwhile, both
-// audit for a while, which only lists some documents twice.
-func (a *App) audit(ctx context.Context) {
-	if a.held.Load() == 0 {
-		return
+// audits runs the audits, when the sweep loop's last tick held the lease,
+// an interval after the last run ended or as soon as that loop takes the
+// lease, until ctx ends. It is a loop of its own: a listing may take hours
+// at its pace, during which the sweep goes on and keeps the lease. The
+// audit beats at each of the provider's answers, so a long listing is not
+// taken for a stalled loop. Should the lease pass to another instance
+// meanwhile, both audit for a while, which only lists some documents twice.
+func (a *App) audits(ctx context.Context) {
+	for ctx.Err() == nil {
+		worker.Beat(ctx)
+		if a.held.Load() != 0 {
+			_, _ = a.reconciler.Run(worker.InHand(ctx), reconcile.PartAudit) // logged and counted by Run
+		}
+		worker.Wait(ctx, a.leased, a.cfg.Interval)
 	}
-	_, _ = a.reconciler.Run(worker.InHand(ctx), reconcile.PartAudit) // logged and counted by Run
 }
 
 // stallAfter is how long the loop may go without a tick before /healthz

@@ -192,6 +192,40 @@ func leaseHeld(t *testing.T, db *reconcilertest.DB) bool {
 	return held
 }
 
+// The audit loop starts its first run as soon as the sweep loop takes the
+// lease, not an interval later: with an interval of an hour, an audit run
+// is recorded (failed here, on a provider that refuses) within seconds.
+func TestServeAuditsOnceItTakesTheLease(t *testing.T) {
+	t.Parallel()
+	db := reconcilertest.NewDB(t)
+	seed(t, db)
+	provider := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		http.Error(w, "the provider is down for this test", http.StatusServiceUnavailable)
+	}))
+	t.Cleanup(provider.Close)
+	env := auditEnv(testEnv(t, db), provider.URL)
+	env["RECONCILER_INTERVAL"] = "1h"
+	_, stop := startServe(t, env)
+	testwait.Until(t, 15*time.Second, 50*time.Millisecond, "an audit run within the first interval", func() bool {
+		return slices.ContainsFunc(db.Runs(t), func(r reconcilertest.Run) bool { return r.Part == "audit" && r.Finished })
+	})
+	if err := stop(); err != nil {
+		t.Fatalf("serve: %v", err)
+	}
+}
+
+// auditEnv adds to env the settings of an audit of the provider at url.
+func auditEnv(env map[string]string, url string) map[string]string {
+	for k, v := range map[string]string{
+		"RECONCILER_AUDIT": "on", "RECONCILER_PROVIDER_TIMEOUT": "1m",
+		"INVOICY_BASE_URL": url + "/InvoiCy/", "INVOICY_EMP_CODIGO": reconcilertest.EmpCodigo,
+		"INVOICY_EMP_PK": reconcilertest.EmpPK, "INVOICY_ACCESS_KEY": reconcilertest.AccessKey,
+	} {
+		env[k] = v
+	}
+	return env
+}
+
 // A listing that takes long holds back neither the sweep nor the lease:
 // serve audits in a loop of its own, and records the audit's run apart.
 func TestServeSweepsWhileAnAuditWaits(t *testing.T) {
@@ -211,14 +245,8 @@ func TestServeSweepsWhileAnAuditWaits(t *testing.T) {
 		http.Error(w, "the provider is down for this test", http.StatusServiceUnavailable)
 	}))
 	t.Cleanup(provider.Close)
-	env := testEnv(t, db)
-	for k, v := range map[string]string{
-		"RECONCILER_INTERVAL": "100ms", "RECONCILER_AUDIT": "on", "RECONCILER_PROVIDER_TIMEOUT": "1m",
-		"INVOICY_BASE_URL": provider.URL + "/InvoiCy/", "INVOICY_EMP_CODIGO": reconcilertest.EmpCodigo,
-		"INVOICY_EMP_PK": reconcilertest.EmpPK, "INVOICY_ACCESS_KEY": reconcilertest.AccessKey,
-	} {
-		env[k] = v
-	}
+	env := auditEnv(testEnv(t, db), provider.URL)
+	env["RECONCILER_INTERVAL"] = "100ms"
 	addr, stop := startServe(t, env)
 	release := sync.OnceFunc(func() { close(answer) })
 	t.Cleanup(release) // before stop, which would wait for the audit in hand

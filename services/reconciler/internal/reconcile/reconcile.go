@@ -74,6 +74,10 @@ type Parts struct {
 	// Audits ask the outside (the e-invoicing provider, the PSPs) and
 	// keep to its pace, so one may take hours: serve runs them apart.
 	Audits []Checker
+	// KeepRuns is how long reconciler.runs keeps a run: each run that
+	// sweeps then deletes those started longer ago (prune). Zero keeps
+	// every run.
+	KeepRuns time.Duration
 }
 
 // PhaseSweep names the missing-document sweep among a run's phases; each
@@ -108,6 +112,7 @@ type Metrics struct {
 	lastRun   prometheus.Gauge
 	lastAudit prometheus.Gauge // nil when no audit runs
 	phase     *prometheus.HistogramVec
+	pruned    prometheus.Counter
 }
 
 // NewMetrics registers the run metrics with reg; the audits' last success
@@ -128,11 +133,16 @@ func NewMetrics(reg prometheus.Registerer, audits bool) *Metrics {
 			Help:    "How long each phase of a reconciliation took, failed ones included: sweep, detectors, audit, psp_audit.",
 			Buckets: prometheus.ExponentialBuckets(0.01, 2.5, 10),
 		}, []string{"phase"}),
+		pruned: prometheus.NewCounter(prometheus.CounterOpts{
+			Name:        "onceflow_reconciler_pruned_total",
+			Help:        "Rows deleted by retention, by table (runs: RECONCILER_RUNS_RETENTION).",
+			ConstLabels: prometheus.Labels{"table": "runs"},
+		}),
 	}
 	for _, o := range []string{OutcomeOK, OutcomeError, OutcomeSkipped} {
 		m.runs.WithLabelValues(o)
 	}
-	reg.MustRegister(m.runs, m.lastRun, m.phase)
+	reg.MustRegister(m.runs, m.lastRun, m.phase, m.pruned)
 	if audits {
 		m.lastAudit = prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "onceflow_reconciler_last_audit_timestamp_seconds",
@@ -183,7 +193,8 @@ func (r *Reconciler) Once(ctx context.Context) (Summary, error) { return r.Run(c
 // returned error is the work's and the row carries its text. Two runs at
 // the same time are safe: each records its own row, the invoicer ignores
 // the events they both have ingest announce again, and two audits only
-// list or look up some documents twice.
+// list or look up some documents twice. A run that sweeps then deletes the
+// runs older than KeepRuns.
 func (r *Reconciler) Run(ctx context.Context, part Part) (Summary, error) {
 	start := time.Now()
 	run, err := r.runs.StartRun(ctx, string(part))
@@ -196,7 +207,35 @@ func (r *Reconciler) Run(ctx context.Context, part Part) (Summary, error) {
 		err = ferr
 	}
 	r.report(part, sum, time.Since(start), err)
+	if part != PartAudit {
+		r.prune(ctx)
+	}
 	return sum, err
+}
+
+// pruneBatch is how many of the oldest runs one statement of prune reads.
+const pruneBatch = 1000
+
+// prune deletes the runs started longer than KeepRuns ago, pruneBatch at a
+// time until a statement deletes fewer, so a long history is caught up with
+// in one go. The run pruning is newer than any it deletes, so the console's
+// last run stays. A failure is logged; the next run that sweeps tries again.
+func (r *Reconciler) prune(ctx context.Context) {
+	if r.parts.KeepRuns <= 0 {
+		return
+	}
+	before := time.Now().Add(-r.parts.KeepRuns)
+	for {
+		n, err := r.runs.PruneRuns(ctx, before, pruneBatch)
+		r.metrics.pruned.Add(float64(n))
+		if err != nil {
+			r.log.Warn("prune runs", zap.Error(err))
+			return
+		}
+		if n < pruneBatch {
+			return
+		}
+	}
 }
 
 // work runs part of the reconciliation recorded as run: the sweep and the

@@ -267,3 +267,41 @@ func gaugeSet(tb testing.TB, reg *prometheus.Registry, name string) bool {
 	v, _ := reconcilertest.Metric(tb, reg, name)
 	return v > 0
 }
+
+// A run that sweeps deletes the runs started longer than KeepRuns ago,
+// more than one statement's worth, and counts them; an audit's run, which
+// may last hours, leaves them.
+func TestSweepsPruneOldRuns(t *testing.T) {
+	t.Parallel()
+	db := reconcilertest.NewDB(t)
+	ctx := t.Context()
+	if _, err := db.Pool.Exec(ctx, `INSERT INTO reconciler.runs (part, started_at, finished_at)
+		SELECT CASE WHEN g % 2 = 0 THEN 'audit' ELSE 'sweep' END, now() - interval '40 days', now() - interval '40 days'
+		FROM generate_series(1, 1500) g`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Pool.Exec(ctx, `INSERT INTO reconciler.runs (part, started_at, checked) VALUES ('sweep', now() - interval '29 days', 7)`); err != nil {
+		t.Fatal(err)
+	}
+	reg := prometheus.NewRegistry()
+	sw := sweepFunc(func(context.Context) (sweep.Result, error) { return sweep.Result{Checked: 5}, nil })
+	r := reconcile.New(store.New(db.Pool), reconcile.Parts{Sweep: sw, Audits: []reconcile.Checker{&counted{name: "audit"}}, KeepRuns: 30 * 24 * time.Hour},
+		zaptest.NewLogger(t), reconcile.NewMetrics(reg, true))
+
+	if _, err := r.Run(ctx, reconcile.PartAudit); err != nil {
+		t.Fatal(err)
+	}
+	if runs := db.Runs(t); len(runs) != 1502 {
+		t.Fatalf("after an audit's run: %d runs, want all 1,502", len(runs))
+	}
+	if _, err := r.Run(ctx, reconcile.PartSweep); err != nil {
+		t.Fatal(err)
+	}
+	want := []reconcilertest.Run{{Part: "sweep", Checked: 7}, {Part: "audit", Finished: true}, {Part: "sweep", Checked: 5, Finished: true}}
+	if got := db.Runs(t); !slices.Equal(got, want) {
+		t.Errorf("runs = %+v, want %+v", got, want)
+	}
+	if pruned, _ := reconcilertest.Metric(t, reg, "onceflow_reconciler_pruned_total"); pruned != 1500 {
+		t.Errorf("onceflow_reconciler_pruned_total = %v, want 1500", pruned)
+	}
+}

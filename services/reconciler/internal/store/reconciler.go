@@ -141,3 +141,10 @@ func (s *Store) LastRun(ctx context.Context) (LastRun, error) {
 	}
 	return LastRun(row), nil
 }
+
+// PruneRuns deletes, of the batch oldest runs, those started before
+// before, and returns how many it deleted. Its errors are the database's.
+func (s *Store) PruneRuns(ctx context.Context, before time.Time, batch int) (int64, error) {
+	n, err := s.q.RunsPrune(ctx, int32(batch), before)
+	return n, pg.Interpret(err, "prune runs")
+}

@@ -105,3 +105,20 @@ func (q *Queries) RunStart(ctx context.Context, part string) (RunStartRow, error
 	err := row.Scan(&i.ID, &i.StartedAt)
 	return i, err
 }
+
+const runsPrune = `-- name: RunsPrune :execrows
+DELETE FROM reconciler.runs
+WHERE id = ANY(ARRAY(SELECT r.id FROM reconciler.runs r ORDER BY r.id LIMIT $1::int))
+  AND started_at < $2::timestamptz
+`
+
+// RunsPrune deletes, of the @batch oldest runs, those started before
+// @before. It walks the primary key from the oldest row, so it reads only
+// the rows it may delete and needs no index on started_at.
+func (q *Queries) RunsPrune(ctx context.Context, batch int32, before time.Time) (int64, error) {
+	result, err := q.db.Exec(ctx, runsPrune, batch, before)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
