@@ -8,7 +8,7 @@ COMMANDS := ./services/ingest/cmd/ingest ./services/relay/cmd/relay ./services/i
 	./services/reconciler/cmd/reconciler ./services/console/cmd/console ./sandbox/cmd/psp ./sandbox/cmd/fiscal ./db/cmd/migrate ./onceflowctl
 STACK_ENV := eval "$$(scripts/stack.sh env)"
 
-.PHONY: help generate verify build test bench bench-readme soak chaos demo up down
+.PHONY: help generate verify build test bench bench-readme soak soak-readme chaos demo up down
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-13s %s\n", $$1, $$2}'
@@ -54,6 +54,9 @@ bench-readme: ## Rewrite bench/README.md from bench/results.json without running
 
 soak: ## Run the whole pipeline steadily for many documents, retention on (default 1,000,000 at 100/s, hours): CPU and WAL per document, table sizes, reconciler run time, p50/p99 per window and a flatness verdict; writes soak/results.json, soak/*.png and soak/README.md, and soak/partial.json after each window until then (flags via ARGS, e.g. ARGS="-documents 6000 -window 2000 -rate 50")
 	$(STACK_ENV); go run ./test/e2e/cmd/soak $(ARGS)
+
+soak-readme: ## Judge the run in soak/results.json again by the current method and rewrite it, soak/README.md and its plots, without running
+	go run ./test/e2e/cmd/soak -readme-only
 
 chaos: ## The exactly-once proof under kills, outages and business faults (cases closed by the harness as an operator); flags via ARGS, e.g. make chaos ARGS="-psps dlocal,stripe,mercadopago -payments 10000 -kills 50 -mismatch-share 0.02"
 	scripts/stack.sh install

@@ -76,9 +76,15 @@ func newWindow(k, docs int, began time.Time, start, end *reading, lat bench.Samp
 		FullPagesPerDoc: float64(end.fullPages-start.fullPages) / float64(docs),
 		P50Ms:           lat.Quantile(0.5), P99Ms: lat.Quantile(0.99), P99ByMinuteMs: p99ByMinute,
 		Tables: end.tables}
-	audits := slices.DeleteFunc(slices.Clone(end.runs), func(r run) bool { return !r.audit })
-	w.Reconciler = summarize(slices.DeleteFunc(slices.Clone(end.runs), func(r run) bool { return r.audit }))
-	w.Audits = summarize(audits)
+	var sweeps, audits []run
+	for _, r := range end.runs {
+		if r.audit {
+			audits = append(audits, r)
+		} else {
+			sweeps = append(sweeps, r)
+		}
+	}
+	w.Reconciler, w.Audits = summarize(sweeps), summarize(audits)
 	w.Reconciler.PhaseMeanSeconds = phaseMeans(start.phases, end.phases)
 	for role, used := range bench.PGByRole(start.cpu, end.cpu, end.roles) {
 		if w.PGCPUMsPerDocByRole == nil {
@@ -267,19 +273,13 @@ func judge(cfg Config, windows []Window) Verdict {
 	return v
 }
 
-// auditSettle is how old a change must be before the reconciler's audit
-// looks it up (audit.Settle, which this package cannot import).
-const auditSettle = time.Minute
-
-// reconcilerCheck compares the reconciler's mean run time at the last
-// window with that of the first window to begin once a run has its steady
-// work: the audit looks up the documents that changed in one interval
-// ending auditSettle ago, so the runs before auditSettle plus one interval
-// from the first payment find fewer, and a window holding them would make
-// any later one look slower.
+// reconcilerCheck compares the sweep's mean run time at the last window
+// with that of the first window to begin once its runs have their steady
+// work (Config.sweepSteady): the runs before find fewer payments past the
+// grace, and a window holding them would make any later one look slower.
 func reconcilerCheck(cfg Config, windows []Window, tol float64) Check {
 	const name = "reconciler_mean_s"
-	steady := auditSettle + cfg.reconcileEvery()
+	steady := cfg.sweepSteady()
 	last := windows[len(windows)-1]
 	began := 0.0
 	for _, w := range windows[:len(windows)-1] {
@@ -292,7 +292,7 @@ func reconcilerCheck(cfg Config, windows []Window, tol float64) Check {
 		}
 		began = w.Elapsed
 	}
-	return Check{Name: name, Note: fmt.Sprintf("not judged: no window before the last begins %s after the first payment (the audit's settle plus an interval)", steady)}
+	return Check{Name: name, Note: fmt.Sprintf("not judged: no window before the last begins %s after the first payment (the sweep's grace, its overlap and an interval)", steady)}
 }
 
 // sizeCheck compares a pruned table's size at the last window with that at
@@ -352,6 +352,36 @@ type Results struct {
 	CPUs       int       `json:"cpus"`
 	Windows    []Window  `json:"windows"`
 	Verdict    Verdict   `json:"verdict"`
+}
+
+// UnmarshalJSON reads the settings back as MarshalJSON wrote them (the
+// retention and interval as the run resolved them); Out is not recorded.
+func (c *Config) UnmarshalJSON(b []byte) error {
+	var raw struct {
+		Documents, Window, Rate int
+		Retention, Timeout      string
+		ReconcileEvery          string   `json:"reconcile_every"`
+		PG                      string   `json:"pg"`
+		PGSettings              []string `json:"pg_settings"`
+		Tolerance               float64
+		Env                     []string
+	}
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	*c = Config{Documents: raw.Documents, Window: raw.Window, Rate: raw.Rate, PG: raw.PG, PGSettings: raw.PGSettings,
+		Tolerance: raw.Tolerance, Env: raw.Env}
+	for _, d := range []struct {
+		name, value string
+		to          *time.Duration
+	}{{"retention", raw.Retention, &c.Retention}, {"reconcile_every", raw.ReconcileEvery, &c.ReconcileEvery}, {"timeout", raw.Timeout, &c.Timeout}} {
+		v, err := time.ParseDuration(d.value)
+		if err != nil {
+			return fmt.Errorf("config %s: %w", d.name, err)
+		}
+		*d.to = v
+	}
+	return nil
 }
 
 // MarshalJSON records the settings with readable durations.

@@ -141,6 +141,29 @@ func (c Config) reconcileEvery() time.Duration {
 	return max(time.Second, min(time.Minute, c.WindowTime()/4).Truncate(time.Second))
 }
 
+// The sweep's settings in the run: the grace the soak gives it (the
+// shipped one), and its shipped overlap.
+const (
+	soakGrace      = 10 * time.Minute
+	shippedOverlap = 2 * time.Minute
+)
+
+// sweepSteady is how long after the first payment the reconciler's sweep
+// has its steady work: it asks about payments paid longer than the grace
+// ago and re-reads its overlap before them on every run, so the runs before
+// a grace, an overlap and an interval find fewer. Env's settings win.
+func (c Config) sweepSteady() time.Duration {
+	grace, ok := c.setting("RECONCILER_GRACE")
+	if !ok {
+		grace = soakGrace
+	}
+	overlap, ok := c.setting("RECONCILER_SWEEP_OVERLAP")
+	if !ok {
+		overlap = shippedOverlap
+	}
+	return grace + overlap + c.reconcileEvery()
+}
+
 // auditEvery is how often the reconciler's audit lists today in the run:
 // every half window, at most its shipped 10 minutes.
 func (c Config) auditEvery() time.Duration {
@@ -266,6 +289,6 @@ func (c Config) env() []string {
 		out = append(out, name+"="+every[name].String())
 	}
 	out = append(out, "RECONCILER_INTERVAL="+c.reconcileEvery().String(), "RECONCILER_AUDIT_CURRENT_EVERY="+c.auditEvery().String(),
-		"RECONCILER_AUDIT_RATE="+strconv.Itoa(3*c.Rate), "RECONCILER_GRACE=10m0s")
+		"RECONCILER_AUDIT_RATE="+strconv.Itoa(3*c.Rate), "RECONCILER_GRACE="+soakGrace.String())
 	return append(out, c.Env...)
 }

@@ -263,11 +263,17 @@ func TestVerdictComparesTheLastWindowWithTheFirst(t *testing.T) {
 	}
 }
 
-// The reconciler is judged from the first window to begin once its runs
-// have their steady work (the audit's minute of settle plus an interval:
-// 70 s in a run of 40 s windows reconciling every 10 s), not from the first.
+// The sweep is judged from the first window to begin once its runs have
+// their steady work (the grace, the overlap and an interval: 60 s with a
+// grace of 30 s and an overlap of 20 s in a run of 40 s windows reconciling
+// every 10 s), not from the first. The soak's own grace of 10 minutes and
+// the shipped 2-minute overlap make it 13 minutes with the default interval.
 func TestVerdictJudgesTheReconcilerFromItsSteadyRuns(t *testing.T) {
+	if got := Defaults().sweepSteady(); got != 13*time.Minute {
+		t.Errorf("default run: the sweep steady after %s, want 13m", got)
+	}
 	c := small()
+	c.Env = []string{"RECONCILER_GRACE=30s", "RECONCILER_SWEEP_OVERLAP=20s"}
 	means := []float64{0.2, 1.0, 1.0, 1.1}
 	ws := windowsOf(4, func(i int, w *Window) { w.Reconciler = Runs{Count: 4, MeanSeconds: means[i]} })
 	got := checkNamed(judge(c, ws), "reconciler_mean_s")
@@ -278,8 +284,43 @@ func TestVerdictJudgesTheReconcilerFromItsSteadyRuns(t *testing.T) {
 	if got := checkNamed(judge(c, ws), "reconciler_mean_s"); !got.Judged || got.OK {
 		t.Errorf("30 %% slower than window 3: %+v, want judged and failed", got)
 	}
-	if got := checkNamed(judge(c, ws[:3]), "reconciler_mean_s"); got.Judged || !strings.Contains(got.Note, "1m10s") {
-		t.Errorf("only the last window begins 70 s in: %+v, want not judged, naming 1m10s", got)
+	if got := checkNamed(judge(c, ws[:3]), "reconciler_mean_s"); got.Judged || !strings.Contains(got.Note, "1m0s") {
+		t.Errorf("only the last window begins 60 s in: %+v, want not judged, naming 1m0s", got)
+	}
+}
+
+// A recorded run is judged again by the current method from its
+// results.json alone, which keeps the settings the verdict goes by.
+func TestRejudgeReadsTheRunBack(t *testing.T) {
+	c := small()
+	c.Env = []string{"RECONCILER_GRACE=30s", "RECONCILER_SWEEP_OVERLAP=20s"}
+	means := []float64{0.2, 1.0, 1.0, 1.1}
+	ws := windowsOf(4, func(i int, w *Window) {
+		w.CPUMsPerDoc, w.CPUMsPerDocTotal, w.P50Ms, w.P99Ms = map[string]float64{"ingest-1": 8}, 8, 80, 300
+		w.Reconciler = Runs{Count: 4, MeanSeconds: means[i]}
+	})
+	dir := t.TempDir()
+	stale := Verdict{Tolerance: c.Tolerance} // as an older method left it: not flat
+	if err := Write(dir, Results{Config: c, Env: c.env(), Pruned: c.pruned(), Windows: ws, Verdict: stale}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Rejudge(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := r.Config; got.Documents != c.Documents || got.Window != c.Window || got.Rate != c.Rate || got.reconcileEvery() != c.reconcileEvery() ||
+		got.retentionTarget() != c.retentionTarget() || got.Timeout != c.Timeout || got.Tolerance != c.Tolerance || !slices.Equal(got.Env, c.Env) {
+		t.Errorf("settings read back %+v, want %+v", got, c)
+	}
+	if check := checkNamed(r.Verdict, "reconciler_mean_s"); !r.Verdict.OK || !strings.Contains(check.Note, "window 3") {
+		t.Errorf("verdict %s; want flat, the sweep judged from window 3", r.Verdict)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "README.md"))
+	if err != nil || !strings.Contains(string(b), "verdict: flat") {
+		t.Errorf("README.md not rewritten with the new verdict (%v):\n%s", err, b)
+	}
+	if _, err := Rejudge(t.TempDir()); err == nil || !strings.Contains(err.Error(), "results.json") {
+		t.Errorf("Rejudge of an empty directory: %v, want an error naming results.json", err)
 	}
 }
 

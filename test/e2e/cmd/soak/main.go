@@ -6,7 +6,10 @@
 // the first, and writes results.json, the plots and README.md into -out.
 // It needs PostgreSQL's binaries (for its private cluster; -pg shared uses
 // DATABASE_URL's server instead) and AWS_ENDPOINT_URL_SQS, which `make soak`
-// sets. It exits 1 when the run fails or the verdict is not flat.
+// sets. It exits 1 when the run fails or the verdict is not flat. With
+// -readme-only it runs nothing: it judges the run in -out's results.json
+// again by the current method and rewrites it, its plots and README.md
+// (`make soak-readme`).
 //
 //	go run ./test/e2e/cmd/soak -documents 6000 -window 2000 -rate 50 -retention 20s
 package main
@@ -33,8 +36,17 @@ func main() {
 		fmt.Fprintln(os.Stderr, "soak:", err)
 		os.Exit(2)
 	}
+	if cfg.readmeOnly {
+		res, err := soak.Rejudge(cfg.Out)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "soak:", err)
+			os.Exit(1)
+		}
+		fmt.Println(res.Verdict)
+		return
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	res, err := soak.Run(ctx, cfg, os.Stdout)
+	res, err := soak.Run(ctx, cfg.Config, os.Stdout)
 	stop()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "soak:", err)
@@ -46,11 +58,20 @@ func main() {
 	}
 }
 
+// options are the run's settings and whether to run at all.
+type options struct {
+	soak.Config
+	// readmeOnly judges the run recorded in Out again and rewrites its
+	// README.md and plots, without running.
+	readmeOnly bool
+}
+
 // parse reads the flags over soak.Defaults; a bad value is refused with
 // the flag's name.
-func parse(args []string) (soak.Config, error) {
-	cfg := soak.Defaults()
+func parse(args []string) (options, error) {
+	cfg := options{Config: soak.Defaults()}
 	fs := flag.NewFlagSet("soak", flag.ContinueOnError)
+	fs.BoolVar(&cfg.readmeOnly, "readme-only", false, "judge the run in -out/results.json again by the current method and rewrite it, its plots and README.md, without running")
 	fs.StringVar(&cfg.Out, "out", cfg.Out, "directory for results.json, the plots and README.md")
 	fs.IntVar(&cfg.Documents, "documents", cfg.Documents, "payments offered, one invoice each; a multiple of -window")
 	fs.IntVar(&cfg.Window, "window", cfg.Window, "documents per measured window")

@@ -52,4 +52,7 @@ func TestParseReadsFlags(t *testing.T) {
 	if cfg, err := parse([]string{"-env", ""}); err != nil || cfg.Env != nil {
 		t.Fatalf("-env '': %+v, %v", cfg, err)
 	}
+	if cfg, err := parse([]string{"-readme-only", "-out", "elsewhere"}); err != nil || !cfg.readmeOnly || cfg.Out != "elsewhere" {
+		t.Fatalf("-readme-only: %+v, %v", cfg, err)
+	}
 }
