@@ -232,7 +232,7 @@ and writes ` + "`results.json`" + `, ` + "`cpu_per_doc.png`" + `, ` + "`latency.
   at most ` + "`-tolerance`" + ` (15 %) higher. So may the sweep's mean run time, against the first
   window to begin once its runs have their steady work, the grace, the sweep's overlap and one
   interval after the first payment (13 min by default): earlier runs find fewer payments past
-  the grace. The audits' runs, which list what the day holds, are shown apart, not judged. Each pruned table
+  the grace. Each pruned table
   whose retention acts in the run is compared from the first window that ended a window after
   its first rows could go (retention plus the pruner's interval) to the last; the others, and
   the attempts (a row per document stays), are listed as not judged. A figure that falls

@@ -115,7 +115,7 @@ func (a *App) Run(ctx context.Context) error {
 // need not wait for its TTL.
 func (a *App) loop(ctx context.Context) {
 	worker.Every(ctx, a.cfg.Interval, func(ctx context.Context) {
-		a.held.Store(a.tick(worker.InHand(ctx), a.held.Load()))
+		a.tick(worker.InHand(ctx))
 	})
 	token := a.held.Swap(0)
 	if token == 0 {
@@ -129,34 +129,34 @@ func (a *App) loop(ctx context.Context) {
 }
 
 // tick takes or renews the lease and, when it holds it, reconciles once. It
-// returns the token held, or 0. Failures are logged and counted; the next tick
-// tries again.
+// keeps the token held, or 0, in a.held, and wakes the audit loop when the
+// token is new. Failures are logged and counted; the next tick tries again.
 //
 // The lease is not a fence here: the sweep writes only its own runs rows and
 // SQS, and a second instance that reconciles while a slow run outlives the
 // TTL only sends some events twice, which the invoicer ignores.
-func (a *App) tick(ctx context.Context, held int64) int64 {
+func (a *App) tick(ctx context.Context) {
 	token, ok, err := a.lease.Acquire(ctx)
 	if err != nil {
+		a.held.Store(0)
 		a.metrics.Failed()
 		a.log.Warn("acquire lease", zap.Error(err))
-		return 0
+		return
 	}
 	if !ok {
+		a.held.Store(0)
 		a.metrics.Skipped()
 		a.log.Debug("another instance holds the lease")
-		return 0
+		return
 	}
-	if token != held {
+	if a.held.Swap(token) != token {
 		a.log.Info("took the reconciler lease", zap.Int64("token", token))
-		a.held.Store(token) // before the audit loop wakes to read it
 		select {
 		case a.leased <- struct{}{}:
 		default:
 		}
 	}
 	_, _ = a.reconciler.Run(ctx, reconcile.PartSweep) // logged and counted by Run
-	return token
 }
 
 // audits runs the audits, when the sweep loop's last tick held the lease,
