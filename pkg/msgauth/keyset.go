@@ -61,7 +61,7 @@ func (ks Keyset) Verify(body string, attrs map[string]types.MessageAttributeValu
 		return &Refused{Reason: ReasonUnknownKey, KeyID: id}
 	}
 	got, err := base64.StdEncoding.DecodeString(sig)
-	if err != nil || !hmac.Equal(got, mac(k.secret, id, body, attrs)) {
+	if err != nil || !hmac.Equal(got, k.mac(id, body, attrs)) {
 		return &Refused{Reason: ReasonBadSignature, KeyID: id}
 	}
 	return nil

@@ -15,8 +15,12 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"hash"
+	"maps"
 	"regexp"
+	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
@@ -54,10 +58,18 @@ func (r *Refused) Error() string {
 	return fmt.Sprintf("untrusted message: %s (key id %q)", r.Reason, r.KeyID)
 }
 
-// Key is one producer's signing key.
+// Key is one producer's signing key, made by ParseKey.
 type Key struct {
 	ID     string
 	secret []byte
+	macs   *sync.Pool // of *macState, keyed with secret (ParseKey)
+}
+
+// macState is a keyed HMAC and a buffer for its input, reused across
+// messages: the relay signs every message it publishes.
+type macState struct {
+	h   hash.Hash
+	buf []byte
 }
 
 var keyID = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
@@ -73,30 +85,43 @@ func ParseKey(s string) (Key, error) {
 	if len(secret) < MinSecretBytes {
 		return Key{}, fmt.Errorf("key %q: a secret of %d bytes, want at least %d", id, len(secret), MinSecretBytes)
 	}
-	return Key{ID: id, secret: []byte(secret)}, nil
+	k := Key{ID: id, secret: []byte(secret)}
+	k.macs = &sync.Pool{New: func() any { return &macState{h: hmac.New(sha256.New, k.secret)} }}
+	return k, nil
 }
 
-// Sign returns attrs with the key's id and its signature of body added.
-// attrs must already hold the event's type and key attributes, which the
-// signature covers.
+// Sign returns a copy of attrs with the key's id and its signature of body
+// added (Add). attrs must already hold the event's type and key attributes,
+// which the signature covers.
 func (k Key) Sign(body string, attrs map[string]types.MessageAttributeValue) map[string]types.MessageAttributeValue {
 	out := make(map[string]types.MessageAttributeValue, len(attrs)+2)
-	for name, v := range attrs {
-		out[name] = v
-	}
-	out[AttrKeyID] = stringAttr(k.ID)
-	out[AttrSignature] = stringAttr(base64.StdEncoding.EncodeToString(mac(k.secret, k.ID, body, attrs)))
+	maps.Copy(out, attrs)
+	k.Add(body, out)
 	return out
 }
 
+// Add adds the key's id and its signature of body to attrs, which must
+// already hold the event's type and key attributes: Sign without the copy,
+// for a producer that builds a map for each message.
+func (k Key) Add(body string, attrs map[string]types.MessageAttributeValue) {
+	sum := k.mac(k.ID, body, attrs)
+	attrs[AttrKeyID] = stringAttr(k.ID)
+	attrs[AttrSignature] = stringAttr(base64.StdEncoding.EncodeToString(sum))
+}
+
 // mac is the HMAC-SHA256 of the key id, the type and event key attributes
-// and the body, each length-prefixed so no two messages share an input.
-func mac(secret []byte, id, body string, attrs map[string]types.MessageAttributeValue) []byte {
-	h := hmac.New(sha256.New, secret)
-	for _, part := range []string{"onceflow-message-v1", id, attr(attrs, outbox.AttrType), attr(attrs, outbox.AttrEventKey), body} {
-		fmt.Fprintf(h, "%d:%s", len(part), part)
+// and the body, each length-prefixed ("<decimal length>:<bytes>") so no two
+// messages share an input.
+func (k Key) mac(id, body string, attrs map[string]types.MessageAttributeValue) []byte {
+	m := k.macs.Get().(*macState)
+	defer k.macs.Put(m)
+	m.buf = m.buf[:0]
+	for _, part := range [...]string{"onceflow-message-v1", id, attr(attrs, outbox.AttrType), attr(attrs, outbox.AttrEventKey), body} {
+		m.buf = append(append(strconv.AppendInt(m.buf, int64(len(part)), 10), ':'), part...)
 	}
-	return h.Sum(nil)
+	m.h.Reset()
+	m.h.Write(m.buf)
+	return m.h.Sum(make([]byte, 0, sha256.Size))
 }
 
 func attr(attrs map[string]types.MessageAttributeValue, name string) string {

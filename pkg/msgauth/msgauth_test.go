@@ -1,7 +1,11 @@
 package msgauth_test
 
 import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -90,5 +94,30 @@ func TestParseRefusesWeakOrMalformedKeysWithoutShowingThem(t *testing.T) {
 	ks, err := msgauth.ParseKeyset("")
 	if err != nil || ks.Len() != 0 {
 		t.Fatalf("ParseKeyset(\"\") = %v, %v; want an empty set", ks.IDs(), err)
+	}
+}
+
+// The signature is the HMAC-SHA256, under the secret, of the parts
+// docs/security.md lists, each as "<decimal length>:<bytes>": computed here
+// from that description, so a change of the input's layout, which would
+// make producers and consumers of different versions refuse each other,
+// fails.
+func TestSignatureIsTheDocumentedHMAC(t *testing.T) {
+	t.Parallel()
+	const body = `{"amount_minor":10000,"name":"José"}`
+	key := mustKey(t, relayKey)
+	for range 2 { // the second signs with a reused HMAC state
+		attrs := key.Sign(body, outbox.Attributes("billing.payment_paid", "payment:p1:paid", "00-trace"))
+		h := hmac.New(sha256.New, []byte("0123456789abcdef-relay"))
+		for _, part := range []string{"onceflow-message-v1", "relay-1", "billing.payment_paid", "payment:p1:paid", body} {
+			fmt.Fprintf(h, "%d:%s", len(part), part)
+		}
+		want := base64.StdEncoding.EncodeToString(h.Sum(nil))
+		if got := aws.ToString(attrs[msgauth.AttrSignature].StringValue); got != want {
+			t.Fatalf("signature %s, want %s", got, want)
+		}
+		if got := aws.ToString(attrs[msgauth.AttrKeyID].StringValue); got != "relay-1" {
+			t.Fatalf("key id %q, want relay-1", got)
+		}
 	}
 }

@@ -32,7 +32,7 @@ func (c bodyInMemory) Do(req *http.Request) (*http.Response, error) {
 	if req.Body == nil || req.Body == http.NoBody {
 		return c.next.Do(req)
 	}
-	body, err := io.ReadAll(req.Body)
+	body, err := readBody(req)
 	if err != nil {
 		return nil, fmt.Errorf("read request body: %w", err)
 	}
@@ -41,4 +41,16 @@ func (c bodyInMemory) Do(req *http.Request) (*http.Response, error) {
 	out.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
 	out.Body, _ = out.GetBody()
 	return c.next.Do(out)
+}
+
+// readBody reads req's body into one buffer of its declared length (the
+// SDK declares it), rather than growing one from 512 bytes.
+func readBody(req *http.Request) ([]byte, error) {
+	if req.ContentLength <= 0 {
+		return io.ReadAll(req.Body)
+	}
+	var buf bytes.Buffer
+	buf.Grow(int(req.ContentLength) + bytes.MinRead)
+	_, err := buf.ReadFrom(req.Body)
+	return buf.Bytes(), err
 }

@@ -2,11 +2,13 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -75,4 +77,28 @@ func fetchProfile(ctx context.Context, client *http.Client, base string, d time.
 		return fmt.Errorf("CPU profile of %s: status %d (%v): %.200s", base, resp.StatusCode, err, body)
 	}
 	return os.WriteFile(path, body, 0o644)
+}
+
+// profileSelf starts a CPU profile of the bench's own process, written to
+// sub/name.pprof under -profiles when the returned stop is called, and
+// nothing without it: the raw sender's profile, to set beside the relay's.
+func (r *run) profileSelf(sub, name string) (stop func() error) {
+	if r.cfg.Profiles == "" {
+		return func() error { return nil }
+	}
+	dir := filepath.Join(r.cfg.Profiles, sub)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return func() error { return fmt.Errorf("-profiles: %w", err) }
+	}
+	f, err := os.Create(filepath.Join(dir, name+".pprof"))
+	if err != nil {
+		return func() error { return fmt.Errorf("-profiles: %w", err) }
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		return func() error { return errors.Join(fmt.Errorf("-profiles: %w", err), f.Close()) }
+	}
+	return func() error {
+		pprof.StopCPUProfile()
+		return f.Close()
+	}
 }

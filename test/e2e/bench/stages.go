@@ -252,8 +252,12 @@ func (r *run) relay(ctx context.Context, res *Results) error {
 	var raws, relays, tooks []float64
 	for round := range relayRounds {
 		r.progress("relay: round %d, %d raw messages, %d per call, %d calls in flight", round+1, largest, entriesPerCall, callsInFlight)
+		stop := func() error { return nil }
+		if round == 0 {
+			stop = r.profileSelf("relay", "raw")
+		}
 		raw, err := sendRaw(ctx, r.sqs, url, m, largest)
-		if err != nil {
+		if err := errors.Join(err, stop()); err != nil {
 			return err
 		}
 		r.purge(ctx, url)

@@ -101,6 +101,7 @@ func (r *Relay) plan(rows []outbox.Row) ([]chunk, []failure) {
 		}
 		if _, seen := byQueue[route.Queue]; !seen {
 			queues = append(queues, route.Queue)
+			byQueue[route.Queue] = make([]envelope, 0, len(rows))
 		}
 		byQueue[route.Queue] = append(byQueue[route.Queue], m)
 	}
@@ -116,20 +117,20 @@ func (r *Relay) parkNow(row outbox.Row, reason string) failure {
 }
 
 // split cuts one queue's messages into calls of at most ten entries whose
-// sizes add up to at most MaxBatchBytes, SQS's limit for a whole batch request.
+// sizes add up to at most MaxBatchBytes, SQS's limit for a whole batch
+// request. The calls share msgs' array.
 func (r *Relay) split(queue string, msgs []envelope) []chunk {
-	var out []chunk
-	cur, size := chunk{queue: queue}, 0
-	for _, m := range msgs {
-		if len(cur.msgs) == entriesPerCall || (len(cur.msgs) > 0 && size+m.size > r.s.MaxBatchBytes) {
-			out = append(out, cur)
-			cur, size = chunk{queue: queue}, 0
+	out := make([]chunk, 0, (len(msgs)+entriesPerCall-1)/entriesPerCall)
+	first, size := 0, 0
+	for i, m := range msgs {
+		if i-first == entriesPerCall || (i > first && size+m.size > r.s.MaxBatchBytes) {
+			out = append(out, chunk{queue: queue, msgs: msgs[first:i]})
+			first, size = i, 0
 		}
-		cur.msgs = append(cur.msgs, m)
 		size += m.size
 	}
-	if len(cur.msgs) > 0 {
-		out = append(out, cur)
+	if first < len(msgs) {
+		out = append(out, chunk{queue: queue, msgs: msgs[first:]})
 	}
 	return out
 }
@@ -158,7 +159,7 @@ func (r *Relay) sendChunk(ctx context.Context, c chunk) []outcome {
 		entries[i] = m.entry
 	}
 	out, err := r.sender.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: aws.String(c.queue), Entries: entries})
-	answers := map[string]outcome{}
+	answers := make(map[string]outcome, len(c.msgs))
 	if err == nil {
 		for _, s := range out.Successful {
 			answers[aws.ToString(s.Id)] = outcome{}
@@ -291,7 +292,7 @@ func (r *Relay) envelope(row outbox.Row) envelope {
 	body := outbox.Body(row.Payload)
 	attrs := attributes(row)
 	if r.s.Signer != nil {
-		attrs = r.s.Signer.Sign(body, attrs)
+		r.s.Signer.Add(body, attrs)
 	}
 	size := len(body)
 	for name, v := range attrs {
