@@ -203,10 +203,18 @@ func RenderReadme(w io.Writer, resultsJSON []byte) error {
 	if rounds := series(resultsJSON, "relay_ratio_by_round"); len(rounds) > 0 {
 		p.line("\nThe relay's rate over raw SQS's just before it, in each round of the relay stage: %s.", joinRatios(rounds))
 	}
+	if rounds := relayCPURounds(resultsJSON); len(rounds) > 0 {
+		p.line("\nCPU microseconds a message in each round, the machine's and by process (`sqs` is the emulator):\n")
+		p.line("| round | raw | relay |\n|--:|---|---|")
+		for i, c := range rounds {
+			p.line("| %d | %s | %s |", i+1, describeMicros(c.Raw), describeMicros(c.Relay))
+		}
+	}
 	p.line("\n## Ratios\n")
 	p.line("| ratio | value | of |\n|---|--:|---|")
 	p.line("| `ingest_ratio` | %s | `ingest_rps` / `pg_ceiling_tps`: how much of PostgreSQL's insert rate reaches ingest's webhooks |", value(figs, "ingest_ratio", "%.2f"))
 	p.line("| `relay_ratio` | %s | the relay's rate / raw SQS's sent just before it, the median of the relay stage's rounds: how much of SQS's batch send rate the relay reaches |", value(figs, "relay_ratio", "%.2f"))
+	p.line("| `relay_cpu_ratio` | %s | the machine's CPU a message sending raw / draining through the relay, the median of the rounds: the rate the relay would reach when CPU alone bounds both, as on a machine the emulator and PostgreSQL share |", value(figs, "relay_cpu_ratio", "%.2f"))
 	if keys := backlogKeys(figs); len(keys) >= 2 {
 		small, large := keys[0], keys[len(keys)-1]
 		scale := backlogRows(large) / backlogRows(small)
@@ -291,6 +299,15 @@ func windowP99s(resultsJSON []byte, rate int) []float64 {
 }
 
 // series is the list of numbers results.json holds under key, or nil.
+// relayCPURounds reads the relay stage's CPU a message in each round.
+func relayCPURounds(resultsJSON []byte) []RelayCPU {
+	var raw struct {
+		Rounds []RelayCPU `json:"relay_cpu_us_per_msg_by_round"`
+	}
+	_ = json.Unmarshal(resultsJSON, &raw)
+	return raw.Rounds
+}
+
 func series(resultsJSON []byte, key string) []float64 {
 	var raw map[string]json.RawMessage
 	if json.Unmarshal(resultsJSON, &raw) != nil {

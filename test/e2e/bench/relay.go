@@ -96,7 +96,7 @@ func sendRaw(ctx context.Context, c *sqs.Client, queue string, m message, n int)
 // that notifies the relay, as outbox.Insert does, and waits until the
 // running relay has published them all. It returns the time from the
 // commit to the last row's publication.
-func drainBacklog(ctx context.Context, db *pgxpool.Pool, m message, n int, tag string) (time.Duration, error) {
+func drainBacklog(ctx context.Context, db *pgxpool.Pool, m message, n int, tag string, committed func()) (time.Duration, error) {
 	var first, last int64
 	err := pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
 		err := tx.QueryRow(ctx, `WITH ins AS (
@@ -112,7 +112,8 @@ SELECT min(id), max(id) FROM ins`, "bench:"+tag+":", m.eventType, m.payload, n).
 	if err != nil {
 		return 0, fmt.Errorf("fill the outbox: %w", err)
 	}
-	committed := time.Now()
+	committedAt := time.Now()
+	committed()
 	if err := waitPublished(ctx, db, first, last); err != nil {
 		return 0, err
 	}
@@ -126,7 +127,7 @@ FROM ingest.outbox WHERE id BETWEEN $1 AND $2`, first, last).Scan(&parked, &publ
 	case parked > 0:
 		return 0, fmt.Errorf("the relay parked %d backlog rows: see relay-1.log", parked)
 	}
-	return published.Sub(committed), nil
+	return published.Sub(committedAt), nil
 }
 
 // waitPublished polls, through the outbox's partial index of due rows,

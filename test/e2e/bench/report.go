@@ -42,6 +42,8 @@ type Results struct {
 	RelayMPS         float64                       `json:"relay_mps"`
 	RelayRatio       float64                       `json:"relay_ratio"`          // the median of RelayRatioRounds
 	RelayRatioRounds []float64                     `json:"relay_ratio_by_round"` // relay/raw in each round of the relay stage
+	RelayCPURounds   []RelayCPU                    `json:"relay_cpu_us_per_msg_by_round"`
+	RelayCPURatio    float64                       `json:"relay_cpu_ratio"` // the median of the rounds' raw/relay machine CPU a message
 	E2EDocsPerS      float64                       `json:"e2e_docs_per_s"`
 	E2EP50Ms         float64                       `json:"e2e_p50_ms"`
 	E2EP99Ms         float64                       `json:"e2e_p99_ms"`
@@ -125,7 +127,7 @@ var stageKeys = map[string][]string{
 	"pg_ceiling":    {"pg_ceiling_tps", "ingest_ratio"},
 	"ingest_closed": {"ingest_rps", "ingest_p50_ms", "ingest_p99_ms", "ingest_ratio"},
 	"ingest_open":   {"ingest_rps%s", "ingest_p50_ms%s", "ingest_p99_ms%s", "ingest_start_lag_p99_ms%s", "ingest_p99_ms%s_by_window", "ingest_p99_windows_met%s", "ingest_shed%s"},
-	"relay":         {"relay_mps", "sqs_raw_mps", "relay_ratio", "relay_ratio_by_round"},
+	"relay":         {"relay_mps", "sqs_raw_mps", "relay_ratio", "relay_ratio_by_round", "relay_cpu_ratio", "relay_cpu_us_per_msg_by_round"},
 	"pipeline": {"e2e_docs_per_s", "e2e_p50_ms", "e2e_p99_ms", "e2e_hops", "pg_statements_per_doc", "pg_statements_per_doc_by_service",
 		"wal_bytes_per_doc", "pg_statements_wal_bytes_per_doc", "wal_fpi_per_doc", "cpu_seconds_per_doc", "pg_statements"},
 	"steady": {"e2e_steady_p50_ms", "e2e_steady_p99_ms", "e2e_steady_hops", "e2e_steady_cost"},
@@ -186,6 +188,7 @@ func (r Results) Table(w io.Writer) error {
 	row("sqs_raw_mps", r.SQSRawMPS, "msgs/s, SendMessageBatch from Go")
 	row("relay_mps", r.RelayMPS, "msgs/s, outbox backlog drained")
 	fmt.Fprintf(tw, "relay_ratio\t%.2f\t relay / raw SQS\t\n", r.RelayRatio)
+	fmt.Fprintf(tw, "relay_cpu_ratio\t%.2f\t raw / relay, the machine's CPU a message\t\n", r.RelayCPURatio)
 	row("e2e_docs_per_s", r.E2EDocsPerS, fmt.Sprintf("documents/s over %d payments", r.E2EPayments))
 	row("e2e_p50_ms", r.E2EP50Ms, "ms, webhook accepted → authorized")
 	row("e2e_p99_ms", r.E2EP99Ms, "ms")

@@ -1,6 +1,9 @@
 package bench
 
 import (
+	"strings"
+	"maps"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -233,7 +236,7 @@ func (r *run) relay(ctx context.Context, res *Results) error {
 		if n == largest {
 			break
 		}
-		took, err := r.drain(ctx, m, n, fmt.Sprintf("%s:%d", r.tag, n))
+		took, err := r.drain(ctx, m, n, fmt.Sprintf("%s:%d", r.tag, n), func() {})
 		if err != nil {
 			return err
 		}
@@ -249,33 +252,40 @@ func (r *run) relay(ctx context.Context, res *Results) error {
 	if err != nil {
 		return err
 	}
-	var raws, relays, tooks []float64
+	var raws, relays, tooks, cpuRatios []float64
 	for round := range relayRounds {
 		r.progress("relay: round %d, %d raw messages, %d per call, %d calls in flight", round+1, largest, entriesPerCall, callsInFlight)
 		stop := func() error { return nil }
 		if round == 0 {
 			stop = r.profileSelf("relay", "raw")
 		}
+		before := r.readCPU()
 		raw, err := sendRaw(ctx, r.sqs, url, m, largest)
 		if err := errors.Join(err, stop()); err != nil {
 			return err
 		}
+		cpu := RelayCPU{Raw: perMessage(before, r.readCPU(), largest)}
 		r.purge(ctx, url)
 		profiled := func() error { return nil }
 		if round == 0 {
 			profiled = r.profileStage(ctx, "relay", "relay-1", 3*time.Second) // 100,000 rows drain in 5–10 s here
 		}
-		took, err := r.drain(ctx, m, largest, fmt.Sprintf("%s:%d:%d", r.tag, largest, round))
+		took, err := r.drain(ctx, m, largest, fmt.Sprintf("%s:%d:%d", r.tag, largest, round), func() { before = r.readCPU() })
 		if err := errors.Join(err, profiled()); err != nil {
 			return err
 		}
+		cpu.Relay = perMessage(before, r.readCPU(), largest)
 		r.purge(ctx, billing)
 		relay := float64(largest) / took.Seconds()
 		raws, relays, tooks = append(raws, raw), append(relays, relay), append(tooks, took.Seconds())
 		res.RelayRatioRounds = append(res.RelayRatioRounds, relay/raw)
+		res.RelayCPURounds = append(res.RelayCPURounds, cpu)
+		cpuRatios = append(cpuRatios, cpu.Raw["machine"]/cpu.Relay["machine"])
 		r.progress("relay: round %d, raw %.0f msgs/s, relay %.0f msgs/s: %.2f", round+1, raw, relay, relay/raw)
+		r.progress("relay: round %d, CPU µs a message: raw %s; relay %s", round+1, describeMicros(cpu.Raw), describeMicros(cpu.Relay))
 	}
 	res.SQSRawMPS, res.RelayMPS, res.RelayRatio = median(raws), median(relays), median(res.RelayRatioRounds)
+	res.RelayCPURatio = median(cpuRatios)
 	res.BacklogSeconds[largest] = median(tooks)
 	return nil
 }
@@ -292,10 +302,10 @@ func (r *run) purge(ctx context.Context, url string) {
 }
 
 // drain has the relay publish a backlog of n copies of m and returns how
-// long it took.
-func (r *run) drain(ctx context.Context, m message, n int, tag string) (time.Duration, error) {
+// long it took; committed is called once the backlog is committed.
+func (r *run) drain(ctx context.Context, m message, n int, tag string, committed func()) (time.Duration, error) {
 	r.progress("relay: draining a backlog of %d rows (%d-byte payloads)", n, len(m.payload))
-	took, err := drainBacklog(ctx, r.db, m, n, tag)
+	took, err := drainBacklog(ctx, r.db, m, n, tag, committed)
 	if err == nil {
 		r.progress("relay: %d rows in %.2fs (%.0f msgs/s)", n, took.Seconds(), float64(n)/took.Seconds())
 	}
@@ -306,4 +316,37 @@ func (r *run) drain(ctx context.Context, m message, n int, tag string) (time.Dur
 // their number is even).
 func median(xs []float64) float64 {
 	return stat.Quantile(0.5, stat.Empirical, slices.Sorted(slices.Values(xs)), nil)
+}
+
+// RelayCPU is what one round of the relay stage cost the machine, in CPU
+// microseconds a message by process group (see cpuSeconds; "machine" is
+// every core's busy time): sending raw, and the relay draining the backlog
+// from its commit to its last row's publication.
+type RelayCPU struct {
+	Raw   map[string]float64 `json:"raw"`
+	Relay map[string]float64 `json:"relay"`
+}
+
+// perMessage is the CPU used between two readings, in microseconds for
+// each of n messages, by group; groups under half a microsecond are left
+// out.
+func perMessage(before, after CPUTimes, n int) map[string]float64 {
+	out := map[string]float64{}
+	for group, s := range cpuSeconds(before, after) {
+		if us := s / float64(n) * 1e6; us >= 0.5 {
+			out[group] = us
+		}
+	}
+	return out
+}
+
+// describeMicros lists a perMessage map, the machine first and the groups
+// by cost.
+func describeMicros(us map[string]float64) string {
+	groups := slices.SortedFunc(maps.Keys(us), func(a, b string) int { return cmp.Compare(us[b], us[a]) })
+	parts := make([]string, 0, len(groups))
+	for _, g := range groups {
+		parts = append(parts, fmt.Sprintf("%s %.1f", g, us[g]))
+	}
+	return strings.Join(parts, ", ")
 }
