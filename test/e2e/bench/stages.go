@@ -1,16 +1,16 @@
 package bench
 
 import (
-	"strings"
-	"maps"
 	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"time"
 
