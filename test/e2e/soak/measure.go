@@ -25,7 +25,10 @@ WHERE o.merchant_order_id >= $1 AND o.merchant_order_id < $2 AND d.status = 'aut
 // webhook's receipt to its invoice's authorization in milliseconds, as the
 // bench measures it (package bench, e2eTimeline).
 const windowLatencies = `
-SELECT extract(epoch FROM d.updated_at - r.received_at) * 1000, floor(extract(epoch FROM r.received_at) / 60)::bigint
+SELECT extract(epoch FROM d.updated_at - r.received_at) * 1000, floor(extract(epoch FROM r.received_at) / 60)::bigint,
+       extract(epoch FROM coalesce(r.processed_at, r.received_at) - r.received_at) * 1000,
+       extract(epoch FROM d.created_at - coalesce(r.processed_at, r.received_at)) * 1000,
+       extract(epoch FROM d.updated_at - d.created_at) * 1000
 FROM ingest.orders o
 JOIN ingest.payments p ON p.order_id = o.id
 JOIN invoicer.fiscal_documents d ON d.source_kind = 'payment' AND d.source_ref = p.id AND d.kind = 'invoice'
@@ -106,25 +109,50 @@ func authorized(ctx context.Context, db *pgxpool.Pool, from, to string) (int, er
 	return n, nil
 }
 
-// latencies reads the window's end-to-end latencies: all of them, and the
-// p99 of each minute the payments were received in (byMinute).
-func latencies(ctx context.Context, db *pgxpool.Pool, from, to string) (bench.Sample, []float64, error) {
+// Hops are the legs of a payment's way, in order, whose p99 each window
+// reports: apply (webhook stored → payment and outbox row written),
+// deliver (→ document recorded: the relay, SQS and the invoicer's
+// consumer) and emit (→ authorized at the provider).
+var Hops = []string{"apply", "deliver", "emit"}
+
+// windowLatency is what a window's rows tell of its latency.
+type windowLatency struct {
+	all      bench.Sample       // webhook accepted → invoice authorized, each payment's
+	byMinute []float64          // the p99 of each minute the payments were received in
+	hopP99   map[string]float64 // each hop's p99 (Hops)
+}
+
+// latencies reads the window's latencies.
+func latencies(ctx context.Context, db *pgxpool.Pool, from, to string) (windowLatency, error) {
 	rows, err := db.Query(ctx, windowLatencies, from, to)
 	if err != nil {
-		return bench.Sample{}, nil, fmt.Errorf("read the window's latencies: %w", err)
+		return windowLatency{}, fmt.Errorf("read the window's latencies: %w", err)
 	}
 	var all []float64
+	hops := make([][]float64, len(Hops))
 	minutes := map[int64][]float64{}
 	var ms float64
 	var minute int64
-	if _, err := pgx.ForEachRow(rows, []any{&ms, &minute}, func() error {
+	legs := make([]float64, len(Hops))
+	dest := []any{&ms, &minute}
+	for i := range legs {
+		dest = append(dest, &legs[i])
+	}
+	if _, err := pgx.ForEachRow(rows, dest, func() error {
 		all = append(all, ms)
 		minutes[minute] = append(minutes[minute], ms)
+		for i, leg := range legs {
+			hops[i] = append(hops[i], leg)
+		}
 		return nil
 	}); err != nil {
-		return bench.Sample{}, nil, fmt.Errorf("read the window's latencies: %w", err)
+		return windowLatency{}, fmt.Errorf("read the window's latencies: %w", err)
 	}
-	return bench.NewSample(0, all), byMinute(minutes), nil
+	out := windowLatency{all: bench.NewSample(0, all), byMinute: byMinute(minutes), hopP99: map[string]float64{}}
+	for i, name := range Hops {
+		out.hopP99[name] = bench.NewSample(0, hops[i]).Quantile(0.99)
+	}
+	return out, nil
 }
 
 // byMinute is the p99 of each minute's latencies, the minutes in order.

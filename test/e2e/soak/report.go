@@ -111,11 +111,16 @@ func plotCPU(path string, windows []Window) error {
 	return linePlot(path, "CPU per document, by process (window by window)", "CPU ms per document", windows, lines)
 }
 
-// plotLatency draws each window's end-to-end p50 and p99.
+// plotLatency draws each window's end-to-end p50 and p99, and each hop's
+// p99 when the run recorded them.
 func plotLatency(path string, windows []Window) error {
-	return linePlot(path, "webhook accepted → invoice authorized (window by window)", "latency (ms)", windows, []series{
-		{"p50", func(w Window) float64 { return w.P50Ms }}, {"p99", func(w Window) float64 { return w.P99Ms }},
-	})
+	lines := []series{{"p50", func(w Window) float64 { return w.P50Ms }}, {"p99", func(w Window) float64 { return w.P99Ms }}}
+	if slices.ContainsFunc(windows, func(w Window) bool { return len(w.HopP99Ms) > 0 }) {
+		for _, hop := range Hops {
+			lines = append(lines, series{"p99 " + hop, func(w Window) float64 { return w.HopP99Ms[hop] }})
+		}
+	}
+	return linePlot(path, "webhook accepted → invoice authorized (window by window)", "latency (ms)", windows, lines)
 }
 
 // plotReconciler draws the mean and longest run time of the reconciler's
@@ -208,7 +213,9 @@ and writes ` + "`results.json`" + `, ` + "`cpu_per_doc.png`" + `, ` + "`latency.
   what no role claims is background work and sessions that ended. WAL per document is the
   WAL written between two ends over the documents. p50 and p99
   are webhook accepted → invoice authorized of the window's payments, from the rows'
-  timestamps as in the bench. The reconciler's figures are its runs of the sweep and the detectors
+  timestamps as in the bench, and p99 is also given by hop: apply (webhook stored →
+  payment and outbox row written), deliver (→ document recorded: the relay, SQS and the
+  invoicer's consumer) and emit (→ authorized at the provider). The reconciler's figures are its runs of the sweep and the detectors
   finished in the window (the audits run in a loop of their own, and their runs are summed
   up apart, not judged: a listing follows what the day holds);
   each phase's mean (sweep, detectors, audit) is read from its
@@ -269,13 +276,13 @@ func Readme(r *Results) string {
 	c := r.Config
 	fmt.Fprintf(&b, "\n## Figures\n\n%d documents in windows of %d at %d payments/s, started %s on %d CPUs; PostgreSQL %s (%sautovacuum %s); retention %s, reconciler every %s.\n\n",
 		c.Documents, c.Window, c.Rate, r.StartedAt.Format("2006-01-02 15:04 MST"), r.CPUs, c.PG, settingsOf(c.PGSettings), r.Autovacuum, c.retentionTarget(), c.reconcileEvery())
-	b.WriteString("| window | documents | s | CPU ms/doc | WAL B/doc | full pages/doc | p50 ms | p99 ms | tables MB | tables pruned in the run, MB | reconciler runs | mean s | max s | mean s by phase |\n")
-	b.WriteString("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
+	b.WriteString("| window | documents | s | CPU ms/doc | WAL B/doc | full pages/doc | p50 ms | p99 ms | p99 by hop, ms | tables MB | tables pruned in the run, MB | reconciler runs | mean s | max s | mean s by phase |\n")
+	b.WriteString("|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---|\n")
 	pruned := prunedSet(r.Pruned)
 	for _, w := range r.Windows {
 		all, kept := w.total(pruned)
-		fmt.Fprintf(&b, "| %d | %d | %.0f | %.2f | %.0f | %.2f | %.0f | %.0f | %.1f | %.1f | %d | %.3f | %.3f | %s |\n", w.Index, w.Documents, w.Seconds,
-			w.CPUMsPerDocTotal, w.WALBytesPerDoc, w.FullPagesPerDoc, w.P50Ms, w.P99Ms, float64(all)/1e6, float64(kept)/1e6,
+		fmt.Fprintf(&b, "| %d | %d | %.0f | %.2f | %.0f | %.2f | %.0f | %.0f | %s | %.1f | %.1f | %d | %.3f | %.3f | %s |\n", w.Index, w.Documents, w.Seconds,
+			w.CPUMsPerDocTotal, w.WALBytesPerDoc, w.FullPagesPerDoc, w.P50Ms, w.P99Ms, w.hops(), float64(all)/1e6, float64(kept)/1e6,
 			w.Reconciler.Count, w.Reconciler.MeanSeconds, w.Reconciler.MaxSeconds, w.Reconciler.phases())
 	}
 	fmt.Fprintf(&b, "\nVerdict:\n\n```\n%s\n```\n\n", strings.TrimRight(r.Verdict.String(), "\n"))

@@ -43,6 +43,9 @@ type Window struct {
 	// received in each minute of the window, in order: a periodic stall
 	// shows as a few bad minutes among good ones.
 	P99ByMinuteMs []float64       `json:"p99_by_minute_ms"`
+	// HopP99Ms is each hop's p99 (Hops), to tell which leg a change of
+	// p99 comes from.
+	HopP99Ms map[string]float64 `json:"hop_p99_ms,omitempty"`
 	Tables        map[string]Size `json:"tables"`
 	// Reconciler is the runs of the sweep and the detectors, which the
 	// verdict judges; Audits the audits' runs, apart, which list what the
@@ -69,13 +72,13 @@ var notPipeline = map[string]bool{"machine": true, "other": true, "bench": true}
 
 // newWindow computes window k's figures (k from 0) from the readings at its
 // start and end, for docs documents, and its latencies.
-func newWindow(k, docs int, began time.Time, start, end *reading, lat bench.Sample, p99ByMinute []float64) Window {
+func newWindow(k, docs int, began time.Time, start, end *reading, lat windowLatency) Window {
 	secs := end.at.Sub(start.at).Seconds()
 	w := Window{Index: k + 1, Documents: (k + 1) * docs, Seconds: secs, Elapsed: end.at.Sub(began).Seconds(),
 		CPUMsPerDoc: map[string]float64{}, WALBytesPerDoc: float64(end.wal-start.wal) / float64(docs),
 		FullPagesPerDoc: float64(end.fullPages-start.fullPages) / float64(docs),
-		P50Ms:           lat.Quantile(0.5), P99Ms: lat.Quantile(0.99), P99ByMinuteMs: p99ByMinute,
-		Tables: end.tables}
+		P50Ms:           lat.all.Quantile(0.5), P99Ms: lat.all.Quantile(0.99), P99ByMinuteMs: lat.byMinute,
+		HopP99Ms: lat.hopP99, Tables: end.tables}
 	var sweeps, audits []run
 	for _, r := range end.runs {
 		if r.audit {
@@ -137,10 +140,23 @@ func (w Window) total(names map[string]bool) (all, some int64) {
 // in the run, named by pruned), the reconciler's runs, the audits' apart.
 func (w Window) Line(windows int, pruned map[string]bool) string {
 	all, kept := w.total(pruned)
-	return fmt.Sprintf("window %d/%d (%d docs, %.1f s): CPU/doc %.2f ms (%s)%s; WAL %.0f B/doc (%.2f full pages); p50 %.0f ms, p99 %.0f ms (by minute %s); tables %s (pruned in the run %s); reconciler %d runs, mean %.3f s (%s), max %.3f s",
+	return fmt.Sprintf("window %d/%d (%d docs, %.1f s): CPU/doc %.2f ms (%s)%s; WAL %.0f B/doc (%.2f full pages); p50 %.0f ms, p99 %.0f ms (by minute %s; by hop %s); tables %s (pruned in the run %s); reconciler %d runs, mean %.3f s (%s), max %.3f s",
 		w.Index, windows, w.Documents, w.Seconds, w.CPUMsPerDocTotal, busiest(w.CPUMsPerDoc, 5), w.byRole(), w.WALBytesPerDoc, w.FullPagesPerDoc,
-		w.P50Ms, w.P99Ms, spread(w.P99ByMinuteMs), megabytes(all), megabytes(kept), w.Reconciler.Count, w.Reconciler.MeanSeconds,
+		w.P50Ms, w.P99Ms, spread(w.P99ByMinuteMs), w.hops(), megabytes(all), megabytes(kept), w.Reconciler.Count, w.Reconciler.MeanSeconds,
 		w.Reconciler.phases(), w.Reconciler.MaxSeconds) + w.audits()
+}
+
+// hops renders each hop's p99, "apply 12 / deliver 30 / emit 50" (ms),
+// or "-" for a run recorded before hops were.
+func (w Window) hops() string {
+	if len(w.HopP99Ms) == 0 {
+		return "-"
+	}
+	parts := make([]string, 0, len(Hops))
+	for _, name := range Hops {
+		parts = append(parts, fmt.Sprintf("%s %.0f", name, w.HopP99Ms[name]))
+	}
+	return strings.Join(parts, " / ")
 }
 
 // audits renders the audits' runs, when there were any.

@@ -229,18 +229,18 @@ func (s *soak) window(ctx context.Context, k int, offered *atomic.Int64, start t
 	if err := s.waitAuthorized(ctx, from, to); err != nil {
 		return Window{}, nil, err
 	}
-	lat, p99ByMinute, err := latencies(ctx, s.db, from, to)
+	lat, err := latencies(ctx, s.db, from, to)
 	if err != nil {
 		return Window{}, nil, err
 	}
-	if lat.Count() != s.cfg.Window {
-		return Window{}, nil, fmt.Errorf("%d latencies for %d documents: receipts pruned before they were read? (INGEST_RECEIPT_RETENTION must outlast a window)", lat.Count(), s.cfg.Window)
+	if lat.all.Count() != s.cfg.Window {
+		return Window{}, nil, fmt.Errorf("%d latencies for %d documents: receipts pruned before they were read? (INGEST_RECEIPT_RETENTION must outlast a window)", lat.all.Count(), s.cfg.Window)
 	}
 	end, err := read(ctx, s.db, s.metrics(), s.readCPU, prev)
 	if err != nil {
 		return Window{}, nil, err
 	}
-	return newWindow(k, s.cfg.Window, start, prev, end, lat, p99ByMinute), end, nil
+	return newWindow(k, s.cfg.Window, start, prev, end, lat), end, nil
 }
 
 // waitAuthorized polls once a second until every invoice of the window is

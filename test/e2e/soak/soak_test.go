@@ -142,7 +142,7 @@ func TestP99ByMinuteIsInTheMinutesOrder(t *testing.T) {
 		t.Fatalf("p99 by minute %v, want %v", got, want)
 	}
 	w := Window{Index: 1, P99ByMinuteMs: got}
-	if line := w.Line(1, nil); !strings.Contains(line, "(by minute 5-900)") {
+	if line := w.Line(1, nil); !strings.Contains(line, "(by minute 5-900; by hop -)") {
 		t.Errorf("line %q does not show the minutes' lowest and highest p99", line)
 	}
 }
@@ -160,7 +160,8 @@ func TestNewWindowDividesByTheDocuments(t *testing.T) {
 	// background work.
 	start.cpu[bench.Proc{Group: "postgres", PID: 90}], end.cpu[bench.Proc{Group: "postgres", PID: 90}] = 1, 4
 	end.roles = map[int]string{90: "onceflow_ingest"}
-	w := newWindow(1, 2000, began, start, end, bench.NewSample(0, []float64{300, 100, 200}), []float64{250, 300})
+	w := newWindow(1, 2000, began, start, end, windowLatency{all: bench.NewSample(0, []float64{300, 100, 200}), byMinute: []float64{250, 300},
+		hopP99: map[string]float64{"apply": 20, "deliver": 150, "emit": 130}})
 	if got := w.PGCPUMsPerDocByRole; len(got) != 1 || math.Abs(got["onceflow_ingest"]-1.5) > 1e-9 {
 		t.Errorf("PostgreSQL by role %v ms/doc, want onceflow_ingest 1.5", got)
 	}
@@ -179,6 +180,9 @@ func TestNewWindowDividesByTheDocuments(t *testing.T) {
 	}
 	if w.P50Ms != 200 || w.P99Ms != 300 {
 		t.Errorf("p50 %v, p99 %v; want 200, 300", w.P50Ms, w.P99Ms)
+	}
+	if line := w.Line(2, nil); !strings.Contains(line, "p99 300 ms (by minute 250-300; by hop apply 20 / deliver 150 / emit 130)") {
+		t.Errorf("line %q lacks the p99 by hop", line)
 	}
 	want := Runs{Count: 2, Failed: 1, MeanSeconds: 1, MaxSeconds: 1.5, MeanChecked: 20, PhaseMeanSeconds: map[string]float64{"audit": 4.5}}
 	if !reflect.DeepEqual(w.Reconciler, want) {
@@ -329,6 +333,7 @@ func TestLineAndReadmeShowTheFigures(t *testing.T) {
 	ws := windowsOf(3, func(i int, w *Window) {
 		w.CPUMsPerDoc = map[string]float64{"ingest-1": 8.25, "postgres": 17.5, "machine": 60, "other": 3}
 		w.CPUMsPerDocTotal, w.WALBytesPerDoc, w.FullPagesPerDoc, w.P50Ms, w.P99Ms = 25.75, 13258, 0.5, 83, 371
+		w.HopP99Ms = map[string]float64{"apply": 12, "deliver": 200, "emit": 160}
 		w.Tables["ingest.outbox"] = Size{Total: 1_600_000}
 		w.Tables["invoicer.fiscal_documents"] = Size{Total: 2_000_000, Heap: 1_500_000, Indexes: 500_000, Live: 6000, Dead: 12}
 		w.Reconciler = Runs{Count: 6, MeanSeconds: 0.093, MaxSeconds: 0.151, PhaseMeanSeconds: map[string]float64{"sweep": 0.02, "audit": 0.07}}
@@ -351,7 +356,7 @@ func TestLineAndReadmeShowTheFigures(t *testing.T) {
 	}
 	res := Results{Config: c, Pruned: c.pruned(), Windows: ws, Verdict: judge(c, ws), CPUs: 2, Autovacuum: "on"}
 	r := Readme(&res)
-	for _, want := range []string{"6000 documents in windows of 2000 at 50 payments/s", "PostgreSQL private (max_wal_size=16GB, checkpoint_timeout=15min, wal_compression=lz4; autovacuum on)", "| 3 | 6000 | 40 | 25.75 | 13258 | 0.50 | 83 | 371 | 3.6 | 1.6 | 6 | 0.093 | 0.151 |", "verdict: flat"} {
+	for _, want := range []string{"6000 documents in windows of 2000 at 50 payments/s", "PostgreSQL private (max_wal_size=16GB, checkpoint_timeout=15min, wal_compression=lz4; autovacuum on)", "| 3 | 6000 | 40 | 25.75 | 13258 | 0.50 | 83 | 371 | apply 12 / deliver 200 / emit 160 | 3.6 | 1.6 | 6 | 0.093 | 0.151 |", "verdict: flat"} {
 		if !strings.Contains(r, want) {
 			t.Errorf("README lacks %q:\n%s", want, r)
 		}
