@@ -42,11 +42,11 @@ type Window struct {
 	// P99ByMinuteMs is the p99 of the documents whose payments were
 	// received in each minute of the window, in order: a periodic stall
 	// shows as a few bad minutes among good ones.
-	P99ByMinuteMs []float64       `json:"p99_by_minute_ms"`
+	P99ByMinuteMs []float64 `json:"p99_by_minute_ms"`
 	// HopP99Ms is each hop's p99 (Hops), to tell which leg a change of
 	// p99 comes from.
 	HopP99Ms map[string]float64 `json:"hop_p99_ms,omitempty"`
-	Tables        map[string]Size `json:"tables"`
+	Tables   map[string]Size    `json:"tables"`
 	// Reconciler is the runs of the sweep and the detectors, which the
 	// verdict judges; Audits the audits' runs, apart, which list what the
 	// day holds and so may grow with it.
