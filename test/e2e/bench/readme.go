@@ -107,7 +107,8 @@ and of the steady run). Commit them with the code they measured.
   the tell: 15,000 to 23,000 messages/s in one hour). A figure from another day says
   little about a change; the relay stage therefore sends raw right before each of its
   drains and takes the median of five rounds. Its CPU a message (` + "`relay_cpu_ratio`" + `)
-  moves less than its rates: on two shared cores CPU bounds both sides.
+  moves less than its rates: on two shared cores CPU bounds both sides. The raw sender
+  runs with Go's default garbage collection, the relay with its own (` + "`GOGC`" + ` 400).
 - **The ratios are the figures that travel.** Each divides a stage's rate by the rate of
   the engine under it, measured in the same run, so a slower machine moves both.
   ` + "`pg_ceiling_tps`" + ` is measured while the apply worker runs, so making the worker cheaper
