@@ -37,9 +37,9 @@ func run(ctx context.Context, getenv func(string) string, args []string, stdout 
 // heap is small (the batches in flight, a few MB) while a backlog's drain
 // allocates about 10 KB a message in the SDK, so Go's default of 100
 // collects every few MB. At 400 the relay drained a backlog with about a
-// fifth less CPU a message on the bench machine (relay-1 45-51 against
-// 46-63 us). GOMEMLIMIT, set from the container's limit (deploy/), still
-// bounds the heap.
+// fifth less CPU a message on the bench machine (34-48 against 45-60 us
+// over fifteen rounds). GOMEMLIMIT, set from the container's limit
+// (deploy/), still bounds the heap.
 const gcPercent = 400
 
 // tuneGC sets the garbage collector's target to gcPercent unless GOGC is
