@@ -165,6 +165,9 @@ func TestNewWindowDividesByTheDocuments(t *testing.T) {
 	if got := w.PGCPUMsPerDocByRole; len(got) != 1 || math.Abs(got["onceflow_ingest"]-1.5) > 1e-9 {
 		t.Errorf("PostgreSQL by role %v ms/doc, want onceflow_ingest 1.5", got)
 	}
+	if line := w.Line(2, nil); !strings.Contains(line, "CPU/doc 3.00 ms, the machine's 5.00 (") {
+		t.Errorf("line %q lacks the machine's CPU a document", line)
+	}
 	if line := w.Line(2, nil); !strings.Contains(line, "; postgres by role (onceflow_ingest 1.50)") {
 		t.Errorf("line %q lacks PostgreSQL by role", line)
 	}
@@ -339,14 +342,14 @@ func TestLineAndReadmeShowTheFigures(t *testing.T) {
 		w.Reconciler = Runs{Count: 6, MeanSeconds: 0.093, MaxSeconds: 0.151, PhaseMeanSeconds: map[string]float64{"sweep": 0.02, "audit": 0.07}}
 	})
 	line := ws[0].Line(3, prunedSet(c.pruned()))
-	for _, want := range []string{"window 1/3 (2000 docs, 40.0 s)", "CPU/doc 25.75 ms (postgres 17.50, ingest-1 8.25)", "WAL 13258 B/doc (0.50 full pages)",
+	for _, want := range []string{"window 1/3 (2000 docs, 40.0 s)", "CPU/doc 25.75 ms, the machine's 60.00 (postgres 17.50, ingest-1 8.25);", "WAL 13258 B/doc (0.50 full pages)",
 		"p50 83 ms, p99 371 ms", "tables 3.6 MB (pruned in the run 1.6 MB)", "reconciler 6 runs, mean 0.093 s (audit 0.070, sweep 0.020), max 0.151 s"} {
 		if !strings.Contains(line, want) {
 			t.Errorf("line %q lacks %q", line, want)
 		}
 	}
-	if strings.Contains(line, "machine") || strings.Contains(line, "other") {
-		t.Errorf("line %q lists groups outside the pipeline", line)
+	if strings.Contains(line, "machine 60") || strings.Contains(line, "other") {
+		t.Errorf("line %q lists groups outside the pipeline among the busiest", line)
 	}
 	if got := ws[0].Sizes(1); got != "invoicer.fiscal_documents 2.0 MB (heap 1.5 MB, indexes 0.5 MB; 6000 rows, 12 dead)" {
 		t.Errorf("largest table: %q", got)
