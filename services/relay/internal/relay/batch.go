@@ -259,8 +259,12 @@ func publishedIDs(published []outcome) []int64 {
 
 // observe counts and logs a recorded batch.
 func (r *Relay) observe(published []outcome, failures []failure, took time.Duration) {
+	perQueue := map[string]int{}
 	for _, o := range published {
-		r.metrics.published.WithLabelValues(r.name, queueLabel(o.queue)).Inc()
+		perQueue[o.queue]++
+	}
+	for queue, n := range perQueue {
+		r.metrics.published.WithLabelValues(r.name, queueLabel(queue)).Add(float64(n))
 	}
 	for _, f := range failures {
 		fields := []zap.Field{zap.Int64("id", f.row.ID), zap.String("event_key", f.row.EventKey),
