@@ -162,22 +162,11 @@ func (m *burstMeter) stop(ctx context.Context) (burstReadings, error) {
 func describeCost(c BurstCost, top int) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%.2f statements/doc (%s), %.0f WAL bytes/doc (%.0f by the statements, %.2f full-page images), CPU ms/doc: %s",
-		c.Statements, perService(c.ByService), c.WALBytes, c.StatementsWALBytes, c.WALFPI, cpuMsLine(c.CPUSeconds))
+		c.Statements, largestFirst(c.ByService, "%.2f"), c.WALBytes, c.StatementsWALBytes, c.WALFPI, cpuMsLine(c.CPUSeconds))
 	for _, s := range c.Top[:min(top, len(c.Top))] {
 		fmt.Fprintf(&b, "\n           %5.2f calls %6.0f WAL B  %-8s %.110s", s.Calls, s.WALBytes, s.Service, s.Statement)
 	}
 	return b.String()
-}
-
-// perService lists statements per document by service, busiest first.
-func perService(by map[string]float64) string {
-	names := slices.Sorted(maps.Keys(by))
-	slices.SortStableFunc(names, func(a, b string) int { return cmp.Compare(by[b], by[a]) })
-	parts := make([]string, len(names))
-	for i, n := range names {
-		parts[i] = fmt.Sprintf("%s %.2f", n, by[n])
-	}
-	return strings.Join(parts, ", ")
 }
 
 // cpuMsLine lists CPU milliseconds per document by process group, busiest
@@ -189,5 +178,5 @@ func cpuMsLine(perDoc map[string]float64) string {
 			ms[g] = s * 1000
 		}
 	}
-	return coresLine(ms)
+	return largestFirst(ms, "%.2f")
 }

@@ -209,7 +209,7 @@ func RenderReadme(w io.Writer, resultsJSON []byte) error {
 		p.line("\nCPU microseconds a message in each round, the machine's and by process (`sqs` is the emulator):\n")
 		p.line("| round | raw | relay |\n|--:|---|---|")
 		for i, c := range rounds {
-			p.line("| %d | %s | %s |", i+1, describeMicros(c.Raw), describeMicros(c.Relay))
+			p.line("| %d | %s | %s |", i+1, largestFirst(c.Raw, "%.1f"), largestFirst(c.Relay, "%.1f"))
 		}
 	}
 	p.line("\n## Ratios\n")
@@ -240,7 +240,7 @@ func RenderReadme(w io.Writer, resultsJSON []byte) error {
 	p.line("Cores busy during each stage, by process group, busiest first (`machine` is the whole machine).\n")
 	p.line("| stage | cores |\n|---|---|")
 	for _, st := range stageNames(in.CPU) {
-		p.line("| %s | %s |", st, coresLine(in.CPU[st]))
+		p.line("| %s | %s |", st, largestFirst(in.CPU[st], "%.2f"))
 	}
 	return p.err
 }
@@ -255,10 +255,10 @@ func (p *printer) burstCost(in readmeInput) {
 	p.line("Over the burst, per document: CPU milliseconds by process group, busiest first (`machine` is the whole machine), and statements by service; then the same over the steady run, where the batches are small and the polls weigh more.\n")
 	p.line("| per document | |\n|---|---|")
 	p.line("| CPU ms | %s |", cpuMsLine(in.CPUPerDoc))
-	p.line("| statements | %s |", perService(in.ByService))
+	p.line("| statements | %s |", largestFirst(in.ByService, "%.2f"))
 	if in.Steady.Statements > 0 {
 		p.line("| steady: CPU ms | %s |", cpuMsLine(in.Steady.CPUSeconds))
-		p.line("| steady: statements | %.2f (%s), %.0f WAL bytes |", in.Steady.Statements, perService(in.Steady.ByService), in.Steady.WALBytes)
+		p.line("| steady: statements | %.2f (%s), %.0f WAL bytes |", in.Steady.Statements, largestFirst(in.Steady.ByService, "%.2f"), in.Steady.WALBytes)
 	}
 	p.line("\nThe most called statements (all of them in results.json, `pg_statements`), per document: calls, rows, and the WAL bytes the statement wrote.\n")
 	p.line("| service | statement | calls | rows | WAL bytes |\n|---|---|--:|--:|--:|")

@@ -205,13 +205,15 @@ func (r Results) Table(w io.Writer) error {
 	return tw.Flush()
 }
 
-// coresLine lists a stage's CPU use per process group, busiest first.
-func coresLine(c map[string]float64) string {
-	names := slices.Sorted(maps.Keys(c))
-	slices.SortStableFunc(names, func(a, b string) int { return cmp.Compare(c[b], c[a]) })
+// largestFirst lists m as "name value" pairs, the largest value first and
+// ties by name, each value written with format (e.g. "%.2f"): a stage's
+// cores or statements by process or service, a message's CPU by process.
+func largestFirst(m map[string]float64, format string) string {
+	names := slices.Sorted(maps.Keys(m))
+	slices.SortStableFunc(names, func(a, b string) int { return cmp.Compare(m[b], m[a]) })
 	parts := make([]string, len(names))
 	for i, n := range names {
-		parts[i] = fmt.Sprintf("%s %.2f", n, c[n])
+		parts[i] = n + " " + fmt.Sprintf(format, m[n])
 	}
 	return strings.Join(parts, ", ")
 }

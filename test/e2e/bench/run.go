@@ -244,7 +244,7 @@ func (r *run) runStage(ctx context.Context, st stage, res *Results) error {
 	}
 	took := time.Since(began)
 	res.CPU[st.name], res.PGActive[st.name] = Cores(before, r.readCPU(), took.Seconds()), active
-	r.progress("%s done in %.1fs; CPU cores used: %s", st.name, took.Seconds(), coresLine(res.CPU[st.name]))
+	r.progress("%s done in %.1fs; CPU cores used: %s", st.name, took.Seconds(), largestFirst(res.CPU[st.name], "%.2f"))
 	r.progress("%s: PostgreSQL backends by statement (average active):%s", st.name, describe(active))
 	return nil
 }

@@ -1,16 +1,13 @@
 package bench
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"math"
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -283,7 +280,7 @@ func (r *run) relay(ctx context.Context, res *Results) error {
 		res.RelayCPURounds = append(res.RelayCPURounds, cpu)
 		cpuRatios = append(cpuRatios, cpu.Raw["machine"]/cpu.Relay["machine"])
 		r.progress("relay: round %d, raw %.0f msgs/s, relay %.0f msgs/s: %.2f", round+1, raw, relay, relay/raw)
-		r.progress("relay: round %d, CPU µs a message: raw %s; relay %s", round+1, describeMicros(cpu.Raw), describeMicros(cpu.Relay))
+		r.progress("relay: round %d, CPU µs a message: raw %s; relay %s", round+1, largestFirst(cpu.Raw, "%.1f"), largestFirst(cpu.Relay, "%.1f"))
 	}
 	res.SQSRawMPS, res.RelayMPS, res.RelayRatio = median(raws), median(relays), median(res.RelayRatioRounds)
 	res.RelayCPURatio = median(cpuRatios)
@@ -339,15 +336,4 @@ func perMessage(before, after CPUTimes, n int) map[string]float64 {
 		}
 	}
 	return out
-}
-
-// describeMicros lists a perMessage map, the machine first and the groups
-// by cost.
-func describeMicros(us map[string]float64) string {
-	groups := slices.SortedFunc(maps.Keys(us), func(a, b string) int { return cmp.Compare(us[b], us[a]) })
-	parts := make([]string, 0, len(groups))
-	for _, g := range groups {
-		parts = append(parts, fmt.Sprintf("%s %.1f", g, us[g]))
-	}
-	return strings.Join(parts, ", ")
 }

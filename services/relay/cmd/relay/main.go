@@ -43,13 +43,9 @@ func run(ctx context.Context, getenv func(string) string, args []string, stdout 
 const gcPercent = 400
 
 // tuneGC sets the garbage collector's target to gcPercent unless GOGC is
-// set, and returns the target in force.
-func tuneGC(getenv func(string) string) int {
-	if v := getenv("GOGC"); v != "" {
-		prev := debug.SetGCPercent(100)
-		debug.SetGCPercent(prev)
-		return prev
+// set, which the runtime has read already.
+func tuneGC(getenv func(string) string) {
+	if getenv("GOGC") == "" {
+		debug.SetGCPercent(gcPercent)
 	}
-	debug.SetGCPercent(gcPercent)
-	return gcPercent
 }
