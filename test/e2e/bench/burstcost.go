@@ -32,7 +32,10 @@ WHERE s.dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
 // walPosition is where the next WAL record goes: the diff of two readings is
 // every byte of WAL written between them, by anyone (the services, the
 // harness's own writes, autovacuum, checkpoints' full-page images).
-const walPosition = `SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), '0/0')::float8`
+// The text of the position is what pg_walinspect reads from; at the end the
+// flushed position is taken, as pg_walinspect reads no further.
+const walPosition = `SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), '0/0')::float8,
+    pg_current_wal_insert_lsn()::text, pg_current_wal_flush_lsn()::text`
 
 // statementCount is one statement's totals over the burst, by service.
 type statementCount struct {
@@ -46,6 +49,7 @@ type statementCount struct {
 type burstReadings struct {
 	statements          []statementCount
 	walBefore, walAfter float64
+	wal                 []walCount // between the two positions, by relation
 	cpuBefore, cpuAfter CPUTimes
 }
 
@@ -68,6 +72,7 @@ type BurstCost struct {
 	StatementsWALBytes float64            `json:"pg_statements_wal_bytes_per_doc"` // the services' statements' own share
 	WALFPI             float64            `json:"wal_fpi_per_doc"`
 	CPUSeconds         map[string]float64 `json:"cpu_seconds_per_doc"` // by process group
+	WALByTable         []TableWAL         `json:"wal_by_table"`        // most first
 	Top                []StatementCost    `json:"pg_statements"`       // most called first
 }
 
@@ -97,6 +102,7 @@ func burstCost(r burstReadings, docs, top int) BurstCost {
 	})
 	c.Top = c.Top[:min(top, len(c.Top))]
 	c.WALBytes = (r.walAfter - r.walBefore) / n
+	c.WALByTable = walByTable(r.wal, docs)
 	for group, s := range cpuSeconds(r.cpuBefore, r.cpuAfter) {
 		c.CPUSeconds[group] = s / n
 	}
@@ -109,7 +115,8 @@ type burstMeter struct {
 	db  *pgxpool.Pool // the stack's database, as the superuser
 	cpu func() CPUTimes
 	r   burstReadings
-	err error // start's, kept for stop
+	lsn string // where the burst's WAL starts
+	err error  // start's, kept for stop
 }
 
 // services are the roles whose statements count, by the service's name.
@@ -127,7 +134,8 @@ func (m *burstMeter) start(ctx context.Context) {
 		return
 	}
 	m.r.cpuBefore = m.cpu()
-	if m.err = m.db.QueryRow(ctx, walPosition).Scan(&m.r.walBefore); m.err != nil {
+	var flushed string
+	if m.err = m.db.QueryRow(ctx, walPosition).Scan(&m.r.walBefore, &m.lsn, &flushed); m.err != nil {
 		m.err = fmt.Errorf("read the WAL position: %w", m.err)
 	}
 }
@@ -137,8 +145,13 @@ func (m *burstMeter) stop(ctx context.Context) (burstReadings, error) {
 	if m.err != nil {
 		return burstReadings{}, m.err
 	}
-	if err := m.db.QueryRow(ctx, walPosition).Scan(&m.r.walAfter); err != nil {
+	var inserted, flushed string
+	if err := m.db.QueryRow(ctx, walPosition).Scan(&m.r.walAfter, &inserted, &flushed); err != nil {
 		return burstReadings{}, fmt.Errorf("read the WAL position: %w", err)
+	}
+	var err error
+	if m.r.wal, err = readWALByRelation(ctx, m.db, m.lsn, flushed); err != nil {
+		return burstReadings{}, err
 	}
 	m.r.cpuAfter = m.cpu()
 	roles := services()

@@ -112,3 +112,32 @@ func TestResultsJSONLeavesOutStagesNotRun(t *testing.T) {
 		}
 	}
 }
+
+func TestWALByTableFoldsIndexesAndTOASTIntoTheirTable(t *testing.T) {
+	t.Parallel()
+	counts := []walCount{
+		{relation: "invoicer.fiscal_documents", table: "invoicer.fiscal_documents", relkind: "r", record: "Heap/INSERT", records: 100, bytes: 80_000},
+		{relation: "invoicer.fiscal_documents_pkey", table: "invoicer.fiscal_documents", relkind: "i", record: "Btree/INSERT_LEAF", records: 100, bytes: 7_000},
+		{relation: "invoicer.fiscal_documents_status", table: "invoicer.fiscal_documents", relkind: "i", record: "Btree/INSERT_LEAF", records: 200, bytes: 15_000},
+		{relation: "pg_toast.pg_toast_1", table: "invoicer.fiscal_documents", relkind: "t", record: "Heap/INSERT", records: 10, bytes: 3_000},
+		{relation: "ingest.outbox", table: "ingest.outbox", relkind: "r", record: "Heap/UPDATE", records: 100, bytes: 9_000},
+		{relation: "(Transaction)", record: "Transaction/COMMIT", records: 50, bytes: 2_000},
+	}
+	got := walByTable(counts, 100)
+	if len(got) != 3 || got[0].Table != "invoicer.fiscal_documents" || got[1].Table != "ingest.outbox" || got[2].Table != "(Transaction)" {
+		t.Fatalf("tables %+v; want fiscal_documents, outbox, (Transaction), most WAL first", got)
+	}
+	d := got[0]
+	if !near(d.Bytes, 1050) || !near(d.Heap, 830) || !near(d.Indexes["invoicer.fiscal_documents_status"], 150) || len(d.Indexes) != 2 {
+		t.Errorf("fiscal_documents %+v; want 1050 B a document, 830 its own and its TOAST's, 2 indexes", d)
+	}
+	if !near(d.Records["Heap/INSERT"], 1.1) || !near(d.Records["Btree/INSERT_LEAF"], 3) || !near(d.Kinds["Btree/INSERT_LEAF"], 220) {
+		t.Errorf("records %v, bytes %v by kind", d.Records, d.Kinds)
+	}
+	if k := d.topKinds(1); len(k) != 1 || k[0] != "Heap/INSERT 830 (1.10)" {
+		t.Errorf("top kind %q, want the inserts: 830 bytes in 1.10 records a document", k)
+	}
+	if walByTable(counts, 0) != nil {
+		t.Error("no documents: want nothing divided")
+	}
+}

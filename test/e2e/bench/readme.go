@@ -126,7 +126,9 @@ and of the steady run). Commit them with the code they measured.
   PostgreSQL (a private cluster: fsync on, ` + "`pg_stat_statements`" + ` loaded) and connects each
   service as its own role, so every statement a service runs is counted by service, none of
   the harness's. Unlike the rates they barely move with the machine's load; they do move with
-  the burst's size, since the services' polls run however few payments there are.
+  the burst's size, since the services' polls run however few payments there are. The
+  WAL by table is read back from the WAL itself (` + "`pg_walinspect`" + `), each record counted
+  under the table (or index, or TOAST table) of its first block.
 - **A rare slow run can be SQS's at-least-once delivery**: a receive answer lost on the
   way leaves its messages hidden for the queue's visibility timeout
   (` + "`INVOICER_CONSUMER_VISIBILITY`" + `, 30 s), then they are delivered and recorded once each. Each run
@@ -147,6 +149,7 @@ type readmeInput struct {
 	CPUPerDoc  map[string]float64            `json:"cpu_seconds_per_doc"`
 	ByService  map[string]float64            `json:"pg_statements_per_doc_by_service"`
 	Statements []StatementCost               `json:"pg_statements"`
+	WALByTable []TableWAL                    `json:"wal_by_table"`
 	Steady     BurstCost                     `json:"e2e_steady_cost"`
 	Config     struct {
 		Concurrency int      `json:"concurrency"`
@@ -264,6 +267,26 @@ func (p *printer) burstCost(in readmeInput) {
 	p.line("| service | statement | calls | rows | WAL bytes |\n|---|---|--:|--:|--:|")
 	for _, s := range in.Statements[:min(readmeStatements, len(in.Statements))] {
 		p.line("| %s | `%s` | %.2f | %.2f | %.0f |", s.Service, statementName(s.Statement), s.Calls, s.Rows, s.WALBytes)
+	}
+	p.walByTable(in.WALByTable)
+}
+
+// readmeWALKinds is how many kinds of record the page names for a table.
+const readmeWALKinds = 4
+
+// walByTable writes where the burst's WAL went, by table: its own blocks,
+// its indexes', and the kinds of record that wrote most.
+func (p *printer) walByTable(tables []TableWAL) {
+	if len(tables) == 0 {
+		return
+	}
+	p.line("\nWhere the burst's WAL went, per document, read back from the WAL itself (`pg_walinspect`): by table, its own blocks (TOAST included) and its indexes', and the kinds of record that wrote most (bytes, with records a document in brackets); the indexes column says how many indexes were written.\n")
+	p.line("| table | WAL bytes | table's blocks | indexes | most written by |\n|---|--:|--:|--:|---|")
+	for _, t := range tables {
+		if t.Bytes < 1 {
+			continue
+		}
+		p.line("| %s | %.0f | %.0f | %.0f (%d) | %s |", t.Table, t.Bytes, t.Heap, t.Bytes-t.Heap, len(t.Indexes), strings.Join(t.topKinds(readmeWALKinds), ", "))
 	}
 }
 

@@ -28,7 +28,11 @@ func TestReadmeTablesFollowTheResults(t *testing.T) {
 			Top: []StatementCost{
 				{Service: "ingest", Statement: "-- name: ReceiptInsert :execrows INSERT INTO ingest.webhook_receipts", Calls: 1, Rows: 1, WALBytes: 1385},
 				{Service: "relay", Statement: "commit", Calls: 0.13},
-			}},
+			},
+			WALByTable: []TableWAL{{Table: "ingest.outbox", Bytes: 1100, Heap: 600,
+				Indexes: map[string]float64{"ingest.outbox_pkey": 250, "ingest.outbox_due": 250},
+				Records: map[string]float64{"Heap/INSERT": 1, "Btree/INSERT_LEAF": 5, "Heap/UPDATE": 1},
+				Kinds:   map[string]float64{"Heap/INSERT": 500, "Btree/INSERT_LEAF": 500, "Heap/UPDATE": 100}}}},
 		SteadyCost: BurstCost{Statements: 15.5, WALBytes: 12485, ByService: map[string]float64{"ingest": 8, "invoicer": 5.25, "relay": 2.25},
 			CPUSeconds: map[string]float64{"postgres": 0.0077, "ingest-1": 0.0027}},
 	}
@@ -73,6 +77,7 @@ func TestReadmeTablesFollowTheResults(t *testing.T) {
 		"| statements | ingest 10.75, invoicer 5.30, relay 0.70 |",
 		"| ingest | `ReceiptInsert` | 1.00 | 1.00 | 1385 |",
 		"| relay | `commit` | 0.13 | 0.00 | 0 |",
+		"| ingest.outbox | 1100 | 600 | 500 (2) | Btree/INSERT_LEAF 500 (5.00), Heap/INSERT 500 (1.00), Heap/UPDATE 100 (1.00) |",
 		"| relay | relay-1 0.70, sqs 0.50 |",
 		"| steady: CPU ms | postgres 7.70, ingest-1 2.70 |",
 		"| steady: statements | 15.50 (ingest 8.00, invoicer 5.25, relay 2.25), 12485 WAL bytes |",

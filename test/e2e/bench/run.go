@@ -106,8 +106,10 @@ func (r *run) setUp(ctx context.Context) error {
 	if r.ceiling, err = OpenPool(ctx, r.s.Database, r.cfg.Concurrency); err != nil {
 		return err
 	}
-	if _, err := r.db.Exec(ctx, `CREATE EXTENSION pg_stat_statements`); err != nil {
-		return fmt.Errorf("create pg_stat_statements: %w", err)
+	for _, ext := range []string{"pg_stat_statements", "pg_walinspect"} {
+		if _, err := r.db.Exec(ctx, "CREATE EXTENSION "+ext); err != nil {
+			return fmt.Errorf("create %s: %w", ext, err)
+		}
 	}
 	if r.sqs, err = sqsclient.NewClient(ctx, region(), os.Getenv("AWS_ENDPOINT_URL_SQS")); err != nil {
 		return err

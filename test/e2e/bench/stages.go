@@ -137,6 +137,7 @@ func (r *run) pipeline(ctx context.Context, res *Results) error {
 	}
 	res.Burst = burstCost(readings, r.cfg.Payments, topStatements)
 	r.progress("pipeline: per document, %s", describeCost(res.Burst, 12))
+	r.progress("pipeline: WAL per document by table:%s", describeWAL(res.Burst.WALByTable, 14))
 	sample := timeline.Latencies()
 	r.plots.Burst, r.plots.Timeline = sample, timeline
 	res.E2EDocsPerS, res.E2EP50Ms, res.E2EP99Ms = sample.Rate(), sample.Quantile(0.5), sample.Quantile(0.99)
