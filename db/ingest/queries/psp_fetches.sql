@@ -16,10 +16,13 @@ SELECT * FROM (
 ORDER BY id;
 
 -- name: PSPFetchPrune :execrows
--- Deletes up to max_rows calls made before the cutoff.
+-- Deletes up to max_rows calls made before the cutoff, lowest id first,
+-- below the first call made at or after it (as ReceiptPrune).
 DELETE FROM ingest.psp_fetches
 WHERE id IN (
     SELECT old.id FROM ingest.psp_fetches old
     WHERE old.fetched_at < @cutoff
-    ORDER BY old.fetched_at
+      AND old.id < coalesce((SELECT n.id FROM ingest.psp_fetches n WHERE n.fetched_at >= @cutoff
+                             ORDER BY n.id LIMIT 1), 9223372036854775807)
+    ORDER BY old.id
     LIMIT @max_rows);

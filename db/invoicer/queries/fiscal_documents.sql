@@ -70,7 +70,9 @@ SET status = r.status, provider_series = r.provider_series, provider_number = r.
     due_at = now() + make_interval(secs => r.due_in_seconds),
     dgi_polls = r.dgi_polls, last_error = r.last_error, attention_reason = r.attention_reason,
     refusals = CASE WHEN r.refused THEN d.refusals + 1 ELSE 0 END,
-    lease_token = NULL, lease_expires_at = NULL, updated_at = now()
+    lease_token = NULL, lease_expires_at = NULL, updated_at = now(),
+    audit_changed_at = CASE WHEN d.status IS DISTINCT FROM r.status OR d.issue_date IS DISTINCT FROM r.issue_date
+                            THEN now() ELSE d.audit_changed_at END
 FROM jsonb_to_recordset(@results::jsonb) AS r(id bigint, lease_token uuid, claimed_status text, status text,
     provider_series text, provider_number bigint, provider_status text, provider_cae text,
     provider_security_code text, provider_url text, provider_cae_from bigint, provider_cae_to bigint,
@@ -148,7 +150,9 @@ SET status = @status, provider_status = coalesce(sqlc.narg(provider_status), pro
     provider_cae_to = coalesce(sqlc.narg(provider_cae_to), provider_cae_to),
     provider_cae_expires = coalesce(sqlc.narg(provider_cae_expires)::date, provider_cae_expires),
     issue_date = coalesce(sqlc.narg(issue_date), issue_date),
-    attention_reason = NULL, lease_token = NULL, lease_expires_at = NULL, due_at = now(), updated_at = now()
+    attention_reason = NULL, lease_token = NULL, lease_expires_at = NULL, due_at = now(), updated_at = now(),
+    audit_changed_at = CASE WHEN status IS DISTINCT FROM @status OR issue_date IS DISTINCT FROM coalesce(sqlc.narg(issue_date), issue_date)
+                            THEN now() ELSE audit_changed_at END
 WHERE id = @id AND status = @from_status;
 
 -- name: DocumentMakeDue :execrows
@@ -163,7 +167,7 @@ WHERE id = @id AND status = @from_status;
 -- before anything is sent.
 UPDATE invoicer.fiscal_documents
 SET status = 'pending', due_at = now(), attention_reason = NULL, last_error = NULL, unknown_since = NULL,
-    lease_token = NULL, lease_expires_at = NULL, updated_at = now()
+    lease_token = NULL, lease_expires_at = NULL, updated_at = now(), audit_changed_at = now()
 WHERE id = @id AND status = 'needs_attention';
 
 -- name: DocumentRenewLease :execrows
@@ -197,7 +201,7 @@ WHERE id = @id AND status IN ('pending', 'unknown');
 -- Gives a document not yet held by the provider up (an operator's void of
 -- a refused document): it is never sent again.
 UPDATE invoicer.fiscal_documents
-SET status = 'voided', lease_token = NULL, lease_expires_at = NULL, updated_at = now()
+SET status = 'voided', lease_token = NULL, lease_expires_at = NULL, updated_at = now(), audit_changed_at = now()
 WHERE id = @id AND status = @from_status AND status IN ('pending', 'unknown');
 
 -- name: DocumentReissue :one

@@ -162,7 +162,7 @@ func (e *Env) Hold(tb testing.TB, d store.Document, status fiscal.Status, addend
 		tb.Fatalf("hold %s at the sandbox: %v", d.Reference, err)
 	}
 	if _, err := e.Pool.Exec(context.Background(), `UPDATE invoicer.fiscal_documents SET status = $1, provider_series = $2,
-provider_number = $3, due_at = now() + interval '1 hour' WHERE id = $4`, status, held.Series, held.Number, d.ID); err != nil {
+provider_number = $3, due_at = now() + interval '1 hour', audit_changed_at = now() WHERE id = $4`, status, held.Series, held.Number, d.ID); err != nil {
 		tb.Fatalf("hold %s: %v", d.Reference, err)
 	}
 	return held.Number

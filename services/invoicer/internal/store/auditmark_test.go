@@ -2,6 +2,10 @@ package store_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -77,4 +81,57 @@ func auditChangedAt(tb testing.TB, env *invoicertest.Env, id int64) time.Time {
 		tb.Fatalf("read audit_changed_at: %v", err)
 	}
 	return at
+}
+
+// auditedSet matches an assignment, in an UPDATE's SET list, to a field
+// the provider audit compares.
+var auditedSet = regexp.MustCompile(`(?:^|[\s,])(status|reference|amount_minor|currency|issue_date)\s*=`)
+
+// No trigger stamps audit_changed_at (a BEFORE UPDATE trigger would lock,
+// and log, every row before each update): every statement that sets a field
+// the audit compares must set audit_changed_at itself.
+func TestEveryAuditedChangeStampsTheAuditMark(t *testing.T) {
+	t.Parallel()
+	files, err := filepath.Glob("../../../../db/invoicer/queries/*.sql")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("find the invoicer's queries: %v (%d files)", err, len(files))
+	}
+	checked := 0
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, q := range strings.Split(string(b), "-- name: ")[1:] {
+			name, _, _ := strings.Cut(q, " ")
+			set, ok := updateSetList(q, "invoicer.fiscal_documents")
+			if !ok || !auditedSet.MatchString(set) {
+				continue
+			}
+			checked++
+			if !strings.Contains(set, "audit_changed_at") {
+				t.Errorf("%s (%s) changes a field the audit compares but leaves audit_changed_at", name, filepath.Base(f))
+			}
+		}
+	}
+	if checked < 4 {
+		t.Errorf("found %d statements that change an audited field; want at least the 4 known (results, adopted status, retry, void)", checked)
+	}
+}
+
+// updateSetList returns the SET list of query's UPDATE of table, up to its
+// FROM, WHERE or RETURNING; false when query updates no such table.
+func updateSetList(query, table string) (string, bool) {
+	_, rest, ok := strings.Cut(query, "UPDATE "+table)
+	if !ok {
+		return "", false
+	}
+	_, set, ok := strings.Cut(rest, "SET ")
+	if !ok {
+		return "", false
+	}
+	for _, end := range []string{"\nFROM ", "\nWHERE ", "\nRETURNING "} {
+		set, _, _ = strings.Cut(set, end)
+	}
+	return set, true
 }

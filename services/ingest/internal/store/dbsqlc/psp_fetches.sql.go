@@ -48,11 +48,14 @@ DELETE FROM ingest.psp_fetches
 WHERE id IN (
     SELECT old.id FROM ingest.psp_fetches old
     WHERE old.fetched_at < $1
-    ORDER BY old.fetched_at
+      AND old.id < coalesce((SELECT n.id FROM ingest.psp_fetches n WHERE n.fetched_at >= $1
+                             ORDER BY n.id LIMIT 1), 9223372036854775807)
+    ORDER BY old.id
     LIMIT $2)
 `
 
-// Deletes up to max_rows calls made before the cutoff.
+// Deletes up to max_rows calls made before the cutoff, lowest id first,
+// below the first call made at or after it (as ReceiptPrune).
 func (q *Queries) PSPFetchPrune(ctx context.Context, cutoff time.Time, maxRows int32) (int64, error) {
 	result, err := q.db.Exec(ctx, pSPFetchPrune, cutoff, maxRows)
 	if err != nil {

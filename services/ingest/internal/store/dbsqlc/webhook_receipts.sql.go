@@ -333,14 +333,19 @@ DELETE FROM ingest.webhook_receipts
 WHERE id IN (
     SELECT old.id FROM ingest.webhook_receipts old
     WHERE old.status IN ('done', 'rejected') AND old.received_at < $1
+      AND old.id < coalesce((SELECT n.id FROM ingest.webhook_receipts n WHERE n.received_at >= $1
+                             ORDER BY n.id LIMIT 1), 9223372036854775807)
       AND NOT EXISTS (SELECT 1 FROM ingest.cases c WHERE c.receipt_id = old.id AND c.closed_at IS NULL)
-    ORDER BY old.received_at
+    ORDER BY old.id
     LIMIT $2
     FOR UPDATE SKIP LOCKED)
 `
 
-// Deletes up to max_rows finished receipts received before the cutoff; a
-// receipt an open case holds on to is kept.
+// Deletes up to max_rows finished receipts received before the cutoff,
+// lowest id first, below the first receipt received at or after it: the
+// primary key reads only the receipts older than the retention, never the
+// history it keeps. A receipt committed late with a lower id than a newer
+// one is only pruned a run later; one an open case holds on to is kept.
 func (q *Queries) ReceiptPrune(ctx context.Context, cutoff time.Time, maxRows int32) (int64, error) {
 	result, err := q.db.Exec(ctx, receiptPrune, cutoff, maxRows)
 	if err != nil {

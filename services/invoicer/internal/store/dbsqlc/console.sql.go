@@ -11,7 +11,7 @@ import (
 )
 
 const traceDocuments = `-- name: TraceDocuments :many
-SELECT id, source_kind, source_ref, kind, event_key, reference, cfe_type, status, amount_minor, currency, buyer, lines, original_source_ref, provider_series, provider_number, provider_status, provider_cae, provider_security_code, provider_url, issue_date, attempts, unknown_since, lease_token, lease_expires_at, due_at, dgi_polls, last_error, attention_reason, created_at, updated_at, traceparent, revision, replaces_id, refusals, accepted_at, exchange_rate_milli, provider_cae_from, provider_cae_to, provider_cae_expires, audit_changed_at FROM invoicer.fiscal_documents
+SELECT id, source_kind, source_ref, kind, event_key, reference, cfe_type, amount_minor, currency, buyer, lines, original_source_ref, provider_series, provider_number, provider_status, provider_cae, provider_security_code, provider_url, issue_date, attempts, unknown_since, lease_token, lease_expires_at, due_at, dgi_polls, last_error, attention_reason, created_at, updated_at, traceparent, revision, replaces_id, refusals, accepted_at, exchange_rate_milli, provider_cae_from, provider_cae_to, provider_cae_expires, audit_changed_at, status FROM invoicer.fiscal_documents
 WHERE reference = $1::text
    OR (source_kind IN ('payment', 'refund') AND source_ref = $1::text)
    OR original_source_ref = $1::text
@@ -38,7 +38,6 @@ func (q *Queries) TraceDocuments(ctx context.Context, q_ string, series string, 
 			&i.EventKey,
 			&i.Reference,
 			&i.CfeType,
-			&i.Status,
 			&i.AmountMinor,
 			&i.Currency,
 			&i.Buyer,
@@ -71,6 +70,7 @@ func (q *Queries) TraceDocuments(ctx context.Context, q_ string, series string, 
 			&i.ProviderCaeTo,
 			&i.ProviderCaeExpires,
 			&i.AuditChangedAt,
+			&i.Status,
 		); err != nil {
 			return nil, err
 		}

@@ -24,7 +24,9 @@ SET status = $1, provider_status = coalesce($2, provider_status),
     provider_cae_to = coalesce($9, provider_cae_to),
     provider_cae_expires = coalesce($10::date, provider_cae_expires),
     issue_date = coalesce($11, issue_date),
-    attention_reason = NULL, lease_token = NULL, lease_expires_at = NULL, due_at = now(), updated_at = now()
+    attention_reason = NULL, lease_token = NULL, lease_expires_at = NULL, due_at = now(), updated_at = now(),
+    audit_changed_at = CASE WHEN status IS DISTINCT FROM $1 OR issue_date IS DISTINCT FROM coalesce($11, issue_date)
+                            THEN now() ELSE audit_changed_at END
 WHERE id = $12 AND status = $13
 `
 
@@ -80,7 +82,7 @@ WHERE d.id IN (
     ORDER BY due_at, id
     LIMIT $3
     FOR UPDATE SKIP LOCKED)
-RETURNING d.id, d.source_kind, d.source_ref, d.kind, d.event_key, d.reference, d.cfe_type, d.status, d.amount_minor, d.currency, d.buyer, d.lines, d.original_source_ref, d.provider_series, d.provider_number, d.provider_status, d.provider_cae, d.provider_security_code, d.provider_url, d.issue_date, d.attempts, d.unknown_since, d.lease_token, d.lease_expires_at, d.due_at, d.dgi_polls, d.last_error, d.attention_reason, d.created_at, d.updated_at, d.traceparent, d.revision, d.replaces_id, d.refusals, d.accepted_at, d.exchange_rate_milli, d.provider_cae_from, d.provider_cae_to, d.provider_cae_expires, d.audit_changed_at, now()::timestamptz AS db_now
+RETURNING d.id, d.source_kind, d.source_ref, d.kind, d.event_key, d.reference, d.cfe_type, d.amount_minor, d.currency, d.buyer, d.lines, d.original_source_ref, d.provider_series, d.provider_number, d.provider_status, d.provider_cae, d.provider_security_code, d.provider_url, d.issue_date, d.attempts, d.unknown_since, d.lease_token, d.lease_expires_at, d.due_at, d.dgi_polls, d.last_error, d.attention_reason, d.created_at, d.updated_at, d.traceparent, d.revision, d.replaces_id, d.refusals, d.accepted_at, d.exchange_rate_milli, d.provider_cae_from, d.provider_cae_to, d.provider_cae_expires, d.audit_changed_at, d.status, now()::timestamptz AS db_now
 `
 
 type DocumentClaimDueRow struct {
@@ -109,7 +111,6 @@ func (q *Queries) DocumentClaimDue(ctx context.Context, leaseToken *uuid.UUID, l
 			&i.InvoicerFiscalDocument.EventKey,
 			&i.InvoicerFiscalDocument.Reference,
 			&i.InvoicerFiscalDocument.CfeType,
-			&i.InvoicerFiscalDocument.Status,
 			&i.InvoicerFiscalDocument.AmountMinor,
 			&i.InvoicerFiscalDocument.Currency,
 			&i.InvoicerFiscalDocument.Buyer,
@@ -142,6 +143,7 @@ func (q *Queries) DocumentClaimDue(ctx context.Context, leaseToken *uuid.UUID, l
 			&i.InvoicerFiscalDocument.ProviderCaeTo,
 			&i.InvoicerFiscalDocument.ProviderCaeExpires,
 			&i.InvoicerFiscalDocument.AuditChangedAt,
+			&i.InvoicerFiscalDocument.Status,
 			&i.DbNow,
 		); err != nil {
 			return nil, err
@@ -265,7 +267,7 @@ func (q *Queries) DocumentDueStats(ctx context.Context) (DocumentDueStatsRow, er
 }
 
 const documentGet = `-- name: DocumentGet :one
-SELECT id, source_kind, source_ref, kind, event_key, reference, cfe_type, status, amount_minor, currency, buyer, lines, original_source_ref, provider_series, provider_number, provider_status, provider_cae, provider_security_code, provider_url, issue_date, attempts, unknown_since, lease_token, lease_expires_at, due_at, dgi_polls, last_error, attention_reason, created_at, updated_at, traceparent, revision, replaces_id, refusals, accepted_at, exchange_rate_milli, provider_cae_from, provider_cae_to, provider_cae_expires, audit_changed_at FROM invoicer.fiscal_documents WHERE id = $1
+SELECT id, source_kind, source_ref, kind, event_key, reference, cfe_type, amount_minor, currency, buyer, lines, original_source_ref, provider_series, provider_number, provider_status, provider_cae, provider_security_code, provider_url, issue_date, attempts, unknown_since, lease_token, lease_expires_at, due_at, dgi_polls, last_error, attention_reason, created_at, updated_at, traceparent, revision, replaces_id, refusals, accepted_at, exchange_rate_milli, provider_cae_from, provider_cae_to, provider_cae_expires, audit_changed_at, status FROM invoicer.fiscal_documents WHERE id = $1
 `
 
 func (q *Queries) DocumentGet(ctx context.Context, id int64) (InvoicerFiscalDocument, error) {
@@ -279,7 +281,6 @@ func (q *Queries) DocumentGet(ctx context.Context, id int64) (InvoicerFiscalDocu
 		&i.EventKey,
 		&i.Reference,
 		&i.CfeType,
-		&i.Status,
 		&i.AmountMinor,
 		&i.Currency,
 		&i.Buyer,
@@ -312,12 +313,13 @@ func (q *Queries) DocumentGet(ctx context.Context, id int64) (InvoicerFiscalDocu
 		&i.ProviderCaeTo,
 		&i.ProviderCaeExpires,
 		&i.AuditChangedAt,
+		&i.Status,
 	)
 	return i, err
 }
 
 const documentGetByReference = `-- name: DocumentGetByReference :one
-SELECT id, source_kind, source_ref, kind, event_key, reference, cfe_type, status, amount_minor, currency, buyer, lines, original_source_ref, provider_series, provider_number, provider_status, provider_cae, provider_security_code, provider_url, issue_date, attempts, unknown_since, lease_token, lease_expires_at, due_at, dgi_polls, last_error, attention_reason, created_at, updated_at, traceparent, revision, replaces_id, refusals, accepted_at, exchange_rate_milli, provider_cae_from, provider_cae_to, provider_cae_expires, audit_changed_at FROM invoicer.fiscal_documents WHERE reference = $1
+SELECT id, source_kind, source_ref, kind, event_key, reference, cfe_type, amount_minor, currency, buyer, lines, original_source_ref, provider_series, provider_number, provider_status, provider_cae, provider_security_code, provider_url, issue_date, attempts, unknown_since, lease_token, lease_expires_at, due_at, dgi_polls, last_error, attention_reason, created_at, updated_at, traceparent, revision, replaces_id, refusals, accepted_at, exchange_rate_milli, provider_cae_from, provider_cae_to, provider_cae_expires, audit_changed_at, status FROM invoicer.fiscal_documents WHERE reference = $1
 `
 
 func (q *Queries) DocumentGetByReference(ctx context.Context, reference string) (InvoicerFiscalDocument, error) {
@@ -331,7 +333,6 @@ func (q *Queries) DocumentGetByReference(ctx context.Context, reference string) 
 		&i.EventKey,
 		&i.Reference,
 		&i.CfeType,
-		&i.Status,
 		&i.AmountMinor,
 		&i.Currency,
 		&i.Buyer,
@@ -364,12 +365,13 @@ func (q *Queries) DocumentGetByReference(ctx context.Context, reference string) 
 		&i.ProviderCaeTo,
 		&i.ProviderCaeExpires,
 		&i.AuditChangedAt,
+		&i.Status,
 	)
 	return i, err
 }
 
 const documentGetInvoiceOf = `-- name: DocumentGetInvoiceOf :one
-SELECT id, source_kind, source_ref, kind, event_key, reference, cfe_type, status, amount_minor, currency, buyer, lines, original_source_ref, provider_series, provider_number, provider_status, provider_cae, provider_security_code, provider_url, issue_date, attempts, unknown_since, lease_token, lease_expires_at, due_at, dgi_polls, last_error, attention_reason, created_at, updated_at, traceparent, revision, replaces_id, refusals, accepted_at, exchange_rate_milli, provider_cae_from, provider_cae_to, provider_cae_expires, audit_changed_at FROM invoicer.fiscal_documents
+SELECT id, source_kind, source_ref, kind, event_key, reference, cfe_type, amount_minor, currency, buyer, lines, original_source_ref, provider_series, provider_number, provider_status, provider_cae, provider_security_code, provider_url, issue_date, attempts, unknown_since, lease_token, lease_expires_at, due_at, dgi_polls, last_error, attention_reason, created_at, updated_at, traceparent, revision, replaces_id, refusals, accepted_at, exchange_rate_milli, provider_cae_from, provider_cae_to, provider_cae_expires, audit_changed_at, status FROM invoicer.fiscal_documents
 WHERE source_kind = 'payment' AND source_ref = $1 AND kind = 'invoice'
 ORDER BY revision DESC
 LIMIT 1
@@ -388,7 +390,6 @@ func (q *Queries) DocumentGetInvoiceOf(ctx context.Context, paymentRef string) (
 		&i.EventKey,
 		&i.Reference,
 		&i.CfeType,
-		&i.Status,
 		&i.AmountMinor,
 		&i.Currency,
 		&i.Buyer,
@@ -421,12 +422,13 @@ func (q *Queries) DocumentGetInvoiceOf(ctx context.Context, paymentRef string) (
 		&i.ProviderCaeTo,
 		&i.ProviderCaeExpires,
 		&i.AuditChangedAt,
+		&i.Status,
 	)
 	return i, err
 }
 
 const documentList = `-- name: DocumentList :many
-SELECT id, source_kind, source_ref, kind, event_key, reference, cfe_type, status, amount_minor, currency, buyer, lines, original_source_ref, provider_series, provider_number, provider_status, provider_cae, provider_security_code, provider_url, issue_date, attempts, unknown_since, lease_token, lease_expires_at, due_at, dgi_polls, last_error, attention_reason, created_at, updated_at, traceparent, revision, replaces_id, refusals, accepted_at, exchange_rate_milli, provider_cae_from, provider_cae_to, provider_cae_expires, audit_changed_at FROM invoicer.fiscal_documents
+SELECT id, source_kind, source_ref, kind, event_key, reference, cfe_type, amount_minor, currency, buyer, lines, original_source_ref, provider_series, provider_number, provider_status, provider_cae, provider_security_code, provider_url, issue_date, attempts, unknown_since, lease_token, lease_expires_at, due_at, dgi_polls, last_error, attention_reason, created_at, updated_at, traceparent, revision, replaces_id, refusals, accepted_at, exchange_rate_milli, provider_cae_from, provider_cae_to, provider_cae_expires, audit_changed_at, status FROM invoicer.fiscal_documents
 WHERE ($1::text IS NULL OR status = $1) AND ($2::bigint = 0 OR id < $2)
 ORDER BY id DESC
 LIMIT $3
@@ -450,7 +452,6 @@ func (q *Queries) DocumentList(ctx context.Context, status *string, beforeID int
 			&i.EventKey,
 			&i.Reference,
 			&i.CfeType,
-			&i.Status,
 			&i.AmountMinor,
 			&i.Currency,
 			&i.Buyer,
@@ -483,6 +484,7 @@ func (q *Queries) DocumentList(ctx context.Context, status *string, beforeID int
 			&i.ProviderCaeTo,
 			&i.ProviderCaeExpires,
 			&i.AuditChangedAt,
+			&i.Status,
 		); err != nil {
 			return nil, err
 		}
@@ -643,7 +645,7 @@ SELECT o.source_kind, o.source_ref, o.kind, o.event_key,
        o.cfe_type, o.amount_minor, o.currency,
        o.buyer, o.lines, o.original_source_ref, o.traceparent, o.revision + 1, o.id, o.accepted_at
 FROM invoicer.fiscal_documents o WHERE o.id = $2
-RETURNING id, source_kind, source_ref, kind, event_key, reference, cfe_type, status, amount_minor, currency, buyer, lines, original_source_ref, provider_series, provider_number, provider_status, provider_cae, provider_security_code, provider_url, issue_date, attempts, unknown_since, lease_token, lease_expires_at, due_at, dgi_polls, last_error, attention_reason, created_at, updated_at, traceparent, revision, replaces_id, refusals, accepted_at, exchange_rate_milli, provider_cae_from, provider_cae_to, provider_cae_expires, audit_changed_at
+RETURNING id, source_kind, source_ref, kind, event_key, reference, cfe_type, amount_minor, currency, buyer, lines, original_source_ref, provider_series, provider_number, provider_status, provider_cae, provider_security_code, provider_url, issue_date, attempts, unknown_since, lease_token, lease_expires_at, due_at, dgi_polls, last_error, attention_reason, created_at, updated_at, traceparent, revision, replaces_id, refusals, accepted_at, exchange_rate_milli, provider_cae_from, provider_cae_to, provider_cae_expires, audit_changed_at, status
 `
 
 // Records the corrected copy of document @replaces_id under the next
@@ -660,7 +662,6 @@ func (q *Queries) DocumentReissue(ctx context.Context, candidates []string, repl
 		&i.EventKey,
 		&i.Reference,
 		&i.CfeType,
-		&i.Status,
 		&i.AmountMinor,
 		&i.Currency,
 		&i.Buyer,
@@ -693,6 +694,7 @@ func (q *Queries) DocumentReissue(ctx context.Context, candidates []string, repl
 		&i.ProviderCaeTo,
 		&i.ProviderCaeExpires,
 		&i.AuditChangedAt,
+		&i.Status,
 	)
 	return i, err
 }
@@ -716,7 +718,7 @@ func (q *Queries) DocumentRenewLease(ctx context.Context, leaseSeconds float64, 
 const documentRetry = `-- name: DocumentRetry :execrows
 UPDATE invoicer.fiscal_documents
 SET status = 'pending', due_at = now(), attention_reason = NULL, last_error = NULL, unknown_since = NULL,
-    lease_token = NULL, lease_expires_at = NULL, updated_at = now()
+    lease_token = NULL, lease_expires_at = NULL, updated_at = now(), audit_changed_at = now()
 WHERE id = $1 AND status = 'needs_attention'
 `
 
@@ -758,7 +760,9 @@ SET status = r.status, provider_series = r.provider_series, provider_number = r.
     due_at = now() + make_interval(secs => r.due_in_seconds),
     dgi_polls = r.dgi_polls, last_error = r.last_error, attention_reason = r.attention_reason,
     refusals = CASE WHEN r.refused THEN d.refusals + 1 ELSE 0 END,
-    lease_token = NULL, lease_expires_at = NULL, updated_at = now()
+    lease_token = NULL, lease_expires_at = NULL, updated_at = now(),
+    audit_changed_at = CASE WHEN d.status IS DISTINCT FROM r.status OR d.issue_date IS DISTINCT FROM r.issue_date
+                            THEN now() ELSE d.audit_changed_at END
 FROM jsonb_to_recordset($1::jsonb) AS r(id bigint, lease_token uuid, claimed_status text, status text,
     provider_series text, provider_number bigint, provider_status text, provider_cae text,
     provider_security_code text, provider_url text, provider_cae_from bigint, provider_cae_to bigint,
@@ -824,7 +828,7 @@ func (q *Queries) DocumentStatusEstimates(ctx context.Context) (DocumentStatusEs
 
 const documentVoid = `-- name: DocumentVoid :execrows
 UPDATE invoicer.fiscal_documents
-SET status = 'voided', lease_token = NULL, lease_expires_at = NULL, updated_at = now()
+SET status = 'voided', lease_token = NULL, lease_expires_at = NULL, updated_at = now(), audit_changed_at = now()
 WHERE id = $1 AND status = $2 AND status IN ('pending', 'unknown')
 `
 

@@ -60,7 +60,6 @@ type InvoicerFiscalDocument struct {
 	EventKey             string
 	Reference            string
 	CfeType              int32
-	Status               string
 	AmountMinor          int64
 	Currency             string
 	Buyer                []byte
@@ -93,6 +92,7 @@ type InvoicerFiscalDocument struct {
 	ProviderCaeTo        *int64
 	ProviderCaeExpires   *time.Time
 	AuditChangedAt       time.Time
+	Status               string
 }
 
 type InvoicerLease struct {

@@ -265,7 +265,6 @@ type InvoicerFiscalDocument struct {
 	EventKey             string
 	Reference            string
 	CfeType              int32
-	Status               string
 	AmountMinor          int64
 	Currency             string
 	Buyer                []byte
@@ -298,6 +297,7 @@ type InvoicerFiscalDocument struct {
 	ProviderCaeTo        *int64
 	ProviderCaeExpires   *time.Time
 	AuditChangedAt       time.Time
+	Status               string
 }
 
 type InvoicerLease struct {
