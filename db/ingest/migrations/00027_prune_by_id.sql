@@ -15,7 +15,14 @@ DROP INDEX ingest.psp_fetches_fetched_at;
 -- cost an entry for every payment paid.
 DROP INDEX ingest.payments_order_paid;
 
+-- A PSP's receipt is keyed "<kind>:<event id>:<STATUS>": the console finds
+-- it by event id through the prefix of that key, in the key's unique index.
+-- webhook_receipts_event_id cost two entries a receipt (it was inserted
+-- and finished).
+DROP INDEX ingest.webhook_receipts_event_id;
+
 -- +goose Down
+CREATE INDEX webhook_receipts_event_id ON ingest.webhook_receipts (event_id) WHERE event_id <> '';
 CREATE INDEX payments_order_paid ON ingest.payments (order_id) WHERE status = 'PAID';
 CREATE INDEX psp_fetches_fetched_at ON ingest.psp_fetches (fetched_at);
 CREATE INDEX webhook_receipts_finished ON ingest.webhook_receipts (received_at) WHERE status IN ('done', 'rejected');

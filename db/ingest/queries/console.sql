@@ -11,12 +11,6 @@ FROM ingest.webhook_receipts
 WHERE (dedupe_key COLLATE "C") >= @lo::text AND (dedupe_key COLLATE "C") < @hi::text
 ORDER BY id LIMIT 100;
 
--- name: TraceReceiptsByEventID :many
-SELECT id, source, event_id, event_type, status, attempts, last_error, traceparent, received_at, processed_at
-FROM ingest.webhook_receipts
-WHERE event_id = @event_id AND event_id <> ''
-ORDER BY id LIMIT 100;
-
 -- name: TraceReceiptsByTraceID :many
 SELECT id, source, event_id, event_type, status, attempts, last_error, traceparent, received_at, processed_at
 FROM ingest.webhook_receipts

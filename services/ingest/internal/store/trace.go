@@ -184,26 +184,31 @@ func (s *Store) resolveOrder(ctx context.Context, q string, ids *traceIDs) error
 	return nil
 }
 
-// resolveReceipts finds receipts by event or trace id and adds the
-// payments and refunds their dedupe keys name ("payment:<id>:<STATUS>").
+// resolveReceipts adds the payment or refund whose receipts an event id
+// names, and those of the receipts a trace id finds. A PSP's receipt is
+// keyed "<kind>:<event id>:<STATUS>" (webhook.StatusKey), so its event id
+// is found by the prefix of the dedupe key, through the key's unique index;
+// a receipt keyed "event:<id>" names no payment.
 func (s *Store) resolveReceipts(ctx context.Context, q string, ids *traceIDs) error {
-	byEvent, err := s.q.TraceReceiptsByEventID(ctx, q)
-	if err != nil {
-		return pg.Interpret(err, "receipts by event id")
+	for _, kind := range []string{"payment", "refund"} {
+		byEvent, err := s.q.TraceReceiptsByDedupePrefix(ctx, kind+":"+q+":", kind+":"+q+";")
+		if err != nil {
+			return pg.Interpret(err, "receipts by event id")
+		}
+		if len(byEvent) > 0 {
+			ids.add(kind, q)
+		}
 	}
 	byTrace, err := s.q.TraceReceiptsByTraceID(ctx, strings.ToLower(q))
 	if err != nil {
 		return pg.Interpret(err, "receipts by trace id")
 	}
-	var found []int64
-	for _, r := range byEvent {
-		found = append(found, r.ID)
-	}
-	for _, r := range byTrace {
-		found = append(found, r.ID)
-	}
-	if len(found) == 0 {
+	if len(byTrace) == 0 {
 		return nil
+	}
+	found := make([]int64, len(byTrace))
+	for i, r := range byTrace {
+		found[i] = r.ID
 	}
 	keys, err := s.q.TraceReceiptDedupeKeys(ctx, found)
 	if err != nil {

@@ -250,57 +250,6 @@ func (q *Queries) TraceReceiptsByDedupePrefix(ctx context.Context, lo string, hi
 	return items, nil
 }
 
-const traceReceiptsByEventID = `-- name: TraceReceiptsByEventID :many
-SELECT id, source, event_id, event_type, status, attempts, last_error, traceparent, received_at, processed_at
-FROM ingest.webhook_receipts
-WHERE event_id = $1 AND event_id <> ''
-ORDER BY id LIMIT 100
-`
-
-type TraceReceiptsByEventIDRow struct {
-	ID          int64
-	Source      string
-	EventID     string
-	EventType   string
-	Status      string
-	Attempts    int32
-	LastError   *string
-	Traceparent string
-	ReceivedAt  time.Time
-	ProcessedAt *time.Time
-}
-
-func (q *Queries) TraceReceiptsByEventID(ctx context.Context, eventID string) ([]TraceReceiptsByEventIDRow, error) {
-	rows, err := q.db.Query(ctx, traceReceiptsByEventID, eventID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []TraceReceiptsByEventIDRow{}
-	for rows.Next() {
-		var i TraceReceiptsByEventIDRow
-		if err := rows.Scan(
-			&i.ID,
-			&i.Source,
-			&i.EventID,
-			&i.EventType,
-			&i.Status,
-			&i.Attempts,
-			&i.LastError,
-			&i.Traceparent,
-			&i.ReceivedAt,
-			&i.ProcessedAt,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
 const traceReceiptsByTraceID = `-- name: TraceReceiptsByTraceID :many
 SELECT id, source, event_id, event_type, status, attempts, last_error, traceparent, received_at, processed_at
 FROM ingest.webhook_receipts
