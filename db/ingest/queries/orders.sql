@@ -5,7 +5,11 @@ VALUES (@id, @merchant_order_id, @customer_id, @amount_minor, @currency, @lines,
 RETURNING *;
 
 -- name: OrderGet :one
-SELECT * FROM ingest.orders WHERE id = @id;
+-- An order with the id of the first payment recorded for it ('' before
+-- any): the order's PSP payment when it was created or amended with none.
+SELECT sqlc.embed(o),
+       coalesce((SELECT p.id FROM ingest.payments p WHERE p.order_id = o.id ORDER BY p.created_at, p.id LIMIT 1), '')::text AS first_payment_id
+FROM ingest.orders o WHERE o.id = @id;
 
 -- name: OrderWithCustomerByMerchantID :one
 -- The order a payment is for, with its buyer's fiscal profile, in one round
@@ -20,25 +24,18 @@ SELECT sqlc.embed(o), sqlc.embed(c) FROM ingest.orders o JOIN ingest.customers c
 WHERE o.merchant_order_id = ANY(@merchant_order_ids::text[]);
 
 -- name: OrderWithCustomerByPSPPaymentID :one
--- The order linked to a PSP payment, with its buyer: how a payment that
+-- The order of a PSP payment, with its buyer: the order created or amended
+-- with that payment, or the one it is recorded for. How a payment that
 -- carries no order reference (a Stripe PaymentIntent without our metadata)
 -- finds its order.
 SELECT sqlc.embed(o), sqlc.embed(c) FROM ingest.orders o JOIN ingest.customers c ON c.id = o.customer_id
-WHERE o.psp_payment_id = @psp_payment_id;
+WHERE o.psp_payment_id = @psp_payment_id
+   OR o.id = (SELECT p.order_id FROM ingest.payments p WHERE p.id = @psp_payment_id)
+LIMIT 1;
 
 -- name: OrderWithCustomer :one
 SELECT sqlc.embed(o), sqlc.embed(c) FROM ingest.orders o JOIN ingest.customers c ON c.id = o.customer_id
 WHERE o.id = @id;
-
--- name: OrderSetPSPPayments :exec
--- Links orders to their PSP payments the first time each is seen, the whole
--- batch in one statement; of two links of one order the first listed wins,
--- as when each was its own statement.
-UPDATE ingest.orders o SET psp_payment_id = l.psp_payment_id
-FROM (SELECT DISTINCT ON (u.order_id) u.order_id, u.psp_payment_id
-      FROM ROWS FROM (unnest(@order_ids::uuid[]), unnest(@psp_payment_ids::text[])) WITH ORDINALITY AS u(order_id, psp_payment_id, n)
-      ORDER BY u.order_id, u.n) l
-WHERE o.id = l.order_id AND o.psp_payment_id IS NULL;
 
 -- name: OrderClaimDue :many
 -- Orders whose next poll is due by now, the earliest due first, through
@@ -114,14 +111,20 @@ RETURNING o.id, o.merchant_order_id,
     o.psp_plan_id;
 
 -- name: OrderList :many
-SELECT * FROM ingest.orders
-WHERE (created_at, id) > (@after_created, @after_id::uuid)
-ORDER BY created_at, id
+-- A page of orders, each with its first payment (as OrderGet).
+SELECT sqlc.embed(o),
+       coalesce((SELECT p.id FROM ingest.payments p WHERE p.order_id = o.id ORDER BY p.created_at, p.id LIMIT 1), '')::text AS first_payment_id
+FROM ingest.orders o
+WHERE (o.created_at, o.id) > (@after_created, @after_id::uuid)
+ORDER BY o.created_at, o.id
 LIMIT @max_rows;
 
 -- name: OrderLock :one
--- Locks an order an operator amends until the transaction ends.
-SELECT * FROM ingest.orders WHERE id = @id FOR UPDATE;
+-- Locks an order an operator amends until the transaction ends; with its
+-- first payment (as OrderGet).
+SELECT sqlc.embed(o),
+       coalesce((SELECT p.id FROM ingest.payments p WHERE p.order_id = o.id ORDER BY p.created_at, p.id LIMIT 1), '')::text AS first_payment_id
+FROM ingest.orders o WHERE o.id = @id FOR UPDATE OF o;
 
 -- name: OrderAmend :one
 -- An operator's amendment of an order's amount, currency, lines and PSP

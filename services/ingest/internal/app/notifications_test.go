@@ -156,6 +156,7 @@ func sendSigned(t testing.TB, c *sqs.Client, url string, ev *eventsv1.Notificati
 // orderView is GET /v1/orders/{id}'s answer, as far as these tests read it.
 type orderView struct {
 	MerchantOrderID string `json:"merchant_order_id"`
+	PSPPaymentID    string `json:"psp_payment_id"`
 	Invoice         *struct {
 		Status, Series, Reference string
 		Number                    int64

@@ -73,15 +73,21 @@ func TestLostWebhookThePollerInvoicesOnce(t *testing.T) {
 
 // A payment whose webhook never comes, for an order recorded without a PSP
 // payment id, is found by searching the PSP by the order's reference: one
-// invoice event, and the order is linked to it.
+// invoice event, and the order shows it as its PSP payment.
 func TestLostWebhookUnlinkedOrderFoundByReference(t *testing.T) {
 	t.Parallel()
 	e := start(t, "INGEST_POLL_AFTER", "0s", "INGEST_POLL_EVERY", "200ms")
 	e.order("o-ref", 4200)
 	pay := e.pay("o-ref", "42.00", true)
 	e.waitCount(1, "SELECT count(*) FROM ingest.outbox WHERE event_key = $1", "payment:"+pay+":paid")
-	if n := e.count("SELECT count(*) FROM ingest.orders WHERE merchant_order_id = 'o-ref' AND psp_payment_id = $1", pay); n != 1 {
-		t.Fatalf("order o-ref is not linked to payment %s", pay)
+	if v := e.orderView(e.orderID("o-ref")); v.PSPPaymentID != pay {
+		t.Fatalf("order o-ref shows PSP payment %q, want %s", v.PSPPaymentID, pay)
+	}
+	// The payment is o-ref's: another order cannot be amended to it.
+	e.order("o-other", 4200)
+	if code, body := e.patch(e.orderID("o-other"), map[string]any{"psp_payment_id": pay}, "k-other"); code != http.StatusConflict ||
+		!strings.Contains(body, "psp_payment_id") {
+		t.Fatalf("PATCH to o-ref's payment: %d %s, want 409 naming psp_payment_id", code, body)
 	}
 	if n := e.count("SELECT count(*) FROM ingest.outbox"); n != 1 {
 		t.Fatalf("outbox rows = %d, want 1", n)

@@ -173,16 +173,13 @@ func (r *records) checkFirstPaid(p psp.Payment, o store.Order) error {
 	return errRejected{reason: fmt.Sprintf("payment %s is a second paid payment on order %s", p.ID, o.MerchantOrderID), kase: kase}
 }
 
-// recordPayment moves the payment's state forward, links the order the
-// first time and, for a paid payment, adds the invoice event.
+// recordPayment moves the payment's state forward and, for a paid payment,
+// adds the invoice event.
 func recordPayment(ctx context.Context, r *records, p psp.Payment, o store.Order, c store.Customer) error {
 	r.payments = append(r.payments, store.Payment{
 		ID: p.ID, OrderID: o.ID, Status: p.Status, StatusRank: paymentRank[p.Status],
 		AmountMinor: p.AmountMinor, Currency: p.Currency,
 	})
-	if o.PSPPaymentID == nil {
-		r.links = append(r.links, store.OrderLink{OrderID: o.ID, PSPPaymentID: p.ID})
-	}
 	if p.Status != StatusPaid {
 		return nil
 	}

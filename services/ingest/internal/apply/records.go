@@ -17,7 +17,6 @@ import (
 // round trip, instead of once per receipt.
 type records struct {
 	payments []store.Payment
-	links    []store.OrderLink
 	events   []outbox.Message
 	// paidIDs are the batch's checked payments recorded PAID, and
 	// firstPaid, by order, its earliest PAID payment: recorded, or else the
@@ -65,9 +64,6 @@ func (r *records) event(ctx context.Context, msg outbox.Message) {
 // event already there is not inserted again).
 func (r *records) write(ctx context.Context, tx *store.Tx) (events int64, err error) {
 	if err := tx.ApplyPayments(ctx, r.payments); err != nil {
-		return 0, err
-	}
-	if err := tx.LinkOrders(ctx, r.links); err != nil {
 		return 0, err
 	}
 	return tx.InsertEvents(ctx, r.events)

@@ -20,8 +20,8 @@ type Sale struct {
 	Customer    store.Customer
 }
 
-// RecordSale records s's payment as PAID with the PSP's amount, links the
-// order if it has no PSP payment yet, and adds the invoice event (keyed
+// RecordSale records s's payment as PAID with the PSP's amount and adds
+// the invoice event (keyed
 // payment:<id>:paid like apply's, so the invoicer records one document per
 // payment and a second payment's document is a separate one), all in tx.
 func RecordSale(ctx context.Context, tx *store.Tx, s Sale) error {
@@ -29,11 +29,6 @@ func RecordSale(ctx context.Context, tx *store.Tx, s Sale) error {
 		StatusRank: paymentRank[StatusPaid], AmountMinor: s.AmountMinor, Currency: s.Currency}})
 	if err != nil {
 		return err
-	}
-	if s.Order.PSPPaymentID == nil {
-		if err := tx.LinkOrders(ctx, []store.OrderLink{{OrderID: s.Order.ID, PSPPaymentID: s.PaymentID}}); err != nil {
-			return err
-		}
 	}
 	msg, err := message(saleEvent(s))
 	if err != nil {

@@ -79,6 +79,14 @@ func (a *API) amend(ctx context.Context, tx *store.Tx, id uuid.UUID, in OrderAme
 	}
 	if in.PSPPaymentID != nil {
 		merged.PSPPaymentID = in.PSPPaymentID
+		// A payment recorded for another order is that order's: its
+		// column may be empty (Order.PSPPaymentID), so the unique index
+		// alone does not refuse it.
+		if of, ok, err := tx.OrderOfPayment(ctx, *in.PSPPaymentID); err != nil {
+			return store.Order{}, err
+		} else if ok && of.ID != o.ID {
+			return store.Order{}, errkind.New(errkind.Conflict, "payment %s is recorded for order %s", *in.PSPPaymentID, of.MerchantOrderID)
+		}
 	}
 	if errs := validateOrder(merged); len(errs) > 0 {
 		return store.Order{}, errs

@@ -19,7 +19,10 @@ type Order struct {
 	AmountMinor     int64
 	Currency        string
 	Lines           json.RawMessage // the order's lines as JSON
-	PSPPaymentID    *string         // nil until the PSP payment is known
+	// PSPPaymentID is the PSP payment the order was created or amended
+	// with; read back by Order, Orders and LockOrder, it is else the first
+	// payment recorded for the order; nil until one is known.
+	PSPPaymentID *string
 	Recurring       bool            // a subscription: each matching PAID payment is its own sale
 	PSPPlanID       *string         // the PSP plan a recurring order's buyer subscribes to, nil when not named
 	CreatedAt       time.Time       // set by InsertOrder
@@ -56,7 +59,7 @@ func (s *Store) Order(ctx context.Context, id uuid.UUID) (Order, error) {
 	if err != nil {
 		return Order{}, pg.Interpret(err, "order %s", id)
 	}
-	return orderFromRow(row), nil
+	return withFirstPayment(row.IngestOrder, row.FirstPaymentID), nil
 }
 
 // Orders returns up to max orders created after (afterCreated, afterID),
@@ -68,9 +71,22 @@ func (s *Store) Orders(ctx context.Context, afterCreated time.Time, afterID uuid
 	}
 	out := make([]Order, len(rows))
 	for i, r := range rows {
-		out[i] = orderFromRow(r)
+		out[i] = withFirstPayment(r.IngestOrder, r.FirstPaymentID)
 	}
 	return out, nil
+}
+
+// withFirstPayment is the order of row, whose PSP payment is the first one
+// recorded for it (first, "" before any) when it was created or amended
+// with none. Ingest does not write that link into the order: it would
+// change an indexed column of the order's row, and log the row and an
+// entry in each of its indexes again, for every payment.
+func withFirstPayment(row dbsqlc.IngestOrder, first string) Order {
+	o := orderFromRow(row)
+	if o.PSPPaymentID == nil && first != "" {
+		o.PSPPaymentID = &first
+	}
+	return o
 }
 
 // OrderWithCustomer returns order id and its buyer in one round trip, or
@@ -117,8 +133,9 @@ func (s *Store) OrdersWithCustomerByMerchantIDs(ctx context.Context, merchantOrd
 	return out, nil
 }
 
-// OrderWithCustomerByPSPPaymentID returns the order linked to PSP
-// payment id and its buyer, or an error of kind NotFound.
+// OrderWithCustomerByPSPPaymentID returns the order of PSP payment id (the
+// one created or amended with it, or the one it is recorded for) and its
+// buyer, or an error of kind NotFound.
 func (s *Store) OrderWithCustomerByPSPPaymentID(ctx context.Context, id string) (Order, Customer, error) {
 	row, err := s.q.OrderWithCustomerByPSPPaymentID(ctx, &id)
 	if err != nil {
@@ -147,7 +164,7 @@ func (t *Tx) LockOrder(ctx context.Context, id uuid.UUID) (Order, error) {
 	if err != nil {
 		return Order{}, pg.Interpret(err, "order %s", id)
 	}
-	return orderFromRow(row), nil
+	return withFirstPayment(row.IngestOrder, row.FirstPaymentID), nil
 }
 
 // AmendOrder writes o's amount, currency, lines and PSP payment in tx and

@@ -31,12 +31,6 @@ type Refund struct {
 	Currency    string
 }
 
-// OrderLink names the PSP payment of an order.
-type OrderLink struct {
-	OrderID      uuid.UUID
-	PSPPaymentID string
-}
-
 // Payment returns the payment with id, or an error of kind NotFound.
 func (s *Store) Payment(ctx context.Context, id string) (Payment, error) {
 	row, err := s.q.PaymentGet(ctx, id)

@@ -222,8 +222,9 @@ func TestRecurringOrdersNamingAPlanAreClaimedWithIt(t *testing.T) {
 
 // A batch of payments moves each only forward, whether its ids are distinct
 // (one statement) or one payment comes twice (one statement each, in
-// order); of two links of one order in a batch the first wins, and a linked
-// order keeps its payment.
+// order). An order created with no PSP payment reads back with the first
+// one recorded for it, and is found by it; one created with a PSP payment
+// keeps it.
 func TestPaymentsAndLinksOfABatch(t *testing.T) {
 	st := newStore(t)
 	ctx := t.Context()
@@ -247,19 +248,36 @@ func TestPaymentsAndLinksOfABatch(t *testing.T) {
 			t.Errorf("payment %s = %+v (%v), want %s", id, p, err, want)
 		}
 	}
-	links := [][]store.OrderLink{
-		{{OrderID: a, PSPPaymentID: "P-a"}, {OrderID: a, PSPPaymentID: "P-a2"}, {OrderID: b, PSPPaymentID: "P-b"}},
-		{{OrderID: a, PSPPaymentID: "P-a3"}},
+	// A later payment of order a does not become its PSP payment: the first
+	// recorded one is.
+	if err := st.InTx(ctx, func(tx *store.Tx) error { return tx.ApplyPayments(ctx, []store.Payment{pay("P-a2", a, "PAID", 40)}) }); err != nil {
+		t.Fatal(err)
 	}
-	for i, batch := range links {
-		if err := st.InTx(ctx, func(tx *store.Tx) error { return tx.LinkOrders(ctx, batch) }); err != nil {
-			t.Fatalf("links %d: %v", i, err)
+	listed, err := st.Orders(ctx, time.Time{}, uuid.Nil, 10)
+	if err != nil || len(listed) != 2 {
+		t.Fatalf("orders = %+v (%v), want a and b", listed, err)
+	}
+	for i, want := range map[uuid.UUID]string{a: "P-a", b: "P-b"} {
+		o, err := st.Order(ctx, i)
+		if err != nil || o.PSPPaymentID == nil || *o.PSPPaymentID != want {
+			t.Errorf("order %s has PSP payment %v (%v), want its first recorded one, %s", i, o.PSPPaymentID, err, want)
+		}
+		if byPayment, _, err := st.OrderWithCustomerByPSPPaymentID(ctx, want); err != nil || byPayment.ID != i {
+			t.Errorf("order of payment %s = %v (%v), want %s", want, byPayment.ID, err, i)
 		}
 	}
-	for order, want := range map[uuid.UUID]string{a: "P-a", b: "P-b"} {
-		if o, err := st.Order(ctx, order); err != nil || o.PSPPaymentID == nil || *o.PSPPaymentID != want {
-			t.Errorf("order %s linked to %v (%v), want %s", order, o.PSPPaymentID, err, want)
+	for _, o := range listed {
+		if o.PSPPaymentID == nil || (*o.PSPPaymentID != "P-a" && *o.PSPPaymentID != "P-b") {
+			t.Errorf("listed order %s has PSP payment %v, want its first recorded one", o.MerchantOrderID, o.PSPPaymentID)
 		}
+	}
+	// An order created with a PSP payment keeps it, whatever is recorded.
+	named := insertOrders(t, st, store.Order{MerchantOrderID: "m-named", PSPPaymentID: new("P-named")})[0].ID
+	if err := st.InTx(ctx, func(tx *store.Tx) error { return tx.ApplyPayments(ctx, []store.Payment{pay("P-other", named, "PENDING", 10)}) }); err != nil {
+		t.Fatal(err)
+	}
+	if o, err := st.Order(ctx, named); err != nil || o.PSPPaymentID == nil || *o.PSPPaymentID != "P-named" {
+		t.Errorf("order created with P-named has %v (%v)", o.PSPPaymentID, err)
 	}
 }
 

@@ -237,7 +237,8 @@ func (s *Store) tracePayment(ctx context.Context, id string, ids *traceIDs, orde
 		AmountMinor: p.AmountMinor, Currency: p.Currency, PaidAt: p.PaidAt, CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt})
 	if !orders[p.OrderID] {
 		orders[p.OrderID] = true
-		o, err := s.q.OrderGet(ctx, p.OrderID)
+		row, err := s.q.OrderGet(ctx, p.OrderID)
+		o := row.IngestOrder
 		if err != nil {
 			return pg.Interpret(err, "order of payment %s", id)
 		}

@@ -59,19 +59,6 @@ func (t *Tx) applyDistinctPayments(ctx context.Context, payments []Payment) erro
 	return pg.Interpret(t.q.PaymentApplyMany(ctx, arg), "apply %d payments", len(payments))
 }
 
-// LinkOrders sets each order's PSP payment, unless it has one already, in
-// one statement; of two links of one order, the first wins.
-func (t *Tx) LinkOrders(ctx context.Context, links []OrderLink) error {
-	if len(links) == 0 {
-		return nil
-	}
-	orders, payments := make([]uuid.UUID, len(links)), make([]string, len(links))
-	for i, l := range links {
-		orders[i], payments[i] = l.OrderID, l.PSPPaymentID
-	}
-	return pg.Interpret(t.q.OrderSetPSPPayments(ctx, orders, payments), "link %d orders", len(links))
-}
-
 // InsertEvents adds msgs to the outbox in one statement and returns how
 // many were new (an event already there is not inserted again).
 func (t *Tx) InsertEvents(ctx context.Context, msgs []outbox.Message) (int64, error) {

@@ -228,26 +228,36 @@ func (q *Queries) OrderClaimDueRecurring(ctx context.Context, arg OrderClaimDueR
 }
 
 const orderGet = `-- name: OrderGet :one
-SELECT id, merchant_order_id, customer_id, amount_minor, currency, lines, psp_payment_id, created_at, polled_at, polls, recurring, psp_plan_id, next_poll_at FROM ingest.orders WHERE id = $1
+SELECT o.id, o.merchant_order_id, o.customer_id, o.amount_minor, o.currency, o.lines, o.psp_payment_id, o.created_at, o.polled_at, o.polls, o.recurring, o.psp_plan_id, o.next_poll_at,
+       coalesce((SELECT p.id FROM ingest.payments p WHERE p.order_id = o.id ORDER BY p.created_at, p.id LIMIT 1), '')::text AS first_payment_id
+FROM ingest.orders o WHERE o.id = $1
 `
 
-func (q *Queries) OrderGet(ctx context.Context, id uuid.UUID) (IngestOrder, error) {
+type OrderGetRow struct {
+	IngestOrder    IngestOrder
+	FirstPaymentID string
+}
+
+// An order with the first payment recorded for it, its PSP payment when it
+// was created or amended with none (OrderFirstPayment).
+func (q *Queries) OrderGet(ctx context.Context, id uuid.UUID) (OrderGetRow, error) {
 	row := q.db.QueryRow(ctx, orderGet, id)
-	var i IngestOrder
+	var i OrderGetRow
 	err := row.Scan(
-		&i.ID,
-		&i.MerchantOrderID,
-		&i.CustomerID,
-		&i.AmountMinor,
-		&i.Currency,
-		&i.Lines,
-		&i.PspPaymentID,
-		&i.CreatedAt,
-		&i.PolledAt,
-		&i.Polls,
-		&i.Recurring,
-		&i.PspPlanID,
-		&i.NextPollAt,
+		&i.IngestOrder.ID,
+		&i.IngestOrder.MerchantOrderID,
+		&i.IngestOrder.CustomerID,
+		&i.IngestOrder.AmountMinor,
+		&i.IngestOrder.Currency,
+		&i.IngestOrder.Lines,
+		&i.IngestOrder.PspPaymentID,
+		&i.IngestOrder.CreatedAt,
+		&i.IngestOrder.PolledAt,
+		&i.IngestOrder.Polls,
+		&i.IngestOrder.Recurring,
+		&i.IngestOrder.PspPlanID,
+		&i.IngestOrder.NextPollAt,
+		&i.FirstPaymentID,
 	)
 	return i, err
 }
@@ -305,35 +315,44 @@ func (q *Queries) OrderInsert(ctx context.Context, arg OrderInsertParams) (Inges
 }
 
 const orderList = `-- name: OrderList :many
-SELECT id, merchant_order_id, customer_id, amount_minor, currency, lines, psp_payment_id, created_at, polled_at, polls, recurring, psp_plan_id, next_poll_at FROM ingest.orders
-WHERE (created_at, id) > ($1, $2::uuid)
-ORDER BY created_at, id
+SELECT o.id, o.merchant_order_id, o.customer_id, o.amount_minor, o.currency, o.lines, o.psp_payment_id, o.created_at, o.polled_at, o.polls, o.recurring, o.psp_plan_id, o.next_poll_at,
+       coalesce((SELECT p.id FROM ingest.payments p WHERE p.order_id = o.id ORDER BY p.created_at, p.id LIMIT 1), '')::text AS first_payment_id
+FROM ingest.orders o
+WHERE (o.created_at, o.id) > ($1, $2::uuid)
+ORDER BY o.created_at, o.id
 LIMIT $3
 `
 
-func (q *Queries) OrderList(ctx context.Context, afterCreated time.Time, afterID uuid.UUID, maxRows int32) ([]IngestOrder, error) {
+type OrderListRow struct {
+	IngestOrder    IngestOrder
+	FirstPaymentID string
+}
+
+// A page of orders, each with its first payment (as OrderGet).
+func (q *Queries) OrderList(ctx context.Context, afterCreated time.Time, afterID uuid.UUID, maxRows int32) ([]OrderListRow, error) {
 	rows, err := q.db.Query(ctx, orderList, afterCreated, afterID, maxRows)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	items := []IngestOrder{}
+	items := []OrderListRow{}
 	for rows.Next() {
-		var i IngestOrder
+		var i OrderListRow
 		if err := rows.Scan(
-			&i.ID,
-			&i.MerchantOrderID,
-			&i.CustomerID,
-			&i.AmountMinor,
-			&i.Currency,
-			&i.Lines,
-			&i.PspPaymentID,
-			&i.CreatedAt,
-			&i.PolledAt,
-			&i.Polls,
-			&i.Recurring,
-			&i.PspPlanID,
-			&i.NextPollAt,
+			&i.IngestOrder.ID,
+			&i.IngestOrder.MerchantOrderID,
+			&i.IngestOrder.CustomerID,
+			&i.IngestOrder.AmountMinor,
+			&i.IngestOrder.Currency,
+			&i.IngestOrder.Lines,
+			&i.IngestOrder.PspPaymentID,
+			&i.IngestOrder.CreatedAt,
+			&i.IngestOrder.PolledAt,
+			&i.IngestOrder.Polls,
+			&i.IngestOrder.Recurring,
+			&i.IngestOrder.PspPlanID,
+			&i.IngestOrder.NextPollAt,
+			&i.FirstPaymentID,
 		); err != nil {
 			return nil, err
 		}
@@ -346,27 +365,36 @@ func (q *Queries) OrderList(ctx context.Context, afterCreated time.Time, afterID
 }
 
 const orderLock = `-- name: OrderLock :one
-SELECT id, merchant_order_id, customer_id, amount_minor, currency, lines, psp_payment_id, created_at, polled_at, polls, recurring, psp_plan_id, next_poll_at FROM ingest.orders WHERE id = $1 FOR UPDATE
+SELECT o.id, o.merchant_order_id, o.customer_id, o.amount_minor, o.currency, o.lines, o.psp_payment_id, o.created_at, o.polled_at, o.polls, o.recurring, o.psp_plan_id, o.next_poll_at,
+       coalesce((SELECT p.id FROM ingest.payments p WHERE p.order_id = o.id ORDER BY p.created_at, p.id LIMIT 1), '')::text AS first_payment_id
+FROM ingest.orders o WHERE o.id = $1 FOR UPDATE OF o
 `
 
-// Locks an order an operator amends until the transaction ends.
-func (q *Queries) OrderLock(ctx context.Context, id uuid.UUID) (IngestOrder, error) {
+type OrderLockRow struct {
+	IngestOrder    IngestOrder
+	FirstPaymentID string
+}
+
+// Locks an order an operator amends until the transaction ends; with its
+// first payment (as OrderGet).
+func (q *Queries) OrderLock(ctx context.Context, id uuid.UUID) (OrderLockRow, error) {
 	row := q.db.QueryRow(ctx, orderLock, id)
-	var i IngestOrder
+	var i OrderLockRow
 	err := row.Scan(
-		&i.ID,
-		&i.MerchantOrderID,
-		&i.CustomerID,
-		&i.AmountMinor,
-		&i.Currency,
-		&i.Lines,
-		&i.PspPaymentID,
-		&i.CreatedAt,
-		&i.PolledAt,
-		&i.Polls,
-		&i.Recurring,
-		&i.PspPlanID,
-		&i.NextPollAt,
+		&i.IngestOrder.ID,
+		&i.IngestOrder.MerchantOrderID,
+		&i.IngestOrder.CustomerID,
+		&i.IngestOrder.AmountMinor,
+		&i.IngestOrder.Currency,
+		&i.IngestOrder.Lines,
+		&i.IngestOrder.PspPaymentID,
+		&i.IngestOrder.CreatedAt,
+		&i.IngestOrder.PolledAt,
+		&i.IngestOrder.Polls,
+		&i.IngestOrder.Recurring,
+		&i.IngestOrder.PspPlanID,
+		&i.IngestOrder.NextPollAt,
+		&i.FirstPaymentID,
 	)
 	return i, err
 }
@@ -384,22 +412,6 @@ func (q *Queries) OrderPollEarliestDue(ctx context.Context) (float64, error) {
 	var earliest_unix float64
 	err := row.Scan(&earliest_unix)
 	return earliest_unix, err
-}
-
-const orderSetPSPPayments = `-- name: OrderSetPSPPayments :exec
-UPDATE ingest.orders o SET psp_payment_id = l.psp_payment_id
-FROM (SELECT DISTINCT ON (u.order_id) u.order_id, u.psp_payment_id
-      FROM ROWS FROM (unnest($1::uuid[]), unnest($2::text[])) WITH ORDINALITY AS u(order_id, psp_payment_id, n)
-      ORDER BY u.order_id, u.n) l
-WHERE o.id = l.order_id AND o.psp_payment_id IS NULL
-`
-
-// Links orders to their PSP payments the first time each is seen, the whole
-// batch in one statement; of two links of one order the first listed wins,
-// as when each was its own statement.
-func (q *Queries) OrderSetPSPPayments(ctx context.Context, orderIds []uuid.UUID, pspPaymentIds []string) error {
-	_, err := q.db.Exec(ctx, orderSetPSPPayments, orderIds, pspPaymentIds)
-	return err
 }
 
 const orderWithCustomer = `-- name: OrderWithCustomer :one
@@ -491,6 +503,8 @@ func (q *Queries) OrderWithCustomerByMerchantID(ctx context.Context, merchantOrd
 const orderWithCustomerByPSPPaymentID = `-- name: OrderWithCustomerByPSPPaymentID :one
 SELECT o.id, o.merchant_order_id, o.customer_id, o.amount_minor, o.currency, o.lines, o.psp_payment_id, o.created_at, o.polled_at, o.polls, o.recurring, o.psp_plan_id, o.next_poll_at, c.id, c.doc_type, c.doc_country, c.doc_number, c.legal_name, c.address, c.city, c.department, c.country, c.email, c.created_at FROM ingest.orders o JOIN ingest.customers c ON c.id = o.customer_id
 WHERE o.psp_payment_id = $1
+   OR o.id = (SELECT p.order_id FROM ingest.payments p WHERE p.id = $1)
+LIMIT 1
 `
 
 type OrderWithCustomerByPSPPaymentIDRow struct {
@@ -498,7 +512,8 @@ type OrderWithCustomerByPSPPaymentIDRow struct {
 	IngestCustomer IngestCustomer
 }
 
-// The order linked to a PSP payment, with its buyer: how a payment that
+// The order of a PSP payment, with its buyer: the order created or amended
+// with that payment, or the one it is recorded for. How a payment that
 // carries no order reference (a Stripe PaymentIntent without our metadata)
 // finds its order.
 func (q *Queries) OrderWithCustomerByPSPPaymentID(ctx context.Context, pspPaymentID *string) (OrderWithCustomerByPSPPaymentIDRow, error) {
