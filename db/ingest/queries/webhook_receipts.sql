@@ -1,19 +1,19 @@
 -- name: ReceiptInsert :execrows
 -- A duplicate (same scope and dedupe key) inserts nothing and returns 0.
-INSERT INTO ingest.webhook_receipts (source, scope, kind, dedupe_key, event_id, event_type, body, traceparent)
-VALUES (@source, @scope, @kind, @dedupe_key, @event_id, @event_type, @body, @traceparent)
+INSERT INTO ingest.webhook_receipts (source, scope, kind, dedupe_key, event_id, event_type, body, body_deflated, traceparent)
+VALUES (@source, @scope, @kind, @dedupe_key, @event_id, @event_type, @body, @body_deflated, @traceparent)
 ON CONFLICT (scope, dedupe_key) DO NOTHING;
 
 -- name: ReceiptInsertMany :many
 -- ReceiptInsert for many receipts in one statement; it returns the scope
 -- and dedupe key of each inserted. Of two rows under one key the first is
 -- inserted and the second, like any duplicate, changes nothing.
-INSERT INTO ingest.webhook_receipts (source, scope, kind, dedupe_key, event_id, event_type, body, traceparent)
-SELECT u.source, u.scope, u.kind, u.dedupe_key, u.event_id, u.event_type, u.body, u.traceparent
+INSERT INTO ingest.webhook_receipts (source, scope, kind, dedupe_key, event_id, event_type, body, body_deflated, traceparent)
+SELECT u.source, u.scope, u.kind, u.dedupe_key, u.event_id, u.event_type, u.body, u.body_deflated, u.traceparent
 FROM ROWS FROM (unnest(@sources::text[]), unnest(@scopes::text[]), unnest(@kinds::text[]),
                 unnest(@dedupe_keys::text[]), unnest(@event_ids::text[]), unnest(@event_types::text[]),
-                unnest(@bodies::bytea[]), unnest(@traceparents::text[]))
-    AS u(source, scope, kind, dedupe_key, event_id, event_type, body, traceparent)
+                unnest(@bodies::bytea[]), unnest(@bodies_deflated::boolean[]), unnest(@traceparents::text[]))
+    AS u(source, scope, kind, dedupe_key, event_id, event_type, body, body_deflated, traceparent)
 ON CONFLICT (scope, dedupe_key) DO NOTHING
 RETURNING scope, dedupe_key;
 
@@ -32,7 +32,7 @@ WHERE r.id IN (
     ORDER BY next_attempt_at, id
     LIMIT @max_rows
     FOR UPDATE SKIP LOCKED)
-RETURNING r.id, r.source, r.scope, r.kind, r.event_id, r.event_type, r.attempts, r.body, r.received_at, r.traceparent;
+RETURNING r.id, r.source, r.scope, r.kind, r.event_id, r.event_type, r.attempts, r.body, r.body_deflated, r.received_at, r.traceparent;
 
 -- name: ReceiptFinish :execrows
 -- Ends a receipt as done or rejected; fenced by the claim's lease token.

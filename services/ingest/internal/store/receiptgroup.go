@@ -135,6 +135,7 @@ func (g *receiptGroup) flush(ctx context.Context, batch []*queuedReceipt) {
 		p.Sources, p.Scopes, p.Kinds = append(p.Sources, r.Source), append(p.Scopes, r.Scope), append(p.Kinds, r.Kind)
 		p.DedupeKeys, p.EventIds = append(p.DedupeKeys, r.DedupeKey), append(p.EventIds, r.EventID)
 		p.EventTypes, p.Bodies = append(p.EventTypes, r.EventType), append(p.Bodies, r.Body)
+		p.BodiesDeflated = append(p.BodiesDeflated, r.deflated)
 		p.Traceparents = append(p.Traceparents, r.Traceparent)
 	}
 	rows, err := g.q.ReceiptInsertMany(ctx, p)

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"time"
 
@@ -21,6 +22,15 @@ type NewReceipt struct {
 	EventType   string
 	Body        []byte
 	Traceparent string // the trace the worker continues
+	deflated    bool   // Body is deflated (stored)
+}
+
+// stored is r as its row holds it: the body deflated when that is shorter.
+func (r NewReceipt) stored() NewReceipt {
+	if !r.deflated {
+		r.Body, r.deflated = deflateBody(r.Body)
+	}
+	return r
 }
 
 // Receipt is a recorded webhook as the apply worker claims it; a receipt
@@ -61,20 +71,21 @@ type Backlog struct {
 // scope already has a receipt with its dedupe key. Concurrent calls are
 // inserted together (receiptGroup): it returns once r is committed.
 func (s *Store) InsertReceipt(ctx context.Context, r NewReceipt) (inserted bool, err error) {
-	return s.receipts.insert(ctx, r)
+	return s.receipts.insert(ctx, r.stored())
 }
 
 // InsertReceipt is Store.InsertReceipt inside tx: a receipt the apply
 // worker derives (a refund a PSP lists on its payment) commits with the
 // state it was derived from.
 func (t *Tx) InsertReceipt(ctx context.Context, r NewReceipt) (inserted bool, err error) {
-	return insertReceipt(ctx, t.q, r)
+	return insertReceipt(ctx, t.q, r.stored())
 }
 
+// insertReceipt inserts r, already stored.
 func insertReceipt(ctx context.Context, q *dbsqlc.Queries, r NewReceipt) (bool, error) {
 	n, err := q.ReceiptInsert(ctx, dbsqlc.ReceiptInsertParams{
 		Source: r.Source, Scope: r.Scope, Kind: r.Kind, DedupeKey: r.DedupeKey,
-		EventID: r.EventID, EventType: r.EventType, Body: r.Body, Traceparent: r.Traceparent,
+		EventID: r.EventID, EventType: r.EventType, Body: r.Body, BodyDeflated: r.deflated, Traceparent: r.Traceparent,
 	})
 	if err != nil {
 		return false, pg.Interpret(err, "insert receipt %s", r.EventID)
@@ -91,8 +102,12 @@ func (s *Store) ClaimReceipts(ctx context.Context, token uuid.UUID, lease time.D
 	}
 	out := make([]Receipt, len(rows))
 	for i, r := range rows {
+		body, err := inflateBody(r.Body, r.BodyDeflated)
+		if err != nil {
+			return nil, fmt.Errorf("claim receipts: body of receipt %d: %w", r.ID, err)
+		}
 		out[i] = Receipt{ID: r.ID, Source: r.Source, Scope: r.Scope, Kind: r.Kind, EventID: r.EventID, EventType: r.EventType,
-			Attempts: int(r.Attempts), Body: r.Body, ReceivedAt: r.ReceivedAt, Traceparent: r.Traceparent}
+			Attempts: int(r.Attempts), Body: body, ReceivedAt: r.ReceivedAt, Traceparent: r.Traceparent}
 	}
 	return out, nil
 }

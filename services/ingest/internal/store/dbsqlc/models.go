@@ -213,4 +213,5 @@ type IngestWebhookReceipt struct {
 	Scope          string
 	Kind           string
 	Traceparent    string
+	BodyDeflated   bool
 }

@@ -238,8 +238,8 @@ type OrderGetRow struct {
 	FirstPaymentID string
 }
 
-// An order with the first payment recorded for it, its PSP payment when it
-// was created or amended with none (OrderFirstPayment).
+// An order with the id of the first payment recorded for it (” before
+// any): the order's PSP payment when it was created or amended with none.
 func (q *Queries) OrderGet(ctx context.Context, id uuid.UUID) (OrderGetRow, error) {
 	row := q.db.QueryRow(ctx, orderGet, id)
 	var i OrderGetRow

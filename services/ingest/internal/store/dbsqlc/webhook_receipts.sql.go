@@ -42,20 +42,21 @@ WHERE r.id IN (
     ORDER BY next_attempt_at, id
     LIMIT $3
     FOR UPDATE SKIP LOCKED)
-RETURNING r.id, r.source, r.scope, r.kind, r.event_id, r.event_type, r.attempts, r.body, r.received_at, r.traceparent
+RETURNING r.id, r.source, r.scope, r.kind, r.event_id, r.event_type, r.attempts, r.body, r.body_deflated, r.received_at, r.traceparent
 `
 
 type ReceiptClaimDueRow struct {
-	ID          int64
-	Source      string
-	Scope       string
-	Kind        string
-	EventID     string
-	EventType   string
-	Attempts    int32
-	Body        []byte
-	ReceivedAt  time.Time
-	Traceparent string
+	ID           int64
+	Source       string
+	Scope        string
+	Kind         string
+	EventID      string
+	EventType    string
+	Attempts     int32
+	Body         []byte
+	BodyDeflated bool
+	ReceivedAt   time.Time
+	Traceparent  string
 }
 
 // Claims pending receipts that are due and not leased by a live worker; a
@@ -81,6 +82,7 @@ func (q *Queries) ReceiptClaimDue(ctx context.Context, leaseToken *uuid.UUID, le
 			&i.EventType,
 			&i.Attempts,
 			&i.Body,
+			&i.BodyDeflated,
 			&i.ReceivedAt,
 			&i.Traceparent,
 		); err != nil {
@@ -187,20 +189,21 @@ func (q *Queries) ReceiptFinishDone(ctx context.Context, ids []int64, leaseToken
 }
 
 const receiptInsert = `-- name: ReceiptInsert :execrows
-INSERT INTO ingest.webhook_receipts (source, scope, kind, dedupe_key, event_id, event_type, body, traceparent)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+INSERT INTO ingest.webhook_receipts (source, scope, kind, dedupe_key, event_id, event_type, body, body_deflated, traceparent)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
 ON CONFLICT (scope, dedupe_key) DO NOTHING
 `
 
 type ReceiptInsertParams struct {
-	Source      string
-	Scope       string
-	Kind        string
-	DedupeKey   string
-	EventID     string
-	EventType   string
-	Body        []byte
-	Traceparent string
+	Source       string
+	Scope        string
+	Kind         string
+	DedupeKey    string
+	EventID      string
+	EventType    string
+	Body         []byte
+	BodyDeflated bool
+	Traceparent  string
 }
 
 // A duplicate (same scope and dedupe key) inserts nothing and returns 0.
@@ -213,6 +216,7 @@ func (q *Queries) ReceiptInsert(ctx context.Context, arg ReceiptInsertParams) (i
 		arg.EventID,
 		arg.EventType,
 		arg.Body,
+		arg.BodyDeflated,
 		arg.Traceparent,
 	)
 	if err != nil {
@@ -222,25 +226,26 @@ func (q *Queries) ReceiptInsert(ctx context.Context, arg ReceiptInsertParams) (i
 }
 
 const receiptInsertMany = `-- name: ReceiptInsertMany :many
-INSERT INTO ingest.webhook_receipts (source, scope, kind, dedupe_key, event_id, event_type, body, traceparent)
-SELECT u.source, u.scope, u.kind, u.dedupe_key, u.event_id, u.event_type, u.body, u.traceparent
+INSERT INTO ingest.webhook_receipts (source, scope, kind, dedupe_key, event_id, event_type, body, body_deflated, traceparent)
+SELECT u.source, u.scope, u.kind, u.dedupe_key, u.event_id, u.event_type, u.body, u.body_deflated, u.traceparent
 FROM ROWS FROM (unnest($1::text[]), unnest($2::text[]), unnest($3::text[]),
                 unnest($4::text[]), unnest($5::text[]), unnest($6::text[]),
-                unnest($7::bytea[]), unnest($8::text[]))
-    AS u(source, scope, kind, dedupe_key, event_id, event_type, body, traceparent)
+                unnest($7::bytea[]), unnest($8::boolean[]), unnest($9::text[]))
+    AS u(source, scope, kind, dedupe_key, event_id, event_type, body, body_deflated, traceparent)
 ON CONFLICT (scope, dedupe_key) DO NOTHING
 RETURNING scope, dedupe_key
 `
 
 type ReceiptInsertManyParams struct {
-	Sources      []string
-	Scopes       []string
-	Kinds        []string
-	DedupeKeys   []string
-	EventIds     []string
-	EventTypes   []string
-	Bodies       [][]byte
-	Traceparents []string
+	Sources        []string
+	Scopes         []string
+	Kinds          []string
+	DedupeKeys     []string
+	EventIds       []string
+	EventTypes     []string
+	Bodies         [][]byte
+	BodiesDeflated []bool
+	Traceparents   []string
 }
 
 type ReceiptInsertManyRow struct {
@@ -260,6 +265,7 @@ func (q *Queries) ReceiptInsertMany(ctx context.Context, arg ReceiptInsertManyPa
 		arg.EventIds,
 		arg.EventTypes,
 		arg.Bodies,
+		arg.BodiesDeflated,
 		arg.Traceparents,
 	)
 	if err != nil {

@@ -214,6 +214,7 @@ type IngestWebhookReceipt struct {
 	Scope          string
 	Kind           string
 	Traceparent    string
+	BodyDeflated   bool
 }
 
 type InvoicerCase struct {
