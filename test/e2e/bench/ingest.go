@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/onceflow/onceflow/pkg/deflated"
 )
 
 // The webhook source the load goes to: Stripe's scheme (HMAC-SHA256 over
@@ -129,13 +131,14 @@ func receiptOp(pool *pgxpool.Pool, stmt Statement, ev *events) (Op, error) {
 	}, nil
 }
 
-// receiptParams are the values ingest binds for a bench-source event,
-// with a fresh W3C traceparent as ingest starts one for a delivery that
-// carries none.
+// receiptParams are the values ingest binds for a bench-source event:
+// the body as ingest stores it (deflated when shorter), and a fresh W3C
+// traceparent as ingest starts one for a delivery that carries none.
 func receiptParams(id string, body []byte) map[string]any {
+	stored, isDeflated := deflated.Pack(body)
 	return map[string]any{
 		"source": benchSource, "scope": benchSource, "kind": "generic", "dedupe_key": "event:" + id,
-		"event_id": id, "event_type": eventType, "body": body,
+		"event_id": id, "event_type": eventType, "body": stored, "body_deflated": isDeflated,
 		"traceparent": fmt.Sprintf("00-%016x%016x-%016x-01", rand.Uint64(), rand.Uint64(), rand.Uint64()),
 	}
 }

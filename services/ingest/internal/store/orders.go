@@ -23,9 +23,9 @@ type Order struct {
 	// with; read back by Order, Orders and LockOrder, it is else the first
 	// payment recorded for the order; nil until one is known.
 	PSPPaymentID *string
-	Recurring       bool            // a subscription: each matching PAID payment is its own sale
-	PSPPlanID       *string         // the PSP plan a recurring order's buyer subscribes to, nil when not named
-	CreatedAt       time.Time       // set by InsertOrder
+	Recurring    bool      // a subscription: each matching PAID payment is its own sale
+	PSPPlanID    *string   // the PSP plan a recurring order's buyer subscribes to, nil when not named
+	CreatedAt    time.Time // set by InsertOrder
 }
 
 // InsertOrder records o under a new id, its first status poll due after

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/onceflow/onceflow/pkg/deflated"
 	"github.com/onceflow/onceflow/pkg/pg"
 	"github.com/onceflow/onceflow/services/ingest/internal/store/dbsqlc"
 )
@@ -28,7 +29,7 @@ type NewReceipt struct {
 // stored is r as its row holds it: the body deflated when that is shorter.
 func (r NewReceipt) stored() NewReceipt {
 	if !r.deflated {
-		r.Body, r.deflated = deflateBody(r.Body)
+		r.Body, r.deflated = deflated.Pack(r.Body)
 	}
 	return r
 }
@@ -102,7 +103,7 @@ func (s *Store) ClaimReceipts(ctx context.Context, token uuid.UUID, lease time.D
 	}
 	out := make([]Receipt, len(rows))
 	for i, r := range rows {
-		body, err := inflateBody(r.Body, r.BodyDeflated)
+		body, err := deflated.Unpack(r.Body, r.BodyDeflated)
 		if err != nil {
 			return nil, fmt.Errorf("claim receipts: body of receipt %d: %w", r.ID, err)
 		}

@@ -273,7 +273,9 @@ func TestPaymentsAndLinksOfABatch(t *testing.T) {
 	}
 	// An order created with a PSP payment keeps it, whatever is recorded.
 	named := insertOrders(t, st, store.Order{MerchantOrderID: "m-named", PSPPaymentID: new("P-named")})[0].ID
-	if err := st.InTx(ctx, func(tx *store.Tx) error { return tx.ApplyPayments(ctx, []store.Payment{pay("P-other", named, "PENDING", 10)}) }); err != nil {
+	if err := st.InTx(ctx, func(tx *store.Tx) error {
+		return tx.ApplyPayments(ctx, []store.Payment{pay("P-other", named, "PENDING", 10)})
+	}); err != nil {
 		t.Fatal(err)
 	}
 	if o, err := st.Order(ctx, named); err != nil || o.PSPPaymentID == nil || *o.PSPPaymentID != "P-named" {

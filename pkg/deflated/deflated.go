@@ -1,4 +1,7 @@
-package store
+// Package deflated stores short values (a webhook's body) deflated when
+// that makes them shorter: PostgreSQL compresses a value only in a row over
+// about 2 KB, and a PSP's notification is a few hundred bytes of JSON.
+package deflated
 
 import (
 	"bytes"
@@ -8,12 +11,12 @@ import (
 	"sync"
 )
 
-// minDeflated is the shortest body worth deflating: a poller's
+// minDeflated is the shortest value worth deflating: a poller's
 // {"id":…,"status":…} is not.
 const minDeflated = 128
 
 // deflaters and inflaters keep deflate's state (hundreds of KB for a
-// writer) from one receipt to the next.
+// writer) from one value to the next.
 var (
 	deflaters = sync.Pool{New: func() any {
 		w, _ := flate.NewWriter(nil, flate.BestSpeed) // BestSpeed is a valid level: no error
@@ -22,26 +25,25 @@ var (
 	inflaters = sync.Pool{New: func() any { return flate.NewReader(bytes.NewReader(nil)) }}
 )
 
-// deflateBody is how a receipt stores body: deflated (true) when that is
-// shorter, else as received. PostgreSQL compresses a value only in a row
-// over about 2 KB, and a PSP's notification is a few hundred bytes of JSON.
-func deflateBody(body []byte) ([]byte, bool) {
-	if len(body) < minDeflated {
-		return body, false
+// Pack returns value as it is stored: deflated (true) when that is shorter,
+// else as given.
+func Pack(value []byte) ([]byte, bool) {
+	if len(value) < minDeflated {
+		return value, false
 	}
 	var out bytes.Buffer
-	out.Grow(len(body) / 2)
+	out.Grow(len(value) / 2)
 	w := deflaters.Get().(*flate.Writer)
 	defer deflaters.Put(w)
 	w.Reset(&out)
-	if _, err := w.Write(body); err != nil || w.Close() != nil || out.Len() >= len(body) {
-		return body, false
+	if _, err := w.Write(value); err != nil || w.Close() != nil || out.Len() >= len(value) {
+		return value, false
 	}
 	return out.Bytes(), true
 }
 
-// inflateBody returns the body a receipt stored, as it was received.
-func inflateBody(stored []byte, deflated bool) ([]byte, error) {
+// Unpack returns the value Pack stored, as it was given.
+func Unpack(stored []byte, deflated bool) ([]byte, error) {
 	if !deflated {
 		return stored, nil
 	}
@@ -50,9 +52,9 @@ func inflateBody(stored []byte, deflated bool) ([]byte, error) {
 	if err := r.(flate.Resetter).Reset(bytes.NewReader(stored), nil); err != nil {
 		return nil, err
 	}
-	body, err := io.ReadAll(r)
+	value, err := io.ReadAll(r)
 	if err != nil {
 		return nil, fmt.Errorf("inflate: %w", err)
 	}
-	return body, nil
+	return value, nil
 }
