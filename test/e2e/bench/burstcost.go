@@ -102,7 +102,7 @@ func burstCost(r burstReadings, docs, top int) BurstCost {
 	})
 	c.Top = c.Top[:min(top, len(c.Top))]
 	c.WALBytes = (r.walAfter - r.walBefore) / n
-	c.WALByTable = walByTable(r.wal, docs)
+	c.WALByTable = walByTable(r.wal, n)
 	for group, s := range cpuSeconds(r.cpuBefore, r.cpuAfter) {
 		c.CPUSeconds[group] = s / n
 	}

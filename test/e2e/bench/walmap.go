@@ -76,13 +76,24 @@ type TableWAL struct {
 	FPI     float64            `json:"full_page_bytes_per_doc"`
 }
 
+// ReadWALByTable reads the WAL between two positions (pg_lsn text, the
+// second flushed already) by table, per document of docs, most WAL first.
+// The database needs pg_walinspect.
+func ReadWALByTable(ctx context.Context, db *pgxpool.Pool, from, to string, docs float64) ([]TableWAL, error) {
+	counts, err := readWALByRelation(ctx, db, from, to)
+	if err != nil {
+		return nil, err
+	}
+	return walByTable(counts, docs), nil
+}
+
 // walByTable folds the relations' counts into their tables, per document,
 // most WAL first.
-func walByTable(counts []walCount, docs int) []TableWAL {
+func walByTable(counts []walCount, docs float64) []TableWAL {
 	if docs <= 0 {
 		return nil
 	}
-	n := float64(docs)
+	n := docs
 	byName := map[string]*TableWAL{}
 	for _, c := range counts {
 		name := cmp.Or(c.table, c.relation)

@@ -47,7 +47,8 @@ WHERE c.relkind IN ('r', 'p') AND n.nspname IN ('ingest', 'invoicer', 'relay', '
 
 // walPosition is the server's WAL insert position, in bytes from the
 // start, and the full-page images written since the statistics' reset.
-const walPosition = `SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::bigint, (SELECT wal_fpi FROM pg_stat_wal)`
+const walPosition = `SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::bigint, (SELECT wal_fpi FROM pg_stat_wal),
+    pg_current_wal_flush_lsn()::text`
 
 // reconcilerRuns are the reconciler's finished runs after run $1 of the
 // sweep and the detectors, and after run $2 of the audits: each part's
@@ -81,6 +82,9 @@ type reading struct {
 	// roles names each PostgreSQL client backend's role, by process id.
 	roles map[int]string
 	wal   int64
+	// flushed is the WAL flushed so far, as pg_lsn text: where a sample of
+	// the window's WAL ends.
+	flushed string
 	// fullPages counts the WAL's full-page images.
 	fullPages int64
 	tables    map[string]Size
@@ -190,7 +194,7 @@ func read(ctx context.Context, db *pgxpool.Pool, metrics string, cpu func() benc
 	if r.phases, err = readPhases(ctx, metrics); err != nil {
 		return nil, err
 	}
-	if err := db.QueryRow(ctx, walPosition).Scan(&r.wal, &r.fullPages); err != nil {
+	if err := db.QueryRow(ctx, walPosition).Scan(&r.wal, &r.fullPages, &r.flushed); err != nil {
 		return nil, fmt.Errorf("read the WAL position: %w", err)
 	}
 	if r.roles, err = bench.ReadPGRoles(ctx, db); err != nil {

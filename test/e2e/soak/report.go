@@ -211,7 +211,10 @@ and writes ` + "`results.json`" + `, ` + "`cpu_per_doc.png`" + `, ` + "`latency.
   SQS. PostgreSQL's is also split by the role of the session that used it: on the private
   cluster each service connects as its own role, as deployed, and the harness as postgres;
   what no role claims is background work and sessions that ended. WAL per document is the
-  WAL written between two ends over the documents. p50 and p99
+  WAL written between two ends over the documents; where the window's last 32 MB of it went
+  is read back by table with ` + "`pg_walinspect`" + ` (the bench's WAL by table, with the full-page
+  images among each table's bytes), so a window whose WAL grew says which tables' pages
+  were written whole. p50 and p99
   are webhook accepted → invoice authorized of the window's payments, from the rows'
   timestamps as in the bench, and p99 is also given by hop: apply (webhook stored →
   payment and outbox row written), deliver (→ document recorded: the relay, SQS and the
@@ -285,9 +288,36 @@ func Readme(r *Results) string {
 			w.CPUMsPerDocTotal, w.WALBytesPerDoc, w.FullPagesPerDoc, w.P50Ms, w.P99Ms, w.hops(), float64(all)/1e6, float64(kept)/1e6,
 			w.Reconciler.Count, w.Reconciler.MeanSeconds, w.Reconciler.MaxSeconds, w.Reconciler.phases())
 	}
+	walTable(&b, r.Windows[0], r.Windows[len(r.Windows)-1])
 	fmt.Fprintf(&b, "\nVerdict:\n\n```\n%s\n```\n\n", strings.TrimRight(r.Verdict.String(), "\n"))
 	b.WriteString("![CPU per document](cpu_per_doc.png)\n\n![Latency](latency.png)\n\n![Table sizes](table_sizes.png)\n\n![Reconciler](reconciler.png)\n")
 	return b.String()
+}
+
+// walTableRows is how many tables the WAL table lists.
+const walTableRows = 10
+
+// walTable writes where the first and the last window's WAL went (their
+// samples), by table, most in the last window first; nothing for a run
+// whose windows have no sample.
+func walTable(b *bytes.Buffer, first, last Window) {
+	if len(first.WALSample) == 0 || len(last.WALSample) == 0 || first.Index == last.Index {
+		return
+	}
+	of := func(w Window) map[string]bench.TableWAL {
+		m := map[string]bench.TableWAL{}
+		for _, t := range w.WALSample {
+			m[t.Table] = t
+		}
+		return m
+	}
+	firsts := of(first)
+	fmt.Fprintf(b, "\nWhere the WAL went, per document, in the last %d MB of window %d and of window %d, by table, with the full-page images among those bytes:\n\n", WALSampleBytes>>20, first.Index, last.Index)
+	fmt.Fprintf(b, "| table | window %d B/doc | full pages | window %d B/doc | full pages |\n|---|--:|--:|--:|--:|\n", first.Index, last.Index)
+	for _, t := range last.WALSample[:min(walTableRows, len(last.WALSample))] {
+		f := firsts[t.Table]
+		fmt.Fprintf(b, "| %s | %.0f | %.0f | %.0f | %.0f |\n", t.Table, f.Bytes, f.FPI, t.Bytes, t.FPI)
+	}
 }
 
 // settingsOf lists server settings for the README's header, "" for none.

@@ -47,6 +47,11 @@ type Window struct {
 	// p99 comes from.
 	HopP99Ms map[string]float64 `json:"hop_p99_ms,omitempty"`
 	Tables   map[string]Size    `json:"tables"`
+	// WALSample is where the window's WAL went, by table, per document,
+	// read with pg_walinspect from the last WALSampleBytes of it (reading
+	// all of it would take minutes of the server's CPU); absent when the
+	// server has no pg_walinspect.
+	WALSample []bench.TableWAL `json:"wal_by_table_sample,omitempty"`
 	// Reconciler is the runs of the sweep and the detectors, which the
 	// verdict judges; Audits the audits' runs, apart, which list what the
 	// day holds and so may grow with it.
@@ -157,6 +162,16 @@ func (w Window) hops() string {
 		parts = append(parts, fmt.Sprintf("%s %.0f", name, w.HopP99Ms[name]))
 	}
 	return strings.Join(parts, " / ")
+}
+
+// walLine lists the n tables that wrote most WAL a document, each with
+// the full-page images among its bytes.
+func walLine(tables []bench.TableWAL, n int) string {
+	parts := make([]string, 0, n)
+	for _, t := range tables[:min(n, len(tables))] {
+		parts = append(parts, fmt.Sprintf("%s %.0f B/doc (full pages %.0f)", t.Table, t.Bytes, t.FPI))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // audits renders the audits' runs, when there were any.

@@ -93,6 +93,9 @@ type soak struct {
 	db     *pgxpool.Pool      // the soak's own queries
 	// autovacuum is the server's setting, "on" or "off".
 	autovacuum string
+	// walinspect is whether the server has pg_walinspect, to read each
+	// window's WAL by table (walSample).
+	walinspect bool
 	// partial is the run's Results without windows, for savePartial.
 	partial Results
 }
@@ -133,6 +136,11 @@ func (s *soak) setUp(ctx context.Context, env []string) error {
 	}
 	if s.db, err = bench.OpenPool(ctx, s.s.Database, 2); err != nil {
 		return err
+	}
+	if _, err := s.db.Exec(ctx, "CREATE EXTENSION IF NOT EXISTS pg_walinspect"); err != nil {
+		s.progress("no WAL by table: %v", err)
+	} else {
+		s.walinspect = true
 	}
 	if err := s.db.QueryRow(ctx, "SHOW autovacuum").Scan(&s.autovacuum); err != nil {
 		return fmt.Errorf("read autovacuum: %w", err)
@@ -208,6 +216,9 @@ func (s *soak) drive(ctx context.Context) ([]Window, error) {
 			s.savePartial(windows)
 			s.progress("%s", w.Line(s.cfg.Windows(), pruned))
 			s.progress("window %d largest tables: %s", w.Index, w.Sizes(6))
+			if len(w.WALSample) > 0 {
+				s.progress("window %d WAL by table (its last %d MB): %s", w.Index, WALSampleBytes>>20, walLine(w.WALSample, 6))
+			}
 		}
 		return nil
 	})
@@ -240,7 +251,30 @@ func (s *soak) window(ctx context.Context, k int, offered *atomic.Int64, start t
 	if err != nil {
 		return Window{}, nil, err
 	}
-	return newWindow(k, s.cfg.Window, start, prev, end, lat), end, nil
+	w := newWindow(k, s.cfg.Window, start, prev, end, lat)
+	w.WALSample, err = s.walSample(ctx, prev, end, w.WALBytesPerDoc)
+	return w, end, err
+}
+
+// WALSampleBytes is how much of each window's WAL, its last, the soak reads
+// by table: at 10 to 20 KB a document, some thousands of documents.
+const WALSampleBytes = 32 << 20
+
+// walSample reads where the last WALSampleBytes of the window from prev to
+// end went, by table, per document (a window's documents each wrote
+// perDoc bytes); nothing when the server has no pg_walinspect.
+func (s *soak) walSample(ctx context.Context, prev, end *reading, perDoc float64) ([]bench.TableWAL, error) {
+	if !s.walinspect || perDoc <= 0 {
+		return nil, nil
+	}
+	var from string
+	var bytes float64
+	err := s.db.QueryRow(ctx, `SELECT f::text, pg_wal_lsn_diff($2::pg_lsn, f)::float8
+FROM (SELECT greatest($1::pg_lsn, $2::pg_lsn - $3::numeric) AS f) s`, prev.flushed, end.flushed, WALSampleBytes).Scan(&from, &bytes)
+	if err != nil {
+		return nil, fmt.Errorf("the WAL sample's start: %w", err)
+	}
+	return bench.ReadWALByTable(ctx, s.db, from, end.flushed, bytes/perDoc)
 }
 
 // waitAuthorized polls once a second until every invoice of the window is

@@ -357,9 +357,15 @@ func TestLineAndReadmeShowTheFigures(t *testing.T) {
 	if r := Readme(nil); !strings.Contains(r, "## Method") || !strings.Contains(r, "No soak has been recorded") {
 		t.Errorf("README without a run:\n%s", r)
 	}
+	ws[0].WALSample = []bench.TableWAL{{Table: "ingest.outbox", Bytes: 1100}, {Table: "invoicer.fiscal_documents", Bytes: 2500, FPI: 10}}
+	ws[2].WALSample = []bench.TableWAL{{Table: "invoicer.fiscal_documents", Bytes: 4100, FPI: 1600}, {Table: "ingest.outbox", Bytes: 1150, FPI: 40}}
+	if got := walLine(ws[2].WALSample, 1); got != "invoicer.fiscal_documents 4100 B/doc (full pages 1600)" {
+		t.Errorf("WAL line %q", got)
+	}
 	res := Results{Config: c, Pruned: c.pruned(), Windows: ws, Verdict: judge(c, ws), CPUs: 2, Autovacuum: "on"}
 	r := Readme(&res)
-	for _, want := range []string{"6000 documents in windows of 2000 at 50 payments/s", "PostgreSQL private (max_wal_size=16GB, checkpoint_timeout=15min, wal_compression=lz4; autovacuum on)", "| 3 | 6000 | 40 | 25.75 | 13258 | 0.50 | 83 | 371 | apply 12 / deliver 200 / emit 160 | 3.6 | 1.6 | 6 | 0.093 | 0.151 |", "verdict: flat"} {
+	for _, want := range []string{"6000 documents in windows of 2000 at 50 payments/s", "PostgreSQL private (max_wal_size=16GB, checkpoint_timeout=15min, wal_compression=lz4; autovacuum on)", "| 3 | 6000 | 40 | 25.75 | 13258 | 0.50 | 83 | 371 | apply 12 / deliver 200 / emit 160 | 3.6 | 1.6 | 6 | 0.093 | 0.151 |", "verdict: flat",
+		"| table | window 1 B/doc | full pages | window 3 B/doc | full pages |", "| invoicer.fiscal_documents | 2500 | 10 | 4100 | 1600 |", "| ingest.outbox | 1100 | 0 | 1150 | 40 |"} {
 		if !strings.Contains(r, want) {
 			t.Errorf("README lacks %q:\n%s", want, r)
 		}
