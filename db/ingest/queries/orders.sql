@@ -1,7 +1,10 @@
 -- name: OrderInsert :one
--- The id is a UUIDv7 minted by the store (newID).
+-- The id is a UUIDv7 minted by the store (newID). An order naming a PSP
+-- payment already recorded (for another order: no payment is recorded
+-- without its order) inserts nothing and returns no row.
 INSERT INTO ingest.orders (id, merchant_order_id, customer_id, amount_minor, currency, lines, psp_payment_id, recurring, psp_plan_id, next_poll_at)
-VALUES (@id, @merchant_order_id, @customer_id, @amount_minor, @currency, @lines, @psp_payment_id, @recurring, @psp_plan_id, @next_poll_at)
+SELECT @id, @merchant_order_id, @customer_id, @amount_minor, @currency, @lines, sqlc.narg(psp_payment_id)::text, @recurring, sqlc.narg(psp_plan_id)::text, @next_poll_at
+WHERE NOT EXISTS (SELECT 1 FROM ingest.payments p WHERE p.id = sqlc.narg(psp_payment_id)::text)
 RETURNING *;
 
 -- name: OrderGet :one

@@ -83,7 +83,16 @@ func TestLostWebhookUnlinkedOrderFoundByReference(t *testing.T) {
 	if v := e.orderView(e.orderID("o-ref")); v.PSPPaymentID != pay {
 		t.Fatalf("order o-ref shows PSP payment %q, want %s", v.PSPPaymentID, pay)
 	}
-	// The payment is o-ref's: another order cannot be amended to it.
+	// The payment is o-ref's: another order can neither be created with it
+	// nor amended to it.
+	var customer string
+	if err := e.pool.QueryRow(t.Context(), "SELECT customer_id::text FROM ingest.orders WHERE merchant_order_id = 'o-ref'").Scan(&customer); err != nil {
+		t.Fatal(err)
+	}
+	if code, body := e.apiPost("/v1/orders", map[string]any{"merchant_order_id": "o-new", "customer_id": customer,
+		"amount_minor": 4200, "currency": "UYU", "psp_payment_id": pay}, ""); code != http.StatusConflict || !strings.Contains(body, "psp_payment_id") {
+		t.Fatalf("POST an order with o-ref's payment: %d %s, want 409 naming psp_payment_id", code, body)
+	}
 	e.order("o-other", 4200)
 	if code, body := e.patch(e.orderID("o-other"), map[string]any{"psp_payment_id": pay}, "k-other"); code != http.StatusConflict ||
 		!strings.Contains(body, "psp_payment_id") {

@@ -3,10 +3,13 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
+	"github.com/onceflow/onceflow/pkg/errkind"
 	"github.com/onceflow/onceflow/pkg/pg"
 	"github.com/onceflow/onceflow/services/ingest/internal/store/dbsqlc"
 )
@@ -30,8 +33,9 @@ type Order struct {
 
 // InsertOrder records o under a new id, its first status poll due after
 // the store's poll delay (SetPollAfter), and returns it as stored. An order
-// whose merchant order id or PSP payment id is taken is an error of kind
-// Conflict; one whose customer does not exist, of kind Invalid.
+// whose merchant order id or PSP payment id is taken (by another order, or
+// by a payment recorded for one) is an error of kind Conflict; one whose
+// customer does not exist, of kind Invalid.
 func (s *Store) InsertOrder(ctx context.Context, o Order) (Order, error) {
 	id, err := newID()
 	if err != nil {
@@ -42,6 +46,9 @@ func (s *Store) InsertOrder(ctx context.Context, o Order) (Order, error) {
 		Currency: o.Currency, Lines: o.Lines, PspPaymentID: o.PSPPaymentID, Recurring: o.Recurring,
 		PspPlanID: o.PSPPlanID, NextPollAt: new(time.Now().Add(s.pollAfter)),
 	})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Order{}, errkind.New(errkind.Conflict, "insert order %s: its PSP payment is recorded for another order", o.MerchantOrderID)
+	}
 	if err != nil {
 		return Order{}, pg.Interpret(err, "insert order %s", o.MerchantOrderID)
 	}

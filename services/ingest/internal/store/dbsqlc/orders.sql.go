@@ -264,7 +264,8 @@ func (q *Queries) OrderGet(ctx context.Context, id uuid.UUID) (OrderGetRow, erro
 
 const orderInsert = `-- name: OrderInsert :one
 INSERT INTO ingest.orders (id, merchant_order_id, customer_id, amount_minor, currency, lines, psp_payment_id, recurring, psp_plan_id, next_poll_at)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+SELECT $1, $2, $3, $4, $5, $6, $7::text, $8, $9::text, $10
+WHERE NOT EXISTS (SELECT 1 FROM ingest.payments p WHERE p.id = $7::text)
 RETURNING id, merchant_order_id, customer_id, amount_minor, currency, lines, psp_payment_id, created_at, polled_at, polls, recurring, psp_plan_id, next_poll_at
 `
 
@@ -281,7 +282,9 @@ type OrderInsertParams struct {
 	NextPollAt      *time.Time
 }
 
-// The id is a UUIDv7 minted by the store (newID).
+// The id is a UUIDv7 minted by the store (newID). An order naming a PSP
+// payment already recorded (for another order: no payment is recorded
+// without its order) inserts nothing and returns no row.
 func (q *Queries) OrderInsert(ctx context.Context, arg OrderInsertParams) (IngestOrder, error) {
 	row := q.db.QueryRow(ctx, orderInsert,
 		arg.ID,
