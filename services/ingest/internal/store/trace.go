@@ -191,6 +191,9 @@ func (s *Store) resolveOrder(ctx context.Context, q string, ids *traceIDs) error
 // a receipt keyed "event:<id>" names no payment.
 func (s *Store) resolveReceipts(ctx context.Context, q string, ids *traceIDs) error {
 	for _, kind := range []string{"payment", "refund"} {
+		if ids.seen[kind+":"+q] {
+			continue // found already; its trace reads these receipts
+		}
 		byEvent, err := s.q.TraceReceiptsByDedupePrefix(ctx, kind+":"+q+":", kind+":"+q+";")
 		if err != nil {
 			return pg.Interpret(err, "receipts by event id")
