@@ -12,6 +12,7 @@ import (
 
 	eventsv1 "github.com/onceflow/onceflow/pkg/eventspb/onceflow/events/v1"
 	"github.com/onceflow/onceflow/pkg/outbox"
+	"github.com/onceflow/onceflow/pkg/pg"
 	"github.com/onceflow/onceflow/pkg/pgtest"
 )
 
@@ -124,6 +125,42 @@ func TestInsertManyKeepsOrderAndSkipsKnownKeys(t *testing.T) {
 	if len(got) != 2 || got[0].EventKey != "k1" || outbox.Body(got[0].Payload) != b64(`{"n":1}`) || got[0].Traceparent != "00-t1" ||
 		got[1].EventKey != "k3" || outbox.Body(got[1].Payload) != b64("\x00\x01\x02") {
 		t.Fatalf("rows %+v, want k1 (its first copy, with its trace) then k3, in that order", got)
+	}
+}
+
+// Two transactions inserting one new key at once: the later waits for the
+// earlier and, once it commits, fails with a unique violation rather than
+// skipping the key (InsertMany looks keys up, it does not say ON CONFLICT);
+// run again, it finds the key and inserts nothing.
+func TestInsertManyRacingAnotherTransactionFailsThenSkips(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool, _ := setup(t)
+	first, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first.Rollback(ctx)
+	msg := outbox.Message{EventKey: "k-race", EventType: "billing.test", Payload: []byte(`{}`)}
+	if n, err := outbox.InsertMany(ctx, first, table, []outbox.Message{msg}); err != nil || n != 1 {
+		t.Fatalf("first insert: %d (%v), want 1", n, err)
+	}
+	second := make(chan error, 1)
+	go func() {
+		second <- pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+			_, err := outbox.InsertMany(ctx, tx, table, []outbox.Message{msg})
+			return err
+		})
+	}()
+	pgtest.WaitBlocked(t, pool, "INSERT INTO")
+	if err := first.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-second; !pg.IsUniqueViolation(err) {
+		t.Fatalf("second insert: %v, want a unique violation", err)
+	}
+	if insert(t, pool, "k-race") {
+		t.Fatal("k-race inserted again after the first committed")
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/onceflow/onceflow/db"
+	"github.com/onceflow/onceflow/pkg/testwait"
 )
 
 // Hint tells a developer how to get the dependencies tests need.
@@ -81,4 +82,21 @@ func NewPool(tb testing.TB, schemas ...string) *pgxpool.Pool {
 	}
 	tb.Cleanup(pool.Close)
 	return pool
+}
+
+// WaitBlocked returns once a statement of pool's database whose text
+// contains marker waits for a lock, as one does behind a row another
+// transaction inserted under the same unique key; it fails tb after a
+// minute.
+func WaitBlocked(tb testing.TB, pool *pgxpool.Pool, marker string) {
+	tb.Helper()
+	testwait.Until(tb, time.Minute, 5*time.Millisecond, "a statement containing "+marker+" to wait for a lock", func() bool {
+		var n int
+		err := pool.QueryRow(context.Background(), `SELECT count(*) FROM pg_stat_activity
+WHERE datname = current_database() AND wait_event_type = 'Lock' AND strpos(query, $1) > 0`, marker).Scan(&n)
+		if err != nil {
+			tb.Fatalf("read pg_stat_activity: %v", err)
+		}
+		return n > 0
+	})
 }

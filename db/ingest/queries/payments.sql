@@ -11,18 +11,29 @@ SET status = excluded.status, status_rank = excluded.status_rank,
 WHERE excluded.status_rank > p.status_rank;
 
 -- name: PaymentApplyMany :exec
--- PaymentApply for payments of distinct ids, all in one statement (two rows
--- of one id would update one row twice, which ON CONFLICT refuses).
-INSERT INTO ingest.payments AS p (id, order_id, status, status_rank, amount_minor, currency, paid_at)
+-- PaymentApply for payments of distinct ids, all in one statement: those
+-- held move forward, the others are inserted. It looks held payments up
+-- rather than saying ON CONFLICT, which logs a confirmation record after
+-- every row inserted; that is safe because the caller holds the payments'
+-- orders locked (OrdersLockForPayments), so no other transaction inserts
+-- one of them meanwhile (one would fail this with a unique violation).
+WITH u AS (
+    SELECT v.id, v.order_id, v.status, v.status_rank, v.amount_minor, v.currency FROM ROWS FROM (unnest(@ids::text[]), unnest(@order_ids::uuid[]), unnest(@statuses::text[]),
+                             unnest(@status_ranks::integer[]), unnest(@amounts_minor::bigint[]),
+                             unnest(@currencies::text[]))
+        AS v(id, order_id, status, status_rank, amount_minor, currency)
+), moved AS (
+    UPDATE ingest.payments AS p
+    SET status = u.status, status_rank = u.status_rank,
+        paid_at = coalesce(p.paid_at, CASE WHEN u.status = 'PAID' THEN now() END), updated_at = now()
+    FROM u
+    WHERE p.id = u.id AND u.status_rank > p.status_rank
+)
+INSERT INTO ingest.payments (id, order_id, status, status_rank, amount_minor, currency, paid_at)
 SELECT u.id, u.order_id, u.status, u.status_rank, u.amount_minor, u.currency,
        CASE WHEN u.status = 'PAID' THEN now() END
-FROM ROWS FROM (unnest(@ids::text[]), unnest(@order_ids::uuid[]), unnest(@statuses::text[]),
-                unnest(@status_ranks::integer[]), unnest(@amounts_minor::bigint[]), unnest(@currencies::text[]))
-    AS u(id, order_id, status, status_rank, amount_minor, currency)
-ON CONFLICT (id) DO UPDATE
-SET status = excluded.status, status_rank = excluded.status_rank,
-    paid_at = coalesce(p.paid_at, excluded.paid_at), updated_at = now()
-WHERE excluded.status_rank > p.status_rank;
+FROM u
+WHERE NOT EXISTS (SELECT 1 FROM ingest.payments p WHERE p.id = u.id);
 
 -- name: PaymentGet :one
 SELECT * FROM ingest.payments WHERE id = @id;

@@ -5,16 +5,19 @@ VALUES (@source, @scope, @kind, @dedupe_key, @event_id, @event_type, @body, @bod
 ON CONFLICT (scope, dedupe_key) DO NOTHING;
 
 -- name: ReceiptInsertMany :many
--- ReceiptInsert for many receipts in one statement; it returns the scope
--- and dedupe key of each inserted. Of two rows under one key the first is
--- inserted and the second, like any duplicate, changes nothing.
+-- Inserts receipts of distinct scope and dedupe key in one statement and
+-- returns the scope and dedupe key of each inserted; one whose key is held
+-- already is left out. It looks held keys up rather than saying ON
+-- CONFLICT, which logs a confirmation record for every row: a receipt
+-- inserted by another transaction meanwhile fails the statement with a
+-- unique violation, and the caller inserts each receipt with ReceiptInsert.
 INSERT INTO ingest.webhook_receipts (source, scope, kind, dedupe_key, event_id, event_type, body, body_deflated, traceparent)
 SELECT u.source, u.scope, u.kind, u.dedupe_key, u.event_id, u.event_type, u.body, u.body_deflated, u.traceparent
 FROM ROWS FROM (unnest(@sources::text[]), unnest(@scopes::text[]), unnest(@kinds::text[]),
                 unnest(@dedupe_keys::text[]), unnest(@event_ids::text[]), unnest(@event_types::text[]),
                 unnest(@bodies::bytea[]), unnest(@bodies_deflated::boolean[]), unnest(@traceparents::text[]))
     AS u(source, scope, kind, dedupe_key, event_id, event_type, body, body_deflated, traceparent)
-ON CONFLICT (scope, dedupe_key) DO NOTHING
+WHERE NOT EXISTS (SELECT 1 FROM ingest.webhook_receipts w WHERE w.dedupe_key = u.dedupe_key AND w.scope = u.scope)
 RETURNING scope, dedupe_key;
 
 -- name: ReceiptClaimDue :many

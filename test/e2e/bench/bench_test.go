@@ -114,8 +114,8 @@ func TestReceiptStatementIsIngests(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(st.SQL, "INSERT INTO ingest.webhook_receipts") || !strings.Contains(st.SQL, "VALUES ($1, $2,") ||
-		!strings.HasSuffix(st.SQL, "ON CONFLICT (scope, dedupe_key) DO NOTHING;") {
+	if !strings.HasPrefix(st.SQL, "INSERT INTO ingest.webhook_receipts") || !strings.Contains(st.SQL, "unnest($1::text[])") ||
+		!strings.HasSuffix(st.SQL, "RETURNING scope, dedupe_key;") {
 		t.Fatalf("statement:\n%s\nwant ingest's receipt insert with pgx parameters", st.SQL)
 	}
 	if _, err := st.Args(receiptParams("evt_1", []byte("{}"))); err != nil {

@@ -131,14 +131,16 @@ func receiptOp(pool *pgxpool.Pool, stmt Statement, ev *events) (Op, error) {
 	}, nil
 }
 
-// receiptParams are the values ingest binds for a bench-source event:
-// the body as ingest stores it (deflated when shorter), and a fresh W3C
+// receiptParams are the values ingest binds for a bench-source event
+// inserted alone (arrays of one): the body as ingest stores it (deflated
+// when shorter), and a fresh W3C
 // traceparent as ingest starts one for a delivery that carries none.
 func receiptParams(id string, body []byte) map[string]any {
 	stored, isDeflated := deflated.Pack(body)
 	return map[string]any{
-		"source": benchSource, "scope": benchSource, "kind": "generic", "dedupe_key": "event:" + id,
-		"event_id": id, "event_type": eventType, "body": stored, "body_deflated": isDeflated,
-		"traceparent": fmt.Sprintf("00-%016x%016x-%016x-01", rand.Uint64(), rand.Uint64(), rand.Uint64()),
+		"sources": []string{benchSource}, "scopes": []string{benchSource}, "kinds": []string{"generic"},
+		"dedupe_keys": []string{"event:" + id}, "event_ids": []string{id}, "event_types": []string{eventType},
+		"bodies": [][]byte{stored}, "bodies_deflated": []bool{isDeflated},
+		"traceparents": []string{fmt.Sprintf("00-%016x%016x-%016x-01", rand.Uint64(), rand.Uint64(), rand.Uint64())},
 	}
 }

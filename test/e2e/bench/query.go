@@ -59,15 +59,16 @@ func ParseQuery(file, name string) (Statement, error) {
 	return st, nil
 }
 
-// ReceiptStatement reads ingest's ReceiptInsert from the repository, so the
-// ceiling runs exactly the statement ingest runs.
+// ReceiptStatement reads ingest's ReceiptInsertMany from the repository,
+// so the ceiling runs exactly the statement ingest runs for a receipt that
+// arrives alone (a batch of one).
 func ReceiptStatement(root string) (Statement, error) {
 	path := filepath.Join(root, "db", "ingest", "queries", "webhook_receipts.sql")
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return Statement{}, fmt.Errorf("read ingest's receipt query: %w", err)
 	}
-	st, err := ParseQuery(string(b), "ReceiptInsert")
+	st, err := ParseQuery(string(b), "ReceiptInsertMany")
 	if err != nil {
 		return Statement{}, fmt.Errorf("%s: %w", path, err)
 	}

@@ -53,9 +53,10 @@ func (t *Tx) RecordDocument(ctx context.Context, d Document) error {
 }
 
 // RecordDocument is Tx.RecordDocument outside a transaction: one statement,
-// committed on its own.
+// committed on its own (twice when another transaction inserted the
+// document meanwhile: upsertAlone).
 func (s *Store) RecordDocument(ctx context.Context, d Document) error {
-	return recordDocument(ctx, s.q, d)
+	return pg.Interpret(upsertAlone(ctx, s.q, []documentRow{rowOf(d)}), "record document %s", d.Reference)
 }
 
 func recordDocument(ctx context.Context, q *dbsqlc.Queries, d Document) error {
@@ -78,7 +79,7 @@ func (s *Store) RecordDocuments(ctx context.Context, docs []Document) error {
 			rows[i] = rowOf(d)
 		}
 	}
-	return pg.Interpret(upsertDocuments(ctx, s.q, rows), "record %d documents", len(rows))
+	return pg.Interpret(upsertAlone(ctx, s.q, rows), "record %d documents", len(rows))
 }
 
 // upsertDocuments writes rows, of distinct references, in one statement.
@@ -88,6 +89,17 @@ func upsertDocuments(ctx context.Context, q *dbsqlc.Queries, rows []documentRow)
 		return err
 	}
 	return q.DocumentUpsertMany(ctx, body)
+}
+
+// upsertAlone is upsertDocuments in a statement committed on its own: one
+// that met a document another transaction inserted meanwhile (a unique
+// violation) runs once more, and then updates it.
+func upsertAlone(ctx context.Context, q *dbsqlc.Queries, rows []documentRow) error {
+	err := upsertDocuments(ctx, q, rows)
+	if pg.IsUniqueViolation(err) {
+		err = upsertDocuments(ctx, q, rows)
+	}
+	return err
 }
 
 // documentRow is a Document as DocumentUpsertMany reads it: keyed by column

@@ -118,20 +118,22 @@ func isClosed(c chan struct{}) bool {
 }
 
 // flush inserts batch in one statement; should it fail, each receipt is
-// inserted alone, so an error is only its own receipt's.
+// inserted alone, so an error is only its own receipt's. Of two receipts
+// under one key the first is inserted and the second is a duplicate.
 func (g *receiptGroup) flush(ctx context.Context, batch []*queuedReceipt) {
 	defer func() {
 		for _, w := range batch {
 			close(w.done)
 		}
 	}()
-	if len(batch) == 1 {
-		batch[0].inserted, batch[0].err = insertReceipt(ctx, g.q, batch[0].r)
-		return
-	}
 	var p dbsqlc.ReceiptInsertManyParams
+	first := make(map[[2]string]*queuedReceipt, len(batch))
 	for _, w := range batch {
 		r := w.r
+		if first[r.key()] != nil {
+			continue
+		}
+		first[r.key()] = w
 		p.Sources, p.Scopes, p.Kinds = append(p.Sources, r.Source), append(p.Scopes, r.Scope), append(p.Kinds, r.Kind)
 		p.DedupeKeys, p.EventIds = append(p.DedupeKeys, r.DedupeKey), append(p.EventIds, r.EventID)
 		p.EventTypes, p.Bodies = append(p.EventTypes, r.EventType), append(p.Bodies, r.Body)
@@ -145,13 +147,7 @@ func (g *receiptGroup) flush(ctx context.Context, batch []*queuedReceipt) {
 		}
 		return
 	}
-	inserted := make(map[[2]string]bool, len(rows))
 	for _, row := range rows {
-		inserted[[2]string{row.Scope, row.DedupeKey}] = true
-	}
-	for _, w := range batch {
-		key := [2]string{w.r.Scope, w.r.DedupeKey}
-		w.inserted = inserted[key]
-		delete(inserted, key) // a second receipt under the key is a duplicate
+		first[[2]string{row.Scope, row.DedupeKey}].inserted = true
 	}
 }

@@ -156,3 +156,43 @@ func TestEveryConcurrentCallerReturns(t *testing.T) {
 		t.Fatalf("%d receipts, want %d", n, 50*8)
 	}
 }
+
+// A receipt another transaction inserts while a batch waits behind it
+// fails the batch's statement with a unique violation (held keys are looked
+// up, not left to ON CONFLICT); each receipt is then inserted alone, so its
+// caller hears it was held and the others' receipts are new.
+func TestABatchMeetingAReceiptInsertedMeanwhileFallsBackToOneByOne(t *testing.T) {
+	st, pool := groupEnv(t)
+	ctx := context.Background()
+	other, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Rollback(ctx)
+	if _, err := other.Exec(ctx, `INSERT INTO ingest.webhook_receipts (source, scope, kind, dedupe_key, event_id, event_type, body)
+VALUES ('dlocal', 'dlocal', 'psp', 'k-held', 'k-held', 'payment', '\x7b7d')`); err != nil {
+		t.Fatal(err)
+	}
+	batch := []*queuedReceipt{
+		{r: receipt("k-new").stored(), done: make(chan struct{})},
+		{r: receipt("k-held").stored(), done: make(chan struct{})},
+	}
+	flushed := make(chan struct{})
+	go func() {
+		st.receipts.flush(ctx, batch)
+		close(flushed)
+	}()
+	pgtest.WaitBlocked(t, pool, "ReceiptInsertMany")
+	if err := other.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	<-flushed
+	if batch[0].err != nil || !batch[0].inserted || batch[1].err != nil || batch[1].inserted {
+		t.Fatalf("k-new inserted %v (%v), k-held inserted %v (%v); want k-new new and k-held held",
+			batch[0].inserted, batch[0].err, batch[1].inserted, batch[1].err)
+	}
+	var n int
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM ingest.webhook_receipts`).Scan(&n); err != nil || n != 2 {
+		t.Fatalf("%d receipts (%v), want 2", n, err)
+	}
+}

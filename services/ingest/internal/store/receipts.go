@@ -34,6 +34,9 @@ func (r NewReceipt) stored() NewReceipt {
 	return r
 }
 
+// key is what r is unique by: its scope and dedupe key.
+func (r NewReceipt) key() [2]string { return [2]string{r.Scope, r.DedupeKey} }
+
 // Receipt is a recorded webhook as the apply worker claims it; a receipt
 // sent back by an operator has only its ID, Source, EventID and EventType.
 type Receipt struct {

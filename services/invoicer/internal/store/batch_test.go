@@ -9,6 +9,8 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/onceflow/onceflow/pkg/errkind"
+	"github.com/onceflow/onceflow/pkg/pgtest"
 	"github.com/onceflow/onceflow/provider/fiscal"
 	"github.com/onceflow/onceflow/services/invoicer/internal/consumer"
 	"github.com/onceflow/onceflow/services/invoicer/internal/invoicertest"
@@ -177,5 +179,52 @@ func TestStoreRecordsABatchAllOrNothing(t *testing.T) {
 	got := env.Store.RecordDocuments(ctx, []store.NewDocument{a, b})
 	if got[0].Err != nil || got[1].Err != nil || got[0].Reference != a.References[0] || got[1].Reference != b.References[1] {
 		t.Fatalf("recorded %+v, want pay-a under its first reference and pay-b under its second", got)
+	}
+}
+
+// An event another transaction records while a batch waits behind it fails
+// the batch's statement with a unique violation (recorded sources are
+// looked up, not left to ON CONFLICT), so nothing of the batch is recorded
+// and each document has the error; recorded again (the consumer records
+// each event alone), the event is a duplicate and the other new.
+func TestABatchMeetingAnEventRecordedMeanwhileFailsThenIsADuplicate(t *testing.T) {
+	t.Parallel()
+	env := invoicertest.New(t)
+	ctx := context.Background()
+	params := func(id string) store.NewDocument {
+		p, err := consumer.Params(invoicertest.Payment(id, 100_00, false))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	racing, fresh := params("pay-racing"), params("pay-fresh-2")
+	other, err := env.Pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Rollback(ctx)
+	if _, err := other.Exec(ctx, `INSERT INTO invoicer.fiscal_documents (source_kind, source_ref, kind, event_key, reference,
+    cfe_type, amount_minor, currency, buyer, lines) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+		racing.SourceKind, racing.SourceRef, string(racing.Kind), racing.EventKey, racing.References[0],
+		int32(racing.CFEType), racing.AmountMinor, racing.Currency, racing.Buyer, racing.Lines); err != nil {
+		t.Fatal(err)
+	}
+	recorded := make(chan []store.Recorded, 1)
+	go func() { recorded <- env.Store.RecordDocuments(ctx, []store.NewDocument{fresh, racing}) }()
+	pgtest.WaitBlocked(t, env.Pool, "DocumentRecordMany")
+	if err := other.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range <-recorded {
+		if !errkind.Is(r.Err, errkind.Conflict) {
+			t.Fatalf("document %d of the batch: %+v, want a conflict", i, r)
+		}
+	}
+	if r := env.Store.RecordDocuments(ctx, []store.NewDocument{racing})[0]; !errors.Is(r.Err, store.ErrDuplicate) {
+		t.Fatalf("the racing event alone: %+v, want a duplicate", r)
+	}
+	if r := env.Store.RecordDocuments(ctx, []store.NewDocument{fresh})[0]; r.Err != nil || r.ID == 0 {
+		t.Fatalf("the fresh event alone: %+v, want recorded", r)
 	}
 }

@@ -129,9 +129,13 @@ func (d NewDocument) row() newRow {
 // error is every document's.
 func (q queries) recordTogether(ctx context.Context, docs []NewDocument) []Recorded {
 	out := make([]Recorded, len(docs))
-	rows := make([]newRow, len(docs))
-	for i, d := range docs {
-		rows[i] = d.row()
+	rows := make([]newRow, 0, len(docs))
+	first := make(map[source]bool, len(docs))
+	for _, d := range docs {
+		if !first[d.source()] {
+			first[d.source()] = true
+			rows = append(rows, d.row())
+		}
 	}
 	body, err := json.Marshal(rows)
 	var inserted []dbsqlc.DocumentRecordManyRow

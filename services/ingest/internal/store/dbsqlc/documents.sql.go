@@ -63,7 +63,18 @@ func (q *Queries) DocumentListByOrder(ctx context.Context, orderID uuid.UUID) ([
 }
 
 const documentUpsertMany = `-- name: DocumentUpsertMany :exec
-INSERT INTO ingest.documents AS d
+WITH moved AS (
+    UPDATE ingest.documents AS d
+    SET status = u.status, series = u.series, number = u.number, cae_id = u.cae_id, cae_from = u.cae_from,
+        cae_to = u.cae_to, cae_expires = u.cae_expires, security_code = u.security_code, verify_url = u.verify_url,
+        issue_date = u.issue_date, reason = u.reason, event_key = u.event_key, occurred_at = u.occurred_at,
+        updated_at = now()
+    FROM jsonb_to_recordset($1::jsonb) AS u(reference text, occurred_at timestamptz, status text, series text,
+        number bigint, cae_id text, cae_from bigint, cae_to bigint, cae_expires date, security_code text,
+        verify_url text, issue_date date, reason text, event_key text)
+    WHERE d.reference = u.reference AND d.occurred_at <= u.occurred_at
+)
+INSERT INTO ingest.documents
     (reference, source_kind, source_ref, payment_ref, kind, revision, status, cfe_type, series, number,
      cae_id, cae_from, cae_to, cae_expires, security_code, verify_url, issue_date, amount_minor, currency,
      reason, event_key, occurred_at)
@@ -74,20 +85,18 @@ FROM jsonb_to_recordset($1::jsonb) AS u(reference text, source_kind text, source
     kind text, revision integer, status text, cfe_type integer, series text, number bigint, cae_id text,
     cae_from bigint, cae_to bigint, cae_expires date, security_code text, verify_url text, issue_date date,
     amount_minor bigint, currency text, reason text, event_key text, occurred_at timestamptz)
-ON CONFLICT (reference) DO UPDATE
-SET status = excluded.status, series = excluded.series, number = excluded.number, cae_id = excluded.cae_id,
-    cae_from = excluded.cae_from, cae_to = excluded.cae_to, cae_expires = excluded.cae_expires,
-    security_code = excluded.security_code, verify_url = excluded.verify_url, issue_date = excluded.issue_date,
-    reason = excluded.reason, event_key = excluded.event_key, occurred_at = excluded.occurred_at, updated_at = now()
-WHERE d.occurred_at <= excluded.occurred_at
+WHERE NOT EXISTS (SELECT 1 FROM ingest.documents d WHERE d.reference = u.reference)
 `
 
 // Records what notifications say about documents of distinct references,
-// all in one statement (two rows of one reference would update one row
-// twice, which ON CONFLICT refuses). An announcement older than the one
-// held (occurred_at) changes nothing, so a late redelivery never undoes
-// news. @docs is a JSON array of objects keyed by column name; a missing or
-// null cae_expires or issue_date is NULL.
+// all in one statement: a document held is updated, a new one inserted. An
+// announcement older than the one held (occurred_at) changes nothing, so a
+// late redelivery never undoes news. @docs is a JSON array of objects keyed
+// by column name; a missing or null cae_expires or issue_date is NULL. It
+// looks held documents up rather than saying ON CONFLICT, which logs a
+// confirmation record after every row inserted: a document inserted by
+// another transaction meanwhile fails the statement with a unique
+// violation, and run again it is updated.
 func (q *Queries) DocumentUpsertMany(ctx context.Context, docs []byte) error {
 	_, err := q.db.Exec(ctx, documentUpsertMany, docs)
 	return err

@@ -232,7 +232,7 @@ FROM ROWS FROM (unnest($1::text[]), unnest($2::text[]), unnest($3::text[]),
                 unnest($4::text[]), unnest($5::text[]), unnest($6::text[]),
                 unnest($7::bytea[]), unnest($8::boolean[]), unnest($9::text[]))
     AS u(source, scope, kind, dedupe_key, event_id, event_type, body, body_deflated, traceparent)
-ON CONFLICT (scope, dedupe_key) DO NOTHING
+WHERE NOT EXISTS (SELECT 1 FROM ingest.webhook_receipts w WHERE w.dedupe_key = u.dedupe_key AND w.scope = u.scope)
 RETURNING scope, dedupe_key
 `
 
@@ -253,9 +253,12 @@ type ReceiptInsertManyRow struct {
 	DedupeKey string
 }
 
-// ReceiptInsert for many receipts in one statement; it returns the scope
-// and dedupe key of each inserted. Of two rows under one key the first is
-// inserted and the second, like any duplicate, changes nothing.
+// Inserts receipts of distinct scope and dedupe key in one statement and
+// returns the scope and dedupe key of each inserted; one whose key is held
+// already is left out. It looks held keys up rather than saying ON
+// CONFLICT, which logs a confirmation record for every row: a receipt
+// inserted by another transaction meanwhile fails the statement with a
+// unique violation, and the caller inserts each receipt with ReceiptInsert.
 func (q *Queries) ReceiptInsertMany(ctx context.Context, arg ReceiptInsertManyParams) ([]ReceiptInsertManyRow, error) {
 	rows, err := q.db.Query(ctx, receiptInsertMany,
 		arg.Sources,

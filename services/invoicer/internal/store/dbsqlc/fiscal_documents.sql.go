@@ -588,8 +588,10 @@ FROM ROWS FROM (jsonb_to_recordset($1::jsonb) AS (source_kind text, source_ref t
     original_source_ref text, traceparent text, accepted_at timestamptz))
     WITH ORDINALITY AS n(source_kind, source_ref, kind, event_key, candidates, cfe_type, amount_minor, currency,
                          buyer, lines, original_source_ref, traceparent, accepted_at, position)
+WHERE NOT EXISTS (SELECT 1 FROM invoicer.fiscal_documents o
+                  WHERE o.source_kind = n.source_kind AND o.source_ref = n.source_ref AND o.kind = n.kind
+                    AND o.revision = 0)
 ORDER BY n.position
-ON CONFLICT (source_kind, source_ref, kind, revision) DO NOTHING
 RETURNING id, reference, source_kind, source_ref, kind
 `
 
@@ -601,8 +603,12 @@ type DocumentRecordManyRow struct {
 	Kind       string
 }
 
-// Records the documents billing events ask for, all in one statement, in
-// the order given; a redelivered event inserts nothing and returns no row.
+// Records the documents billing events ask for, of distinct sources, all in
+// one statement, in the order given; a redelivered event inserts nothing and
+// returns no row. It looks recorded sources up rather than saying ON
+// CONFLICT, which logs a confirmation record for every row: a source
+// recorded by another transaction meanwhile fails the statement with a
+// unique violation, and the caller records each event alone.
 // @docs is a JSON array of objects keyed by the names below. Each document
 // takes the first of its candidates that no other source's document holds
 // in the table: the caller gives this statement no two documents of
