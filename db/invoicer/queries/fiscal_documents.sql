@@ -36,10 +36,12 @@ RETURNING id, reference, source_kind, source_ref, kind;
 -- Claims due documents not leased by a live worker; every later write must
 -- present the returned lease token. Each row comes with the database's
 -- clock (db_now), the one clock the emission loop compares with the
--- documents' times.
+-- documents' times. A claim leaves updated_at alone: that is when the
+-- document's state last changed, and each column the update leaves alone
+-- between those it sets is WAL it does not write.
 UPDATE invoicer.fiscal_documents d
 SET lease_token = @lease_token, lease_expires_at = now() + make_interval(secs => @lease_seconds::float8),
-    attempts = d.attempts + 1, updated_at = now()
+    attempts = d.attempts + 1
 WHERE d.id IN (
     SELECT id FROM invoicer.fiscal_documents
     WHERE status IN ('pending', 'unknown', 'pending_dgi') AND due_at <= now()
@@ -189,9 +191,10 @@ WHERE id = @id AND lease_token = @lease_token;
 -- as unknown and waits the settle window before any resend. It gives each
 -- marked document a full lease again, for the sends queued before its own.
 -- The ids returned are those marked; one missing lost its claim or its
--- status changed, and must not be sent.
+-- status changed, and must not be sent. Like a claim, it leaves updated_at
+-- alone (unknown_since says when).
 UPDATE invoicer.fiscal_documents d
-SET unknown_since = now(), lease_expires_at = now() + make_interval(secs => @lease_seconds::float8), updated_at = now()
+SET unknown_since = now(), lease_expires_at = now() + make_interval(secs => @lease_seconds::float8)
 FROM unnest(@ids::bigint[]) WITH ORDINALITY AS c(id, n)
 WHERE d.id = c.id AND d.lease_token = @lease_token AND d.status = (@claimed_statuses::text[])[c.n]
 RETURNING d.id;

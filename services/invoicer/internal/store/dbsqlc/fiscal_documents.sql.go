@@ -74,7 +74,7 @@ func (q *Queries) DocumentAdoptStatus(ctx context.Context, arg DocumentAdoptStat
 const documentClaimDue = `-- name: DocumentClaimDue :many
 UPDATE invoicer.fiscal_documents d
 SET lease_token = $1, lease_expires_at = now() + make_interval(secs => $2::float8),
-    attempts = d.attempts + 1, updated_at = now()
+    attempts = d.attempts + 1
 WHERE d.id IN (
     SELECT id FROM invoicer.fiscal_documents
     WHERE status IN ('pending', 'unknown', 'pending_dgi') AND due_at <= now()
@@ -93,7 +93,9 @@ type DocumentClaimDueRow struct {
 // Claims due documents not leased by a live worker; every later write must
 // present the returned lease token. Each row comes with the database's
 // clock (db_now), the one clock the emission loop compares with the
-// documents' times.
+// documents' times. A claim leaves updated_at alone: that is when the
+// document's state last changed, and each column the update leaves alone
+// between those it sets is WAL it does not write.
 func (q *Queries) DocumentClaimDue(ctx context.Context, leaseToken *uuid.UUID, leaseSeconds float64, maxRows int32) ([]DocumentClaimDueRow, error) {
 	rows, err := q.db.Query(ctx, documentClaimDue, leaseToken, leaseSeconds, maxRows)
 	if err != nil {
@@ -527,7 +529,7 @@ func (q *Queries) DocumentMakeDue(ctx context.Context, iD int64, fromStatus stri
 
 const documentMarkSending = `-- name: DocumentMarkSending :many
 UPDATE invoicer.fiscal_documents d
-SET unknown_since = now(), lease_expires_at = now() + make_interval(secs => $1::float8), updated_at = now()
+SET unknown_since = now(), lease_expires_at = now() + make_interval(secs => $1::float8)
 FROM unnest($4::bigint[]) WITH ORDINALITY AS c(id, n)
 WHERE d.id = c.id AND d.lease_token = $2 AND d.status = ($3::text[])[c.n]
 RETURNING d.id
@@ -545,7 +547,8 @@ type DocumentMarkSendingParams struct {
 // as unknown and waits the settle window before any resend. It gives each
 // marked document a full lease again, for the sends queued before its own.
 // The ids returned are those marked; one missing lost its claim or its
-// status changed, and must not be sent.
+// status changed, and must not be sent. Like a claim, it leaves updated_at
+// alone (unknown_since says when).
 func (q *Queries) DocumentMarkSending(ctx context.Context, arg DocumentMarkSendingParams) ([]int64, error) {
 	rows, err := q.db.Query(ctx, documentMarkSending,
 		arg.LeaseSeconds,
