@@ -122,7 +122,8 @@ var Hops = []string{"apply", "deliver", "emit"}
 // windowLatency is what a window's rows tell of its latency.
 type windowLatency struct {
 	all      bench.Sample       // webhook accepted → invoice authorized, each payment's
-	byMinute []float64          // the p99 of each minute the payments were received in
+	minutes  []int64            // the minutes the payments were received in (Unix minutes), in order
+	byMinute []float64          // the p99 of each of those minutes
 	hopP99   map[string]float64 // each hop's p99 (Hops)
 }
 
@@ -152,7 +153,8 @@ func latencies(ctx context.Context, db *pgxpool.Pool, from, to string) (windowLa
 	}); err != nil {
 		return windowLatency{}, fmt.Errorf("read the window's latencies: %w", err)
 	}
-	out := windowLatency{all: bench.NewSample(0, all), byMinute: byMinute(minutes), hopP99: map[string]float64{}}
+	out := windowLatency{all: bench.NewSample(0, all), minutes: slices.Sorted(maps.Keys(minutes)), byMinute: byMinute(minutes),
+		hopP99: map[string]float64{}}
 	for i, name := range Hops {
 		out.hopP99[name] = bench.NewSample(0, hops[i]).Quantile(0.99)
 	}

@@ -223,6 +223,15 @@ and writes ` + "`results.json`" + `, ` + "`cpu_per_doc.png`" + `, ` + "`latency.
   up apart, not judged: a listing follows what the day holds);
   each phase's mean (sweep, detectors, audit) is read from its
   ` + "`onceflow_reconciler_phase_duration_seconds`" + ` between the two ends.
+- **Stalls.** Beside the windows the soak reads the server every second: its active client
+  backends by what they wait on, the tables autovacuum is vacuuming
+  (` + "`pg_stat_progress_vacuum`" + `), whether an audit runs (` + "`reconciler.runs`" + `), the WAL
+  position, the full-page images (` + "`pg_stat_wal`" + `) and the buffers the checkpointer wrote
+  (` + "`pg_stat_bgwriter`" + `). Each minute the window's payments were received in gets its p99 and
+  those figures (` + "`minutes`" + ` in results.json). A minute whose p99 is at least twice its
+  window's median minute is a stall; the stalled minutes are set beside the others, so what
+  stands beside a stall (a checkpoint's full pages, autovacuum, the audit, waits on the WAL)
+  shows in the figures that differ.
 - **Retention.** Every pruned table keeps its rows ` + "`-retention`" + ` (default two windows at the
   offered rate), or the service's floor when that is longer: ingest keeps receipts, PSP calls
   and delivered notifications 24 h at least, idempotency keys 1 h; the invoicer keeps
@@ -289,6 +298,7 @@ func Readme(r *Results) string {
 			w.Reconciler.Count, w.Reconciler.MeanSeconds, w.Reconciler.MaxSeconds, w.Reconciler.phases())
 	}
 	walTable(&b, r.Windows[0], r.Windows[len(r.Windows)-1])
+	stallTable(&b, r.Windows)
 	fmt.Fprintf(&b, "\nVerdict:\n\n```\n%s\n```\n\n", strings.TrimRight(r.Verdict.String(), "\n"))
 	b.WriteString("![CPU per document](cpu_per_doc.png)\n\n![Latency](latency.png)\n\n![Table sizes](table_sizes.png)\n\n![Reconciler](reconciler.png)\n")
 	return b.String()

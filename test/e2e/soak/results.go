@@ -57,6 +57,9 @@ type Window struct {
 	// day holds and so may grow with it.
 	Reconciler Runs `json:"reconciler"`
 	Audits     Runs `json:"audit_runs"`
+	// Minutes are the minutes the window's payments were received in,
+	// each with its p99 and what the server did in it (stalls.go).
+	Minutes []Minute `json:"minutes,omitempty"`
 }
 
 // Runs sums up the reconciler's runs that finished in a window.

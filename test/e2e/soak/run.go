@@ -98,6 +98,8 @@ type soak struct {
 	walinspect bool
 	// partial is the run's Results without windows, for savePartial.
 	partial Results
+	// watch samples the server every second (stalls.go).
+	watch *watcher
 }
 
 func (s *soak) progress(format string, args ...any) {
@@ -187,6 +189,10 @@ func (s *soak) drive(ctx context.Context) ([]Window, error) {
 	if err != nil {
 		return nil, err
 	}
+	s.watch = newWatcher(s.db)
+	watching, stop := context.WithCancel(ctx)
+	defer stop()
+	go s.watch.run(watching)
 	offered := make([]atomic.Int64, s.cfg.Windows())
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
@@ -222,7 +228,11 @@ func (s *soak) drive(ctx context.Context) ([]Window, error) {
 		}
 		return nil
 	})
-	return windows, g.Wait()
+	err = g.Wait()
+	for _, w := range windows {
+		s.watch.fill(w.Minutes)
+	}
+	return windows, err
 }
 
 // metrics is the reconciler's metrics page.
@@ -252,6 +262,8 @@ func (s *soak) window(ctx context.Context, k int, offered *atomic.Int64, start t
 		return Window{}, nil, err
 	}
 	w := newWindow(k, s.cfg.Window, start, prev, end, lat)
+	w.Minutes = minutesOf(lat)
+	s.watch.fill(w.Minutes) // again at the run's end, when each minute's next is known
 	if w.WALSample, err = s.walSample(ctx, prev, end, w.WALBytesPerDoc); err != nil {
 		s.progress("window %d: no WAL by table: %v", w.Index, err) // a diagnosis, not a figure the verdict needs
 	}

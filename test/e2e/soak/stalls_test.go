@@ -1,0 +1,72 @@
+package soak
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/onceflow/onceflow/pkg/pgtest"
+)
+
+// The watcher reads the server each second into the minute of the sample:
+// its minute's WAL and full pages are differences to the next minute's
+// first sample, and the share of samples with an audit running is the
+// minute's audit.
+func TestWatcherProfilesEachMinuteFromTheServer(t *testing.T) {
+	pool := pgtest.NewPool(t, "reconciler")
+	ctx := context.Background()
+	w := newWatcher(pool)
+	minute := time.Date(2026, 12, 5, 15, 0, 0, 0, time.UTC)
+	w.sample(ctx, minute)
+	if _, err := pool.Exec(ctx, `INSERT INTO reconciler.runs (part) VALUES ('audit')`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `CREATE TABLE filler AS SELECT g FROM generate_series(1, 10000) g`); err != nil {
+		t.Fatal(err)
+	}
+	w.sample(ctx, minute.Add(30*time.Second))
+	w.sample(ctx, minute.Add(time.Minute))
+	got := []Minute{{At: minute, P99Ms: 250}, {At: minute.Add(time.Minute), P99Ms: 90}, {At: minute.Add(2 * time.Minute), P99Ms: 80}}
+	w.fill(got)
+	m := got[0]
+	if m.P99Ms != 250 || m.Samples != 2 || m.Audit != 0.5 || m.WALBytes < 100_000 || !m.At.Equal(minute) {
+		t.Fatalf("minute %+v, want p99 250 from 2 samples, an audit in one, and the filler's WAL", m)
+	}
+	if last := got[1]; last.Samples != 1 || last.Audit != 1 || last.WALBytes != 0 {
+		t.Fatalf("the last minute %+v, want one sample with the audit running, and no WAL: its next minute has no sample", last)
+	}
+	if unseen := got[2]; unseen.P99Ms != 80 || unseen.Samples != 0 || unseen.Backends != nil {
+		t.Fatalf("a minute without samples %+v, want its p99 alone", unseen)
+	}
+}
+
+// A minute at twice its window's median minute p99 or more is a stall;
+// the README sets the stalls beside the other minutes and lists the worst.
+func TestStallsAreSetBesideTheOtherMinutes(t *testing.T) {
+	at := time.Date(2026, 12, 5, 15, 0, 0, 0, time.UTC)
+	calm := func(i int, p99 float64) Minute {
+		return Minute{At: at.Add(time.Duration(i) * time.Minute), P99Ms: p99, Samples: 60, WALBytes: 2e6, FullPages: 10,
+			Backends: map[string]float64{"CPU": 0.5, "LWLock:WALWrite": 0.1}}
+	}
+	stall := calm(3, 900)
+	stall.FullPages, stall.Audit, stall.Autovacuum = 5000, 1, []string{"ingest.outbox"}
+	stall.Backends = map[string]float64{"CPU": 0.5, "IO:DataFileRead": 2, "Lock:transactionid": 1}
+	windows := []Window{{Index: 1, Minutes: []Minute{calm(0, 100), calm(1, 120), calm(2, 110), stall, calm(4, 199)}}}
+	worst, stalled, other := stalls(windows)
+	if len(worst) != 1 || worst[0].P99Ms != 900 || stalled.count != 1 || other.count != 4 {
+		t.Fatalf("worst %v, stalled %d, other %d; want the 900 ms minute alone stalled", worst, stalled.count, other.count)
+	}
+	var b bytes.Buffer
+	stallTable(&b, windows)
+	for _, want := range []string{
+		"| stalled | 1 | 900 | 2.0 | 5000 | 0 | 100 % | 100 % | 0.50 | 0.00 | 2.00 | 1.00 |",
+		"| other | 4 | 110 | 2.0 | 10 | 0 | 0 % | 0 % | 0.50 | 0.10 | 0.00 | 0.00 |",
+		"| 2026-12-05 15:03 | 900 | 2.0 | 5000 | 0 | 100 % | ingest.outbox | IO:DataFileRead 2.00, Lock:transactionid 1.00, CPU 0.50 |",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("stall table lacks %q:\n%s", want, b.String())
+		}
+	}
+}
