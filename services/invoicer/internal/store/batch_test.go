@@ -106,13 +106,7 @@ func TestRecordDocumentsTogether(t *testing.T) {
 	t.Parallel()
 	env := invoicertest.New(t)
 	ctx := context.Background()
-	params := func(id string) store.NewDocument {
-		p, err := consumer.Params(invoicertest.Payment(id, 100_00, false))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	params := func(id string) store.NewDocument { return paymentDocument(t, id) }
 	before := env.Record(t, invoicertest.Payment("pay-old", 100_00, false))
 	collides := params("pay-collides")
 	collides.References[0] = before.Reference // held by another source: takes its second
@@ -156,10 +150,7 @@ func TestStoreRecordsABatchAllOrNothing(t *testing.T) {
 	env := invoicertest.New(t)
 	ctx := context.Background()
 	params := func(id string, amount int64) store.NewDocument {
-		p, err := consumer.Params(invoicertest.Payment(id, 100_00, false))
-		if err != nil {
-			t.Fatal(err)
-		}
+		p := paymentDocument(t, id)
 		p.AmountMinor = amount
 		return p
 	}
@@ -191,13 +182,7 @@ func TestABatchMeetingAnEventRecordedMeanwhileFailsThenIsADuplicate(t *testing.T
 	t.Parallel()
 	env := invoicertest.New(t)
 	ctx := context.Background()
-	params := func(id string) store.NewDocument {
-		p, err := consumer.Params(invoicertest.Payment(id, 100_00, false))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	params := func(id string) store.NewDocument { return paymentDocument(t, id) }
 	racing, fresh := params("pay-racing"), params("pay-fresh-2")
 	other, err := env.Pool.Begin(ctx)
 	if err != nil {
@@ -227,4 +212,15 @@ func TestABatchMeetingAnEventRecordedMeanwhileFailsThenIsADuplicate(t *testing.T
 	if r := env.Store.RecordDocuments(ctx, []store.NewDocument{fresh})[0]; r.Err != nil || r.ID == 0 {
 		t.Fatalf("the fresh event alone: %+v, want recorded", r)
 	}
+}
+
+// paymentDocument is the document the billing event of a 100.00 payment id
+// asks for.
+func paymentDocument(t *testing.T, id string) store.NewDocument {
+	t.Helper()
+	p, err := consumer.Params(invoicertest.Payment(id, 100_00, false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
