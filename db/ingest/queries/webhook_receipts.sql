@@ -11,14 +11,20 @@ ON CONFLICT (scope, dedupe_key) DO NOTHING;
 -- CONFLICT, which logs a confirmation record for every row: a receipt
 -- inserted by another transaction meanwhile fails the statement with a
 -- unique violation, and the caller inserts each receipt with ReceiptInsert.
-INSERT INTO ingest.webhook_receipts (source, scope, kind, dedupe_key, event_id, event_type, body, body_deflated, traceparent)
-SELECT u.source, u.scope, u.kind, u.dedupe_key, u.event_id, u.event_type, u.body, u.body_deflated, u.traceparent
+-- With a lease token the receipts are inserted claimed under it, for
+-- lease_seconds: an apply worker of the inserting process takes them
+-- from memory (store.Handoff), and no claim has to lock and update them.
+INSERT INTO ingest.webhook_receipts (source, scope, kind, dedupe_key, event_id, event_type, body, body_deflated, traceparent,
+                                     lease_token, lease_expires_at)
+SELECT u.source, u.scope, u.kind, u.dedupe_key, u.event_id, u.event_type, u.body, u.body_deflated, u.traceparent,
+       sqlc.narg(lease_token)::uuid,
+       CASE WHEN sqlc.narg(lease_token)::uuid IS NOT NULL THEN now() + make_interval(secs => @lease_seconds::float8) END
 FROM ROWS FROM (unnest(@sources::text[]), unnest(@scopes::text[]), unnest(@kinds::text[]),
                 unnest(@dedupe_keys::text[]), unnest(@event_ids::text[]), unnest(@event_types::text[]),
                 unnest(@bodies::bytea[]), unnest(@bodies_deflated::boolean[]), unnest(@traceparents::text[]))
     AS u(source, scope, kind, dedupe_key, event_id, event_type, body, body_deflated, traceparent)
 WHERE NOT EXISTS (SELECT 1 FROM ingest.webhook_receipts w WHERE w.dedupe_key = u.dedupe_key AND w.scope = u.scope)
-RETURNING scope, dedupe_key;
+RETURNING id, scope, dedupe_key, received_at;
 
 -- name: ReceiptClaimDue :many
 -- Claims pending receipts that are due and not leased by a live worker; a

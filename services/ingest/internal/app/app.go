@@ -93,11 +93,18 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 // are written, all of them in one statement: how late the trace may show one.
 const pspCallsEvery = 100 * time.Millisecond
 
+// handoffBatches is how many batches of each apply worker the receipts
+// handed to them in memory may fill (store.Handoff): a burst beyond that
+// waits in the table, to be claimed from there.
+const handoffBatches = 4
+
 // build makes the server and the loops and binds the listener.
 func (a *App) build(ctx context.Context, cfg Config, srcs []webhook.Source, p psps, log *zap.Logger) error {
 	reg := httpserver.NewRegistry()
 	st := store.New(a.pool)
 	st.SetPollAfter(cfg.PollAfter)
+	handoff := store.NewHandoff(cfg.ApplyLease, handoffBatches*cfg.ApplyBatch*max(cfg.Workers, 1))
+	st.UseHandoff(handoff)
 	calls := pspcalls.NewBatcher(st, log.Named("pspcalls"), pspCallsEvery)
 	for scope, ad := range p.byScope {
 		p.byScope[scope] = pspcalls.Wrap(ad, calls, log.Named("pspcalls"))
@@ -122,7 +129,7 @@ func (a *App) build(ctx context.Context, cfg Config, srcs []webhook.Source, p ps
 	pspadmin.New(st, p.byScope, log.Named("pspadmin"), wake).Register(g)
 	openapi.Serve(g, "ingest")
 	a.group.Add(calls.Run)
-	a.group.Add(loops(cfg, a.pool, st, p, log, reg, wake)...)
+	a.group.Add(loops(cfg, a.pool, st, handoff, p, log, reg, wake)...)
 	deliveries := make(chan struct{}, 1)
 	admin.NewDeliveries(st, log.Named("admin"), deliveries).Register(g)
 	notifying, err := notifications(ctx, cfg, st, log, reg, deliveries)
@@ -192,9 +199,9 @@ func (a *App) Run(ctx context.Context) error {
 
 // loops are the apply workers, the outbox waker, the status poller (when a
 // source is a PSP) and the pruner.
-func loops(cfg Config, pool *pgxpool.Pool, st *store.Store, p psps, log *zap.Logger, reg prometheus.Registerer, wake chan struct{}) []worker.Loop {
+func loops(cfg Config, pool *pgxpool.Pool, st *store.Store, handoff *store.Handoff, p psps, log *zap.Logger, reg prometheus.Registerer, wake chan struct{}) []worker.Loop {
 	waker := outbox.NewWaker(pool, store.Outbox, outbox.WakeEvery)
-	all := []worker.Loop{applier(cfg, st, p, log, reg, wake, waker.Wake), waker.Run}
+	all := []worker.Loop{applier(cfg, st, handoff, p, log, reg, wake, waker.Wake), waker.Run}
 	if len(p.byScope) > 0 {
 		all = append(all, poller.New(st, pollTargets(p.byScope), log.Named("poller"), reg, poller.Config{
 			After: cfg.PollAfter, Every: cfg.PollEvery, EveryMax: cfg.PollEveryMax, GiveUp: cfg.PollGiveUp, PaidGiveUp: cfg.PollPaidGiveUp,
@@ -249,7 +256,7 @@ func pollTargets(psps map[string]psp.Adapter) []poller.Target {
 
 // applier returns the apply loop: one claimer, cfg.Workers batches worked
 // at once.
-func applier(cfg Config, st *store.Store, p psps, log *zap.Logger, reg prometheus.Registerer, wake chan struct{}, wakeRelay func()) worker.Loop {
+func applier(cfg Config, st *store.Store, handoff *store.Handoff, p psps, log *zap.Logger, reg prometheus.Registerer, wake chan struct{}, wakeRelay func()) worker.Loop {
 	byScope := apply.PSPs{}
 	for scope, a := range p.byScope {
 		byScope[scope] = a
@@ -257,6 +264,6 @@ func applier(cfg Config, st *store.Store, p psps, log *zap.Logger, reg prometheu
 	return apply.NewWorker(st, byScope, log.Named("apply"), reg, apply.Config{
 		Batch: cfg.ApplyBatch, Workers: cfg.Workers, Lease: cfg.ApplyLease, Poll: cfg.ApplyPoll, Linger: cfg.ApplyLinger, MaxAttempts: cfg.ApplyMaxAttempts,
 		Backoff: backoff.Policy{Base: cfg.ApplyBackoffBase, Cap: cfg.ApplyBackoffCap}, WakeRelay: wakeRelay,
-		ChargebackCreditNote: p.creditNote,
+		ChargebackCreditNote: p.creditNote, Handoff: handoff,
 	}, wake).Run
 }

@@ -13,6 +13,8 @@ import (
 	"github.com/onceflow/onceflow/pkg/testwait"
 	"github.com/onceflow/onceflow/services/ingest/internal/apply"
 	"github.com/onceflow/onceflow/services/ingest/internal/psp"
+	"github.com/onceflow/onceflow/services/ingest/internal/store"
+	"github.com/onceflow/onceflow/services/ingest/internal/webhook"
 )
 
 // gated is a PSP whose payment re-fetches each report on entered and then
@@ -72,5 +74,36 @@ func TestRunWorksAtMostWorkersBatchesAtOnce(t *testing.T) {
 	})
 	if got := e.scalar("SELECT count(*)::text FROM ingest.outbox"); got != fmt.Sprint(receipts) {
 		t.Errorf("%s invoice events, want %d", got, receipts)
+	}
+}
+
+// A receipt this process inserted goes to its worker in memory, claimed at
+// its insert: the worker's round claims from the table, finds it held,
+// and takes it from the handoff instead, to apply it under the handoff's
+// token.
+func TestAReceiptHandedOffIsAppliedWithoutAClaimFromTheTable(t *testing.T) {
+	e := newEnv(t)
+	h := store.NewHandoff(time.Minute, 10)
+	st := store.New(e.pool)
+	st.UseHandoff(h)
+	w := apply.NewWorker(st, apply.PSPs{"dlocal": e.client}, zaptest.NewLogger(t), prometheus.NewRegistry(), apply.Config{
+		Batch: 10, Lease: time.Minute, Poll: time.Hour, MaxAttempts: 5, Handoff: h,
+	}, nil)
+	e.order("o-handed", 5000)
+	id := e.call("/payments", map[string]any{"amount": 50, "currency": "UYU", "country": "UY", "payment_method_id": "CARD",
+		"order_id": "o-handed", "description": "100"})
+	e.force(id, "PAID")
+	if _, err := st.InsertReceipt(t.Context(), store.NewReceipt{Source: "dlocal", Scope: "dlocal", Kind: string(webhook.KindPSP),
+		DedupeKey: "handed", EventID: id, EventType: "payment", Body: []byte(`{}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := w.Round(t.Context()); err != nil || n != 1 {
+		t.Fatalf("the round took %d receipts (%v), want 1", n, err)
+	}
+	if got := e.scalar("SELECT status || ' ' || (lease_token IS NULL)::text FROM ingest.webhook_receipts WHERE dedupe_key = 'handed'"); got != "done true" {
+		t.Errorf("receipt %q, want done and its lease ended", got)
+	}
+	if got := e.scalar("SELECT count(*)::text FROM ingest.outbox WHERE event_key = $1", "payment:"+id+":paid"); got != "1" {
+		t.Errorf("invoice events = %s, want 1", got)
 	}
 }

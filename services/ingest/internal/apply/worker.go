@@ -48,6 +48,9 @@ type Config struct {
 	// invoiced payment are credited automatically instead of opening a
 	// case.
 	ChargebackCreditNote map[string]bool
+	// Handoff holds the receipts this process inserted claimed for the
+	// worker (store.Handoff); nil: every receipt is claimed from the table.
+	Handoff *store.Handoff
 }
 
 // Worker applies pending receipts.
@@ -60,6 +63,9 @@ type Worker struct {
 	applied *prometheus.CounterVec
 	latency prometheus.Histogram
 	claimed prometheus.Histogram
+	// tableClaimed is when the last claim from the table began; only the
+	// claiming loop reads and writes it.
+	tableClaimed time.Time
 }
 
 // NewWorker returns a worker; wake nudges it when a receipt arrives.
@@ -83,6 +89,9 @@ func NewWorker(st *store.Store, psps PSPs, log *zap.Logger, reg prometheus.Regis
 // Run applies receipts until ctx ends: one loop claims batches, and up to
 // Config.Workers of them are worked at once (worker.ClaimThenWork).
 func (w *Worker) Run(ctx context.Context) error {
+	if w.cfg.Handoff != nil {
+		defer w.cfg.Handoff.Close()
+	}
 	worker.ClaimThenWork(ctx, w.wake, w.cfg.Poll, w.cfg.Linger, max(w.cfg.Workers, 1), func(ctx context.Context) (func(), bool) {
 		c, err := w.claim(ctx)
 		if err != nil && ctx.Err() == nil {
@@ -91,7 +100,7 @@ func (w *Worker) Run(ctx context.Context) error {
 		if len(c.rows) == 0 {
 			return nil, false
 		}
-		return func() { w.process(ctx, c) }, len(c.rows) == w.cfg.Batch
+		return func() { w.process(ctx, c) }, len(c.rows) == w.cfg.Batch || w.cfg.Handoff != nil && w.cfg.Handoff.Len() > 0
 	})
 	return nil
 }
@@ -114,15 +123,44 @@ type claim struct {
 	claimed time.Time
 }
 
-// claim claims a batch of due receipts and counts its size.
+// claim takes a batch from the handoff or, when it is empty or the table
+// has not been claimed from for a poll period, claims one from the table
+// (falling back on the handoff when the table has none): receipts due
+// again after a failure, and those whose claim lapsed, wait there however
+// busy the handoff keeps the worker. It counts the batch's size.
 func (w *Worker) claim(ctx context.Context) (claim, error) {
 	token, claimed := uuid.New(), time.Now()
+	if claimed.Sub(w.tableClaimed) < w.cfg.Poll {
+		if c, ok := w.handedOff(); ok {
+			return c, nil
+		}
+	}
+	w.tableClaimed = claimed
 	rows, err := w.store.ClaimReceipts(ctx, token, w.cfg.Lease, w.cfg.Batch)
 	if err != nil {
 		return claim{}, err
 	}
+	if len(rows) == 0 {
+		if c, ok := w.handedOff(); ok {
+			return c, nil
+		}
+	}
 	w.claimed.Observe(float64(len(rows)))
 	return claim{rows: rows, token: token, claimed: claimed}, nil
+}
+
+// handedOff takes a batch from the handoff, if there is one and it holds
+// any, and counts its size.
+func (w *Worker) handedOff() (claim, bool) {
+	if w.cfg.Handoff == nil {
+		return claim{}, false
+	}
+	rows, at := w.cfg.Handoff.Take(w.cfg.Batch)
+	if len(rows) == 0 {
+		return claim{}, false
+	}
+	w.claimed.Observe(float64(len(rows)))
+	return claim{rows: rows, token: w.cfg.Handoff.Token(), claimed: at}, true
 }
 
 // process prepares each receipt of c (PSP re-fetch and checks) and records

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/onceflow/onceflow/services/ingest/internal/store/dbsqlc"
 )
@@ -18,16 +19,19 @@ type receiptGroup struct {
 	q        *dbsqlc.Queries
 	flushers int
 	max      int
+	handoff  *Handoff // nil: receipts are inserted unclaimed
 
 	mu       sync.Mutex
 	pending  []*queuedReceipt
 	flushing int
 }
 
-// queuedReceipt is one caller's receipt and, once done is closed, its
-// outcome; lead tells the caller to insert a batch itself.
+// queuedReceipt is one caller's receipt (stored, and its body as
+// received) and, once done is closed, its outcome; lead tells the caller
+// to insert a batch itself.
 type queuedReceipt struct {
 	r        NewReceipt
+	body     []byte
 	inserted bool
 	err      error
 	done     chan struct{}
@@ -43,7 +47,7 @@ func newReceiptGroup(q *dbsqlc.Queries, flushers, max int) *receiptGroup {
 // statement runs on ctx without its cancellation: others' receipts ride on
 // it, and it is bounded by the database's own timeouts.
 func (g *receiptGroup) insert(ctx context.Context, r NewReceipt) (bool, error) {
-	w := &queuedReceipt{r: r, done: make(chan struct{}), lead: make(chan struct{}, 1)}
+	w := &queuedReceipt{r: r.stored(), body: r.Body, done: make(chan struct{}), lead: make(chan struct{}, 1)}
 	g.mu.Lock()
 	g.pending = append(g.pending, w)
 	if g.flushing < g.flushers {
@@ -119,7 +123,8 @@ func isClosed(c chan struct{}) bool {
 
 // flush inserts batch in one statement; should it fail, each receipt is
 // inserted alone, so an error is only its own receipt's. Of two receipts
-// under one key the first is inserted and the second is a duplicate.
+// under one key the first is inserted and the second is a duplicate. With
+// room in the handoff the batch is inserted claimed and handed to the worker.
 func (g *receiptGroup) flush(ctx context.Context, batch []*queuedReceipt) {
 	defer func() {
 		for _, w := range batch {
@@ -140,7 +145,18 @@ func (g *receiptGroup) flush(ctx context.Context, batch []*queuedReceipt) {
 		p.BodiesDeflated = append(p.BodiesDeflated, r.deflated)
 		p.Traceparents = append(p.Traceparents, r.Traceparent)
 	}
+	n, leasedAt := len(first), time.Now()
+	if g.handoff != nil && g.handoff.reserve(n) {
+		token := g.handoff.token
+		p.LeaseToken, p.LeaseSeconds = &token, g.handoff.lease.Seconds()
+	}
 	rows, err := g.q.ReceiptInsertMany(ctx, p)
+	var handed []Receipt
+	defer func() {
+		if p.LeaseToken != nil {
+			g.handoff.fill(n, handed, leasedAt)
+		}
+	}()
 	if err != nil {
 		for _, w := range batch {
 			w.inserted, w.err = insertReceipt(ctx, g.q, w.r)
@@ -148,6 +164,12 @@ func (g *receiptGroup) flush(ctx context.Context, batch []*queuedReceipt) {
 		return
 	}
 	for _, row := range rows {
-		first[[2]string{row.Scope, row.DedupeKey}].inserted = true
+		w := first[[2]string{row.Scope, row.DedupeKey}]
+		w.inserted = true
+		if p.LeaseToken != nil {
+			r := w.r
+			handed = append(handed, Receipt{ID: row.ID, Source: r.Source, Scope: r.Scope, Kind: r.Kind, EventID: r.EventID,
+				EventType: r.EventType, Body: w.body, ReceivedAt: row.ReceivedAt, Traceparent: r.Traceparent})
+		}
 	}
 }

@@ -75,7 +75,7 @@ type Backlog struct {
 // scope already has a receipt with its dedupe key. Concurrent calls are
 // inserted together (receiptGroup): it returns once r is committed.
 func (s *Store) InsertReceipt(ctx context.Context, r NewReceipt) (inserted bool, err error) {
-	return s.receipts.insert(ctx, r.stored())
+	return s.receipts.insert(ctx, r)
 }
 
 // InsertReceipt is Store.InsertReceipt inside tx: a receipt the apply

@@ -54,6 +54,11 @@ func New(pool *pgxpool.Pool) *Store {
 	return &Store{pool: pool, q: q, receipts: newReceiptGroup(q, receiptInserters, receiptBatch)}
 }
 
+// UseHandoff makes the receipts inserted by InsertReceipt go to h,
+// claimed, while it has room (see Handoff); call it before the store is
+// used.
+func (s *Store) UseHandoff(h *Handoff) { s.receipts.handoff = h }
+
 // Tx is one transaction of the apply worker: what a batch of receipts
 // writes, committed together.
 type Tx struct {

@@ -226,17 +226,22 @@ func (q *Queries) ReceiptInsert(ctx context.Context, arg ReceiptInsertParams) (i
 }
 
 const receiptInsertMany = `-- name: ReceiptInsertMany :many
-INSERT INTO ingest.webhook_receipts (source, scope, kind, dedupe_key, event_id, event_type, body, body_deflated, traceparent)
-SELECT u.source, u.scope, u.kind, u.dedupe_key, u.event_id, u.event_type, u.body, u.body_deflated, u.traceparent
-FROM ROWS FROM (unnest($1::text[]), unnest($2::text[]), unnest($3::text[]),
-                unnest($4::text[]), unnest($5::text[]), unnest($6::text[]),
-                unnest($7::bytea[]), unnest($8::boolean[]), unnest($9::text[]))
+INSERT INTO ingest.webhook_receipts (source, scope, kind, dedupe_key, event_id, event_type, body, body_deflated, traceparent,
+                                     lease_token, lease_expires_at)
+SELECT u.source, u.scope, u.kind, u.dedupe_key, u.event_id, u.event_type, u.body, u.body_deflated, u.traceparent,
+       $1::uuid,
+       CASE WHEN $1::uuid IS NOT NULL THEN now() + make_interval(secs => $2::float8) END
+FROM ROWS FROM (unnest($3::text[]), unnest($4::text[]), unnest($5::text[]),
+                unnest($6::text[]), unnest($7::text[]), unnest($8::text[]),
+                unnest($9::bytea[]), unnest($10::boolean[]), unnest($11::text[]))
     AS u(source, scope, kind, dedupe_key, event_id, event_type, body, body_deflated, traceparent)
 WHERE NOT EXISTS (SELECT 1 FROM ingest.webhook_receipts w WHERE w.dedupe_key = u.dedupe_key AND w.scope = u.scope)
-RETURNING scope, dedupe_key
+RETURNING id, scope, dedupe_key, received_at
 `
 
 type ReceiptInsertManyParams struct {
+	LeaseToken     *uuid.UUID
+	LeaseSeconds   float64
 	Sources        []string
 	Scopes         []string
 	Kinds          []string
@@ -249,8 +254,10 @@ type ReceiptInsertManyParams struct {
 }
 
 type ReceiptInsertManyRow struct {
-	Scope     string
-	DedupeKey string
+	ID         int64
+	Scope      string
+	DedupeKey  string
+	ReceivedAt time.Time
 }
 
 // Inserts receipts of distinct scope and dedupe key in one statement and
@@ -259,8 +266,13 @@ type ReceiptInsertManyRow struct {
 // CONFLICT, which logs a confirmation record for every row: a receipt
 // inserted by another transaction meanwhile fails the statement with a
 // unique violation, and the caller inserts each receipt with ReceiptInsert.
+// With a lease token the receipts are inserted claimed under it, for
+// lease_seconds: an apply worker of the inserting process takes them
+// from memory (store.Handoff), and no claim has to lock and update them.
 func (q *Queries) ReceiptInsertMany(ctx context.Context, arg ReceiptInsertManyParams) ([]ReceiptInsertManyRow, error) {
 	rows, err := q.db.Query(ctx, receiptInsertMany,
+		arg.LeaseToken,
+		arg.LeaseSeconds,
 		arg.Sources,
 		arg.Scopes,
 		arg.Kinds,
@@ -278,7 +290,12 @@ func (q *Queries) ReceiptInsertMany(ctx context.Context, arg ReceiptInsertManyPa
 	items := []ReceiptInsertManyRow{}
 	for rows.Next() {
 		var i ReceiptInsertManyRow
-		if err := rows.Scan(&i.Scope, &i.DedupeKey); err != nil {
+		if err := rows.Scan(
+			&i.ID,
+			&i.Scope,
+			&i.DedupeKey,
+			&i.ReceivedAt,
+		); err != nil {
 			return nil, err
 		}
 		items = append(items, i)
