@@ -125,3 +125,11 @@ SET status = 'pending', attempts = 0, next_attempt_at = now(), processed_at = NU
     lease_token = NULL, lease_expires_at = NULL
 WHERE id = @id
 RETURNING id;
+
+-- name: ReceiptReleaseHandoff :execrows
+-- Ends the claims of the pending receipts inserted claimed under a
+-- handoff's token that its process stops without working (store.Handoff),
+-- so the next claim takes them at once rather than when their lease ends.
+UPDATE ingest.webhook_receipts
+SET lease_token = NULL, lease_expires_at = NULL
+WHERE lease_token = @lease_token AND status = 'pending';

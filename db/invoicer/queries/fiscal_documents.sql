@@ -9,10 +9,14 @@
 -- takes the first of its candidates that no other source's document holds
 -- in the table: the caller gives this statement no two documents of
 -- different sources sharing a candidate, which it could not see (it sees
--- the table as it was before it began).
-INSERT INTO invoicer.fiscal_documents
+-- the table as it was before it began). With a lease token the documents
+-- are recorded claimed under it for lease_seconds, as DocumentClaimDue
+-- would claim them (an emission worker of the recording process takes
+-- them from memory: store.Handoff), and each comes with the database's
+-- clock.
+INSERT INTO invoicer.fiscal_documents AS d
     (source_kind, source_ref, kind, event_key, reference, cfe_type, amount_minor, currency,
-     buyer, lines, original_source_ref, traceparent, accepted_at)
+     buyer, lines, original_source_ref, traceparent, accepted_at, lease_token, lease_expires_at, attempts)
 SELECT n.source_kind, n.source_ref, n.kind, n.event_key,
        (SELECT c.ref FROM unnest(n.candidates) WITH ORDINALITY AS c(ref, i)
         WHERE NOT EXISTS (
@@ -20,7 +24,10 @@ SELECT n.source_kind, n.source_ref, n.kind, n.event_key,
             WHERE o.reference = c.ref
               AND NOT (o.source_kind = n.source_kind AND o.source_ref = n.source_ref AND o.kind = n.kind))
         ORDER BY c.i LIMIT 1),
-       n.cfe_type, n.amount_minor, n.currency, n.buyer, n.lines, n.original_source_ref, n.traceparent, n.accepted_at
+       n.cfe_type, n.amount_minor, n.currency, n.buyer, n.lines, n.original_source_ref, n.traceparent, n.accepted_at,
+       sqlc.narg(lease_token)::uuid,
+       CASE WHEN sqlc.narg(lease_token)::uuid IS NOT NULL THEN now() + make_interval(secs => @lease_seconds::float8) END,
+       (sqlc.narg(lease_token)::uuid IS NOT NULL)::int
 FROM ROWS FROM (jsonb_to_recordset(@docs::jsonb) AS (source_kind text, source_ref text, kind text, event_key text,
     candidates text[], cfe_type integer, amount_minor bigint, currency text, buyer jsonb, lines jsonb,
     original_source_ref text, traceparent text, accepted_at timestamptz))
@@ -30,7 +37,7 @@ WHERE NOT EXISTS (SELECT 1 FROM invoicer.fiscal_documents o
                   WHERE o.source_kind = n.source_kind AND o.source_ref = n.source_ref AND o.kind = n.kind
                     AND o.revision = 0)
 ORDER BY n.position
-RETURNING id, reference, source_kind, source_ref, kind;
+RETURNING sqlc.embed(d), now()::timestamptz AS db_now;
 
 -- name: DocumentClaimDue :many
 -- Claims due documents not leased by a live worker; every later write must
@@ -233,3 +240,11 @@ RETURNING *;
 -- Makes the credit notes waiting for payment @payment_ref's invoice due now.
 UPDATE invoicer.fiscal_documents SET due_at = now(), updated_at = now()
 WHERE kind = 'credit_note' AND original_source_ref = @payment_ref AND status = 'pending';
+
+-- name: DocumentReleaseHandoff :execrows
+-- Ends the claims of the documents recorded claimed under a handoff's
+-- token that its process stops without working (store.Handoff), so the
+-- next claim takes them at once rather than when their lease ends.
+UPDATE invoicer.fiscal_documents
+SET lease_token = NULL, lease_expires_at = NULL
+WHERE lease_token = @lease_token AND status = 'pending';

@@ -114,8 +114,8 @@ func TestReceiptStatementIsIngests(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(st.SQL, "INSERT INTO ingest.webhook_receipts") || !strings.Contains(st.SQL, "unnest($1::text[])") ||
-		!strings.HasSuffix(st.SQL, "RETURNING scope, dedupe_key;") {
+	if !strings.HasPrefix(st.SQL, "INSERT INTO ingest.webhook_receipts") || !strings.Contains(st.SQL, "$1::uuid") || !strings.Contains(st.SQL, "unnest($3::text[])") ||
+		!strings.HasSuffix(st.SQL, "RETURNING id, scope, dedupe_key, received_at;") || strings.Contains(st.SQL, "sqlc.") {
 		t.Fatalf("statement:\n%s\nwant ingest's receipt insert with pgx parameters", st.SQL)
 	}
 	if _, err := st.Args(receiptParams("evt_1", []byte("{}"))); err != nil {
@@ -125,12 +125,12 @@ func TestReceiptStatementIsIngests(t *testing.T) {
 
 func TestParseQuery(t *testing.T) {
 	t.Parallel()
-	file := "-- name: A :one\n-- a comment\nSELECT @x, @y, @x::int;\n\n-- name: B :exec\nDELETE FROM t;\n"
+	file := "-- name: A :one\n-- a comment\nSELECT @x, @y, @x::int, sqlc.narg(z)::uuid, sqlc.arg(y);\n\n-- name: B :exec\nDELETE FROM t;\n"
 	st, err := ParseQuery(file, "A")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.SQL != "SELECT $1, $2, $1::int;" || len(st.Params) != 2 {
+	if st.SQL != "SELECT $1, $2, $1::int, $3::uuid, $2;" || len(st.Params) != 3 {
 		t.Fatalf("got %q %v", st.SQL, st.Params)
 	}
 	if _, err := st.Args(map[string]any{"x": 1}); err == nil {

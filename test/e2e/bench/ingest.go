@@ -131,6 +131,9 @@ func receiptOp(pool *pgxpool.Pool, stmt Statement, ev *events) (Op, error) {
 	}, nil
 }
 
+// ceilingLease is the lease token of the ceiling's receipts.
+const ceilingLease = "6f1c2a0e-5b8d-4c3e-9a7f-0d2b4e6a8c10"
+
 // receiptParams are the values ingest binds for a bench-source event
 // inserted alone (arrays of one): the body as ingest stores it (deflated
 // when shorter), and a fresh W3C
@@ -142,5 +145,8 @@ func receiptParams(id string, body []byte) map[string]any {
 		"dedupe_keys": []string{"event:" + id}, "event_ids": []string{id}, "event_types": []string{eventType},
 		"bodies": [][]byte{stored}, "bodies_deflated": []bool{isDeflated},
 		"traceparents": []string{fmt.Sprintf("00-%016x%016x-%016x-01", rand.Uint64(), rand.Uint64(), rand.Uint64())},
+		// Claimed under a lease, as ingest inserts a receipt its handoff has
+		// room for (store.Handoff).
+		"lease_token": ceilingLease, "lease_seconds": 60.0,
 	}
 }

@@ -30,7 +30,9 @@ func (s Statement) Args(values map[string]any) ([]any, error) {
 	return args, nil
 }
 
-var sqlcParam = regexp.MustCompile(`@([a-z_][a-z0-9_]*)`)
+// sqlcParam is a parameter as sqlc writes one: @name, sqlc.arg(name) or
+// sqlc.narg(name).
+var sqlcParam = regexp.MustCompile(`@([a-z_][a-z0-9_]*)|sqlc\.n?arg\(([a-z_][a-z0-9_]*)\)`)
 
 // ParseQuery finds the query called name in an sqlc query file and
 // rewrites it for pgx. The error says when the file has no such query.
@@ -49,7 +51,8 @@ func ParseQuery(file, name string) (Statement, error) {
 	var st Statement
 	index := map[string]int{}
 	st.SQL = sqlcParam.ReplaceAllStringFunc(strings.Join(lines, "\n"), func(m string) string {
-		p := m[1:]
+		sub := sqlcParam.FindStringSubmatch(m)
+		p := sub[1] + sub[2]
 		if _, ok := index[p]; !ok {
 			st.Params = append(st.Params, p)
 			index[p] = len(st.Params)

@@ -108,3 +108,26 @@ func TestAReceiptHandedOffAndNeverTakenIsClaimedOnceItsLeaseEnds(t *testing.T) {
 		t.Errorf("claimed %q", claimed[0].EventID)
 	}
 }
+
+func TestReleasingAHandoffLetsTheNextClaimTakeItsReceiptsAtOnce(t *testing.T) {
+	pool := pgtest.NewPool(t, "ingest")
+	st := store.New(pool)
+	h := store.NewHandoff(time.Hour, 10)
+	st.UseHandoff(h)
+	for _, key := range []string{"left", "other"} {
+		if _, err := st.InsertReceipt(t.Context(), handoffReceipt(key)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	taken, _ := h.Take(1) // worked to the end: no longer pending
+	if err := st.FinishReceipt(t.Context(), taken[0].ID, h.Token(), "done", nil); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := st.ReleaseHandoff(t.Context(), h); err != nil || n != 1 {
+		t.Fatalf("released %d receipts (%v), want the 1 still pending", n, err)
+	}
+	claimed, err := st.ClaimReceipts(t.Context(), store.NewHandoff(time.Minute, 1).Token(), time.Minute, 10)
+	if err != nil || len(claimed) != 1 || claimed[0].EventID == taken[0].EventID {
+		t.Fatalf("claimed %v (%v), want the receipt left in the handoff", eventIDs(claimed), err)
+	}
+}

@@ -146,15 +146,15 @@ func (g *receiptGroup) flush(ctx context.Context, batch []*queuedReceipt) {
 		p.Traceparents = append(p.Traceparents, r.Traceparent)
 	}
 	n, leasedAt := len(first), time.Now()
-	if g.handoff != nil && g.handoff.reserve(n) {
-		token := g.handoff.token
-		p.LeaseToken, p.LeaseSeconds = &token, g.handoff.lease.Seconds()
+	if g.handoff != nil && g.handoff.Reserve(n) {
+		token := g.handoff.Token()
+		p.LeaseToken, p.LeaseSeconds = &token, g.handoff.Lease().Seconds()
 	}
 	rows, err := g.q.ReceiptInsertMany(ctx, p)
 	var handed []Receipt
 	defer func() {
 		if p.LeaseToken != nil {
-			g.handoff.fill(n, handed, leasedAt)
+			g.handoff.Fill(n, handed, leasedAt)
 		}
 	}()
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/onceflow/onceflow/pkg/errkind"
+	"github.com/onceflow/onceflow/pkg/handoff"
 	"github.com/onceflow/onceflow/pkg/outbox"
 	"github.com/onceflow/onceflow/pkg/pg"
 	"github.com/onceflow/onceflow/services/ingest/internal/store/dbsqlc"
@@ -54,10 +55,26 @@ func New(pool *pgxpool.Pool) *Store {
 	return &Store{pool: pool, q: q, receipts: newReceiptGroup(q, receiptInserters, receiptBatch)}
 }
 
+// Handoff is where the receipts a webhook brings go, claimed, for this
+// process's apply loop (package handoff).
+type Handoff = handoff.Handoff[Receipt]
+
+// NewHandoff returns a handoff of at most max receipts, each inserted
+// under a lease of lease.
+func NewHandoff(lease time.Duration, max int) *Handoff { return handoff.New[Receipt](lease, max) }
+
 // UseHandoff makes the receipts inserted by InsertReceipt go to h,
-// claimed, while it has room (see Handoff); call it before the store is
-// used.
+// claimed, while it has room; call it before the store is used.
 func (s *Store) UseHandoff(h *Handoff) { s.receipts.handoff = h }
+
+// ReleaseHandoff ends the claims of the pending receipts inserted under
+// h's token, for a process that stops: the next claim takes them at once.
+// It returns how many it released.
+func (s *Store) ReleaseHandoff(ctx context.Context, h *Handoff) (int64, error) {
+	token := h.Token()
+	n, err := s.q.ReceiptReleaseHandoff(ctx, &token)
+	return n, pg.Interpret(err, "release the handoff's receipts")
+}
 
 // Tx is one transaction of the apply worker: what a batch of receipts
 // writes, committed together.

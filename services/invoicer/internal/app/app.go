@@ -81,6 +81,8 @@ func build(ctx context.Context, cfg Config, pool *pgxpool.Pool, prov provider, l
 	st := store.New(pool)
 	reg.MustRegister(newDocumentCollector(st, log.Named("metrics"), cfg.MetricsEvery), newCaseCollector(st, log.Named("metrics")))
 	ecfg := emitConfig(cfg)
+	ecfg.Handoff = store.NewHandoff(ecfg.Lease, ecfg.Batch*max(ecfg.Workers, 1))
+	st.UseHandoff(ecfg.Handoff)
 	if ecfg.Rates, err = rateSource(ctx, cfg, st); err != nil {
 		return nil, err
 	}

@@ -71,6 +71,9 @@ type Config struct {
 	Wake func()
 	// Valid measures documents becoming valid (nil: not measured).
 	Valid *notify.Valid
+	// Handoff holds the documents this process recorded claimed for the
+	// loop (store.Handoff); nil: every document is claimed from the table.
+	Handoff *store.Handoff
 	// Clock is the pod's clock; nil is time.Now. The loop only measures
 	// durations with it; every time it compares with a document's is the
 	// database's (see dbClock). Tests skew it.
@@ -99,6 +102,9 @@ type Emitter struct {
 	fenced     prometheus.Counter
 	claimed    prometheus.Histogram // documents per claim, empty ones included
 	due        chan struct{}        // a document was recorded: wake one idle worker
+	// tableClaimed is when the last claim from the table began, by the
+	// pod's clock; only the claiming loop reads and writes it.
+	tableClaimed time.Time
 }
 
 // New returns an emitter that works the documents of st, sending through p
@@ -136,6 +142,9 @@ func (e *Emitter) Due() {
 // Run emits due documents until ctx ends: one loop claims batches, and
 // up to Config.Workers of them are worked at once (worker.ClaimThenWork).
 func (e *Emitter) Run(ctx context.Context) error {
+	if e.cfg.Handoff != nil {
+		defer e.releaseHandoff(ctx)
+	}
 	worker.ClaimThenWork(ctx, e.due, e.cfg.Poll, e.cfg.Linger, max(e.cfg.Workers, 1), func(ctx context.Context) (func(), bool) {
 		c, err := e.claim(ctx)
 		if err != nil && ctx.Err() == nil {
@@ -144,10 +153,29 @@ func (e *Emitter) Run(ctx context.Context) error {
 		if len(c.docs) == 0 {
 			return nil, false
 		}
-		return func() { e.process(ctx, c) }, len(c.docs) == e.cfg.Batch
+		return func() { e.process(ctx, c) }, len(c.docs) == e.cfg.Batch || e.cfg.Handoff != nil && e.cfg.Handoff.Len() > 0
 	})
 	return nil
 }
+
+// releaseHandoff closes the handoff once the loop has stopped and every
+// batch in hand is worked, and ends the claims of the documents it still
+// holds, so another process takes them at once instead of when their
+// lease ends (a process killed outright leaves that to the lease).
+func (e *Emitter) releaseHandoff(ctx context.Context) {
+	e.cfg.Handoff.Close()
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
+	defer cancel()
+	n, err := e.store.ReleaseHandoff(ctx, e.cfg.Handoff)
+	if err != nil {
+		e.log.Warn("release the handoff's documents: they are claimed again when their lease ends", zap.Error(err))
+		return
+	}
+	e.log.Info("released the handoff's documents", zap.Int64("documents", n))
+}
+
+// releaseTimeout bounds releaseHandoff's statement at shutdown.
+const releaseTimeout = 5 * time.Second
 
 // Round claims one batch of due documents, works each and saves every
 // result; it returns how many it claimed. The batch shares its commits: one
@@ -170,17 +198,55 @@ type claim struct {
 	clock   dbClock
 }
 
-// claim claims a batch of due documents and counts its size.
+// claim takes a batch from the handoff or, when it is empty or the table
+// has not been claimed from for a poll period, claims one from the table
+// (falling back on the handoff when the table has none): documents due
+// again, and those whose claim lapsed, wait there however busy the
+// handoff keeps the loop. It counts the batch's size.
 func (e *Emitter) claim(ctx context.Context) (claim, error) {
 	// Taken before the claim, so the time measured from it is never less
 	// than the time the claim's lease has really run.
 	token, claimed := uuid.New(), e.cfg.now()
+	if claimed.Sub(e.tableClaimed) < e.cfg.Poll {
+		if c, ok := e.handedOff(); ok {
+			return c, nil
+		}
+	}
+	e.tableClaimed = claimed
 	got, err := e.store.ClaimDue(ctx, token, e.cfg.Lease, int32(e.cfg.Batch))
 	if err != nil {
 		return claim{}, err
 	}
+	if len(got.Documents) == 0 {
+		if c, ok := e.handedOff(); ok {
+			return c, nil
+		}
+	}
 	e.claimed.Observe(float64(len(got.Documents)))
 	return claim{docs: got.Documents, token: token, claimed: claimed, clock: e.dbClock(got.Now)}, nil
+}
+
+// handedOff takes a batch from the handoff, if there is one and it holds
+// any, and counts its size. Its claim's time is when the oldest's lease
+// began, and its database clock the one read when that was recorded; the
+// handoff measured both with time.Now, so they are carried over to the
+// pod's clock as the time since.
+func (e *Emitter) handedOff() (claim, bool) {
+	if e.cfg.Handoff == nil {
+		return claim{}, false
+	}
+	got, at := e.cfg.Handoff.Take(e.cfg.Batch)
+	if len(got) == 0 {
+		return claim{}, false
+	}
+	docs := make([]store.Document, len(got))
+	for i, h := range got {
+		docs[i] = h.Document
+	}
+	e.claimed.Observe(float64(len(docs)))
+	now := e.cfg.now()
+	return claim{docs: docs, token: e.cfg.Handoff.Token(), claimed: now.Add(-time.Since(at)),
+		clock: dbClock{at: got[0].DBNow, local: now.Add(-time.Since(got[0].Recorded)), pod: e.cfg.now}}, true
 }
 
 // process works each document of c and saves every result.

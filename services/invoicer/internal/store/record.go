@@ -6,6 +6,9 @@ import (
 	"errors"
 	"time"
 
+	"github.com/google/uuid"
+
+	"github.com/onceflow/onceflow/pkg/handoff"
 	"github.com/onceflow/onceflow/pkg/pg"
 	"github.com/onceflow/onceflow/provider/fiscal"
 	"github.com/onceflow/onceflow/services/invoicer/internal/store/dbsqlc"
@@ -49,7 +52,66 @@ func (q queries) RecordDocuments(ctx context.Context, docs []NewDocument) []Reco
 	if shareReferences(docs) {
 		return q.recordEach(ctx, docs)
 	}
-	return q.recordTogether(ctx, docs)
+	out, _ := q.recordTogether(ctx, docs, nil)
+	return out
+}
+
+// Handoff is where documents recorded by this process go, claimed, for
+// its emission loop (package handoff).
+type Handoff = handoff.Handoff[Handed]
+
+// Handed is a document recorded claimed for the emission loop: as
+// recorded, with the database's clock then and the pod's (time.Now) once
+// the record returned.
+type Handed struct {
+	Document Document
+	DBNow    time.Time
+	Recorded time.Time
+}
+
+// NewHandoff returns a handoff of at most max documents, each recorded
+// under a lease of lease.
+func NewHandoff(lease time.Duration, max int) *Handoff { return handoff.New[Handed](lease, max) }
+
+// UseHandoff makes the documents RecordDocuments records in one statement
+// go to h, claimed, while it has room; call it before the store is used.
+func (s *Store) UseHandoff(h *Handoff) { s.handoff = h }
+
+// ReleaseHandoff ends the claims of the pending documents recorded under
+// h's token, for a process that stops: the next claim takes them at once.
+// It returns how many it released.
+func (s *Store) ReleaseHandoff(ctx context.Context, h *Handoff) (int64, error) {
+	token := h.Token()
+	n, err := s.q.DocumentReleaseHandoff(ctx, &token)
+	return n, pg.Interpret(err, "release the handoff's documents")
+}
+
+// recordHanded is recordTogether, the documents recorded claimed and
+// handed off when the handoff has room for them.
+func (s *Store) recordHanded(ctx context.Context, docs []NewDocument) []Recorded {
+	n := len(distinctSources(docs))
+	if s.handoff == nil || !s.handoff.Reserve(n) {
+		out, _ := s.recordTogether(ctx, docs, nil)
+		return out
+	}
+	at := time.Now()
+	out, handed := s.recordTogether(ctx, docs, s.handoff)
+	s.handoff.Fill(n, handed, at)
+	return out
+}
+
+// distinctSources returns the first document of each source in docs, in
+// order: the ones a statement inserts.
+func distinctSources(docs []NewDocument) []NewDocument {
+	seen := make(map[source]bool, len(docs))
+	var out []NewDocument
+	for _, d := range docs {
+		if !seen[d.source()] {
+			seen[d.source()] = true
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 // RecordDocuments is Tx.RecordDocuments outside a transaction, all or
@@ -58,7 +120,7 @@ func (q queries) RecordDocuments(ctx context.Context, docs []NewDocument) []Reco
 // nothing is recorded and every document has it.
 func (s *Store) RecordDocuments(ctx context.Context, docs []NewDocument) []Recorded {
 	if !shareReferences(docs) {
-		return s.recordTogether(ctx, docs)
+		return s.recordHanded(ctx, docs)
 	}
 	var out []Recorded
 	err := s.InTx(ctx, func(tx *Tx) error {
@@ -126,32 +188,40 @@ func (d NewDocument) row() newRow {
 
 // recordTogether inserts docs in one statement. The first of a source is
 // the one inserted, when its event is new; any other is ErrDuplicate. An
-// error is every document's.
-func (q queries) recordTogether(ctx context.Context, docs []NewDocument) []Recorded {
+// error is every document's. With h, the documents are inserted claimed
+// under its token and returned as handed.
+func (q queries) recordTogether(ctx context.Context, docs []NewDocument, h *Handoff) ([]Recorded, []Handed) {
 	out := make([]Recorded, len(docs))
 	rows := make([]newRow, 0, len(docs))
-	first := make(map[source]bool, len(docs))
-	for _, d := range docs {
-		if !first[d.source()] {
-			first[d.source()] = true
-			rows = append(rows, d.row())
-		}
+	for _, d := range distinctSources(docs) {
+		rows = append(rows, d.row())
 	}
 	body, err := json.Marshal(rows)
+	var token *uuid.UUID
+	var lease float64
+	if h != nil {
+		t := h.Token()
+		token, lease = &t, h.Lease().Seconds()
+	}
 	var inserted []dbsqlc.DocumentRecordManyRow
 	if err == nil {
-		inserted, err = q.q.DocumentRecordMany(ctx, body)
+		inserted, err = q.q.DocumentRecordMany(ctx, token, lease, body)
 	}
 	if err != nil {
 		err = pg.Interpret(err, "record %d documents", len(docs))
 		for i := range out {
 			out[i].Err = err
 		}
-		return out
+		return out, nil
 	}
 	got := map[source]Recorded{}
-	for _, r := range inserted {
+	var handed []Handed
+	for _, row := range inserted {
+		r := row.InvoicerFiscalDocument
 		got[source{r.SourceKind, r.SourceRef, r.Kind}] = Recorded{ID: r.ID, Reference: r.Reference}
+		if h != nil {
+			handed = append(handed, Handed{Document: documentFromRow(r), DBNow: row.DbNow, Recorded: time.Now()})
+		}
 	}
 	for i, d := range docs {
 		r, ok := got[d.source()]
@@ -161,7 +231,7 @@ func (q queries) recordTogether(ctx context.Context, docs []NewDocument) []Recor
 		delete(got, d.source())
 		out[i] = r
 	}
-	return out
+	return out, handed
 }
 
 // recordEach inserts docs one statement each, so each sees the ones
@@ -169,7 +239,8 @@ func (q queries) recordTogether(ctx context.Context, docs []NewDocument) []Recor
 func (q queries) recordEach(ctx context.Context, docs []NewDocument) []Recorded {
 	out := make([]Recorded, len(docs))
 	for i := range docs {
-		out[i] = q.recordTogether(ctx, docs[i:i+1])[0]
+		rec, _ := q.recordTogether(ctx, docs[i:i+1], nil)
+		out[i] = rec[0]
 	}
 	return out
 }

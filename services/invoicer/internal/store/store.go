@@ -39,7 +39,8 @@ type queries struct{ q *dbsqlc.Queries }
 // Store is the invoicer's store over a pool. It is safe for concurrent use.
 type Store struct {
 	queries
-	pool *pgxpool.Pool
+	pool    *pgxpool.Pool
+	handoff *Handoff // nil: documents are recorded unclaimed
 }
 
 // New returns the store over pool.

@@ -380,6 +380,23 @@ func (q *Queries) ReceiptPrune(ctx context.Context, cutoff time.Time, maxRows in
 	return result.RowsAffected(), nil
 }
 
+const receiptReleaseHandoff = `-- name: ReceiptReleaseHandoff :execrows
+UPDATE ingest.webhook_receipts
+SET lease_token = NULL, lease_expires_at = NULL
+WHERE lease_token = $1 AND status = 'pending'
+`
+
+// Ends the claims of the pending receipts inserted claimed under a
+// handoff's token that its process stops without working (store.Handoff),
+// so the next claim takes them at once rather than when their lease ends.
+func (q *Queries) ReceiptReleaseHandoff(ctx context.Context, leaseToken *uuid.UUID) (int64, error) {
+	result, err := q.db.Exec(ctx, receiptReleaseHandoff, leaseToken)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const receiptRequeue = `-- name: ReceiptRequeue :one
 UPDATE ingest.webhook_receipts
 SET status = 'pending', attempts = 0, next_attempt_at = now(), processed_at = NULL,

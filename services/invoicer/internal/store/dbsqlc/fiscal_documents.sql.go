@@ -575,9 +575,9 @@ func (q *Queries) DocumentMarkSending(ctx context.Context, arg DocumentMarkSendi
 }
 
 const documentRecordMany = `-- name: DocumentRecordMany :many
-INSERT INTO invoicer.fiscal_documents
+INSERT INTO invoicer.fiscal_documents AS d
     (source_kind, source_ref, kind, event_key, reference, cfe_type, amount_minor, currency,
-     buyer, lines, original_source_ref, traceparent, accepted_at)
+     buyer, lines, original_source_ref, traceparent, accepted_at, lease_token, lease_expires_at, attempts)
 SELECT n.source_kind, n.source_ref, n.kind, n.event_key,
        (SELECT c.ref FROM unnest(n.candidates) WITH ORDINALITY AS c(ref, i)
         WHERE NOT EXISTS (
@@ -585,8 +585,11 @@ SELECT n.source_kind, n.source_ref, n.kind, n.event_key,
             WHERE o.reference = c.ref
               AND NOT (o.source_kind = n.source_kind AND o.source_ref = n.source_ref AND o.kind = n.kind))
         ORDER BY c.i LIMIT 1),
-       n.cfe_type, n.amount_minor, n.currency, n.buyer, n.lines, n.original_source_ref, n.traceparent, n.accepted_at
-FROM ROWS FROM (jsonb_to_recordset($1::jsonb) AS (source_kind text, source_ref text, kind text, event_key text,
+       n.cfe_type, n.amount_minor, n.currency, n.buyer, n.lines, n.original_source_ref, n.traceparent, n.accepted_at,
+       $1::uuid,
+       CASE WHEN $1::uuid IS NOT NULL THEN now() + make_interval(secs => $2::float8) END,
+       ($1::uuid IS NOT NULL)::int
+FROM ROWS FROM (jsonb_to_recordset($3::jsonb) AS (source_kind text, source_ref text, kind text, event_key text,
     candidates text[], cfe_type integer, amount_minor bigint, currency text, buyer jsonb, lines jsonb,
     original_source_ref text, traceparent text, accepted_at timestamptz))
     WITH ORDINALITY AS n(source_kind, source_ref, kind, event_key, candidates, cfe_type, amount_minor, currency,
@@ -595,15 +598,12 @@ WHERE NOT EXISTS (SELECT 1 FROM invoicer.fiscal_documents o
                   WHERE o.source_kind = n.source_kind AND o.source_ref = n.source_ref AND o.kind = n.kind
                     AND o.revision = 0)
 ORDER BY n.position
-RETURNING id, reference, source_kind, source_ref, kind
+RETURNING d.id, d.source_kind, d.source_ref, d.kind, d.event_key, d.reference, d.cfe_type, d.amount_minor, d.currency, d.buyer, d.lines, d.original_source_ref, d.provider_series, d.provider_number, d.provider_status, d.provider_cae, d.provider_security_code, d.provider_url, d.issue_date, d.attempts, d.unknown_since, d.lease_token, d.lease_expires_at, d.due_at, d.dgi_polls, d.last_error, d.attention_reason, d.created_at, d.updated_at, d.traceparent, d.revision, d.replaces_id, d.refusals, d.accepted_at, d.exchange_rate_milli, d.provider_cae_from, d.provider_cae_to, d.provider_cae_expires, d.audit_changed_at, d.status, now()::timestamptz AS db_now
 `
 
 type DocumentRecordManyRow struct {
-	ID         int64
-	Reference  string
-	SourceKind string
-	SourceRef  string
-	Kind       string
+	InvoicerFiscalDocument InvoicerFiscalDocument
+	DbNow                  time.Time
 }
 
 // Records the documents billing events ask for, of distinct sources, all in
@@ -616,9 +616,13 @@ type DocumentRecordManyRow struct {
 // takes the first of its candidates that no other source's document holds
 // in the table: the caller gives this statement no two documents of
 // different sources sharing a candidate, which it could not see (it sees
-// the table as it was before it began).
-func (q *Queries) DocumentRecordMany(ctx context.Context, docs []byte) ([]DocumentRecordManyRow, error) {
-	rows, err := q.db.Query(ctx, documentRecordMany, docs)
+// the table as it was before it began). With a lease token the documents
+// are recorded claimed under it for lease_seconds, as DocumentClaimDue
+// would claim them (an emission worker of the recording process takes
+// them from memory: store.Handoff), and each comes with the database's
+// clock.
+func (q *Queries) DocumentRecordMany(ctx context.Context, leaseToken *uuid.UUID, leaseSeconds float64, docs []byte) ([]DocumentRecordManyRow, error) {
+	rows, err := q.db.Query(ctx, documentRecordMany, leaseToken, leaseSeconds, docs)
 	if err != nil {
 		return nil, err
 	}
@@ -627,11 +631,47 @@ func (q *Queries) DocumentRecordMany(ctx context.Context, docs []byte) ([]Docume
 	for rows.Next() {
 		var i DocumentRecordManyRow
 		if err := rows.Scan(
-			&i.ID,
-			&i.Reference,
-			&i.SourceKind,
-			&i.SourceRef,
-			&i.Kind,
+			&i.InvoicerFiscalDocument.ID,
+			&i.InvoicerFiscalDocument.SourceKind,
+			&i.InvoicerFiscalDocument.SourceRef,
+			&i.InvoicerFiscalDocument.Kind,
+			&i.InvoicerFiscalDocument.EventKey,
+			&i.InvoicerFiscalDocument.Reference,
+			&i.InvoicerFiscalDocument.CfeType,
+			&i.InvoicerFiscalDocument.AmountMinor,
+			&i.InvoicerFiscalDocument.Currency,
+			&i.InvoicerFiscalDocument.Buyer,
+			&i.InvoicerFiscalDocument.Lines,
+			&i.InvoicerFiscalDocument.OriginalSourceRef,
+			&i.InvoicerFiscalDocument.ProviderSeries,
+			&i.InvoicerFiscalDocument.ProviderNumber,
+			&i.InvoicerFiscalDocument.ProviderStatus,
+			&i.InvoicerFiscalDocument.ProviderCae,
+			&i.InvoicerFiscalDocument.ProviderSecurityCode,
+			&i.InvoicerFiscalDocument.ProviderUrl,
+			&i.InvoicerFiscalDocument.IssueDate,
+			&i.InvoicerFiscalDocument.Attempts,
+			&i.InvoicerFiscalDocument.UnknownSince,
+			&i.InvoicerFiscalDocument.LeaseToken,
+			&i.InvoicerFiscalDocument.LeaseExpiresAt,
+			&i.InvoicerFiscalDocument.DueAt,
+			&i.InvoicerFiscalDocument.DgiPolls,
+			&i.InvoicerFiscalDocument.LastError,
+			&i.InvoicerFiscalDocument.AttentionReason,
+			&i.InvoicerFiscalDocument.CreatedAt,
+			&i.InvoicerFiscalDocument.UpdatedAt,
+			&i.InvoicerFiscalDocument.Traceparent,
+			&i.InvoicerFiscalDocument.Revision,
+			&i.InvoicerFiscalDocument.ReplacesID,
+			&i.InvoicerFiscalDocument.Refusals,
+			&i.InvoicerFiscalDocument.AcceptedAt,
+			&i.InvoicerFiscalDocument.ExchangeRateMilli,
+			&i.InvoicerFiscalDocument.ProviderCaeFrom,
+			&i.InvoicerFiscalDocument.ProviderCaeTo,
+			&i.InvoicerFiscalDocument.ProviderCaeExpires,
+			&i.InvoicerFiscalDocument.AuditChangedAt,
+			&i.InvoicerFiscalDocument.Status,
+			&i.DbNow,
 		); err != nil {
 			return nil, err
 		}
@@ -706,6 +746,23 @@ func (q *Queries) DocumentReissue(ctx context.Context, candidates []string, repl
 		&i.Status,
 	)
 	return i, err
+}
+
+const documentReleaseHandoff = `-- name: DocumentReleaseHandoff :execrows
+UPDATE invoicer.fiscal_documents
+SET lease_token = NULL, lease_expires_at = NULL
+WHERE lease_token = $1 AND status = 'pending'
+`
+
+// Ends the claims of the documents recorded claimed under a handoff's
+// token that its process stops without working (store.Handoff), so the
+// next claim takes them at once rather than when their lease ends.
+func (q *Queries) DocumentReleaseHandoff(ctx context.Context, leaseToken *uuid.UUID) (int64, error) {
+	result, err := q.db.Exec(ctx, documentReleaseHandoff, leaseToken)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }
 
 const documentRenewLease = `-- name: DocumentRenewLease :execrows

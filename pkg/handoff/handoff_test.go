@@ -1,0 +1,33 @@
+package handoff_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/onceflow/onceflow/pkg/handoff"
+)
+
+func TestReservationsBoundTheHandoffAndTakeGivesTheOldestFirst(t *testing.T) {
+	h := handoff.New[string](time.Minute, 3)
+	first, second := time.Unix(100, 0), time.Unix(200, 0)
+	if !h.Reserve(2) || h.Reserve(2) {
+		t.Fatal("a handoff of 3 took reservations of 2 and 2")
+	}
+	h.Fill(2, []string{"a"}, first) // one of the two was a duplicate
+	if !h.Reserve(2) {
+		t.Fatal("the place the duplicate left was not freed")
+	}
+	h.Fill(2, []string{"b", "c"}, second)
+	got, at := h.Take(2)
+	if fmt.Sprint(got) != "[a b]" || !at.Equal(first) || h.Len() != 1 {
+		t.Errorf("took %v leased at %v with %d left, want [a b] at %v with 1 left", got, at, h.Len(), first)
+	}
+	h.Close()
+	if h.Reserve(1) {
+		t.Error("a closed handoff took a reservation")
+	}
+	if got, _ := h.Take(5); fmt.Sprint(got) != "[c]" {
+		t.Errorf("after closing took %v, want what was queued: [c]", got)
+	}
+}
