@@ -8,6 +8,7 @@
 package handoff
 
 import (
+	"context"
 	"sync"
 	"time"
 
@@ -103,4 +104,20 @@ func (h *Handoff[T]) Close() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.closed = true
+}
+
+// ReleaseTimeout bounds Stop's release.
+const ReleaseTimeout = 5 * time.Second
+
+// Stop closes h once its loop has stopped and worked every batch in hand,
+// then runs release, which ends in the database the claims still held
+// under h's token, so another process takes those rows at once rather than
+// when their lease ends (a process killed outright leaves that to the
+// lease). release runs on ctx without its cancellation, for at most
+// ReleaseTimeout; Stop returns what it returns.
+func (h *Handoff[T]) Stop(ctx context.Context, release func(context.Context, uuid.UUID) (int64, error)) (int64, error) {
+	h.Close()
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ReleaseTimeout)
+	defer cancel()
+	return release(ctx, h.token)
 }

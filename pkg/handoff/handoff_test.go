@@ -1,9 +1,12 @@
 package handoff_test
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/onceflow/onceflow/pkg/handoff"
 )
@@ -29,5 +32,22 @@ func TestReservationsBoundTheHandoffAndTakeGivesTheOldestFirst(t *testing.T) {
 	}
 	if got, _ := h.Take(5); fmt.Sprint(got) != "[c]" {
 		t.Errorf("after closing took %v, want what was queued: [c]", got)
+	}
+}
+
+func TestStopClosesAndReleasesUnderTheTokenOutlivingTheLoopsContext(t *testing.T) {
+	h := handoff.New[string](time.Minute, 3)
+	loop, cancel := context.WithCancel(t.Context())
+	cancel() // the loop has stopped
+	var released uuid.UUID
+	n, err := h.Stop(loop, func(ctx context.Context, token uuid.UUID) (int64, error) {
+		if ctx.Err() != nil {
+			return 0, ctx.Err()
+		}
+		released = token
+		return 2, nil
+	})
+	if err != nil || n != 2 || released != h.Token() || h.Reserve(1) {
+		t.Errorf("Stop: %d %v, released under %s (want %s), reservations after it taken: %v", n, err, released, h.Token(), h.Reserve(1))
 	}
 }

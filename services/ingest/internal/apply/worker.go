@@ -105,24 +105,16 @@ func (w *Worker) Run(ctx context.Context) error {
 	return nil
 }
 
-// releaseHandoff closes the handoff once the loop has stopped and every
-// batch in hand is worked, and ends the claims of the receipts it still
-// holds, so another process takes them at once instead of when their
-// lease ends (a process killed outright leaves that to the lease).
+// releaseHandoff stops the handoff and ends the claims of the receipts it
+// still holds (handoff.Handoff.Stop).
 func (w *Worker) releaseHandoff(ctx context.Context) {
-	w.cfg.Handoff.Close()
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
-	defer cancel()
-	n, err := w.store.ReleaseHandoff(ctx, w.cfg.Handoff)
+	n, err := w.cfg.Handoff.Stop(ctx, w.store.ReleaseHandoff)
 	if err != nil {
 		w.log.Warn("release the handoff's receipts: they are claimed again when their lease ends", zap.Error(err))
 		return
 	}
 	w.log.Info("released the handoff's receipts", zap.Int64("receipts", n))
 }
-
-// releaseTimeout bounds releaseHandoff's statement at shutdown.
-const releaseTimeout = 5 * time.Second
 
 // Round claims one batch of due receipts and applies it (see process); it
 // returns how many it claimed.

@@ -123,7 +123,7 @@ func TestReleasingAHandoffLetsTheNextClaimTakeItsReceiptsAtOnce(t *testing.T) {
 	if err := st.FinishReceipt(t.Context(), taken[0].ID, h.Token(), "done", nil); err != nil {
 		t.Fatal(err)
 	}
-	if n, err := st.ReleaseHandoff(t.Context(), h); err != nil || n != 1 {
+	if n, err := h.Stop(t.Context(), st.ReleaseHandoff); err != nil || n != 1 {
 		t.Fatalf("released %d receipts (%v), want the 1 still pending", n, err)
 	}
 	claimed, err := st.ClaimReceipts(t.Context(), store.NewHandoff(time.Minute, 1).Token(), time.Minute, 10)

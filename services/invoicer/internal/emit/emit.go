@@ -158,24 +158,16 @@ func (e *Emitter) Run(ctx context.Context) error {
 	return nil
 }
 
-// releaseHandoff closes the handoff once the loop has stopped and every
-// batch in hand is worked, and ends the claims of the documents it still
-// holds, so another process takes them at once instead of when their
-// lease ends (a process killed outright leaves that to the lease).
+// releaseHandoff stops the handoff and ends the claims of the documents it
+// still holds (handoff.Handoff.Stop).
 func (e *Emitter) releaseHandoff(ctx context.Context) {
-	e.cfg.Handoff.Close()
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
-	defer cancel()
-	n, err := e.store.ReleaseHandoff(ctx, e.cfg.Handoff)
+	n, err := e.cfg.Handoff.Stop(ctx, e.store.ReleaseHandoff)
 	if err != nil {
 		e.log.Warn("release the handoff's documents: they are claimed again when their lease ends", zap.Error(err))
 		return
 	}
 	e.log.Info("released the handoff's documents", zap.Int64("documents", n))
 }
-
-// releaseTimeout bounds releaseHandoff's statement at shutdown.
-const releaseTimeout = 5 * time.Second
 
 // Round claims one batch of due documents, works each and saves every
 // result; it returns how many it claimed. The batch shares its commits: one

@@ -37,7 +37,7 @@ func TestDocumentsRecordedTogetherAreHandedOffClaimed(t *testing.T) {
 	if err != nil || len(claimed.Documents) != 1 || claimed.Documents[0].ID != over.ID {
 		t.Fatalf("another worker claimed %+v (%v), want only the document beyond the handoff's room", claimed.Documents, err)
 	}
-	if n, err := env.Store.ReleaseHandoff(t.Context(), h); err != nil || n != 2 {
+	if n, err := h.Stop(t.Context(), env.Store.ReleaseHandoff); err != nil || n != 2 {
 		t.Fatalf("released %d (%v), want the 2 recorded into the handoff", n, err)
 	}
 	again, err := env.Store.ClaimDue(t.Context(), store.NewHandoff(time.Minute, 1).Token(), time.Minute, 10)

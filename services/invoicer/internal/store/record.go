@@ -77,11 +77,10 @@ func NewHandoff(lease time.Duration, max int) *Handoff { return handoff.New[Hand
 // go to h, claimed, while it has room; call it before the store is used.
 func (s *Store) UseHandoff(h *Handoff) { s.handoff = h }
 
-// ReleaseHandoff ends the claims of the pending documents recorded under
-// h's token, for a process that stops: the next claim takes them at once.
-// It returns how many it released.
-func (s *Store) ReleaseHandoff(ctx context.Context, h *Handoff) (int64, error) {
-	token := h.Token()
+// ReleaseHandoff ends the claims of the pending documents recorded under a
+// handoff's token, for a process that stops: the next claim takes them at
+// once. It returns how many it released.
+func (s *Store) ReleaseHandoff(ctx context.Context, token uuid.UUID) (int64, error) {
 	n, err := s.q.DocumentReleaseHandoff(ctx, &token)
 	return n, pg.Interpret(err, "release the handoff's documents")
 }
