@@ -80,7 +80,10 @@ LIMIT 1;
 -- by the names below, of distinct ids (one statement cannot update a row
 -- twice); a missing or null field is NULL. Times are the database's: due
 -- due_in_seconds from now(), and unknown since now() when
--- unknown_since_now.
+-- unknown_since_now. @ids are the results' ids again: the rows are found
+-- through the primary key with them, where a join with the JSON, which the
+-- planner expects to hold a hundred rows, read the whole table while it
+-- held a few thousand documents.
 UPDATE invoicer.fiscal_documents d
 SET status = r.status, provider_series = r.provider_series, provider_number = r.provider_number,
     provider_status = r.provider_status, provider_cae = r.provider_cae,
@@ -99,7 +102,7 @@ FROM jsonb_to_recordset(@results::jsonb) AS r(id bigint, lease_token uuid, claim
     provider_security_code text, provider_url text, provider_cae_from bigint, provider_cae_to bigint,
     provider_cae_expires date, issue_date date, unknown_since timestamptz, unknown_since_now boolean,
     due_in_seconds float8, dgi_polls integer, last_error text, attention_reason text, refused boolean)
-WHERE d.id = r.id AND d.lease_token = r.lease_token AND d.status = r.claimed_status
+WHERE d.id = ANY(@ids::bigint[]) AND d.id = r.id AND d.lease_token = r.lease_token AND d.status = r.claimed_status
 RETURNING d.id;
 
 -- name: DocumentCountByStatus :many
@@ -205,11 +208,12 @@ WHERE id = @id AND lease_token = @lease_token;
 -- marked document a full lease again, for the sends queued before its own.
 -- The ids returned are those marked; one missing lost its claim or its
 -- status changed, and must not be sent. Like a claim, it leaves updated_at
--- alone (unknown_since says when).
+-- alone (unknown_since says when). The rows are found through the primary
+-- key with = ANY (see DocumentSaveResults).
 UPDATE invoicer.fiscal_documents d
 SET unknown_since = now(), lease_expires_at = now() + make_interval(secs => @lease_seconds::float8)
 FROM unnest(@ids::bigint[]) WITH ORDINALITY AS c(id, n)
-WHERE d.id = c.id AND d.lease_token = @lease_token AND d.status = (@claimed_statuses::text[])[c.n]
+WHERE d.id = ANY(@ids::bigint[]) AND d.id = c.id AND d.lease_token = @lease_token AND d.status = (@claimed_statuses::text[])[c.n]
 RETURNING d.id;
 
 -- name: DocumentRetryRefused :execrows

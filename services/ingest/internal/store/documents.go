@@ -88,7 +88,11 @@ func upsertDocuments(ctx context.Context, q *dbsqlc.Queries, rows []documentRow)
 	if err != nil {
 		return err
 	}
-	return q.DocumentUpsertMany(ctx, body)
+	refs := make([]string, len(rows))
+	for i, r := range rows {
+		refs[i] = r.Reference
+	}
+	return q.DocumentUpsertMany(ctx, body, refs)
 }
 
 // upsertAlone is upsertDocuments in a statement committed on its own: one

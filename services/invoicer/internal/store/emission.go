@@ -162,14 +162,15 @@ func dayOf(t *time.Time) *string {
 // each result alone to tell whose it was).
 func (q queries) SaveResults(ctx context.Context, results []Result) (fenced []error, err error) {
 	rows := make([]resultRow, len(results))
+	ids := make([]int64, len(results))
 	for i, r := range results {
-		rows[i] = r.row()
+		rows[i], ids[i] = r.row(), r.ID
 	}
 	body, err := json.Marshal(rows)
 	if err != nil {
 		return nil, err
 	}
-	saved, err := q.q.DocumentSaveResults(ctx, body)
+	saved, err := q.q.DocumentSaveResults(ctx, ids, body)
 	if err != nil {
 		return nil, pg.Interpret(err, "save results of %d documents", len(results))
 	}

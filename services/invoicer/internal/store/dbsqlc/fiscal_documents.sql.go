@@ -530,16 +530,16 @@ func (q *Queries) DocumentMakeDue(ctx context.Context, iD int64, fromStatus stri
 const documentMarkSending = `-- name: DocumentMarkSending :many
 UPDATE invoicer.fiscal_documents d
 SET unknown_since = now(), lease_expires_at = now() + make_interval(secs => $1::float8)
-FROM unnest($4::bigint[]) WITH ORDINALITY AS c(id, n)
-WHERE d.id = c.id AND d.lease_token = $2 AND d.status = ($3::text[])[c.n]
+FROM unnest($2::bigint[]) WITH ORDINALITY AS c(id, n)
+WHERE d.id = ANY($2::bigint[]) AND d.id = c.id AND d.lease_token = $3 AND d.status = ($4::text[])[c.n]
 RETURNING d.id
 `
 
 type DocumentMarkSendingParams struct {
 	LeaseSeconds    float64
+	Ids             []int64
 	LeaseToken      *uuid.UUID
 	ClaimedStatuses []string
-	Ids             []int64
 }
 
 // Records, just before a round's sends, that each may be in flight: should
@@ -548,13 +548,14 @@ type DocumentMarkSendingParams struct {
 // marked document a full lease again, for the sends queued before its own.
 // The ids returned are those marked; one missing lost its claim or its
 // status changed, and must not be sent. Like a claim, it leaves updated_at
-// alone (unknown_since says when).
+// alone (unknown_since says when). The rows are found through the primary
+// key with = ANY (see DocumentSaveResults).
 func (q *Queries) DocumentMarkSending(ctx context.Context, arg DocumentMarkSendingParams) ([]int64, error) {
 	rows, err := q.db.Query(ctx, documentMarkSending,
 		arg.LeaseSeconds,
+		arg.Ids,
 		arg.LeaseToken,
 		arg.ClaimedStatuses,
-		arg.Ids,
 	)
 	if err != nil {
 		return nil, err
@@ -835,12 +836,12 @@ SET status = r.status, provider_series = r.provider_series, provider_number = r.
     lease_token = NULL, lease_expires_at = NULL, updated_at = now(),
     audit_changed_at = CASE WHEN d.status IS DISTINCT FROM r.status OR d.issue_date IS DISTINCT FROM r.issue_date
                             THEN now() ELSE d.audit_changed_at END
-FROM jsonb_to_recordset($1::jsonb) AS r(id bigint, lease_token uuid, claimed_status text, status text,
+FROM jsonb_to_recordset($2::jsonb) AS r(id bigint, lease_token uuid, claimed_status text, status text,
     provider_series text, provider_number bigint, provider_status text, provider_cae text,
     provider_security_code text, provider_url text, provider_cae_from bigint, provider_cae_to bigint,
     provider_cae_expires date, issue_date date, unknown_since timestamptz, unknown_since_now boolean,
     due_in_seconds float8, dgi_polls integer, last_error text, attention_reason text, refused boolean)
-WHERE d.id = r.id AND d.lease_token = r.lease_token AND d.status = r.claimed_status
+WHERE d.id = ANY($1::bigint[]) AND d.id = r.id AND d.lease_token = r.lease_token AND d.status = r.claimed_status
 RETURNING d.id
 `
 
@@ -851,9 +852,12 @@ RETURNING d.id
 // by the names below, of distinct ids (one statement cannot update a row
 // twice); a missing or null field is NULL. Times are the database's: due
 // due_in_seconds from now(), and unknown since now() when
-// unknown_since_now.
-func (q *Queries) DocumentSaveResults(ctx context.Context, results []byte) ([]int64, error) {
-	rows, err := q.db.Query(ctx, documentSaveResults, results)
+// unknown_since_now. @ids are the results' ids again: the rows are found
+// through the primary key with them, where a join with the JSON, which the
+// planner expects to hold a hundred rows, read the whole table while it
+// held a few thousand documents.
+func (q *Queries) DocumentSaveResults(ctx context.Context, ids []int64, results []byte) ([]int64, error) {
+	rows, err := q.db.Query(ctx, documentSaveResults, ids, results)
 	if err != nil {
 		return nil, err
 	}
