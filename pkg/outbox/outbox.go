@@ -29,8 +29,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
-
-	"github.com/onceflow/onceflow/pkg/pg"
 )
 
 // Channel is the NOTIFY channel a Waker signals; the payload is the table.
@@ -91,9 +89,7 @@ func Insert(ctx context.Context, tx pgx.Tx, t Table, m Message) (inserted bool, 
 // the row it is about (a payment's order, a document's row), so two
 // transactions never insert one key at once. Should two do so anyway, the
 // unique index fails the later with a unique violation (kind Conflict
-// through pg.Interpret) and its retry finds the key. The look-up is planned
-// at each execution (pg.PlanEachTime), so that it probes the key's index
-// however small the outbox was when the connection first ran it.
+// through pg.Interpret) and its retry finds the key.
 func InsertMany(ctx context.Context, tx pgx.Tx, t Table, msgs []Message) (inserted int64, err error) {
 	if len(msgs) == 0 {
 		return 0, nil
@@ -110,7 +106,7 @@ func InsertMany(ctx context.Context, tx pgx.Tx, t Table, msgs []Message) (insert
 	}
 	tag, err := tx.Exec(ctx, `INSERT INTO `+t.ident()+` (event_key, event_type, payload, traceparent)
 SELECT u.* FROM unnest($1::text[], $2::text[], $3::bytea[], $4::text[]) AS u(event_key, event_type, payload, traceparent)
-WHERE NOT EXISTS (SELECT 1 FROM `+t.ident()+` o WHERE o.event_key = u.event_key)`, pg.PlanEachTime, keys, types, payloads, parents)
+WHERE NOT EXISTS (SELECT 1 FROM `+t.ident()+` o WHERE o.event_key = u.event_key)`, keys, types, payloads, parents)
 	if err != nil {
 		return 0, fmt.Errorf("insert outbox %s (%d rows): %w", msgs[0].EventKey, len(msgs), err)
 	}

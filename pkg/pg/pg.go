@@ -1,6 +1,5 @@
-// Package pg opens PostgreSQL pools, applies a service's migrations to its
-// own schema, interprets PostgreSQL's errors and has chosen statements
-// planned at each execution (PlanEach).
+// Package pg opens PostgreSQL pools and applies a service's migrations to its
+// own schema.
 package pg
 
 import (

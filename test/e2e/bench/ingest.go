@@ -19,7 +19,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/onceflow/onceflow/pkg/deflated"
-	"github.com/onceflow/onceflow/pkg/pg"
 )
 
 // The webhook source the load goes to: Stripe's scheme (HMAC-SHA256 over
@@ -117,7 +116,7 @@ func signStripe(secret, ts string, body []byte) string {
 
 // receiptOp runs the statement ingest runs for a new event (see
 // ReceiptStatement) straight through pgx, as ingest's handler does: one
-// statement, auto-committed, planned at each execution (pg.PlanEachTime).
+// statement, auto-committed, prepared and cached per connection.
 func receiptOp(pool *pgxpool.Pool, stmt Statement, ev *events) (Op, error) {
 	if _, err := stmt.Args(receiptParams("", nil)); err != nil {
 		return nil, fmt.Errorf("ingest's receipt query: %w", err)
@@ -125,7 +124,7 @@ func receiptOp(pool *pgxpool.Pool, stmt Statement, ev *events) (Op, error) {
 	return func(ctx context.Context) error {
 		id, body := ev.next()
 		args, _ := stmt.Args(receiptParams(id, body))
-		if _, err := pool.Exec(ctx, stmt.SQL, append([]any{pg.PlanEachTime}, args...)...); err != nil {
+		if _, err := pool.Exec(ctx, stmt.SQL, args...); err != nil {
 			return fmt.Errorf("insert receipt: %w", err)
 		}
 		return nil

@@ -49,13 +49,9 @@ func newID() (uuid.UUID, error) {
 	return id, nil
 }
 
-// planEach are the queries planned at each execution (pg.PlanEach): the
-// receipt insert looks its keys up in a table a new install starts empty.
-var planEach = []string{"ReceiptInsertMany"}
-
 // New returns a store over pool.
 func New(pool *pgxpool.Pool) *Store {
-	q := dbsqlc.New(pg.PlanEach(pool, planEach...))
+	q := dbsqlc.New(pool)
 	return &Store{pool: pool, q: q, receipts: newReceiptGroup(q, receiptInserters, receiptBatch)}
 }
 
@@ -92,7 +88,7 @@ type Tx struct {
 func (s *Store) InTx(ctx context.Context, fn func(*Tx) error) error {
 	var fnErr error
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		fnErr = fn(&Tx{tx: tx, q: dbsqlc.New(pg.PlanEach(tx, planEach...))})
+		fnErr = fn(&Tx{tx: tx, q: s.q.WithTx(tx)})
 		return fnErr
 	})
 	if err != nil && fnErr == nil {
