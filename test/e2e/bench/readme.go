@@ -205,6 +205,10 @@ func RenderReadme(w io.Writer, resultsJSON []byte) error {
 	if p99s := windowP99s(resultsJSON, in.OpenRate); len(p99s) > 0 {
 		p.line("\nThe open loop's p99 in each of its windows, in the order run: %s.", joinMillis(p99s))
 	}
+	if ws := windowServers(resultsJSON, in.OpenRate); len(ws) > 0 {
+		p.line("\nThe full-page images PostgreSQL logged in each of those windows (*: a checkpoint was being written; "+
+			"after it begins, the first change to each page logs the page whole): %s.", describeWindows(ws))
+	}
 	if rounds := series(resultsJSON, "relay_ratio_by_round"); len(rounds) > 0 {
 		p.line("\nThe relay's rate over raw SQS's just before it, in each round of the relay stage: %s.", joinRatios(rounds))
 	}
@@ -323,7 +327,17 @@ func windowP99s(resultsJSON []byte, rate int) []float64 {
 	return series(resultsJSON, fmt.Sprintf("ingest_p99_ms_at_%drps_by_window", rate))
 }
 
-// series is the list of numbers results.json holds under key, or nil.
+// windowServers reads what PostgreSQL did in each window of the open
+// loop; none for a run before it was read.
+func windowServers(resultsJSON []byte, rate int) []WindowServer {
+	var raw map[string]json.RawMessage
+	var ws []WindowServer
+	if json.Unmarshal(resultsJSON, &raw) == nil {
+		_ = json.Unmarshal(raw[fmt.Sprintf("ingest_server_at_%drps_by_window", rate)], &ws)
+	}
+	return ws
+}
+
 // relayCPURounds reads the relay stage's CPU a message in each round.
 func relayCPURounds(resultsJSON []byte) []RelayCPU {
 	var raw struct {
@@ -333,6 +347,7 @@ func relayCPURounds(resultsJSON []byte) []RelayCPU {
 	return raw.Rounds
 }
 
+// series is the list of numbers results.json holds under key, or nil.
 func series(resultsJSON []byte, key string) []float64 {
 	var raw map[string]json.RawMessage
 	if json.Unmarshal(resultsJSON, &raw) != nil {

@@ -36,6 +36,7 @@ type Results struct {
 	OpenP50Ms        float64                       `json:"-"` // ingest_p50_ms_at_<rate>rps
 	OpenP99Ms        float64                       `json:"-"` // ingest_p99_ms_at_<rate>rps, over every window's answered requests
 	OpenP99Repeats   []float64                     `json:"-"` // ingest_p99_ms_at_<rate>rps_by_window: each window's p99 (+Inf: it shed load)
+	OpenServer       []WindowServer                `json:"-"` // ingest_server_at_<rate>rps_by_window: what PostgreSQL did in each window
 	OpenShed         int64                         `json:"-"` // ingest_shed_at_<rate>rps: webhooks refused busy (503)
 	OpenLagP99Ms     float64                       `json:"-"` // ingest_start_lag_p99_ms_at_<rate>rps: how late the generator started them
 	SQSRawMPS        float64                       `json:"sqs_raw_mps"`
@@ -86,6 +87,7 @@ func (r Results) JSON() ([]byte, error) {
 		obj["ingest_p99_ms"+at+"_by_window"] = finite(r.OpenP99Repeats)
 		obj["ingest_p99_windows_met"+at] = WindowsWithin(r.OpenP99Repeats, OpenP99GoalMs)
 		obj["ingest_shed"+at] = r.OpenShed
+		obj["ingest_server"+at+"_by_window"] = r.OpenServer
 	}
 	if err := mergeJSON(obj, r.Burst); err != nil {
 		return nil, err
@@ -126,7 +128,7 @@ func WindowsWithin(p99s []float64, goal float64) float64 {
 var stageKeys = map[string][]string{
 	"pg_ceiling":    {"pg_ceiling_tps", "ingest_ratio"},
 	"ingest_closed": {"ingest_rps", "ingest_p50_ms", "ingest_p99_ms", "ingest_ratio"},
-	"ingest_open":   {"ingest_rps%s", "ingest_p50_ms%s", "ingest_p99_ms%s", "ingest_start_lag_p99_ms%s", "ingest_p99_ms%s_by_window", "ingest_p99_windows_met%s", "ingest_shed%s"},
+	"ingest_open":   {"ingest_rps%s", "ingest_p50_ms%s", "ingest_p99_ms%s", "ingest_start_lag_p99_ms%s", "ingest_p99_ms%s_by_window", "ingest_p99_windows_met%s", "ingest_shed%s", "ingest_server%s_by_window"},
 	"relay":         {"relay_mps", "sqs_raw_mps", "relay_ratio", "relay_ratio_by_round", "relay_cpu_ratio", "relay_cpu_us_per_msg_by_round"},
 	"pipeline": {"e2e_docs_per_s", "e2e_p50_ms", "e2e_p99_ms", "e2e_hops", "pg_statements_per_doc", "pg_statements_per_doc_by_service",
 		"wal_bytes_per_doc", "pg_statements_wal_bytes_per_doc", "wal_fpi_per_doc", "cpu_seconds_per_doc", "pg_statements"},

@@ -79,10 +79,19 @@ func (r *run) ingestOpen(ctx context.Context, res *Results) error {
 		if i == 0 {
 			warmup = r.cfg.Warmup
 		}
+		began, err := readServer(ctx, r.db)
+		if err != nil {
+			return err
+		}
 		s, lag, err := OpenLoop(ctx, r.cfg.Rate, warmup, r.cfg.OpenWindow, op)
 		if err != nil {
 			return err
 		}
+		ended, err := readServer(ctx, r.db)
+		if err != nil {
+			return err
+		}
+		res.OpenServer = append(res.OpenServer, windowServer(began, ended))
 		all, lags = append(all, s), append(lags, lag)
 		p99 := s.Quantile(0.99)
 		if shed.Load() > before {
@@ -96,6 +105,7 @@ func (r *run) ingestOpen(ctx context.Context, res *Results) error {
 	res.OpenP99Ms = s.Quantile(0.99)
 	r.progress("ingest_open: %.0f webhooks/s answered, %d refused busy (503); p50 %.2f ms, p99 %.2f ms, by window %s; the generator started them late by p99 %.2f ms",
 		s.Rate(), res.OpenShed, s.Quantile(0.5), res.OpenP99Ms, joinMillis(res.OpenP99Repeats), lag.Quantile(0.99))
+	r.progress("ingest_open: full-page images by window (*: a checkpoint was being written) %s", describeWindows(res.OpenServer))
 	return nil
 }
 
