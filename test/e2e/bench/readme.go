@@ -330,32 +330,28 @@ func windowP99s(resultsJSON []byte, rate int) []float64 {
 // windowServers reads what PostgreSQL did in each window of the open
 // loop; none for a run before it was read.
 func windowServers(resultsJSON []byte, rate int) []WindowServer {
-	var raw map[string]json.RawMessage
-	var ws []WindowServer
-	if json.Unmarshal(resultsJSON, &raw) == nil {
-		_ = json.Unmarshal(raw[fmt.Sprintf("ingest_server_at_%drps_by_window", rate)], &ws)
-	}
-	return ws
+	return field[[]WindowServer](resultsJSON, fmt.Sprintf("ingest_server_at_%drps_by_window", rate))
 }
 
 // relayCPURounds reads the relay stage's CPU a message in each round.
 func relayCPURounds(resultsJSON []byte) []RelayCPU {
-	var raw struct {
-		Rounds []RelayCPU `json:"relay_cpu_us_per_msg_by_round"`
-	}
-	_ = json.Unmarshal(resultsJSON, &raw)
-	return raw.Rounds
+	return field[[]RelayCPU](resultsJSON, "relay_cpu_us_per_msg_by_round")
 }
 
 // series is the list of numbers results.json holds under key, or nil.
 func series(resultsJSON []byte, key string) []float64 {
+	return field[[]float64](resultsJSON, key)
+}
+
+// field is what results.json holds under key, or T's zero value when it
+// holds nothing there that reads as a T.
+func field[T any](resultsJSON []byte, key string) T {
 	var raw map[string]json.RawMessage
-	if json.Unmarshal(resultsJSON, &raw) != nil {
-		return nil
+	var v T
+	if json.Unmarshal(resultsJSON, &raw) == nil {
+		_ = json.Unmarshal(raw[key], &v)
 	}
-	var xs []float64
-	_ = json.Unmarshal(raw[key], &xs)
-	return xs
+	return v
 }
 
 // topFigures returns every top-level number of results.json by its key.

@@ -9,8 +9,9 @@ import (
 )
 
 // WindowServer is what PostgreSQL did during one window of the open loop,
-// beside its p99: a window whose tail stands out shows whether a
-// checkpoint had begun (its first changes to each page are logged whole).
+// beside its p99 (the first window's figures include the warm-up before
+// it): a window whose tail stands out shows whether a checkpoint had begun
+// (its first changes to each page are logged whole).
 type WindowServer struct {
 	WALBytes  int64 `json:"wal_bytes"`
 	FullPages int64 `json:"full_pages"` // full-page images among that WAL
