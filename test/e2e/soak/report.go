@@ -241,7 +241,11 @@ and writes ` + "`results.json`" + `, ` + "`cpu_per_doc.png`" + `, ` + "`latency.
   audit listing today every half window (at most its shipped 10 min) at three times the payments'
   rate (` + "`RECONCILER_AUDIT_RATE`" + `: a listing gains on the documents issued while it runs at twice
   their rate, so it takes about half the time to the next), with the
-  shipped 10 min sweep grace. ` + "`-env`" + ` overrides any of these, within the floors (the services
+  shipped 10 min sweep grace. Ingest's order poller looks every 5 s and takes twice the
+  orders recorded since its last look; every order is paid, so it leaves the schedule at its
+  first look without a search (` + "`INGEST_POLL_PAID_GIVE_UP=0s`" + `): with the shipped 50 orders
+  every 30 s the poller falls behind from 1.7 payments/s on and its schedule grows with the
+  run. ` + "`-env`" + ` overrides any of these, within the floors (the services
   refuse less). So the default run, under three hours, prunes the outboxes, idempotency keys
   and attempts, but keeps every receipt: the tables a floor keeps past the run are listed,
   not judged. The latency needs each window's receipts until it ends, so a receipt retention

@@ -278,7 +278,8 @@ func (c Config) pruned() []Pruned {
 // on the documents issued while it runs at twice their rate, so one of what
 // was issued since the last takes about half the time between them),
 // the shipped sweep grace (the stack's 0 s would have the reconciler
-// chase every payment in flight), and then Env.
+// chase every payment in flight), the order poller sized to the rate
+// (pollerEnv), and then Env.
 func (c Config) env() []string {
 	every := c.intervals()
 	var out []string
@@ -290,5 +291,21 @@ func (c Config) env() []string {
 	}
 	out = append(out, "RECONCILER_INTERVAL="+c.reconcileEvery().String(), "RECONCILER_AUDIT_CURRENT_EVERY="+c.auditEvery().String(),
 		"RECONCILER_AUDIT_RATE="+strconv.Itoa(3*c.Rate), "RECONCILER_GRACE="+soakGrace.String())
+	out = append(out, c.pollerEnv()...)
 	return append(out, c.Env...)
+}
+
+// pollInterval is how often the soak's order poller looks.
+const pollInterval = 5 * time.Second
+
+// pollerEnv keeps ingest's order poller up with the rate, as
+// services/ingest/README.md asks of production: every order is paid, so a
+// paid order leaves the schedule at its first look without a search
+// (INGEST_POLL_PAID_GIVE_UP=0s; a second payment on it is the PSP audit's),
+// and each look takes twice the orders recorded since the last. The shipped
+// 50 orders every 30 s would fall further behind every second of a run
+// faster than 1.7 payments/s, its schedule index growing with the run.
+func (c Config) pollerEnv() []string {
+	batch := 2 * c.Rate * int(pollInterval/time.Second)
+	return []string{"INGEST_POLL_PAID_GIVE_UP=0s", "INGEST_POLL_INTERVAL=" + pollInterval.String(), "INGEST_POLL_BATCH=" + strconv.Itoa(batch)}
 }

@@ -96,6 +96,7 @@ func TestRetentionKeepsTheServicesFloors(t *testing.T) {
 		"INGEST_RECEIPT_RETENTION=24h0m0s", "INGEST_IDEMPOTENCY_RETENTION=1h0m0s", "INVOICER_ATTEMPTS_RETENTION=1h0m0s",
 		"INGEST_PRUNE_INTERVAL=1m0s", "INVOICER_ATTEMPTS_PRUNE_INTERVAL=15m0s",
 		"RECONCILER_INTERVAL=10s", "RECONCILER_AUDIT_CURRENT_EVERY=20s", "RECONCILER_AUDIT_RATE=150", "RECONCILER_GRACE=10m0s", "INVOICER_PROVIDER_RATE_LIMIT=0",
+		"INGEST_POLL_PAID_GIVE_UP=0s", "INGEST_POLL_INTERVAL=5s", "INGEST_POLL_BATCH=500", // twice the 50 orders a second recorded between two looks
 	} {
 		if !slices.Contains(env, want) {
 			t.Errorf("env %v lacks %s", env, want)
