@@ -123,7 +123,7 @@ and of the steady run). Commit them with the code they measured.
   build and everything else, every commit waits for a WAL flush, and the kernel writes a
   file's dirty pages in one go once they are 30 s old: the build's pages, and autovacuum's
   pass over the relay stage's 300,000 published outbox rows (400 MB), each held the open
-  loop's commits once a run (22-118 ms at p99 in that window, 6-13 ms in the others).
+  loop's commits once a run (22-118 ms at p99 in that window, 6-19 ms in the others).
 - **A burst's latency is its queue.** In the burst every payment is created at once, so
   its end-to-end latency grows with the burst's size; the latency goal is checked on the
   steady run, below capacity. The hops table says where a payment waited.
