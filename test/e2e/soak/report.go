@@ -290,8 +290,8 @@ func Readme(r *Results) string {
 		return b.String()
 	}
 	c := r.Config
-	fmt.Fprintf(&b, "\n## Figures\n\n%d documents in windows of %d at %d payments/s, started %s on %d CPUs; PostgreSQL %s (%sautovacuum %s); retention %s, reconciler every %s.\n\n",
-		c.Documents, c.Window, c.Rate, r.StartedAt.Format("2006-01-02 15:04 MST"), r.CPUs, c.PG, settingsOf(c.PGSettings), r.Autovacuum, c.retentionTarget(), c.reconcileEvery())
+	fmt.Fprintf(&b, "\n## Figures\n\n%d documents in windows of %d at %d payments/s, started %s on %d CPUs; PostgreSQL %s (%sautovacuum %s); retention %s, reconciler every %s; `-env` %s.\n\n",
+		c.Documents, c.Window, c.Rate, r.StartedAt.Format("2006-01-02 15:04 MST"), r.CPUs, c.PG, settingsOf(c.PGSettings), r.Autovacuum, c.retentionTarget(), c.reconcileEvery(), envOf(c.Env))
 	b.WriteString("| window | documents | s | CPU ms/doc | WAL B/doc | full pages/doc | p50 ms | p99 ms | p99 by hop, ms | tables MB | tables pruned in the run, MB | reconciler runs | mean s | max s | mean s by phase |\n")
 	b.WriteString("|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---|\n")
 	pruned := prunedSet(r.Pruned)
@@ -340,6 +340,15 @@ func settingsOf(settings []string) string {
 		return ""
 	}
 	return strings.Join(settings, ", ") + "; "
+}
+
+// envOf lists the -env settings a run was given, which override the
+// soak's own (the method above describes those).
+func envOf(env []string) string {
+	if len(env) == 0 {
+		return "none"
+	}
+	return strings.Join(env, ", ")
 }
 
 // prunedSet is the names of the tables pruned during the run (whose

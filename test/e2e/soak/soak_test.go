@@ -365,7 +365,7 @@ func TestLineAndReadmeShowTheFigures(t *testing.T) {
 	}
 	res := Results{Config: c, Pruned: c.pruned(), Windows: ws, Verdict: judge(c, ws), CPUs: 2, Autovacuum: "on"}
 	r := Readme(&res)
-	for _, want := range []string{"6000 documents in windows of 2000 at 50 payments/s", "PostgreSQL private (max_wal_size=16GB, checkpoint_timeout=15min, wal_compression=lz4; autovacuum on)", "| 3 | 6000 | 40 | 25.75 | 13258 | 0.50 | 83 | 371 | apply 12 / deliver 200 / emit 160 | 3.6 | 1.6 | 6 | 0.093 | 0.151 |", "verdict: flat",
+	for _, want := range []string{"6000 documents in windows of 2000 at 50 payments/s", "PostgreSQL private (max_wal_size=16GB, checkpoint_timeout=15min, wal_compression=lz4; autovacuum on)", "; `-env` INVOICER_PROVIDER_RATE_LIMIT=0.", "| 3 | 6000 | 40 | 25.75 | 13258 | 0.50 | 83 | 371 | apply 12 / deliver 200 / emit 160 | 3.6 | 1.6 | 6 | 0.093 | 0.151 |", "verdict: flat",
 		"| table | window 1 B/doc | full pages | window 3 B/doc | full pages |", "| invoicer.fiscal_documents | 2500 | 10 | 4100 | 1600 |", "| ingest.outbox | 1100 | 0 | 1150 | 40 |"} {
 		if !strings.Contains(r, want) {
 			t.Errorf("README lacks %q:\n%s", want, r)
