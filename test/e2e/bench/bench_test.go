@@ -74,7 +74,7 @@ func TestResultsJSONHasEveryKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, key := range []string{
-		"pg_ceiling_tps", "ingest_rps", "ingest_p50_ms", "ingest_p99_ms", "ingest_ratio", "ingest_p99_ms_at_1000rps", "ingest_start_lag_p99_ms_at_1000rps",
+		"pg_ceiling_tps", "ingest_rps", "ingest_p50_ms", "ingest_p99_ms", "ingest_ratio", "ingest_ratio_by_round", "ingest_p99_ms_at_1000rps", "ingest_start_lag_p99_ms_at_1000rps",
 		"sqs_raw_mps", "relay_mps", "relay_ratio", "relay_ratio_by_round", "e2e_docs_per_s", "e2e_p50_ms", "e2e_p99_ms",
 		"backlog_1k_s", "backlog_100k_s", "config", "ingest_p99_ms_at_1000rps_by_window", "ingest_p99_windows_met_at_1000rps",
 	} {

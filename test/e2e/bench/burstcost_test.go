@@ -92,7 +92,7 @@ func TestResultsJSONLeavesOutStagesNotRun(t *testing.T) {
 	t.Parallel()
 	cfg := Defaults()
 	cfg.Stages = []string{"pipeline"}
-	r := Results{OpenRate: 1000, Config: cfg, E2EDocsPerS: 90, Burst: BurstCost{Statements: 11}}
+	r := Results{OpenRate: 1000, Config: cfg, E2EDocsPerS: 90, Burst: BurstCost{Statements: 11}, PGCeilingTPS: 4000, IngestRatioRounds: []float64{0.7}}
 	b, err := r.JSON()
 	if err != nil {
 		t.Fatal(err)
@@ -106,7 +106,7 @@ func TestResultsJSONLeavesOutStagesNotRun(t *testing.T) {
 			t.Errorf("results.json lacks %q, of a stage that ran", key)
 		}
 	}
-	for _, key := range []string{"pg_ceiling_tps", "ingest_ratio", "ingest_p99_ms_at_1000rps", "relay_ratio", "e2e_steady_p50_ms"} {
+	for _, key := range []string{"pg_ceiling_tps", "ingest_ratio", "ingest_ratio_by_round", "ingest_p99_ms_at_1000rps", "relay_ratio", "e2e_steady_p50_ms"} {
 		if _, ok := obj[key]; ok {
 			t.Errorf("results.json has %q, of a stage that did not run", key)
 		}

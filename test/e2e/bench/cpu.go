@@ -138,9 +138,15 @@ func cpuSeconds(before, after CPUTimes) map[string]float64 {
 // cores used per group (see cpuSeconds). Groups under 0.01 core are left
 // out.
 func Cores(before, after CPUTimes, seconds float64) map[string]float64 {
+	return coresOf(cpuSeconds(before, after), seconds)
+}
+
+// coresOf divides each group's CPU seconds by wall seconds, leaving out
+// groups under 0.01 core.
+func coresOf(cpu map[string]float64, wall float64) map[string]float64 {
 	out := map[string]float64{}
-	for name, s := range cpuSeconds(before, after) {
-		if c := s / seconds; c >= 0.01 {
+	for name, s := range cpu {
+		if c := s / wall; c >= 0.01 {
 			out[name] = c
 		}
 	}
@@ -188,3 +194,24 @@ func PGByRole(before, after CPUTimes, roles map[int]string) map[string]float64 {
 	}
 	return out
 }
+
+// cpuSpans adds up the CPU each group used over separate spans of time,
+// and their wall time: a stage's parts that alternate with others.
+type cpuSpans struct {
+	seconds map[string]float64
+	wall    float64
+}
+
+// add counts the span between two readings, wall seconds long.
+func (c *cpuSpans) add(before, after CPUTimes, wall float64) {
+	if c.seconds == nil {
+		c.seconds = map[string]float64{}
+	}
+	for group, s := range cpuSeconds(before, after) {
+		c.seconds[group] += s
+	}
+	c.wall += wall
+}
+
+// cores is the cores each group used over the spans (see Cores).
+func (c cpuSpans) cores() map[string]float64 { return coresOf(c.seconds, c.wall) }

@@ -9,7 +9,7 @@ import (
 func TestReadmeTablesFollowTheResults(t *testing.T) {
 	t.Parallel()
 	r := Results{
-		PGCeilingTPS: 4000, IngestRPS: 2000, IngestRatio: 0.5, OpenRate: 1000, OpenP99Ms: 12.34,
+		PGCeilingTPS: 4000, IngestRPS: 2000, IngestRatio: 0.5, IngestRatioRounds: []float64{0.45, 0.5, 0.62}, OpenRate: 1000, OpenP99Ms: 12.34,
 		OpenP99Repeats: []float64{9.5, 12.34, 31.0, 11.2},
 		OpenServer:     []WindowServer{{FullPages: 3}, {FullPages: 0}, {FullPages: 2400, Checkpoint: true}, {FullPages: 310, Checkpoint: true}},
 		SQSRawMPS:      20000, RelayMPS: 17000, RelayRatio: 0.85, RelayRatioRounds: []float64{0.9, 0.85, 0.7}, E2EDocsPerS: 450, E2EPayments: 2000,
@@ -57,6 +57,7 @@ func TestReadmeTablesFollowTheResults(t *testing.T) {
 		"| `backlog_1k_s` | 0.10 |",
 		"| `backlog_100k_s` | 8.00 |",
 		"| `ingest_ratio` | 0.50 |",
+		"Ingest's rate over the ceiling's just before it, in each round of the ingest_closed stage: 0.45, 0.50, 0.62.",
 		"| `relay_ratio` | 0.85 |",
 		"The relay's rate over raw SQS's just before it, in each round of the relay stage: 0.90, 0.85, 0.70.",
 		"| backlog scaling | 0.80 |",

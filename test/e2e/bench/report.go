@@ -26,42 +26,43 @@ import (
 // Results are one run's figures, written to results.json. Rates are per
 // second, latencies in milliseconds, drain times in seconds.
 type Results struct {
-	PGCeilingTPS     float64                       `json:"pg_ceiling_tps"`
-	IngestRPS        float64                       `json:"ingest_rps"`
-	IngestP50Ms      float64                       `json:"ingest_p50_ms"`
-	IngestP99Ms      float64                       `json:"ingest_p99_ms"`
-	IngestRatio      float64                       `json:"ingest_ratio"`
-	OpenRate         int                           `json:"ingest_open_rate"`
-	OpenAchievedRPS  float64                       `json:"-"` // ingest_rps_at_<rate>rps
-	OpenP50Ms        float64                       `json:"-"` // ingest_p50_ms_at_<rate>rps
-	OpenP99Ms        float64                       `json:"-"` // ingest_p99_ms_at_<rate>rps, over every window's answered requests
-	OpenP99Repeats   []float64                     `json:"-"` // ingest_p99_ms_at_<rate>rps_by_window: each window's p99 (+Inf: it shed load)
-	OpenServer       []WindowServer                `json:"-"` // ingest_server_at_<rate>rps_by_window: what PostgreSQL did in each window
-	OpenShed         int64                         `json:"-"` // ingest_shed_at_<rate>rps: webhooks refused busy (503)
-	OpenLagP99Ms     float64                       `json:"-"` // ingest_start_lag_p99_ms_at_<rate>rps: how late the generator started them
-	SQSRawMPS        float64                       `json:"sqs_raw_mps"`
-	RelayMPS         float64                       `json:"relay_mps"`
-	RelayRatio       float64                       `json:"relay_ratio"`          // the median of RelayRatioRounds
-	RelayRatioRounds []float64                     `json:"relay_ratio_by_round"` // relay/raw in each round of the relay stage
-	RelayCPURounds   []RelayCPU                    `json:"relay_cpu_us_per_msg_by_round"`
-	RelayCPURatio    float64                       `json:"relay_cpu_ratio"` // the median of the rounds' raw/relay machine CPU a message
-	E2EDocsPerS      float64                       `json:"e2e_docs_per_s"`
-	E2EP50Ms         float64                       `json:"e2e_p50_ms"`
-	E2EP99Ms         float64                       `json:"e2e_p99_ms"`
-	E2EPayments      int                           `json:"e2e_payments"`
-	SteadyRate       int                           `json:"e2e_steady_rate"`   // payments/s offered
-	SteadyP50Ms      float64                       `json:"e2e_steady_p50_ms"` // at that rate
-	SteadyP99Ms      float64                       `json:"e2e_steady_p99_ms"`
-	E2EHops          []Hop                         `json:"e2e_hops"`
-	Burst            BurstCost                     `json:"-"` // its figures are top-level keys (see JSON)
-	SteadyHops       []Hop                         `json:"e2e_steady_hops"`
-	SteadyCost       BurstCost                     `json:"e2e_steady_cost"` // what each document of the steady run cost
-	BacklogSeconds   map[int]float64               `json:"-"`               // by backlog size
-	CPU              map[string]map[string]float64 `json:"cpu_cores"`       // per stage, per process group
-	PGActive         map[string][]ActiveStatement  `json:"pg_active"`       // per stage, sampled from pg_stat_activity
-	Config           Config                        `json:"config"`
-	StartedAt        time.Time                     `json:"started_at"`
-	CPUs             int                           `json:"cpus"`
+	PGCeilingTPS      float64                       `json:"pg_ceiling_tps"`
+	IngestRPS         float64                       `json:"ingest_rps"`
+	IngestP50Ms       float64                       `json:"ingest_p50_ms"`
+	IngestP99Ms       float64                       `json:"ingest_p99_ms"`
+	IngestRatio       float64                       `json:"ingest_ratio"`          // the median of IngestRatioRounds
+	IngestRatioRounds []float64                     `json:"ingest_ratio_by_round"` // ingest/ceiling in each round of the ingest_closed stage
+	OpenRate          int                           `json:"ingest_open_rate"`
+	OpenAchievedRPS   float64                       `json:"-"` // ingest_rps_at_<rate>rps
+	OpenP50Ms         float64                       `json:"-"` // ingest_p50_ms_at_<rate>rps
+	OpenP99Ms         float64                       `json:"-"` // ingest_p99_ms_at_<rate>rps, over every window's answered requests
+	OpenP99Repeats    []float64                     `json:"-"` // ingest_p99_ms_at_<rate>rps_by_window: each window's p99 (+Inf: it shed load)
+	OpenServer        []WindowServer                `json:"-"` // ingest_server_at_<rate>rps_by_window: what PostgreSQL did in each window
+	OpenShed          int64                         `json:"-"` // ingest_shed_at_<rate>rps: webhooks refused busy (503)
+	OpenLagP99Ms      float64                       `json:"-"` // ingest_start_lag_p99_ms_at_<rate>rps: how late the generator started them
+	SQSRawMPS         float64                       `json:"sqs_raw_mps"`
+	RelayMPS          float64                       `json:"relay_mps"`
+	RelayRatio        float64                       `json:"relay_ratio"`          // the median of RelayRatioRounds
+	RelayRatioRounds  []float64                     `json:"relay_ratio_by_round"` // relay/raw in each round of the relay stage
+	RelayCPURounds    []RelayCPU                    `json:"relay_cpu_us_per_msg_by_round"`
+	RelayCPURatio     float64                       `json:"relay_cpu_ratio"` // the median of the rounds' raw/relay machine CPU a message
+	E2EDocsPerS       float64                       `json:"e2e_docs_per_s"`
+	E2EP50Ms          float64                       `json:"e2e_p50_ms"`
+	E2EP99Ms          float64                       `json:"e2e_p99_ms"`
+	E2EPayments       int                           `json:"e2e_payments"`
+	SteadyRate        int                           `json:"e2e_steady_rate"`   // payments/s offered
+	SteadyP50Ms       float64                       `json:"e2e_steady_p50_ms"` // at that rate
+	SteadyP99Ms       float64                       `json:"e2e_steady_p99_ms"`
+	E2EHops           []Hop                         `json:"e2e_hops"`
+	Burst             BurstCost                     `json:"-"` // its figures are top-level keys (see JSON)
+	SteadyHops        []Hop                         `json:"e2e_steady_hops"`
+	SteadyCost        BurstCost                     `json:"e2e_steady_cost"` // what each document of the steady run cost
+	BacklogSeconds    map[int]float64               `json:"-"`               // by backlog size
+	CPU               map[string]map[string]float64 `json:"cpu_cores"`       // per stage, per process group
+	PGActive          map[string][]ActiveStatement  `json:"pg_active"`       // per stage, sampled from pg_stat_activity
+	Config            Config                        `json:"config"`
+	StartedAt         time.Time                     `json:"started_at"`
+	CPUs              int                           `json:"cpus"`
 }
 
 // JSON is the results as one JSON object, keys sorted: the fields above,
@@ -123,11 +124,9 @@ func WindowsWithin(p99s []float64, goal float64) float64 {
 	return float64(met) / float64(len(p99s))
 }
 
-// stageKeys are the figures each stage measures; a ratio belongs to both
-// of its stages.
+// stageKeys are the figures each stage measures.
 var stageKeys = map[string][]string{
-	"pg_ceiling":    {"pg_ceiling_tps", "ingest_ratio"},
-	"ingest_closed": {"ingest_rps", "ingest_p50_ms", "ingest_p99_ms", "ingest_ratio"},
+	"ingest_closed": {"pg_ceiling_tps", "ingest_rps", "ingest_p50_ms", "ingest_p99_ms", "ingest_ratio", "ingest_ratio_by_round"},
 	"ingest_open":   {"ingest_rps%s", "ingest_p50_ms%s", "ingest_p99_ms%s", "ingest_start_lag_p99_ms%s", "ingest_p99_ms%s_by_window", "ingest_p99_windows_met%s", "ingest_shed%s", "ingest_server%s_by_window"},
 	"relay":         {"relay_mps", "sqs_raw_mps", "relay_ratio", "relay_ratio_by_round", "relay_cpu_ratio", "relay_cpu_us_per_msg_by_round"},
 	"pipeline": {"e2e_docs_per_s", "e2e_p50_ms", "e2e_p99_ms", "e2e_hops", "pg_statements_per_doc", "pg_statements_per_doc_by_service",
