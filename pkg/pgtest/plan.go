@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -52,4 +53,38 @@ func RowsRead(tb testing.TB, pool *pgxpool.Pool, sql string, args ...any) (float
 		tb.Fatal(err)
 	}
 	return plans[0].Plan.rowsRead()
+}
+
+// GenericPlans opens a pool on dsn, closed when the test ends, whose
+// statements are planned without their values: the plan a prepared
+// statement keeps after five executions (pgx prepares every statement) once
+// PostgreSQL finds it no worse than planning each call. Such a plan is made
+// from the table's statistics alone, so a test that analyzes a table in a
+// state, then fills it, sees the plan a service would keep.
+func GenericPlans(tb testing.TB, dsn string) *pgxpool.Pool {
+	tb.Helper()
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	cfg.ConnConfig.RuntimeParams["plan_cache_mode"] = "force_generic_plan"
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(pool.Close)
+	return pool
+}
+
+// ClaimReadsItsBatch runs claim, a statement that leases up to batch due
+// rows and takes what every service's claim takes (a lease token, the lease
+// in seconds, the batch size), under EXPLAIN ANALYZE, and fails the test
+// when its scans read more than four rows a row of the batch: a claim reads
+// its batch, not the backlog behind it.
+func ClaimReadsItsBatch(tb testing.TB, pool *pgxpool.Pool, claim string, batch int) {
+	tb.Helper()
+	token := uuid.New()
+	if rows, scans := RowsRead(tb, pool, claim, &token, 30.0, int32(batch)); rows > float64(4*batch) {
+		tb.Errorf("a claim of %d read %.0f rows (%v); want its batch read, not the backlog", batch, rows, scans)
+	}
 }

@@ -63,7 +63,7 @@ SELECT * FROM ingest.notification_attempts WHERE delivery_id = @delivery_id ORDE
 
 -- name: DeliveryCountOpen :many
 -- Open deliveries (pending, parked) per status, through the partial index
--- notification_deliveries_open: the cost follows the open rows, not the
+-- notification_deliveries_queue: the cost follows the open rows, not the
 -- delivered history.
 SELECT status, count(*)::bigint AS deliveries FROM ingest.notification_deliveries
 WHERE status <> 'delivered' GROUP BY status ORDER BY status;

@@ -66,7 +66,7 @@ onceflow_ingest_merchant_deliveries{status="pending"} 1
 	if err := rows.Err(); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(plan.String(), "notification_deliveries_open") {
-		t.Fatalf("the open deliveries' count does not use notification_deliveries_open:\n%s", plan.String())
+	if !strings.Contains(plan.String(), "notification_deliveries_queue") {
+		t.Fatalf("the open deliveries' count does not use notification_deliveries_queue:\n%s", plan.String())
 	}
 }

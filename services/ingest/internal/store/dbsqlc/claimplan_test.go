@@ -2,10 +2,12 @@ package dbsqlc
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/onceflow/onceflow/db"
 	"github.com/onceflow/onceflow/pkg/pgtest"
 )
 
@@ -49,5 +51,42 @@ SELECT psp_payment_id, id, 'PAID', 40, 12200, 'UYU', created_at FROM ingest.orde
 	var polled int
 	if err := pool.QueryRow(ctx, `SELECT count(*) FROM ingest.orders WHERE polls = 1 AND next_poll_at > now()`).Scan(&polled); err != nil || polled != batch {
 		t.Errorf("orders polled and scheduled again = %d (%v), want %d", polled, err, batch)
+	}
+}
+
+// TestClaimsReadTheirBatchWhateverTheBacklog claims receipts and merchant
+// deliveries by the plan a prepared claim keeps when the table was analyzed
+// with nothing pending, its usual state, from a backlog of 500 due rows:
+// each claim must read its batch, not the backlog, and take the oldest.
+// Ordered by an index of next_attempt_at alone, this plan sorted every due
+// row to take a batch.
+func TestClaimsReadTheirBatchWhateverTheBacklog(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dsn := pgtest.NewDatabase(t)
+	if err := db.Migrate(ctx, dsn, "ingest"); err != nil {
+		t.Fatal(err)
+	}
+	pool := pgtest.GenericPlans(t, dsn)
+	for _, sql := range []string{
+		`ANALYZE ingest.webhook_receipts`,
+		`ANALYZE ingest.notification_deliveries`,
+		`INSERT INTO ingest.webhook_receipts (source, scope, kind, dedupe_key, event_id, event_type, body, next_attempt_at)
+SELECT 'dlocal', 'dlocal', 'psp', 'key-' || g, 'evt-' || g, 'PAID', '\x7b7d', now() - make_interval(secs => g) FROM generate_series(1, 500) g`,
+		`INSERT INTO ingest.notification_deliveries (event_id, event_type, payload, next_attempt_at)
+SELECT 'evt-' || g, 'payment.paid', '\x7b7d', now() - make_interval(secs => g) FROM generate_series(1, 500) g`,
+	} {
+		if _, err := pool.Exec(ctx, sql); err != nil {
+			t.Fatal(err)
+		}
+	}
+	oldest := []string{"evt-496", "evt-497", "evt-498", "evt-499", "evt-500"}
+	for table, claim := range map[string]string{"webhook_receipts": receiptClaimDue, "notification_deliveries": deliveryClaimDue} {
+		pgtest.ClaimReadsItsBatch(t, pool, claim, len(oldest))
+		var claimed []string
+		err := pool.QueryRow(ctx, `SELECT array_agg(event_id ORDER BY event_id) FROM ingest.`+table+` WHERE lease_token IS NOT NULL`).Scan(&claimed)
+		if err != nil || !slices.Equal(claimed, oldest) {
+			t.Errorf("%s claimed %v (%v), want the five oldest due %v", table, claimed, err, oldest)
+		}
 	}
 }

@@ -127,7 +127,7 @@ type DeliveryCountOpenRow struct {
 }
 
 // Open deliveries (pending, parked) per status, through the partial index
-// notification_deliveries_open: the cost follows the open rows, not the
+// notification_deliveries_queue: the cost follows the open rows, not the
 // delivered history.
 func (q *Queries) DeliveryCountOpen(ctx context.Context) ([]DeliveryCountOpenRow, error) {
 	rows, err := q.db.Query(ctx, deliveryCountOpen)

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/onceflow/onceflow/db"
 	"github.com/onceflow/onceflow/pkg/pgtest"
@@ -25,16 +24,7 @@ func TestReceiptInsertReadsNoReceiptWhateverItsPlan(t *testing.T) {
 	if err := db.Migrate(ctx, dsn, "ingest"); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := pgxpool.ParseConfig(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.ConnConfig.RuntimeParams["plan_cache_mode"] = "force_generic_plan"
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
+	pool := pgtest.GenericPlans(t, dsn)
 	for _, sql := range []string{
 		`ANALYZE ingest.webhook_receipts`,
 		`INSERT INTO ingest.webhook_receipts (source, scope, kind, dedupe_key, event_id, event_type, body)
@@ -56,7 +46,7 @@ SELECT 'dlocal', 'dlocal', 'psp', 'held-' || g, 'held-' || g, 'PAID', '\x7b7d' F
 		}
 	}
 	var inserted int
-	err = pool.QueryRow(ctx, `SELECT count(*) FROM ingest.webhook_receipts WHERE dedupe_key LIKE 'new-%' AND lease_token = $1`, token).Scan(&inserted)
+	err := pool.QueryRow(ctx, `SELECT count(*) FROM ingest.webhook_receipts WHERE dedupe_key LIKE 'new-%' AND lease_token = $1`, token).Scan(&inserted)
 	if err != nil || inserted != 2 {
 		t.Fatalf("new receipts inserted under the lease = %d (%v), want 2 (new-1, new-2; held-7 is held)", inserted, err)
 	}
