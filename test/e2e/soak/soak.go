@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/onceflow/onceflow/test/e2e/bench"
+	"github.com/onceflow/onceflow/test/e2e/pgcluster"
 )
 
 // Config shapes a soak.
@@ -52,19 +53,9 @@ type Config struct {
 // Defaults are issue 22's soak: a million documents in windows of 100,000
 // at 100 a second, under three hours.
 func Defaults() Config {
-	return Config{Out: "soak", Documents: 1_000_000, Window: 100_000, Rate: 100, PG: PGPrivate, PGSettings: RecommendedPG, Tolerance: 0.15,
+	return Config{Out: "soak", Documents: 1_000_000, Window: 100_000, Rate: 100, PG: PGPrivate, PGSettings: pgcluster.Recommended, Tolerance: 0.15,
 		Timeout: 5 * time.Minute, Env: bench.Defaults().Env}
 }
-
-// RecommendedPG are the checkpoint settings docs/architecture.md#postgresql-settings
-// asks of production, for a run of about 200 documents a second: time
-// rather than WAL volume starts a checkpoint, so a page is written whole
-// to the WAL (a full-page image) once every 15 minutes, not once every
-// gigabyte, and those images are compressed. shared_buffers keeps
-// PostgreSQL's 128 MB: on this 2-core machine running the whole stack, a
-// run with 2 GB spent 3.89 ms of PostgreSQL CPU a document in its first
-// window, the run before with 128 MB 2.44 ms.
-var RecommendedPG = []string{"max_wal_size=16GB", "checkpoint_timeout=15min", "wal_compression=lz4"}
 
 // Values of Config.PG.
 const (

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/onceflow/onceflow/test/e2e/soak"
+	"github.com/onceflow/onceflow/test/e2e/pgcluster"
 )
 
 func TestParseRefusesBadFlagsByName(t *testing.T) {
@@ -46,7 +46,7 @@ func TestParseReadsFlags(t *testing.T) {
 		t.Fatalf("got %+v", cfg)
 	}
 	if cfg, err := parse(nil); err != nil || cfg.Documents != 1_000_000 || cfg.Window != 100_000 || cfg.PG != "private" || cfg.Env[0] != "INVOICER_PROVIDER_RATE_LIMIT=0" ||
-		!slices.Equal(cfg.PGSettings, soak.RecommendedPG) {
+		!slices.Equal(cfg.PGSettings, pgcluster.Recommended) {
 		t.Fatalf("defaults: %+v, %v", cfg, err)
 	}
 	if cfg, err := parse([]string{"-env", ""}); err != nil || cfg.Env != nil {
