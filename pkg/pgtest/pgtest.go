@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"maps"
 	"net/url"
 	"os"
 	"testing"
@@ -70,13 +71,24 @@ func dropDatabase(tb testing.TB, admin, name string) {
 // ends.
 func NewPool(tb testing.TB, schemas ...string) *pgxpool.Pool {
 	tb.Helper()
+	return newPool(tb, nil, schemas)
+}
+
+// newPool is NewPool's, with the connections' run-time parameters.
+func newPool(tb testing.TB, params map[string]string, schemas []string) *pgxpool.Pool {
+	tb.Helper()
 	dsn := NewDatabase(tb)
 	for _, schema := range schemas {
 		if err := db.Migrate(context.Background(), dsn, schema); err != nil {
 			tb.Fatalf("migrate %s: %v", schema, err)
 		}
 	}
-	pool, err := pgxpool.New(context.Background(), dsn)
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	maps.Copy(cfg.ConnConfig.RuntimeParams, params)
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
 	if err != nil {
 		tb.Fatal(err)
 	}

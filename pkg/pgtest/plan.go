@@ -55,25 +55,26 @@ func RowsRead(tb testing.TB, pool *pgxpool.Pool, sql string, args ...any) (float
 	return plans[0].Plan.rowsRead()
 }
 
-// GenericPlans opens a pool on dsn, closed when the test ends, whose
-// statements are planned without their values: the plan a prepared
-// statement keeps after five executions (pgx prepares every statement) once
-// PostgreSQL finds it no worse than planning each call. Such a plan is made
-// from the table's statistics alone, so a test that analyzes a table in a
-// state, then fills it, sees the plan a service would keep.
-func GenericPlans(tb testing.TB, dsn string) *pgxpool.Pool {
+// GenericPlans is NewPool, but its statements are planned without their
+// values: the plan a prepared statement keeps after five executions (pgx
+// prepares every statement) once PostgreSQL finds it no worse than planning
+// each call. Such a plan is made from the table's statistics alone, so a
+// test that analyzes a table in one state, then fills it, sees the plan a
+// service would keep.
+func GenericPlans(tb testing.TB, schemas ...string) *pgxpool.Pool {
 	tb.Helper()
-	cfg, err := pgxpool.ParseConfig(dsn)
-	if err != nil {
-		tb.Fatal(err)
+	return newPool(tb, map[string]string{"plan_cache_mode": "force_generic_plan"}, schemas)
+}
+
+// Exec runs each statement on pool in turn, failing the test at the first
+// error: a test's seed.
+func Exec(tb testing.TB, pool *pgxpool.Pool, statements ...string) {
+	tb.Helper()
+	for _, sql := range statements {
+		if _, err := pool.Exec(context.Background(), sql); err != nil {
+			tb.Fatalf("%s: %v", sql, err)
+		}
 	}
-	cfg.ConnConfig.RuntimeParams["plan_cache_mode"] = "force_generic_plan"
-	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(pool.Close)
-	return pool
 }
 
 // ClaimReadsItsBatch runs claim, a statement that leases up to batch due

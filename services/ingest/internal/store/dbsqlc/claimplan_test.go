@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/onceflow/onceflow/db"
 	"github.com/onceflow/onceflow/pkg/pgtest"
 )
 
@@ -63,23 +62,12 @@ SELECT psp_payment_id, id, 'PAID', 40, 12200, 'UYU', created_at FROM ingest.orde
 func TestClaimsReadTheirBatchWhateverTheBacklog(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	dsn := pgtest.NewDatabase(t)
-	if err := db.Migrate(ctx, dsn, "ingest"); err != nil {
-		t.Fatal(err)
-	}
-	pool := pgtest.GenericPlans(t, dsn)
-	for _, sql := range []string{
-		`ANALYZE ingest.webhook_receipts`,
-		`ANALYZE ingest.notification_deliveries`,
+	pool := pgtest.GenericPlans(t, "ingest")
+	pgtest.Exec(t, pool, `ANALYZE ingest.webhook_receipts`, `ANALYZE ingest.notification_deliveries`,
 		`INSERT INTO ingest.webhook_receipts (source, scope, kind, dedupe_key, event_id, event_type, body, next_attempt_at)
 SELECT 'dlocal', 'dlocal', 'psp', 'key-' || g, 'evt-' || g, 'PAID', '\x7b7d', now() - make_interval(secs => g) FROM generate_series(1, 500) g`,
 		`INSERT INTO ingest.notification_deliveries (event_id, event_type, payload, next_attempt_at)
-SELECT 'evt-' || g, 'payment.paid', '\x7b7d', now() - make_interval(secs => g) FROM generate_series(1, 500) g`,
-	} {
-		if _, err := pool.Exec(ctx, sql); err != nil {
-			t.Fatal(err)
-		}
-	}
+SELECT 'evt-' || g, 'payment.paid', '\x7b7d', now() - make_interval(secs => g) FROM generate_series(1, 500) g`)
 	oldest := []string{"evt-496", "evt-497", "evt-498", "evt-499", "evt-500"}
 	for table, claim := range map[string]string{"webhook_receipts": receiptClaimDue, "notification_deliveries": deliveryClaimDue} {
 		pgtest.ClaimReadsItsBatch(t, pool, claim, len(oldest))

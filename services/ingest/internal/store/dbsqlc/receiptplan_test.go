@@ -6,7 +6,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/onceflow/onceflow/db"
 	"github.com/onceflow/onceflow/pkg/pgtest"
 )
 
@@ -20,20 +19,10 @@ import (
 func TestReceiptInsertReadsNoReceiptWhateverItsPlan(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	dsn := pgtest.NewDatabase(t)
-	if err := db.Migrate(ctx, dsn, "ingest"); err != nil {
-		t.Fatal(err)
-	}
-	pool := pgtest.GenericPlans(t, dsn)
-	for _, sql := range []string{
-		`ANALYZE ingest.webhook_receipts`,
+	pool := pgtest.GenericPlans(t, "ingest")
+	pgtest.Exec(t, pool, `ANALYZE ingest.webhook_receipts`,
 		`INSERT INTO ingest.webhook_receipts (source, scope, kind, dedupe_key, event_id, event_type, body)
-SELECT 'dlocal', 'dlocal', 'psp', 'held-' || g, 'held-' || g, 'PAID', '\x7b7d' FROM generate_series(1, 10) g`,
-	} {
-		if _, err := pool.Exec(ctx, sql); err != nil {
-			t.Fatal(err)
-		}
-	}
+SELECT 'dlocal', 'dlocal', 'psp', 'held-' || g, 'held-' || g, 'PAID', '\x7b7d' FROM generate_series(1, 10) g`)
 	keys := []string{"new-1", "held-7", "new-2"}
 	n := len(keys)
 	repeat := func(v string) []string { return []string{v, v, v} }

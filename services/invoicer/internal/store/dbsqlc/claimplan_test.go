@@ -5,7 +5,6 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/onceflow/onceflow/db"
 	"github.com/onceflow/onceflow/pkg/pgtest"
 )
 
@@ -18,22 +17,12 @@ import (
 func TestDocumentClaimReadsItsBatchWhateverTheBacklog(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	dsn := pgtest.NewDatabase(t)
-	if err := db.Migrate(ctx, dsn, "invoicer"); err != nil {
-		t.Fatal(err)
-	}
-	pool := pgtest.GenericPlans(t, dsn)
-	for _, sql := range []string{
-		`ANALYZE invoicer.fiscal_documents`,
+	pool := pgtest.GenericPlans(t, "invoicer")
+	pgtest.Exec(t, pool, `ANALYZE invoicer.fiscal_documents`,
 		`INSERT INTO invoicer.fiscal_documents (source_kind, source_ref, kind, event_key, reference, cfe_type, amount_minor, currency, buyer, status, due_at)
 SELECT 'payment', 'pay-' || g, 'invoice', 'evt-' || g, (1000 + g)::text, 101, 12200, 'UYU', '{}', (ARRAY['pending', 'unknown', 'pending_dgi'])[1 + g % 3],
        now() - make_interval(secs => g)
-FROM generate_series(1, 500) g`,
-	} {
-		if _, err := pool.Exec(ctx, sql); err != nil {
-			t.Fatal(err)
-		}
-	}
+FROM generate_series(1, 500) g`)
 	pgtest.ClaimReadsItsBatch(t, pool, documentClaimDue, 5)
 	var claimed []string
 	err := pool.QueryRow(ctx, `SELECT array_agg(source_ref ORDER BY source_ref) FROM invoicer.fiscal_documents WHERE lease_token IS NOT NULL`).Scan(&claimed)
