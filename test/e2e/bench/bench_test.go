@@ -304,3 +304,20 @@ func TestCoresSplitsTheMachine(t *testing.T) {
 		}
 	}
 }
+
+// A window names the tables autovacuum was on at either reading and those
+// whose autovacuum or autoanalyze count rose between them, once each.
+func TestWindowServerNamesTheTablesAutovacuumWasOn(t *testing.T) {
+	t.Parallel()
+	before := serverCounters{wal: 100, fpi: 2, autovacuums: map[string]int64{"ingest.outbox": 3, "ingest.orders": 1},
+		autovacuuming: []string{"ingest.webhook_receipts"}}
+	after := serverCounters{wal: 900, fpi: 5, autovacuums: map[string]int64{"ingest.outbox": 4, "ingest.orders": 1, "ingest.payments": 1},
+		autovacuuming: []string{"ingest.webhook_receipts"}}
+	w := windowServer(before, after)
+	if want := []string{"ingest.outbox", "ingest.payments", "ingest.webhook_receipts"}; !slices.Equal(w.Autovacuum, want) || w.WALBytes != 800 || w.FullPages != 3 {
+		t.Errorf("window %+v, want 800 WAL bytes, 3 full pages and autovacuum on %v", w, want)
+	}
+	if quiet := (serverCounters{autovacuums: after.autovacuums}); windowServer(quiet, quiet).Autovacuum != nil {
+		t.Errorf("a window with no autovacuum names %v", windowServer(quiet, quiet).Autovacuum)
+	}
+}

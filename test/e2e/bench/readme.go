@@ -226,7 +226,7 @@ func RenderReadme(w io.Writer, resultsJSON []byte) error {
 	}
 	if ws := windowServers(resultsJSON, in.OpenRate); len(ws) > 0 {
 		p.line("\nThe full-page images PostgreSQL logged in each of those windows (*: a checkpoint was being written; "+
-			"after it begins, the first change to each page logs the page whole): %s.", describeWindows(ws))
+			"after it begins, the first change to each page logs the page whole; in brackets, the tables autovacuum was on): %s.", describeWindows(ws))
 	}
 	if rounds := series(resultsJSON, "ingest_ratio_by_round"); len(rounds) > 0 {
 		p.line("\nIngest's rate over the ceiling's just before it, in each round of the ingest_closed stage: %s.", joinRatios(rounds))

@@ -164,7 +164,7 @@ func (r *run) ingestOpen(ctx context.Context, res *Results) error {
 	res.OpenP99Ms = s.Quantile(0.99)
 	r.progress("ingest_open: %.0f webhooks/s answered, %d refused busy (503); p50 %.2f ms, p99 %.2f ms, by window %s; the generator started them late by p99 %.2f ms",
 		s.Rate(), res.OpenShed, s.Quantile(0.5), res.OpenP99Ms, joinMillis(res.OpenP99Repeats), lag.Quantile(0.99))
-	r.progress("ingest_open: full-page images by window (*: a checkpoint was being written) %s", describeWindows(res.OpenServer))
+	r.progress("ingest_open: full-page images by window (*: a checkpoint was being written; in brackets, the tables autovacuum was on) %s", describeWindows(res.OpenServer))
 	return nil
 }
 
