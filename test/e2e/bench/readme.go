@@ -96,10 +96,11 @@ and of the steady run). Commit them with the code they measured.
   [docs/architecture.md](../docs/architecture.md#postgresql-settings) asks of production
   (` + "`max_wal_size=16GB`, `checkpoint_timeout=15min`, `wal_compression=lz4`" + `), so no
   checkpoint starts within a run. With PostgreSQL's own (one every gigabyte of WAL), the
-  stages before started one in the open loop's third window, and the window whose pages
-  were then first written whole (about 2,850 full-page images in five seconds) took
-  21-27 ms at p99 where the others took 8-16. ` + "`make soak`" + ` runs long enough to
-  meet its checkpoints.
+  stages before started one in the open loop's third window, and the window of its
+  full-page images (about 2,800 in five seconds, the sixth to the eighth) took 14-27 ms at
+  p99, beside the kernel's writeback that slows the sixth anyway
+  ([docs/architecture.md](../docs/architecture.md#postgresql-settings)).
+  ` + "`make soak`" + ` runs long enough to meet its checkpoints.
 - The run lifts the invoicer's limit on provider calls (` + "`INVOICER_PROVIDER_RATE_LIMIT=0`" + `): as
   shipped, 10 calls a second at two calls a document cap the pipeline at 5 documents/s to
   protect the provider, and the bench would measure the limiter (` + "`ARGS=\"-env ''\"`" + ` shows it).

@@ -51,9 +51,8 @@ func (r *run) progress(format string, args ...any) {
 // on, as a server that keeps its data (and as make test's), and
 // pg_stat_statements loaded, to count the services' statements exactly.
 // With PostgreSQL's own checkpoint settings the WAL of the stages before
-// started a checkpoint in the open loop's third window, and a window later
-// (2,840-2,863 full-page images in five seconds) took 21-27 ms at p99,
-// where the others took 8-16.
+// started a checkpoint in the open loop's third window, and the window of
+// its full-page images (2,788-2,863 in five seconds) took 14-27 ms at p99.
 var pgSettings = append(slices.Clip(pgcluster.Recommended), "fsync=on", "shared_preload_libraries=pg_stat_statements", "pg_stat_statements.track_utility=on")
 
 // startPostgres starts the run's own PostgreSQL cluster (pgSettings): the
