@@ -36,11 +36,8 @@ type CPUTimes map[Proc]float64
 // machine.
 func ReadCPU(s *stack.Stack, postmaster int) CPUTimes {
 	t := CPUTimes{}
-	if fs, err := procfs.NewDefaultFS(); err == nil {
-		if st, err := fs.Stat(); err == nil {
-			c := st.CPUTotal
-			t[Proc{Group: "machine"}] = c.User + c.Nice + c.System + c.IRQ + c.SoftIRQ + c.Steal
-		}
+	if busy, ok := MachineBusy(); ok {
+		t[Proc{Group: "machine"}] = busy
 	}
 	for _, name := range s.Names("") {
 		if pid := s.PID(name); pid != 0 {
@@ -68,6 +65,22 @@ func ReadCPU(s *stack.Stack, postmaster int) CPUTimes {
 		}
 	}
 	return t
+}
+
+// MachineBusy is the CPU seconds the machine's cores have been busy so far
+// (user, nice, system, interrupts and steal), all of them together; false
+// when /proc cannot be read.
+func MachineBusy() (float64, bool) {
+	fs, err := procfs.NewDefaultFS()
+	if err != nil {
+		return 0, false
+	}
+	st, err := fs.Stat()
+	if err != nil {
+		return 0, false
+	}
+	c := st.CPUTotal
+	return c.User + c.Nice + c.System + c.IRQ + c.SoftIRQ + c.Steal, true
 }
 
 // pgProcess says whether a process is PostgreSQL's: the postmaster or one of

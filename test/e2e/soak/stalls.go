@@ -55,6 +55,10 @@ type Minute struct {
 	Autovacuum []string `json:"autovacuum,omitempty"`
 	// Audit is the share of the minute's samples with an audit running.
 	Audit float64 `json:"audit"`
+	// MachineCores is how many of the machine's cores were busy on
+	// average over the same span, whatever used them: a stall beside a
+	// machine near its cores is one of CPU, whoever took it.
+	MachineCores float64 `json:"machine_cores"`
 	// Samples is how many samples the minute has (about 60).
 	Samples int `json:"samples"`
 }
@@ -77,9 +81,13 @@ type tally struct {
 	last     counters // at its last
 }
 
-// counters are the server's running totals a minute's figures are
-// differences of.
-type counters struct{ wal, fpi, buffers int64 }
+// counters are the server's and the machine's running totals a minute's
+// figures are differences of, and when they were read.
+type counters struct {
+	wal, fpi, buffers int64
+	busy              float64 // the machine's busy CPU seconds (bench.MachineBusy)
+	at                time.Time
+}
 
 func newWatcher(db *pgxpool.Pool) *watcher {
 	return &watcher{db: db, minutes: map[int64]*tally{}}
@@ -107,6 +115,8 @@ func (w *watcher) sample(ctx context.Context, now time.Time) {
 	if err := w.db.QueryRow(ctx, serverNow).Scan(&backends, &vacuumed, &audit, &c.wal, &c.fpi, &c.buffers); err != nil {
 		return
 	}
+	c.busy, _ = bench.MachineBusy()
+	c.at = time.Now()
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	key := now.Unix() / 60
@@ -148,6 +158,9 @@ func (w *watcher) fill(minutes []Minute) {
 		m.Samples, m.Audit = t.samples, float64(t.audit)/float64(t.samples)
 		m.WALBytes, m.FullPages, m.CheckpointBuffers = end.wal-t.first.wal, end.fpi-t.first.fpi, end.buffers-t.first.buffers
 		m.Autovacuum = slices.Sorted(maps.Keys(t.vacuumed))
+		if span := end.at.Sub(t.first.at).Seconds(); span > 0 {
+			m.MachineCores = (end.busy - t.first.busy) / span
+		}
 		m.Backends = map[string]float64{}
 		for state, n := range t.backends {
 			m.Backends[state] = float64(n) / float64(t.samples)
@@ -174,6 +187,7 @@ type minuteGroup struct {
 	count, seen                                int
 	p99                                        []float64
 	wal, fullPages, buffers, audit, autovacuum float64
+	machine                                    float64 // cores busy, summed over the minutes seen
 	backends                                   map[string]float64
 }
 
@@ -188,6 +202,7 @@ func (g *minuteGroup) add(m Minute) {
 	g.fullPages += float64(m.FullPages)
 	g.buffers += float64(m.CheckpointBuffers)
 	g.audit += m.Audit
+	g.machine += m.MachineCores
 	if len(m.Autovacuum) > 0 {
 		g.autovacuum++
 	}
@@ -235,28 +250,28 @@ func stallTable(b *bytes.Buffer, windows []Window) {
 		return
 	}
 	fmt.Fprintf(b, "\nMinutes that stalled (a p99 at least %d times its window's median minute) beside the others, as the soak saw the server every second (averages a minute; backends active, by what they waited on):\n\n", StallFactor)
-	b.WriteString("| minutes | count | median p99 ms | WAL MB | full pages | checkpoint buffers | audit running | autovacuum running | backends: CPU | WALWrite | IO | Lock |\n")
-	b.WriteString("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
+	b.WriteString("| minutes | count | median p99 ms | WAL MB | full pages | checkpoint buffers | audit running | autovacuum running | machine cores busy | backends: CPU | WALWrite | IO | Lock |\n")
+	b.WriteString("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
 	for _, g := range []struct {
 		name string
 		g    minuteGroup
 	}{{"stalled", stalled}, {"other", other}} {
 		if g.g.count == 0 {
-			fmt.Fprintf(b, "| %s | 0 | | | | | | | | | | |\n", g.name)
+			fmt.Fprintf(b, "| %s | 0 | | | | | | | | | | | |\n", g.name)
 			continue
 		}
 		n := float64(max(g.g.seen, 1))
-		fmt.Fprintf(b, "| %s | %d | %.0f | %.1f | %.0f | %.0f | %.0f %% | %.0f %% | %.2f | %.2f | %.2f | %.2f |\n", g.name, g.g.count,
+		fmt.Fprintf(b, "| %s | %d | %.0f | %.1f | %.0f | %.0f | %.0f %% | %.0f %% | %.2f | %.2f | %.2f | %.2f | %.2f |\n", g.name, g.g.count,
 			bench.NewSample(0, g.g.p99).Quantile(0.5), g.g.wal/n/1e6, g.g.fullPages/n, g.g.buffers/n, 100*g.g.audit/n, 100*g.g.autovacuum/n,
-			g.g.backends["CPU"]/n, g.g.backends["LWLock:WALWrite"]/n, waits(g.g.backends, "IO:")/n, waits(g.g.backends, "Lock:")/n)
+			g.g.machine/n, g.g.backends["CPU"]/n, g.g.backends["LWLock:WALWrite"]/n, waits(g.g.backends, "IO:")/n, waits(g.g.backends, "Lock:")/n)
 	}
 	if len(worst) == 0 {
 		return
 	}
-	b.WriteString("\nThe worst of them:\n\n| minute (UTC) | p99 ms | WAL MB | full pages | checkpoint buffers | audit running | autovacuum of | backends (most) |\n|---|--:|--:|--:|--:|--:|---|---|\n")
+	b.WriteString("\nThe worst of them:\n\n| minute (UTC) | p99 ms | WAL MB | full pages | checkpoint buffers | audit running | autovacuum of | machine cores busy | backends (most) |\n|---|--:|--:|--:|--:|--:|---|--:|---|\n")
 	for _, m := range worst[:min(stallRows, len(worst))] {
-		fmt.Fprintf(b, "| %s | %.0f | %.1f | %d | %d | %.0f %% | %s | %s |\n", m.At.Format("2006-01-02 15:04"), m.P99Ms, float64(m.WALBytes)/1e6,
-			m.FullPages, m.CheckpointBuffers, 100*m.Audit, strings.Join(m.Autovacuum, ", "), busiest(m.Backends, 3))
+		fmt.Fprintf(b, "| %s | %.0f | %.1f | %d | %d | %.0f %% | %s | %.2f | %s |\n", m.At.Format("2006-01-02 15:04"), m.P99Ms, float64(m.WALBytes)/1e6,
+			m.FullPages, m.CheckpointBuffers, 100*m.Audit, strings.Join(m.Autovacuum, ", "), m.MachineCores, busiest(m.Backends, 3))
 	}
 }
 

@@ -3,7 +3,9 @@ package soak
 import (
 	"bytes"
 	"context"
+	"runtime"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -12,8 +14,8 @@ import (
 
 // The watcher reads the server each second into the minute of the sample:
 // its minute's WAL and full pages are differences to the next minute's
-// first sample, and the share of samples with an audit running is the
-// minute's audit.
+// first sample, so are the machine's busy cores, and the share of samples
+// with an audit running is the minute's audit.
 func TestWatcherProfilesEachMinuteFromTheServer(t *testing.T) {
 	pool := pgtest.NewPool(t, "reconciler")
 	ctx := context.Background()
@@ -26,6 +28,7 @@ func TestWatcherProfilesEachMinuteFromTheServer(t *testing.T) {
 	if _, err := pool.Exec(ctx, `CREATE TABLE filler AS SELECT g FROM generate_series(1, 10000) g`); err != nil {
 		t.Fatal(err)
 	}
+	burn(t, 200*time.Millisecond)
 	w.sample(ctx, minute.Add(30*time.Second))
 	w.sample(ctx, minute.Add(time.Minute))
 	got := []Minute{{At: minute, P99Ms: 250}, {At: minute.Add(time.Minute), P99Ms: 90}, {At: minute.Add(2 * time.Minute), P99Ms: 80}}
@@ -33,6 +36,9 @@ func TestWatcherProfilesEachMinuteFromTheServer(t *testing.T) {
 	m := got[0]
 	if m.P99Ms != 250 || m.Samples != 2 || m.Audit != 0.5 || m.WALBytes < 100_000 || !m.At.Equal(minute) {
 		t.Fatalf("minute %+v, want p99 250 from 2 samples, an audit in one, and the filler's WAL", m)
+	}
+	if m.MachineCores <= 0 || m.MachineCores > float64(runtime.NumCPU())+0.25 {
+		t.Fatalf("minute's machine cores %.2f, want above 0 (this test burned 200 ms of CPU in it) and at most %d", m.MachineCores, runtime.NumCPU())
 	}
 	if last := got[1]; last.Samples != 1 || last.Audit != 1 || last.WALBytes != 0 {
 		t.Fatalf("the last minute %+v, want one sample with the audit running, and no WAL: its next minute has no sample", last)
@@ -42,16 +48,33 @@ func TestWatcherProfilesEachMinuteFromTheServer(t *testing.T) {
 	}
 }
 
+// burn keeps one core busy until this process has used d more CPU time.
+func burn(t *testing.T, d time.Duration) {
+	t.Helper()
+	used := func() time.Duration {
+		var ru syscall.Rusage
+		if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+			t.Fatal(err)
+		}
+		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	for end, x := used()+d, 0; used() < end; {
+		for i := range 100_000 {
+			x ^= i
+		}
+	}
+}
+
 // A minute at twice its window's median minute p99 or more is a stall;
 // the README sets the stalls beside the other minutes and lists the worst.
 func TestStallsAreSetBesideTheOtherMinutes(t *testing.T) {
 	at := time.Date(2026, 12, 5, 15, 0, 0, 0, time.UTC)
 	calm := func(i int, p99 float64) Minute {
-		return Minute{At: at.Add(time.Duration(i) * time.Minute), P99Ms: p99, Samples: 60, WALBytes: 2e6, FullPages: 10,
+		return Minute{At: at.Add(time.Duration(i) * time.Minute), P99Ms: p99, Samples: 60, WALBytes: 2e6, FullPages: 10, MachineCores: 1.2,
 			Backends: map[string]float64{"CPU": 0.5, "LWLock:WALWrite": 0.1}}
 	}
 	stall := calm(3, 900)
-	stall.FullPages, stall.Audit, stall.Autovacuum = 5000, 1, []string{"ingest.outbox"}
+	stall.FullPages, stall.Audit, stall.Autovacuum, stall.MachineCores = 5000, 1, []string{"ingest.outbox"}, 1.95
 	stall.Backends = map[string]float64{"CPU": 0.5, "IO:DataFileRead": 2, "Lock:transactionid": 1}
 	windows := []Window{{Index: 1, Minutes: []Minute{calm(0, 100), calm(1, 120), calm(2, 110), stall, calm(4, 199)}}}
 	worst, stalled, other := stalls(windows)
@@ -61,9 +84,9 @@ func TestStallsAreSetBesideTheOtherMinutes(t *testing.T) {
 	var b bytes.Buffer
 	stallTable(&b, windows)
 	for _, want := range []string{
-		"| stalled | 1 | 900 | 2.0 | 5000 | 0 | 100 % | 100 % | 0.50 | 0.00 | 2.00 | 1.00 |",
-		"| other | 4 | 110 | 2.0 | 10 | 0 | 0 % | 0 % | 0.50 | 0.10 | 0.00 | 0.00 |",
-		"| 2026-12-05 15:03 | 900 | 2.0 | 5000 | 0 | 100 % | ingest.outbox | IO:DataFileRead 2.00, Lock:transactionid 1.00, CPU 0.50 |",
+		"| stalled | 1 | 900 | 2.0 | 5000 | 0 | 100 % | 100 % | 1.95 | 0.50 | 0.00 | 2.00 | 1.00 |",
+		"| other | 4 | 110 | 2.0 | 10 | 0 | 0 % | 0 % | 1.20 | 0.50 | 0.10 | 0.00 | 0.00 |",
+		"| 2026-12-05 15:03 | 900 | 2.0 | 5000 | 0 | 100 % | ingest.outbox | 1.95 | IO:DataFileRead 2.00, Lock:transactionid 1.00, CPU 0.50 |",
 	} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("stall table lacks %q:\n%s", want, b.String())
