@@ -23,7 +23,7 @@ import (
 // in them.
 const servicesStatements = `
 SELECT r.rolname, left(regexp_replace(s.query, '\s+', ' ', 'g'), 240),
-       s.calls, s.rows, s.wal_bytes::float8, s.wal_fpi, s.total_exec_time
+       s.calls, s.rows, s.wal_bytes::float8, s.wal_fpi, s.total_exec_time, s.plans, s.total_plan_time
 FROM pg_stat_statements s
 JOIN pg_roles r ON r.oid = s.userid
 WHERE s.dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
@@ -39,9 +39,10 @@ const walPosition = `SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), '0/0'):
 
 // statementCount is one statement's totals over the burst, by service.
 type statementCount struct {
-	service, query   string
-	calls, rows, fpi int64
-	walBytes, execMs float64
+	service, query          string
+	calls, rows, fpi, plans int64
+	walBytes, execMs        float64
+	planMs                  float64
 }
 
 // burstReadings are the raw counters of one burst: statements since the
@@ -62,6 +63,11 @@ type StatementCost struct {
 	WALBytes  float64 `json:"wal_bytes_per_doc"` // written by the statement itself
 	WALFPI    float64 `json:"wal_fpi_per_doc"`   // full-page images among them
 	ExecMs    float64 `json:"exec_ms_per_doc"`
+	// Plans is how often the statement was planned: pgx prepares each
+	// statement once a connection, and PostgreSQL plans it again at each
+	// call while it prefers a plan for the call's values.
+	Plans  float64 `json:"plans_per_doc"`
+	PlanMs float64 `json:"plan_ms_per_doc"`
 }
 
 // BurstCost is what the burst cost per document: statements, WAL and CPU.
@@ -71,6 +77,8 @@ type BurstCost struct {
 	WALBytes           float64            `json:"wal_bytes_per_doc"`
 	StatementsWALBytes float64            `json:"pg_statements_wal_bytes_per_doc"` // the services' statements' own share
 	WALFPI             float64            `json:"wal_fpi_per_doc"`
+	Plans              float64            `json:"pg_plans_per_doc"`    // how often the statements were planned
+	PlanMs             float64            `json:"pg_plan_ms_per_doc"`  // and the time it took
 	CPUSeconds         map[string]float64 `json:"cpu_seconds_per_doc"` // by process group
 	WALByTable         []TableWAL         `json:"wal_by_table"`        // most first
 	Top                []StatementCost    `json:"pg_statements"`       // most called first
@@ -92,9 +100,12 @@ func burstCost(r burstReadings, docs, top int) BurstCost {
 		c.ByService[s.service] += float64(s.calls) / n
 		c.StatementsWALBytes += s.walBytes / n
 		c.WALFPI += float64(s.fpi) / n
+		c.Plans += float64(s.plans) / n
+		c.PlanMs += s.planMs / n
 		c.Top = append(c.Top, StatementCost{
 			Service: s.service, Statement: s.query, Calls: float64(s.calls) / n, Rows: float64(s.rows) / n,
 			WALBytes: s.walBytes / n, WALFPI: float64(s.fpi) / n, ExecMs: s.execMs / n,
+			Plans: float64(s.plans) / n, PlanMs: s.planMs / n,
 		})
 	}
 	slices.SortStableFunc(c.Top, func(a, b StatementCost) int {
@@ -161,7 +172,7 @@ func (m *burstMeter) stop(ctx context.Context) (burstReadings, error) {
 	}
 	m.r.statements, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (statementCount, error) {
 		var s statementCount
-		err := row.Scan(&s.service, &s.query, &s.calls, &s.rows, &s.walBytes, &s.fpi, &s.execMs)
+		err := row.Scan(&s.service, &s.query, &s.calls, &s.rows, &s.walBytes, &s.fpi, &s.execMs, &s.plans, &s.planMs)
 		s.service = roles[s.service]
 		return s, err
 	})
@@ -177,7 +188,7 @@ func describeCost(c BurstCost, top int) string {
 	fmt.Fprintf(&b, "%.2f statements/doc (%s), %.0f WAL bytes/doc (%.0f by the statements, %.2f full-page images), CPU ms/doc: %s",
 		c.Statements, largestFirst(c.ByService, "%.2f"), c.WALBytes, c.StatementsWALBytes, c.WALFPI, cpuMsLine(c.CPUSeconds))
 	for _, s := range c.Top[:min(top, len(c.Top))] {
-		fmt.Fprintf(&b, "\n           %5.2f calls %6.0f WAL B  %-8s %.110s", s.Calls, s.WALBytes, s.Service, s.Statement)
+		fmt.Fprintf(&b, "\n           %5.2f calls %5.2f plans %6.0f WAL B  %-8s %.110s", s.Calls, s.Plans, s.WALBytes, s.Service, s.Statement)
 	}
 	return b.String()
 }

@@ -14,7 +14,7 @@ func TestBurstCostDividesByTheDocuments(t *testing.T) {
 	r := burstReadings{
 		statements: []statementCount{
 			{service: "ingest", query: "begin", calls: 400},
-			{service: "ingest", query: "-- name: ReceiptInsert :execrows INSERT", calls: 200, rows: 200, walBytes: 280_000, fpi: 4, execMs: 30},
+			{service: "ingest", query: "-- name: ReceiptInsert :execrows INSERT", calls: 200, rows: 200, walBytes: 280_000, fpi: 4, execMs: 30, plans: 50, planMs: 10},
 			{service: "invoicer", query: "-- name: DocumentRecord :batchone INSERT", calls: 200, rows: 200, walBytes: 260_000},
 			{service: "relay", query: "UPDATE outbox", calls: 20, rows: 200, walBytes: 200_000},
 		},
@@ -33,7 +33,8 @@ func TestBurstCostDividesByTheDocuments(t *testing.T) {
 	if len(c.Top) != 3 || c.Top[0].Statement != "begin" || c.Top[1].Service != "ingest" || c.Top[2].Service != "invoicer" {
 		t.Fatalf("top statements %+v", c.Top)
 	}
-	if s := c.Top[1]; !near(s.Calls, 1) || !near(s.Rows, 1) || !near(s.WALBytes, 1400) || !near(s.WALFPI, 0.02) || !near(s.ExecMs, 0.15) {
+	if s := c.Top[1]; !near(s.Calls, 1) || !near(s.Rows, 1) || !near(s.WALBytes, 1400) || !near(s.WALFPI, 0.02) || !near(s.ExecMs, 0.15) ||
+		!near(s.Plans, 0.25) || !near(s.PlanMs, 0.05) {
 		t.Errorf("receipt insert per doc %+v", s)
 	}
 	want := map[string]float64{"machine": 0.015, "ingest-1": 0.003, "postgres": 0.006, "other": 0.006}

@@ -169,6 +169,8 @@ type readmeInput struct {
 	CPUPerDoc  map[string]float64            `json:"cpu_seconds_per_doc"`
 	ByService  map[string]float64            `json:"pg_statements_per_doc_by_service"`
 	Statements []StatementCost               `json:"pg_statements"`
+	Plans      float64                       `json:"pg_plans_per_doc"`
+	PlanMs     float64                       `json:"pg_plan_ms_per_doc"`
 	WALByTable []TableWAL                    `json:"wal_by_table"`
 	Steady     BurstCost                     `json:"e2e_steady_cost"`
 	Config     struct {
@@ -291,10 +293,13 @@ func (p *printer) burstCost(in readmeInput) {
 		p.line("| steady: CPU ms | %s |", cpuMsLine(in.Steady.CPUSeconds))
 		p.line("| steady: statements | %.2f (%s), %.0f WAL bytes |", in.Steady.Statements, largestFirst(in.Steady.ByService, "%.2f"), in.Steady.WALBytes)
 	}
-	p.line("\nThe most called statements (all of them in results.json, `pg_statements`), per document: calls, rows, and the WAL bytes the statement wrote.\n")
-	p.line("| service | statement | calls | rows | WAL bytes |\n|---|---|--:|--:|--:|")
+	if in.Plans > 0 {
+		p.line("| planning | %.2f plans, %.2f ms of PostgreSQL's CPU (pgx prepares each statement on each connection; PostgreSQL plans the first five calls for their values and goes on doing so while that plan looks cheaper) |", in.Plans, in.PlanMs)
+	}
+	p.line("\nThe most called statements (all of them in results.json, `pg_statements`), per document: calls, how often PostgreSQL planned them, rows, and the WAL bytes the statement wrote.\n")
+	p.line("| service | statement | calls | plans | rows | WAL bytes |\n|---|---|--:|--:|--:|--:|")
 	for _, s := range in.Statements[:min(readmeStatements, len(in.Statements))] {
-		p.line("| %s | `%s` | %.2f | %.2f | %.0f |", s.Service, statementName(s.Statement), s.Calls, s.Rows, s.WALBytes)
+		p.line("| %s | `%s` | %.2f | %.2f | %.2f | %.0f |", s.Service, statementName(s.Statement), s.Calls, s.Plans, s.Rows, s.WALBytes)
 	}
 	p.walByTable(in.WALByTable)
 }

@@ -53,7 +53,8 @@ func (r *run) progress(format string, args ...any) {
 // With PostgreSQL's own checkpoint settings the WAL of the stages before
 // started a checkpoint in the open loop's third window, and the window of
 // its full-page images (2,788-2,863 in five seconds) took 14-27 ms at p99.
-var pgSettings = append(slices.Clip(pgcluster.Recommended), "fsync=on", "shared_preload_libraries=pg_stat_statements", "pg_stat_statements.track_utility=on")
+var pgSettings = append(slices.Clip(pgcluster.Recommended), "fsync=on", "shared_preload_libraries=pg_stat_statements", "pg_stat_statements.track_utility=on",
+	"pg_stat_statements.track_planning=on")
 
 // startPostgres starts the run's own PostgreSQL cluster (pgSettings): the
 // shared server cannot load pg_stat_statements without a restart.
