@@ -227,11 +227,12 @@ and writes ` + "`results.json`" + `, ` + "`cpu_per_doc.png`" + `, ` + "`latency.
   backends by what they wait on, the tables autovacuum is vacuuming
   (` + "`pg_stat_progress_vacuum`" + `), whether an audit runs (` + "`reconciler.runs`" + `), the WAL
   position, the full-page images (` + "`pg_stat_wal`" + `) and the buffers the checkpointer wrote
-  (` + "`pg_stat_bgwriter`" + `), and the machine's busy time (` + "`/proc/stat`" + `). Each minute the window's payments were received in gets its p99 and
-  those figures (` + "`minutes`" + ` in results.json). A minute whose p99 is at least twice its
-  window's median minute is a stall; the stalled minutes are set beside the others, so what
-  stands beside a stall (a checkpoint's full pages, autovacuum, the audit, waits on the WAL,
-  a machine out of cores) shows in the figures that differ.
+  (` + "`pg_stat_bgwriter`" + `), and the machine's busy cores (` + "`/proc/stat`" + `). Each minute the
+  window's payments were received in gets its p99 and those figures (` + "`minutes`" + ` in
+  results.json). A minute whose p99 is at least twice its window's median minute is a stall;
+  the stalled minutes are set beside the others, so what stands beside a stall (a
+  checkpoint's full pages, autovacuum, the audit, waits on the WAL, a machine out of cores)
+  shows in the figures that differ.
 - **Retention.** Every pruned table keeps its rows ` + "`-retention`" + ` (default two windows at the
   offered rate), or the service's floor when that is longer: ingest keeps receipts, PSP calls
   and delivered notifications 24 h at least, idempotency keys 1 h; the invoicer keeps
