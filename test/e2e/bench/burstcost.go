@@ -39,10 +39,9 @@ const walPosition = `SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), '0/0'):
 
 // statementCount is one statement's totals over the burst, by service.
 type statementCount struct {
-	service, query          string
-	calls, rows, fpi, plans int64
-	walBytes, execMs        float64
-	planMs                  float64
+	service, query           string
+	calls, rows, fpi, plans  int64
+	walBytes, execMs, planMs float64
 }
 
 // burstReadings are the raw counters of one burst: statements since the

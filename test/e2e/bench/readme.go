@@ -291,7 +291,8 @@ func (p *printer) burstCost(in readmeInput) {
 	p.line("| statements | %s |", largestFirst(in.ByService, "%.2f"))
 	if in.Steady.Statements > 0 {
 		p.line("| steady: CPU ms | %s |", cpuMsLine(in.Steady.CPUSeconds))
-		p.line("| steady: statements | %.2f (%s), %.0f WAL bytes |", in.Steady.Statements, largestFirst(in.Steady.ByService, "%.2f"), in.Steady.WALBytes)
+		p.line("| steady: statements | %.2f (%s), %.0f WAL bytes, %.2f plans (%.2f ms) |", in.Steady.Statements, largestFirst(in.Steady.ByService, "%.2f"),
+			in.Steady.WALBytes, in.Steady.Plans, in.Steady.PlanMs)
 	}
 	if in.Plans > 0 {
 		p.line("| planning | %.2f plans, %.2f ms of PostgreSQL's CPU (pgx prepares each statement on each connection; PostgreSQL plans the first five calls for their values and goes on doing so while that plan looks cheaper) |", in.Plans, in.PlanMs)

@@ -34,7 +34,7 @@ func TestReadmeTablesFollowTheResults(t *testing.T) {
 				Indexes: map[string]float64{"ingest.outbox_pkey": 250, "ingest.outbox_due": 250},
 				Records: map[string]float64{"Heap/INSERT": 1, "Btree/INSERT_LEAF": 5, "Heap/UPDATE": 1},
 				Kinds:   map[string]float64{"Heap/INSERT": 500, "Btree/INSERT_LEAF": 500, "Heap/UPDATE": 100}}}},
-		SteadyCost: BurstCost{Statements: 15.5, WALBytes: 12485, ByService: map[string]float64{"ingest": 8, "invoicer": 5.25, "relay": 2.25},
+		SteadyCost: BurstCost{Statements: 15.5, WALBytes: 12485, Plans: 2.5, PlanMs: 0.7, ByService: map[string]float64{"ingest": 8, "invoicer": 5.25, "relay": 2.25},
 			CPUSeconds: map[string]float64{"postgres": 0.0077, "ingest-1": 0.0027}},
 	}
 	b, err := r.JSON()
@@ -84,7 +84,7 @@ func TestReadmeTablesFollowTheResults(t *testing.T) {
 		"| ingest.outbox | 1100 | 600 | 500 (2) | Btree/INSERT_LEAF 500 (5.00), Heap/INSERT 500 (1.00), Heap/UPDATE 100 (1.00) |",
 		"| relay | relay-1 0.70, sqs 0.50 |",
 		"| steady: CPU ms | postgres 7.70, ingest-1 2.70 |",
-		"| steady: statements | 15.50 (ingest 8.00, invoicer 5.25, relay 2.25), 12485 WAL bytes |",
+		"| steady: statements | 15.50 (ingest 8.00, invoicer 5.25, relay 2.25), 12485 WAL bytes, 2.50 plans (0.70 ms) |",
 	} {
 		if !strings.Contains(page, row) {
 			t.Errorf("README lacks %q", row)

@@ -49,7 +49,8 @@ func (r *run) progress(format string, args ...any) {
 // pgSettings are the bench's PostgreSQL's settings over pgcluster's: the
 // checkpoint settings asked of production (pgcluster.Recommended), fsync
 // on, as a server that keeps its data (and as make test's), and
-// pg_stat_statements loaded, to count the services' statements exactly.
+// pg_stat_statements loaded, to count the services' statements, and their
+// planning, exactly.
 // With PostgreSQL's own checkpoint settings the WAL of the stages before
 // started a checkpoint in the open loop's third window, and the window of
 // its full-page images (2,788-2,863 in five seconds) took 14-27 ms at p99.
