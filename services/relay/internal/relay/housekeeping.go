@@ -2,46 +2,43 @@ package relay
 
 import (
 	"context"
-	"slices"
 	"time"
 
 	"go.uber.org/zap"
 
+	"github.com/onceflow/onceflow/pkg/backoff"
 	"github.com/onceflow/onceflow/pkg/outbox"
 )
 
-// schedule holds when the leader's periodic jobs are next due. Only the
-// keeper, the holder of shard 0, prunes and reports the backlog.
-type schedule struct {
-	keeper              bool
-	renew, prune, stats time.Time
-}
-
-// next is the earliest of the due times: the longest the leader may sleep.
-func (s schedule) next() time.Time {
-	if !s.keeper {
-		return s.renew
-	}
-	return slices.MinFunc([]time.Time{s.renew, s.prune, s.stats}, time.Time.Compare)
-}
-
-// housekeep runs the leader's periodic jobs that are due: the backlog
-// gauges, and one batch of retention. A full prune batch leaves pruning due,
-// so a large backlog of expired rows is deleted between publishing batches
-// without holding them up.
-func (r *Relay) housekeep(ctx context.Context, due *schedule) {
+// keep runs the outbox's periodic jobs, the backlog gauges and the
+// retention, until ctx ends. The holder of shard 0 runs it beside its
+// publishing, on a connection of its own, so a prune never holds a batch
+// up: a prune reads the outbox's oldest pages, seldom in PostgreSQL's
+// buffers (tens of milliseconds a statement in the soak). A full prune
+// batch leaves pruning due, so a large backlog of expired rows is deleted
+// batch after batch.
+func (r *Relay) keep(ctx context.Context) {
 	now := time.Now()
-	if !now.Before(due.stats) {
-		r.reportStats(ctx)
-		due.stats = now.Add(r.s.StatsInterval)
-	}
-	if !now.Before(due.prune) && r.prune(ctx) < int64(r.s.PruneBatch) {
-		due.prune = now.Add(r.s.PruneInterval)
+	stats, prune := now, now
+	for {
+		if !now.Before(stats) {
+			r.reportStats(ctx)
+			stats = now.Add(r.s.StatsInterval)
+		}
+		if !now.Before(prune) && r.prune(ctx) < int64(r.s.PruneBatch) {
+			prune = now.Add(r.s.PruneInterval)
+		}
+		if !backoff.Sleep(ctx, min(time.Until(stats), time.Until(prune))) {
+			return
+		}
+		now = time.Now()
 	}
 }
 
 // prune deletes one batch of rows published longer than the retention ago
-// and returns how many it deleted.
+// and returns how many it deleted. A statement is given a third of the
+// lease's TTL, as the leader's own are; one cut short is tried again at
+// the next interval.
 func (r *Relay) prune(ctx context.Context) int64 {
 	ctx, cancel := context.WithTimeout(ctx, r.renewEvery())
 	defer cancel()

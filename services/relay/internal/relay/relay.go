@@ -13,6 +13,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
@@ -133,19 +134,22 @@ func (r *Relay) renewEvery() time.Duration { return max(r.s.LeaseTTL/3, time.Mil
 func (r *Relay) standbyEvery() time.Duration { return max(r.s.LeaseTTL/10, time.Millisecond) }
 
 // lead publishes sh under token until ctx ends or the lease is lost. The
-// holder of shard 0 also runs the outbox's periodic jobs between batches.
+// holder of shard 0 also runs the outbox's periodic jobs meanwhile (keep).
 func (r *Relay) lead(ctx context.Context, sh *shard, token int64) {
 	sh.log.Info("leading", zap.Int64("token", token))
-	keeper := sh.index == 0
-	if keeper {
+	if sh.index == 0 {
 		r.metrics.leader.WithLabelValues(r.name).Set(1)
 		defer r.metrics.forget(r.name)
 		defer r.metrics.leader.WithLabelValues(r.name).Set(0)
+		keeping, stop := context.WithCancel(ctx)
+		var kept sync.WaitGroup
+		kept.Go(func() { r.keep(keeping) })
+		defer kept.Wait()
+		defer stop()
 	}
 	batches := r.newPipeline(sh)
 	defer batches.wait()
-	now := time.Now()
-	due := schedule{keeper: keeper, renew: now.Add(r.renewEvery()), prune: now, stats: now}
+	renewAt := time.Now().Add(r.renewEvery())
 	for ctx.Err() == nil {
 		full, err := batches.publish(ctx, token)
 		if errors.Is(err, lease.ErrDeposed) {
@@ -155,17 +159,14 @@ func (r *Relay) lead(ctx context.Context, sh *shard, token int64) {
 		if err != nil && ctx.Err() == nil {
 			sh.log.Warn("publish batch", zap.Error(err))
 		}
-		if keeper {
-			r.housekeep(ctx, &due)
-		}
 		if !full {
-			r.wait(ctx, sh.wake, time.Until(due.next()))
+			r.wait(ctx, sh.wake, time.Until(renewAt))
 		}
-		if ctx.Err() == nil && !time.Now().Before(due.renew) {
+		if ctx.Err() == nil && !time.Now().Before(renewAt) {
 			next, ok := r.renew(ctx, sh, token)
 			switch {
 			case ok:
-				token, due.renew = next, time.Now().Add(r.renewEvery())
+				token, renewAt = next, time.Now().Add(r.renewEvery())
 			case ctx.Err() == nil:
 				return // lost: batches in flight finish, but their marks are refused
 			}

@@ -220,6 +220,9 @@ func TestFailedSendsBackOffThenPark(t *testing.T) {
 	}
 }
 
+// TestNotificationWakesTheLeader checks that a producer's NOTIFY wakes the
+// leader: with an hour's poll and a ten-minute lease, nothing else would
+// within the test.
 func TestNotificationWakesTheLeader(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
@@ -232,6 +235,10 @@ func TestNotificationWakesTheLeader(t *testing.T) {
 	})
 
 	f.insert(t, message(0, billingType))
+	// As a producer's outbox.Waker does once its transaction committed.
+	if _, err := f.pool.Exec(context.Background(), "SELECT pg_notify($1, $2)", outbox.Channel, ingestOutbox.String()); err != nil {
+		t.Fatal(err)
+	}
 	if got := f.receive(t, 1); len(got) != 1 {
 		t.Fatalf("received %v, want the one event", keys(got))
 	}
