@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/onceflow/onceflow/pkg/pg"
 )
 
 // ParkedRow is a parked outbox row as an operator sees it: everything but
@@ -117,13 +119,32 @@ func changeAndNotify(ctx context.Context, q Querier, t Table, sql string, args .
 // and any pending or parked row that old), never the retained history, and
 // needs no index on published_at, which every mark would pay for. Ids follow
 // creation closely enough: a row committed late with a lower id than a newer
-// one is only pruned a run later.
-func Prune(ctx context.Context, q Querier, t Table, cutoff time.Time, limit int) (int64, error) {
-	tag, err := q.Exec(ctx, `DELETE FROM `+t.ident()+` WHERE id IN (`+pruneSQL(t)+`)`, cutoff, limit)
+// one is only pruned a run later. The walk is the plan only with sequential
+// and bitmap scans off (pg.WalkKeys), which Prune sets for its own
+// transaction: the outbox's freed space is reused, and PostgreSQL, pricing
+// the walk as a random read a row, read the whole retained outbox at each
+// batch instead (in the soak, 27,800 pages and 107 ms a statement against
+// 326 pages and 1.8 ms).
+func Prune(ctx context.Context, db Beginner, t Table, cutoff time.Time, limit int) (int64, error) {
+	var n int64
+	err := pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, pg.WalkKeys); err != nil {
+			return err
+		}
+		tag, err := tx.Exec(ctx, `DELETE FROM `+t.ident()+` WHERE id IN (`+pruneSQL(t)+`)`, cutoff, limit)
+		n = tag.RowsAffected()
+		return err
+	})
 	if err != nil {
 		return 0, fmt.Errorf("prune %s: %w", t, err)
 	}
-	return tag.RowsAffected(), nil
+	return n, nil
+}
+
+// Beginner starts transactions: *pgxpool.Pool, *pgx.Conn and pgx.Tx (a
+// savepoint) satisfy it.
+type Beginner interface {
+	Begin(ctx context.Context) (pgx.Tx, error)
 }
 
 // pruneSQL selects the ids Prune deletes: up to $2 rows published before $1,

@@ -36,6 +36,15 @@ func WithSetting(name, value string) Option {
 	return func(c *pgxpool.Config) { c.ConnConfig.RuntimeParams[name] = value }
 }
 
+// WalkKeys, run first in a transaction, leaves the planner only index
+// scans for the rest of it (sequential and bitmap scans off, as SET LOCAL
+// would). It is for a statement that walks a key in order and stops after
+// a batch, such as a prune, which PostgreSQL misprices once a table's rows
+// no longer lie in key order (freed space is reused): it prices the walk
+// as a random read a row, and reading every candidate and sorting looks
+// cheaper.
+const WalkKeys = `SELECT set_config('enable_seqscan', 'off', true), set_config('enable_bitmapscan', 'off', true)`
+
 // Open connects a pool to dsn and checks that the server answers within 10 s.
 func Open(ctx context.Context, dsn string, opts ...Option) (*pgxpool.Pool, error) {
 	cfg, err := pgxpool.ParseConfig(dsn)

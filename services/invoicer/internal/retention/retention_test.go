@@ -78,3 +78,43 @@ func TestPruneKeepsTheLastAttemptAndUnfinishedDocuments(t *testing.T) {
 		t.Errorf("a second pass pruned %v in all, want still 5", got)
 	}
 }
+
+// TestPruneStartsWhereTheLastPassStopped checks that a pass does not read
+// again what the last one passed, so a document that reached a final status
+// after a pass went by keeps its attempts until the next pass from the
+// lowest id, FullEvery after the last.
+func TestPruneStartsWhereTheLastPassStopped(t *testing.T) {
+	t.Parallel()
+	env := invoicertest.New(t)
+	day := 24 * time.Hour
+	late := document(t, env, "doc-1", "pending", 90*day, 60*day, 40*day)
+	authorized := document(t, env, "doc-2", "authorized", 50*day, 45*day)
+
+	reg := prometheus.NewRegistry()
+	p := retention.NewPruner(env.Store, zaptest.NewLogger(t), reg, retention.Config{Retention: 30 * day, Interval: time.Hour, Batch: 2})
+	now := time.Now()
+	if err := p.Prune(t.Context(), now); err != nil {
+		t.Fatal(err)
+	}
+	if got := len(env.Attempts(t, authorized)); got != 1 {
+		t.Fatalf("authorized document keeps %d attempts after the first pass, want 1", got)
+	}
+	if _, err := env.Pool.Exec(t.Context(), `UPDATE invoicer.fiscal_documents SET status = 'authorized' WHERE id = $1`, late); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		at   time.Time
+		want int
+	}{{"an hour later", now.Add(time.Hour), 3}, {"a pass from the lowest id", now.Add(retention.FullEvery), 1}} {
+		if err := p.Prune(t.Context(), c.at); err != nil {
+			t.Fatal(err)
+		}
+		if got := len(env.Attempts(t, late)); got != c.want {
+			t.Errorf("%s: the document authorized after the first pass keeps %d attempts, want %d", c.name, got, c.want)
+		}
+	}
+	if got := invoicertest.Metric(t, reg, "onceflow_invoicer_pruned_total", nil); got != 3 {
+		t.Errorf("pruned_total = %v, want 3", got)
+	}
+}

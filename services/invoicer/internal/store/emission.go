@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/onceflow/onceflow/pkg/pg"
 	"github.com/onceflow/onceflow/provider/fiscal"
@@ -228,15 +229,48 @@ func (q queries) AttemptPage(ctx context.Context, id, before int64, limit int32)
 	return attemptsFromRows(rows), nil
 }
 
-// PruneAttempts deletes up to batch attempts made before olderThan of
-// documents in a final status, keeping each document's last attempt, and
-// returns how many it deleted.
-func (q queries) PruneAttempts(ctx context.Context, olderThan time.Time, batch int32) (int64, error) {
-	n, err := q.q.AttemptsPrune(ctx, olderThan, batch)
+// PruneBound returns the id of the first attempt with an id above after
+// made at or after olderThan (the largest int64 when none): the end of a
+// retention pass that starts above after.
+func (s *Store) PruneBound(ctx context.Context, olderThan time.Time, after int64) (int64, error) {
+	var bound int64
+	err := s.walkKeys(ctx, func(q *dbsqlc.Queries) (err error) {
+		bound, err = q.AttemptsPruneBound(ctx, after, olderThan)
+		return err
+	})
 	if err != nil {
-		return 0, pg.Interpret(err, "prune emission attempts")
+		return 0, pg.Interpret(err, "find the end of the attempts' retention pass")
 	}
-	return n, nil
+	return bound, nil
+}
+
+// PruneAttempts looks at up to batch attempts with an id between after and
+// below made before olderThan, deletes those of documents in a final status
+// but each document's last attempt, and returns the highest id it looked at
+// (0: none left) and how many it deleted.
+func (s *Store) PruneAttempts(ctx context.Context, olderThan time.Time, after, below int64, batch int32) (last, deleted int64, err error) {
+	err = s.walkKeys(ctx, func(q *dbsqlc.Queries) error {
+		r, err := q.AttemptsPrune(ctx, dbsqlc.AttemptsPruneParams{AfterID: after, BelowID: below, OlderThan: olderThan, BatchSize: batch})
+		last, deleted = r.LastID, r.Deleted
+		return err
+	})
+	if err != nil {
+		return 0, 0, pg.Interpret(err, "prune emission attempts")
+	}
+	return last, deleted, nil
+}
+
+// walkKeys runs fn in a transaction under pg.WalkKeys: the retention's
+// statements walk the primary key, and attempts are deleted and their space
+// reused, so the table's pages hold them in no order of their ids and
+// PostgreSQL would rather read the whole table at every batch.
+func (s *Store) walkKeys(ctx context.Context, fn func(*dbsqlc.Queries) error) error {
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, pg.WalkKeys); err != nil {
+			return err
+		}
+		return fn(s.q.WithTx(tx))
+	})
 }
 
 func attemptsFromRows(rows []dbsqlc.InvoicerEmissionAttempt) []Attempt {

@@ -12,11 +12,10 @@ import (
 
 // keep runs the outbox's periodic jobs, the backlog gauges and the
 // retention, until ctx ends. The holder of shard 0 runs it beside its
-// publishing, on a connection of its own, so a prune never holds a batch
-// up: a prune reads the outbox's oldest pages, seldom in PostgreSQL's
-// buffers (tens of milliseconds a statement in the soak). A full prune
-// batch leaves pruning due, so a large backlog of expired rows is deleted
-// batch after batch.
+// publishing, on a connection of its own, so a prune, which reads the
+// outbox's oldest pages, seldom in PostgreSQL's buffers, never holds a
+// batch up. A full prune batch leaves pruning due, so a large backlog of
+// expired rows is deleted batch after batch.
 func (r *Relay) keep(ctx context.Context) {
 	now := time.Now()
 	stats, prune := now, now

@@ -88,27 +88,69 @@ func (q *Queries) AttemptPageByDocument(ctx context.Context, documentID int64, b
 	return items, nil
 }
 
-const attemptsPrune = `-- name: AttemptsPrune :execrows
-DELETE FROM invoicer.emission_attempts
-WHERE id IN (
-    SELECT a.id
+const attemptsPrune = `-- name: AttemptsPrune :one
+WITH looked AS (
+    SELECT a.id, a.document_id
     FROM invoicer.emission_attempts a
-    JOIN invoicer.fiscal_documents d ON d.id = a.document_id
-    WHERE a.created_at < $1
-      AND d.status IN ('authorized', 'issued', 'rejected', 'voided')
-      AND a.id < (SELECT max(l.id) FROM invoicer.emission_attempts l WHERE l.document_id = a.document_id)
+    WHERE a.id > $1 AND a.id < $2 AND a.created_at < $3
     ORDER BY a.id
-    LIMIT $2
+    LIMIT $4
+), deleted AS (
+    DELETE FROM invoicer.emission_attempts x
+    USING looked l, invoicer.fiscal_documents d
+    WHERE x.id = l.id AND d.id = l.document_id
+      AND d.status IN ('authorized', 'issued', 'rejected', 'voided')
+      AND x.id < (SELECT max(m.id) FROM invoicer.emission_attempts m WHERE m.document_id = l.document_id)
+    RETURNING x.id
 )
+SELECT coalesce((SELECT max(id) FROM looked), 0)::bigint AS last_id, (SELECT count(*) FROM deleted) AS deleted
 `
 
-// AttemptsPrune deletes up to @batch_size attempts made before @older_than
-// of documents in a final status (authorized, issued, rejected, voided),
-// keeping each document's last attempt. Oldest first, by id.
-func (q *Queries) AttemptsPrune(ctx context.Context, olderThan time.Time, batchSize int32) (int64, error) {
-	result, err := q.db.Exec(ctx, attemptsPrune, olderThan, batchSize)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected(), nil
+type AttemptsPruneParams struct {
+	AfterID   int64
+	BelowID   int64
+	OlderThan time.Time
+	BatchSize int32
+}
+
+type AttemptsPruneRow struct {
+	LastID  int64
+	Deleted int64
+}
+
+// AttemptsPrune looks at up to @batch_size attempts made before
+// @older_than with an id between @after_id and @below_id, in id order, and
+// deletes those of documents in a final status (authorized, issued,
+// rejected, voided) but each document's last attempt. It returns the
+// highest id it looked at (0: none) and how many it deleted: the next batch
+// starts above that id, so a pass reads each attempt once, however many are
+// kept. Run it under pg.WalkKeys (store.PruneAttempts).
+func (q *Queries) AttemptsPrune(ctx context.Context, arg AttemptsPruneParams) (AttemptsPruneRow, error) {
+	row := q.db.QueryRow(ctx, attemptsPrune,
+		arg.AfterID,
+		arg.BelowID,
+		arg.OlderThan,
+		arg.BatchSize,
+	)
+	var i AttemptsPruneRow
+	err := row.Scan(&i.LastID, &i.Deleted)
+	return i, err
+}
+
+const attemptsPruneBound = `-- name: AttemptsPruneBound :one
+SELECT coalesce((SELECT n.id FROM invoicer.emission_attempts n
+                 WHERE n.id > $1 AND n.created_at >= $2
+                 ORDER BY n.id LIMIT 1), 9223372036854775807)::bigint AS bound
+`
+
+// AttemptsPruneBound returns the id of the first attempt with an id above
+// @after_id made at or after @older_than (the largest bigint when none): a
+// pass of AttemptsPrune looks only below it, so it never reads the attempts
+// still retained. It walks the primary key from @after_id, reading the
+// expired attempts once a pass. Run it under pg.WalkKeys.
+func (q *Queries) AttemptsPruneBound(ctx context.Context, afterID int64, olderThan time.Time) (int64, error) {
+	row := q.db.QueryRow(ctx, attemptsPruneBound, afterID, olderThan)
+	var bound int64
+	err := row.Scan(&bound)
+	return bound, err
 }
