@@ -125,12 +125,9 @@ func changeAndNotify(ctx context.Context, q Querier, t Table, sql string, args .
 // the walk as a random read a row, read the whole retained outbox at each
 // batch instead (in the soak, 27,800 pages and 107 ms a statement against
 // 326 pages and 1.8 ms).
-func Prune(ctx context.Context, db Beginner, t Table, cutoff time.Time, limit int) (int64, error) {
+func Prune(ctx context.Context, db pg.Beginner, t Table, cutoff time.Time, limit int) (int64, error) {
 	var n int64
-	err := pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, pg.WalkKeys); err != nil {
-			return err
-		}
+	err := pg.InKeyWalk(ctx, db, func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, `DELETE FROM `+t.ident()+` WHERE id IN (`+pruneSQL(t)+`)`, cutoff, limit)
 		n = tag.RowsAffected()
 		return err
@@ -139,12 +136,6 @@ func Prune(ctx context.Context, db Beginner, t Table, cutoff time.Time, limit in
 		return 0, fmt.Errorf("prune %s: %w", t, err)
 	}
 	return n, nil
-}
-
-// Beginner starts transactions: *pgxpool.Pool, *pgx.Conn and pgx.Tx (a
-// savepoint) satisfy it.
-type Beginner interface {
-	Begin(ctx context.Context) (pgx.Tx, error)
 }
 
 // pruneSQL selects the ids Prune deletes: up to $2 rows published before $1,

@@ -45,6 +45,23 @@ func WithSetting(name, value string) Option {
 // cheaper.
 const WalkKeys = `SELECT set_config('enable_seqscan', 'off', true), set_config('enable_bitmapscan', 'off', true)`
 
+// Beginner starts transactions: *pgxpool.Pool, *pgx.Conn and pgx.Tx (a
+// savepoint) satisfy it.
+type Beginner interface {
+	Begin(ctx context.Context) (pgx.Tx, error)
+}
+
+// InKeyWalk runs fn in a transaction of db's that runs WalkKeys first,
+// committed when fn returns nil and rolled back otherwise.
+func InKeyWalk(ctx context.Context, db Beginner, fn func(pgx.Tx) error) error {
+	return pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, WalkKeys); err != nil {
+			return err
+		}
+		return fn(tx)
+	})
+}
+
 // Open connects a pool to dsn and checks that the server answers within 10 s.
 func Open(ctx context.Context, dsn string, opts ...Option) (*pgxpool.Pool, error) {
 	cfg, err := pgxpool.ParseConfig(dsn)

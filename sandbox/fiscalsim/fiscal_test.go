@@ -1,6 +1,7 @@
 package fiscalsim_test
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -157,8 +158,7 @@ func TestNumbersAndCreditNotes(t *testing.T) {
 		{doc{typ: 101, ref: "1"}, 1},
 		{doc{typ: 101, ref: "2"}, 2},
 		{doc{typ: 111, ref: "3"}, 1},
-		{doc{typ: 102, ref: "4", referencia: `<ReferenciaItem><RefTpoDocRef>101</RefTpoDocRef><RefSerie>A</RefSerie>` +
-			`<RefNroCFERef>2</RefNroCFERef><RefFechaCFEref>2026-11-30</RefFechaCFEref><RefRazonRef>Refund</RefRazonRef></ReferenciaItem>`}, 1},
+		{doc{typ: 102, ref: "4", referencia: referencia(101, 2)}, 1},
 	}
 	for _, tt := range tests { // sequential: numbering depends on order
 		if got := emit(t, base, tt.d); got.CFENro != tt.number || got.CFEFchEmis != "2026-11-30" {
@@ -170,6 +170,30 @@ func TestNumbersAndCreditNotes(t *testing.T) {
 	if len(note.RefersTo) != 1 || note.RefersTo[0].Type != 101 || note.RefersTo[0].Number != 2 || note.RefersTo[0].Series != "A" {
 		t.Errorf("credit note refers to %+v", note.RefersTo)
 	}
+	// The credit notes on an invoice never add up to more than it: a second
+	// full one on A-2 is refused, a half one on A-1 issued, twice.
+	again := doc{typ: 102, ref: "5", referencia: referencia(101, 2)}
+	if ret := call(t, base+"/InvoiCy/aws_emissionfactura.aspx", emitEnvelope(goodAuth(), again.cfeXML())); ret.MsgCod == 0 ||
+		!strings.Contains(ret.MsgDsc, "more than document A-2") {
+		t.Errorf("a second full credit note on A-2: %+v, want it refused", ret)
+	}
+	for i, ref := range []string{"6", "7"} {
+		if got := emit(t, base, doc{typ: 102, ref: ref, total: "610.00", referencia: referencia(101, 1)}); got.CFENro != 2+i {
+			t.Errorf("half credit note %d on A-1: number %d, want %d", i+1, got.CFENro, 2+i)
+		}
+	}
+	third := doc{typ: 102, ref: "8", total: "1.22", referencia: referencia(101, 1)}
+	if ret := call(t, base+"/InvoiCy/aws_emissionfactura.aspx", emitEnvelope(goodAuth(), third.cfeXML())); ret.MsgCod == 0 ||
+		!strings.Contains(ret.MsgDsc, "more than document A-1") {
+		t.Errorf("a credit note on A-1 past its total: %+v, want it refused", ret)
+	}
+}
+
+// referencia is a credit note's Referencia to the document of type typ,
+// series A, numbered number.
+func referencia(typ, number int) string {
+	return fmt.Sprintf(`<ReferenciaItem><RefTpoDocRef>%d</RefTpoDocRef><RefSerie>A</RefSerie><RefNroCFERef>%d</RefNroCFERef>`+
+		`<RefFechaCFEref>2026-11-30</RefFechaCFEref><RefRazonRef>Refund</RefRazonRef></ReferenciaItem>`, typ, number)
 }
 
 func TestPeriodListing(t *testing.T) {

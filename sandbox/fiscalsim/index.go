@@ -11,13 +11,21 @@ import (
 // every emission waiting on it, for as long. Each list holds indices in
 // docs in issue order.
 type index struct {
-	byRef  map[string][]int // under each reference
-	byType map[int][]int    // of each CFE type, so in number order too
-	byDate map[string][]int // issued on each date (IssueDate)
+	byRef     map[string][]int    // under each reference
+	byType    map[int][]int       // of each CFE type, so in number order too
+	byDate    map[string][]int    // issued on each date (IssueDate)
+	referring map[cfeNumber][]int // naming each document in a Referencia
+}
+
+// cfeNumber names one CFE: its type, series and number.
+type cfeNumber struct {
+	typ    int
+	series string
+	number int
 }
 
 func newIndex() index {
-	return index{byRef: map[string][]int{}, byType: map[int][]int{}, byDate: map[string][]int{}}
+	return index{byRef: map[string][]int{}, byType: map[int][]int{}, byDate: map[string][]int{}, referring: map[cfeNumber][]int{}}
 }
 
 // add files document d, at index i in docs.
@@ -25,6 +33,10 @@ func (x index) add(i int, d Document) {
 	x.byRef[d.Reference] = append(x.byRef[d.Reference], i)
 	x.byType[d.Type] = append(x.byType[d.Type], i)
 	x.byDate[d.IssueDate] = append(x.byDate[d.IssueDate], i)
+	for _, r := range d.RefersTo {
+		k := cfeNumber{r.Type, r.Series, r.Number}
+		x.referring[k] = append(x.referring[k], i)
+	}
 }
 
 // rebuild files docs anew, after they were compacted.
@@ -32,6 +44,7 @@ func (x index) rebuild(docs []Document) {
 	clear(x.byRef)
 	clear(x.byType)
 	clear(x.byDate)
+	clear(x.referring)
 	for i, d := range docs {
 		x.add(i, d)
 	}

@@ -347,8 +347,8 @@ func (s *Server) checkRefs(d Document, payMinor int64) error {
 			return fmt.Errorf("Referencia: the document is in %s, the credit note in %s", orig.Currency, d.Currency)
 		}
 		credited := payMinor
-		for _, i := range s.index.byType[d.Type] {
-			if x := s.docs[i]; x.Status != statusRejected && !x.Injected && refersTo(x, ref) {
+		for _, i := range s.index.referring[cfeNumber{ref.Type, ref.Series, ref.Number}] {
+			if x := s.docs[i]; x.Type == d.Type && x.Status != statusRejected && !x.Injected {
 				v, _ := money.ParseMinor(x.Total)
 				credited += v
 			}
@@ -370,13 +370,4 @@ func (s *Server) findLocked(ref DocumentRef) (Document, bool) {
 		}
 	}
 	return Document{}, false
-}
-
-func refersTo(x Document, ref DocumentRef) bool {
-	for _, r := range x.RefersTo {
-		if r.Type == ref.Type && r.Series == ref.Series && r.Number == ref.Number {
-			return true
-		}
-	}
-	return false
 }

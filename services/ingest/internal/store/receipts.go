@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/onceflow/onceflow/pkg/deflated"
 	"github.com/onceflow/onceflow/pkg/pg"
@@ -195,8 +196,15 @@ func fromUnix(unix float64) time.Time {
 }
 
 // PruneReceipts deletes up to max finished receipts received before cutoff
-// and returns how many it deleted.
-func (s *Store) PruneReceipts(ctx context.Context, cutoff time.Time, max int) (int64, error) {
-	n, err := s.q.ReceiptPrune(ctx, cutoff, int32(max))
+// and returns how many it deleted. Its statement walks the primary key from
+// the oldest receipt, under pg.WalkKeys: once deleted receipts' space is
+// reused the table's pages hold receipts in no order of their ids, and
+// PostgreSQL may rather read and sort every retained receipt at each batch
+// (it does where bitmap scans are off).
+func (s *Store) PruneReceipts(ctx context.Context, cutoff time.Time, max int) (n int64, err error) {
+	err = pg.InKeyWalk(ctx, s.pool, func(tx pgx.Tx) (err error) {
+		n, err = s.q.WithTx(tx).ReceiptPrune(ctx, cutoff, int32(max))
+		return err
+	})
 	return n, pg.Interpret(err, "prune receipts")
 }

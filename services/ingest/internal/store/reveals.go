@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/onceflow/onceflow/pkg/pg"
 	"github.com/onceflow/onceflow/pkg/reveals"
 	"github.com/onceflow/onceflow/services/ingest/internal/store/dbsqlc"
@@ -87,8 +89,12 @@ func (s *Store) PSPFetchesOf(ctx context.Context, ids []string) ([]PSPFetch, err
 }
 
 // PrunePSPFetches deletes up to max calls made before cutoff and returns
-// how many it deleted.
-func (s *Store) PrunePSPFetches(ctx context.Context, cutoff time.Time, max int) (int64, error) {
-	n, err := s.q.PSPFetchPrune(ctx, cutoff, int32(max))
+// how many it deleted, walking the primary key under pg.WalkKeys as
+// PruneReceipts does.
+func (s *Store) PrunePSPFetches(ctx context.Context, cutoff time.Time, max int) (n int64, err error) {
+	err = pg.InKeyWalk(ctx, s.pool, func(tx pgx.Tx) (err error) {
+		n, err = s.q.WithTx(tx).PSPFetchPrune(ctx, cutoff, int32(max))
+		return err
+	})
 	return n, pg.Interpret(err, "prune PSP fetches")
 }

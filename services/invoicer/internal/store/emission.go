@@ -265,12 +265,7 @@ func (s *Store) PruneAttempts(ctx context.Context, olderThan time.Time, after, b
 // reused, so the table's pages hold them in no order of their ids and
 // PostgreSQL would rather read the whole table at every batch.
 func (s *Store) walkKeys(ctx context.Context, fn func(*dbsqlc.Queries) error) error {
-	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, pg.WalkKeys); err != nil {
-			return err
-		}
-		return fn(s.q.WithTx(tx))
-	})
+	return pg.InKeyWalk(ctx, s.pool, func(tx pgx.Tx) error { return fn(s.q.WithTx(tx)) })
 }
 
 func attemptsFromRows(rows []dbsqlc.InvoicerEmissionAttempt) []Attempt {
