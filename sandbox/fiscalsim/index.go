@@ -35,7 +35,9 @@ func (x index) add(i int, d Document) {
 	x.byDate[d.IssueDate] = append(x.byDate[d.IssueDate], i)
 	for _, r := range d.RefersTo {
 		k := cfeNumber{r.Type, r.Series, r.Number}
-		x.referring[k] = append(x.referring[k], i)
+		if l := x.referring[k]; len(l) == 0 || l[len(l)-1] != i { // once, if it names k twice
+			x.referring[k] = append(l, i)
+		}
 	}
 }
 
