@@ -28,8 +28,9 @@ type Proc struct {
 type CPUTimes map[Proc]float64
 
 // ReadCPU reads the CPU time of each stack process, of this harness, of
-// PostgreSQL's processes, of every Node process (the SQS emulator), and of
-// the whole machine (every core's busy time). PostgreSQL's are the
+// PostgreSQL's processes, of every Node process (the SQS emulator), of the
+// kernel's page reclaim threads ("reclaim", see reclaimThread) and of the
+// whole machine (every core's busy time). PostgreSQL's are the
 // postmaster's, its children's and its reaped children's when postmaster is
 // not 0, else every process named postgres (then one that exits between
 // readings is missed). The emulator may serve other work too; so may the
@@ -62,9 +63,19 @@ func ReadCPU(s *stack.Stack, postmaster int) CPUTimes {
 			}
 		case st.Comm == "node":
 			t[Proc{Group: "sqs", PID: p.PID}] = st.CPUTime()
+		case reclaimThread(st.Comm):
+			t[Proc{Group: "reclaim", PID: p.PID}] = st.CPUTime()
 		}
 	}
 	return t
+}
+
+// reclaimThread says whether a process is one of the kernel's page reclaim
+// threads: kswapd, or kdamond, which some virtual machines run to page out
+// memory left unread for a while. Their work follows the machine's memory
+// policy and how much memory the run touches, not a request.
+func reclaimThread(comm string) bool {
+	return strings.HasPrefix(comm, "kswapd") || strings.HasPrefix(comm, "kdamond")
 }
 
 // MachineBusy is the CPU seconds the machine's cores have been busy so far

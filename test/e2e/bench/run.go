@@ -10,6 +10,7 @@ import (
 	"os"
 	"runtime"
 	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -129,13 +130,17 @@ func (r *run) setUp(ctx context.Context) error {
 }
 
 // OpenPool connects conns connections to the stack's database and keeps
-// them open.
-func OpenPool(ctx context.Context, dsn string, conns int) (*pgxpool.Pool, error) {
+// them open, each with the session settings given (name=value).
+func OpenPool(ctx context.Context, dsn string, conns int, settings ...string) (*pgxpool.Pool, error) {
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
 		return nil, err
 	}
 	cfg.MaxConns, cfg.MinConns = int32(conns), int32(conns)
+	for _, kv := range settings {
+		name, value, _ := strings.Cut(kv, "=")
+		cfg.ConnConfig.RuntimeParams[name] = value
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("open the stack's database: %w", err)

@@ -120,3 +120,18 @@ func parentPID(t *testing.T, pid int) int {
 	}
 	return ppid
 }
+
+// SharedBuffers gives a quarter of MemTotal in megabytes and names what it
+// cannot read.
+func TestSharedBuffersIsAQuarterOfMemory(t *testing.T) {
+	t.Parallel()
+	got, err := SharedBuffers("MemFree:        1000 kB\nMemTotal:       24576000 kB\nSwapTotal: 0 kB\n")
+	if err != nil || got != "shared_buffers=6000MB" {
+		t.Fatalf("SharedBuffers = %q, %v; want shared_buffers=6000MB", got, err)
+	}
+	for _, bad := range []string{"", "MemFree: 1000 kB\n", "MemTotal: lots\n", "MemTotal: 0 kB\n"} {
+		if got, err := SharedBuffers(bad); err == nil {
+			t.Errorf("SharedBuffers(%q) = %q, want an error", bad, got)
+		}
+	}
+}

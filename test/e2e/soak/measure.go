@@ -13,15 +13,15 @@ import (
 	"github.com/onceflow/onceflow/test/e2e/bench"
 )
 
-// windowAuthorized counts the authorized invoices of one window's payments
-// (merchant order ids from $1, before $2).
+// windowAuthorized counts the authorized invoices of a slice of a window's
+// payments (merchant order ids from $1, before $2).
 const windowAuthorized = `
 SELECT count(*) FROM ingest.orders o
 JOIN ingest.payments p ON p.order_id = o.id
 JOIN invoicer.fiscal_documents d ON d.source_kind = 'payment' AND d.source_ref = p.id AND d.kind = 'invoice'
 WHERE o.merchant_order_id >= $1 AND o.merchant_order_id < $2 AND d.status = 'authorized'`
 
-// windowLatencies is, per payment of one window, the time from its PAID
+// windowLatencies is, per payment of a slice of a window, the time from its PAID
 // webhook's receipt to its invoice's authorization in milliseconds, as the
 // bench measures it (package bench, e2eTimeline).
 const windowLatencies = `
@@ -104,11 +104,11 @@ type run struct {
 	audit   bool // a run of the audits, apart from the sweep
 }
 
-// authorized counts the authorized invoices of window k.
+// authorized counts the authorized invoices of the orders in [from, to).
 func authorized(ctx context.Context, db *pgxpool.Pool, from, to string) (int, error) {
 	var n int
 	if err := db.QueryRow(ctx, windowAuthorized, from, to).Scan(&n); err != nil {
-		return 0, fmt.Errorf("count the window's authorized invoices: %w", err)
+		return 0, fmt.Errorf("count the authorized invoices: %w", err)
 	}
 	return n, nil
 }
@@ -127,15 +127,23 @@ type windowLatency struct {
 	hopP99   map[string]float64 // each hop's p99 (Hops)
 }
 
-// latencies reads the window's latencies.
-func latencies(ctx context.Context, db *pgxpool.Pool, from, to string) (windowLatency, error) {
+// latencyRows gathers a window's latencies, one slice of its orders at a
+// time.
+type latencyRows struct {
+	all     []float64
+	hops    [][]float64 // by Hops
+	minutes map[int64][]float64
+}
+
+// read adds the latencies of the payments of the orders in [from, to).
+func (l *latencyRows) read(ctx context.Context, db *pgxpool.Pool, from, to string) error {
+	if l.minutes == nil {
+		l.hops, l.minutes = make([][]float64, len(Hops)), map[int64][]float64{}
+	}
 	rows, err := db.Query(ctx, windowLatencies, from, to)
 	if err != nil {
-		return windowLatency{}, fmt.Errorf("read the window's latencies: %w", err)
+		return fmt.Errorf("read the latencies: %w", err)
 	}
-	var all []float64
-	hops := make([][]float64, len(Hops))
-	minutes := map[int64][]float64{}
 	var ms float64
 	var minute int64
 	legs := make([]float64, len(Hops))
@@ -144,21 +152,26 @@ func latencies(ctx context.Context, db *pgxpool.Pool, from, to string) (windowLa
 		dest = append(dest, &legs[i])
 	}
 	if _, err := pgx.ForEachRow(rows, dest, func() error {
-		all = append(all, ms)
-		minutes[minute] = append(minutes[minute], ms)
+		l.all = append(l.all, ms)
+		l.minutes[minute] = append(l.minutes[minute], ms)
 		for i, leg := range legs {
-			hops[i] = append(hops[i], leg)
+			l.hops[i] = append(l.hops[i], leg)
 		}
 		return nil
 	}); err != nil {
-		return windowLatency{}, fmt.Errorf("read the window's latencies: %w", err)
+		return fmt.Errorf("read the latencies: %w", err)
 	}
-	out := windowLatency{all: bench.NewSample(0, all), minutes: slices.Sorted(maps.Keys(minutes)), byMinute: byMinute(minutes),
+	return nil
+}
+
+// latency is what the rows read so far tell.
+func (l *latencyRows) latency() windowLatency {
+	out := windowLatency{all: bench.NewSample(0, l.all), minutes: slices.Sorted(maps.Keys(l.minutes)), byMinute: byMinute(l.minutes),
 		hopP99: map[string]float64{}}
 	for i, name := range Hops {
-		out.hopP99[name] = bench.NewSample(0, hops[i]).Quantile(0.99)
+		out.hopP99[name] = bench.NewSample(0, l.hops[i]).Quantile(0.99)
 	}
-	return out, nil
+	return out
 }
 
 // byMinute is the p99 of each minute's latencies, the minutes in order.

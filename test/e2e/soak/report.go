@@ -199,9 +199,14 @@ and writes ` + "`results.json`" + `, ` + "`cpu_per_doc.png`" + `, ` + "`latency.
   take (an open loop, package bench's ` + "`Paced`" + `): its order at ingest, then the payment at the
   PSP sandbox, which sends the PAID webhook. The invoicer's limit on provider calls is lifted,
   as in the bench. Any failed call stops the run.
-- **Windows.** Window *k* is payments *kW* to *(k+1)W − 1* by their order ids. It ends once
-  every one of them has an authorized invoice (polled once a second after its last payment
-  was offered; ` + "`-timeout`" + ` bounds the wait). At each end the soak reads the table sizes
+- **Windows.** Window *k* is payments *kW* to *(k+1)W − 1* by their order ids. The soak
+  reads it in slices of 5,000 payments as the run goes: once a slice's payments are all
+  offered, it polls once a second until each has an authorized invoice (` + "`-timeout`" + ` bounds the
+  wait), then reads their latencies. Its reads use one core, no JIT, and find rows by key
+  (no parallel workers, no hash or merge joins), so they cost as much at the millionth
+  document as at the first and never stall the pipeline they measure (read whole at a
+  window's end, a window's join once took both cores for 10 s). A window ends with its last
+  slice. At each end the soak reads the table sizes
   (` + "`pg_total_relation_size`" + `, ` + "`pg_relation_size`" + `, ` + "`pg_indexes_size`" + ` of every table of
   the four schemas, with its live and dead rows from ` + "`pg_stat_user_tables`" + `), the reconciler's runs finished since the last end (` + "`reconciler.runs`" + `),
   the WAL position (` + "`pg_current_wal_lsn`" + `) and the CPU time of every process (package bench),
@@ -265,9 +270,12 @@ and writes ` + "`results.json`" + `, ` + "`cpu_per_doc.png`" + `, ` + "`latency.
   uses ` + "`DATABASE_URL`" + `'s server instead) has the settings
   [docs/architecture.md](../docs/architecture.md#postgresql-settings) recommends for production
   (` + "`-pg-settings`" + `: a checkpoint every 15 minutes, up to 16 GB of WAL between two,
-  full-page images compressed with lz4; shared buffers stay at 128 MB: with 2 GB, PostgreSQL
-  took 60 % more CPU a document on this 2-core machine running the whole stack) but ` + "`fsync = off`" + `, so its
-  WAL and sizes are the run's alone. A window's full pages a document are the pages the WAL
+  full-page images compressed with lz4, shared buffers a quarter of the machine's memory)
+  but ` + "`fsync = off`" + `, so its WAL and sizes are the run's alone. With PostgreSQL's 128 MB of
+  shared buffers, every page beyond them is read through the kernel's page cache, and a
+  machine that drops cache pages unread for a while (some virtual machines run such a
+  reclaimer) sends the sweep's old documents and random-key index leaves to the disk:
+  a 1,000,000-document run so configured was not flat. A window's full pages a document are the pages the WAL
   took whole because no checkpoint had seen them changed yet; with PostgreSQL's defaults (a
   checkpoint at every gigabyte of WAL) they grow with the tables and drive the WAL up.
   Autovacuum is on, as in production: a pruned row's
@@ -277,8 +285,10 @@ and writes ` + "`results.json`" + `, ` + "`cpu_per_doc.png`" + `, ` + "`latency.
   does not autovacuum (the shared test server here does not).
 - **The machine is shared.** PostgreSQL's CPU is the private cluster's processes' (with
   ` + "`-pg shared`" + `, every PostgreSQL process's, other work too); the emulator's is every Node
-  process's, and "other" is the rest of the machine.
-  Compare runs back to back.
+  process's; "reclaim" is the kernel's page reclaim threads (kswapd, and kdamond on a
+  machine that pages out memory left unread for a while: its work grows with the memory
+  the run touches, not with the documents), and "other" is the rest of the machine. The
+  machine's CPU a document counts both. Compare runs back to back.
 `
 
 // Readme renders soak/README.md: the method, then the run's windows and
@@ -293,6 +303,9 @@ func Readme(r *Results) string {
 	c := r.Config
 	fmt.Fprintf(&b, "\n## Figures\n\n%d documents in windows of %d at %d payments/s, started %s on %d CPUs; PostgreSQL %s (%sautovacuum %s); retention %s, reconciler every %s; `-env` %s.\n\n",
 		c.Documents, c.Window, c.Rate, r.StartedAt.Format("2006-01-02 15:04 MST"), r.CPUs, c.PG, settingsOf(c.PGSettings), r.Autovacuum, c.retentionTarget(), c.reconcileEvery(), envOf(c.Env))
+	if c.LatencySlice < 1 {
+		b.WriteString("This run read each window's latencies whole at its end, before the slices above (with parallel workers, JIT and hash joins), so every window after the first opens with that read's stall.\n\n")
+	}
 	b.WriteString("| window | documents | s | CPU ms/doc | WAL B/doc | full pages/doc | p50 ms | p99 ms | p99 by hop, ms | tables MB | tables pruned in the run, MB | reconciler runs | mean s | max s | mean s by phase |\n")
 	b.WriteString("|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---|\n")
 	pruned := prunedSet(r.Pruned)

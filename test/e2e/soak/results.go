@@ -21,11 +21,12 @@ type Window struct {
 	Elapsed   float64 `json:"elapsed_s"` // from the first payment to this window's end
 	// CPUMsPerDoc is CPU milliseconds per document by process group (as
 	// package bench groups them: each service instance, each sandbox,
-	// postgres, sqs, the harness "bench", the whole "machine" and the
-	// "other" work on it).
+	// postgres, sqs, the harness "bench", the kernel's page "reclaim"
+	// threads, the whole "machine" and the "other" work on it).
 	CPUMsPerDoc map[string]float64 `json:"cpu_ms_per_doc"`
 	// CPUMsPerDocTotal adds the groups that do the pipeline's work: every
-	// service and sandbox, PostgreSQL and SQS (not the harness, not other).
+	// service and sandbox, PostgreSQL and SQS (not the harness, not the
+	// kernel's reclaim, not other).
 	CPUMsPerDocTotal float64 `json:"cpu_ms_per_doc_total"`
 	// PGCPUMsPerDocByRole splits PostgreSQL's CPU a document by the role
 	// of the session that used it (each service connects as its own on the
@@ -76,7 +77,7 @@ type Runs struct {
 }
 
 // notPipeline are the CPU groups CPUMsPerDocTotal leaves out.
-var notPipeline = map[string]bool{"machine": true, "other": true, "bench": true}
+var notPipeline = map[string]bool{"machine": true, "other": true, "bench": true, "reclaim": true}
 
 // newWindow computes window k's figures (k from 0) from the readings at its
 // start and end, for docs documents, and its latencies.
@@ -399,12 +400,13 @@ func (c *Config) UnmarshalJSON(b []byte) error {
 		PGSettings              []string `json:"pg_settings"`
 		Tolerance               float64
 		Env                     []string
+		LatencySlice            int `json:"latency_slice"`
 	}
 	if err := json.Unmarshal(b, &raw); err != nil {
 		return err
 	}
 	*c = Config{Documents: raw.Documents, Window: raw.Window, Rate: raw.Rate, PG: raw.PG, PGSettings: raw.PGSettings,
-		Tolerance: raw.Tolerance, Env: raw.Env}
+		Tolerance: raw.Tolerance, Env: raw.Env, LatencySlice: raw.LatencySlice}
 	for _, d := range []struct {
 		name, value string
 		to          *time.Duration
@@ -423,6 +425,7 @@ func (c Config) MarshalJSON() ([]byte, error) {
 	return json.Marshal(map[string]any{
 		"documents": c.Documents, "window": c.Window, "rate": c.Rate, "retention": c.retentionTarget().String(),
 		"reconcile_every": c.reconcileEvery().String(), "pg": c.PG, "pg_settings": c.PGSettings, "tolerance": c.Tolerance, "timeout": c.Timeout.String(), "env": c.Env,
+		"latency_slice": c.LatencySlice,
 	})
 }
 

@@ -136,7 +136,7 @@ func (s *soak) setUp(ctx context.Context, env []string) error {
 	if s.s, err = stack.StartWith(ctx, s.dir, opts); err != nil {
 		return fmt.Errorf("start the stack: %w", err)
 	}
-	if s.db, err = bench.OpenPool(ctx, s.s.Database, 2); err != nil {
+	if s.db, err = bench.OpenPool(ctx, s.s.Database, 2, readSettings...); err != nil {
 		return err
 	}
 	if _, err := s.db.Exec(ctx, "CREATE EXTENSION IF NOT EXISTS pg_walinspect"); err != nil {
@@ -152,6 +152,13 @@ func (s *soak) setUp(ctx context.Context, env []string) error {
 	}
 	return nil
 }
+
+// readSettings keep the soak's own reads small beside the pipeline they
+// measure: one core and no compiling (no parallel workers, no JIT), and
+// rows found by key, with no hash or merge join over a whole table, so a
+// slice's latencies cost the same at the millionth document as at the
+// first. (A hash join read every payment at each slice.)
+var readSettings = []string{"max_parallel_workers_per_gather=0", "jit=off", "enable_hashjoin=off", "enable_mergejoin=off"}
 
 // tearDown stops the stack (dropping its database), deletes its queues and
 // the private cluster, and, after a good and flat run, removes the logs.
@@ -238,22 +245,35 @@ func (s *soak) drive(ctx context.Context) ([]Window, error) {
 // metrics is the reconciler's metrics page.
 func (s *soak) metrics() string { return s.s.AdminURL("reconciler-1") + "/metrics" }
 
-// window waits until window k's payments are all offered and invoiced,
-// then reads its figures; start is when the first payment was offered.
+// SliceDocs is how many of a window's payments the soak reads at a time
+// by default (Config.LatencySlice), once they are all invoiced: it reads a
+// window's latencies slice by slice as the run goes, so its reads cost
+// about the same every half minute. Read at once at the window's end, a
+// window's join took both cores for about 10 s at 500,000 documents, a
+// stall of the pipeline at the start of the next window.
+const SliceDocs = 5_000
+
+// window reads window k slice by slice (Config.slice), each once its
+// payments are all offered and invoiced, then reads its figures; start is
+// when the first payment was offered.
 func (s *soak) window(ctx context.Context, k int, offered *atomic.Int64, start time.Time, prev *reading) (Window, *reading, error) {
-	for offered.Load() < int64(s.cfg.Window) {
-		if !backoff.Sleep(ctx, 200*time.Millisecond) {
-			return Window{}, nil, ctx.Err()
+	var rows latencyRows
+	for lo := 0; lo < s.cfg.Window; lo += s.cfg.slice() {
+		hi := min(lo+s.cfg.slice(), s.cfg.Window)
+		for offered.Load() < int64(hi) {
+			if !backoff.Sleep(ctx, 200*time.Millisecond) {
+				return Window{}, nil, ctx.Err()
+			}
+		}
+		from, to := orderID(s.prefix, k*s.cfg.Window+lo), orderID(s.prefix, k*s.cfg.Window+hi)
+		if err := s.waitAuthorized(ctx, from, to, hi-lo); err != nil {
+			return Window{}, nil, err
+		}
+		if err := rows.read(ctx, s.db, from, to); err != nil {
+			return Window{}, nil, err
 		}
 	}
-	from, to := s.cfg.bounds(s.prefix, k)
-	if err := s.waitAuthorized(ctx, from, to); err != nil {
-		return Window{}, nil, err
-	}
-	lat, err := latencies(ctx, s.db, from, to)
-	if err != nil {
-		return Window{}, nil, err
-	}
+	lat := rows.latency()
 	if lat.all.Count() != s.cfg.Window {
 		return Window{}, nil, fmt.Errorf("%d latencies for %d documents: receipts pruned before they were read? (INGEST_RECEIPT_RETENTION must outlast a window)", lat.all.Count(), s.cfg.Window)
 	}
@@ -291,20 +311,20 @@ FROM (SELECT greatest($1::pg_lsn, $2::pg_lsn - $3::numeric) AS f) s`, prev.flush
 	return bench.ReadWALByTable(ctx, s.db, from, end.flushed, bytes/perDoc)
 }
 
-// waitAuthorized polls once a second until every invoice of the window is
-// authorized, for at most cfg.Timeout.
-func (s *soak) waitAuthorized(ctx context.Context, from, to string) error {
+// waitAuthorized polls once a second until the n invoices of the orders
+// in [from, to) are all authorized, for at most cfg.Timeout.
+func (s *soak) waitAuthorized(ctx context.Context, from, to string, n int) error {
 	began := time.Now()
 	for {
-		n, err := authorized(ctx, s.db, from, to)
+		got, err := authorized(ctx, s.db, from, to)
 		if err != nil {
 			return err
 		}
-		if n >= s.cfg.Window {
+		if got >= n {
 			return nil
 		}
 		if time.Since(began) > s.cfg.Timeout {
-			return fmt.Errorf("%d of %d invoices authorized %s after the window's last payment (-timeout)", n, s.cfg.Window, s.cfg.Timeout)
+			return fmt.Errorf("%d of the %d invoices of orders %s to %s authorized %s after their last payment was offered (-timeout)", got, n, from, to, s.cfg.Timeout)
 		}
 		if !backoff.Sleep(ctx, time.Second) {
 			return ctx.Err()

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -44,6 +45,10 @@ type Config struct {
 	PGSettings []string
 	Tolerance  float64       // how much worse the last window may be than the first, 0.15 for 15 %
 	Timeout    time.Duration // the longest a window's documents may take once its last payment was offered
+	// LatencySlice is how many of a window's payments the soak reads at a
+	// time, as the run goes, once they are all invoiced (SliceDocs). 0 is
+	// how runs before the slices read: each window whole at its end.
+	LatencySlice int
 	// Env adds NAME=value settings to every process after the soak's own
 	// (so it overrides them); the default lifts the invoicer's limit on
 	// provider calls, as the bench does (bench.Config.Env).
@@ -51,10 +56,26 @@ type Config struct {
 }
 
 // Defaults are issue 22's soak: a million documents in windows of 100,000
-// at 100 a second, under three hours.
+// at 100 a second, under three hours, on a private cluster with the
+// settings docs/architecture.md asks of production (PGSettings).
 func Defaults() Config {
-	return Config{Out: "soak", Documents: 1_000_000, Window: 100_000, Rate: 100, PG: PGPrivate, PGSettings: pgcluster.Recommended, Tolerance: 0.15,
-		Timeout: 5 * time.Minute, Env: bench.Defaults().Env}
+	return Config{Out: "soak", Documents: 1_000_000, Window: 100_000, Rate: 100, PG: PGPrivate, PGSettings: productionPG(), Tolerance: 0.15,
+		Timeout: 5 * time.Minute, LatencySlice: SliceDocs, Env: bench.Defaults().Env}
+}
+
+// productionPG is pgcluster.Recommended and shared buffers a quarter of
+// this machine's memory; PostgreSQL's 128 MB where /proc/meminfo cannot
+// be read, which the soak's first line (its settings) shows.
+func productionPG() []string {
+	pg := slices.Clip(pgcluster.Recommended)
+	meminfo, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return pg
+	}
+	if sb, err := pgcluster.SharedBuffers(string(meminfo)); err == nil {
+		pg = append(pg, sb)
+	}
+	return pg
 }
 
 // Values of Config.PG.
@@ -122,6 +143,15 @@ func orderID(prefix string, i int) string { return fmt.Sprintf("%s%08d", prefix,
 // bounds are the first order id of window k and the first after it.
 func (c Config) bounds(prefix string, k int) (from, to string) {
 	return orderID(prefix, k*c.Window), orderID(prefix, (k+1)*c.Window)
+}
+
+// slice is how many payments the run reads at a time: LatencySlice, or
+// the whole window.
+func (c Config) slice() int {
+	if c.LatencySlice < 1 {
+		return c.Window
+	}
+	return min(c.LatencySlice, c.Window)
 }
 
 // reconcileEvery is the reconciler's interval in the run.

@@ -18,12 +18,14 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/onceflow/onceflow/test/e2e/bench"
+	"github.com/onceflow/onceflow/test/e2e/pgcluster"
 )
 
 // small is the verification run's shape.
 func small() Config {
 	c := Defaults()
 	c.Documents, c.Window, c.Rate = 6000, 2000, 50
+	c.PGSettings = pgcluster.Recommended // not this machine's shared buffers
 	return c
 }
 
@@ -84,6 +86,18 @@ func TestWindowArithmetic(t *testing.T) {
 	}
 	if id := orderID("p-", maxDocuments); len(id) != len(orderID("p-", 0)) {
 		t.Errorf("order ids change width: %s", id)
+	}
+}
+
+// A window is read in slices of LatencySlice payments, or whole when the
+// slice is unset (a run recorded before the slices) or larger.
+func TestSliceIsAtMostTheWindow(t *testing.T) {
+	c := small()
+	for slice, want := range map[int]int{SliceDocs: 2000, 500: 500, 0: 2000} {
+		c.LatencySlice = slice
+		if got := c.slice(); got != want {
+			t.Errorf("LatencySlice %d, window 2000: slice %d, want %d", slice, got, want)
+		}
 	}
 }
 
@@ -317,7 +331,8 @@ func TestRejudgeReadsTheRunBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got := r.Config; got.Documents != c.Documents || got.Window != c.Window || got.Rate != c.Rate || got.reconcileEvery() != c.reconcileEvery() ||
-		got.retentionTarget() != c.retentionTarget() || got.Timeout != c.Timeout || got.Tolerance != c.Tolerance || !slices.Equal(got.Env, c.Env) {
+		got.retentionTarget() != c.retentionTarget() || got.Timeout != c.Timeout || got.Tolerance != c.Tolerance || !slices.Equal(got.Env, c.Env) ||
+		got.LatencySlice != SliceDocs {
 		t.Errorf("settings read back %+v, want %+v", got, c)
 	}
 	if check := checkNamed(r.Verdict, "reconciler_mean_s"); !r.Verdict.OK || !strings.Contains(check.Note, "window 3") {
@@ -370,6 +385,14 @@ func TestLineAndReadmeShowTheFigures(t *testing.T) {
 		if !strings.Contains(r, want) {
 			t.Errorf("README lacks %q:\n%s", want, r)
 		}
+	}
+	const whole = "read each window's latencies whole at its end"
+	if strings.Contains(r, whole) {
+		t.Errorf("README of a run read in slices says %q", whole)
+	}
+	res.Config.LatencySlice = 0
+	if r := Readme(&res); !strings.Contains(r, whole) {
+		t.Errorf("README of a run recorded before the slices lacks %q", whole)
 	}
 }
 

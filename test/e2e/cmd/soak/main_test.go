@@ -46,7 +46,7 @@ func TestParseReadsFlags(t *testing.T) {
 		t.Fatalf("got %+v", cfg)
 	}
 	if cfg, err := parse(nil); err != nil || cfg.Documents != 1_000_000 || cfg.Window != 100_000 || cfg.PG != "private" || cfg.Env[0] != "INVOICER_PROVIDER_RATE_LIMIT=0" ||
-		!slices.Equal(cfg.PGSettings, pgcluster.Recommended) {
+		!slices.Equal(cfg.PGSettings[:len(pgcluster.Recommended)], pgcluster.Recommended) || !strings.HasPrefix(cfg.PGSettings[len(cfg.PGSettings)-1], "shared_buffers=") {
 		t.Fatalf("defaults: %+v, %v", cfg, err)
 	}
 	if cfg, err := parse([]string{"-env", ""}); err != nil || cfg.Env != nil {
