@@ -216,8 +216,9 @@ and writes ` + "`results.json`" + `, ` + "`cpu_per_doc.png`" + `, ` + "`latency.
   SQS. PostgreSQL's is also split by the role of the session that used it: on the private
   cluster each service connects as its own role, as deployed, and the harness as postgres;
   what no role claims is background work and sessions that ended. WAL per document is the
-  WAL written between two ends over the documents; where the window's last 32 MB of it went
-  is read back by table with ` + "`pg_walinspect`" + ` (the bench's WAL by table, with the full-page
+  WAL written between two ends over the documents; where the window's last 8 MB of it went
+  (` + "`wal_sample_bytes`" + ` in results.json; reading it takes one core for a second or so
+  at the window's end) is read back by table with ` + "`pg_walinspect`" + ` (the bench's WAL by table, with the full-page
   images among each table's bytes), so a window whose WAL grew says which tables' pages
   were written whole. p50 and p99
   are webhook accepted → invoice authorized of the window's payments, from the rows'
@@ -315,7 +316,7 @@ func Readme(r *Results) string {
 			w.CPUMsPerDocTotal, w.WALBytesPerDoc, w.FullPagesPerDoc, w.P50Ms, w.P99Ms, w.hops(), float64(all)/1e6, float64(kept)/1e6,
 			w.Reconciler.Count, w.Reconciler.MeanSeconds, w.Reconciler.MaxSeconds, w.Reconciler.phases())
 	}
-	walTable(&b, r.Windows[0], r.Windows[len(r.Windows)-1])
+	walTable(&b, c.WALSample, r.Windows[0], r.Windows[len(r.Windows)-1])
 	stallTable(&b, r.Windows)
 	fmt.Fprintf(&b, "\nVerdict:\n\n```\n%s\n```\n\n", strings.TrimRight(r.Verdict.String(), "\n"))
 	b.WriteString("![CPU per document](cpu_per_doc.png)\n\n![Latency](latency.png)\n\n![Table sizes](table_sizes.png)\n\n![Reconciler](reconciler.png)\n")
@@ -326,9 +327,9 @@ func Readme(r *Results) string {
 const walTableRows = 10
 
 // walTable writes where the first and the last window's WAL went (their
-// samples), by table, most in the last window first; nothing for a run
-// whose windows have no sample.
-func walTable(b *bytes.Buffer, first, last Window) {
+// samples, of sample bytes each), by table, most in the last window
+// first; nothing for a run whose windows have no sample.
+func walTable(b *bytes.Buffer, sample int, first, last Window) {
 	if len(first.WALSample) == 0 || len(last.WALSample) == 0 || first.Index == last.Index {
 		return
 	}
@@ -340,7 +341,7 @@ func walTable(b *bytes.Buffer, first, last Window) {
 		return m
 	}
 	firsts := of(first)
-	fmt.Fprintf(b, "\nWhere the WAL went, per document, in the last %d MB of window %d and of window %d, by table, with the full-page images among those bytes:\n\n", WALSampleBytes>>20, first.Index, last.Index)
+	fmt.Fprintf(b, "\nWhere the WAL went, per document, in the last %d MB of window %d and of window %d, by table, with the full-page images among those bytes:\n\n", sample>>20, first.Index, last.Index)
 	fmt.Fprintf(b, "| table | window %d B/doc | full pages | window %d B/doc | full pages |\n|---|--:|--:|--:|--:|\n", first.Index, last.Index)
 	for _, t := range last.WALSample[:min(walTableRows, len(last.WALSample))] {
 		f := firsts[t.Table]

@@ -49,7 +49,7 @@ type Window struct {
 	HopP99Ms map[string]float64 `json:"hop_p99_ms,omitempty"`
 	Tables   map[string]Size    `json:"tables"`
 	// WALSample is where the window's WAL went, by table, per document,
-	// read with pg_walinspect from the last WALSampleBytes of it (reading
+	// read with pg_walinspect from the last Config.WALSample bytes of it (reading
 	// all of it would take minutes of the server's CPU); absent when the
 	// server has no pg_walinspect.
 	WALSample []bench.TableWAL `json:"wal_by_table_sample,omitempty"`
@@ -400,13 +400,17 @@ func (c *Config) UnmarshalJSON(b []byte) error {
 		PGSettings              []string `json:"pg_settings"`
 		Tolerance               float64
 		Env                     []string
-		LatencySlice            int `json:"latency_slice"`
+		LatencySlice            int  `json:"latency_slice"`
+		WALSample               *int `json:"wal_sample_bytes"`
 	}
 	if err := json.Unmarshal(b, &raw); err != nil {
 		return err
 	}
 	*c = Config{Documents: raw.Documents, Window: raw.Window, Rate: raw.Rate, PG: raw.PG, PGSettings: raw.PGSettings,
-		Tolerance: raw.Tolerance, Env: raw.Env, LatencySlice: raw.LatencySlice}
+		Tolerance: raw.Tolerance, Env: raw.Env, LatencySlice: raw.LatencySlice, WALSample: 32 << 20}
+	if raw.WALSample != nil { // else recorded before the size was: 32 MB
+		c.WALSample = *raw.WALSample
+	}
 	for _, d := range []struct {
 		name, value string
 		to          *time.Duration
@@ -425,7 +429,7 @@ func (c Config) MarshalJSON() ([]byte, error) {
 	return json.Marshal(map[string]any{
 		"documents": c.Documents, "window": c.Window, "rate": c.Rate, "retention": c.retentionTarget().String(),
 		"reconcile_every": c.reconcileEvery().String(), "pg": c.PG, "pg_settings": c.PGSettings, "tolerance": c.Tolerance, "timeout": c.Timeout.String(), "env": c.Env,
-		"latency_slice": c.LatencySlice,
+		"latency_slice": c.LatencySlice, "wal_sample_bytes": c.WALSample,
 	})
 }
 

@@ -230,7 +230,7 @@ func (s *soak) drive(ctx context.Context) ([]Window, error) {
 			s.progress("%s", w.Line(s.cfg.Windows(), pruned))
 			s.progress("window %d largest tables: %s", w.Index, w.Sizes(6))
 			if len(w.WALSample) > 0 {
-				s.progress("window %d WAL by table (its last %d MB): %s", w.Index, WALSampleBytes>>20, walLine(w.WALSample, 6))
+				s.progress("window %d WAL by table (its last %d MB): %s", w.Index, s.cfg.WALSample>>20, walLine(w.WALSample, 6))
 			}
 		}
 		return nil
@@ -291,20 +291,23 @@ func (s *soak) window(ctx context.Context, k int, offered *atomic.Int64, start t
 }
 
 // WALSampleBytes is how much of each window's WAL, its last, the soak reads
-// by table: at 10 to 20 KB a document, some thousands of documents.
-const WALSampleBytes = 32 << 20
+// by table by default (Config.WALSample): at 10 to 20 KB a document, some
+// hundreds of documents. Reading it takes one core at the window's end,
+// about 5 s for 32 MB, the size runs recorded before Config.WALSample read.
+const WALSampleBytes = 8 << 20
 
-// walSample reads where the last WALSampleBytes of the window from prev to
-// end went, by table, per document (a window's documents each wrote
-// perDoc bytes); nothing when the server has no pg_walinspect.
+// walSample reads where the last Config.WALSample bytes of the window from
+// prev to end went, by table, per document (a window's documents each wrote
+// perDoc bytes); nothing when the server has no pg_walinspect or the
+// sample is 0.
 func (s *soak) walSample(ctx context.Context, prev, end *reading, perDoc float64) ([]bench.TableWAL, error) {
-	if !s.walinspect || perDoc <= 0 {
+	if !s.walinspect || perDoc <= 0 || s.cfg.WALSample <= 0 {
 		return nil, nil
 	}
 	var from string
 	var bytes float64
 	err := s.db.QueryRow(ctx, `SELECT f::text, pg_wal_lsn_diff($2::pg_lsn, f)::float8
-FROM (SELECT greatest($1::pg_lsn, $2::pg_lsn - $3::numeric) AS f) s`, prev.flushed, end.flushed, WALSampleBytes).Scan(&from, &bytes)
+FROM (SELECT greatest($1::pg_lsn, $2::pg_lsn - $3::numeric) AS f) s`, prev.flushed, end.flushed, s.cfg.WALSample).Scan(&from, &bytes)
 	if err != nil {
 		return nil, fmt.Errorf("the WAL sample's start: %w", err)
 	}

@@ -49,6 +49,9 @@ type Config struct {
 	// time, as the run goes, once they are all invoiced (SliceDocs). 0 is
 	// how runs before the slices read: each window whole at its end.
 	LatencySlice int
+	// WALSample is how many bytes of each window's WAL, its last, the
+	// soak reads by table (WALSampleBytes by default; 0: none).
+	WALSample int
 	// Env adds NAME=value settings to every process after the soak's own
 	// (so it overrides them); the default lifts the invoicer's limit on
 	// provider calls, as the bench does (bench.Config.Env).
@@ -60,7 +63,8 @@ type Config struct {
 // settings docs/architecture.md asks of production (PGSettings).
 func Defaults() Config {
 	return Config{Out: "soak", Documents: 1_000_000, Window: 100_000, Rate: 100, PG: PGPrivate, PGSettings: productionPG(), Tolerance: 0.15,
-		Timeout: 5 * time.Minute, LatencySlice: SliceDocs, Env: bench.Defaults().Env}
+		Timeout: 5 * time.Minute, LatencySlice: SliceDocs,
+		WALSample: WALSampleBytes, Env: bench.Defaults().Env}
 }
 
 // productionPG is pgcluster.Recommended and shared buffers a quarter of

@@ -332,7 +332,7 @@ func TestRejudgeReadsTheRunBack(t *testing.T) {
 	}
 	if got := r.Config; got.Documents != c.Documents || got.Window != c.Window || got.Rate != c.Rate || got.reconcileEvery() != c.reconcileEvery() ||
 		got.retentionTarget() != c.retentionTarget() || got.Timeout != c.Timeout || got.Tolerance != c.Tolerance || !slices.Equal(got.Env, c.Env) ||
-		got.LatencySlice != SliceDocs {
+		got.LatencySlice != SliceDocs || got.WALSample != WALSampleBytes {
 		t.Errorf("settings read back %+v, want %+v", got, c)
 	}
 	if check := checkNamed(r.Verdict, "reconciler_mean_s"); !r.Verdict.OK || !strings.Contains(check.Note, "window 3") {
@@ -344,6 +344,21 @@ func TestRejudgeReadsTheRunBack(t *testing.T) {
 	}
 	if _, err := Rejudge(t.TempDir()); err == nil || !strings.Contains(err.Error(), "results.json") {
 		t.Errorf("Rejudge of an empty directory: %v, want an error naming results.json", err)
+	}
+}
+
+// A run recorded before the WAL sample's size was read 32 MB of each
+// window's WAL, and before the slices read each window whole.
+func TestOlderRunsReadBackWithTheirSample(t *testing.T) {
+	var c Config
+	if err := json.Unmarshal([]byte(`{"retention": "1m0s", "reconcile_every": "15s", "timeout": "5m0s"}`), &c); err != nil {
+		t.Fatal(err)
+	}
+	if c.WALSample != 32<<20 || c.LatencySlice != 0 {
+		t.Errorf("WAL sample %d bytes, latency slice %d; want 32 MB and 0", c.WALSample, c.LatencySlice)
+	}
+	if err := json.Unmarshal([]byte(`{"retention": "1m0s", "reconcile_every": "15s", "timeout": "5m0s", "wal_sample_bytes": 0}`), &c); err != nil || c.WALSample != 0 {
+		t.Errorf("wal_sample_bytes 0 read back as %d (%v)", c.WALSample, err)
 	}
 }
 
