@@ -144,11 +144,6 @@ func (c Config) window(i int) int { return i / c.Window }
 // fixed width, so the ids of a window are one range.
 func orderID(prefix string, i int) string { return fmt.Sprintf("%s%08d", prefix, i) }
 
-// bounds are the first order id of window k and the first after it.
-func (c Config) bounds(prefix string, k int) (from, to string) {
-	return orderID(prefix, k*c.Window), orderID(prefix, (k+1)*c.Window)
-}
-
 // slice is how many payments the run reads at a time: LatencySlice, or
 // the whole window.
 func (c Config) slice() int {

@@ -72,16 +72,20 @@ func TestWindowArithmetic(t *testing.T) {
 			t.Errorf("payment %d in window %d, want %d", i, got, want)
 		}
 	}
-	// A window's order ids are one range, the next starting where it ends.
-	for k := range c.Windows() {
-		from, to := c.bounds("p-", k)
-		for _, i := range []int{k * c.Window, (k+1)*c.Window - 1} {
+	// The order ids of payments lo to hi-1 (a window, a slice of one) are
+	// one range, [orderID(lo), orderID(hi)).
+	for _, r := range [][2]int{{0, 2000}, {2000, 7000}, {9995, 10005}, {99_995_000, maxDocuments}} {
+		from, to := orderID("p-", r[0]), orderID("p-", r[1])
+		for _, i := range []int{r[0], r[0] + 1, r[1] - 1} {
 			if id := orderID("p-", i); id < from || id >= to {
-				t.Errorf("window %d [%s, %s) misses payment %d (%s)", k, from, to, i, id)
+				t.Errorf("[%s, %s) misses payment %d (%s)", from, to, i, id)
 			}
 		}
-		if id := orderID("p-", (k+1)*c.Window); id < to {
-			t.Errorf("window %d [%s, %s) holds the next window's first payment", k, from, to)
+		if id := orderID("p-", r[1]); id < to {
+			t.Errorf("[%s, %s) holds payment %d", from, to, r[1])
+		}
+		if r[0] > 0 && orderID("p-", r[0]-1) >= from {
+			t.Errorf("[%s, %s) holds payment %d", from, to, r[0]-1)
 		}
 	}
 	if id := orderID("p-", maxDocuments); len(id) != len(orderID("p-", 0)) {
