@@ -18,6 +18,7 @@ type planNode struct {
 	ActualLoops    float64    `json:"Actual Loops"`
 	RemovedFilter  float64    `json:"Rows Removed by Filter"`
 	RemovedRecheck float64    `json:"Rows Removed by Index Recheck"`
+	HeapFetches    float64    `json:"Heap Fetches"`
 	Plans          []planNode `json:"Plans"`
 }
 
@@ -42,6 +43,32 @@ func (n planNode) rowsRead() (rows float64, scans []string) {
 // how a test checks that a query reads what it returns, not the history.
 func RowsRead(tb testing.TB, pool *pgxpool.Pool, sql string, args ...any) (float64, []string) {
 	tb.Helper()
+	return explain(tb, pool, sql, args...).rowsRead()
+}
+
+// HeapFetches runs sql with args under EXPLAIN ANALYZE and returns the
+// rows its index-only scans had to fetch from the table (a page not yet
+// all-visible), with its scans by node type and index: a query whose only
+// scan is an index-only one with no fetch was answered by the index alone.
+func HeapFetches(tb testing.TB, pool *pgxpool.Pool, sql string, args ...any) (float64, []string) {
+	tb.Helper()
+	plan := explain(tb, pool, sql, args...)
+	_, scans := plan.rowsRead()
+	return plan.heapFetches(), scans
+}
+
+func (n planNode) heapFetches() float64 {
+	f := n.HeapFetches
+	for _, c := range n.Plans {
+		f += c.heapFetches()
+	}
+	return f
+}
+
+// explain runs sql with args under EXPLAIN (ANALYZE, FORMAT JSON) and
+// returns its plan's root.
+func explain(tb testing.TB, pool *pgxpool.Pool, sql string, args ...any) planNode {
+	tb.Helper()
 	var out []byte
 	if err := pool.QueryRow(context.Background(), "EXPLAIN (ANALYZE, FORMAT JSON) "+sql, args...).Scan(&out); err != nil {
 		tb.Fatalf("explain: %v", err)
@@ -52,7 +79,7 @@ func RowsRead(tb testing.TB, pool *pgxpool.Pool, sql string, args ...any) (float
 	if err := json.Unmarshal(out, &plans); err != nil {
 		tb.Fatal(err)
 	}
-	return plans[0].Plan.rowsRead()
+	return plans[0].Plan
 }
 
 // GenericPlans is NewPool, but its statements are planned without their

@@ -122,6 +122,28 @@ func TestSteadyStateQueriesReadWhatIsNewNotTheHistory(t *testing.T) {
 	}
 }
 
+// TestValidDocumentsComeFromTheIndexAlone: the sweep's check of a page
+// against the documents takes their statuses from
+// fiscal_documents_source_revision, not from the table, once vacuum has
+// been over the history. PSP ids are random, so each of a page's probes
+// would otherwise read a table page of its own, most of them history no
+// other read keeps in memory.
+func TestValidDocumentsComeFromTheIndexAlone(t *testing.T) {
+	t.Parallel()
+	pool := newDB(t)
+	seedHistory(t, pool)
+	pgtest.Exec(t, pool, "VACUUM invoicer.fiscal_documents")
+	page := make([]string, 500)
+	for i := range page {
+		page[i] = fmt.Sprintf("h%d", 1+i*(historySize/len(page))) // spread over the history
+	}
+	fetches, scans := pgtest.HeapFetches(t, pool, documentsValidForSources, "payment", "invoice", page)
+	want := "Index Only Scan fiscal_documents_source_revision"
+	if len(scans) != 1 || scans[0] != want || fetches > 0 {
+		t.Errorf("the valid documents of a page are read by %v with %.0f rows fetched from the table, want one %s and none", scans, fetches, want)
+	}
+}
+
 // TestDetectorQueriesReadWhatIsStuckNotTheHistory reads the plans of the
 // stuck-work detectors' queries, which every run makes, over the same
 // history, where nothing is stuck: each must read about nothing.
