@@ -267,7 +267,7 @@ func (r *Reconciler) report(part Part, sum Summary, took time.Duration, err erro
 	fields := []zap.Field{
 		zap.Int64("run_id", sum.RunID), zap.String("part", string(part)),
 		zap.Int("checked", sum.Sweep.Checked), zap.Int("missing", sum.Sweep.Missing),
-		zap.Int("full_checked", sum.Sweep.FullChecked), zap.Int("republished", sum.Sweep.Republished),
+		zap.Int("full_checked", sum.Sweep.FullChecked), zap.Int("known_valid", sum.Sweep.Known), zap.Int("republished", sum.Sweep.Republished),
 		zap.Int("missing_events", sum.Sweep.MissingEvents), zap.Int("republish_failed", sum.Sweep.Failed),
 		zap.Bool("capped", sum.Sweep.Capped), zap.Int("findings", sum.Findings), zap.Int("closed", sum.Closed),
 		zap.Duration("took", took),

@@ -221,3 +221,43 @@ func TestSweepManyRefusedEventsDoNotStopEveryRun(t *testing.T) {
 		t.Errorf("ingest's outbox has %v due again, want %v", due, want)
 	}
 }
+
+// A run does not look up again the rows of its overlap that the previous
+// run found with a valid document; a row found without one is looked up
+// every run, and a new Sweeper (a restarted process) looks every row up.
+func TestSweepLooksUpAValidDocumentOnce(t *testing.T) {
+	t.Parallel()
+	db := reconcilertest.NewDB(t)
+	paid := time.Now().Add(-20 * time.Minute) // past the grace, within the hour of overlap
+	for _, id := range []string{"v1", "v2"} {
+		db.Payment(t, id, paid)
+		db.Invoice(t, id)
+	}
+	db.Payment(t, "m1", paid)
+	db.Outbox(t, reconcilertest.PaymentPaid("m1"))
+	own := store.New(db.Pool)
+	run := func(s *sweep.Sweeper) sweep.Result {
+		t.Helper()
+		got, err := s.Run(context.Background(), own)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+
+	s, _, reg := newSweeper(t, db, sweep.Config{})
+	if got := run(s); got.Checked != 3 || got.Known != 0 || got.Missing != 1 {
+		t.Fatalf("first run: %+v, want 3 checked, none known, m1 missing", got)
+	}
+	for i := range 2 {
+		if got := run(s); got.Checked != 3 || got.Known != 2 || got.Missing != 1 {
+			t.Fatalf("run %d after: %+v, want 3 checked, v1 and v2 known, m1 looked up and missing again", i+1, got)
+		}
+	}
+	assertCounter(t, reg, "onceflow_reconciler_sweep_known_valid_total", 4)
+
+	restarted, _, _ := newSweeper(t, db, sweep.Config{})
+	if got := run(restarted); got.Checked != 3 || got.Known != 0 {
+		t.Fatalf("a new sweeper's first run: %+v, want every row looked up", got)
+	}
+}

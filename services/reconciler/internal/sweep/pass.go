@@ -27,8 +27,12 @@ func (r *run) sweep(ctx context.Context, src source, cutoff time.Time) error {
 }
 
 // recent checks src's rows final in [from, cutoff), saving the watermark
-// after each page; once it is through, the watermark is cutoff.
+// after each page; once it is through, the watermark is cutoff. The rows
+// of its overlap that the previous pass found with a valid document are
+// counted but not looked up again, and the rows it finds with one that the
+// next pass will read again take their place.
 func (r *run) recent(ctx context.Context, src source, from store.Position, cutoff time.Time) error {
+	known, found := r.knownValid(src.kind), map[string]time.Time{}
 	after := from
 	for {
 		page, err := src.page(ctx, cutoff, after, r.cfg.PageSize)
@@ -36,10 +40,17 @@ func (r *run) recent(ctx context.Context, src source, from store.Position, cutof
 			return err
 		}
 		r.metrics.checked.WithLabelValues("recent").Add(float64(len(page)))
-		if err := r.check(ctx, src, page); err != nil || r.res.Capped {
+		valid, err := r.check(ctx, src, page, known)
+		if err != nil || r.res.Capped {
 			return err
 		}
+		for _, p := range page {
+			if valid[p.ID] {
+				found[p.ID] = p.At
+			}
+		}
 		if len(page) < r.cfg.PageSize {
+			r.remember(src.kind, found, cutoff.Add(-r.cfg.Overlap))
 			return r.own.AdvanceSweepRecent(ctx, src.kind, store.Position{At: cutoff})
 		}
 		after = page[len(page)-1]
@@ -61,7 +72,7 @@ func (r *run) full(ctx context.Context, src source, after store.Position, before
 		}
 		r.res.FullChecked += len(page)
 		r.metrics.checked.WithLabelValues("full").Add(float64(len(page)))
-		if err := r.check(ctx, src, page); err != nil || r.res.Capped {
+		if _, err := r.check(ctx, src, page, nil); err != nil || r.res.Capped {
 			return err
 		}
 		if len(page) < limit {
@@ -78,31 +89,46 @@ func (r *run) full(ctx context.Context, src source, after store.Position, before
 
 // check counts page and asks ingest to announce again the events of its
 // rows that have no document, until the run's cap, in requests of at most
-// pspaudit.MaxRepublish keys.
-func (r *run) check(ctx context.Context, src source, page []store.Position) error {
+// pspaudit.MaxRepublish keys. It returns which rows have a valid document:
+// those in known, which it does not look up, and those it found.
+func (r *run) check(ctx context.Context, src source, page []store.Position, known map[string]time.Time) (map[string]bool, error) {
 	r.res.Checked += len(page)
-	ids := make([]string, len(page))
-	for i, p := range page {
-		ids[i] = p.ID
+	valid := make(map[string]bool, len(page))
+	ids := make([]string, 0, len(page))
+	for _, p := range page {
+		if _, ok := known[p.ID]; ok {
+			valid[p.ID] = true
+		} else {
+			ids = append(ids, p.ID)
+		}
 	}
-	missing, err := r.missing(ctx, src, ids)
+	r.res.Known += len(page) - len(ids)
+	r.metrics.known.Add(float64(len(page) - len(ids)))
+	have, rest, err := r.withValid(ctx, src, ids)
 	if err != nil {
-		return err
+		return nil, err
+	}
+	for _, id := range have {
+		valid[id] = true
+	}
+	missing, err := r.unheld(ctx, src, rest)
+	if err != nil {
+		return nil, err
 	}
 	for len(missing) > 0 {
 		room := r.cfg.MaxPerRun - (r.res.Republished + r.res.Failed)
 		if room <= 0 {
 			r.res.Capped = true
-			return nil
+			return valid, nil
 		}
 		n := min(len(missing), room, pspaudit.MaxRepublish)
 		r.res.Missing += n
 		if err := r.announce(ctx, src, missing[:n]); err != nil {
-			return err
+			return nil, err
 		}
 		missing = missing[n:]
 	}
-	return nil
+	return valid, nil
 }
 
 // announce asks ingest, in one request, to announce again the events of
@@ -134,30 +160,45 @@ func (r *run) announce(ctx context.Context, src source, ids []string) error {
 // kind nor an open case about them in ingest or the invoicer (a case there
 // already holds them in front of a person).
 func (s *Sweeper) missing(ctx context.Context, src source, ids []string) ([]string, error) {
-	if len(ids) == 0 {
-		return nil, nil
-	}
-	have, err := s.invoicer.SourcesWithValidDocument(ctx, src.kind, src.docKind, ids)
+	_, rest, err := s.withValid(ctx, src, ids)
 	if err != nil {
 		return nil, err
+	}
+	return s.unheld(ctx, src, rest)
+}
+
+// withValid splits ids into those with a valid document of src's kind and
+// the rest.
+func (s *Sweeper) withValid(ctx context.Context, src source, ids []string) (have, rest []string, err error) {
+	if len(ids) == 0 {
+		return nil, nil, nil
+	}
+	have, err = s.invoicer.SourcesWithValidDocument(ctx, src.kind, src.docKind, ids)
+	if err != nil {
+		return nil, nil, err
 	}
 	skip := make(map[string]bool, len(have))
 	for _, ref := range have {
 		skip[ref] = true
 	}
-	rest := without(ids, skip)
-	if len(rest) == 0 {
+	return have, without(ids, skip), nil
+}
+
+// unheld returns the ids no open case in ingest or the invoicer holds.
+func (s *Sweeper) unheld(ctx context.Context, src source, ids []string) ([]string, error) {
+	if len(ids) == 0 {
 		return nil, nil
 	}
-	held, err := s.invoicer.SourcesWithOpenCase(ctx, src.kind, rest)
+	held, err := s.invoicer.SourcesWithOpenCase(ctx, src.kind, ids)
 	if err != nil {
 		return nil, err
 	}
+	skip := make(map[string]bool, len(held))
 	for _, id := range held {
 		skip[id] = true
 	}
-	subjects := make([]string, len(rest))
-	for i, id := range rest {
+	subjects := make([]string, len(ids))
+	for i, id := range ids {
 		subjects[i] = src.kind + ":" + id
 	}
 	held, err = s.ingest.SubjectsWithOpenCase(ctx, subjects)
@@ -167,7 +208,7 @@ func (s *Sweeper) missing(ctx context.Context, src source, ids []string) ([]stri
 	for _, subject := range held {
 		skip[strings.TrimPrefix(subject, src.kind+":")] = true
 	}
-	return without(rest, skip), nil
+	return without(ids, skip), nil
 }
 
 func without(ids []string, skip map[string]bool) []string {

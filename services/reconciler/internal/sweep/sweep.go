@@ -15,7 +15,11 @@
 // what became final since the last run's watermark (minus an overlap, for
 // late commits and clock skew); the full pass re-checks older history a
 // bounded slice per run, from a cursor, and starts over once it reaches
-// the recent pass. Both positions are kept in reconciler.sweep_state. A
+// the recent pass. The rows of the overlap that the previous run found
+// with a valid document are not looked up again (the Sweeper remembers
+// them in memory; a new process looks them up once): a valid document
+// leaves that state only for a rejection, which opens its own case, or a
+// person's voiding, and the full pass re-checks every row in its turn. Both positions are kept in reconciler.sweep_state. A
 // request to ingest that fails becomes a finding (KindRepublishFailed),
 // retried each run, and the run goes on with the next rows.
 //
@@ -34,6 +38,8 @@ package sweep
 
 import (
 	"context"
+	"maps"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -58,7 +64,8 @@ const (
 	// transaction open longer than grace plus overlap, or a clock that far
 	// off; the full pass still finds it. Every run re-reads the payments of
 	// one overlap, so it is kept short (an hour re-read 612,000 payments a
-	// run at 170 a second).
+	// run at 170 a second); those it found with a valid document the run
+	// before are not looked up again.
 	DefaultOverlap = 2 * time.Minute
 	// DefaultFullSlice is how many payments, and as many refunds, the full
 	// pass re-checks per run.
@@ -94,6 +101,7 @@ type Config struct {
 // Result counts what one Run saw and did.
 type Result struct {
 	Checked       int  // payments and refunds past the grace period examined, by both passes
+	Known         int  // of those, the ones the recent pass did not look up: the previous run found their document valid
 	FullChecked   int  // of those, the ones the full pass's slice examined
 	Missing       int  // of those, the ones without their document
 	Republished   int  // events ingest made due again (failed ones retried included)
@@ -111,6 +119,7 @@ type Metrics struct {
 	missingEvents prometheus.Counter
 	failed        prometheus.Counter
 	checked       *prometheus.CounterVec
+	known         prometheus.Counter
 }
 
 // NewMetrics registers the sweep's counters with reg.
@@ -132,8 +141,12 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "onceflow_reconciler_sweep_checked_total",
 			Help: "Payments and refunds the sweep examined, by pass (recent: since the watermark; full: the slice of older history).",
 		}, []string{"pass"}),
+		known: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "onceflow_reconciler_sweep_known_valid_total",
+			Help: "Payments and refunds the recent pass read again within its overlap and did not look up, the previous run having found their document valid.",
+		}),
 	}
-	reg.MustRegister(m.republished, m.missingEvents, m.failed, m.checked)
+	reg.MustRegister(m.republished, m.missingEvents, m.failed, m.checked, m.known)
 	return m
 }
 
@@ -147,6 +160,12 @@ type Sweeper struct {
 	cfg       Config
 	log       *zap.Logger
 	metrics   *Metrics
+
+	mu sync.Mutex
+	// known holds, by source kind, the ids the last recent pass found with
+	// a valid document that the next one reads again (within its overlap),
+	// with the time each became final.
+	known map[string]map[string]time.Time
 }
 
 // New returns a Sweeper reading payments and refunds through ingest and
@@ -159,7 +178,27 @@ func New(ingest *store.IngestReader, invoicer *store.InvoicerReader, announcer A
 	if cfg.FullSlice <= 0 {
 		cfg.FullSlice = DefaultFullSlice
 	}
-	return &Sweeper{ingest: ingest, invoicer: invoicer, announcer: announcer, cfg: cfg, log: log, metrics: m}
+	return &Sweeper{ingest: ingest, invoicer: invoicer, announcer: announcer, cfg: cfg, log: log, metrics: m,
+		known: map[string]map[string]time.Time{}}
+}
+
+// knownValid returns the ids of kind the last recent pass found with a
+// valid document, with the time each became final; the caller only reads
+// them.
+func (s *Sweeper) knownValid(kind string) map[string]time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.known[kind]
+}
+
+// remember keeps, as the ids of kind known to have a valid document, those
+// of found final at or after from: the ones the next recent pass reads
+// again.
+func (s *Sweeper) remember(kind string, found map[string]time.Time, from time.Time) {
+	maps.DeleteFunc(found, func(_ string, at time.Time) bool { return at.Before(from) })
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.known[kind] = found
 }
 
 // Run retries the requests that failed before, then sweeps the payments, then
