@@ -228,6 +228,9 @@ func (s *soak) drive(ctx context.Context) ([]Window, error) {
 			windows, prev = append(windows, w), end
 			s.savePartial(windows)
 			s.progress("%s", w.Line(s.cfg.Windows(), pruned))
+			if line := headroom(w.CPUMsPerDoc["machine"], s.cfg.Rate, runtime.NumCPU()); line != "" && k == 0 {
+				s.progress("%s", line) // the run goes on: its figures still say where the time went
+			}
 			s.progress("window %d largest tables: %s", w.Index, w.Sizes(6))
 			if len(w.WALSample) > 0 {
 				s.progress("window %d WAL by table (its last %d MB): %s", w.Index, s.cfg.WALSample>>20, walLine(w.WALSample, 6))

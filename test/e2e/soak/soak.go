@@ -6,7 +6,10 @@
 // a pipeline that holds up over time spends as much per document at the end
 // as at the start, its pruned tables stop growing and its reconciler takes
 // as long. It reuses package bench's load, CPU reading and plotting over
-// package stack. `make soak` runs it through test/e2e/cmd/soak.
+// package stack. `make soak` runs it through test/e2e/cmd/soak. A rate
+// that keeps more than BusyShare of the cores busy in the first window
+// gets a line saying so, with one the machine carries: near saturation the
+// windows differ by the machine's queues, not by onceflow.
 package soak
 
 import (

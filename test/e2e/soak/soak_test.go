@@ -525,3 +525,25 @@ func TestPartialHoldsTheWindowsSoFar(t *testing.T) {
 		}
 	}
 }
+
+// A soak whose first window keeps more than three quarters of the cores
+// busy says so, with a rate that would leave a third of them free.
+func TestHeadroomNamesTheRateTheMachineCarries(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		msPerDoc   float64
+		rate, cpus int
+		want       string // in the line; "" for no line
+	}{
+		{8.26, 150, 2, ""}, // 1.24 of 2 cores
+		{12.79, 150, 2, "kept 1.92 of 2 cores busy at 150/s"}, // this machine kind's window 1
+		{12.79, 150, 2, "about -rate 104 would"},              // 2/3 × 2 cores / 12.79 ms
+		{12.79, 150, 8, ""},
+		{0, 150, 2, ""}, // no reading of the machine
+	} {
+		got := headroom(c.msPerDoc, c.rate, c.cpus)
+		if c.want == "" && got != "" || !strings.Contains(got, c.want) {
+			t.Errorf("headroom(%.2f ms, %d/s, %d cores) = %q, want %q", c.msPerDoc, c.rate, c.cpus, got, c.want)
+		}
+	}
+}

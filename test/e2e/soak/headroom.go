@@ -1,0 +1,26 @@
+package soak
+
+import (
+	"fmt"
+	"math"
+)
+
+// BusyShare is the share of the machine's cores past which a soak measures
+// its machine rather than onceflow: near saturation, queues and contention
+// move CPU a document and p99 by themselves from window to window (at 93 %
+// of two cores, ±10 % and 280 to 1,095 ms).
+const BusyShare = 0.75
+
+// headroom judges window 1's load: the cores the machine kept busy at rate
+// (machineMsPerDoc a document), and when that is past BusyShare of cpus, a
+// line saying so with the rate that would keep two thirds of them at
+// most; "" when the machine has room.
+func headroom(machineMsPerDoc float64, rate, cpus int) string {
+	busy := machineMsPerDoc * float64(rate) / 1000
+	if machineMsPerDoc <= 0 || busy <= BusyShare*float64(cpus) {
+		return ""
+	}
+	fit := int(math.Floor(2.0 / 3 * float64(cpus) * 1000 / machineMsPerDoc))
+	return fmt.Sprintf("window 1 kept %.2f of %d cores busy at %d/s (%.2f ms a document): past %.0f %% of them the verdict says the machine, not onceflow; about -rate %d would keep two thirds busy (stop and start again with it)",
+		busy, cpus, rate, machineMsPerDoc, BusyShare*100, fit)
+}
