@@ -33,6 +33,7 @@ func (r *run) sweep(ctx context.Context, src source, cutoff time.Time) error {
 // next pass will read again take their place.
 func (r *run) recent(ctx context.Context, src source, from store.Position, cutoff time.Time) error {
 	known, found := r.knownValid(src.kind), map[string]time.Time{}
+	keepFrom := cutoff.Add(-r.cfg.Overlap) // where the next pass starts reading
 	after := from
 	for {
 		page, err := src.page(ctx, cutoff, after, r.cfg.PageSize)
@@ -45,12 +46,12 @@ func (r *run) recent(ctx context.Context, src source, from store.Position, cutof
 			return err
 		}
 		for _, p := range page {
-			if valid[p.ID] {
+			if valid[p.ID] && !p.At.Before(keepFrom) {
 				found[p.ID] = p.At
 			}
 		}
 		if len(page) < r.cfg.PageSize {
-			r.remember(src.kind, found, cutoff.Add(-r.cfg.Overlap))
+			r.remember(src.kind, found)
 			return r.own.AdvanceSweepRecent(ctx, src.kind, store.Position{At: cutoff})
 		}
 		after = page[len(page)-1]

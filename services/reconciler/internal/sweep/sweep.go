@@ -38,7 +38,6 @@ package sweep
 
 import (
 	"context"
-	"maps"
 	"sync"
 	"time"
 
@@ -191,11 +190,9 @@ func (s *Sweeper) knownValid(kind string) map[string]time.Time {
 	return s.known[kind]
 }
 
-// remember keeps, as the ids of kind known to have a valid document, those
-// of found final at or after from: the ones the next recent pass reads
-// again.
-func (s *Sweeper) remember(kind string, found map[string]time.Time, from time.Time) {
-	maps.DeleteFunc(found, func(_ string, at time.Time) bool { return at.Before(from) })
+// remember keeps found as the ids of kind known to have a valid document:
+// those the next recent pass reads again, with when each became final.
+func (s *Sweeper) remember(kind string, found map[string]time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.known[kind] = found
