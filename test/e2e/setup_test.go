@@ -15,6 +15,9 @@ import (
 // makes: 490.00 a month.
 const planMinor = 49000
 
+// TestMain builds the binaries once for every stack the tests start.
+func TestMain(m *testing.M) { os.Exit(stack.ShareBuild(m.Run)) }
+
 // startStack starts the whole stack with o in a directory of the test's
 // own and, when the test ends, logs every process's log if it failed, then
 // stops the stack (and drops its database).

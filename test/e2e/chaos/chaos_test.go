@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +13,9 @@ import (
 
 	"github.com/onceflow/onceflow/test/e2e/stack"
 )
+
+// TestMain builds the binaries once for every stack the tests start.
+func TestMain(m *testing.M) { os.Exit(stack.ShareBuild(m.Run)) }
 
 // logWriter sends progress lines to the test log.
 type logWriter struct{ t *testing.T }

@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -107,13 +108,71 @@ type Options struct {
 	ServiceRoles bool
 }
 
-// Build compiles every binary into dir from the repository root.
+// Build compiles every binary into dir from the repository root, in one
+// go build (which links them side by side). Each is named after the last
+// element of its package, as Binaries names it.
 func Build(ctx context.Context, root, dir string) error {
+	args := []string{"build", "-o", dir + string(filepath.Separator)}
+	for _, pkg := range Binaries {
+		args = append(args, pkg)
+	}
+	cmd := exec.CommandContext(ctx, "go", args...)
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("build %s: %w\n%s", strings.Join(args[3:], " "), err, out)
+	}
 	for name, pkg := range Binaries {
-		cmd := exec.CommandContext(ctx, "go", "build", "-o", filepath.Join(dir, name), pkg)
-		cmd.Dir = root
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("build %s: %w\n%s", name, err, out)
+		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+			return fmt.Errorf("build %s: no binary %s: %w", pkg, name, err)
+		}
+	}
+	return nil
+}
+
+// shared is the directory every stack of this process links its binaries
+// from, built on the first stack's start (see ShareBuild); with dir ""
+// each stack builds its own.
+var shared struct {
+	sync.Mutex
+	dir   string
+	built bool
+}
+
+// ShareBuild runs run (a test binary's m.Run) with one build of the
+// binaries, in a directory it removes afterwards, for every stack run
+// starts: each links them into its own directory instead of building and
+// linking all of them again. It returns run's exit code.
+func ShareBuild(run func() int) int {
+	dir, err := os.MkdirTemp("", "onceflow-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "stack: directory for the shared build:", err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	shared.Lock()
+	shared.dir, shared.built = dir, false
+	shared.Unlock()
+	return run()
+}
+
+// install puts every binary into dir: hard links to the shared build under
+// ShareBuild (dir must be on its file system, as t.TempDir is), else a
+// build of dir's own.
+func install(ctx context.Context, root, dir string) error {
+	shared.Lock()
+	defer shared.Unlock()
+	if shared.dir == "" {
+		return Build(ctx, root, dir)
+	}
+	if !shared.built {
+		if err := Build(ctx, root, shared.dir); err != nil {
+			return err
+		}
+		shared.built = true
+	}
+	for name := range Binaries {
+		if err := os.Link(filepath.Join(shared.dir, name), filepath.Join(dir, name)); err != nil {
+			return fmt.Errorf("stack: the shared build's %s: %w", name, err)
 		}
 	}
 	return nil
@@ -142,9 +201,9 @@ func Start(ctx context.Context, dir string) (*Stack, error) {
 	return StartWith(ctx, dir, Options{})
 }
 
-// StartWith builds the binaries into dir, creates a fresh database and
-// uniquely named queues, and starts the sandboxes and services, waiting
-// until each answers /healthz.
+// StartWith builds the binaries into dir (or links them, see ShareBuild),
+// creates a fresh database and uniquely named queues, and starts the
+// sandboxes and services, waiting until each answers /healthz.
 func StartWith(ctx context.Context, dir string, o Options) (*Stack, error) {
 	if o.AdminDSN == "" {
 		o.AdminDSN = os.Getenv("DATABASE_URL")
@@ -162,7 +221,7 @@ func StartWith(ctx context.Context, dir string, o Options) (*Stack, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := Build(ctx, root, dir); err != nil {
+	if err := install(ctx, root, dir); err != nil {
 		return nil, err
 	}
 	s := &Stack{Dir: dir, adminDSN: o.AdminDSN, procs: map[string]*process{}}
