@@ -108,10 +108,10 @@ type Options struct {
 	ServiceRoles bool
 }
 
-// Build compiles every binary into dir from the repository root, in one
+// build compiles every binary into dir from the repository root, in one
 // go build (which links them side by side). Each is named after the last
 // element of its package, as Binaries names it.
-func Build(ctx context.Context, root, dir string) error {
+func build(ctx context.Context, root, dir string) error {
 	args := []string{"build", "-o", dir + string(filepath.Separator)}
 	for _, pkg := range Binaries {
 		args = append(args, pkg)
@@ -162,10 +162,10 @@ func install(ctx context.Context, root, dir string) error {
 	shared.Lock()
 	defer shared.Unlock()
 	if shared.dir == "" {
-		return Build(ctx, root, dir)
+		return build(ctx, root, dir)
 	}
 	if !shared.built {
-		if err := Build(ctx, root, shared.dir); err != nil {
+		if err := build(ctx, root, shared.dir); err != nil {
 			return err
 		}
 		shared.built = true
