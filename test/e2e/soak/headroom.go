@@ -13,14 +13,16 @@ const BusyShare = 0.75
 
 // headroom judges window 1's load: the cores the machine kept busy at rate
 // (machineMsPerDoc a document), and when that is past BusyShare of cpus, a
-// line saying so with the rate that would keep two thirds of them at
-// most; "" when the machine has room.
+// line saying so with the rate that would keep two thirds of them if a
+// document cost as much there: an upper bound, since the services batch
+// less at a lower rate (on 2 cores, 11.08 ms a document at 140/s, 14.99 at
+// 100/s); "" when the machine has room.
 func headroom(machineMsPerDoc float64, rate, cpus int) string {
 	busy := machineMsPerDoc * float64(rate) / 1000
 	if machineMsPerDoc <= 0 || busy <= BusyShare*float64(cpus) {
 		return ""
 	}
 	fit := int(math.Floor(2.0 / 3 * float64(cpus) * 1000 / machineMsPerDoc))
-	return fmt.Sprintf("window 1 kept %.2f of %d cores busy at %d/s (%.2f ms a document): past %.0f %% of them the verdict says the machine, not onceflow; about -rate %d would keep two thirds busy (stop and start again with it)",
+	return fmt.Sprintf("window 1 kept %.2f of %d cores busy at %d/s (%.2f ms a document): past %.0f %% of them the verdict says the machine, not onceflow; about -rate %d would keep two thirds busy if a document cost as much there, and it costs more (smaller batches): stop and start again below it",
 		busy, cpus, rate, machineMsPerDoc, BusyShare*100, fit)
 }
