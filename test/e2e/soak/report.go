@@ -266,7 +266,11 @@ and writes ` + "`results.json`" + `, ` + "`cpu_per_doc.png`" + `, ` + "`latency.
   whose retention acts in the run is compared from the first window that ended a window after
   its first rows could go (retention plus the pruner's interval) to the last; the others, and
   the attempts (a row per document stays), are listed as not judged. A figure that falls
-  passes.
+  passes. Beside the CPU checks, not judged, stands the load generator's CPU a document: its
+  work a document is fixed (it offers each payment, reads each latency once and samples the
+  server once a second), so its rise is the machine slowing for every process at once (a
+  busier host, the memory the kernel's reclaim scans); each CPU check also gives its ratio
+  over that one, the part of its rise that is not the machine's.
 - **PostgreSQL.** The run's own cluster (package pgcluster, as the chaos run's; ` + "`-pg shared`" + `
   uses ` + "`DATABASE_URL`" + `'s server instead) has the settings
   [docs/architecture.md](../docs/architecture.md#postgresql-settings) recommends for production

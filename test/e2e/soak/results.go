@@ -279,7 +279,8 @@ func check(name string, first, last, tolerance float64) Check {
 // pruned table whose retention acted in the run, from the first window
 // that ended a window after its first rows could go, may have grown at
 // most Tolerance by the last. A figure that fell passes: only getting
-// worse fails a soak.
+// worse fails a soak. The load generator's CPU a document (yardstick) is
+// listed beside, not judged.
 type Verdict struct {
 	Tolerance float64 `json:"tolerance"`
 	Checks    []Check `json:"checks"`
@@ -290,9 +291,11 @@ type Verdict struct {
 func judge(cfg Config, windows []Window) Verdict {
 	first, last := windows[0], windows[len(windows)-1]
 	tol := cfg.Tolerance
+	ys := yardstick(first, last)
 	checks := []Check{
-		check("cpu_ms_per_doc", first.CPUMsPerDocTotal, last.CPUMsPerDocTotal, tol),
-		check("machine_cpu_ms_per_doc", first.CPUMsPerDoc["machine"], last.CPUMsPerDoc["machine"], tol),
+		beside(check("cpu_ms_per_doc", first.CPUMsPerDocTotal, last.CPUMsPerDocTotal, tol), ys),
+		beside(check("machine_cpu_ms_per_doc", first.CPUMsPerDoc["machine"], last.CPUMsPerDoc["machine"], tol), ys),
+		ys,
 		check("p99_ms", first.P99Ms, last.P99Ms, tol),
 		reconcilerCheck(cfg, windows, tol),
 	}
@@ -306,6 +309,30 @@ func judge(cfg Config, windows []Window) Verdict {
 		}
 	}
 	return v
+}
+
+// yardstick is the load generator's CPU a document, the last window's
+// against the first's, not judged. Its work a document is fixed (it offers
+// each payment, reads each latency once and samples the server once a
+// second at a fixed rate), so it rises only as the machine slows, for all
+// its processes at once: a busier host, the memory the kernel's reclaim
+// scans. Set beside the CPU checks, it tells the machine's part of their
+// rise from onceflow's.
+func yardstick(first, last Window) Check {
+	c := check("load_generator_cpu_ms_per_doc", first.CPUMsPerDoc["bench"], last.CPUMsPerDoc["bench"], 0)
+	c.OK = false
+	if c.Judged {
+		c.Judged, c.Note = false, "not judged: its work a document is fixed, so it moves only with the machine's speed"
+	}
+	return c
+}
+
+// beside notes c's ratio over the yardstick's, when both were measured.
+func beside(c, ys Check) Check {
+	if c.Judged && ys.Ratio > 0 {
+		c.Note = fmt.Sprintf("(%.2f over the load generator's)", c.Ratio/ys.Ratio)
+	}
+	return c
 }
 
 // reconcilerCheck compares the sweep's mean run time at the last window
@@ -357,6 +384,8 @@ func (v Verdict) String() string {
 	var b strings.Builder
 	for _, c := range v.Checks {
 		switch {
+		case !c.Judged && c.Ratio > 0:
+			fmt.Fprintf(&b, "  %-40s first %.4g, last %.4g, ratio %.2f: %s\n", c.Name, c.First, c.Last, c.Ratio, c.Note)
 		case !c.Judged:
 			fmt.Fprintf(&b, "  %-40s -: %s\n", c.Name, c.Note)
 		default:

@@ -289,6 +289,46 @@ func TestVerdictComparesTheLastWindowWithTheFirst(t *testing.T) {
 	}
 }
 
+// The load generator's CPU a document stands beside the CPU checks as the
+// machine's yardstick: listed with its figures, never judged, and each CPU
+// check gives its ratio over it, without being excused by it.
+func TestVerdictSetsTheLoadGeneratorBesideTheCPU(t *testing.T) {
+	ws := windowsOf(3, func(i int, w *Window) {
+		w.CPUMsPerDocTotal = []float64{8, 8.4, 9.6}[i] // +20 %
+		w.CPUMsPerDoc = map[string]float64{"machine": []float64{9, 9.5, 10}[i], "bench": []float64{0.8, 0.8, 0.92}[i]}
+	})
+	v := judge(small(), ws)
+	ys := checkNamed(v, "load_generator_cpu_ms_per_doc")
+	if ys.Judged || ys.First != 0.8 || ys.Last != 0.92 || math.Abs(ys.Ratio-1.15) > 1e-9 {
+		t.Errorf("yardstick %+v, want not judged, 0.8 → 0.92, ratio 1.15", ys)
+	}
+	if got := checkNamed(v, "cpu_ms_per_doc"); !got.Judged || got.OK || got.Note != "(1.04 over the load generator's)" {
+		t.Errorf("CPU %+v, want judged and failed, 1.04 over the load generator's", got)
+	}
+	if got := checkNamed(v, "machine_cpu_ms_per_doc"); !got.Judged || !got.OK || got.Note != "(0.97 over the load generator's)" {
+		t.Errorf("machine CPU %+v, want judged, ok, 0.97 over the load generator's", got)
+	}
+	if v.OK {
+		t.Error("verdict flat with the pipeline's CPU 20 % worse: the yardstick excused it")
+	}
+	if s := v.String(); !strings.Contains(s, "load_generator_cpu_ms_per_doc            first 0.8, last 0.92, ratio 1.15: not judged") {
+		t.Errorf("verdict text lacks the yardstick's figures:\n%s", s)
+	}
+
+	// A run without the load generator's reading (an older results.json)
+	// lists the yardstick as not measured and notes nothing beside the CPU.
+	for i := range ws {
+		delete(ws[i].CPUMsPerDoc, "bench")
+	}
+	v = judge(small(), ws)
+	if got := checkNamed(v, "load_generator_cpu_ms_per_doc"); got.Judged || got.Ratio != 0 {
+		t.Errorf("yardstick without readings %+v, want not judged, no ratio", got)
+	}
+	if got := checkNamed(v, "cpu_ms_per_doc"); got.Note != "" {
+		t.Errorf("CPU note %q without a yardstick, want none", got.Note)
+	}
+}
+
 // The sweep is judged from the first window to begin once its runs have
 // their steady work (the grace, the overlap and an interval: 60 s with a
 // grace of 30 s and an overlap of 20 s in a run of 40 s windows reconciling
