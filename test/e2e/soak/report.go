@@ -233,7 +233,9 @@ and writes ` + "`results.json`" + `, ` + "`cpu_per_doc.png`" + `, ` + "`latency.
   backends by what they wait on, the tables autovacuum is vacuuming
   (` + "`pg_stat_progress_vacuum`" + `), whether an audit runs (` + "`reconciler.runs`" + `), the WAL
   position, the full-page images (` + "`pg_stat_wal`" + `) and the buffers the checkpointer wrote
-  (` + "`pg_stat_bgwriter`" + `), and the machine's busy cores (` + "`/proc/stat`" + `). Each minute the
+  (` + "`pg_stat_bgwriter`" + `), the machine's busy cores (` + "`/proc/stat`" + `) and its pressure, the
+  time in which some task waited on a core, on memory or on IO (` + "`/proc/pressure`" + `: a stall
+  every process takes at once shows there, whichever resource held it). Each minute the
   window's payments were received in gets its p99 and those figures (` + "`minutes`" + ` in
   results.json). A minute whose p99 is at least twice its window's median minute is a stall;
   the stalled minutes are set beside the others, so what stands beside a stall (a

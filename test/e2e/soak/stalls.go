@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/procfs"
 
 	"github.com/onceflow/onceflow/test/e2e/bench"
 )
@@ -59,6 +60,12 @@ type Minute struct {
 	// average over the same span, whatever used them: a stall beside a
 	// machine near its cores is one of CPU, whoever took it.
 	MachineCores float64 `json:"machine_cores"`
+	// Pressure is, by resource (cpu, memory, io), the milliseconds a
+	// second in which at least one task of the machine waited on it
+	// (/proc/pressure's "some"), over the same span: a stall that every
+	// process takes at once shows here, whichever resource held it. None
+	// when the kernel does not report pressure.
+	Pressure map[string]float64 `json:"pressure_ms_per_s,omitempty"`
 	// Samples is how many samples the minute has (about 60).
 	Samples int `json:"samples"`
 }
@@ -85,7 +92,8 @@ type tally struct {
 // figures are differences of, and when they were read.
 type counters struct {
 	wal, fpi, buffers int64
-	busy              float64 // the machine's busy CPU seconds (bench.MachineBusy)
+	busy              float64            // the machine's busy CPU seconds (bench.MachineBusy)
+	stalled           map[string]float64 // seconds some task stalled, by resource (pressure)
 	at                time.Time
 }
 
@@ -116,6 +124,7 @@ func (w *watcher) sample(ctx context.Context, now time.Time) {
 		return
 	}
 	c.busy, _ = bench.MachineBusy()
+	c.stalled = pressure()
 	c.at = time.Now()
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -160,6 +169,7 @@ func (w *watcher) fill(minutes []Minute) {
 		m.Autovacuum = slices.Sorted(maps.Keys(t.vacuumed))
 		if span := end.at.Sub(t.first.at).Seconds(); span > 0 {
 			m.MachineCores = (end.busy - t.first.busy) / span
+			m.Pressure = pressureRate(t.first.stalled, end.stalled, span)
 		}
 		m.Backends = map[string]float64{}
 		for state, n := range t.backends {
@@ -167,6 +177,42 @@ func (w *watcher) fill(minutes []Minute) {
 		}
 		minutes[i] = m
 	}
+}
+
+// pressured are the resources whose pressure the watcher reads: a core,
+// memory (reclaim, a page read back from the disk) and IO.
+var pressured = []string{"cpu", "memory", "io"}
+
+// pressure returns, by resource, the seconds so far in which at least one
+// task of the machine was stalled on it (/proc/pressure/<resource>,
+// "some"); nil when the kernel does not report pressure.
+func pressure() map[string]float64 {
+	fs, err := procfs.NewDefaultFS()
+	if err != nil {
+		return nil
+	}
+	out := map[string]float64{}
+	for _, r := range pressured {
+		st, err := fs.PSIStatsForResource(r)
+		if err != nil || st.Some == nil {
+			return nil
+		}
+		out[r] = float64(st.Some.Total) / 1e6
+	}
+	return out
+}
+
+// pressureRate is the milliseconds a second stalled on each resource
+// between two readings span seconds apart; nil when either has none.
+func pressureRate(from, to map[string]float64, span float64) map[string]float64 {
+	if from == nil || to == nil {
+		return nil
+	}
+	out := map[string]float64{}
+	for r, s := range to {
+		out[r] = (s - from[r]) * 1000 / span
+	}
+	return out
 }
 
 // minutesOf are the minutes of a window's latencies, each with its p99.
@@ -189,6 +235,8 @@ type minuteGroup struct {
 	wal, fullPages, buffers, audit, autovacuum float64
 	machine                                    float64 // cores busy, summed over the minutes seen
 	backends                                   map[string]float64
+	pressured                                  int                // minutes seen with pressure read
+	pressure                                   map[string]float64 // ms a second, summed over those
 }
 
 func (g *minuteGroup) add(m Minute) {
@@ -212,6 +260,41 @@ func (g *minuteGroup) add(m Minute) {
 	for state, n := range m.Backends {
 		g.backends[state] += n
 	}
+	if m.Pressure != nil {
+		g.pressured++
+		if g.pressure == nil {
+			g.pressure = map[string]float64{}
+		}
+		for r, v := range m.Pressure {
+			g.pressure[r] += v
+		}
+	}
+}
+
+// meanPressure is the group's mean milliseconds a second stalled on each
+// of pressured, "–" each for a group without pressure read.
+func (g minuteGroup) meanPressure() string {
+	parts := make([]string, len(pressured))
+	for i, r := range pressured {
+		parts[i] = "–"
+		if g.pressured > 0 {
+			parts[i] = fmt.Sprintf("%.0f", g.pressure[r]/float64(g.pressured))
+		}
+	}
+	return strings.Join(parts, " | ")
+}
+
+// pressureOf is a minute's milliseconds a second stalled on each of
+// pressured, as "cpu / memory / io"; "" without pressure read.
+func pressureOf(m Minute) string {
+	if m.Pressure == nil {
+		return ""
+	}
+	parts := make([]string, len(pressured))
+	for i, r := range pressured {
+		parts[i] = fmt.Sprintf("%.0f", m.Pressure[r])
+	}
+	return strings.Join(parts, " / ")
 }
 
 // stalls splits the windows' minutes into the stalls, worst first, and
@@ -249,29 +332,30 @@ func stallTable(b *bytes.Buffer, windows []Window) {
 	if stalled.seen+other.seen == 0 {
 		return
 	}
-	fmt.Fprintf(b, "\nMinutes that stalled (a p99 at least %d times its window's median minute) beside the others, as the soak saw the server every second (averages a minute; backends active, by what they waited on):\n\n", StallFactor)
-	b.WriteString("| minutes | count | median p99 ms | WAL MB | full pages | checkpoint buffers | audit running | autovacuum running | machine cores busy | backends: CPU | WALWrite | IO | Lock |\n")
-	b.WriteString("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
+	fmt.Fprintf(b, "\nMinutes that stalled (a p99 at least %d times its window's median minute) beside the others, as the soak saw the server every second (averages a minute; backends active, by what they waited on; pressure, the milliseconds a second some task of the machine waited on a core, on memory or on IO):\n\n", StallFactor)
+	b.WriteString("| minutes | count | median p99 ms | WAL MB | full pages | checkpoint buffers | audit running | autovacuum running | machine cores busy | backends: CPU | WALWrite | IO | Lock | pressure: CPU | memory | IO |\n")
+	b.WriteString("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
 	for _, g := range []struct {
 		name string
 		g    minuteGroup
 	}{{"stalled", stalled}, {"other", other}} {
 		if g.g.count == 0 {
-			fmt.Fprintf(b, "| %s | 0 | | | | | | | | | | | |\n", g.name)
+			fmt.Fprintf(b, "| %s | 0 | | | | | | | | | | | | | | |\n", g.name)
 			continue
 		}
 		n := float64(max(g.g.seen, 1))
-		fmt.Fprintf(b, "| %s | %d | %.0f | %.1f | %.0f | %.0f | %.0f %% | %.0f %% | %.2f | %.2f | %.2f | %.2f | %.2f |\n", g.name, g.g.count,
+		fmt.Fprintf(b, "| %s | %d | %.0f | %.1f | %.0f | %.0f | %.0f %% | %.0f %% | %.2f | %.2f | %.2f | %.2f | %.2f | %s |\n", g.name, g.g.count,
 			bench.NewSample(0, g.g.p99).Quantile(0.5), g.g.wal/n/1e6, g.g.fullPages/n, g.g.buffers/n, 100*g.g.audit/n, 100*g.g.autovacuum/n,
-			g.g.machine/n, g.g.backends["CPU"]/n, g.g.backends["LWLock:WALWrite"]/n, waits(g.g.backends, "IO:")/n, waits(g.g.backends, "Lock:")/n)
+			g.g.machine/n, g.g.backends["CPU"]/n, g.g.backends["LWLock:WALWrite"]/n, waits(g.g.backends, "IO:")/n, waits(g.g.backends, "Lock:")/n,
+			g.g.meanPressure())
 	}
 	if len(worst) == 0 {
 		return
 	}
-	b.WriteString("\nThe worst of them:\n\n| minute (UTC) | p99 ms | WAL MB | full pages | checkpoint buffers | audit running | autovacuum of | machine cores busy | backends (most) |\n|---|--:|--:|--:|--:|--:|---|--:|---|\n")
+	b.WriteString("\nThe worst of them:\n\n| minute (UTC) | p99 ms | WAL MB | full pages | checkpoint buffers | audit running | autovacuum of | machine cores busy | backends (most) | pressure ms/s: CPU / memory / IO |\n|---|--:|--:|--:|--:|--:|---|--:|---|--:|\n")
 	for _, m := range worst[:min(stallRows, len(worst))] {
-		fmt.Fprintf(b, "| %s | %.0f | %.1f | %d | %d | %.0f %% | %s | %.2f | %s |\n", m.At.Format("2006-01-02 15:04"), m.P99Ms, float64(m.WALBytes)/1e6,
-			m.FullPages, m.CheckpointBuffers, 100*m.Audit, strings.Join(m.Autovacuum, ", "), m.MachineCores, busiest(m.Backends, 3))
+		fmt.Fprintf(b, "| %s | %.0f | %.1f | %d | %d | %.0f %% | %s | %.2f | %s | %s |\n", m.At.Format("2006-01-02 15:04"), m.P99Ms, float64(m.WALBytes)/1e6,
+			m.FullPages, m.CheckpointBuffers, 100*m.Audit, strings.Join(m.Autovacuum, ", "), m.MachineCores, busiest(m.Backends, 3), pressureOf(m))
 	}
 }
 
