@@ -270,9 +270,9 @@ and writes ` + "`results.json`" + `, ` + "`cpu_per_doc.png`" + `, ` + "`latency.
   the attempts (a row per document stays), are listed as not judged. A figure that falls
   passes. Beside the CPU checks, not judged, stands the load generator's CPU a document: its
   work a document is fixed (it offers each payment, reads each latency once and samples the
-  server once a second), so its rise is the machine slowing for every process at once (a
-  busier host, the memory the kernel's reclaim scans); each CPU check also gives its ratio
-  over that one, the part of its rise that is not the machine's.
+  server once a second), so it moves only with the machine's speed, which moves every
+  process at once (a busier host, the memory the kernel's reclaim scans); each CPU check also
+  gives its ratio over that one, the part of its change that is not the machine's.
 - **PostgreSQL.** The run's own cluster (package pgcluster, as the chaos run's; ` + "`-pg shared`" + `
   uses ` + "`DATABASE_URL`" + `'s server instead) has the settings
   [docs/architecture.md](../docs/architecture.md#postgresql-settings) recommends for production

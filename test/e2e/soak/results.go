@@ -314,10 +314,10 @@ func judge(cfg Config, windows []Window) Verdict {
 // yardstick is the load generator's CPU a document, the last window's
 // against the first's, not judged. Its work a document is fixed (it offers
 // each payment, reads each latency once and samples the server once a
-// second at a fixed rate), so it rises only as the machine slows, for all
-// its processes at once: a busier host, the memory the kernel's reclaim
-// scans. Set beside the CPU checks, it tells the machine's part of their
-// rise from onceflow's.
+// second at a fixed rate), so it moves only with the machine's speed,
+// which moves all its processes at once: a busier host, the memory the
+// kernel's reclaim scans. Set beside the CPU checks, it tells the
+// machine's part of their change from onceflow's.
 func yardstick(first, last Window) Check {
 	c := check("load_generator_cpu_ms_per_doc", first.CPUMsPerDoc["bench"], last.CPUMsPerDoc["bench"], 0)
 	c.OK = false
