@@ -313,14 +313,14 @@ func Readme(r *Results) string {
 	if c.LatencySlice < 1 {
 		b.WriteString("This run read each window's latencies whole at its end, before the slices above (with parallel workers, JIT and hash joins), so every window after the first opens with that read's stall.\n\n")
 	}
-	b.WriteString("| window | documents | s | CPU ms/doc | WAL B/doc | full pages/doc | p50 ms | p99 ms | p99 by hop, ms | tables MB | tables pruned in the run, MB | reconciler runs | mean s | max s | mean s by phase |\n")
-	b.WriteString("|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---|\n")
+	b.WriteString("| window | documents | s | CPU ms/doc | WAL B/doc | full pages/doc | p50 ms | p99 ms | p99 by hop, ms | tables MB | tables pruned in the run, MB | reconciler runs | mean s | median s | min s | max s | mean s by phase |\n")
+	b.WriteString("|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---|\n")
 	pruned := prunedSet(r.Pruned)
 	for _, w := range r.Windows {
 		all, kept := w.total(pruned)
-		fmt.Fprintf(&b, "| %d | %d | %.0f | %.2f | %.0f | %.2f | %.0f | %.0f | %s | %.1f | %.1f | %d | %.3f | %.3f | %s |\n", w.Index, w.Documents, w.Seconds,
+		fmt.Fprintf(&b, "| %d | %d | %.0f | %.2f | %.0f | %.2f | %.0f | %.0f | %s | %.1f | %.1f | %d | %.3f | %s | %.3f | %s |\n", w.Index, w.Documents, w.Seconds,
 			w.CPUMsPerDocTotal, w.WALBytesPerDoc, w.FullPagesPerDoc, w.P50Ms, w.P99Ms, w.hops(), float64(all)/1e6, float64(kept)/1e6,
-			w.Reconciler.Count, w.Reconciler.MeanSeconds, w.Reconciler.MaxSeconds, w.Reconciler.phases())
+			w.Reconciler.Count, w.Reconciler.MeanSeconds, w.Reconciler.spreadCells(), w.Reconciler.MaxSeconds, w.Reconciler.phases())
 	}
 	walTable(&b, c.WALSample, r.Windows[0], r.Windows[len(r.Windows)-1])
 	stallTable(&b, r.Windows)

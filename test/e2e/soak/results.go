@@ -69,7 +69,13 @@ type Runs struct {
 	Failed      int     `json:"failed"`
 	MeanSeconds float64 `json:"mean_s"`
 	MaxSeconds  float64 `json:"max_s"`
-	MeanChecked float64 `json:"mean_checked"` // payments and refunds a run checked
+	// MedianSeconds and MinSeconds show the runs' spread: runs of the
+	// same work take longer as other work contends with them, so the
+	// mean moves with one slow run and the fastest run tells what the
+	// work itself costs. Zero in a run recorded before they were.
+	MedianSeconds float64 `json:"median_s,omitempty"`
+	MinSeconds    float64 `json:"min_s,omitempty"`
+	MeanChecked   float64 `json:"mean_checked"` // payments and refunds a run checked
 	// PhaseMeanSeconds is each phase's mean time over the window's runs
 	// (sweep, detectors, audit, from the reconciler's
 	// onceflow_reconciler_phase_duration_seconds).
@@ -121,16 +127,42 @@ func summarize(runs []run) Runs {
 		return out
 	}
 	var secs, checked float64
-	for _, r := range runs {
+	each := make([]float64, len(runs))
+	for i, r := range runs {
 		secs += r.seconds
 		checked += float64(r.checked)
-		out.MaxSeconds = max(out.MaxSeconds, r.seconds)
+		each[i] = r.seconds
 		if r.failed {
 			out.Failed++
 		}
 	}
 	out.MeanSeconds, out.MeanChecked = secs/float64(len(runs)), checked/float64(len(runs))
+	out.MinSeconds, out.MaxSeconds = slices.Min(each), slices.Max(each)
+	out.MedianSeconds = bench.NewSample(0, each).Quantile(0.5)
 	return out
+}
+
+// spreadOf is the runs' median and fastest, "median 0.450 s, min 0.310 s",
+// or "median –, min –" for a run recorded before they were.
+func (r Runs) spreadOf() string {
+	if !r.spreadKept() {
+		return "median –, min –"
+	}
+	return fmt.Sprintf("median %.3f s, min %.3f s", r.MedianSeconds, r.MinSeconds)
+}
+
+// spreadCells is the runs' median and fastest as two table cells.
+func (r Runs) spreadCells() string {
+	if !r.spreadKept() {
+		return "– | –"
+	}
+	return fmt.Sprintf("%.3f | %.3f", r.MedianSeconds, r.MinSeconds)
+}
+
+// spreadKept says whether the median and the fastest run were recorded:
+// a run recorded before them has runs but neither.
+func (r Runs) spreadKept() bool {
+	return r.Count == 0 || r.MinSeconds > 0 || r.MedianSeconds > 0
 }
 
 // total is the window's tables' total size, and that of the tables named.
@@ -149,10 +181,10 @@ func (w Window) total(names map[string]bool) (all, some int64) {
 // in the run, named by pruned), the reconciler's runs, the audits' apart.
 func (w Window) Line(windows int, pruned map[string]bool) string {
 	all, kept := w.total(pruned)
-	return fmt.Sprintf("window %d/%d (%d docs, %.1f s): CPU/doc %.2f ms, the machine's %.2f (%s)%s; WAL %.0f B/doc (%.2f full pages); p50 %.0f ms, p99 %.0f ms (by minute %s; by hop %s); tables %s (pruned in the run %s); reconciler %d runs, mean %.3f s (%s), max %.3f s",
+	return fmt.Sprintf("window %d/%d (%d docs, %.1f s): CPU/doc %.2f ms, the machine's %.2f (%s)%s; WAL %.0f B/doc (%.2f full pages); p50 %.0f ms, p99 %.0f ms (by minute %s; by hop %s); tables %s (pruned in the run %s); reconciler %d runs, mean %.3f s (%s), %s, max %.3f s",
 		w.Index, windows, w.Documents, w.Seconds, w.CPUMsPerDocTotal, w.CPUMsPerDoc["machine"], busiest(w.CPUMsPerDoc, 5), w.byRole(), w.WALBytesPerDoc, w.FullPagesPerDoc,
 		w.P50Ms, w.P99Ms, spread(w.P99ByMinuteMs), w.hops(), megabytes(all), megabytes(kept), w.Reconciler.Count, w.Reconciler.MeanSeconds,
-		w.Reconciler.phases(), w.Reconciler.MaxSeconds) + w.audits()
+		w.Reconciler.phases(), w.Reconciler.spreadOf(), w.Reconciler.MaxSeconds) + w.audits()
 }
 
 // hops renders each hop's p99, "apply 12 / deliver 30 / emit 50" (ms),

@@ -206,12 +206,12 @@ func TestNewWindowDividesByTheDocuments(t *testing.T) {
 	if line := w.Line(2, nil); !strings.Contains(line, "p99 300 ms (by minute 250-300; by hop apply 20 / deliver 150 / emit 130)") {
 		t.Errorf("line %q lacks the p99 by hop", line)
 	}
-	want := Runs{Count: 2, Failed: 1, MeanSeconds: 1, MaxSeconds: 1.5, MeanChecked: 20, PhaseMeanSeconds: map[string]float64{"audit": 4.5}}
+	want := Runs{Count: 2, Failed: 1, MeanSeconds: 1, MedianSeconds: 0.5, MinSeconds: 0.5, MaxSeconds: 1.5, MeanChecked: 20, PhaseMeanSeconds: map[string]float64{"audit": 4.5}}
 	if !reflect.DeepEqual(w.Reconciler, want) {
 		t.Errorf("reconciler %+v, want %+v", w.Reconciler, want)
 	}
 	// The audits' runs are summed up apart, and the line shows them.
-	if want := (Runs{Count: 2, MeanSeconds: 60, MaxSeconds: 90}); !reflect.DeepEqual(w.Audits, want) {
+	if want := (Runs{Count: 2, MeanSeconds: 60, MedianSeconds: 30, MinSeconds: 30, MaxSeconds: 90}); !reflect.DeepEqual(w.Audits, want) {
 		t.Errorf("audits %+v, want %+v", w.Audits, want)
 	}
 	if line := w.Line(2, nil); !strings.Contains(line, "; audit 2 runs (0 failed), mean 60.000 s, max 90.000 s") {
@@ -414,11 +414,11 @@ func TestLineAndReadmeShowTheFigures(t *testing.T) {
 		w.HopP99Ms = map[string]float64{"apply": 12, "deliver": 200, "emit": 160}
 		w.Tables["ingest.outbox"] = Size{Total: 1_600_000}
 		w.Tables["invoicer.fiscal_documents"] = Size{Total: 2_000_000, Heap: 1_500_000, Indexes: 500_000, Live: 6000, Dead: 12}
-		w.Reconciler = Runs{Count: 6, MeanSeconds: 0.093, MaxSeconds: 0.151, PhaseMeanSeconds: map[string]float64{"sweep": 0.02, "audit": 0.07}}
+		w.Reconciler = Runs{Count: 6, MeanSeconds: 0.093, MedianSeconds: 0.081, MinSeconds: 0.064, MaxSeconds: 0.151, PhaseMeanSeconds: map[string]float64{"sweep": 0.02, "audit": 0.07}}
 	})
 	line := ws[0].Line(3, prunedSet(c.pruned()))
 	for _, want := range []string{"window 1/3 (2000 docs, 40.0 s)", "CPU/doc 25.75 ms, the machine's 60.00 (postgres 17.50, ingest-1 8.25);", "WAL 13258 B/doc (0.50 full pages)",
-		"p50 83 ms, p99 371 ms", "tables 3.6 MB (pruned in the run 1.6 MB)", "reconciler 6 runs, mean 0.093 s (audit 0.070, sweep 0.020), max 0.151 s"} {
+		"p50 83 ms, p99 371 ms", "tables 3.6 MB (pruned in the run 1.6 MB)", "reconciler 6 runs, mean 0.093 s (audit 0.070, sweep 0.020), median 0.081 s, min 0.064 s, max 0.151 s"} {
 		if !strings.Contains(line, want) {
 			t.Errorf("line %q lacks %q", line, want)
 		}
@@ -439,11 +439,19 @@ func TestLineAndReadmeShowTheFigures(t *testing.T) {
 	}
 	res := Results{Config: c, Pruned: c.pruned(), Windows: ws, Verdict: judge(c, ws), CPUs: 2, Autovacuum: "on"}
 	r := Readme(&res)
-	for _, want := range []string{"6000 documents in windows of 2000 at 50 payments/s", "PostgreSQL private (max_wal_size=16GB, checkpoint_timeout=15min, wal_compression=lz4; autovacuum on)", "; `-env` INVOICER_PROVIDER_RATE_LIMIT=0.", "| 3 | 6000 | 40 | 25.75 | 13258 | 0.50 | 83 | 371 | apply 12 / deliver 200 / emit 160 | 3.6 | 1.6 | 6 | 0.093 | 0.151 |", "verdict: flat",
+	for _, want := range []string{"6000 documents in windows of 2000 at 50 payments/s", "PostgreSQL private (max_wal_size=16GB, checkpoint_timeout=15min, wal_compression=lz4; autovacuum on)", "; `-env` INVOICER_PROVIDER_RATE_LIMIT=0.", "| 3 | 6000 | 40 | 25.75 | 13258 | 0.50 | 83 | 371 | apply 12 / deliver 200 / emit 160 | 3.6 | 1.6 | 6 | 0.093 | 0.081 | 0.064 | 0.151 |", "verdict: flat",
 		"| table | window 1 B/doc | full pages | window 3 B/doc | full pages |", "| invoicer.fiscal_documents | 2500 | 10 | 4100 | 1600 |", "| ingest.outbox | 1100 | 0 | 1150 | 40 |"} {
 		if !strings.Contains(r, want) {
 			t.Errorf("README lacks %q:\n%s", want, r)
 		}
+	}
+	// A run recorded before the runs' median and fastest were says so.
+	ws[2].Reconciler.MedianSeconds, ws[2].Reconciler.MinSeconds = 0, 0
+	if r := Readme(&Results{Config: c, Windows: ws, Verdict: judge(c, ws)}); !strings.Contains(r, "| 6 | 0.093 | – | – | 0.151 |") {
+		t.Errorf("README of a run without the runs' spread lacks \"| 6 | 0.093 | – | – | 0.151 |\":\n%s", r)
+	}
+	if line := ws[2].Line(3, nil); !strings.Contains(line, "mean 0.093 s (audit 0.070, sweep 0.020), median –, min –, max 0.151 s") {
+		t.Errorf("line %q of a run without the runs' spread", line)
 	}
 	const whole = "read each window's latencies whole at its end"
 	if strings.Contains(r, whole) {
