@@ -226,8 +226,9 @@ and writes ` + "`results.json`" + `, ` + "`cpu_per_doc.png`" + `, ` + "`latency.
   payment and outbox row written), deliver (→ document recorded: the relay, SQS and the
   invoicer's consumer) and emit (→ authorized at the provider). The reconciler's figures are its runs of the sweep and the detectors
   finished in the window (the audits run in a loop of their own, and their runs are summed
-  up apart, not judged: a listing follows what the day holds);
-  each phase's mean (sweep, detectors, audit) is read from its
+  up apart, not judged: a listing follows what the day holds): their mean, median, fastest
+  and slowest run (runs of the same work take longer as other work contends with them, so
+  the fastest tells what the work costs); each phase's mean (sweep, detectors, audit) is read from its
   ` + "`onceflow_reconciler_phase_duration_seconds`" + ` between the two ends.
 - **Stalls.** Beside the windows the soak reads the server every second: its active client
   backends by what they wait on, the tables autovacuum is vacuuming
