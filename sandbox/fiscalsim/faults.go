@@ -95,8 +95,8 @@ func (s *Server) ClearRules() {
 	clear(s.rules)
 }
 
-// take returns what an emission (emit true) or query for reference does,
-// consuming the rule's counters.
+// take returns what an emission (emit true) or a keyed look-up for
+// reference does, consuming the rule's counters.
 func (s *Server) take(reference string, emit bool) action {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -125,6 +125,33 @@ func (s *Server) take(reference string, emit bool) action {
 		s.rules[key] = r
 	}
 	return a
+}
+
+// queryLatency is how long a query for the references f names waits
+// before it acts: the longest latency their rules set (AnyReference's for
+// those without their own), and one draw from the profile when any of
+// them, or a query naming none, has no rule at all.
+func (s *Server) queryLatency(f filter) time.Duration {
+	refs := f.references()
+	if len(refs) == 0 {
+		refs = []string{""} // no rule is kept under ""
+	}
+	var longest time.Duration
+	draw := false
+	s.mu.Lock()
+	for _, ref := range refs {
+		r, ok := s.rules[ref]
+		if !ok {
+			r, ok = s.rules[AnyReference]
+		}
+		draw = draw || !ok
+		longest = max(longest, time.Duration(r.LatencyMS)*time.Millisecond)
+	}
+	s.mu.Unlock()
+	if draw {
+		longest = max(longest, s.dice.draw(false).latency)
+	}
+	return longest
 }
 
 // hold delays an answer after the document was stored: for hangFor, or

@@ -71,7 +71,7 @@ func (s *Server) query(w http.ResponseWriter, r *http.Request) {
 		s.refuse(w, opQuery, "ConsultaCFERetorno", msgInvalid, err.Error())
 		return
 	}
-	_ = backoff.Sleep(r.Context(), s.take(f.firstReference(), false).latency)
+	_ = backoff.Sleep(r.Context(), s.queryLatency(f))
 	found := s.find(f)
 	s.log.Info("cfe query", zap.Int("specific", len(f.items)), zap.Int("found", len(found)))
 	s.answer(w, opQuery, "ConsultaCFERetorno", msgOK, "OK", found)
@@ -220,12 +220,13 @@ func (s *Server) find(f filter) []Document {
 	return out
 }
 
-// firstReference returns the first specific reference f names, or "".
-func (f filter) firstReference() string {
+// references returns the specific references f names.
+func (f filter) references() []string {
+	var refs []string
 	for _, it := range f.items {
 		if it.reference != "" {
-			return it.reference
+			refs = append(refs, it.reference)
 		}
 	}
-	return ""
+	return refs
 }

@@ -41,6 +41,15 @@ type Provider interface {
 	Idempotent() bool
 }
 
+// ManyLookup is a Provider that also looks up several references in one
+// call, returning every document held under any of them. The loop asks it
+// about the documents of a round that no send can have reached (see fresh),
+// so a provider that ignored part of the request could at worst make one
+// look like none, which it is.
+type ManyLookup interface {
+	LookupReferences(ctx context.Context, references []string) ([]fiscal.Held, error)
+}
+
 // Config tunes the loop.
 type Config struct {
 	Batch       int           // documents claimed per round
@@ -92,6 +101,7 @@ func (c Config) now() time.Time {
 type Emitter struct {
 	store    *store.Store
 	provider Provider
+	many     ManyLookup // the provider's look-up of several references; nil without one
 	// idempotent: the provider deduplicates by reference, so a resend
 	// after an unknown outcome needs no settle window.
 	idempotent bool
@@ -127,6 +137,7 @@ func New(st *store.Store, p Provider, log *zap.Logger, reg prometheus.Registerer
 		}),
 	}
 	reg.MustRegister(e.outcomes, e.latency, e.fenced, e.claimed)
+	e.many, _ = p.(ManyLookup)
 	return e
 }
 
@@ -241,14 +252,16 @@ func (e *Emitter) handedOff() (claim, bool) {
 		clock: dbClock{at: got[0].DBNow, local: now.Add(-time.Since(got[0].Recorded)), pod: e.cfg.now}}, true
 }
 
-// process works each document of c and saves every result.
+// process works each document of c and saves every result. The fresh
+// documents' look-ups are made together, in one call, once the others'
+// are done.
 func (e *Emitter) process(ctx context.Context, c claim) {
 	// A document in hand is finished even when shutdown begins: cancelling a
 	// send half way would turn a clean outcome into an ambiguous one. The
 	// provider client's timeout bounds the wait. Documents not yet started
 	// are left; their claims expire and another worker takes them.
 	inHand := context.WithoutCancel(ctx)
-	var jobs []*job
+	var jobs, fresh []*job
 	for _, d := range c.docs {
 		if ctx.Err() != nil {
 			break
@@ -257,9 +270,16 @@ func (e *Emitter) process(ctx context.Context, c claim) {
 			continue
 		}
 		j := e.start(inHand, d)
-		j.res, j.doc = e.work(j.ctx, d, c.clock.now(), &j.calls)
 		jobs = append(jobs, j)
+		if !e.fresh(d) {
+			j.res, j.doc = e.work(j.ctx, d, c.clock.now(), &j.calls)
+			continue
+		}
+		if j.res, j.doc = e.prepare(j.ctx, d, c.clock.now()); j.doc != nil {
+			fresh = append(fresh, j)
+		}
 	}
+	e.lookUpTogether(inHand, fresh, c.clock)
 	e.sendAll(ctx, inHand, jobs, c.token)
 	e.saveAll(inHand, jobs, c.token)
 }

@@ -17,8 +17,9 @@ import (
 )
 
 // hooked is the sandbox's client, running before ahead of every look-up
-// and beforeEmit ahead of every send; a send whose beforeEmit returns an
-// error fails with it and never reaches the sandbox.
+// (for each reference of a look-up made together) and beforeEmit ahead of
+// every send; a send whose beforeEmit returns an error fails with it and
+// never reaches the sandbox.
 type hooked struct {
 	*invoicy.Client
 	before     func(ref string)
@@ -30,6 +31,15 @@ func (h hooked) Lookup(ctx context.Context, ref string) ([]fiscal.Held, error) {
 		h.before(ref)
 	}
 	return h.Client.Lookup(ctx, ref)
+}
+
+func (h hooked) LookupReferences(ctx context.Context, refs []string) ([]fiscal.Held, error) {
+	for _, ref := range refs {
+		if h.before != nil {
+			h.before(ref)
+		}
+	}
+	return h.Client.LookupReferences(ctx, refs)
 }
 
 func (h hooked) Emit(ctx context.Context, doc fiscal.Document) (fiscal.Held, error) {
@@ -54,8 +64,8 @@ func TestBatchRenewsLeasesOnlyWhenTheClaimIsOld(t *testing.T) {
 	for _, tc := range []struct {
 		name         string
 		lease, calls time.Duration // Config.Lease, Config.CallTimeout
-		pause        time.Duration // spent in the first document's look-up
-		renewed      bool          // the later documents were worked under a renewed lease
+		pause        time.Duration // spent in the first document's send
+		renewed      bool          // the later documents were sent under a renewed lease
 	}{
 		{name: "fast batch works under the claim's lease", lease: 10 * time.Second},
 		{name: "renewed once a third of the lease has run", lease: 1500 * time.Millisecond, pause: 600 * time.Millisecond, renewed: true},
@@ -68,25 +78,29 @@ func TestBatchRenewsLeasesOnlyWhenTheClaimIsOld(t *testing.T) {
 			for i := range 3 {
 				env.Record(t, invoicertest.Payment(fmt.Sprint("pay-lease-", i), 100_00, false))
 			}
-			var leases []time.Time // each document's lease expiry while it is looked up
+			var looked int
+			var leases []time.Time // each document's lease expiry as it is sent
 			cfg := fast(t)
 			cfg.Lease, cfg.CallTimeout = tc.lease, tc.calls
-			w := hookedWorker(t, env, cfg, hooked{before: func(ref string) {
+			w := hookedWorker(t, env, cfg, hooked{before: func(string) { looked++ }, beforeEmit: func(ref string) error {
 				leases = append(leases, *env.Document(t, ref).LeaseExpiresAt)
 				if len(leases) == 1 {
 					time.Sleep(tc.pause)
 				}
+				return nil
 			}})
 
 			if n, err := w.Round(context.Background()); err != nil || n != 3 {
 				t.Fatalf("round claimed %d (%v), want 3", n, err)
 			}
-			if n := env.Sandbox.Stats().Emits; n != 3 || len(leases) != 3 {
-				t.Fatalf("%d sends after %d look-ups, want 3 of each", n, len(leases))
+			if n := env.Sandbox.Stats().Emits; n != 3 || len(leases) != 3 || looked != 3 {
+				t.Fatalf("%d sends (%d seen) after %d look-ups, want 3 of each", n, len(leases), looked)
 			}
+			// The send marker gave all three the same lease; a later one is
+			// a renewal.
 			for i, l := range leases[1:] {
 				if renewed := l.After(leases[0]); renewed != tc.renewed || (!renewed && !l.Equal(leases[0])) {
-					t.Errorf("document %d looked up under a lease to %s, the first under %s; want renewed=%v",
+					t.Errorf("document %d sent under a lease to %s, the first under %s; want renewed=%v",
 						i+2, l.Format(time.StampMicro), leases[0].Format(time.StampMicro), tc.renewed)
 				}
 			}
@@ -97,12 +111,14 @@ func TestBatchRenewsLeasesOnlyWhenTheClaimIsOld(t *testing.T) {
 func TestDocumentWhoseClaimWasLostIsNotSent(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
-		name  string
-		lease time.Duration
-		pause time.Duration // spent in the first document's look-up
+		name   string
+		lease  time.Duration
+		pause  time.Duration // spent in the first document's look-up, or its send
+		inSend bool          // the claim is lost during the first document's send, after the marker
 	}{
 		{name: "fresh claim: fenced at the send marker", lease: 10 * time.Second},
-		{name: "old claim: the renewal finds it lost", lease: 900 * time.Millisecond, pause: 400 * time.Millisecond},
+		{name: "old claim: fenced at the send marker", lease: 900 * time.Millisecond, pause: 400 * time.Millisecond},
+		{name: "old marker: the renewal before the send finds it lost", lease: 900 * time.Millisecond, pause: 400 * time.Millisecond, inSend: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -112,17 +128,22 @@ func TestDocumentWhoseClaimWasLostIsNotSent(t *testing.T) {
 			other := uuid.New() // another worker's token
 			cfg := fast(t)
 			cfg.Lease = tc.lease
-			w := hookedWorker(t, env, cfg, hooked{before: func(ref string) {
+			// While the first document is worked, the second is taken from
+			// this worker.
+			take := func(ref string) {
 				if ref != first.Reference {
 					return
 				}
-				// While the first document is worked, the second is taken
-				// from this worker.
 				if _, err := env.Pool.Exec(context.Background(), "UPDATE invoicer.fiscal_documents SET lease_token = $1 WHERE id = $2", other, lost.ID); err != nil {
 					t.Error(err)
 				}
 				time.Sleep(tc.pause)
-			}})
+			}
+			h := hooked{before: take}
+			if tc.inSend {
+				h = hooked{beforeEmit: func(ref string) error { take(ref); return nil }}
+			}
+			w := hookedWorker(t, env, cfg, h)
 
 			if n, err := w.Round(context.Background()); err != nil || n != 2 {
 				t.Fatalf("round claimed %d (%v), want 2", n, err)
@@ -134,9 +155,11 @@ func TestDocumentWhoseClaimWasLostIsNotSent(t *testing.T) {
 			if n := env.Sandbox.CountByReference(lost.Reference); n != 0 || env.Sandbox.Stats().Emits != 1 {
 				t.Fatalf("%d documents at the sandbox for the lost claim (%d sends in all), want none (1)", n, env.Sandbox.Stats().Emits)
 			}
-			if got.Status != fiscal.StatusPending || got.UnknownSince != nil || got.LeaseToken == nil || *got.LeaseToken != other {
-				t.Fatalf("lost document is %s, unknown since %v, token %v; want it untouched: pending, no send marker, the other token",
-					got.Status, got.UnknownSince, got.LeaseToken)
+			// Taken after its marker, it keeps it: whoever holds it now
+			// treats its send as possibly made, never as unsent.
+			if got.Status != fiscal.StatusPending || (got.UnknownSince != nil) != tc.inSend || got.LeaseToken == nil || *got.LeaseToken != other {
+				t.Fatalf("lost document is %s, unknown since %v, token %v; want it untouched but for a marker made before it was taken: pending, marker %v, the other token",
+					got.Status, got.UnknownSince, got.LeaseToken, tc.inSend)
 			}
 		})
 	}

@@ -1,7 +1,6 @@
 package emit
 
 import (
-	"context"
 	"errors"
 	"time"
 
@@ -31,30 +30,6 @@ func toSave(d store.Document, token uuid.UUID, r result) store.Result {
 		}
 	}
 	return p
-}
-
-// lookup asks the provider what it holds under ref. The call is recorded as
-// "status" for a document already pending at DGI and "lookup" otherwise.
-func (e *Emitter) lookup(ctx context.Context, d store.Document, ref string, c *calls) ([]fiscal.Held, error) {
-	op := "lookup"
-	if d.Status == fiscal.StatusPendingDGI {
-		op = "status"
-	}
-	start := time.Now()
-	held, err := e.provider.Lookup(ctx, ref)
-	c.add(e.attempt(d.ID, op, start, found(len(held)), err))
-	return held, err
-}
-
-// found names how many documents a look-up returned, for the attempt log.
-func found(n int) string {
-	switch n {
-	case 0:
-		return "none"
-	case 1:
-		return "one"
-	}
-	return "several"
 }
 
 // attempt describes one provider call with its outcome and latency, and

@@ -28,6 +28,21 @@ type result struct {
 // send, which returns the document to send instead; the round marks and
 // sends it (sendAll).
 func (e *Emitter) work(ctx context.Context, d store.Document, now time.Time, c *calls) (result, *fiscal.Document) {
+	r, doc := e.prepare(ctx, d, now)
+	switch {
+	case doc == nil:
+		return r, nil
+	case e.cfg.Blind:
+		return e.blind(ctx, d, *doc, now)
+	}
+	held, err := e.lookup(ctx, d, doc.Reference, c)
+	return e.decide(ctx, d, *doc, held, err, now)
+}
+
+// prepare builds d's document at now, or decides to hold it (a failed
+// build, a credit note blocked or waiting for its invoice, a missing
+// exchange rate) and returns that result with no document.
+func (e *Emitter) prepare(ctx context.Context, d store.Document, now time.Time) (result, *fiscal.Document) {
 	doc, hold, err := e.document(ctx, d, now)
 	switch {
 	case err != nil:
@@ -42,10 +57,14 @@ func (e *Emitter) work(ctx context.Context, d store.Document, now time.Time, c *
 		r := e.retry(d, "waiting_for_invoice", errors.New(hold.wait))
 		r.after = e.cfg.Retry.Ceiling(int(d.Attempts))
 		return r, nil
-	case e.cfg.Blind:
-		return e.blind(ctx, d, doc, now)
 	}
-	held, err := e.lookup(ctx, d, doc.Reference, c)
+	return result{}, &doc
+}
+
+// decide takes what the look-up of doc's reference found (held, or its
+// error): adopt, flag or wait, which is the result, or send, which returns
+// doc to send instead.
+func (e *Emitter) decide(ctx context.Context, d store.Document, doc fiscal.Document, held []fiscal.Held, err error, now time.Time) (result, *fiscal.Document) {
 	if err != nil {
 		return e.retry(d, "lookup_failed", err), nil
 	}
