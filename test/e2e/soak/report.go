@@ -123,11 +123,22 @@ func plotLatency(path string, windows []Window) error {
 	return linePlot(path, "webhook accepted → invoice authorized (window by window)", "latency (ms)", windows, lines)
 }
 
-// plotReconciler draws the mean and longest run time of the reconciler's
-// runs in each window, and the mean time of each phase.
+// plotReconciler draws the reconciler's run time in each window
+// (reconcilerLines).
 func plotReconciler(path string, windows []Window) error {
+	return linePlot(path, "the reconciler's run time (runs finished in each window)", "seconds", windows, reconcilerLines(windows))
+}
+
+// reconcilerLines are the mean and longest run time of the reconciler's
+// runs in each window, their median and fastest when the run recorded
+// them, and the mean time of each phase.
+func reconcilerLines(windows []Window) []series {
 	lines := []series{
 		{"mean", func(w Window) float64 { return w.Reconciler.MeanSeconds }}, {"max", func(w Window) float64 { return w.Reconciler.MaxSeconds }},
+	}
+	if slices.ContainsFunc(windows, func(w Window) bool { return w.Reconciler.Count > 0 && w.Reconciler.spreadKept() }) {
+		lines = append(lines, series{"median", func(w Window) float64 { return w.Reconciler.MedianSeconds }},
+			series{"fastest", func(w Window) float64 { return w.Reconciler.MinSeconds }})
 	}
 	names := map[string]bool{}
 	for _, w := range windows {
@@ -138,7 +149,7 @@ func plotReconciler(path string, windows []Window) error {
 	for _, name := range slices.Sorted(maps.Keys(names)) {
 		lines = append(lines, series{name + " (mean)", func(w Window) float64 { return w.Reconciler.PhaseMeanSeconds[name] }})
 	}
-	return linePlot(path, "the reconciler's run time (runs finished in each window)", "seconds", windows, lines)
+	return lines
 }
 
 // plotSizes draws the six largest tables' sizes (indexes included) at the

@@ -595,3 +595,27 @@ func TestHeadroomNamesTheRateTheMachineCarries(t *testing.T) {
 		}
 	}
 }
+
+func TestReconcilerPlotDrawsTheSpreadWhenRecorded(t *testing.T) {
+	names := func(ws []Window) []string {
+		var out []string
+		for _, s := range reconcilerLines(ws) {
+			out = append(out, s.name)
+		}
+		return out
+	}
+	recorded := windowsOf(2, func(i int, w *Window) {
+		w.Reconciler = Runs{Count: 10, MeanSeconds: 0.5, MaxSeconds: 2, MedianSeconds: 0.45, MinSeconds: 0.3,
+			PhaseMeanSeconds: map[string]float64{"sweep": 0.4}}
+	})
+	if got, want := names(recorded), []string{"mean", "max", "median", "fastest", "sweep (mean)"}; !slices.Equal(got, want) {
+		t.Errorf("lines of a run that kept the spread: %v, want %v", got, want)
+	}
+	if got := reconcilerLines(recorded)[3].y(recorded[1]); got != 0.3 {
+		t.Errorf("fastest line at window 2: %v, want 0.3", got)
+	}
+	before := windowsOf(2, func(i int, w *Window) { w.Reconciler = Runs{Count: 10, MeanSeconds: 0.5, MaxSeconds: 2} })
+	if got, want := names(before), []string{"mean", "max"}; !slices.Equal(got, want) {
+		t.Errorf("lines of a run recorded before the spread: %v, want %v (no line at 0)", got, want)
+	}
+}
