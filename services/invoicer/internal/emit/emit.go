@@ -45,7 +45,7 @@ type Provider interface {
 // call, returning every document held under any of them. The loop asks it
 // about the documents of a round that no send can have reached (see fresh),
 // so a provider that ignored part of the request could at worst make one
-// look like none, which it is.
+// look like none, which it is unless another system used its reference.
 type ManyLookup interface {
 	LookupReferences(ctx context.Context, references []string) ([]fiscal.Held, error)
 }
