@@ -129,9 +129,14 @@ func plotReconciler(path string, windows []Window) error {
 	return linePlot(path, "the reconciler's run time (runs finished in each window)", "seconds", windows, reconcilerLines(windows))
 }
 
+// auditPhase is the audit's phase: its runs are apart (Window.Audits), and
+// they list what the day holds, tens of seconds or more against the sweep's
+// fractions of one, which would flatten the judged runs' lines.
+const auditPhase = "audit"
+
 // reconcilerLines are the mean and longest run time of the reconciler's
 // runs in each window, their median and fastest when the run recorded
-// them, and the mean time of each phase.
+// them, and the mean time of each phase but the audit's.
 func reconcilerLines(windows []Window) []series {
 	lines := []series{
 		{"mean", func(w Window) float64 { return w.Reconciler.MeanSeconds }}, {"max", func(w Window) float64 { return w.Reconciler.MaxSeconds }},
@@ -146,6 +151,7 @@ func reconcilerLines(windows []Window) []series {
 			names[name] = true
 		}
 	}
+	delete(names, auditPhase)
 	for _, name := range slices.Sorted(maps.Keys(names)) {
 		lines = append(lines, series{name + " (mean)", func(w Window) float64 { return w.Reconciler.PhaseMeanSeconds[name] }})
 	}
@@ -240,7 +246,8 @@ and writes ` + "`results.json`" + `, ` + "`cpu_per_doc.png`" + `, ` + "`latency.
   up apart, not judged: a listing follows what the day holds): their mean, median, fastest
   and slowest run (runs of the same work take longer as other work contends with them, so
   the fastest tells what the work costs); each phase's mean (sweep, detectors, audit) is read from its
-  ` + "`onceflow_reconciler_phase_duration_seconds`" + ` between the two ends.
+  ` + "`onceflow_reconciler_phase_duration_seconds`" + ` between the two ends
+  (` + "`reconciler.png`" + ` draws all but the audit's: tens of seconds or more against the sweep's fractions of one).
 - **Stalls.** Beside the windows the soak reads the server every second: its active client
   backends by what they wait on, the tables autovacuum is vacuuming
   (` + "`pg_stat_progress_vacuum`" + `), whether an audit runs (` + "`reconciler.runs`" + `), the WAL
