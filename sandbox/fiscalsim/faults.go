@@ -100,11 +100,7 @@ func (s *Server) ClearRules() {
 func (s *Server) take(reference string, emit bool) action {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	key := reference
-	if _, own := s.rules[key]; !own {
-		key = AnyReference
-	}
-	r, ok := s.rules[key]
+	key, r, ok := s.ruleLocked(reference)
 	if !ok {
 		return s.dice.draw(emit)
 	}
@@ -121,10 +117,19 @@ func (s *Server) take(reference string, emit bool) action {
 		r.HangAfterCommit--
 		a.hang, a.hangFor = true, time.Duration(r.HangMS)*time.Millisecond
 	}
-	if ok {
-		s.rules[key] = r
-	}
+	s.rules[key] = r
 	return a
+}
+
+// ruleLocked returns the rule that applies to reference, its own or else
+// AnyReference's, and the key it is kept under; ok is false when neither
+// exists. The caller holds s.mu.
+func (s *Server) ruleLocked(reference string) (key string, r Rule, ok bool) {
+	if r, ok := s.rules[reference]; ok {
+		return reference, r, true
+	}
+	r, ok = s.rules[AnyReference]
+	return AnyReference, r, ok
 }
 
 // queryLatency is how long a query for the references f names waits
@@ -140,10 +145,7 @@ func (s *Server) queryLatency(f filter) time.Duration {
 	draw := false
 	s.mu.Lock()
 	for _, ref := range refs {
-		r, ok := s.rules[ref]
-		if !ok {
-			r, ok = s.rules[AnyReference]
-		}
+		_, r, ok := s.ruleLocked(ref)
 		draw = draw || !ok
 		longest = max(longest, time.Duration(r.LatencyMS)*time.Millisecond)
 	}
