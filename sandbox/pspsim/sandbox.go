@@ -162,12 +162,14 @@ func (s *Server) PaymentIDs() []string {
 
 // Stats counts what the simulator holds and how its notification attempts
 // went: NotificationsSent attempts were answered 2xx, NotificationsFailed
-// were not (non-2xx or transport error), retries included.
+// were not (non-2xx or transport error), retries included, and
+// NotificationsWaiting wait now for a free sender (notifier.Config.Senders).
 type Stats struct {
-	Payments            int   `json:"payments"`
-	Refunds             int   `json:"refunds"`
-	NotificationsSent   int64 `json:"notifications_sent"`
-	NotificationsFailed int64 `json:"notifications_failed"`
+	Payments             int   `json:"payments"`
+	Refunds              int   `json:"refunds"`
+	NotificationsSent    int64 `json:"notifications_sent"`
+	NotificationsFailed  int64 `json:"notifications_failed"`
+	NotificationsWaiting int64 `json:"notifications_waiting"`
 	// Injected faults: notifications dropped, extra copies, stale PENDINGs.
 	NotificationsLost  int64 `json:"notifications_lost"`
 	ExtraCopies        int64 `json:"extra_copies"`
@@ -180,7 +182,7 @@ func (s *Server) Stats() Stats {
 	st := Stats{Payments: len(s.payments), Refunds: len(s.refunds)}
 	s.mu.Unlock()
 	c := s.notes.Counts()
-	st.NotificationsSent, st.NotificationsFailed = c.Sent, c.Failed
+	st.NotificationsSent, st.NotificationsFailed, st.NotificationsWaiting = c.Sent, c.Failed, c.Waiting
 	st.NotificationsLost, st.ExtraCopies, st.StaleNotifications = c.Lost, c.Extra, c.Stale
 	return st
 }

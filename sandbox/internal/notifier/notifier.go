@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+	"golang.org/x/sync/semaphore"
 
 	"github.com/onceflow/onceflow/pkg/backoff"
 )
@@ -58,9 +59,19 @@ type Config struct {
 	// RetryDelay is the wait between attempts when Faults.TimeScale is 0.
 	// Default: 1 s.
 	RetryDelay time.Duration
+	// Senders bounds the attempts in flight at once, as a PSP's pool of
+	// delivery workers does; the others wait for one to finish. Default:
+	// DefaultSenders.
+	Senders int
 	// Logger receives one entry per event, never bodies. Default: none.
 	Logger *zap.Logger
 }
+
+// DefaultSenders is Config.Senders' default: as many attempts at once as
+// ingest takes in by default (INGEST_WEBHOOK_MAX_IN_FLIGHT), so a burst of
+// payments is delivered as fast as ingest records it rather than refused
+// busy and retried in waves.
+const DefaultSenders = 64
 
 // Counts are a Notifier's attempts and injected faults so far.
 type Counts struct {
@@ -68,6 +79,7 @@ type Counts struct {
 	Lost         int64 // notifications dropped on purpose
 	Extra        int64 // duplicate copies scheduled on purpose
 	Stale        int64 // stale notifications scheduled after a paid one
+	Waiting      int64 // attempts waiting now for a free sender (Config.Senders)
 }
 
 // Notifier sends notifications in the background; call Close when done.
@@ -77,12 +89,13 @@ type Notifier struct {
 	ctx    context.Context // cancelled by Close; bounds background work
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
+	slots  *semaphore.Weighted // one per attempt in flight (Config.Senders)
 
 	mu     sync.Mutex // guards closed and rnd
 	closed bool
 	rnd    *rand.Rand
 
-	sent, failed, lost, extra, stale atomic.Int64
+	sent, failed, lost, extra, stale, waiting atomic.Int64
 }
 
 // New returns a Notifier, applying the defaults of Config.
@@ -93,12 +106,15 @@ func New(cfg Config) *Notifier {
 	if cfg.Logger == nil {
 		cfg.Logger = zap.NewNop()
 	}
+	if cfg.Senders <= 0 {
+		cfg.Senders = DefaultSenders
+	}
 	seed := cfg.Faults.Seed
 	if seed == 0 {
 		seed = 1
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Notifier{cfg: cfg, log: cfg.Logger, ctx: ctx, cancel: cancel,
+	return &Notifier{cfg: cfg, log: cfg.Logger, ctx: ctx, cancel: cancel, slots: semaphore.NewWeighted(int64(cfg.Senders)),
 		rnd: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))}
 }
 
@@ -218,10 +234,17 @@ func (n *Notifier) deliver(kind, id, url string, attempt Attempt) {
 	}
 }
 
-// Try makes one attempt at once and reports whether the receiver answered
-// 2xx; every attempt counts.
+// Try makes one attempt, as soon as one of Config.Senders is free, and
+// reports whether the receiver answered 2xx; every attempt made counts.
 func (n *Notifier) Try(ctx context.Context, kind, id, url string, attempt Attempt) bool {
+	n.waiting.Add(1)
+	err := n.slots.Acquire(ctx, 1)
+	n.waiting.Add(-1)
+	if err != nil {
+		return false // ctx ended first: no attempt was made
+	}
 	status, err := attempt(ctx, url)
+	n.slots.Release(1)
 	if err == nil && status >= 200 && status < 300 {
 		n.sent.Add(1)
 		n.log.Debug("notification delivered", zap.String("kind", kind), zap.String("id", id), zap.Int("status", status))
@@ -234,7 +257,8 @@ func (n *Notifier) Try(ctx context.Context, kind, id, url string, attempt Attemp
 
 // Counts returns the counters so far.
 func (n *Notifier) Counts() Counts {
-	return Counts{Sent: n.sent.Load(), Failed: n.failed.Load(), Lost: n.lost.Load(), Extra: n.extra.Load(), Stale: n.stale.Load()}
+	return Counts{Sent: n.sent.Load(), Failed: n.failed.Load(), Lost: n.lost.Load(), Extra: n.extra.Load(), Stale: n.stale.Load(),
+		Waiting: n.waiting.Load()}
 }
 
 // Close stops every pending delivery and waits for them; idempotent.

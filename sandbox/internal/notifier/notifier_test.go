@@ -132,3 +132,33 @@ func TestCloseStopsDeliveries(t *testing.T) {
 		t.Fatalf("attempts = %d, want none after Close", rc.total())
 	}
 }
+
+// At most Config.Senders attempts are in flight at once; the others wait
+// for a sender and are all made once the first finish.
+func TestSendersBoundTheAttemptsInFlight(t *testing.T) {
+	t.Parallel()
+	const senders, notes = 3, 30
+	n := New(Config{Senders: senders})
+	defer n.Close()
+	arrived, gate := make(chan struct{}, notes), make(chan struct{})
+	attempt := func(context.Context, string) (int, error) {
+		arrived <- struct{}{}
+		<-gate
+		return 200, nil
+	}
+	for range notes {
+		n.Notify(0, "payment", "p", "http://receiver", attempt)
+	}
+	testwait.Until(t, 5*time.Second, time.Millisecond, "all but Senders attempts waiting for a sender", func() bool {
+		return n.Counts().Waiting == notes-senders
+	})
+	testwait.Until(t, 5*time.Second, time.Millisecond, "Senders attempts made", func() bool { return len(arrived) == senders })
+	if got, waiting := len(arrived), n.Counts().Waiting; got != senders || waiting != notes-senders {
+		t.Fatalf("%d attempts in flight and %d waiting, want %d (Senders) and %d", got, waiting, senders, notes-senders)
+	}
+	close(gate)
+	testwait.Until(t, 5*time.Second, time.Millisecond, "every notification delivered", func() bool { return n.Counts().Sent == notes })
+	if c := n.Counts(); c.Waiting != 0 || c.Failed != 0 {
+		t.Fatalf("counts = %+v, want none waiting or failed", c)
+	}
+}

@@ -51,6 +51,8 @@ type burstReadings struct {
 	walBefore, walAfter float64
 	wal                 []walCount // between the two positions, by relation
 	cpuBefore, cpuAfter CPUTimes
+	// the PSP sandbox's notification attempts ingest did not accept
+	refusedBefore, refusedAfter int64
 }
 
 // StatementCost is one statement of a service, per document of the burst.
@@ -81,6 +83,9 @@ type BurstCost struct {
 	CPUSeconds         map[string]float64 `json:"cpu_seconds_per_doc"` // by process group
 	WALByTable         []TableWAL         `json:"wal_by_table"`        // most first
 	Top                []StatementCost    `json:"pg_statements"`       // most called first
+	// NotificationsRefused are the PSP sandbox's notification attempts
+	// ingest did not accept (refused busy, 503, and retried later).
+	NotificationsRefused float64 `json:"psp_notifications_refused_per_doc"`
 }
 
 // topStatements is how many statements results.json lists.
@@ -113,6 +118,7 @@ func burstCost(r burstReadings, docs, top int) BurstCost {
 	c.Top = c.Top[:min(top, len(c.Top))]
 	c.WALBytes = (r.walAfter - r.walBefore) / n
 	c.WALByTable = walByTable(r.wal, n)
+	c.NotificationsRefused = float64(r.refusedAfter-r.refusedBefore) / n
 	for group, s := range cpuSeconds(r.cpuBefore, r.cpuAfter) {
 		c.CPUSeconds[group] = s / n
 	}
@@ -120,13 +126,15 @@ func burstCost(r burstReadings, docs, top int) BurstCost {
 }
 
 // burstMeter takes the readings of a burst: start resets the statement
-// counters and notes the WAL position and the CPU, stop reads them again.
+// counters and notes the WAL position, the CPU and the PSP sandbox's
+// refused notifications, stop reads them again.
 type burstMeter struct {
-	db  *pgxpool.Pool // the stack's database, as the superuser
-	cpu func() CPUTimes
-	r   burstReadings
-	lsn string // where the burst's WAL starts
-	err error  // start's, kept for stop
+	db      *pgxpool.Pool // the stack's database, as the superuser
+	cpu     func() CPUTimes
+	refused func(context.Context) (int64, error) // the PSP sandbox's notification attempts not accepted so far
+	r       burstReadings
+	lsn     string // where the burst's WAL starts
+	err     error  // start's, kept for stop
 }
 
 // services are the roles whose statements count, by the service's name.
@@ -141,6 +149,9 @@ func services() map[string]string {
 func (m *burstMeter) start(ctx context.Context) {
 	if _, m.err = m.db.Exec(ctx, `SELECT pg_stat_statements_reset()`); m.err != nil {
 		m.err = fmt.Errorf("reset pg_stat_statements: %w", m.err)
+		return
+	}
+	if m.r.refusedBefore, m.err = m.refused(ctx); m.err != nil {
 		return
 	}
 	m.r.cpuBefore = m.cpu()
@@ -164,6 +175,9 @@ func (m *burstMeter) stop(ctx context.Context) (burstReadings, error) {
 		return burstReadings{}, err
 	}
 	m.r.cpuAfter = m.cpu()
+	if m.r.refusedAfter, err = m.refused(ctx); err != nil {
+		return burstReadings{}, err
+	}
 	roles := services()
 	rows, err := m.db.Query(ctx, servicesStatements, slices.Collect(maps.Keys(roles)))
 	if err != nil {

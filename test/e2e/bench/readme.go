@@ -57,6 +57,7 @@ var readmeFigures = []figure{
 	{"e2e_docs_per_s", "%.0f", "documents/s through the whole pipeline for a burst of payments created at once"},
 	{"e2e_p50_ms", "%.0f", "webhook accepted → invoice authorized in that burst, median, ms (mostly queueing: the last payment waits for all before it)"},
 	{"e2e_p99_ms", "%.0f", "the same, p99, ms"},
+	{"psp_notifications_refused_per_doc", "%.2f", "the PSP sandbox's notification attempts over the burst that ingest did not accept (refused busy, 503, and retried by the sandbox), per document: the sandbox sends at most 64 at once, as a PSP's delivery workers do, so a burst waits its turn instead"},
 	{"pg_statements_per_doc", "%.1f", "statements the services ran per document over the burst (first payment created → ingest has recorded the last authorization), BEGIN and COMMIT included"},
 	{"wal_bytes_per_doc", "%.0f", "bytes of WAL per document over the burst: the WAL position's advance, autovacuum and checkpoints included"},
 	{"pg_statements_wal_bytes_per_doc", "%.0f", "of which the services' statements wrote themselves (an autocommitted statement's commit record aside)"},
@@ -107,7 +108,11 @@ and of the steady run). Commit them with the code they measured.
 - The PSP sandbox retries a webhook ingest refused busy (503) on dLocal's schedule with an
   hour compressed into about a second (` + "`PSP_TIME_SCALE=0.0003`" + `: 12 attempts over 71 s), as
   a real PSP retries for days; retrying every 200 ms, it gave a payment up within 2.4 s of
-  a burst's shedding, and the run waited for the poller.
+  a burst's shedding, and the run waited for the poller. It sends at most 64 notifications
+  at once, as a PSP's pool of delivery workers does, and the others wait for one of them:
+  when it sent all of a burst's 2,000 at once, ingest took 320 (64 in flight, 256 waiting)
+  and refused the rest busy, and their retries, a second later, were what the burst's
+  rate measured (` + "`psp_notifications_refused_per_doc`" + ` counts them).
 
 ## Reading the figures
 

@@ -131,7 +131,7 @@ var stageKeys = map[string][]string{
 	"relay":         {"relay_mps", "sqs_raw_mps", "relay_ratio", "relay_ratio_by_round", "relay_cpu_ratio", "relay_cpu_us_per_msg_by_round"},
 	"pipeline": {"e2e_docs_per_s", "e2e_p50_ms", "e2e_p99_ms", "e2e_hops", "pg_statements_per_doc", "pg_statements_per_doc_by_service",
 		"wal_bytes_per_doc", "pg_statements_wal_bytes_per_doc", "wal_fpi_per_doc", "pg_plans_per_doc", "pg_plan_ms_per_doc",
-		"cpu_seconds_per_doc", "pg_statements"},
+		"cpu_seconds_per_doc", "pg_statements", "psp_notifications_refused_per_doc"},
 	"steady": {"e2e_steady_p50_ms", "e2e_steady_p99_ms", "e2e_steady_hops", "e2e_steady_cost"},
 }
 

@@ -198,6 +198,14 @@ func DeleteQueues(names []string) {
 // ReadCPU).
 func (r *run) readCPU() CPUTimes { return ReadCPU(r.s, r.pg.PID()) }
 
+// notificationsRefused reads how many of the PSP sandbox's notification
+// attempts so far were not accepted (ingest refused them busy, or any
+// answer but 2xx); the sandbox retries each.
+func (r *run) notificationsRefused(ctx context.Context) (int64, error) {
+	st, err := r.s.PSPStats(ctx)
+	return st.NotificationsFailed, err
+}
+
 // stage is one measurement: it fills its figures into the results. A
 // stage that settles first waits for ingest's apply worker to catch up with
 // the receipts of the stage before, so it does not pay for them; every

@@ -225,7 +225,8 @@ func (r *run) pipeline(ctx context.Context, res *Results) error {
 	sample := timeline.Latencies()
 	r.plots.Burst, r.plots.Timeline = sample, timeline
 	res.E2EDocsPerS, res.E2EP50Ms, res.E2EP99Ms = sample.Rate(), sample.Quantile(0.5), sample.Quantile(0.99)
-	r.progress("pipeline: %.1f documents/s, p50 %.0f ms, p99 %.0f ms", res.E2EDocsPerS, res.E2EP50Ms, res.E2EP99Ms)
+	r.progress("pipeline: %.1f documents/s, p50 %.0f ms, p99 %.0f ms; the PSP sandbox's notifications refused %.2f times a document",
+		res.E2EDocsPerS, res.E2EP50Ms, res.E2EP99Ms, res.Burst.NotificationsRefused)
 	res.E2EHops, err = r.hops(ctx, p, "pipeline")
 	return err
 }
@@ -242,7 +243,7 @@ func (r *run) measured(ctx context.Context, p pipelineRun, sub string) (Timeline
 			return Timeline{}, burstReadings{}, fmt.Errorf("-profiles: %w", err)
 		}
 	}
-	meter := &burstMeter{db: r.db, cpu: r.readCPU}
+	meter := &burstMeter{db: r.db, cpu: r.readCPU, refused: r.notificationsRefused}
 	var readings burstReadings
 	var measured error
 	p.paying = func() {

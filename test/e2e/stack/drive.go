@@ -13,6 +13,7 @@ import (
 	"github.com/onceflow/onceflow/pkg/dlocal"
 	"github.com/onceflow/onceflow/pkg/httpclient"
 	"github.com/onceflow/onceflow/pkg/money"
+	"github.com/onceflow/onceflow/sandbox/pspsim"
 )
 
 // Pay creates a customer and an order at ingest, then a payment for it at
@@ -85,6 +86,15 @@ func (s *Stack) Order(ctx context.Context, orderID, currency string, lines []Lin
 // merchant's order, notified at notifyURL, and returns its id.
 func (s *Stack) CreatePayment(ctx context.Context, orderID string, amountMinor int64, notifyURL string) (string, error) {
 	return s.CreatePaymentIn(ctx, orderID, amountMinor, "UYU", notifyURL)
+}
+
+// PSPStats reads the dLocal sandbox's counters (GET /sandbox/stats).
+func (s *Stack) PSPStats(ctx context.Context) (pspsim.Stats, error) {
+	var st pspsim.Stats
+	if err := s.request(ctx, http.MethodGet, s.PSPURL+"/sandbox/stats", nil, &st, nil); err != nil {
+		return pspsim.Stats{}, fmt.Errorf("read the PSP sandbox's stats: %w", err)
+	}
+	return st, nil
 }
 
 // CreatePaymentIn creates a payment in currency at the PSP sandbox for the
