@@ -1,9 +1,11 @@
 package apply
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -174,32 +176,52 @@ func (w *Worker) handedOff() (claim, bool) {
 	return claim{rows: rows, token: w.cfg.Handoff.Token(), claimed: at}, true
 }
 
-// process prepares each receipt of c (PSP re-fetch and checks) and records
-// the prepared ones in a single transaction. Once half the lease has run
-// (a slow PSP) each receipt is recorded as soon as it is prepared, so none
-// is held past its lease waiting for the rest of the batch.
+// process prepares the receipts of c all at once (PSP re-fetches and
+// checks: a network round trip each, which one after another held a
+// batch's last receipt for the sum of them) and records the prepared ones
+// in a single transaction. Once half the lease has run (a slow PSP) each
+// receipt is recorded as soon as it is prepared, so none is held past its
+// lease waiting for the rest of the batch.
 func (w *Worker) process(ctx context.Context, c claim) {
 	// A receipt in hand is finished even when shutdown begins (the PSP
-	// client's timeout bounds its fetch); those not yet started are left,
-	// their claims lapse and another worker takes them.
+	// client's timeout bounds its fetch); a batch claimed as it began is
+	// left, its claims lapse and another worker takes them.
 	inHand := context.WithoutCancel(ctx)
-	var batch []*staged
-	for _, r := range c.rows {
+	prepared := make(chan *staged)
+	started := 0
+	for i, r := range c.rows {
 		if ctx.Err() != nil {
 			break
 		}
-		s := w.stage(inHand, r)
+		started++
+		go func() {
+			s := w.stage(inHand, r)
+			s.pos = i
+			prepared <- s
+		}()
+	}
+	var batch []*staged
+	for range started {
+		s := <-prepared
 		if s.err != nil {
 			w.settle(inHand, s, c.token)
 			continue
 		}
 		batch = append(batch, s)
 		if time.Since(c.claimed) >= w.cfg.Lease/2 {
-			w.complete(inHand, batch, c.token)
+			w.complete(inHand, inClaimOrder(batch), c.token)
 			batch = nil
 		}
 	}
-	w.complete(inHand, batch, c.token)
+	w.complete(inHand, inClaimOrder(batch), c.token)
+}
+
+// inClaimOrder sorts batch back into the order its receipts were claimed
+// in, whatever order their fetches ended in, so the batch writes (and
+// should its transaction fail, records each alone) in that order.
+func inClaimOrder(batch []*staged) []*staged {
+	slices.SortFunc(batch, func(a, b *staged) int { return cmp.Compare(a.pos, b.pos) })
+	return batch
 }
 
 // complete reads the orders batch's payments await, settles at once the
@@ -230,6 +252,7 @@ type write func(tx *store.Tx, r *records) error
 // error that stopped it.
 type staged struct {
 	r     store.Receipt
+	pos   int // its place in the claimed batch
 	span  trace.Span
 	start time.Time
 	prepared
