@@ -110,9 +110,10 @@ and of the steady run). Commit them with the code they measured.
   a real PSP retries for days; retrying every 200 ms, it gave a payment up within 2.4 s of
   a burst's shedding, and the run waited for the poller. It sends at most 64 notifications
   at once, as a PSP's pool of delivery workers does, and the others wait for one of them:
-  when it sent all of a burst's 2,000 at once, ingest took 320 (64 in flight, 256 waiting)
-  and refused the rest busy, and their retries, a second later, were what the burst's
-  rate measured (` + "`psp_notifications_refused_per_doc`" + ` counts them).
+  when it sent all of a burst's 2,000 at once, more than ingest's intake holds (64 in
+  flight, 256 waiting up to 500 ms), ingest refused about 300 busy, and their retries, a
+  second later, were the burst's last webhooks (` + "`psp_notifications_refused_per_doc`" + `
+  counts them).
 
 ## Reading the figures
 
