@@ -23,18 +23,28 @@ var profiled = []string{"ingest-1", "relay-1", "invoicer-1"}
 // payment: the burst of the default 2,000 payments lasts 6–9 s here.
 const profileFor = 5 * time.Second
 
-// profile starts a CPU profile of each profiled service over the next
-// profileFor, written to dir/<name>.pprof; the returned wait gives the first
-// error once every profile is written.
+// profile starts a CPU profile and an execution trace of each profiled
+// service over the next profileFor, written to dir/<name>.pprof and
+// dir/<name>.trace (go tool trace reads it: where goroutines waited, not
+// only where CPU went); the returned wait gives the first error once every
+// one is written.
 func (r *run) profile(ctx context.Context, dir string) (wait func() error) {
 	var g errgroup.Group
 	for _, name := range profiled {
-		g.Go(func() error {
-			return fetchProfile(ctx, r.client, r.s.AdminURL(name), profileFor, filepath.Join(dir, name+".pprof"))
-		})
+		for _, p := range []struct{ kind, ext string }{{cpuProfile, ".pprof"}, {executionTrace, ".trace"}} {
+			g.Go(func() error {
+				return fetchProfile(ctx, r.client, r.s.AdminURL(name), p.kind, profileFor, filepath.Join(dir, name+p.ext))
+			})
+		}
 	}
 	return g.Wait
 }
+
+// The runtime profiles fetchProfile takes: net/http/pprof's endpoints.
+const (
+	cpuProfile     = "profile"
+	executionTrace = "trace"
+)
 
 // maxProfile is the longest CPU profile a service's admin port writes
 // before its 30 s write timeout.
@@ -53,15 +63,16 @@ func (r *run) profileStage(ctx context.Context, sub, name string, d time.Duratio
 	}
 	done := make(chan error, 1)
 	go func() {
-		done <- fetchProfile(ctx, r.client, r.s.AdminURL(name), d, filepath.Join(dir, name+".pprof"))
+		done <- fetchProfile(ctx, r.client, r.s.AdminURL(name), cpuProfile, d, filepath.Join(dir, name+".pprof"))
 	}()
 	return func() error { return <-done }
 }
 
-// fetchProfile asks the service at base for a CPU profile of d (its
-// /debug/pprof/profile, behind the admin token) and writes it to path.
-func fetchProfile(ctx context.Context, client *http.Client, base string, d time.Duration, path string) error {
-	url := fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", base, int(d.Seconds()))
+// fetchProfile asks the service at base for kind (cpuProfile or
+// executionTrace) over d (its /debug/pprof/<kind>, behind the admin token)
+// and writes it to path.
+func fetchProfile(ctx context.Context, client *http.Client, base, kind string, d time.Duration, path string) error {
+	url := fmt.Sprintf("%s/debug/pprof/%s?seconds=%d", base, kind, int(d.Seconds()))
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return err
@@ -69,12 +80,12 @@ func fetchProfile(ctx context.Context, client *http.Client, base string, d time.
 	req.Header.Set("Authorization", "Bearer "+stack.AdminToken)
 	resp, err := client.Do(req)
 	if err != nil {
-		return fmt.Errorf("CPU profile of %s: %w", base, err)
+		return fmt.Errorf("%s of %s: %w", kind, base, err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)
 	if err != nil || resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("CPU profile of %s: status %d (%v): %.200s", base, resp.StatusCode, err, body)
+		return fmt.Errorf("%s of %s: status %d (%v): %.200s", kind, base, resp.StatusCode, err, body)
 	}
 	return os.WriteFile(path, body, 0o644)
 }

@@ -27,15 +27,23 @@ func TestFetchProfileWritesTheServicesProfile(t *testing.T) {
 		t.Cleanup(ts.Close)
 		return ts.URL
 	}
-	path := filepath.Join(t.TempDir(), "svc.pprof")
-	if err := fetchProfile(context.Background(), http.DefaultClient, serve(stack.AdminToken), time.Second, path); err != nil {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "svc.pprof")
+	if err := fetchProfile(context.Background(), http.DefaultClient, serve(stack.AdminToken), cpuProfile, time.Second, path); err != nil {
 		t.Fatal(err)
 	}
 	if b, err := os.ReadFile(path); err != nil || !bytes.HasPrefix(b, []byte{0x1f, 0x8b}) {
 		t.Fatalf("profile file: %.20q (%v), want a gzipped profile", b, err)
 	}
+	trace := filepath.Join(dir, "svc.trace")
+	if err := fetchProfile(context.Background(), http.DefaultClient, serve(stack.AdminToken), executionTrace, time.Second, trace); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(trace); err != nil || !bytes.HasPrefix(b, []byte("go 1.")) {
+		t.Fatalf("trace file: %.20q (%v), want an execution trace (\"go 1.NN trace\")", b, err)
+	}
 
-	err := fetchProfile(context.Background(), http.DefaultClient, serve("another-token"), time.Second, path+".2")
+	err := fetchProfile(context.Background(), http.DefaultClient, serve("another-token"), cpuProfile, time.Second, path+".2")
 	if err == nil || !strings.Contains(err.Error(), "status 401") {
 		t.Fatalf("error %v, want the service's 401 named", err)
 	}

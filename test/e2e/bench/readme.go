@@ -85,8 +85,9 @@ and of the steady run). Commit them with the code they measured.
 
 - Flags go through ` + "`ARGS`" + `, e.g. ` + "`make bench ARGS=\"-duration 30s -payments 5000\"`" + `;
   ` + "`go run ./test/e2e/cmd/bench -help`" + ` lists them. ` + "`-profiles DIR`" + ` also takes CPU profiles of
-  ingest, relay and the invoicer over the first seconds of the burst (and of the steady run,
-  into DIR/steady), of the relay draining the largest backlog and of the bench itself sending the same
+  ingest, relay and the invoicer over the first seconds of the burst, with an execution trace
+  of each beside it (name.trace: where goroutines waited; ` + "`go tool trace`" + ` reads it), and
+  of the steady run (into DIR/steady), of the relay draining the largest backlog and of the bench itself sending the same
   messages raw just before (DIR/relay/relay-1.pprof and raw.pprof) and of ingest
   under the closed loop (DIR/ingest_closed); ` + "`-stages pipeline`" + ` runs the burst alone (what a document costs,
   in a couple of minutes), the other stages' figures

@@ -112,7 +112,7 @@ func parse(args []string) (options, error) {
 	fs.DurationVar(&cfg.Timeout, "timeout", cfg.Timeout, "the longest the pipeline or the apply worker may take to catch up")
 	backlogs := fs.String("backlogs", joinInts(cfg.Backlogs), "outbox backlog sizes the relay drains, comma-separated")
 	env := fs.String("env", strings.Join(cfg.Env, ","), "extra NAME=value settings of every service, comma-separated (empty: as shipped)")
-	fs.StringVar(&cfg.Profiles, "profiles", cfg.Profiles, "write CPU profiles of ingest, relay and invoicer over the first 5 s of the burst to this directory, of the steady run to its steady/, of the relay draining the largest backlog to relay/ and of ingest under the closed loop to ingest_closed/ (go tool pprof reads them)")
+	fs.StringVar(&cfg.Profiles, "profiles", cfg.Profiles, "write CPU profiles and execution traces of ingest, relay and invoicer over the first 5 s of the burst to this directory, of the steady run to its steady/, of the relay draining the largest backlog to relay/ and of ingest under the closed loop to ingest_closed/ (go tool pprof reads them)")
 	stages := fs.String("stages", "", "run only these stages, comma-separated (steady, pipeline, relay, ingest_open, ingest_closed; empty: all)")
 	profile := fs.String("cpuprofile", "", "write the harness's own CPU profile (load generator included) here")
 	readmeOnly := fs.Bool("readme-only", false, "measure nothing: rewrite README.md in -out from the results.json there")
