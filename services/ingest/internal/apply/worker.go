@@ -186,14 +186,12 @@ func (w *Worker) process(ctx context.Context, c claim) {
 	// A receipt in hand is finished even when shutdown begins (the PSP
 	// client's timeout bounds its fetch); a batch claimed as it began is
 	// left, its claims lapse and another worker takes them.
+	if ctx.Err() != nil {
+		return
+	}
 	inHand := context.WithoutCancel(ctx)
 	prepared := make(chan *staged)
-	started := 0
 	for i, r := range c.rows {
-		if ctx.Err() != nil {
-			break
-		}
-		started++
 		go func() {
 			s := w.stage(inHand, r)
 			s.pos = i
@@ -201,7 +199,7 @@ func (w *Worker) process(ctx context.Context, c claim) {
 		}()
 	}
 	var batch []*staged
-	for range started {
+	for range c.rows {
 		s := <-prepared
 		if s.err != nil {
 			w.settle(inHand, s, c.token)
