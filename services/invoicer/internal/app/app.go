@@ -237,7 +237,7 @@ func emitConfig(cfg Config) emit.Config {
 	summary, _ := cfg.summary()
 	schedule, _ := vat.ParseSchedule(cfg.VATRates)
 	return emit.Config{VAT: schedule,
-		Batch: cfg.EmitBatch, Workers: cfg.EmitWorkers, Lease: cfg.EmitLease, CallTimeout: cfg.ProviderTimeout, Poll: cfg.EmitPoll, Linger: cfg.EmitLinger, Settle: cfg.EmitSettle,
+		Batch: cfg.EmitBatch, Workers: cfg.EmitWorkers, Sends: cfg.EmitSends(), Lease: cfg.EmitLease, CallTimeout: cfg.ProviderTimeout, Poll: cfg.EmitPoll, Linger: cfg.EmitLinger, Settle: cfg.EmitSettle,
 		Retry:   backoff.Policy{Base: cfg.EmitRetryBase, Cap: cfg.EmitRetryCap},
 		DGIPoll: backoff.Policy{Base: cfg.DGIPollBase, Cap: cfg.DGIPollCap},
 		Summary: summary, CreditNoteWait: cfg.CreditNoteWait, RefusedCaseAfter: cfg.RefusedCaseAfter, Blind: cfg.ProviderMode == ModeBlind,

@@ -186,6 +186,20 @@ func (c Config) statusMap() (map[string]fiscal.Status, error) {
 	return invoicy.DefaultStatusMap(), nil
 }
 
+// EmitSends is how many of a round's documents an emission worker sends at
+// once: the whole batch without a provider rate limit. Under one, a call
+// that cannot have its turn within INVOICER_PROVIDER_TIMEOUT is refused
+// before it is made, so every worker's sends, and one look-up each, are
+// kept within the calls the limit allows in one timeout (its burst
+// included); at least one.
+func (c Config) EmitSends() int {
+	if c.ProviderRate == 0 {
+		return c.EmitBatch
+	}
+	calls := int(c.ProviderRate*c.ProviderTimeout.Seconds()) + c.ProviderBurst
+	return max(1, min(c.EmitBatch, calls/c.EmitWorkers-1))
+}
+
 // summary is the daily-summary rule the settings describe.
 func (c Config) summary() (fiscal.DailySummary, error) {
 	return fiscal.NewDailySummary(c.SummaryPolls, c.UIThreshold)

@@ -169,3 +169,29 @@ func TestQueueKeysAreRequiredUnlessUnsignedIsAccepted(t *testing.T) {
 		}
 	}
 }
+
+// TestEmitSendsStayWithinTheProviderRateLimit checks how many of a round's
+// documents a worker sends at once: the whole batch without a rate limit,
+// and under one only as many as the limit serves within a call's timeout.
+func TestEmitSendsStayWithinTheProviderRateLimit(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		env  map[string]string
+		want int
+	}{
+		// 10 a second for 15 s and a burst of 5 are 155 calls; 16 workers
+		// sending 8 and looking up one each make 144.
+		{env: map[string]string{}, want: 8},
+		{env: map[string]string{"INVOICER_PROVIDER_RATE_LIMIT": "0"}, want: 10},
+		{env: map[string]string{"INVOICER_PROVIDER_RATE_LIMIT": "0", "INVOICER_EMIT_BATCH": "25"}, want: 25},
+		{env: map[string]string{"INVOICER_EMIT_WORKERS": "4"}, want: 10},
+		// 20 calls for 16 workers: one send after another.
+		{env: map[string]string{"INVOICER_PROVIDER_RATE_LIMIT": "1"}, want: 1},
+		{env: map[string]string{"INVOICER_PROVIDER_RATE_LIMIT": "2", "INVOICER_PROVIDER_TIMEOUT": "5s", "INVOICER_EMIT_WORKERS": "2"}, want: 6},
+	} {
+		tc.env["INVOICER_PROVIDER"] = "keyed"
+		if got := load(t, tc.env).EmitSends(); got != tc.want {
+			t.Errorf("%v: %d sends at once, want %d", tc.env, got, tc.want)
+		}
+	}
+}

@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/google/uuid"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/onceflow/onceflow/pkg/outbox"
 	"github.com/onceflow/onceflow/provider/fiscal"
@@ -29,11 +31,12 @@ type job struct {
 }
 
 // sendAll marks every job that has a document to send as possibly in
-// flight, in one commit, then sends each marked one. Should the worker die
-// after the marker, the next attempt treats the send as unknown, never as
-// unsent. Marking renews the claims, and each send is preceded by the same
-// lazy lease check as the look-ups. Once shutdown has begun nothing more is
-// sent: a marked document left unsent is saved with its marker undone.
+// flight, in one commit, then sends the marked ones, Config.Sends at once.
+// Should the worker die after the marker, the next attempt treats the send
+// as unknown, never as unsent. Marking renews the claims, and each send is
+// preceded by the same lazy lease check as the look-ups. Once shutdown has
+// begun nothing more is sent: a marked document left unsent is saved with
+// its marker undone.
 func (e *Emitter) sendAll(ctx, inHand context.Context, jobs []*job, token uuid.UUID) {
 	jobs = slices.DeleteFunc(slices.Clone(jobs), func(j *job) bool { return j.doc == nil })
 	if len(jobs) == 0 {
@@ -43,19 +46,31 @@ func (e *Emitter) sendAll(ctx, inHand context.Context, jobs []*job, token uuid.U
 	if ctx.Err() == nil {
 		e.mark(inHand, jobs, token)
 	}
+	var sends errgroup.Group
+	sends.SetLimit(max(e.cfg.Sends, 1))
 	for _, j := range jobs {
-		switch {
-		case ctx.Err() != nil:
-			j.res = e.retry(j.d, "interrupted", errors.New("shutdown began before the send"))
-		case !j.marked:
-			continue
-		case !e.leased(inHand, j.d, token, marked):
-			j.res = e.retry(j.d, "claim_lost", errors.New("claim lost before sending"))
-		default:
-			j.res = e.send(j.ctx, j.d, *j.doc, &j.calls)
-		}
-		j.doc = nil
+		sends.Go(func() error {
+			e.sendMarked(ctx, inHand, j, token, marked)
+			return nil
+		})
 	}
+	_ = sends.Wait() // no send returns an error: each result is j.res
+}
+
+// sendMarked sends j's document if j was marked, shutdown has not begun
+// and its claim, marked at marked, still holds.
+func (e *Emitter) sendMarked(ctx, inHand context.Context, j *job, token uuid.UUID, marked time.Time) {
+	switch {
+	case ctx.Err() != nil:
+		j.res = e.retry(j.d, "interrupted", errors.New("shutdown began before the send"))
+	case !j.marked:
+		return
+	case !e.leased(inHand, j.d, token, marked):
+		j.res = e.retry(j.d, "claim_lost", errors.New("claim lost before sending"))
+	default:
+		j.res = e.send(j.ctx, j.d, *j.doc, &j.calls)
+	}
+	j.doc = nil
 }
 
 // mark commits the send markers of jobs with the calls they made so far. A

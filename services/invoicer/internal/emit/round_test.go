@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -204,4 +205,46 @@ func claimedNow(t *testing.T, env *invoicertest.Env) int {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// A worker sends a round's documents Config.Sends at once: each send is
+// let through only once all of the round's have begun, so a worker that
+// sent them one after another would stall on the first, and that send
+// fails, naming how many had begun.
+func TestRoundSendsItsDocumentsAtOnce(t *testing.T) {
+	t.Parallel()
+	env := invoicertest.New(t)
+	const n = 5
+	docs := recordPayments(t, env, "pay-at-once", n)
+	var mu sync.Mutex
+	begun, all := 0, make(chan struct{})
+	cfg := fast(t)
+	cfg.Sends = n
+	w := hookedWorker(t, env, cfg, hooked{beforeEmit: func(string) error {
+		mu.Lock()
+		if begun++; begun == n {
+			close(all)
+		}
+		mu.Unlock()
+		select {
+		case <-all:
+			return nil
+		case <-time.After(10 * time.Second):
+			mu.Lock()
+			defer mu.Unlock()
+			return fmt.Errorf("only %d of %d sends had begun", begun, n)
+		}
+	}})
+
+	if got, err := w.Round(context.Background()); err != nil || got != n {
+		t.Fatalf("round claimed %d (%v), want %d", got, err, n)
+	}
+	for _, d := range docs {
+		if got := env.Document(t, d.Reference); got.Status != fiscal.StatusAuthorized {
+			t.Errorf("%s is %s after one round (%s), want authorized", d.Reference, got.Status, deref(got.LastError))
+		}
+	}
+	if got := env.Sandbox.Stats().Emits; got != n {
+		t.Fatalf("%d sends reached the sandbox, want %d", got, n)
+	}
 }
