@@ -13,8 +13,9 @@ import (
 )
 
 // Idle is how many idle connections per host a Transport keeps open
-// between calls: more than the goroutines any onceflow process or sandbox
-// calls one service from at once (16 emission workers by default).
+// between calls. A burst with more calls in flight to one host (ingest's
+// fetches of its claimed batches, the invoicer's sends without a provider
+// rate limit) opens the others and closes them after use.
 const Idle = 64
 
 // Transport is Go's default transport keeping Idle connections per host.

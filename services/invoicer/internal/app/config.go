@@ -56,7 +56,7 @@ type Config struct {
 	ProviderStatusMap  string        `env:"INVOICER_PROVIDER_STATUS_MAP" renamed:"PROVIDER_STATUS_MAP"`
 	KeyedBaseURL       string        `env:"KEYED_BASE_URL" envDefault:"http://127.0.0.1:8092/api"`
 	KeyedToken         string        `env:"KEYED_TOKEN"`
-	EmitWorkers        int           `env:"INVOICER_EMIT_WORKERS" renamed:"EMIT_WORKERS" envDefault:"16"`
+	EmitWorkers        int           `env:"INVOICER_EMIT_WORKERS" renamed:"EMIT_WORKERS" envDefault:"32"`
 	EmitBatch          int           `env:"INVOICER_EMIT_BATCH" renamed:"EMIT_BATCH" envDefault:"10"`
 	EmitLease          time.Duration `env:"INVOICER_EMIT_LEASE" renamed:"EMIT_LEASE" envDefault:"60s"`
 	EmitPoll           time.Duration `env:"INVOICER_EMIT_POLL_INTERVAL" renamed:"EMIT_POLL_INTERVAL" envDefault:"500ms"`

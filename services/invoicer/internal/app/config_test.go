@@ -179,13 +179,14 @@ func TestEmitSendsStayWithinTheProviderRateLimit(t *testing.T) {
 		env  map[string]string
 		want int
 	}{
-		// 10 a second for 15 s and a burst of 5 are 155 calls; 16 workers
-		// sending 8 and looking up one each make 144.
-		{env: map[string]string{}, want: 8},
+		// 10 a second for 15 s and a burst of 5 are 155 calls; 32 workers
+		// sending 3 and looking up one each make 128.
+		{env: map[string]string{}, want: 3},
+		{env: map[string]string{"INVOICER_EMIT_WORKERS": "16"}, want: 8},
 		{env: map[string]string{"INVOICER_PROVIDER_RATE_LIMIT": "0"}, want: 10},
 		{env: map[string]string{"INVOICER_PROVIDER_RATE_LIMIT": "0", "INVOICER_EMIT_BATCH": "25"}, want: 25},
 		{env: map[string]string{"INVOICER_EMIT_WORKERS": "4"}, want: 10},
-		// 20 calls for 16 workers: one send after another.
+		// 20 calls for 32 workers: one send after another.
 		{env: map[string]string{"INVOICER_PROVIDER_RATE_LIMIT": "1"}, want: 1},
 		{env: map[string]string{"INVOICER_PROVIDER_RATE_LIMIT": "2", "INVOICER_PROVIDER_TIMEOUT": "5s", "INVOICER_EMIT_WORKERS": "2"}, want: 6},
 	} {
