@@ -58,7 +58,7 @@ type Config struct {
 	// ApplyLinger is how long the apply worker waits after a wake-up
 	// before it claims, so receipts arriving meanwhile share the claim and
 	// its transaction.
-	ApplyLinger      time.Duration `env:"INGEST_APPLY_LINGER" envDefault:"25ms"`
+	ApplyLinger      time.Duration `env:"INGEST_APPLY_LINGER" envDefault:"50ms"`
 	ApplyMaxAttempts int           `env:"INGEST_APPLY_MAX_ATTEMPTS" renamed:"APPLY_MAX_ATTEMPTS" envDefault:"20"`
 	ApplyBackoffBase time.Duration `env:"INGEST_APPLY_BACKOFF_BASE" renamed:"APPLY_BACKOFF_BASE" envDefault:"1s"`
 	ApplyBackoffCap  time.Duration `env:"INGEST_APPLY_BACKOFF_CAP" renamed:"APPLY_BACKOFF_CAP" envDefault:"10m"`

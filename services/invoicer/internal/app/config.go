@@ -62,7 +62,7 @@ type Config struct {
 	EmitPoll           time.Duration `env:"INVOICER_EMIT_POLL_INTERVAL" renamed:"EMIT_POLL_INTERVAL" envDefault:"500ms"`
 	// EmitLinger is how long the emission loop waits after a wake-up
 	// before it claims, so documents recorded meanwhile share the claim.
-	EmitLinger time.Duration `env:"INVOICER_EMIT_LINGER" envDefault:"25ms"`
+	EmitLinger time.Duration `env:"INVOICER_EMIT_LINGER" envDefault:"50ms"`
 	// MetricsEvery is how long the document metrics' answer is reused:
 	// scrapes within it cost no query.
 	MetricsEvery  time.Duration `env:"INVOICER_METRICS_EVERY" envDefault:"15s"`

@@ -105,12 +105,12 @@ func TestRefusedCaseAfter(t *testing.T) {
 	refuses(t, "INVOICER_REFUSED_CASE_AFTER", "INVOICER_REFUSED_CASE_AFTER", "0", "-1")
 }
 
-// TestEmitLinger checks INVOICER_EMIT_LINGER: 25ms by default, and a value
+// TestEmitLinger checks INVOICER_EMIT_LINGER: 50ms by default, and a value
 // outside 0 to 1s stops the service with a message naming it.
 func TestEmitLinger(t *testing.T) {
 	t.Parallel()
-	if d := load(t, map[string]string{"INVOICER_PROVIDER": "keyed"}).EmitLinger; d != 25*time.Millisecond {
-		t.Errorf("default %s, want 25ms", d)
+	if d := load(t, map[string]string{"INVOICER_PROVIDER": "keyed"}).EmitLinger; d != 50*time.Millisecond {
+		t.Errorf("default %s, want 50ms", d)
 	}
 	refuses(t, "INVOICER_EMIT_LINGER", "INVOICER_EMIT_LINGER: want a duration from 0 to 1s", "-1ms", "2s")
 }
