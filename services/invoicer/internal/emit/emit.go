@@ -52,11 +52,9 @@ type ManyLookup interface {
 
 // Config tunes the loop.
 type Config struct {
-	Batch   int // documents claimed per round
-	Workers int // claimed batches worked at once by Run (0: one)
-	// Sends is how many of a round's documents a worker sends at once
-	// (0: one after another).
-	Sends       int
+	Batch       int           // documents claimed per round
+	Workers     int           // claimed batches worked at once by Run (0: one)
+	Sends       int           // of a round's documents, how many a worker sends at once (0: one after another)
 	Lease       time.Duration // how long a claim lasts; more than two provider calls
 	CallTimeout time.Duration // bound on one provider call (0: only Lease counts)
 	Poll        time.Duration // wake-up period when nothing was due
