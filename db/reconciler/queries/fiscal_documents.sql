@@ -86,3 +86,42 @@ WHERE audit_changed_at >= @after_changed_at::timestamptz
        OR (issue_date IS NULL AND created_at >= @created_from AND created_at < @created_to))
 ORDER BY audit_changed_at, id
 LIMIT @page_size;
+
+-- name: DocumentIDBounds :one
+-- DocumentIDBounds returns the lowest and highest document id (0 and 0
+-- when there is none): the ends of the sweep's search by creation time.
+SELECT coalesce(min(id), 0)::bigint AS lowest, coalesce(max(id), 0)::bigint AS highest
+FROM invoicer.fiscal_documents;
+
+-- name: DocumentFromID :one
+-- DocumentFromID returns the id and creation time of the first document
+-- whose id is @id or above: one step of the sweep's search by creation time.
+SELECT id, created_at
+FROM invoicer.fiscal_documents
+WHERE id >= @id
+ORDER BY id
+LIMIT 1;
+
+-- name: DocumentsValidAfterID :one
+-- DocumentsValidAfterID reads the next @scan documents after @after_id in
+-- id order, through the primary key, and returns the last id read, the
+-- latest creation time among them, how many it read, and the source refs of
+-- those that are valid documents of @kind for @source_kind (as in
+-- DocumentsValidForSources). Ids follow the order documents were created
+-- in, so the sweep reads those of a span of time as one range of the
+-- primary key's right-hand pages, where a probe per source ref lands on
+-- a random page of the source ref index (PSP ids are random).
+WITH d AS (
+    SELECT id, created_at, source_kind, source_ref, kind, status
+    FROM invoicer.fiscal_documents
+    WHERE id > @after_id
+    ORDER BY id
+    LIMIT @scan
+)
+SELECT coalesce(max(id), 0)::bigint AS last_id,
+       coalesce(max(created_at), 'epoch')::timestamptz AS reached, -- 'epoch' when none
+       count(*)::int AS scanned,
+       coalesce(array_agg(source_ref) FILTER (
+           WHERE source_kind = @source_kind AND kind = @kind AND status IN ('authorized', 'observed', 'issued')
+       ), '{}')::text[] AS valid_refs
+FROM d;

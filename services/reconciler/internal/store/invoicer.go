@@ -84,6 +84,56 @@ func (r *InvoicerReader) SourcesWithValidDocument(ctx context.Context, sourceKin
 	return refs, nil
 }
 
+// FirstDocumentCreatedFrom returns the id from which every document was
+// created at or after t: the highest id plus one when none was. Ids follow
+// the order documents were created in, so it searches the primary key by
+// halves (a score of one-row reads over a million documents); transactions
+// that commit out of their start's order leave that order a little rough,
+// so the id may be a few documents off. Its errors are the database's.
+func (r *InvoicerReader) FirstDocumentCreatedFrom(ctx context.Context, t time.Time) (int64, error) {
+	bounds, err := r.q.DocumentIDBounds(ctx)
+	if err != nil {
+		return 0, pg.Interpret(err, "read the documents' ids")
+	}
+	if bounds.Highest == 0 {
+		return 1, nil // no document yet
+	}
+	lo, hi := bounds.Lowest, bounds.Highest+1 // the answer lies in [lo, hi]
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		doc, err := r.q.DocumentFromID(ctx, mid)
+		if err != nil {
+			return 0, pg.Interpret(err, "read a document's creation time")
+		}
+		if doc.CreatedAt.Before(t) {
+			lo = doc.ID + 1
+		} else {
+			hi = mid // every document from mid on was created at or after doc
+		}
+	}
+	return lo, nil
+}
+
+// ValidRange is what one read of DocumentsValidAfter found.
+type ValidRange struct {
+	LastID  int64     // the last document id read; the next read starts after it
+	Reached time.Time // the latest creation time among the documents read
+	Scanned int       // how many documents were read (fewer than asked: the newest was reached)
+	Refs    []string  // the source refs of those that are valid documents of the kind asked
+}
+
+// DocumentsValidAfter reads the next scan documents after afterID, in id
+// order, and returns which of them are valid documents of kind for
+// sourceKind. Its errors are the database's.
+func (r *InvoicerReader) DocumentsValidAfter(ctx context.Context, sourceKind, kind string, afterID int64, scan int) (ValidRange, error) {
+	row, err := r.q.DocumentsValidAfterID(ctx, dbsqlc.DocumentsValidAfterIDParams{
+		SourceKind: sourceKind, Kind: kind, AfterID: afterID, Scan: int32(scan)})
+	if err != nil {
+		return ValidRange{}, pg.Interpret(err, "read %s documents in creation order", kind)
+	}
+	return ValidRange{LastID: row.LastID, Reached: row.Reached, Scanned: int(row.Scanned), Refs: row.ValidRefs}, nil
+}
+
 // DocumentStatuses returns the status of the document of kind of each of
 // sourceRefs that has one, by source ref. Its errors are the database's.
 func (r *InvoicerReader) DocumentStatuses(ctx context.Context, sourceKind, kind string, sourceRefs []string) (map[string]string, error) {

@@ -17,7 +17,8 @@ import (
 // in a few INSERT … SELECT statements. Their ids look like dLocal's ("D-4-"
 // and a UUID), so the sweep's lookups probe the documents' index at random
 // as they do in production, and each document carries a buyer and lines
-// of a real one's size, so the table holds as many rows to a page.
+// of a real one's size, so the table holds as many rows to a page; each
+// is created a second after its payment was paid, as the pipeline would.
 func seedHistory(tb testing.TB, db *reconcilertest.DB, n int) {
 	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
@@ -29,12 +30,12 @@ SELECT 'order-h' || g, (SELECT id FROM ingest.customers LIMIT 1), 12200, 'UYU', 
 		`INSERT INTO ingest.payments (id, order_id, status, status_rank, amount_minor, currency, paid_at)
 SELECT o.psp_payment_id, o.id, 'PAID', 40, 12200, 'UYU', now() - interval '60 days' + substr(o.merchant_order_id, 8)::int * interval '1 second'
 FROM ingest.orders o WHERE o.merchant_order_id LIKE 'order-h%'`,
-		`INSERT INTO invoicer.fiscal_documents (source_kind, source_ref, kind, event_key, reference, cfe_type, amount_minor, currency, buyer, lines, status)
+		`INSERT INTO invoicer.fiscal_documents (source_kind, source_ref, kind, event_key, reference, cfe_type, amount_minor, currency, buyer, lines, status, created_at)
 SELECT 'payment', 'D-4-' || md5(g::text)::uuid, 'invoice', 'payment:D-4-' || md5(g::text)::uuid || ':paid', (1000000000 + g)::text, 101, 12200, 'UYU',
        jsonb_build_object('doc_type', 'CI', 'doc_country', 'UY', 'doc_number', '12345672', 'legal_name', 'Bench Buyer ' || g,
                           'address', 'Avenida 18 de Julio ' || g || ', Montevideo', 'email', 'buyer' || g || '@example.com'),
        jsonb_build_array(jsonb_build_object('name', 'Order order-h' || g, 'quantity', 1, 'unit_price_minor', 12200, 'amount_minor', 12200, 'vat', 'basic')),
-       'authorized'
+       'authorized', now() - interval '60 days' + (g + 1) * interval '1 second'
 FROM generate_series(1, $1) g`,
 		`VACUUM ANALYZE`,
 	} {

@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"time"
 
@@ -33,6 +34,7 @@ func (r *run) sweep(ctx context.Context, src source, cutoff time.Time) error {
 // next pass will read again take their place.
 func (r *run) recent(ctx context.Context, src source, from store.Position, cutoff time.Time) error {
 	known, found := r.knownValid(src.kind), map[string]time.Time{}
+	stream := newDocStream(r.invoicer, src)
 	keepFrom := cutoff.Add(-r.cfg.Overlap) // where the next pass starts reading
 	after := from
 	for {
@@ -41,7 +43,7 @@ func (r *run) recent(ctx context.Context, src source, from store.Position, cutof
 			return err
 		}
 		r.metrics.checked.WithLabelValues("recent").Add(float64(len(page)))
-		valid, err := r.check(ctx, src, page, known)
+		valid, err := r.check(ctx, src, page, known, stream)
 		if err != nil || r.res.Capped {
 			return err
 		}
@@ -65,6 +67,7 @@ func (r *run) recent(ctx context.Context, src source, from store.Position, cutof
 // the full pass's cursor, saving the cursor after each page; reaching
 // before finishes the pass, and the next starts from the oldest.
 func (r *run) full(ctx context.Context, src source, after store.Position, before time.Time) error {
+	stream := newDocStream(r.invoicer, src)
 	for budget := r.cfg.FullSlice; budget > 0; {
 		limit := min(r.cfg.PageSize, budget)
 		page, err := src.page(ctx, before, after, limit)
@@ -73,7 +76,7 @@ func (r *run) full(ctx context.Context, src source, after store.Position, before
 		}
 		r.res.FullChecked += len(page)
 		r.metrics.checked.WithLabelValues("full").Add(float64(len(page)))
-		if _, err := r.check(ctx, src, page, nil); err != nil || r.res.Capped {
+		if _, err := r.check(ctx, src, page, nil, stream); err != nil || r.res.Capped {
 			return err
 		}
 		if len(page) < limit {
@@ -91,25 +94,32 @@ func (r *run) full(ctx context.Context, src source, after store.Position, before
 // check counts page and asks ingest to announce again the events of its
 // rows that have no document, until the run's cap, in requests of at most
 // pspaudit.MaxRepublish keys. It returns which rows have a valid document:
-// those in known, which it does not look up, and those it found.
-func (r *run) check(ctx context.Context, src source, page []store.Position, known map[string]time.Time) (map[string]bool, error) {
+// those in known, which it does not look up, those stream saw, and those
+// it found by looking them up.
+func (r *run) check(ctx context.Context, src source, page []store.Position, known map[string]time.Time, stream *docStream) (map[string]bool, error) {
 	r.res.Checked += len(page)
 	valid := make(map[string]bool, len(page))
-	ids := make([]string, 0, len(page))
+	ask := make([]store.Position, 0, len(page))
 	for _, p := range page {
 		if _, ok := known[p.ID]; ok {
 			valid[p.ID] = true
 		} else {
-			ids = append(ids, p.ID)
+			ask = append(ask, p)
 		}
 	}
-	r.res.Known += len(page) - len(ids)
-	r.metrics.known.Add(float64(len(page) - len(ids)))
+	r.res.Known += len(page) - len(ask)
+	r.metrics.known.Add(float64(len(page) - len(ask)))
+	seen, ids, err := stream.split(ctx, ask)
+	if err != nil {
+		return nil, err
+	}
+	r.res.Streamed += len(seen)
+	r.metrics.streamed.Add(float64(len(seen)))
 	have, rest, err := r.withValid(ctx, src, ids)
 	if err != nil {
 		return nil, err
 	}
-	for _, id := range have {
+	for _, id := range slices.Concat(seen, have) {
 		valid[id] = true
 	}
 	missing, err := r.unheld(ctx, src, rest)

@@ -19,7 +19,11 @@
 // with a valid document are not looked up again (the Sweeper remembers
 // them in memory; a new process looks them up once): a valid document
 // leaves that state only for a rejection, which opens its own case, or a
-// person's voiding, and the full pass re-checks every row in its turn. Both positions are kept in reconciler.sweep_state. A
+// person's voiding, and the full pass re-checks every row in its turn.
+// Nor are most of the other rows looked up one by one: each pass reads the
+// documents created over its span of time in id order (docStream), a
+// range of the primary key, and looks up only the rows whose valid
+// document it did not see there. Both positions are kept in reconciler.sweep_state. A
 // request to ingest that fails becomes a finding (KindRepublishFailed),
 // retried each run, and the run goes on with the next rows.
 //
@@ -101,6 +105,7 @@ type Config struct {
 type Result struct {
 	Checked       int  // payments and refunds past the grace period examined, by both passes
 	Known         int  // of those, the ones the recent pass did not look up: the previous run found their document valid
+	Streamed      int  // of those, the ones not looked up either: the pass read their valid document in creation order
 	FullChecked   int  // of those, the ones the full pass's slice examined
 	Missing       int  // of those, the ones without their document
 	Republished   int  // events ingest made due again (failed ones retried included)
@@ -119,6 +124,7 @@ type Metrics struct {
 	failed        prometheus.Counter
 	checked       *prometheus.CounterVec
 	known         prometheus.Counter
+	streamed      prometheus.Counter
 }
 
 // NewMetrics registers the sweep's counters with reg.
@@ -144,8 +150,12 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "onceflow_reconciler_sweep_known_valid_total",
 			Help: "Payments and refunds the recent pass read again within its overlap and did not look up, the previous run having found their document valid.",
 		}),
+		streamed: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "onceflow_reconciler_sweep_streamed_valid_total",
+			Help: "Payments and refunds the sweep did not look up one by one, having read their valid document among those created over its pass's span of time.",
+		}),
 	}
-	reg.MustRegister(m.republished, m.missingEvents, m.failed, m.checked, m.known)
+	reg.MustRegister(m.republished, m.missingEvents, m.failed, m.checked, m.known, m.streamed)
 	return m
 }
 

@@ -62,7 +62,7 @@ func TestSweep(t *testing.T) {
 			db.Outbox(tb, reconcilertest.PaymentPaid("p1"))
 			db.Invoice(tb, "p1")
 		},
-		want: sweep.Result{Checked: 1},
+		want: sweep.Result{Checked: 1, Streamed: 1},
 	}, {
 		name: "payment paid within the grace period is left alone",
 		seed: func(tb testing.TB, db *reconcilertest.DB) {
@@ -84,7 +84,7 @@ func TestSweep(t *testing.T) {
 			db.Refund(tb, "r1", "p1", old)
 			db.Outbox(tb, reconcilertest.RefundSucceeded("r1"))
 		},
-		want:    sweep.Result{Checked: 2, Missing: 1, Republished: 1},
+		want:    sweep.Result{Checked: 2, Streamed: 1, Missing: 1, Republished: 1},
 		wantDue: keys(reconcilertest.RefundSucceeded("r1")),
 	}, {
 		name: "old refund with its credit note is left alone",
@@ -95,7 +95,7 @@ func TestSweep(t *testing.T) {
 			db.Outbox(tb, reconcilertest.RefundSucceeded("r1"))
 			db.CreditNote(tb, "r1", "p1")
 		},
-		want: sweep.Result{Checked: 2},
+		want: sweep.Result{Checked: 2, Streamed: 2},
 	}, {
 		name: "pending refund is left alone",
 		seed: func(tb testing.TB, db *reconcilertest.DB) {
@@ -103,7 +103,7 @@ func TestSweep(t *testing.T) {
 			db.Invoice(tb, "p1")
 			db.Refund(tb, "r1", "p1", time.Time{})
 		},
-		want: sweep.Result{Checked: 1},
+		want: sweep.Result{Checked: 1, Streamed: 1},
 	}, {
 		name: "paid payment without outbox row is a missing event",
 		seed: func(tb testing.TB, db *reconcilertest.DB) {
@@ -121,7 +121,7 @@ func TestSweep(t *testing.T) {
 			}
 			db.Invoice(tb, "p2")
 		},
-		want: sweep.Result{Checked: 5, Missing: 4, Republished: 4},
+		want: sweep.Result{Checked: 5, Streamed: 1, Missing: 4, Republished: 4},
 		wantDue: keys(reconcilertest.PaymentPaid("p0"), reconcilertest.PaymentPaid("p1"),
 			reconcilertest.PaymentPaid("p3"), reconcilertest.PaymentPaid("p4")),
 	}, {
@@ -207,7 +207,7 @@ func TestSweepAcrossDatabases(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
-	if want := (sweep.Result{Checked: 2, Missing: 1, Republished: 1, Cases: 1}); got != want {
+	if want := (sweep.Result{Checked: 2, Streamed: 1, Missing: 1, Republished: 1, Cases: 1}); got != want {
 		t.Errorf("Run = %+v, want %+v", got, want)
 	}
 	if due, want := ingest.Due(t), keys(reconcilertest.PaymentPaid("p2")); !reflect.DeepEqual(due, want) {

@@ -10,6 +10,47 @@ import (
 	"time"
 )
 
+const documentFromID = `-- name: DocumentFromID :one
+SELECT id, created_at
+FROM invoicer.fiscal_documents
+WHERE id >= $1
+ORDER BY id
+LIMIT 1
+`
+
+type DocumentFromIDRow struct {
+	ID        int64
+	CreatedAt time.Time
+}
+
+// DocumentFromID returns the id and creation time of the first document
+// whose id is @id or above: one step of the sweep's search by creation time.
+func (q *Queries) DocumentFromID(ctx context.Context, id int64) (DocumentFromIDRow, error) {
+	row := q.db.QueryRow(ctx, documentFromID, id)
+	var i DocumentFromIDRow
+	err := row.Scan(&i.ID, &i.CreatedAt)
+	return i, err
+}
+
+const documentIDBounds = `-- name: DocumentIDBounds :one
+SELECT coalesce(min(id), 0)::bigint AS lowest, coalesce(max(id), 0)::bigint AS highest
+FROM invoicer.fiscal_documents
+`
+
+type DocumentIDBoundsRow struct {
+	Lowest  int64
+	Highest int64
+}
+
+// DocumentIDBounds returns the lowest and highest document id (0 and 0
+// when there is none): the ends of the sweep's search by creation time.
+func (q *Queries) DocumentIDBounds(ctx context.Context) (DocumentIDBoundsRow, error) {
+	row := q.db.QueryRow(ctx, documentIDBounds)
+	var i DocumentIDBoundsRow
+	err := row.Scan(&i.Lowest, &i.Highest)
+	return i, err
+}
+
 const documentsAuditByReferences = `-- name: DocumentsAuditByReferences :many
 SELECT id, reference, source_kind, source_ref, kind, status, amount_minor, currency
 FROM invoicer.fiscal_documents
@@ -337,6 +378,62 @@ func (q *Queries) DocumentsStatusForSources(ctx context.Context, sourceKind stri
 		return nil, err
 	}
 	return items, nil
+}
+
+const documentsValidAfterID = `-- name: DocumentsValidAfterID :one
+WITH d AS (
+    SELECT id, created_at, source_kind, source_ref, kind, status
+    FROM invoicer.fiscal_documents
+    WHERE id > $3
+    ORDER BY id
+    LIMIT $4
+)
+SELECT coalesce(max(id), 0)::bigint AS last_id,
+       coalesce(max(created_at), 'epoch')::timestamptz AS reached, -- 'epoch' when none
+       count(*)::int AS scanned,
+       coalesce(array_agg(source_ref) FILTER (
+           WHERE source_kind = $1 AND kind = $2 AND status IN ('authorized', 'observed', 'issued')
+       ), '{}')::text[] AS valid_refs
+FROM d
+`
+
+type DocumentsValidAfterIDParams struct {
+	SourceKind string
+	Kind       string
+	AfterID    int64
+	Scan       int32
+}
+
+type DocumentsValidAfterIDRow struct {
+	LastID    int64
+	Reached   time.Time
+	Scanned   int32
+	ValidRefs []string
+}
+
+// DocumentsValidAfterID reads the next @scan documents after @after_id in
+// id order, through the primary key, and returns the last id read, the
+// latest creation time among them, how many it read, and the source refs of
+// those that are valid documents of @kind for @source_kind (as in
+// DocumentsValidForSources). Ids follow the order documents were created
+// in, so the sweep reads those of a span of time as one range of the
+// primary key's right-hand pages, where a probe per source ref lands on
+// a random page of the source ref index (PSP ids are random).
+func (q *Queries) DocumentsValidAfterID(ctx context.Context, arg DocumentsValidAfterIDParams) (DocumentsValidAfterIDRow, error) {
+	row := q.db.QueryRow(ctx, documentsValidAfterID,
+		arg.SourceKind,
+		arg.Kind,
+		arg.AfterID,
+		arg.Scan,
+	)
+	var i DocumentsValidAfterIDRow
+	err := row.Scan(
+		&i.LastID,
+		&i.Reached,
+		&i.Scanned,
+		&i.ValidRefs,
+	)
+	return i, err
 }
 
 const documentsValidForSources = `-- name: DocumentsValidForSources :many
