@@ -58,8 +58,9 @@ func soapRequest(op operation, payload []byte) ([]byte, error) {
 }
 
 // call posts payload to op and returns the parsed business answer. Errors
-// wrap fiscal.ErrRefused when nothing can have been acted on and
-// fiscal.ErrAmbiguous otherwise.
+// wrap fiscal.ErrRefused when nothing can have been acted on (and
+// fiscal.ErrUnavailable too when the call never reached the provider's
+// judgement) and fiscal.ErrAmbiguous otherwise.
 func (c *Client) call(ctx context.Context, op operation, payload []byte) (retorno, error) {
 	body, err := soapRequest(op, payload)
 	if err != nil {
@@ -70,7 +71,7 @@ func (c *Client) call(ctx context.Context, op operation, payload []byte) (retorn
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
 	if err := c.limiter.Wait(ctx); err != nil {
-		return retorno{}, fmt.Errorf("%w: rate limit: %w", fiscal.ErrRefused, err)
+		return retorno{}, fmt.Errorf("%w: rate limit: %w", fiscal.ErrUnavailable, err)
 	}
 	// sent turns true once request bytes may have left this process; before
 	// that, any failure (dial, TLS, a context already done) is a refusal.
@@ -92,7 +93,7 @@ func (c *Client) call(ctx context.Context, op operation, payload []byte) (retorn
 		if sent.Load() {
 			return retorno{}, fmt.Errorf("%w: %w", fiscal.ErrAmbiguous, err)
 		}
-		return retorno{}, fmt.Errorf("%w: not sent: %w", fiscal.ErrRefused, err)
+		return retorno{}, fmt.Errorf("%w: not sent: %w", fiscal.ErrUnavailable, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {

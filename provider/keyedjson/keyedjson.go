@@ -137,13 +137,13 @@ func (c *Client) Lookup(ctx context.Context, reference string) ([]fiscal.Held, e
 func classify(status int) error { return fiscal.StatusOutcome(status) }
 
 // do sends one request and returns the status and body. A failure before
-// the request left this process is fiscal.ErrRefused, after it
-// fiscal.ErrAmbiguous.
+// the request left this process is fiscal.ErrUnavailable (a refusal), after
+// it fiscal.ErrAmbiguous.
 func (c *Client) do(ctx context.Context, method, path, key string, body []byte) (int, []byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
 	if err := c.limiter.Wait(ctx); err != nil {
-		return 0, nil, fmt.Errorf("%w: rate limit: %w", fiscal.ErrRefused, err)
+		return 0, nil, fmt.Errorf("%w: rate limit: %w", fiscal.ErrUnavailable, err)
 	}
 	var sent atomic.Bool
 	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{WroteHeaders: func() { sent.Store(true) }})
@@ -161,7 +161,7 @@ func (c *Client) do(ctx context.Context, method, path, key string, body []byte) 
 		if sent.Load() {
 			return 0, nil, fmt.Errorf("%w: %w", fiscal.ErrAmbiguous, err)
 		}
-		return 0, nil, fmt.Errorf("%w: not sent: %w", fiscal.ErrRefused, err)
+		return 0, nil, fmt.Errorf("%w: not sent: %w", fiscal.ErrUnavailable, err)
 	}
 	defer resp.Body.Close()
 	answer, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))

@@ -93,7 +93,7 @@ SET status = r.status, provider_series = r.provider_series, provider_number = r.
     unknown_since = CASE WHEN r.unknown_since_now THEN now() ELSE r.unknown_since END,
     due_at = now() + make_interval(secs => r.due_in_seconds),
     dgi_polls = r.dgi_polls, last_error = r.last_error, attention_reason = r.attention_reason,
-    refusals = CASE WHEN r.refused THEN d.refusals + 1 ELSE 0 END,
+    refusals = CASE WHEN r.refused THEN d.refusals + 1 WHEN r.unavailable THEN d.refusals ELSE 0 END,
     lease_token = NULL, lease_expires_at = NULL, updated_at = now(),
     audit_changed_at = CASE WHEN d.status IS DISTINCT FROM r.status OR d.issue_date IS DISTINCT FROM r.issue_date
                             THEN now() ELSE d.audit_changed_at END
@@ -101,7 +101,8 @@ FROM jsonb_to_recordset(@results::jsonb) AS r(id bigint, lease_token uuid, claim
     provider_series text, provider_number bigint, provider_status text, provider_cae text,
     provider_security_code text, provider_url text, provider_cae_from bigint, provider_cae_to bigint,
     provider_cae_expires date, issue_date date, unknown_since timestamptz, unknown_since_now boolean,
-    due_in_seconds float8, dgi_polls integer, last_error text, attention_reason text, refused boolean)
+    due_in_seconds float8, dgi_polls integer, last_error text, attention_reason text, refused boolean,
+    unavailable boolean)
 WHERE d.id = ANY(@ids::bigint[]) AND d.id = r.id AND d.lease_token = r.lease_token AND d.status = r.claimed_status
 RETURNING d.id;
 

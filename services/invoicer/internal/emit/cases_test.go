@@ -2,6 +2,8 @@ package emit_test
 
 import (
 	"context"
+	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -69,6 +71,39 @@ func TestSendRefusedNTimesOpensACase(t *testing.T) {
 	c := openCase(t, env, cases.DocumentRefused, d)
 	if d.Status != fiscal.StatusPending || deref(c.AmountMinor) != 500_00 || c.Evidence["refusals"] != float64(4) || !c.UpdatedAt.After(c.OpenedAt) {
 		t.Fatalf("document %s, case %+v; want the document still retried and one case, seen again at the 4th refusal", d.Status, c)
+	}
+}
+
+// A send that never came before the provider's judgement (our own rate
+// limiter had no turn for it, no connection carried it, a 429) is retried
+// like a refusal, but it neither counts towards INVOICER_REFUSED_CASE_AFTER
+// nor ends the provider's run of refusals.
+func TestUnavailableSendsAreNoRefusalsOfTheDocument(t *testing.T) {
+	t.Parallel()
+	env := invoicertest.New(t)
+	d := env.Record(t, invoicertest.Payment("pay-unavailable", 500_00, false))
+	cfg := fast(t)
+	cfg.RefusedCaseAfter = 2
+	var sends atomic.Int32
+	w := hookedWorker(t, env, cfg, hooked{beforeEmit: func(string) error {
+		switch n := sends.Add(1); {
+		case n == 1:
+			return fmt.Errorf("emit: %w: MsgCod 99: refused", fiscal.ErrRefused)
+		case n <= 5:
+			return fmt.Errorf("emit: %w: rate limit: %w", fiscal.ErrUnavailable, context.DeadlineExceeded)
+		}
+		return nil // the sixth send reaches the sandbox
+	}})
+
+	d = until(t, env, w, d.Reference, func(d store.Document) bool { return d.Attempts >= 5 })
+	if d.Refusals != 1 || d.Status != fiscal.StatusPending {
+		t.Fatalf("after one refusal and four unavailable sends: %s with %d refusals, want pending with 1", d.Status, d.Refusals)
+	}
+	if _, err := env.Store.OpenCaseOf(context.Background(), cases.DocumentRefused, store.DocumentSubject(d.ID)); !errkind.Is(err, errkind.NotFound) {
+		t.Fatalf("after one refusal and four unavailable sends: %v, want no document_refused case", err)
+	}
+	if d = until(t, env, w, d.Reference, settled); d.Status != fiscal.StatusAuthorized || sends.Load() != 6 {
+		t.Fatalf("document %s after %d sends, want authorized after 6", d.Status, sends.Load())
 	}
 }
 

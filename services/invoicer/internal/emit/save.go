@@ -16,7 +16,8 @@ import (
 func toSave(d store.Document, token uuid.UUID, r result) store.Result {
 	p := store.Result{
 		ID: d.ID, LeaseToken: token, ClaimedStatus: d.Status, Status: r.status, UnknownSince: r.unknownSince,
-		UnknownSinceNow: r.unknownNow, DueIn: r.after, DGIPolls: r.dgiPolls, LastError: optional(r.lastError), AttentionReason: optional(r.attention), Refused: r.outcome == "refused",
+		UnknownSinceNow: r.unknownNow, DueIn: r.after, DGIPolls: r.dgiPolls, LastError: optional(r.lastError), AttentionReason: optional(r.attention),
+		Refused: r.outcome == "refused", Unavailable: r.outcome == "unavailable",
 		ProviderSeries: d.ProviderSeries, ProviderNumber: d.ProviderNumber, ProviderStatus: d.ProviderStatus,
 		ProviderCAE: d.ProviderCAE, ProviderSecurityCode: d.ProviderSecurityCode, ProviderURL: d.ProviderURL, IssueDate: d.IssueDate,
 		ProviderCAEFrom: d.ProviderCAEFrom, ProviderCAETo: d.ProviderCAETo, ProviderCAEExpires: d.ProviderCAEExpires,
@@ -34,8 +35,9 @@ func toSave(d store.Document, token uuid.UUID, r result) store.Result {
 
 // attempt describes one provider call with its outcome and latency, and
 // counts it. A failed call's outcome is "refused" when the provider surely
-// did not act, "ambiguous" for a send that it may have acted on, "error"
-// otherwise.
+// did not act (an unavailable one's too: the call failed, whatever the
+// document's count of refusals), "ambiguous" for a send that it may have
+// acted on, "error" otherwise.
 func (e *Emitter) attempt(id int64, op string, start time.Time, outcome string, err error) store.Attempt {
 	elapsed := time.Since(start)
 	var msg *string

@@ -139,6 +139,8 @@ func (e *Emitter) send(ctx context.Context, d store.Document, doc fiscal.Documen
 		return e.answered(ctx, d, doc, held)
 	case errors.Is(err, fiscal.ErrInvalidDocument):
 		return e.attention(d, "invalid", err.Error())
+	case errors.Is(err, fiscal.ErrUnavailable): // no refusal of the document: its count stays
+		return e.retry(d, "unavailable", err)
 	case errkind.Is(err, errkind.Refused):
 		return e.retry(d, "refused", err)
 	case e.cfg.Blind:

@@ -96,6 +96,7 @@ type Result struct {
 	LastError            *string
 	AttentionReason      *string
 	Refused              bool // the provider refused the send: one more consecutive refusal (else none)
+	Unavailable          bool // the send never reached the provider's judgement: the refusals stay as they were
 }
 
 // resultRow is a Result as DocumentSaveResults reads it: keyed by column
@@ -123,6 +124,7 @@ type resultRow struct {
 	LastError            *string    `json:"last_error"`
 	AttentionReason      *string    `json:"attention_reason"`
 	Refused              bool       `json:"refused"`
+	Unavailable          bool       `json:"unavailable"`
 }
 
 func (r Result) row() resultRow {
@@ -133,7 +135,7 @@ func (r Result) row() resultRow {
 		ProviderCAEFrom: r.ProviderCAEFrom, ProviderCAETo: r.ProviderCAETo, ProviderCAEExpires: dayOf(r.ProviderCAEExpires),
 		IssueDate: dayOf(r.IssueDate), UnknownSince: micros(r.UnknownSince), UnknownSinceNow: r.UnknownSinceNow,
 		DueInSeconds: r.DueIn.Seconds(), DGIPolls: r.DGIPolls,
-		LastError: r.LastError, AttentionReason: r.AttentionReason, Refused: r.Refused,
+		LastError: r.LastError, AttentionReason: r.AttentionReason, Refused: r.Refused, Unavailable: r.Unavailable,
 	}
 }
 
