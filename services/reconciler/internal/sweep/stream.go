@@ -32,11 +32,12 @@ const (
 // streamLag after its newest. Those reads touch only the primary key's
 // pages of that span (for the recent pass, the ones the invoicer is
 // writing); a look-up by source ref lands on a random page of an index as
-// large as the history, which costs a run more as history grows. A row the stream did not see
-// with a valid document is looked up as before, so the stream only ever
-// saves work: it never decides that a document is missing. It forgets what
-// was created before its current page's rows (less streamLead), so a pass
-// over a day behind holds only about its pages' span.
+// large as the history, which costs a run more as history grows. A row the
+// stream did not see with a valid document is looked up as before, so the
+// stream only ever saves work: it never decides that a document is
+// missing. It forgets what was created before its current page's rows
+// (less streamLead), so a pass over a day behind holds only about its
+// pages' span.
 type docStream struct {
 	invoicer *store.InvoicerReader
 	src      source
