@@ -32,9 +32,10 @@ var (
 // StatusOutcome classifies a provider's non-2xx HTTP status: ErrRefused
 // only for the 4xx answers that prove the provider did nothing with the
 // request (400, 401, 403, 404, 409, 422, …; ErrUnavailable for 429 Too Many
-// Requests), ErrAmbiguous for every other status. 408 Request Timeout, 425 Too Early and 499 Client Closed
-// Request can come from a proxy or gateway after the request was passed on,
-// so they prove nothing; nor does a 1xx or 3xx, nor a 5xx.
+// Requests), ErrAmbiguous for every other status. 408 Request Timeout, 425
+// Too Early and 499 Client Closed Request can come from a proxy or gateway
+// after the request was passed on, so they prove nothing; nor does a 1xx or
+// 3xx, nor a 5xx.
 func StatusOutcome(status int) error {
 	switch status {
 	case 408, 425, 499:

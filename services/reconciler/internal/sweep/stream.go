@@ -20,8 +20,8 @@ const (
 	// streamChunk is how many documents one read takes.
 	streamChunk = 5000
 	// streamRatio is how many documents the stream may read for each row
-	// it answers (a read costs about a fortieth of a look-up) before the
-	// pass looks its rows up instead: the refunds' pass reads the invoices
+	// it is asked about (a read costs about a fortieth of a look-up) before
+	// the pass looks its rows up instead: the refunds' pass reads the invoices
 	// of its span too, and refunds may be rare.
 	streamRatio = 10
 )
