@@ -2,28 +2,43 @@ package pspsim_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"testing"
 	"time"
 
+	"github.com/onceflow/onceflow/pkg/testwait"
 	"github.com/onceflow/onceflow/sandbox/pspsim"
 )
 
-// statuses reads the status of each notification received within wait.
-func statuses(t *testing.T, rc receiver, wait time.Duration) []string {
+// statuses reads the status of each notification rc receives until e has
+// settled notices notifications: each was lost on purpose or every copy of
+// it was answered 2xx (rc answers 200). A copy reaches rc before its answer
+// is counted, so once they are settled every copy is in rc.got: the wait
+// follows e's counters, not a window of time.
+func statuses(t *testing.T, e env, rc receiver, notices int) []string {
 	t.Helper()
 	var out []string
-	deadline := time.After(wait)
-	for {
-		select {
-		case n := <-rc.got:
-			var p struct{ Status string }
-			_ = json.Unmarshal(n.body, &p)
-			out = append(out, p.Status)
-		case <-deadline:
-			return out
-		}
+	settled := func() bool {
+		// A notification counts 1 in Sent+Lost-Extra once settled and
+		// less before, so the sum reaches notices only when all have.
+		st := e.srv.Stats()
+		return st.NotificationsSent+st.NotificationsLost-st.ExtraCopies == int64(notices)
 	}
+	testwait.Until(t, 10*time.Second, 5*time.Millisecond, fmt.Sprintf("%d notifications settled", notices), func() bool {
+		done := settled() // before the drain: what it counted is in rc.got
+		for {
+			select {
+			case n := <-rc.got:
+				var p struct{ Status string }
+				_ = json.Unmarshal(n.body, &p)
+				out = append(out, p.Status)
+			default:
+				return done
+			}
+		}
+	})
+	return out
 }
 
 func TestDuplicatesAndLossFollowTheSeed(t *testing.T) {
@@ -34,7 +49,7 @@ func TestDuplicatesAndLossFollowTheSeed(t *testing.T) {
 		for range 40 {
 			createPayment(t, e, "", rc.url)
 		}
-		got := len(statuses(t, rc, 300*time.Millisecond))
+		got := len(statuses(t, e, rc, 40))
 		return e.srv.Stats(), got
 	}
 	a, gotA := run()
@@ -55,7 +70,7 @@ func TestStalePendingArrivesAfterPaid(t *testing.T) {
 	rc := newReceiver(t)
 	e := start(t, pspsim.Config{Faults: pspsim.Faults{StaleRate: 1, DelayMax: 20 * time.Millisecond}})
 	createPayment(t, e, "", rc.url)
-	got := statuses(t, rc, 300*time.Millisecond)
+	got := statuses(t, e, rc, 2) // the paid one and the stale one
 	if len(got) != 2 || got[0] != "PAID" || got[1] != "PENDING" {
 		t.Fatalf("notifications = %v, want PAID then a stale PENDING", got)
 	}
@@ -71,7 +86,7 @@ func TestPendingFirstTurnsPaidLater(t *testing.T) {
 	rc := newReceiver(t)
 	e := start(t, pspsim.Config{Faults: pspsim.Faults{PendingFirstRate: 1, PendingFor: 50 * time.Millisecond}})
 	id := createPayment(t, e, "", rc.url)
-	if got := statuses(t, rc, 300*time.Millisecond); len(got) != 2 || got[0] != "PENDING" || got[1] != "PAID" {
+	if got := statuses(t, e, rc, 2); len(got) != 2 || got[0] != "PENDING" || got[1] != "PAID" {
 		t.Fatalf("notifications = %v, want PENDING then PAID", got)
 	}
 	if _, p := call(t, http.MethodGet, e.url+"/payments/"+id, ""); p["status"] != "PAID" {
