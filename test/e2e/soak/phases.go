@@ -6,12 +6,18 @@ import (
 	"net/http"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 )
 
-// phaseMetric is the reconciler's histogram of each phase of a run.
-const phaseMetric = "onceflow_reconciler_phase_duration_seconds"
+// phaseMetric is the reconciler's histogram of each phase of a run, and
+// passMetric its histogram of the sweep phase's two passes, read as the
+// phases "sweep.recent" and "sweep.full".
+const (
+	phaseMetric = "onceflow_reconciler_phase_duration_seconds"
+	passMetric  = "onceflow_reconciler_sweep_pass_duration_seconds"
+)
 
 // phaseTotal is one phase's histogram so far: seconds and runs.
 type phaseTotal struct {
@@ -19,9 +25,9 @@ type phaseTotal struct {
 	count   uint64
 }
 
-// readPhases reads the phase histogram from the metrics page at url (the
-// reconciler's admin /metrics). A page without it (no run finished yet)
-// reads as no phases.
+// readPhases reads the phase and pass histograms from the metrics page at
+// url (the reconciler's admin /metrics). A page without them (no run
+// finished yet) reads as no phases.
 func readPhases(ctx context.Context, url string) (map[string]phaseTotal, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
@@ -43,14 +49,21 @@ func readPhases(ctx context.Context, url string) (map[string]phaseTotal, error) 
 		return nil, fmt.Errorf("parse the reconciler's metrics: %w", err)
 	}
 	out := map[string]phaseTotal{}
-	for _, m := range families[phaseMetric].GetMetric() {
+	addHistograms(out, families[phaseMetric], "phase", "")
+	addHistograms(out, families[passMetric], "pass", "sweep.")
+	return out, nil
+}
+
+// addHistograms adds to out each histogram of f under prefix and its value
+// of label.
+func addHistograms(out map[string]phaseTotal, f *dto.MetricFamily, label, prefix string) {
+	for _, m := range f.GetMetric() {
 		for _, l := range m.GetLabel() {
-			if l.GetName() == "phase" {
-				out[l.GetValue()] = phaseTotal{seconds: m.GetHistogram().GetSampleSum(), count: m.GetHistogram().GetSampleCount()}
+			if l.GetName() == label {
+				out[prefix+l.GetValue()] = phaseTotal{seconds: m.GetHistogram().GetSampleSum(), count: m.GetHistogram().GetSampleCount()}
 			}
 		}
 	}
-	return out, nil
 }
 
 // phaseMeans is each phase's mean seconds over the runs between two

@@ -246,7 +246,9 @@ and writes ` + "`results.json`" + `, ` + "`cpu_per_doc.png`" + `, ` + "`latency.
   up apart, not judged: a listing follows what the day holds): their mean, median, fastest
   and slowest run (runs of the same work take longer as other work contends with them, so
   the fastest tells what the work costs); each phase's mean (sweep, detectors, audit) is read from its
-  ` + "`onceflow_reconciler_phase_duration_seconds`" + ` between the two ends
+  ` + "`onceflow_reconciler_phase_duration_seconds`" + ` between the two ends, and the sweep's two
+  parts (sweep.recent: the passes over the rows since the watermark; sweep.full: the slices
+  of the older history) from ` + "`onceflow_reconciler_sweep_pass_duration_seconds`" + `
   (` + "`reconciler.png`" + ` draws all but the audit's: tens of seconds or more against the sweep's fractions of one).
 - **Stalls.** Beside the windows the soak reads the server every second: its active client
   backends by what they wait on, the tables autovacuum is vacuuming

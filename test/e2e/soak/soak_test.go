@@ -521,8 +521,9 @@ func TestVerdictLeavesTablesThatKeepARowPerDocument(t *testing.T) {
 	}
 }
 
-// The phase histogram is read from a real metrics page, as the
-// reconciler's registry renders it: each phase's seconds and runs.
+// The phase and pass histograms are read from a real metrics page, as the
+// reconciler's registry renders them: each phase's seconds and runs, the
+// sweep's passes as phases of their own.
 func TestReadPhasesFromTheMetricsPage(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	h := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: phaseMetric, Help: "phases"}, []string{"phase"})
@@ -530,6 +531,10 @@ func TestReadPhasesFromTheMetricsPage(t *testing.T) {
 	h.WithLabelValues("audit").Observe(2.5)
 	h.WithLabelValues("audit").Observe(1.5)
 	h.WithLabelValues("sweep").Observe(0.25)
+	passes := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: passMetric, Help: "passes"}, []string{"pass"})
+	reg.MustRegister(passes)
+	passes.WithLabelValues("recent").Observe(0.125)
+	passes.WithLabelValues("full").Observe(0.0625)
 	srv := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	defer srv.Close()
 
@@ -537,7 +542,8 @@ func TestReadPhasesFromTheMetricsPage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]phaseTotal{"audit": {seconds: 4, count: 2}, "sweep": {seconds: 0.25, count: 1}}
+	want := map[string]phaseTotal{"audit": {seconds: 4, count: 2}, "sweep": {seconds: 0.25, count: 1},
+		"sweep.recent": {seconds: 0.125, count: 1}, "sweep.full": {seconds: 0.0625, count: 1}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("phases %+v, want %+v", got, want)
 	}

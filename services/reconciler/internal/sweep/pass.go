@@ -21,10 +21,16 @@ func (r *run) sweep(ctx context.Context, src source, cutoff time.Time) error {
 	if !st.Recent.At.IsZero() {
 		from = st.Recent.At.Add(-r.cfg.Overlap)
 	}
-	if err := r.recent(ctx, src, store.Position{At: from}, cutoff); err != nil || r.res.Capped {
+	began := time.Now()
+	err = r.recent(ctx, src, store.Position{At: from}, cutoff)
+	r.recentTook += time.Since(began)
+	if err != nil || r.res.Capped {
 		return err
 	}
-	return r.full(ctx, src, st.Full, from)
+	began = time.Now()
+	err = r.full(ctx, src, st.Full, from)
+	r.fullTook += time.Since(began)
+	return err
 }
 
 // recent checks src's rows final in [from, cutoff), saving the watermark

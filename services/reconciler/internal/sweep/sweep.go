@@ -125,6 +125,7 @@ type Metrics struct {
 	checked       *prometheus.CounterVec
 	known         prometheus.Counter
 	streamed      prometheus.Counter
+	passTook      *prometheus.HistogramVec
 }
 
 // NewMetrics registers the sweep's counters with reg.
@@ -154,8 +155,13 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "onceflow_reconciler_sweep_streamed_valid_total",
 			Help: "Payments and refunds the sweep did not look up one by one, having read their valid document among those created over its pass's span of time.",
 		}),
+		passTook: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "onceflow_reconciler_sweep_pass_duration_seconds",
+			Help:    "How long each run's recent pass and full-pass slice took, payments and refunds together, failed runs included: the sweep phase's two parts.",
+			Buckets: prometheus.ExponentialBuckets(0.01, 2.5, 10),
+		}, []string{"pass"}),
 	}
-	reg.MustRegister(m.republished, m.missingEvents, m.failed, m.checked, m.known, m.streamed)
+	reg.MustRegister(m.republished, m.missingEvents, m.failed, m.checked, m.known, m.streamed, m.passTook)
 	return m
 }
 
@@ -218,6 +224,7 @@ func (s *Sweeper) remember(kind string, found map[string]time.Time) {
 func (s *Sweeper) Run(ctx context.Context, own *store.Store) (Result, error) {
 	cutoff := time.Now().Add(-s.cfg.Grace)
 	r := &run{Sweeper: s, own: own, retried: map[string]bool{}}
+	defer r.observePasses()
 	if err := r.closeResolved(ctx); err != nil {
 		return r.res, err
 	}
@@ -241,10 +248,17 @@ func (s *Sweeper) Run(ctx context.Context, own *store.Store) (Result, error) {
 // event keys it already retried (asked for once per run at most).
 type run struct {
 	*Sweeper
-	own      *store.Store
-	res      Result
-	retried  map[string]bool
-	failures int // requests to ingest failed one after the other
+	own                  *store.Store
+	res                  Result
+	retried              map[string]bool
+	failures             int           // requests to ingest failed one after the other
+	recentTook, fullTook time.Duration // the passes' time so far, both sources
+}
+
+// observePasses records how long the run's passes took, once a run.
+func (r *run) observePasses() {
+	r.metrics.passTook.WithLabelValues("recent").Observe(r.recentTook.Seconds())
+	r.metrics.passTook.WithLabelValues("full").Observe(r.fullTook.Seconds())
 }
 
 // source is one kind of thing that must have a document.

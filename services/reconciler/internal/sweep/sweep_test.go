@@ -173,7 +173,34 @@ func TestSweep(t *testing.T) {
 			}
 			assertCounter(t, reg, "onceflow_reconciler_republished_total", tt.want.Republished)
 			assertCounter(t, reg, "onceflow_reconciler_missing_events_total", tt.want.MissingEvents)
+			assertPassesTimed(t, reg)
 		})
+	}
+}
+
+// assertPassesTimed checks that the run recorded one time for each pass,
+// and some time for the recent pass, which always reads.
+func assertPassesTimed(tb testing.TB, reg *prometheus.Registry) {
+	tb.Helper()
+	families, err := reg.Gather()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	runs, seconds := map[string]uint64{}, map[string]float64{}
+	for _, f := range families {
+		if f.GetName() != "onceflow_reconciler_sweep_pass_duration_seconds" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			pass := m.GetLabel()[0].GetValue()
+			runs[pass], seconds[pass] = m.GetHistogram().GetSampleCount(), m.GetHistogram().GetSampleSum()
+		}
+	}
+	if want := map[string]uint64{"recent": 1, "full": 1}; !reflect.DeepEqual(runs, want) {
+		tb.Errorf("pass durations observed %v times, want %v", runs, want)
+	}
+	if seconds["recent"] <= 0 {
+		tb.Errorf("recent pass took %v s, want some time", seconds["recent"])
 	}
 }
 
