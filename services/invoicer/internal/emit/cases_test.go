@@ -107,6 +107,38 @@ func TestUnavailableSendsAreNoRefusalsOfTheDocument(t *testing.T) {
 	}
 }
 
+// A look-up that fails gives no judgement of the document either: the run
+// of refusals goes on across it, so a provider that refuses every send and
+// often cannot be looked up still opens the case.
+func TestFailedLookUpsKeepTheRunOfRefusals(t *testing.T) {
+	t.Parallel()
+	env := invoicertest.New(t)
+	d := env.Record(t, invoicertest.Payment("pay-lookups-fail", 500_00, false))
+	cfg := fast(t)
+	cfg.RefusedCaseAfter = 2
+	var lookups, sends atomic.Int32
+	w := hookedWorker(t, env, cfg, hooked{
+		lookupErr: func() error {
+			if n := lookups.Add(1); n == 2 || n == 3 { // between the first send and the second
+				return fmt.Errorf("lookup: %w", context.DeadlineExceeded)
+			}
+			return nil
+		},
+		beforeEmit: func(string) error {
+			sends.Add(1)
+			return fmt.Errorf("emit: %w: MsgCod 99: refused", fiscal.ErrRefused)
+		},
+	})
+
+	d = until(t, env, w, d.Reference, func(d store.Document) bool { return d.Refusals >= 2 })
+	if sends.Load() != 2 || lookups.Load() != 4 {
+		t.Fatalf("2 refusals after %d sends and %d look-ups, want 2 and 4 (two failed between them)", sends.Load(), lookups.Load())
+	}
+	if c := openCase(t, env, cases.DocumentRefused, d); c.Evidence["refusals"] != float64(2) {
+		t.Fatalf("case %+v, want it opened at the second refusal", c)
+	}
+}
+
 func TestNeedsAttentionOpensACase(t *testing.T) {
 	t.Parallel()
 	env := invoicertest.New(t)

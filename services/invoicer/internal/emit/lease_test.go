@@ -24,11 +24,15 @@ type hooked struct {
 	*invoicy.Client
 	before     func(ref string)
 	beforeEmit func(ref string) error
+	lookupErr  func() error // a look-up's error instead of the sandbox's answer, when not nil
 }
 
 func (h hooked) Lookup(ctx context.Context, ref string) ([]fiscal.Held, error) {
 	if h.before != nil {
 		h.before(ref)
+	}
+	if err := h.failLookup(); err != nil {
+		return nil, err
 	}
 	return h.Client.Lookup(ctx, ref)
 }
@@ -39,7 +43,17 @@ func (h hooked) LookupReferences(ctx context.Context, refs []string) ([]fiscal.H
 			h.before(ref)
 		}
 	}
+	if err := h.failLookup(); err != nil {
+		return nil, err
+	}
 	return h.Client.LookupReferences(ctx, refs)
+}
+
+func (h hooked) failLookup() error {
+	if h.lookupErr == nil {
+		return nil
+	}
+	return h.lookupErr()
 }
 
 func (h hooked) Emit(ctx context.Context, doc fiscal.Document) (fiscal.Held, error) {

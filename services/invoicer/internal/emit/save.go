@@ -11,13 +11,21 @@ import (
 	"github.com/onceflow/onceflow/services/invoicer/internal/store"
 )
 
+// unjudged are the outcomes of an attempt the provider did not judge the
+// document in: the send never reached it, or nothing was sent (the look-up
+// before the send failed, or the document could not be built or must
+// wait). They neither count as a refusal nor end a run of refusals.
+var unjudged = map[string]bool{
+	"unavailable": true, "lookup_failed": true, "build_failed": true, "exchange_rate_missing": true, "waiting_for_invoice": true,
+}
+
 // toSave is what saving r for d, claimed with token, writes; its times are
 // the database's.
 func toSave(d store.Document, token uuid.UUID, r result) store.Result {
 	p := store.Result{
 		ID: d.ID, LeaseToken: token, ClaimedStatus: d.Status, Status: r.status, UnknownSince: r.unknownSince,
 		UnknownSinceNow: r.unknownNow, DueIn: r.after, DGIPolls: r.dgiPolls, LastError: optional(r.lastError), AttentionReason: optional(r.attention),
-		Refused: r.outcome == "refused", Unavailable: r.outcome == "unavailable",
+		Refused: r.outcome == "refused", Unavailable: unjudged[r.outcome],
 		ProviderSeries: d.ProviderSeries, ProviderNumber: d.ProviderNumber, ProviderStatus: d.ProviderStatus,
 		ProviderCAE: d.ProviderCAE, ProviderSecurityCode: d.ProviderSecurityCode, ProviderURL: d.ProviderURL, IssueDate: d.IssueDate,
 		ProviderCAEFrom: d.ProviderCAEFrom, ProviderCAETo: d.ProviderCAETo, ProviderCAEExpires: d.ProviderCAEExpires,

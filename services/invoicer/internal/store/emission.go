@@ -96,7 +96,9 @@ type Result struct {
 	LastError            *string
 	AttentionReason      *string
 	Refused              bool // the provider refused the send: one more consecutive refusal (else none)
-	Unavailable          bool // the send never reached the provider's judgement: the refusals stay as they were
+	// Unavailable: the provider did not judge the document (the send never
+	// reached it, or nothing was sent); the refusals stay as they were.
+	Unavailable bool
 }
 
 // resultRow is a Result as DocumentSaveResults reads it: keyed by column
