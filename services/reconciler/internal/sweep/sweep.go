@@ -117,7 +117,7 @@ type Result struct {
 	Resolved      int  // missing_document cases closed because their document now exists
 }
 
-// Metrics are the sweep's Prometheus counters.
+// Metrics are the sweep's Prometheus counters and its passes' durations.
 type Metrics struct {
 	republished   prometheus.Counter
 	missingEvents prometheus.Counter
@@ -128,7 +128,7 @@ type Metrics struct {
 	passTook      *prometheus.HistogramVec
 }
 
-// NewMetrics registers the sweep's counters with reg.
+// NewMetrics registers the sweep's metrics with reg.
 func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{
 		republished: prometheus.NewCounter(prometheus.CounterOpts{
