@@ -11,6 +11,7 @@ import (
 	"github.com/onceflow/onceflow/pkg/errkind"
 	"github.com/onceflow/onceflow/provider/fiscal"
 	"github.com/onceflow/onceflow/sandbox/fiscalsim"
+	"github.com/onceflow/onceflow/services/invoicer/internal/emit"
 	"github.com/onceflow/onceflow/services/invoicer/internal/invoicertest"
 	"github.com/onceflow/onceflow/services/invoicer/internal/store"
 )
@@ -54,13 +55,20 @@ func TestRejectedDocumentOpensACase(t *testing.T) {
 	}
 }
 
+// refusable records the invoice of a 500.00 payment with id and the fast
+// settings, opening document_refused after the given refusals.
+func refusable(t *testing.T, id string, after int) (*invoicertest.Env, store.Document, emit.Config) {
+	t.Helper()
+	env := invoicertest.New(t)
+	cfg := fast(t)
+	cfg.RefusedCaseAfter = after
+	return env, env.Record(t, invoicertest.Payment(id, 500_00, false)), cfg
+}
+
 func TestSendRefusedNTimesOpensACase(t *testing.T) {
 	t.Parallel()
-	env := invoicertest.New(t)
-	d := env.Record(t, invoicertest.Payment("pay-refused", 500_00, false))
+	env, d, cfg := refusable(t, "pay-refused", 3)
 	env.Sandbox.SetRule(d.Reference, fiscalsim.Rule{Refuse: true})
-	cfg := fast(t)
-	cfg.RefusedCaseAfter = 3
 	w := newWorker(t, env, cfg, 5*time.Second)
 
 	d = until(t, env, w, d.Reference, func(d store.Document) bool { return d.Refusals >= 2 })
@@ -80,10 +88,7 @@ func TestSendRefusedNTimesOpensACase(t *testing.T) {
 // nor ends the provider's run of refusals.
 func TestUnavailableSendsAreNoRefusalsOfTheDocument(t *testing.T) {
 	t.Parallel()
-	env := invoicertest.New(t)
-	d := env.Record(t, invoicertest.Payment("pay-unavailable", 500_00, false))
-	cfg := fast(t)
-	cfg.RefusedCaseAfter = 2
+	env, d, cfg := refusable(t, "pay-unavailable", 2)
 	var sends atomic.Int32
 	w := hookedWorker(t, env, cfg, hooked{beforeEmit: func(string) error {
 		switch n := sends.Add(1); {
@@ -112,10 +117,7 @@ func TestUnavailableSendsAreNoRefusalsOfTheDocument(t *testing.T) {
 // often cannot be looked up still opens the case.
 func TestFailedLookUpsKeepTheRunOfRefusals(t *testing.T) {
 	t.Parallel()
-	env := invoicertest.New(t)
-	d := env.Record(t, invoicertest.Payment("pay-lookups-fail", 500_00, false))
-	cfg := fast(t)
-	cfg.RefusedCaseAfter = 2
+	env, d, cfg := refusable(t, "pay-lookups-fail", 2)
 	var lookups, sends atomic.Int32
 	w := hookedWorker(t, env, cfg, hooked{
 		lookupErr: func() error {
