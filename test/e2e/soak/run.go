@@ -228,7 +228,7 @@ func (s *soak) drive(ctx context.Context) ([]Window, error) {
 			windows, prev = append(windows, w), end
 			s.savePartial(windows)
 			s.progress("%s", w.Line(s.cfg.Windows(), pruned))
-			if line := headroom(w.CPUMsPerDoc["machine"], s.cfg.Rate, runtime.NumCPU()); k == 0 && line != "" {
+			if line := headroom(w.CPUMsPerDoc["machine"], s.cfg.Rate, runtime.NumCPU(), s.cfg.Documents); k == 0 && line != "" {
 				s.progress("%s", line) // the run goes on: its figures still say where the time went
 			}
 			s.progress("window %d largest tables: %s", w.Index, w.Sizes(6))

@@ -590,12 +590,13 @@ func TestHeadroomNamesTheRateTheMachineCarries(t *testing.T) {
 		want       string // in the line; "" for no line
 	}{
 		{8.26, 150, 2, ""}, // 1.24 of 2 cores
-		{12.79, 150, 2, "kept 1.92 of 2 cores busy at 150/s"}, // this machine kind's window 1
-		{12.79, 150, 2, "about -rate 104 would"},              // 2/3 × 2 cores / 12.79 ms
+		{12.79, 150, 2, "kept 1.92 of 2 cores busy at 150/s"},           // this machine kind's window 1
+		{12.79, 150, 2, "about -rate 104 would"},                        // 2/3 × 2 cores / 12.79 ms
+		{12.79, 150, 2, "1000000 documents take 2h40m0s or more there"}, // 1,000,000 / 104 s
 		{12.79, 150, 8, ""},
 		{0, 150, 2, ""}, // no reading of the machine
 	} {
-		got := headroom(c.msPerDoc, c.rate, c.cpus)
+		got := headroom(c.msPerDoc, c.rate, c.cpus, 1_000_000)
 		if c.want == "" && got != "" || !strings.Contains(got, c.want) {
 			t.Errorf("headroom(%.2f ms, %d/s, %d cores) = %q, want %q", c.msPerDoc, c.rate, c.cpus, got, c.want)
 		}
