@@ -14,6 +14,7 @@ import (
 type planNode struct {
 	NodeType       string     `json:"Node Type"`
 	IndexName      string     `json:"Index Name"`
+	RelationName   string     `json:"Relation Name"`
 	ActualRows     float64    `json:"Actual Rows"`
 	ActualLoops    float64    `json:"Actual Loops"`
 	RemovedFilter  float64    `json:"Rows Removed by Filter"`
@@ -44,6 +45,26 @@ func (n planNode) rowsRead() (rows float64, scans []string) {
 func RowsRead(tb testing.TB, pool *pgxpool.Pool, sql string, args ...any) (float64, []string) {
 	tb.Helper()
 	return explain(tb, pool, sql, args...).rowsRead()
+}
+
+// RowsReadFrom runs sql with args under EXPLAIN ANALYZE (so a statement
+// that writes does write) and returns the rows its scans of relation read,
+// those they returned and those they dropped: how a test checks that a
+// query reads a table only for the rows that need it.
+func RowsReadFrom(tb testing.TB, pool *pgxpool.Pool, relation, sql string, args ...any) float64 {
+	tb.Helper()
+	return explain(tb, pool, sql, args...).rowsReadFrom(relation)
+}
+
+func (n planNode) rowsReadFrom(relation string) float64 {
+	var rows float64
+	if strings.HasSuffix(n.NodeType, "Scan") && n.RelationName == relation {
+		rows += (n.ActualRows + n.RemovedFilter + n.RemovedRecheck) * max(n.ActualLoops, 1)
+	}
+	for _, c := range n.Plans {
+		rows += c.rowsReadFrom(relation)
+	}
+	return rows
 }
 
 // HeapFetches runs sql with args under EXPLAIN ANALYZE and returns the

@@ -53,6 +53,44 @@ SELECT psp_payment_id, id, 'PAID', 40, 12200, 'UYU', created_at FROM ingest.orde
 	}
 }
 
+// TestPollerClaimOfPaidOrdersReadsNoPayments claims 1,000 paid orders past
+// their paid give-up (INGEST_POLL_PAID_GIVE_UP=0s: every order leaves the
+// schedule at its first look without a search) and checks that the claim
+// returns none, takes them all off the schedule, and reads each one's
+// payments once, to learn that it is paid: what it would search for is
+// read only for the orders it returns. Reading it for every order taken
+// made this claim a soak's costliest statement.
+func TestPollerClaimOfPaidOrdersReadsNoPayments(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := pgtest.NewPool(t, "ingest")
+	const orders = 1000
+	for _, sql := range []string{
+		`INSERT INTO ingest.customers (doc_type, doc_country, doc_number, legal_name) VALUES ('CI', 'UY', '12345672', 'Buyer')`,
+		`INSERT INTO ingest.orders (merchant_order_id, customer_id, amount_minor, currency, psp_payment_id, created_at, next_poll_at)
+SELECT 'order-' || g, (SELECT id FROM ingest.customers), 12200, 'UYU', 'p' || g, now() - interval '20 minutes', now() - interval '10 minutes'
+FROM generate_series(1, 1000) g`,
+		`INSERT INTO ingest.payments (id, order_id, status, status_rank, amount_minor, currency, paid_at)
+SELECT psp_payment_id, id, 'PAID', 40, 12200, 'UYU', created_at FROM ingest.orders`,
+		`ANALYZE`,
+	} {
+		if _, err := pool.Exec(ctx, sql); err != nil {
+			t.Fatalf("seed: %v", err)
+		}
+	}
+	now := time.Now()
+	read := pgtest.RowsReadFrom(t, pool, "payments", orderClaimDue, (5 * time.Minute).Seconds(), (6 * time.Hour).Seconds(), now, int32(orders),
+		now, now.Add(-72*time.Hour))
+	t.Logf("claim of %d paid orders: %.0f payments read", orders, read)
+	if read > orders {
+		t.Errorf("the claim of %d paid orders reads %.0f payments, want at most one an order (is it paid)", orders, read)
+	}
+	var left int
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM ingest.orders WHERE next_poll_at IS NOT NULL OR polls > 0`).Scan(&left); err != nil || left != 0 {
+		t.Errorf("orders still scheduled or counted as polled = %d (%v), want 0", left, err)
+	}
+}
+
 // TestClaimsReadTheirBatchWhateverTheBacklog claims receipts and merchant
 // deliveries by the plan a prepared claim keeps when the table was analyzed
 // with nothing pending, its usual state, from a backlog of 500 due rows:

@@ -81,15 +81,17 @@ WITH taken AS (
         polls = o.polls + d.live::int
     FROM due d
     WHERE o.id = d.id
-    RETURNING d.live, o.id, o.merchant_order_id,
-        (ARRAY(SELECT p.id FROM ingest.payments p WHERE p.order_id = o.id AND p.status_rank < 30 ORDER BY p.id)
-         || CASE WHEN o.psp_payment_id IS NOT NULL
-                      AND NOT EXISTS (SELECT 1 FROM ingest.payments p WHERE p.id = o.psp_payment_id)
-                 THEN ARRAY[o.psp_payment_id] ELSE ARRAY[]::text[] END)::text[] AS unsettled,
-        ARRAY(SELECT p.id FROM ingest.payments p WHERE o.recurring AND p.order_id = o.id ORDER BY p.id)::text[] AS recurring_payments,
-        o.psp_plan_id
+    RETURNING d.live, o.id, o.merchant_order_id, o.psp_payment_id, o.recurring, o.psp_plan_id
 )
-SELECT id, merchant_order_id, unsettled, recurring_payments, psp_plan_id FROM claimed WHERE live
+SELECT c.id, c.merchant_order_id,
+    (ARRAY(SELECT p.id FROM ingest.payments p WHERE p.order_id = c.id AND p.status_rank < 30 ORDER BY p.id)
+     || CASE WHEN c.psp_payment_id IS NOT NULL
+                  AND NOT EXISTS (SELECT 1 FROM ingest.payments p WHERE p.id = c.psp_payment_id)
+             THEN ARRAY[c.psp_payment_id] ELSE ARRAY[]::text[] END)::text[] AS unsettled,
+    ARRAY(SELECT p.id FROM ingest.payments p WHERE c.recurring AND p.order_id = c.id ORDER BY p.id)::text[] AS recurring_payments,
+    c.psp_plan_id
+FROM claimed c
+WHERE c.live
 `
 
 type OrderClaimDueParams struct {
@@ -122,7 +124,8 @@ type OrderClaimDueRow struct {
 // stamped and comes with the ids of its known payments that have no final
 // state (its linked PSP payment included while it is not recorded) and, for
 // a recurring order, the ids of all its recorded payments and the PSP plan
-// it names (the subscriptions they name are listed at the PSP).
+// it names (the subscriptions they name are listed at the PSP); those are
+// read for the orders returned only, not for those leaving the schedule.
 func (q *Queries) OrderClaimDue(ctx context.Context, arg OrderClaimDueParams) ([]OrderClaimDueRow, error) {
 	rows, err := q.db.Query(ctx, orderClaimDue,
 		arg.EverySeconds,
