@@ -23,11 +23,19 @@ type planNode struct {
 	Plans          []planNode `json:"Plans"`
 }
 
+func (n planNode) isScan() bool { return strings.HasSuffix(n.NodeType, "Scan") }
+
+// scanned is the rows a scan node read over all its loops: those it
+// returned and those it dropped.
+func (n planNode) scanned() float64 {
+	return (n.ActualRows + n.RemovedFilter + n.RemovedRecheck) * max(n.ActualLoops, 1)
+}
+
 // rowsRead sums, over the plan's scans, the rows they returned and those
 // they read and dropped, and names each scan.
 func (n planNode) rowsRead() (rows float64, scans []string) {
-	if strings.HasSuffix(n.NodeType, "Scan") {
-		rows += (n.ActualRows + n.RemovedFilter + n.RemovedRecheck) * max(n.ActualLoops, 1)
+	if n.isScan() {
+		rows += n.scanned()
 		scans = append(scans, n.NodeType+" "+n.IndexName)
 	}
 	for _, c := range n.Plans {
@@ -58,8 +66,8 @@ func RowsReadFrom(tb testing.TB, pool *pgxpool.Pool, relation, sql string, args 
 
 func (n planNode) rowsReadFrom(relation string) float64 {
 	var rows float64
-	if strings.HasSuffix(n.NodeType, "Scan") && n.RelationName == relation {
-		rows += (n.ActualRows + n.RemovedFilter + n.RemovedRecheck) * max(n.ActualLoops, 1)
+	if n.isScan() && n.RelationName == relation {
+		rows += n.scanned()
 	}
 	for _, c := range n.Plans {
 		rows += c.rowsReadFrom(relation)
