@@ -60,7 +60,11 @@ func Rejudge(dir string) (Results, error) {
 		return r, fmt.Errorf("%s/results.json holds %d windows; a verdict needs two", dir, len(r.Windows))
 	}
 	r.Config.Out = dir
-	r.Pruned, r.Verdict = r.Config.pruned(), judge(r.Config, r.Windows)
+	c := r.Config
+	if len(r.Env) > 0 { // the settings its processes had, the soak's own of its day included
+		c.Env = r.Env
+	}
+	r.Pruned, r.Verdict = c.pruned(), judge(c, r.Windows)
 	return r, Write(dir, r)
 }
 
@@ -270,12 +274,15 @@ and writes ` + "`results.json`" + `, ` + "`cpu_per_doc.png`" + `, ` + "`latency.
   reconciler every quarter window (at most its shipped minute; ` + "`-reconcile-every`" + `), its
   audit listing today every half window (at most its shipped 10 min) at three times the payments'
   rate (` + "`RECONCILER_AUDIT_RATE`" + `: a listing gains on the documents issued while it runs at twice
-  their rate, so it takes about half the time to the next), with the
-  shipped 10 min sweep grace. Ingest's order poller looks every 5 s and takes twice the
-  orders recorded since its last look; every order is paid, so it leaves the schedule at its
-  first look without a search (` + "`INGEST_POLL_PAID_GIVE_UP=0s`" + `): with the shipped 50 orders
-  every 30 s the poller falls behind from 1.7 payments/s on and its schedule grows with the
-  run. ` + "`-env`" + ` overrides any of these, within the floors (the services
+  their rate, so it takes about half the time to the next), with a sweep grace of 2 min.
+  Ingest's order poller looks every 5 s at the orders recorded a minute ago or more and takes
+  twice the orders recorded since its last look; every order is paid, so it leaves the
+  schedule at its first look without a search (` + "`INGEST_POLL_PAID_GIVE_UP=0s`" + `): with the
+  shipped 50 orders every 30 s the poller falls behind from 1.7 payments/s on and its schedule
+  grows with the run. The grace and the poller's minute are shorter than shipped (10 min each)
+  so that the sweep's steady work and the poller's claims begin in the first window, which
+  the verdict compares the last with; a document takes under a second here, so neither
+  chases a payment in flight. ` + "`-env`" + ` overrides any of these, within the floors (the services
   refuse less). So the default run, under three hours, prunes the outboxes, idempotency keys
   and attempts, but keeps every receipt: the tables a floor keeps past the run are listed,
   not judged. The latency needs each window's receipts until it ends, so a receipt retention
@@ -284,7 +291,7 @@ and writes ` + "`results.json`" + `, ` + "`cpu_per_doc.png`" + `, ` + "`latency.
   the machine's busy time, which also counts what no process reading sees) and p99 may be
   at most ` + "`-tolerance`" + ` (15 %) higher. So may the sweep's mean run time, against the first
   window to begin once its runs have their steady work, the grace, the sweep's overlap and one
-  interval after the first payment (13 min by default): earlier runs find fewer payments past
+  interval after the first payment (5 min by default): earlier runs find fewer payments past
   the grace. Each pruned table
   whose retention acts in the run is compared from the first window that ended a window after
   its first rows could go (retention plus the pruner's interval) to the last; the others, and

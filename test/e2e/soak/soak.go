@@ -164,10 +164,14 @@ func (c Config) reconcileEvery() time.Duration {
 	return max(time.Second, min(time.Minute, c.WindowTime()/4).Truncate(time.Second))
 }
 
-// The sweep's settings in the run: the grace the soak gives it (the
-// shipped one), and its shipped overlap.
+// The sweep's settings in the run: the grace the soak gives it, and its
+// shipped overlap. The shipped 10-minute grace would hold the sweep's
+// steady work out of the first 13 minutes, most or all of a first window at
+// 125 payments/s and more, so the last window would be judged against a
+// first that lacks it; 2 minutes still leaves every payment in flight alone
+// (a document takes under a second at the rates a soak runs).
 const (
-	soakGrace      = 10 * time.Minute
+	soakGrace      = 2 * time.Minute
 	shippedOverlap = 2 * time.Minute
 )
 
@@ -300,7 +304,7 @@ func (c Config) pruned() []Pruned {
 // today and at what pace (three times the payments' rate: a listing gains
 // on the documents issued while it runs at twice their rate, so one of what
 // was issued since the last takes about half the time between them),
-// the shipped sweep grace (the stack's 0 s would have the reconciler
+// the sweep's grace (soakGrace: the stack's 0 s would have the reconciler
 // chase every payment in flight), the order poller sized to the rate
 // (pollerEnv), and then Env.
 func (c Config) env() []string {
@@ -318,17 +322,23 @@ func (c Config) env() []string {
 	return append(out, c.Env...)
 }
 
-// pollInterval is how often the soak's order poller looks.
-const pollInterval = 5 * time.Second
+// How the soak's order poller works: it looks every pollInterval at the
+// orders recorded pollAfter ago or more. The shipped 10 minutes after would
+// leave its claims out of most of a first window.
+const (
+	pollInterval = 5 * time.Second
+	pollAfter    = time.Minute
+)
 
 // pollerEnv keeps ingest's order poller up with the rate, as
 // services/ingest/README.md asks of production: every order is paid, so a
 // paid order leaves the schedule at its first look without a search
 // (INGEST_POLL_PAID_GIVE_UP=0s; a second payment on it is the PSP audit's),
-// and each look takes twice the orders recorded since the last. The shipped
+// each look takes twice the orders recorded since the last, and an order is
+// first looked at a minute after it was recorded (pollAfter). The shipped
 // 50 orders every 30 s would fall further behind every second of a run
 // faster than 1.7 payments/s, its schedule index growing with the run.
 func (c Config) pollerEnv() []string {
 	batch := 2 * c.Rate * int(pollInterval/time.Second)
-	return []string{"INGEST_POLL_PAID_GIVE_UP=0s", "INGEST_POLL_INTERVAL=" + pollInterval.String(), "INGEST_POLL_BATCH=" + strconv.Itoa(batch)}
+	return []string{"INGEST_POLL_PAID_GIVE_UP=0s", "INGEST_POLL_AFTER=" + pollAfter.String(), "INGEST_POLL_INTERVAL=" + pollInterval.String(), "INGEST_POLL_BATCH=" + strconv.Itoa(batch)}
 }

@@ -113,8 +113,8 @@ func TestRetentionKeepsTheServicesFloors(t *testing.T) {
 		"RELAY_RETENTION=20s", "RELAY_PRUNE_INTERVAL=5s", // a quarter of the retention
 		"INGEST_RECEIPT_RETENTION=24h0m0s", "INGEST_IDEMPOTENCY_RETENTION=1h0m0s", "INVOICER_ATTEMPTS_RETENTION=1h0m0s",
 		"INGEST_PRUNE_INTERVAL=1m0s", "INVOICER_ATTEMPTS_PRUNE_INTERVAL=15m0s",
-		"RECONCILER_INTERVAL=10s", "RECONCILER_AUDIT_CURRENT_EVERY=20s", "RECONCILER_AUDIT_RATE=150", "RECONCILER_GRACE=10m0s", "INVOICER_PROVIDER_RATE_LIMIT=0",
-		"INGEST_POLL_PAID_GIVE_UP=0s", "INGEST_POLL_INTERVAL=5s", "INGEST_POLL_BATCH=500", // twice the 50 orders a second recorded between two looks
+		"RECONCILER_INTERVAL=10s", "RECONCILER_AUDIT_CURRENT_EVERY=20s", "RECONCILER_AUDIT_RATE=150", "RECONCILER_GRACE=2m0s", "INVOICER_PROVIDER_RATE_LIMIT=0",
+		"INGEST_POLL_PAID_GIVE_UP=0s", "INGEST_POLL_AFTER=1m0s", "INGEST_POLL_INTERVAL=5s", "INGEST_POLL_BATCH=500", // twice the 50 orders a second recorded between two looks
 	} {
 		if !slices.Contains(env, want) {
 			t.Errorf("env %v lacks %s", env, want)
@@ -332,11 +332,11 @@ func TestVerdictSetsTheLoadGeneratorBesideTheCPU(t *testing.T) {
 // The sweep is judged from the first window to begin once its runs have
 // their steady work (the grace, the overlap and an interval: 60 s with a
 // grace of 30 s and an overlap of 20 s in a run of 40 s windows reconciling
-// every 10 s), not from the first. The soak's own grace of 10 minutes and
-// the shipped 2-minute overlap make it 13 minutes with the default interval.
+// every 10 s), not from the first. The soak's own grace of 2 minutes and
+// the shipped 2-minute overlap make it 5 minutes with the default interval.
 func TestVerdictJudgesTheReconcilerFromItsSteadyRuns(t *testing.T) {
-	if got := Defaults().sweepSteady(); got != 13*time.Minute {
-		t.Errorf("default run: the sweep steady after %s, want 13m", got)
+	if got := Defaults().sweepSteady(); got != 5*time.Minute {
+		t.Errorf("default run: the sweep steady after %s, want 5m", got)
 	}
 	c := small()
 	c.Env = []string{"RECONCILER_GRACE=30s", "RECONCILER_SWEEP_OVERLAP=20s"}
@@ -352,6 +352,33 @@ func TestVerdictJudgesTheReconcilerFromItsSteadyRuns(t *testing.T) {
 	}
 	if got := checkNamed(judge(c, ws[:3]), "reconciler_mean_s"); got.Judged || !strings.Contains(got.Note, "1m0s") {
 		t.Errorf("only the last window begins 60 s in: %+v, want not judged, naming 1m0s", got)
+	}
+}
+
+// A recorded run is judged again by the settings its processes had (Env),
+// not by the soak's defaults of today: a grace of 60 s and an overlap of
+// 10 s recorded there make the sweep steady 80 s in, so from window 3,
+// where today's 2-minute grace and overlap would judge no window of 40 s.
+func TestRejudgeGoesByTheRunsOwnSettings(t *testing.T) {
+	c := small()
+	ws := windowsOf(4, func(i int, w *Window) {
+		w.CPUMsPerDoc, w.CPUMsPerDocTotal, w.P50Ms, w.P99Ms = map[string]float64{"ingest-1": 8}, 8, 80, 300
+		w.Reconciler = Runs{Count: 4, MeanSeconds: []float64{0.2, 0.5, 1.0, 1.1}[i]}
+	})
+	dir := t.TempDir()
+	env := append(c.env(), "RECONCILER_GRACE=60s", "RECONCILER_SWEEP_OVERLAP=10s")
+	if err := Write(dir, Results{Config: c, Env: env, Pruned: c.pruned(), Windows: ws}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Rejudge(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := checkNamed(r.Verdict, "reconciler_mean_s"); !got.Judged || got.First != 1.0 || !strings.Contains(got.Note, "window 3") {
+		t.Errorf("rejudged: %+v, want judged from window 3 (1.0 s)", got)
+	}
+	if !slices.Equal(r.Config.Env, c.Env) {
+		t.Errorf("rejudging rewrote the run's -env %v to %v", c.Env, r.Config.Env)
 	}
 }
 
