@@ -18,6 +18,7 @@ import (
 	"github.com/pressly/goose/v3"
 	"github.com/pressly/goose/v3/database"
 	"github.com/pressly/goose/v3/lock"
+	pgxuuid "github.com/vgarvardt/pgx-google-uuid/v5"
 
 	"github.com/onceflow/onceflow/pkg/errkind"
 )
@@ -62,6 +63,15 @@ func InKeyWalk(ctx context.Context, db Beginner, fn func(pgx.Tx) error) error {
 	})
 }
 
+// RegisterTypes teaches conn's type map our Go types that pgx would
+// otherwise send and read through database/sql's interfaces: a
+// github.com/google/uuid UUID goes as its 16 bytes instead of being
+// formatted as text and parsed back on each side of every statement.
+func RegisterTypes(_ context.Context, conn *pgx.Conn) error {
+	pgxuuid.Register(conn.TypeMap())
+	return nil
+}
+
 // Open connects a pool to dsn and checks that the server answers within 10 s.
 func Open(ctx context.Context, dsn string, opts ...Option) (*pgxpool.Pool, error) {
 	cfg, err := pgxpool.ParseConfig(dsn)
@@ -71,6 +81,7 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*pgxpool.Pool, error
 	if !strings.Contains(dsn, "pool_max_conns") {
 		cfg.MaxConns = DefaultMaxConns
 	}
+	cfg.AfterConnect = RegisterTypes
 	for _, o := range opts {
 		o(cfg)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/onceflow/onceflow/db"
+	"github.com/onceflow/onceflow/pkg/pg"
 	"github.com/onceflow/onceflow/pkg/testwait"
 )
 
@@ -88,6 +89,7 @@ func newPool(tb testing.TB, params map[string]string, schemas []string) *pgxpool
 		tb.Fatal(err)
 	}
 	maps.Copy(cfg.ConnConfig.RuntimeParams, params)
+	cfg.AfterConnect = pg.RegisterTypes
 	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
 	if err != nil {
 		tb.Fatal(err)
