@@ -2,7 +2,9 @@ package relay
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net"
 	"slices"
 	"strconv"
 	"strings"
@@ -11,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/aws/smithy-go"
 	"go.uber.org/zap"
 	"golang.org/x/sync/errgroup"
 
@@ -45,6 +48,7 @@ type outcome struct {
 	queue  string
 	reason string // empty when SQS accepted the message
 	fatal  bool   // SQS blames the request itself: resending cannot help
+	unsure bool   // the call's answer was lost: SQS may hold the message
 }
 
 // failure is a row to record as failed: retried at next, or parked.
@@ -54,6 +58,7 @@ type failure struct {
 	reason string
 	next   time.Time
 	park   bool
+	unsure bool // the send may have reached SQS after all
 }
 
 // claim returns up to a batch of sh's due rows in id order after the id
@@ -74,7 +79,9 @@ func (r *Relay) deliver(ctx context.Context, sh *shard, token int64, rows []outb
 	chunks, failures := r.plan(rows)
 	published, failed := r.judge(r.sendAll(work, chunks))
 	failures = append(failures, failed...)
-	if err := r.record(work, sh, token, published, failures); err != nil {
+	err := r.record(work, sh, token, published, failures)
+	r.metrics.unsure.WithLabelValues(r.name).Add(float64(unconfirmed(published, failures, err)))
+	if err != nil {
 		return err
 	}
 	r.observe(published, failures, time.Since(start))
@@ -173,7 +180,7 @@ func (r *Relay) sendChunk(ctx context.Context, c chunk) []outcome {
 		o, ok := answers[aws.ToString(m.entry.Id)]
 		switch {
 		case err != nil:
-			o = outcome{reason: "send message batch: " + err.Error()}
+			o = outcome{reason: "send message batch: " + err.Error(), unsure: mayHaveSent(err)}
 		case !ok:
 			o = outcome{reason: "SQS returned no result for the entry"}
 		}
@@ -195,7 +202,7 @@ func (r *Relay) judge(outcomes []outcome) (published []outcome, failures []failu
 		failures = append(failures, failure{
 			row: o.row, queue: o.queue, reason: o.reason,
 			next: time.Now().Add(r.s.Backoff.Delay(attempt)),
-			park: o.fatal || attempt >= r.s.MaxAttempts,
+			park: o.fatal || attempt >= r.s.MaxAttempts, unsure: o.unsure,
 		})
 	}
 	return published, failures
@@ -246,6 +253,35 @@ func (r *Relay) recordPublished(ctx context.Context, sh *shard, token int64, pub
 		return fmt.Errorf("record batch: %w", lease.ErrDeposed)
 	}
 	return nil
+}
+
+// unconfirmed counts the rows of a batch that SQS may hold without the
+// outbox saying so: those whose send lost its answer, and the published
+// ones when recording failed with recErr. The relay sends them again.
+func unconfirmed(published []outcome, failures []failure, recErr error) int {
+	n := 0
+	for _, f := range failures {
+		if f.unsure {
+			n++
+		}
+	}
+	if recErr != nil {
+		n += len(published)
+	}
+	return n
+}
+
+// mayHaveSent reports whether a SendMessageBatch call that failed with err
+// may have stored its messages all the same: it did unless no connection
+// was made or SQS refused the request whole with a client fault. A timeout
+// or a server fault leaves it unknown.
+func mayHaveSent(err error) bool {
+	var api smithy.APIError
+	if errors.As(err, &api) && api.ErrorFault() == smithy.FaultClient {
+		return false
+	}
+	var op *net.OpError
+	return !errors.As(err, &op) || op.Op != "dial"
 }
 
 // publishedIDs are the outbox ids of published.

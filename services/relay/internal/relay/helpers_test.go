@@ -154,12 +154,13 @@ func (f *fixture) insert(t testing.TB, msgs ...outbox.Message) {
 // receive takes messages off the fixture's queue with a few concurrent
 // receivers, deleting them, until want distinct event keys have arrived and
 // the queue is then empty. It returns the messages by event key, each a list
-// so duplicates show.
+// so duplicates show: the copies the relays sent, one per SQS message id (a
+// message SQS hands out again because its delete came late counts once).
 func (f *fixture) receive(t testing.TB, want int) map[string][]types.Message {
 	t.Helper()
 	const receivers = 4
 	var mu sync.Mutex
-	got := map[string][]types.Message{}
+	got, seen := map[string][]types.Message{}, map[string]bool{}
 	deadline := time.Now().Add(30*time.Second + time.Duration(want)*5*time.Millisecond)
 	var g errgroup.Group
 	for range receivers {
@@ -171,8 +172,11 @@ func (f *fixture) receive(t testing.TB, want int) map[string][]types.Message {
 				}
 				mu.Lock()
 				for _, m := range msgs {
-					key := aws.ToString(m.MessageAttributes["event_key"].StringValue)
-					got[key] = append(got[key], m)
+					if id := aws.ToString(m.MessageId); !seen[id] {
+						seen[id] = true
+						key := aws.ToString(m.MessageAttributes["event_key"].StringValue)
+						got[key] = append(got[key], m)
+					}
 				}
 				done := len(got) >= want && len(msgs) == 0
 				mu.Unlock()
@@ -212,6 +216,39 @@ func (f *fixture) receiveOnce() ([]types.Message, error) {
 		return nil, fmt.Errorf("delete: %w", err)
 	}
 	return out.Messages, nil
+}
+
+// sentUnconfirmed sums onceflow_relay_unconfirmed_total over regs: the rows
+// those relays sent without a recorded outcome, the only ones they may send
+// twice. It is 0 unless a call outlived its deadline or a lease lapsed, as
+// on a starved machine.
+func sentUnconfirmed(t testing.TB, regs ...*prometheus.Registry) int {
+	t.Helper()
+	var n float64
+	for _, reg := range regs {
+		n += metric(t, reg, "onceflow_relay_unconfirmed_total")
+	}
+	return int(n)
+}
+
+// expectDelivered fails unless every event key of counts arrived and the
+// copies beyond the first number at most extra; it reports the duplicates.
+func expectDelivered(t testing.TB, counts map[string]int, extra int) {
+	t.Helper()
+	dup := 0
+	for key, n := range counts {
+		if n < 1 {
+			t.Errorf("event %s never arrived", key)
+		}
+		if n > 1 && extra == 0 {
+			t.Errorf("event %s received %d times, want 1: no send was left unconfirmed", key, n)
+		}
+		dup += max(n-1, 0)
+	}
+	if dup > extra {
+		t.Errorf("%d duplicate messages, want at most %d", dup, extra)
+	}
+	t.Logf("%d duplicate messages (at most %d allowed)", dup, extra)
 }
 
 // count runs a count(*) query.

@@ -168,25 +168,39 @@ func TestThreeRelaysShareEightShards(t *testing.T) {
 
 	const rows = 400
 	f.insertRange(t, 0, rows)
-	for key, n := range f.receiveAll(t, rows) {
-		if n != 1 {
-			t.Errorf("event %s received %d times, want 1", key, n)
-		}
-	}
+	counts := f.receiveAll(t, rows)
+	unsure := sentUnconfirmed(t, registries(reps)...)
+	expectDelivered(t, counts, unsure)
 	var total float64
 	for _, r := range reps {
 		n := metric(t, r.reg, "onceflow_relay_published_total")
 		if n == 0 {
 			t.Errorf("relay %s published nothing: the shards are not shared", r.holder)
 		}
-		if held := metric(t, r.reg, "onceflow_relay_shards_held"); held < 2 || held > 3 {
-			t.Errorf("relay %s reports %v shards held, want 2 or 3", r.holder, held)
-		}
 		total += n
 	}
-	if total != rows {
-		t.Errorf("published_total summed over the relays = %v, want %d", total, rows)
+	// A row's publication is counted once it is recorded; a record whose
+	// answer was lost (one of the unconfirmed) may have committed uncounted.
+	if total > rows || total < float64(rows-unsure) {
+		t.Errorf("published_total summed over the relays = %v, want %d (%d unconfirmed)", total, rows, unsure)
 	}
+	testwait.Until(t, waitTimeout, waitEvery, "each relay reporting 2 or 3 shards held", func() bool {
+		for _, r := range reps {
+			if held := metric(t, r.reg, "onceflow_relay_shards_held"); held < 2 || held > 3 {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// registries are the metrics registries of reps.
+func registries(reps []*replica) []*prometheus.Registry {
+	out := make([]*prometheus.Registry, len(reps))
+	for i, r := range reps {
+		out[i] = r.reg
+	}
+	return out
 }
 
 // TestJoiningRelaysTakeTheirShare starts one relay, which takes all eight
@@ -207,11 +221,8 @@ func TestJoiningRelaysTakeTheirShare(t *testing.T) {
 		return balanced(f.shardsHeld(t, 8), reps, 8)
 	})
 	inserting.Wait()
-	for key, n := range f.receiveAll(t, rows) {
-		if n != 1 {
-			t.Errorf("event %s received %d times, want 1", key, n)
-		}
-	}
+	counts := f.receiveAll(t, rows)
+	expectDelivered(t, counts, sentUnconfirmed(t, registries(reps)...))
 }
 
 func TestKilledRelaysShardsAreTakenOver(t *testing.T) {
@@ -239,20 +250,12 @@ func TestKilledRelaysShardsAreTakenOver(t *testing.T) {
 	t.Logf("shards taken over %v after the kill (lease TTL %v)", time.Since(killed).Round(10*time.Millisecond), shardSettings("", 8).LeaseTTL)
 	counts := f.receiveAll(t, rows)
 	// Each of the dead relay's shards had at most batchesInFlight batches
-	// sent and not recorded; only those rows can arrive twice.
+	// sent and not recorded; only those rows, and any the survivors left
+	// unconfirmed, can arrive twice.
 	bound := killedShards * batchesInFlight * shardSettings("", 8).BatchSize
-	dup := 0
-	for key, n := range counts {
-		if n < 1 {
-			t.Errorf("event %s never arrived", key)
-		}
-		dup += max(n-1, 0)
-	}
-	if dup > bound {
-		t.Errorf("%d duplicate messages, want at most %d (%d shards x %d batches x %d rows)",
-			dup, bound, killedShards, batchesInFlight, shardSettings("", 8).BatchSize)
-	}
-	t.Logf("killed relay held %d shards; %d duplicates (bound %d)", killedShards, dup, bound)
+	t.Logf("killed relay held %d shards: %d shards x %d batches x %d rows in flight",
+		killedShards, killedShards, batchesInFlight, shardSettings("", 8).BatchSize)
+	expectDelivered(t, counts, bound+sentUnconfirmed(t, registries(survivors)...))
 	if n := f.count(t, `SELECT count(*) FROM relay.lease_members WHERE holder = $1`, dead.holder); n != 1 {
 		t.Errorf("roster rows of the killed relay = %d, want 1: it must not have left as a clean stop does", n)
 	}
@@ -267,12 +270,8 @@ func TestChangingShardCount(t *testing.T) {
 	t.Run("clean rollout", func(t *testing.T) {
 		t.Parallel()
 		f := newFixture(t)
-		counts := f.changeShards(t, (*replica).stop)
-		for key, n := range counts {
-			if n != 1 {
-				t.Errorf("event %s received %d times, want 1", key, n)
-			}
-		}
+		counts, reps := f.changeShards(t, (*replica).stop)
+		expectDelivered(t, counts, sentUnconfirmed(t, registries(reps)...))
 		if n := f.count(t, `SELECT count(*) FROM relay.lease_members WHERE holder LIKE 'four%'`); n != 0 {
 			t.Errorf("%d roster rows of the stopped relays, want 0: a clean stop leaves", n)
 		}
@@ -280,26 +279,18 @@ func TestChangingShardCount(t *testing.T) {
 	t.Run("old relays crash", func(t *testing.T) {
 		t.Parallel()
 		f := newFixture(t)
-		counts := f.changeShards(t, (*replica).kill)
-		bound, dup := 4*batchesInFlight*shardSettings("", 4).BatchSize, 0
-		for key, n := range counts {
-			if n < 1 {
-				t.Errorf("event %s never arrived", key)
-			}
-			dup += max(n-1, 0)
-		}
-		if dup > bound {
-			t.Errorf("%d duplicate messages, want at most %d (4 old shards x %d batches in flight x %d rows)",
-				dup, bound, batchesInFlight, shardSettings("", 4).BatchSize)
-		}
-		t.Logf("%d duplicates (bound %d)", dup, bound)
+		counts, reps := f.changeShards(t, (*replica).kill)
+		// The 4 old shards' batches in flight, and what the new relays
+		// left unconfirmed.
+		bound := 4 * batchesInFlight * shardSettings("", 4).BatchSize
+		expectDelivered(t, counts, bound+sentUnconfirmed(t, registries(reps[3:])...))
 	})
 }
 
 // changeShards runs three relays over 4 shards, inserts rows, starts three
 // over 8 and ends the old ones with end, then returns how many times each
-// event key arrived.
-func (f *fixture) changeShards(t *testing.T, end func(*replica)) map[string]int {
+// event key arrived and the six relays, the old first.
+func (f *fixture) changeShards(t *testing.T, end func(*replica)) (map[string]int, []*replica) {
 	t.Helper()
 	old := f.startReplicas(t, "four", 3, 4)
 	testwait.Until(t, waitTimeout, waitEvery, "4 shards shared 2, 1, 1", func() bool {
@@ -331,7 +322,7 @@ func (f *fixture) changeShards(t *testing.T, end func(*replica)) map[string]int 
 	if n := f.count(t, `SELECT count(*) FROM relay.leases WHERE name LIKE '%/4'`); n != 0 {
 		t.Errorf("%d leases of the 4-shard layout left, want them retired", n)
 	}
-	return counts
+	return counts, append(old, next...)
 }
 
 func TestShareOfShards(t *testing.T) {
