@@ -28,11 +28,13 @@ const windowLatencies = `
 SELECT extract(epoch FROM d.updated_at - r.received_at) * 1000, floor(extract(epoch FROM r.received_at) / 60)::bigint,
        extract(epoch FROM coalesce(r.processed_at, r.received_at) - r.received_at) * 1000,
        extract(epoch FROM d.created_at - coalesce(r.processed_at, r.received_at)) * 1000,
+       extract(epoch FROM ob.published_at - coalesce(r.processed_at, r.received_at)) * 1000,
        extract(epoch FROM d.updated_at - d.created_at) * 1000
 FROM ingest.orders o
 JOIN ingest.payments p ON p.order_id = o.id
 JOIN invoicer.fiscal_documents d ON d.source_kind = 'payment' AND d.source_ref = p.id AND d.kind = 'invoice'
 JOIN ingest.webhook_receipts r ON r.scope = 'dlocal' AND r.dedupe_key = 'payment:' || p.id || ':PAID'
+LEFT JOIN ingest.outbox ob ON ob.event_key = 'payment:' || p.id || ':paid'
 WHERE o.merchant_order_id >= $1 AND o.merchant_order_id < $2 AND d.status = 'authorized'`
 
 // tableSizes is every table of the services' schemas with its size on disk:
@@ -116,8 +118,12 @@ func authorized(ctx context.Context, db *pgxpool.Pool, from, to string) (int, er
 // Hops are the legs of a payment's way, in order, whose p99 each window
 // reports: apply (webhook stored → payment and outbox row written),
 // deliver (→ document recorded: the relay, SQS and the invoicer's
-// consumer) and emit (→ authorized at the provider).
-var Hops = []string{"apply", "deliver", "emit"}
+// consumer), publish (the relay's part of deliver: → outbox row marked
+// published, after SQS took it; its consumer may record the document
+// first) and emit (document recorded → authorized at the provider). A
+// leg whose row is gone (an outbox row pruned before it was read) is left
+// out of its sample; a window recorded before a hop was has none.
+var Hops = []string{"apply", "deliver", "publish", "emit"}
 
 // windowLatency is what a window's rows tell of its latency.
 type windowLatency struct {
@@ -146,7 +152,7 @@ func (l *latencyRows) read(ctx context.Context, db *pgxpool.Pool, from, to strin
 	}
 	var ms float64
 	var minute int64
-	legs := make([]float64, len(Hops))
+	legs := make([]*float64, len(Hops))
 	dest := []any{&ms, &minute}
 	for i := range legs {
 		dest = append(dest, &legs[i])
@@ -155,7 +161,9 @@ func (l *latencyRows) read(ctx context.Context, db *pgxpool.Pool, from, to strin
 		l.all = append(l.all, ms)
 		l.minutes[minute] = append(l.minutes[minute], ms)
 		for i, leg := range legs {
-			l.hops[i] = append(l.hops[i], leg)
+			if leg != nil {
+				l.hops[i] = append(l.hops[i], *leg)
+			}
 		}
 		return nil
 	}); err != nil {
@@ -169,7 +177,9 @@ func (l *latencyRows) latency() windowLatency {
 	out := windowLatency{all: bench.NewSample(0, l.all), minutes: slices.Sorted(maps.Keys(l.minutes)), byMinute: byMinute(l.minutes),
 		hopP99: map[string]float64{}}
 	for i, name := range Hops {
-		out.hopP99[name] = bench.NewSample(0, l.hops[i]).Quantile(0.99)
+		if len(l.hops[i]) > 0 {
+			out.hopP99[name] = bench.NewSample(0, l.hops[i]).Quantile(0.99)
+		}
 	}
 	return out
 }

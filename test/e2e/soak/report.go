@@ -115,12 +115,12 @@ func plotCPU(path string, windows []Window) error {
 	return linePlot(path, "CPU per document, by process (window by window)", "CPU ms per document", windows, lines)
 }
 
-// plotLatency draws each window's end-to-end p50 and p99, and each hop's
-// p99 when the run recorded them.
+// plotLatency draws each window's end-to-end p50 and p99, and the p99 of
+// each hop the run recorded.
 func plotLatency(path string, windows []Window) error {
 	lines := []series{{"p50", func(w Window) float64 { return w.P50Ms }}, {"p99", func(w Window) float64 { return w.P99Ms }}}
-	if slices.ContainsFunc(windows, func(w Window) bool { return len(w.HopP99Ms) > 0 }) {
-		for _, hop := range Hops {
+	for _, hop := range Hops {
+		if slices.ContainsFunc(windows, func(w Window) bool { _, ok := w.HopP99Ms[hop]; return ok }) {
 			lines = append(lines, series{"p99 " + hop, func(w Window) float64 { return w.HopP99Ms[hop] }})
 		}
 	}
@@ -245,7 +245,8 @@ and writes ` + "`results.json`" + `, ` + "`cpu_per_doc.png`" + `, ` + "`latency.
   are webhook accepted → invoice authorized of the window's payments, from the rows'
   timestamps as in the bench, and p99 is also given by hop: apply (webhook stored →
   payment and outbox row written), deliver (→ document recorded: the relay, SQS and the
-  invoicer's consumer) and emit (→ authorized at the provider). The reconciler's figures are its runs of the sweep and the detectors
+  invoicer's consumer), publish (the relay's part of deliver: → outbox row marked published,
+  after SQS took it) and emit (document recorded → authorized at the provider). The reconciler's figures are its runs of the sweep and the detectors
   finished in the window (the audits run in a loop of their own, and their runs are summed
   up apart, not judged: a listing follows what the day holds): their mean, median, fastest
   and slowest run (runs of the same work take longer as other work contends with them, so

@@ -187,15 +187,17 @@ func (w Window) Line(windows int, pruned map[string]bool) string {
 		w.Reconciler.phases(), w.Reconciler.spreadOf(), w.Reconciler.MaxSeconds) + w.audits()
 }
 
-// hops renders each hop's p99, "apply 12 / deliver 30 / emit 50" (ms),
-// or "-" for a run recorded before hops were.
+// hops renders the p99 of each hop the window has, "apply 12 / deliver 30
+// / publish 20 / emit 50" (ms), or "-" for a run recorded before hops were.
 func (w Window) hops() string {
 	if len(w.HopP99Ms) == 0 {
 		return "-"
 	}
 	parts := make([]string, 0, len(Hops))
 	for _, name := range Hops {
-		parts = append(parts, fmt.Sprintf("%s %.0f", name, w.HopP99Ms[name]))
+		if ms, ok := w.HopP99Ms[name]; ok {
+			parts = append(parts, fmt.Sprintf("%s %.0f", name, ms))
+		}
 	}
 	return strings.Join(parts, " / ")
 }
