@@ -2,6 +2,7 @@ package dbsqlc
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -89,6 +90,50 @@ SELECT psp_payment_id, id, 'PAID', 40, 12200, 'UYU', created_at FROM ingest.orde
 	var left int
 	if err := pool.QueryRow(ctx, `SELECT count(*) FROM ingest.orders WHERE next_poll_at IS NOT NULL OR polls > 0`).Scan(&left); err != nil || left != 0 {
 		t.Errorf("orders still scheduled or counted as polled = %d (%v), want 0", left, err)
+	}
+}
+
+// TestPollerClaimOfABigBatchReadsWhatItTakes claims with a batch larger
+// than the orders due, as a poller kept ahead of the rate is set
+// (INGEST_POLL_BATCH twice the orders of a look), among 20,000 orders
+// already off the schedule: 400 due paid orders leave it, 100 due unpaid
+// ones are returned to be searched. The claim must read about the orders it
+// takes and their payments, not the history: expecting the whole batch,
+// the planner hashed every order and every paid payment for each look, a
+// look's cost growing with the orders recorded.
+func TestPollerClaimOfABigBatchReadsWhatItTakes(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := pgtest.NewPool(t, "ingest")
+	const history, paid, unpaid, batch = 20_000, 400, 100, 2_000
+	orders := func(from, to int, due bool) string {
+		next := "NULL::timestamptz"
+		if due {
+			next = "now() - interval '10 minutes'"
+		}
+		return fmt.Sprintf(`INSERT INTO ingest.orders (merchant_order_id, customer_id, amount_minor, currency, psp_payment_id, created_at, next_poll_at)
+SELECT 'order-' || g, (SELECT id FROM ingest.customers), 12200, 'UYU', 'p' || g, now() - interval '20 minutes', %s
+FROM generate_series(%d, %d) g`, next, from, to)
+	}
+	pgtest.Exec(t, pool,
+		`INSERT INTO ingest.customers (doc_type, doc_country, doc_number, legal_name) VALUES ('CI', 'UY', '12345672', 'Buyer')`,
+		orders(1, history, false), orders(history+1, history+paid, true),
+		`INSERT INTO ingest.payments (id, order_id, status, status_rank, amount_minor, currency, paid_at)
+SELECT psp_payment_id, id, 'PAID', 40, 12200, 'UYU', created_at FROM ingest.orders`,
+		orders(history+paid+1, history+paid+unpaid, true),
+		`ANALYZE`)
+	now := time.Now()
+	rows, scans := pgtest.RowsRead(t, pool, orderClaimDue, (5 * time.Minute).Seconds(), (6 * time.Hour).Seconds(), now, int32(batch),
+		now, now.Add(-72*time.Hour))
+	due := paid + unpaid
+	t.Logf("claim of %d due orders among %d, batch %d: %.0f rows read, by %v", due, history+due, batch, rows, scans)
+	if rows > float64(10*due) {
+		t.Errorf("the claim of %d due orders reads %.0f rows, want at most %d: %v", due, rows, 10*due, scans)
+	}
+	var searched, scheduled int
+	err := pool.QueryRow(ctx, `SELECT count(*) FILTER (WHERE polls = 1), count(*) FILTER (WHERE next_poll_at IS NOT NULL) FROM ingest.orders`).Scan(&searched, &scheduled)
+	if err != nil || searched != unpaid || scheduled != unpaid {
+		t.Errorf("orders searched = %d and still scheduled = %d (%v), want the %d unpaid ones", searched, scheduled, err, unpaid)
 	}
 }
 

@@ -67,7 +67,7 @@ WITH taken AS (
     FOR UPDATE OF ord SKIP LOCKED
 ), paid AS MATERIALIZED (
     SELECT t.id, t.created_at, t.created_at - t.period AS created_period_before, t.period,
-           NOT t.recurring AND EXISTS (SELECT 1 FROM ingest.payments p WHERE p.order_id = t.id AND p.status_rank >= 40) AS paid
+           NOT t.recurring AND coalesce((SELECT true FROM ingest.payments p WHERE p.order_id = t.id AND p.status_rank >= 40 LIMIT 1), false) AS paid
     FROM taken t
 ), due AS (
     SELECT t.id, t.period,
@@ -80,13 +80,13 @@ WITH taken AS (
         polled_at = CASE WHEN d.live THEN now() ELSE o.polled_at END,
         polls = o.polls + d.live::int
     FROM due d
-    WHERE o.id = d.id
+    WHERE o.id = d.id AND o.id = ANY (ARRAY(SELECT t.id FROM taken t))
     RETURNING d.live, o.id, o.merchant_order_id, o.psp_payment_id, o.recurring, o.psp_plan_id
 )
 SELECT c.id, c.merchant_order_id,
     (ARRAY(SELECT p.id FROM ingest.payments p WHERE p.order_id = c.id AND p.status_rank < 30 ORDER BY p.id)
      || CASE WHEN c.psp_payment_id IS NOT NULL
-                  AND NOT EXISTS (SELECT 1 FROM ingest.payments p WHERE p.id = c.psp_payment_id)
+                  AND (SELECT true FROM ingest.payments p WHERE p.id = c.psp_payment_id LIMIT 1) IS NULL
              THEN ARRAY[c.psp_payment_id] ELSE ARRAY[]::text[] END)::text[] AS unsettled,
     ARRAY(SELECT p.id FROM ingest.payments p WHERE c.recurring AND p.order_id = c.id ORDER BY p.id)::text[] AS recurring_payments,
     c.psp_plan_id
@@ -126,6 +126,10 @@ type OrderClaimDueRow struct {
 // a recurring order, the ids of all its recorded payments and the PSP plan
 // it names (the subscriptions they name are listed at the PSP); those are
 // read for the orders returned only, not for those leaving the schedule.
+// Every look-up of a taken order is a probe by its id, whatever the batch:
+// as EXISTS and NOT EXISTS, and with the update joined on the id alone, the
+// planner, expecting a batch of a thousand orders, hashed every paid
+// payment and every order instead, each look reading the whole history.
 func (q *Queries) OrderClaimDue(ctx context.Context, arg OrderClaimDueParams) ([]OrderClaimDueRow, error) {
 	rows, err := q.db.Query(ctx, orderClaimDue,
 		arg.EverySeconds,
