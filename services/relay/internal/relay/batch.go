@@ -80,7 +80,7 @@ func (r *Relay) deliver(ctx context.Context, sh *shard, token int64, rows []outb
 	published, failed := r.judge(r.sendAll(work, chunks))
 	failures = append(failures, failed...)
 	err := r.record(work, sh, token, published, failures)
-	r.metrics.unsure.WithLabelValues(r.name).Add(float64(unconfirmed(published, failures, err)))
+	r.metrics.unconfirmed.WithLabelValues(r.name).Add(float64(unconfirmed(published, failures, err)))
 	if err != nil {
 		return err
 	}
@@ -256,12 +256,13 @@ func (r *Relay) recordPublished(ctx context.Context, sh *shard, token int64, pub
 }
 
 // unconfirmed counts the rows of a batch that SQS may hold without the
-// outbox saying so: those whose send lost its answer, and the published
-// ones when recording failed with recErr. The relay sends them again.
+// outbox saying so and that the relay will send again: those whose send
+// lost its answer (unless recorded as parked), and the published ones when
+// recording failed with recErr.
 func unconfirmed(published []outcome, failures []failure, recErr error) int {
 	n := 0
 	for _, f := range failures {
-		if f.unsure {
+		if f.unsure && (!f.park || recErr != nil) {
 			n++
 		}
 	}

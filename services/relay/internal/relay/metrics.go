@@ -11,18 +11,18 @@ import (
 // Metrics are the relay's Prometheus series, shared by every Relay of a
 // process.
 type Metrics struct {
-	published  *prometheus.CounterVec
-	failed     *prometheus.CounterVec
-	parked     *prometheus.CounterVec
-	unsure     *prometheus.CounterVec
-	pruned     *prometheus.CounterVec
-	leader     *prometheus.GaugeVec
-	held       *prometheus.GaugeVec
-	shards     *prometheus.GaugeVec
-	pending    *prometheus.GaugeVec
-	parkedRows *prometheus.GaugeVec
-	oldest     *prometheus.GaugeVec
-	batch      *prometheus.HistogramVec
+	published   *prometheus.CounterVec
+	failed      *prometheus.CounterVec
+	parked      *prometheus.CounterVec
+	unconfirmed *prometheus.CounterVec
+	pruned      *prometheus.CounterVec
+	leader      *prometheus.GaugeVec
+	held        *prometheus.GaugeVec
+	shards      *prometheus.GaugeVec
+	pending     *prometheus.GaugeVec
+	parkedRows  *prometheus.GaugeVec
+	oldest      *prometheus.GaugeVec
+	batch       *prometheus.HistogramVec
 }
 
 // NewMetrics creates the relay's series and registers them on reg. It fails
@@ -39,7 +39,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		failed: counter("onceflow_relay_failed_total",
 			"Failed attempts to send an outbox row; the row is retried with backoff or parked.", "outbox", "queue"),
 		parked: counter("onceflow_relay_parked_total", "Outbox rows parked for an operator: unroutable, oversize, or out of attempts.", "outbox"),
-		unsure: counter("onceflow_relay_unconfirmed_total",
+		unconfirmed: counter("onceflow_relay_unconfirmed_total",
 			"Outbox rows sent without a recorded outcome: SQS's answer was lost, or their publication could not be recorded "+
 				"(the lease lapsed, the database failed). Each is sent again, so its consumer may receive it twice.", "outbox"),
 		pruned: counter("onceflow_relay_pruned_total", "Published outbox rows deleted after the retention period.", "outbox"),
@@ -58,7 +58,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
 		}, []string{"outbox"}),
 	}
-	for _, c := range []prometheus.Collector{m.published, m.failed, m.parked, m.unsure, m.pruned, m.leader, m.held, m.shards, m.pending, m.parkedRows, m.oldest, m.batch} {
+	for _, c := range []prometheus.Collector{m.published, m.failed, m.parked, m.unconfirmed, m.pruned, m.leader, m.held, m.shards, m.pending, m.parkedRows, m.oldest, m.batch} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("register relay metrics: %w", err)
 		}
@@ -75,7 +75,7 @@ func (m *Metrics) zero(ob Outbox, shards int) {
 		m.failed.WithLabelValues(name, queueLabel(r.Queue))
 	}
 	m.parked.WithLabelValues(name)
-	m.unsure.WithLabelValues(name)
+	m.unconfirmed.WithLabelValues(name)
 	m.pruned.WithLabelValues(name)
 	m.leader.WithLabelValues(name).Set(0)
 	m.held.WithLabelValues(name).Set(0)

@@ -90,3 +90,23 @@ func TestMayHaveSent(t *testing.T) {
 		}
 	}
 }
+
+func TestUnconfirmedCountsWhatIsSentAgain(t *testing.T) {
+	t.Parallel()
+	published := []outcome{{}, {}, {}}
+	failures := []failure{{unsure: true}, {unsure: true, park: true}, {}, {park: true}}
+	refused := fmt.Errorf("record batch: %w", context.DeadlineExceeded)
+	tests := []struct {
+		name   string
+		recErr error
+		want   int
+	}{
+		{"recorded: the unsure row retried (the parked one is not sent again)", nil, 1},
+		{"not recorded: every unsure row and every published one go again", refused, 2 + len(published)},
+	}
+	for _, tt := range tests {
+		if got := unconfirmed(published, failures, tt.recErr); got != tt.want {
+			t.Errorf("%s: unconfirmed = %d, want %d", tt.name, got, tt.want)
+		}
+	}
+}
