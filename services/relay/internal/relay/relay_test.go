@@ -21,9 +21,10 @@ const billingType = "billing.document_requested"
 
 // TestPublishesEveryRowOnce sends 10,000 rows committed at once: each event
 // key arrives, with its body and attributes, and every row is marked
-// published once. A key is sent twice only after a send that failed (a call
-// that timed out after SQS took it, on a loaded machine), so the extra
-// messages are at most the failed attempts the relay counted.
+// published once. A key is sent twice only when the relay left a send
+// unconfirmed (a call that timed out after SQS took it, or a lease that
+// lapsed with batches in flight, on a starved machine), so the extra
+// messages are at most the unconfirmed rows the relay counted.
 func TestPublishesEveryRowOnce(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
@@ -37,17 +38,13 @@ func TestPublishesEveryRowOnce(t *testing.T) {
 	f.insert(t, msgs...)
 
 	got := f.receive(t, len(msgs))
-	extra := 0
+	counts := map[string]int{}
 	for _, m := range msgs {
 		received := got[m.EventKey]
 		if len(received) == 0 {
 			t.Fatalf("event %s never received", m.EventKey)
 		}
-		sends := map[string]bool{} // a message seen again after its visibility timeout keeps its id
-		for _, r := range received {
-			sends[aws.ToString(r.MessageId)] = true
-		}
-		extra += len(sends) - 1
+		counts[m.EventKey] = len(received)
 		attrs := received[0].MessageAttributes
 		for name, want := range map[string]string{"type": billingType, "traceparent": m.Traceparent} {
 			if v := aws.ToString(attrs[name].StringValue); v != want {
@@ -64,11 +61,12 @@ func TestPublishesEveryRowOnce(t *testing.T) {
 	testwait.Until(t, waitTimeout, waitEvery, "every row marked published", func() bool {
 		return f.count(t, `SELECT count(*) FROM ingest.outbox WHERE published_at IS NULL`) == 0
 	})
-	if n := metric(t, reg, "onceflow_relay_published_total"); n != float64(len(msgs)) {
-		t.Errorf("published_total = %v, want %d", n, len(msgs))
-	}
-	if failed := metric(t, reg, "onceflow_relay_failed_total"); float64(extra) > failed {
-		t.Errorf("%d copies beyond the first, but %v failed attempts: a row was sent twice without a failure", extra, failed)
+	unsure := sentUnconfirmed(t, reg)
+	expectDelivered(t, counts, unsure)
+	// A mark whose answer was lost (one of the unconfirmed) may have
+	// committed uncounted.
+	if n := metric(t, reg, "onceflow_relay_published_total"); n > float64(len(msgs)) || n < float64(len(msgs)-unsure) {
+		t.Errorf("published_total = %v, want %d (%d unconfirmed)", n, len(msgs), unsure)
 	}
 }
 
@@ -97,8 +95,13 @@ func TestParksUnroutedAndOversizeRows(t *testing.T) {
 	}
 	testwait.Until(t, waitTimeout, waitEvery, "two rows parked and five published", func() bool {
 		return f.count(t, `SELECT count(*) FROM ingest.outbox WHERE parked_at IS NOT NULL`) == 2 &&
-			f.count(t, `SELECT count(*) FROM ingest.outbox WHERE published_at IS NOT NULL AND attempts = 0`) == 5
+			f.count(t, `SELECT count(*) FROM ingest.outbox WHERE published_at IS NOT NULL`) == 5
 	})
+	// Every call fit SQS's caps: a send failed only by losing its answer (a
+	// starved machine), never refused for its size.
+	if failed, unsure := metric(t, reg, "onceflow_relay_failed_total"), sentUnconfirmed(t, reg); failed > float64(unsure) {
+		t.Errorf("failed_total = %v with %d unconfirmed: SQS refused a call (too large?)", failed, unsure)
+	}
 	for key, want := range map[string]string{
 		unrouted.EventKey: "no route for type unknown.thing",
 		oversize.EventKey: "exceeds RELAY_MAX_MESSAGE_BYTES=1048576",
