@@ -231,9 +231,19 @@ func sentUnconfirmed(t testing.TB, regs ...*prometheus.Registry) int {
 	return int(n)
 }
 
+// copiesOf counts the copies of each of msgs in got (receive's answer).
+func copiesOf(got map[string][]types.Message, msgs []outbox.Message) map[string]int {
+	counts := make(map[string]int, len(msgs))
+	for _, m := range msgs {
+		counts[m.EventKey] = len(got[m.EventKey])
+	}
+	return counts
+}
+
 // expectDelivered fails unless every event key of counts arrived and the
-// copies beyond the first number at most extra; it reports the duplicates.
-func expectDelivered(t testing.TB, counts map[string]int, extra int) {
+// copies beyond the first number at most extra; it reports and returns the
+// duplicates.
+func expectDelivered(t testing.TB, counts map[string]int, extra int) int {
 	t.Helper()
 	dup := 0
 	for key, n := range counts {
@@ -249,6 +259,7 @@ func expectDelivered(t testing.TB, counts map[string]int, extra int) {
 		t.Errorf("%d duplicate messages, want at most %d", dup, extra)
 	}
 	t.Logf("%d duplicate messages (at most %d allowed)", dup, extra)
+	return dup
 }
 
 // count runs a count(*) query.

@@ -39,15 +39,11 @@ func TestPublishedMessagesAreSignedWithTheRelaysKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := f.receive(t, len(msgs))
-	counts := map[string]int{}
-	for _, m := range msgs {
-		counts[m.EventKey] = len(got[m.EventKey])
-	}
-	expectDelivered(t, counts, sentUnconfirmed(t, reg))
+	expectDelivered(t, copiesOf(got, msgs), sentUnconfirmed(t, reg))
 	for _, m := range msgs {
 		received := got[m.EventKey]
 		if len(received) == 0 {
-			t.FailNow()
+			t.FailNow() // expectDelivered said which
 		}
 		body, attrs := aws.ToString(received[0].Body), received[0].MessageAttributes
 		if err := trusting.Verify(body, attrs); err != nil {
